@@ -1,0 +1,106 @@
+//! Command-line definitions (clap).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::scenario::{Mode, Override};
+use crate::time::{HumanDuration, parse_duration};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "throttle-sim",
+    version,
+    about = "Simulate many rate-limited API clients sharing one token, and measure how well they throttle themselves",
+    after_help = "Exit codes: 0 done, 1 an [expect] range missed, 2 bad input, 3 the run failed."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one scenario and write its results folder.
+    Run(RunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Override any scenario value: `--set server.limit=600 --set clients.*.jitter=0`.
+    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
+    pub set: Vec<Override>,
+    /// The seed of every random choice (default: the scenario's, else a fresh one).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// How long the clients run, e.g. 90s, 1h30m.
+    #[arg(long, value_parser = parse_duration_arg)]
+    pub duration: Option<HumanDuration>,
+    /// sim (virtual time, the default) or live.
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    /// The results folder (must be new or empty); default results/<scenario>-<UTC time>.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also write requests.csv, one row per request (large for long runs).
+    #[arg(long)]
+    pub log_requests: bool,
+    /// No progress bar and no summary table.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print summary.json to stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ModeArg {
+    Sim,
+    Live,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
+        match m {
+            ModeArg::Sim => Mode::Sim,
+            ModeArg::Live => Mode::Live,
+        }
+    }
+}
+
+fn parse_override(s: &str) -> Result<Override, String> {
+    s.parse()
+}
+
+fn parse_duration_arg(s: &str) -> Result<HumanDuration, String> {
+    parse_duration(s).map_err(|e| e.to_string())
+}
+
+impl RunArgs {
+    /// The command-line flags as overrides, after the `--set`s so the named flags win.
+    pub fn overrides(&self) -> Vec<Override> {
+        let mut all = self.set.clone();
+        let mut push = |path: &str, value: toml::Value| {
+            all.push(Override::new(path, value).expect("fixed paths are valid"));
+        };
+        if let Some(seed) = self.seed {
+            match i64::try_from(seed) {
+                Ok(s) => push("run.seed", toml::Value::Integer(s)),
+                Err(_) => push("run.seed", toml::Value::String(seed.to_string())),
+            }
+        }
+        if let Some(d) = self.duration {
+            push("run.duration", toml::Value::String(d.to_string()));
+        }
+        if let Some(m) = self.mode {
+            let name = match m {
+                ModeArg::Sim => "sim",
+                ModeArg::Live => "live",
+            };
+            push("run.mode", toml::Value::String(name.into()));
+        }
+        all
+    }
+}

@@ -1,0 +1,109 @@
+//! Who runs: groups → processes → threads with dense global indices, and the server keys they
+//! use. Engines and the recorder index everything by these numbers.
+
+use std::ops::Range;
+
+use crate::scenario::Scenario;
+use crate::time::Nanos;
+
+#[derive(Clone, Debug)]
+pub struct GroupInfo {
+    pub name: String,
+    /// Index into [`Layout::keys`].
+    pub key: usize,
+    pub start: Nanos,
+    /// When the group leaves, never later than the end of the run.
+    pub stop: Nanos,
+    pub processes: Range<usize>,
+    pub threads: Range<usize>,
+}
+
+impl GroupInfo {
+    /// Whether the group is running at `t` (a group that leaves at `t` still counts).
+    pub fn active_at(&self, t: Nanos) -> bool {
+        self.start <= t && t <= self.stop
+    }
+
+    /// How long each of its threads runs in a run that ended at `end`.
+    pub fn active_time(&self, end: Nanos) -> Nanos {
+        self.stop.min(end).saturating_sub(self.start)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ProcessInfo {
+    pub group: usize,
+    /// 0-based within its group.
+    pub index: usize,
+    pub threads: Range<usize>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct ThreadInfo {
+    pub group: u32,
+    pub process: u32,
+    /// 0-based within its process.
+    pub local: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub groups: Vec<GroupInfo>,
+    pub processes: Vec<ProcessInfo>,
+    pub threads: Vec<ThreadInfo>,
+    /// Server keys in order of first use.
+    pub keys: Vec<String>,
+    pub duration: Nanos,
+}
+
+impl Layout {
+    pub fn new(s: &Scenario) -> Self {
+        let duration = s.run.duration.nanos();
+        let mut layout = Layout {
+            groups: Vec::new(),
+            processes: Vec::new(),
+            threads: Vec::new(),
+            keys: Vec::new(),
+            duration,
+        };
+        for (g, c) in s.clients.iter().enumerate() {
+            let common = &c.common;
+            let key = match layout.keys.iter().position(|k| k == common.key()) {
+                Some(k) => k,
+                None => {
+                    layout.keys.push(common.key().to_string());
+                    layout.keys.len() - 1
+                }
+            };
+            let (p0, t0) = (layout.processes.len(), layout.threads.len());
+            for index in 0..common.processes as usize {
+                let first = layout.threads.len();
+                for local in 0..common.threads {
+                    layout.threads.push(ThreadInfo {
+                        group: g as u32,
+                        process: layout.processes.len() as u32,
+                        local,
+                    });
+                }
+                layout.processes.push(ProcessInfo {
+                    group: g,
+                    index,
+                    threads: first..layout.threads.len(),
+                });
+            }
+            layout.groups.push(GroupInfo {
+                name: common.name.clone(),
+                key,
+                start: common.start.nanos(),
+                stop: common.stop.map_or(duration, |s| s.nanos().min(duration)),
+                processes: p0..layout.processes.len(),
+                threads: t0..layout.threads.len(),
+            });
+        }
+        layout
+    }
+
+    pub fn group_of_thread(&self, thread: usize) -> &GroupInfo {
+        &self.groups[self.threads[thread].group as usize]
+    }
+}

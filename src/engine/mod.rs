@@ -1,0 +1,7 @@
+//! Engines own time: the sim engine advances a virtual clock; the algorithms only answer.
+
+pub mod layout;
+pub mod seeds;
+pub mod sim;
+
+pub use layout::Layout;

@@ -1,0 +1,246 @@
+//! The discrete-event engine: a virtual clock in integer nanoseconds and one event queue.
+//!
+//! Each thread is a closed loop — ask its process's throttle for a delay, wait, send (the server
+//! decides on arrival), wait out the latency, hand the response to the throttle, repeat — so
+//! every thread has exactly one pending event. Ties are broken by the order events were
+//! scheduled, which with one seeded stream per thread makes a run byte-for-byte repeatable.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::Layout;
+use super::seeds::{Stream, stream};
+use crate::limiter::Limiter;
+use crate::record::{FinishContext, Recorder, RequestRecord, Summary};
+use crate::scenario::Scenario;
+use crate::throttle::{BuildContext, Response, SimRng, Status, Throttle};
+use crate::time::Nanos;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Joining: choose the first delay.
+    Start,
+    /// The wait is over: send.
+    Send,
+    /// The answer arrives.
+    Respond,
+}
+
+struct SimThread {
+    phase: Phase,
+    process: u32,
+    local: u32,
+    key: u32,
+    stop: Nanos,
+    /// When the thread first wanted to send the job it is working on.
+    job_started: Nanos,
+    waited: Nanos,
+    pending: Response,
+    throttle_rng: SimRng,
+    net_rng: SimRng,
+}
+
+/// Where the engine reports how far it got, and learns it should stop early.
+pub struct Control<'a> {
+    /// Called now and then with the virtual time reached.
+    pub progress: &'a mut dyn FnMut(Nanos),
+    /// Set (e.g. by Ctrl-C) to end the run early with a partial summary.
+    pub interrupt: &'a AtomicBool,
+}
+
+/// How often, in events, the engine reports progress and checks for an interrupt.
+const CHECK_EVERY: u64 = 1 << 16;
+
+/// Run a scenario in virtual time, streaming rows to `series` (and `requests`).
+pub fn run<W: Write, R: Write>(
+    scenario: &Scenario,
+    series: W,
+    requests: Option<R>,
+    control: Control<'_>,
+) -> std::io::Result<Summary> {
+    let layout = Layout::new(scenario);
+    let seed = scenario.run.seed();
+    let duration = layout.duration;
+    let mut limiter: Box<dyn Limiter> = scenario.server.limiter.build();
+    let latency = scenario.server.latency.sampler();
+    let mut throttles: Vec<Box<dyn Throttle>> = layout
+        .processes
+        .iter()
+        .map(|p| {
+            let ctx = BuildContext {
+                threads: p.threads.len(),
+            };
+            scenario.clients[p.group].throttle.build(ctx)
+        })
+        .collect();
+    let mut threads: Vec<SimThread> = layout
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let g = &layout.groups[t.group as usize];
+            SimThread {
+                phase: Phase::Start,
+                process: t.process,
+                local: t.local,
+                key: g.key as u32,
+                stop: g.stop,
+                job_started: g.start,
+                waited: 0,
+                pending: Response {
+                    status: Status::Ok,
+                    remaining: None,
+                    limit: None,
+                    retry_after: None,
+                    latency: 0,
+                },
+                throttle_rng: stream(seed, i as u64, Stream::Throttle),
+                net_rng: stream(seed, i as u64, Stream::Network),
+            }
+        })
+        .collect();
+
+    let mut rec = Recorder::new(&layout, scenario.run.sample_every.nanos(), series, requests)?;
+    let mut queue: BinaryHeap<Reverse<(Nanos, u64, u32)>> =
+        BinaryHeap::with_capacity(threads.len());
+    let mut seq: u64 = 0;
+    for (i, g) in layout.threads.iter().enumerate() {
+        queue.push(Reverse((
+            layout.groups[g.group as usize].start,
+            seq,
+            i as u32,
+        )));
+        seq += 1;
+    }
+    let mut sleeps = vec![0.0; throttles.len()];
+    let mut interrupted_at = None;
+    let mut events: u64 = 0;
+
+    while let Some(Reverse((now, _, id))) = queue.pop() {
+        if now > duration {
+            break;
+        }
+        while let Some(tick) = rec.next_tick().filter(|&t| t < now) {
+            for (s, t) in sleeps.iter_mut().zip(&throttles) {
+                *s = t.sleep_value();
+            }
+            rec.tick(tick, &sleeps)?;
+        }
+        events += 1;
+        if events.is_multiple_of(CHECK_EVERY) {
+            (control.progress)(now);
+            if control.interrupt.load(Ordering::Relaxed) {
+                interrupted_at = Some(now);
+                break;
+            }
+        }
+        let i = id as usize;
+        let th = &mut threads[i];
+        let throttle = &mut throttles[th.process as usize];
+        let next = match th.phase {
+            Phase::Start => {
+                th.job_started = now;
+                Some(schedule_send(th, throttle.as_mut(), &mut rec, i, now))
+            }
+            Phase::Send if now >= th.stop => None,
+            Phase::Send => {
+                let d = limiter.admit(now, th.key as usize);
+                let lat = latency.sample(&mut th.net_rng);
+                th.pending = Response {
+                    status: d.status,
+                    remaining: Some(d.remaining),
+                    limit: Some(d.limit),
+                    retry_after: d.retry_after,
+                    latency: lat,
+                };
+                rec.record_request(&RequestRecord {
+                    thread: i,
+                    sent_at: now,
+                    status: d.status,
+                    remaining: Some(d.remaining),
+                    retry_after: d.retry_after,
+                    latency: lat,
+                    waited: th.waited,
+                })?;
+                th.phase = Phase::Respond;
+                Some(now.saturating_add(lat))
+            }
+            Phase::Respond => {
+                let response = th.pending;
+                throttle.on_response(now, th.local as usize, &response, &mut th.throttle_rng);
+                if response.status == Status::Ok {
+                    rec.record_success(i, now - th.job_started);
+                    th.job_started = now;
+                }
+                Some(schedule_send(th, throttle.as_mut(), &mut rec, i, now))
+            }
+        };
+        if let Some(at) = next {
+            queue.push(Reverse((at, seq, id)));
+            seq += 1;
+        }
+    }
+
+    let end = interrupted_at.unwrap_or(duration);
+    for (s, t) in sleeps.iter_mut().zip(&throttles) {
+        *s = t.sleep_value();
+    }
+    match interrupted_at {
+        // One last row per thread at the moment of the interrupt, so the rows still add up
+        // to the summary's totals.
+        Some(at) => rec.tick(at, &sleeps)?,
+        None => {
+            while let Some(tick) = rec.next_tick() {
+                rec.tick(tick, &sleeps)?;
+            }
+        }
+    }
+    (control.progress)(end);
+    let processes: Vec<(f64, u64)> = throttles
+        .iter()
+        .map(|t| (t.sleep_value(), t.backoffs()))
+        .collect();
+    rec.finish(
+        end,
+        FinishContext {
+            scenario: &scenario.name,
+            seed,
+            mode: "sim",
+            partial: interrupted_at.is_some(),
+            partial_reason: interrupted_at.map(|_| "interrupted".to_string()),
+            processes: &processes,
+            capacity_per_key: limiter.capacity(end),
+        },
+    )
+}
+
+#[inline]
+fn schedule_send<W: Write, R: Write>(
+    th: &mut SimThread,
+    throttle: &mut dyn Throttle,
+    rec: &mut Recorder<'_, W, R>,
+    id: usize,
+    now: Nanos,
+) -> Nanos {
+    let d = throttle.delay(now, th.local as usize, &mut th.throttle_rng);
+    rec.record_delay(id, d);
+    th.waited = d;
+    th.phase = Phase::Send;
+    now.saturating_add(d)
+}
+
+/// Run without writing any file: the summary alone (for tests, sweeps and comparisons).
+pub fn summarize(scenario: &Scenario) -> Summary {
+    let never = AtomicBool::new(false);
+    let mut ignore = |_| {};
+    let control = Control {
+        progress: &mut ignore,
+        interrupt: &never,
+    };
+    let mut summary = run(scenario, std::io::sink(), None::<std::io::Sink>, control)
+        .expect("writing to a sink cannot fail");
+    summary.judge(&scenario.expect);
+    summary
+}

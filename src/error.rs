@@ -1,0 +1,41 @@
+//! The errors a user can meet, each mapped to an exit code.
+
+use std::path::PathBuf;
+
+use crate::scenario::ScenarioError;
+
+/// Exit codes: 0 done, 1 an `[expect]` range missed, 2 bad input, 3 the run itself failed.
+pub mod exit {
+    pub const OK: i32 = 0;
+    pub const EXPECT_MISSED: i32 = 1;
+    pub const BAD_INPUT: i32 = 2;
+    pub const FAILED: i32 = 3;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Scenario(#[from] ScenarioError),
+    /// A request the tool cannot carry out as given (a flag, a mode, an output folder).
+    #[error("{0}")]
+    Usage(String),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    pub fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
+        let path = path.into();
+        move |source| Error::Io { path, source }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Scenario(_) | Error::Usage(_) => exit::BAD_INPUT,
+            Error::Io { .. } => exit::FAILED,
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! throttle-sim: how should many processes and threads that share one API token throttle
+//! themselves behind a server's rate limit? A mock rate-limited server, adaptive clients, a
+//! deterministic simulator, and the numbers that say which algorithm works.
+
+pub mod cli;
+pub mod engine;
+pub mod error;
+pub mod limiter;
+pub mod record;
+pub mod report;
+pub mod run;
+pub mod scenario;
+pub mod throttle;
+pub mod time;

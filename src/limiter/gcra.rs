@@ -1,0 +1,244 @@
+//! `gcra`: the Generic Cell Rate Algorithm as Heroku's API applies it (seed 002's server): a
+//! bucket of `limit` tokens refilled continuously at `limit` per `period`; each admitted request
+//! takes one token; a request that finds less than one whole token gets 429 and takes nothing.
+//!
+//! The level is kept in exact integer units (one token = `period` in nanoseconds, refill =
+//! `limit` units per nanosecond), so no rounding drift can ever admit one request too many.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Decision, Limiter};
+use crate::throttle::Status;
+use crate::time::{HumanDuration, Nanos};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GcraConfig {
+    /// Tokens per period, and the bucket's size. Default 4500.
+    pub limit: u64,
+    /// Default 1 h.
+    pub period: HumanDuration,
+    /// Tokens in the bucket at t = 0. Default: full (`limit`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initial: Option<u64>,
+}
+
+impl Default for GcraConfig {
+    fn default() -> Self {
+        GcraConfig {
+            limit: 4500,
+            period: HumanDuration::from_secs(3600),
+            initial: None,
+        }
+    }
+}
+
+impl GcraConfig {
+    pub fn initial_tokens(&self) -> u64 {
+        self.initial.unwrap_or(self.limit)
+    }
+
+    pub fn problems(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if self.limit == 0 {
+            out.push(("limit", "must be at least 1 request per period".to_string()));
+        }
+        if self.period.nanos() == 0 {
+            out.push(("period", "must be longer than 0s".to_string()));
+        }
+        if let Some(i) = self.initial
+            && i > self.limit
+        {
+            out.push((
+                "initial",
+                format!("must be at most limit ({}) (got {i})", self.limit),
+            ));
+        }
+        out
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Bucket {
+    level: u128,
+    updated: Nanos,
+}
+
+pub struct Gcra {
+    limit: u64,
+    /// Units per token.
+    token: u128,
+    capacity: u128,
+    initial: u128,
+    buckets: Vec<Bucket>,
+}
+
+impl Gcra {
+    pub fn new(cfg: &GcraConfig) -> Self {
+        let token = u128::from(cfg.period.nanos().max(1));
+        let limit = cfg.limit.max(1);
+        Gcra {
+            limit,
+            token,
+            capacity: u128::from(limit) * token,
+            initial: u128::from(cfg.initial_tokens().min(limit)) * token,
+            buckets: Vec::new(),
+        }
+    }
+
+    fn bucket(&mut self, key: usize) -> &mut Bucket {
+        if key >= self.buckets.len() {
+            let fresh = Bucket {
+                level: self.initial,
+                updated: 0,
+            };
+            self.buckets.resize(key + 1, fresh);
+        }
+        &mut self.buckets[key]
+    }
+
+    fn whole_tokens(&self, level: u128) -> u64 {
+        // Fast path: both fit in 64 bits for every realistic limit.
+        match (u64::try_from(level), u64::try_from(self.token)) {
+            (Ok(l), Ok(t)) => l / t,
+            _ => (level / self.token) as u64,
+        }
+    }
+}
+
+impl Limiter for Gcra {
+    fn admit(&mut self, now: Nanos, key: usize) -> Decision {
+        let (limit, token, capacity) = (self.limit, self.token, self.capacity);
+        let b = self.bucket(key);
+        if now > b.updated {
+            let refill = u128::from(now - b.updated) * u128::from(limit);
+            b.level = (b.level + refill).min(capacity);
+            b.updated = now;
+        }
+        let (status, retry_after) = if b.level >= token {
+            b.level -= token;
+            (Status::Ok, None)
+        } else {
+            let missing = token - b.level;
+            let wait = missing.div_ceil(u128::from(limit));
+            (
+                Status::Limited,
+                Some(u64::try_from(wait).unwrap_or(u64::MAX)),
+            )
+        };
+        let level = b.level;
+        Decision {
+            status,
+            remaining: self.whole_tokens(level),
+            limit,
+            retry_after,
+        }
+    }
+
+    fn capacity(&self, duration: Nanos) -> f64 {
+        let initial = self.initial as f64 / self.token as f64;
+        initial + self.limit as f64 * duration as f64 / self.token as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::NANOS_PER_SEC;
+    use proptest::prelude::*;
+
+    fn gcra(limit: u64, period_s: u64, initial: u64) -> Gcra {
+        Gcra::new(&GcraConfig {
+            limit,
+            period: HumanDuration::from_secs(period_s),
+            initial: Some(initial),
+        })
+    }
+
+    #[test]
+    fn admits_the_initial_tokens_then_refuses() {
+        let mut g = gcra(4500, 3600, 3);
+        let d: Vec<_> = (0..4).map(|_| g.admit(0, 0)).collect();
+        assert_eq!(d[0].remaining, 2);
+        assert_eq!(d[2].status, Status::Ok);
+        assert_eq!(d[2].remaining, 0);
+        assert_eq!(d[3].status, Status::Limited);
+        assert_eq!(d[3].limit, 4500);
+        // 4500 per hour: one token every 0.8 s, and none has refilled yet.
+        assert_eq!(d[3].retry_after, Some(800_000_000));
+    }
+
+    #[test]
+    fn refills_continuously_and_reports_retry_after() {
+        let mut g = gcra(4500, 3600, 0);
+        assert_eq!(g.admit(0, 0).status, Status::Limited);
+        let d = g.admit(300_000_000, 0);
+        assert_eq!(d.status, Status::Limited);
+        assert_eq!(d.retry_after, Some(500_000_000));
+        let d = g.admit(800_000_000, 0);
+        assert_eq!((d.status, d.remaining), (Status::Ok, 0));
+        // A refusal takes nothing: after 0.8 s more there is exactly one token again.
+        assert_eq!(g.admit(900_000_000, 0).status, Status::Limited);
+        assert_eq!(g.admit(1_600_000_000, 0).status, Status::Ok);
+    }
+
+    #[test]
+    fn refill_is_capped_at_the_limit() {
+        let mut g = gcra(10, 10, 0);
+        let d = g.admit(1000 * NANOS_PER_SEC, 0);
+        assert_eq!((d.status, d.remaining), (Status::Ok, 9));
+    }
+
+    #[test]
+    fn keys_have_their_own_buckets() {
+        let mut g = gcra(10, 10, 1);
+        assert_eq!(g.admit(0, 0).status, Status::Ok);
+        assert_eq!(g.admit(0, 0).status, Status::Limited);
+        assert_eq!(g.admit(0, 3).status, Status::Ok);
+    }
+
+    #[test]
+    fn capacity_is_initial_plus_refill() {
+        let g = gcra(4500, 3600, 500);
+        assert!((g.capacity(5 * 3600 * NANOS_PER_SEC) - 23_000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn invalid_parameters_are_named() {
+        let cfg = GcraConfig {
+            limit: 0,
+            period: HumanDuration(0),
+            initial: Some(5),
+        };
+        let fields: Vec<_> = cfg.problems().into_iter().map(|p| p.0).collect();
+        assert_eq!(fields, ["limit", "period", "initial"]);
+    }
+
+    proptest! {
+        /// By any time t the GCRA has admitted at most `initial + limit × t / period`.
+        #[test]
+        fn never_admits_more_than_initial_plus_refill(
+            limit in 1u64..10_000,
+            period_ms in 1u64..10_000_000,
+            initial_frac in 0.0f64..=1.0,
+            gaps in proptest::collection::vec(0u64..2_000_000_000, 1..400),
+        ) {
+            let initial = (limit as f64 * initial_frac) as u64;
+            let mut g = Gcra::new(&GcraConfig {
+                limit,
+                period: HumanDuration::from_millis(period_ms),
+                initial: Some(initial),
+            });
+            let period = u128::from(period_ms) * 1_000_000;
+            let (mut now, mut admitted) = (0u64, 0u128);
+            for gap in gaps {
+                now += gap;
+                if g.admit(now, 0).status == Status::Ok {
+                    admitted += 1;
+                }
+                // admitted ≤ initial + limit × now / period, in exact integers.
+                prop_assert!(admitted * period <= u128::from(initial) * period + u128::from(limit) * u128::from(now));
+            }
+        }
+    }
+}

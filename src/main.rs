@@ -1,0 +1,85 @@
+//! Thin: parse the command line, call the library, map errors to exit codes.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use clap::Parser;
+
+use throttle_sim::cli::{Cli, Command, RunArgs};
+use throttle_sim::error::{Error, exit};
+use throttle_sim::run::{RunOptions, print, run_scenario};
+use throttle_sim::{report, scenario};
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // A second Ctrl-C while the first is being handled ends the process at once.
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
+    let code = match cli.command {
+        Command::Run(args) => run(args),
+    };
+    ExitCode::from(code as u8)
+}
+
+fn run(args: RunArgs) -> i32 {
+    match try_run(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+fn try_run(args: &RunArgs) -> Result<i32, Error> {
+    let scenario = scenario::read_scenario(&args.scenario, &args.overrides(), rand::random())?;
+    if !args.quiet && !args.json {
+        eprintln!(
+            "running {} (seed {}, {} threads)",
+            scenario.name,
+            scenario.run.seed(),
+            scenario.threads_total()
+        );
+    }
+    let result = run_scenario(
+        &scenario,
+        &RunOptions {
+            out: args.out.clone(),
+            log_requests: args.log_requests,
+            progress: !args.quiet,
+            interrupt: &INTERRUPTED,
+        },
+    )?;
+    let s = &result.summary;
+    if args.json {
+        print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(s).expect("serializes")
+        ));
+    } else if !args.quiet {
+        print(&report::terminal_summary(s));
+        print(&format!("results: {}\n", result.dir.display()));
+    }
+    let missed: Vec<_> = s.missed().collect();
+    for v in &missed {
+        eprintln!(
+            "expect missed: {} = {} is outside [{}, {}]",
+            v.metric,
+            v.value.map_or("null".to_string(), |x| x.to_string()),
+            v.range[0],
+            v.range[1]
+        );
+    }
+    Ok(if s.partial {
+        130
+    } else if missed.is_empty() {
+        exit::OK
+    } else {
+        exit::EXPECT_MISSED
+    })
+}

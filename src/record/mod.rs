@@ -1,0 +1,314 @@
+//! Samples → series and summary metrics, streamed: memory grows with the number of threads
+//! and processes, never with the number of requests or the length of the run.
+//!
+//! Engines call [`Recorder`] as things happen (a delay chosen, a request decided, a job done)
+//! and at every sampling tick; the recorder writes `series.csv` (and `requests.csv`) as it goes
+//! and computes the summary at the end.
+
+mod summary;
+mod writer;
+
+use std::io::Write;
+
+use hdrhistogram::Histogram;
+
+pub use summary::{ExpectVerdict, GroupSummary, Metrics, ProcessSummary, Summary};
+pub use writer::CsvSink;
+
+use crate::engine::Layout;
+use crate::throttle::Status;
+use crate::time::{Nanos, secs};
+
+/// The coefficient of variation of the per-process sleep values at or below which a run counts
+/// as converged (DESIGN.md, `convergence_s`).
+pub const CONVERGED_CV: f64 = 0.25;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub requests: u64,
+    pub ok: u64,
+    pub limited: u64,
+    pub errors: u64,
+}
+
+impl Counts {
+    fn add(&mut self, status: Status) {
+        self.requests += 1;
+        match status {
+            Status::Ok => self.ok += 1,
+            Status::Limited => self.limited += 1,
+            Status::Unavailable | Status::Error => self.errors += 1,
+        }
+    }
+
+    pub fn merge(&mut self, o: &Counts) {
+        self.requests += o.requests;
+        self.ok += o.ok;
+        self.limited += o.limited;
+        self.errors += o.errors;
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct ThreadStats {
+    total: Counts,
+    interval: Counts,
+    max_sleep: Nanos,
+    last_remaining: Option<u64>,
+}
+
+/// Tracks `convergence_s` in O(1): the first tick of the final run of converged ticks.
+#[derive(Clone, Copy, Debug, Default)]
+struct Convergence {
+    since: Option<Nanos>,
+}
+
+impl Convergence {
+    fn observe(&mut self, t: Nanos, converged: bool) {
+        match (converged, self.since) {
+            (true, None) => self.since = Some(t),
+            (false, _) => self.since = None,
+            (true, Some(_)) => {}
+        }
+    }
+}
+
+/// Coefficient of variation (population standard deviation over mean) of `values`; 0 for
+/// fewer than two values or an all-zero set.
+pub fn coefficient_of_variation(values: &[f64]) -> f64 {
+    if values.len() < 2 {
+        return 0.0;
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    if mean == 0.0 {
+        return 0.0;
+    }
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+    var.sqrt() / mean.abs()
+}
+
+/// One request as `requests.csv` records it.
+#[derive(Clone, Copy, Debug)]
+pub struct RequestRecord {
+    pub thread: usize,
+    pub sent_at: Nanos,
+    pub status: Status,
+    pub remaining: Option<u64>,
+    pub retry_after: Option<Nanos>,
+    pub latency: Nanos,
+    /// The wait the thread chose before this request.
+    pub waited: Nanos,
+}
+
+pub struct Recorder<'a, W: Write, R: Write> {
+    layout: &'a Layout,
+    sample_every: Nanos,
+    next_tick: Nanos,
+    series: CsvSink<W>,
+    requests: Option<CsvSink<R>>,
+    threads: Vec<ThreadStats>,
+    /// Per group: time from wanting to send to the 2xx.
+    waits: Vec<Histogram<u64>>,
+    /// Index 0 overall, then one per group.
+    convergence: Vec<Convergence>,
+    scratch: Vec<f64>,
+}
+
+impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
+    pub fn new(
+        layout: &'a Layout,
+        sample_every: Nanos,
+        series: W,
+        requests: Option<R>,
+    ) -> std::io::Result<Self> {
+        let mut series = CsvSink::new(series);
+        series.header(&[
+            "t",
+            "group",
+            "process",
+            "thread",
+            "sleep",
+            "requests",
+            "ok",
+            "limited",
+            "errors",
+            "remaining",
+        ])?;
+        let requests = match requests {
+            Some(w) => {
+                let mut sink = CsvSink::new(w);
+                sink.header(&[
+                    "t",
+                    "group",
+                    "process",
+                    "thread",
+                    "status",
+                    "remaining",
+                    "retry_after",
+                    "latency",
+                    "waited",
+                ])?;
+                Some(sink)
+            }
+            None => None,
+        };
+        let histogram = Histogram::new(3).expect("3 significant figures is a valid precision");
+        Ok(Recorder {
+            layout,
+            sample_every: sample_every.max(1),
+            next_tick: sample_every.max(1).min(layout.duration),
+            series,
+            requests,
+            threads: vec![ThreadStats::default(); layout.threads.len()],
+            waits: vec![histogram; layout.groups.len()],
+            convergence: vec![Convergence::default(); layout.groups.len() + 1],
+            scratch: Vec::new(),
+        })
+    }
+
+    /// The next sampling tick due, if the run has one left.
+    #[inline]
+    pub fn next_tick(&self) -> Option<Nanos> {
+        (self.next_tick <= self.layout.duration && self.next_tick != Nanos::MAX)
+            .then_some(self.next_tick)
+    }
+
+    #[inline]
+    pub fn record_delay(&mut self, thread: usize, delay: Nanos) {
+        let s = &mut self.threads[thread];
+        s.max_sleep = s.max_sleep.max(delay);
+    }
+
+    #[inline]
+    pub fn record_request(&mut self, r: &RequestRecord) -> std::io::Result<()> {
+        let s = &mut self.threads[r.thread];
+        s.total.add(r.status);
+        s.interval.add(r.status);
+        if r.remaining.is_some() {
+            s.last_remaining = r.remaining;
+        }
+        if let Some(log) = &mut self.requests {
+            let info = self.layout.threads[r.thread];
+            let group = &self.layout.groups[info.group as usize];
+            let process = self.layout.processes[info.process as usize].index;
+            log.float(secs(r.sent_at))?;
+            log.text(&group.name)?;
+            log.uint(process as u64)?;
+            log.uint(u64::from(info.local))?;
+            log.text(r.status.as_str())?;
+            log.opt_uint(r.remaining)?;
+            log.opt_float(r.retry_after.map(secs))?;
+            log.float(secs(r.latency))?;
+            log.float(secs(r.waited))?;
+            log.end_row()?;
+        }
+        Ok(())
+    }
+
+    /// A thread got its 2xx `wait` after it first wanted to send.
+    #[inline]
+    pub fn record_success(&mut self, thread: usize, wait: Nanos) {
+        let g = self.layout.threads[thread].group as usize;
+        // An auto-resizing histogram only fails on a value past u64 range, which a Nanos is not.
+        let _ = self.waits[g].record(wait.max(1));
+    }
+
+    /// Write the rows of the tick at `t` given every process's sleep value, and advance.
+    pub fn tick(&mut self, t: Nanos, sleeps: &[f64]) -> std::io::Result<()> {
+        let layout = self.layout;
+        let window_start = t.saturating_sub(self.sample_every);
+        for (gi, g) in layout.groups.iter().enumerate() {
+            // Rows for every thread running at some point of (t − every, t], so the rows
+            // always add up to the totals.
+            if g.start > t || (g.stop <= window_start && window_start > 0) {
+                continue;
+            }
+            for p in g.processes.clone() {
+                let proc_info = &layout.processes[p];
+                for th in proc_info.threads.clone() {
+                    let s = &mut self.threads[th];
+                    let row = &mut self.series;
+                    row.float(secs(t))?;
+                    row.text(&g.name)?;
+                    row.uint(proc_info.index as u64)?;
+                    row.uint(u64::from(layout.threads[th].local))?;
+                    row.float(sleeps[p])?;
+                    row.uint(s.interval.requests)?;
+                    row.uint(s.interval.ok)?;
+                    row.uint(s.interval.limited)?;
+                    row.uint(s.interval.errors)?;
+                    row.opt_uint(s.last_remaining)?;
+                    row.end_row()?;
+                    s.interval = Counts::default();
+                }
+            }
+            self.scratch.clear();
+            if g.active_at(t) {
+                self.scratch.extend(g.processes.clone().map(|p| sleeps[p]));
+            }
+            let cv = coefficient_of_variation(&self.scratch);
+            self.convergence[gi + 1].observe(t, cv <= CONVERGED_CV);
+        }
+        self.scratch.clear();
+        for g in layout.groups.iter().filter(|g| g.active_at(t)) {
+            self.scratch.extend(g.processes.clone().map(|p| sleeps[p]));
+        }
+        let cv = coefficient_of_variation(&self.scratch);
+        self.convergence[0].observe(t, cv <= CONVERGED_CV);
+        self.next_tick = if t >= layout.duration {
+            Nanos::MAX
+        } else {
+            (t + self.sample_every).min(layout.duration)
+        };
+        Ok(())
+    }
+
+    /// Flush the files and compute the summary of a run that reached `end`.
+    pub fn finish(mut self, end: Nanos, ctx: FinishContext<'_>) -> std::io::Result<Summary> {
+        self.series.flush()?;
+        if let Some(r) = &mut self.requests {
+            r.flush()?;
+        }
+        Ok(summary::build(&self, end, ctx))
+    }
+}
+
+/// What only the engine knows at the end of a run.
+pub struct FinishContext<'a> {
+    pub scenario: &'a str,
+    pub seed: u64,
+    pub mode: &'a str,
+    pub partial: bool,
+    /// Why the run is partial, when it is.
+    pub partial_reason: Option<String>,
+    /// Per process: the final sleep value and the number of backoffs.
+    pub processes: &'a [(f64, u64)],
+    /// The most 2xx one key could give over the run.
+    pub capacity_per_key: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cv_of_equal_values_is_zero_and_of_spread_values_is_positive() {
+        assert_eq!(coefficient_of_variation(&[5.0, 5.0, 5.0]), 0.0);
+        assert_eq!(coefficient_of_variation(&[5.0]), 0.0);
+        let cv = coefficient_of_variation(&[4.0, 20.0]);
+        assert!((cv - 8.0 / 12.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn convergence_is_the_start_of_the_last_converged_stretch() {
+        let mut c = Convergence::default();
+        c.observe(10, true);
+        c.observe(20, false);
+        c.observe(30, true);
+        c.observe(40, true);
+        assert_eq!(c.since, Some(30));
+        c.observe(50, false);
+        assert_eq!(c.since, None);
+    }
+}

@@ -1,0 +1,287 @@
+//! `summary.json`'s contents: the metrics of DESIGN.md, overall, per group and per process.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use super::{Counts, FinishContext, Recorder};
+use crate::time::{Nanos, secs};
+
+/// The metrics shared by the whole run and each group.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    pub requests: u64,
+    pub ok: u64,
+    pub limited: u64,
+    pub errors: u64,
+    pub ratio_429: f64,
+    /// The most 2xx the server could have given (for a group: its key's capacity).
+    pub capacity: f64,
+    pub utilization: f64,
+    /// Jain's index over threads of `ok_i / active_time_i`.
+    pub fairness: f64,
+    pub request_count_stdev: f64,
+    /// Seconds.
+    pub max_sleep: f64,
+    /// Seconds; `null` when the sleep values never settled.
+    pub convergence_s: Option<f64>,
+    /// Seconds; `null` without any 2xx.
+    pub wait_p50: Option<f64>,
+    pub wait_p99: Option<f64>,
+}
+
+impl Metrics {
+    /// A metric by the name `[expect]` uses.
+    pub fn get(&self, name: &str) -> Option<f64> {
+        Some(match name {
+            "requests" => self.requests as f64,
+            "ok" => self.ok as f64,
+            "limited" => self.limited as f64,
+            "errors" => self.errors as f64,
+            "ratio_429" => self.ratio_429,
+            "capacity" => self.capacity,
+            "utilization" => self.utilization,
+            "fairness" => self.fairness,
+            "request_count_stdev" => self.request_count_stdev,
+            "max_sleep" => self.max_sleep,
+            "convergence_s" => return self.convergence_s,
+            "wait_p50" => return self.wait_p50,
+            "wait_p99" => return self.wait_p99,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupSummary {
+    pub name: String,
+    pub key: String,
+    #[serde(flatten)]
+    pub metrics: Metrics,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProcessSummary {
+    pub group: String,
+    pub process: usize,
+    pub requests: u64,
+    pub ok: u64,
+    pub limited: u64,
+    pub errors: u64,
+    /// The sleep value at the end, seconds.
+    pub final_sleep: f64,
+    /// How often the process backed off (seed 002's `rate_limit_count`).
+    pub backoffs: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExpectVerdict {
+    pub metric: String,
+    pub range: [f64; 2],
+    pub value: Option<f64>,
+    pub pass: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub scenario: String,
+    pub version: String,
+    pub mode: String,
+    pub seed: u64,
+    /// Seconds of the run covered (less than planned when partial).
+    pub duration_s: f64,
+    pub partial: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial_reason: Option<String>,
+    #[serde(flatten)]
+    pub metrics: Metrics,
+    pub groups: Vec<GroupSummary>,
+    pub processes: Vec<ProcessSummary>,
+    #[serde(default)]
+    pub expect: Vec<ExpectVerdict>,
+}
+
+impl Summary {
+    /// Judge the `[expect]` ranges; the verdicts are stored in the summary.
+    pub fn judge(&mut self, expect: &crate::scenario::Expect) {
+        self.expect = expect
+            .iter()
+            .map(|(metric, &[lo, hi])| {
+                let value = self.metrics.get(metric);
+                ExpectVerdict {
+                    metric: metric.clone(),
+                    range: [lo, hi],
+                    value,
+                    pass: value.is_some_and(|v| lo <= v && v <= hi),
+                }
+            })
+            .collect();
+    }
+
+    pub fn missed(&self) -> impl Iterator<Item = &ExpectVerdict> {
+        self.expect.iter().filter(|v| !v.pass)
+    }
+}
+
+struct Acc {
+    counts: Counts,
+    rates: Vec<f64>,
+    request_counts: Vec<f64>,
+    max_sleep: Nanos,
+}
+
+impl Acc {
+    fn new() -> Self {
+        Acc {
+            counts: Counts::default(),
+            rates: Vec::new(),
+            request_counts: Vec::new(),
+            max_sleep: 0,
+        }
+    }
+
+    fn metrics(
+        &self,
+        capacity: f64,
+        convergence: Option<Nanos>,
+        waits: Option<&Histogram<u64>>,
+    ) -> Metrics {
+        let c = self.counts;
+        let ratio = |a: u64, b: f64| if b > 0.0 { a as f64 / b } else { 0.0 };
+        let quantile = |q: f64| {
+            waits
+                .filter(|h| !h.is_empty())
+                .map(|h| secs(h.value_at_quantile(q)))
+        };
+        Metrics {
+            requests: c.requests,
+            ok: c.ok,
+            limited: c.limited,
+            errors: c.errors,
+            ratio_429: ratio(c.limited, c.requests as f64),
+            capacity,
+            utilization: ratio(c.ok, capacity),
+            fairness: jain_index(&self.rates),
+            request_count_stdev: sample_stdev(&self.request_counts),
+            max_sleep: secs(self.max_sleep),
+            convergence_s: convergence.map(secs),
+            wait_p50: quantile(0.5),
+            wait_p99: quantile(0.99),
+        }
+    }
+}
+
+/// Jain's fairness index: 1 when all are equal, 1/n when one gets everything.
+pub fn jain_index(x: &[f64]) -> f64 {
+    let sum: f64 = x.iter().sum();
+    let sq: f64 = x.iter().map(|v| v * v).sum();
+    if x.is_empty() || sq == 0.0 {
+        return 1.0;
+    }
+    sum * sum / (x.len() as f64 * sq)
+}
+
+/// Sample standard deviation (n − 1); 0 for fewer than two values.
+pub fn sample_stdev(x: &[f64]) -> f64 {
+    if x.len() < 2 {
+        return 0.0;
+    }
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    (x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+}
+
+pub(super) fn build<W: std::io::Write, R: std::io::Write>(
+    rec: &Recorder<'_, W, R>,
+    end: Nanos,
+    ctx: FinishContext<'_>,
+) -> Summary {
+    let layout = rec.layout;
+    let mut overall = Acc::new();
+    let mut all_waits = Histogram::<u64>::new(3).expect("valid precision");
+    let mut groups = Vec::new();
+    for (gi, g) in layout.groups.iter().enumerate() {
+        let mut acc = Acc::new();
+        let active = secs(g.active_time(end));
+        for th in g.threads.clone() {
+            let s = &rec.threads[th];
+            for a in [&mut acc, &mut overall] {
+                a.counts.merge(&s.total);
+                a.max_sleep = a.max_sleep.max(s.max_sleep);
+                a.request_counts.push(s.total.requests as f64);
+                if active > 0.0 {
+                    a.rates.push(s.total.ok as f64 / active);
+                }
+            }
+        }
+        all_waits
+            .add(&rec.waits[gi])
+            .expect("histograms of one precision merge");
+        let metrics = acc.metrics(
+            ctx.capacity_per_key,
+            rec.convergence[gi + 1].since,
+            Some(&rec.waits[gi]),
+        );
+        groups.push(GroupSummary {
+            name: g.name.clone(),
+            key: layout.keys[g.key].clone(),
+            metrics,
+        });
+    }
+    let capacity = ctx.capacity_per_key * layout.keys.len() as f64;
+    let metrics = overall.metrics(capacity, rec.convergence[0].since, Some(&all_waits));
+    let processes = layout
+        .processes
+        .iter()
+        .enumerate()
+        .map(|(pi, p)| {
+            let mut c = Counts::default();
+            for th in p.threads.clone() {
+                c.merge(&rec.threads[th].total);
+            }
+            let (final_sleep, backoffs) = ctx.processes.get(pi).copied().unwrap_or_default();
+            ProcessSummary {
+                group: layout.groups[p.group].name.clone(),
+                process: p.index,
+                requests: c.requests,
+                ok: c.ok,
+                limited: c.limited,
+                errors: c.errors,
+                final_sleep,
+                backoffs,
+            }
+        })
+        .collect();
+    Summary {
+        scenario: ctx.scenario.to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        mode: ctx.mode.to_string(),
+        seed: ctx.seed,
+        duration_s: secs(end),
+        partial: ctx.partial,
+        partial_reason: ctx.partial_reason,
+        metrics,
+        groups,
+        processes,
+        expect: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_index_on_fixed_numbers() {
+        assert_eq!(jain_index(&[2.0, 2.0, 2.0, 2.0]), 1.0);
+        assert!((jain_index(&[1.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
+        assert!((jain_index(&[1.0, 3.0]) - 16.0 / 20.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn sample_stdev_on_fixed_numbers() {
+        assert!(
+            (sample_stdev(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]) - 2.138089935).abs() < 1e-9
+        );
+        assert_eq!(sample_stdev(&[3.0]), 0.0);
+    }
+}

@@ -1,0 +1,140 @@
+//! What a person reads: the summary as a table, on the terminal and in `summary.md`.
+
+mod table;
+
+pub use table::Table;
+
+use crate::record::{Metrics, Summary};
+use crate::scenario::Scenario;
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"))
+}
+
+fn metrics_row(name: &str, m: &Metrics) -> Vec<String> {
+    vec![
+        name.to_string(),
+        m.requests.to_string(),
+        m.ok.to_string(),
+        m.limited.to_string(),
+        format!("{:.2}%", m.ratio_429 * 100.0),
+        format!("{:.3}", m.utilization),
+        format!("{:.3}", m.fairness),
+        format!("{:.1}", m.max_sleep),
+        opt(m.convergence_s, 0),
+        opt(m.wait_p50, 2),
+        opt(m.wait_p99, 2),
+    ]
+}
+
+/// The overall row and one row per group.
+pub fn metrics_table(s: &Summary) -> Table {
+    let mut t = Table::new(&[
+        "group",
+        "requests",
+        "ok",
+        "429",
+        "ratio_429",
+        "utilization",
+        "fairness",
+        "max_sleep s",
+        "converged s",
+        "wait p50 s",
+        "wait p99 s",
+    ]);
+    t.row(metrics_row("all", &s.metrics));
+    if s.groups.len() > 1 {
+        for g in &s.groups {
+            t.row(metrics_row(&g.name, &g.metrics));
+        }
+    }
+    t
+}
+
+pub fn processes_table(s: &Summary) -> Table {
+    let mut t = Table::new(&[
+        "group",
+        "process",
+        "requests",
+        "ok",
+        "429",
+        "final sleep s",
+        "backoffs",
+    ]);
+    for p in &s.processes {
+        t.row(vec![
+            p.group.clone(),
+            p.process.to_string(),
+            p.requests.to_string(),
+            p.ok.to_string(),
+            p.limited.to_string(),
+            format!("{:.3}", p.final_sleep),
+            p.backoffs.to_string(),
+        ]);
+    }
+    t
+}
+
+fn verdict_lines(s: &Summary) -> Vec<String> {
+    s.expect
+        .iter()
+        .map(|v| {
+            format!(
+                "{} {} = {} (expected {} to {})",
+                if v.pass { "pass" } else { "MISSED" },
+                v.metric,
+                opt(v.value, 4),
+                v.range[0],
+                v.range[1]
+            )
+        })
+        .collect()
+}
+
+/// The one-screen summary printed at the end of a run.
+pub fn terminal_summary(s: &Summary) -> String {
+    let mut out = format!(
+        "{}: {} s simulated{}, seed {}\n\n",
+        s.scenario,
+        s.duration_s,
+        if s.partial { " (PARTIAL)" } else { "" },
+        s.seed
+    );
+    out.push_str(&metrics_table(s).plain());
+    if s.processes.len() <= 12 {
+        out.push('\n');
+        out.push_str(&processes_table(s).plain());
+    }
+    for line in verdict_lines(s) {
+        out.push_str(&format!("\n{line}"));
+    }
+    out.push('\n');
+    out
+}
+
+/// `summary.md`.
+pub fn summary_markdown(s: &Summary, scenario: &Scenario) -> String {
+    let mut out = format!("# {}\n\n", s.scenario);
+    if !scenario.description.is_empty() {
+        out.push_str(&format!("{}\n\n", scenario.description));
+    }
+    out.push_str(&format!(
+        "Mode {}, seed {}, {} s{}, throttle-sim {}.\n\n",
+        s.mode,
+        s.seed,
+        s.duration_s,
+        if s.partial { " (partial run)" } else { "" },
+        s.version
+    ));
+    out.push_str(&metrics_table(s).markdown());
+    out.push_str("\n## Processes\n\n");
+    out.push_str(&processes_table(s).markdown());
+    let verdicts = verdict_lines(s);
+    if !verdicts.is_empty() {
+        out.push_str("\n## Expectations\n\n");
+        for v in verdicts {
+            out.push_str(&format!("- {v}\n"));
+        }
+    }
+    out
+}

@@ -1,0 +1,171 @@
+//! One run from a validated scenario to its results folder.
+
+use std::fs::{self, File};
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::SystemTime;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::engine::sim;
+use crate::error::Error;
+use crate::record::Summary;
+use crate::report;
+use crate::scenario::{Mode, Scenario};
+use crate::time::secs;
+
+pub struct RunOptions<'a> {
+    /// The results folder; default `results/<scenario>-<UTC timestamp>`.
+    pub out: Option<PathBuf>,
+    /// Write `requests.csv`, one row per request.
+    pub log_requests: bool,
+    /// Show a progress bar (only drawn on a terminal).
+    pub progress: bool,
+    /// Set by Ctrl-C: end early, keep what was recorded, mark the summary partial.
+    pub interrupt: &'a AtomicBool,
+}
+
+pub struct RunResult {
+    pub dir: PathBuf,
+    pub summary: Summary,
+}
+
+/// Run `scenario` and write every output file; the summary's `[expect]` verdicts are judged.
+pub fn run_scenario(scenario: &Scenario, opts: &RunOptions<'_>) -> Result<RunResult, Error> {
+    if scenario.run.mode == Mode::Live {
+        return Err(Error::Usage(
+            "live mode is not available in this version; use mode = \"sim\" (or --mode sim)".into(),
+        ));
+    }
+    let dir = match &opts.out {
+        Some(dir) => claim_given_dir(dir)?,
+        None => claim_new_dir(Path::new("results"), &scenario.name, SystemTime::now())?,
+    };
+    fs::write(dir.join("scenario.toml"), scenario.to_toml()).map_err(Error::io(&dir))?;
+
+    let series_path = dir.join("series.csv");
+    let series = File::create(&series_path).map_err(Error::io(&series_path))?;
+    let requests_path = dir.join("requests.csv");
+    let requests = if opts.log_requests {
+        Some(BufWriter::new(
+            File::create(&requests_path).map_err(Error::io(&requests_path))?,
+        ))
+    } else {
+        None
+    };
+
+    let bar = progress_bar(opts.progress, scenario);
+    let mut on_progress = |t| bar.set_position(secs(t) as u64);
+    let control = sim::Control {
+        progress: &mut on_progress,
+        interrupt: opts.interrupt,
+    };
+    let mut summary =
+        sim::run(scenario, series, requests, control).map_err(Error::io(&series_path))?;
+    bar.finish_and_clear();
+
+    summary.judge(&scenario.expect);
+    write_summary(&dir, &summary, scenario)?;
+    Ok(RunResult { dir, summary })
+}
+
+fn progress_bar(wanted: bool, scenario: &Scenario) -> ProgressBar {
+    if !wanted || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(scenario.run.duration.secs() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} s simulated ({eta})")
+            .expect("the template is valid")
+            .progress_chars("=> "),
+    );
+    bar.set_message(scenario.name.clone());
+    bar
+}
+
+pub fn write_summary(dir: &Path, summary: &Summary, scenario: &Scenario) -> Result<(), Error> {
+    let json_path = dir.join("summary.json");
+    let mut json = serde_json::to_string_pretty(summary).expect("a summary serializes");
+    json.push('\n');
+    fs::write(&json_path, json).map_err(Error::io(&json_path))?;
+    let md_path = dir.join("summary.md");
+    fs::write(&md_path, report::summary_markdown(summary, scenario)).map_err(Error::io(&md_path))
+}
+
+/// `--out DIR`: may exist only if empty, so no earlier run is ever overwritten.
+fn claim_given_dir(dir: &Path) -> Result<PathBuf, Error> {
+    if dir.exists() {
+        let mut entries = fs::read_dir(dir).map_err(Error::io(dir))?;
+        if entries.next().is_some() {
+            return Err(Error::Usage(format!(
+                "--out {}: the folder is not empty; results never overwrite an earlier run",
+                dir.display()
+            )));
+        }
+    } else {
+        fs::create_dir_all(dir).map_err(Error::io(dir))?;
+    }
+    Ok(dir.to_path_buf())
+}
+
+/// `results/<name>-<UTC timestamp>`, with `-2`, `-3`, … when that exists already.
+pub fn claim_new_dir(base: &Path, name: &str, now: SystemTime) -> Result<PathBuf, Error> {
+    fs::create_dir_all(base).map_err(Error::io(base))?;
+    let stamp: String = humantime::format_rfc3339_seconds(now)
+        .to_string()
+        .chars()
+        .filter(|c| !matches!(c, '-' | ':'))
+        .collect();
+    for n in 1.. {
+        let leaf = if n == 1 {
+            format!("{name}-{stamp}")
+        } else {
+            format!("{name}-{stamp}-{n}")
+        };
+        let dir = base.join(leaf);
+        match fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(Error::io(&dir)(e)),
+        }
+    }
+    unreachable!("some suffix is always free")
+}
+
+/// Print to stdout, ignoring a closed pipe (`| head`).
+pub fn print(text: &str) {
+    let _ = std::io::stdout().write_all(text.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn new_dirs_never_collide() {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_000_000);
+        let a = claim_new_dir(tmp.path(), "x", t).unwrap();
+        let b = claim_new_dir(tmp.path(), "x", t).unwrap();
+        assert_ne!(a, b);
+        assert!(
+            a.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("x-2026")
+        );
+        assert!(b.to_str().unwrap().ends_with("Z-2"), "{}", b.display());
+    }
+
+    #[test]
+    fn a_given_dir_must_be_empty() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert!(claim_given_dir(tmp.path()).is_ok());
+        fs::write(tmp.path().join("summary.json"), "{}").unwrap();
+        let e = claim_given_dir(tmp.path()).unwrap_err();
+        assert!(e.to_string().contains("not empty"), "{e}");
+    }
+}

@@ -1,0 +1,677 @@
+//! From file text to a validated [`Scenario`]: parse, apply overrides, type each section with
+//! its path tracked, check ranges, and report every problem with its line.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+
+use super::overrides::{apply, set_by};
+use super::path::{FieldPath, Segment, line_of};
+use super::{
+    ClientGroup, EXPECTABLE_METRICS, Expect, GroupCommon, Override, RunConfig, Scenario,
+    ServerCommon, ServerConfig, Variant,
+};
+use crate::limiter::LimiterConfig;
+use crate::throttle::{ConfigError, ThrottleConfig, typed};
+
+/// Everything wrong with one scenario, each problem with its place.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioError {
+    /// The file (or `<inline>`).
+    pub origin: String,
+    pub problems: Vec<Problem>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    pub line: Option<usize>,
+    /// Empty for problems with the file as a whole.
+    pub field: String,
+    pub message: String,
+    /// The `--set` that put the value there, when one did.
+    pub from_override: Option<String>,
+}
+
+impl std::error::Error for ScenarioError {}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, p) in self.problems.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{}", self.origin)?;
+            if let Some(line) = p.line {
+                write!(f, ":{line}")?;
+            }
+            f.write_str(": ")?;
+            if !p.field.is_empty() {
+                write!(f, "{}: ", p.field)?;
+            }
+            f.write_str(&p.message)?;
+            if let Some(o) = &p.from_override {
+                write!(f, " (from --set {o})")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ScenarioError {
+    pub fn whole_file(origin: &str, message: impl Into<String>) -> Self {
+        ScenarioError {
+            origin: origin.to_string(),
+            problems: vec![Problem {
+                line: None,
+                field: String::new(),
+                message: message.into(),
+                from_override: None,
+            }],
+        }
+    }
+}
+
+/// Read and validate a scenario file. `seed_if_absent` fixes the seed when neither the file nor
+/// an override gives one.
+pub fn read_scenario(
+    path: &Path,
+    overrides: &[Override],
+    seed_if_absent: u64,
+) -> Result<Scenario, ScenarioError> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ScenarioError::whole_file(&origin, format!("cannot read the file: {e}")))?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".into());
+    parse_scenario(&text, &origin, &stem, overrides, seed_if_absent)
+}
+
+/// Validate scenario text; `origin` names it in errors, `default_name` is used without `name`.
+pub fn parse_scenario(
+    text: &str,
+    origin: &str,
+    default_name: &str,
+    overrides: &[Override],
+    seed_if_absent: u64,
+) -> Result<Scenario, ScenarioError> {
+    let spans = match toml::de::DeTable::parse(text) {
+        Ok(doc) => doc,
+        Err(e) => {
+            let line = e.span().map(|s| line_of(text, s.start));
+            return Err(ScenarioError {
+                origin: origin.into(),
+                problems: vec![Problem {
+                    line,
+                    field: String::new(),
+                    message: format!("not valid TOML: {}", e.message().trim()),
+                    from_override: None,
+                }],
+            });
+        }
+    };
+    let mut root: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        ScenarioError::whole_file(origin, format!("not valid TOML: {}", e.message()))
+    })?;
+
+    let mut applied = Vec::new();
+    for o in overrides {
+        let paths = apply(&mut root, o).map_err(|e| ScenarioError::whole_file(origin, e))?;
+        applied.extend(paths.into_iter().map(|p| (p, o.raw.clone())));
+    }
+
+    let mut b = Builder::default();
+    let scenario = b.build(root, default_name, seed_if_absent);
+    if b.problems.is_empty() {
+        return Ok(scenario.expect("no problems means a scenario"));
+    }
+    let problems = b
+        .problems
+        .into_iter()
+        .map(|(path, message)| Problem {
+            line: path.line_in(text, spans.get_ref()),
+            from_override: set_by(&path, &applied).map(str::to_string),
+            field: path.to_string(),
+            message,
+        })
+        .collect();
+    Err(ScenarioError {
+        origin: origin.into(),
+        problems,
+    })
+}
+
+const TOP_LEVEL: &[&str] = &[
+    "name",
+    "description",
+    "run",
+    "server",
+    "clients",
+    "variants",
+    "expect",
+];
+const GROUP_COMMON: &[&str] = &["name", "processes", "threads", "start", "stop", "key"];
+const SERVER_COMMON: &[&str] = &["latency"];
+
+/// Collects every problem instead of stopping at the first, so one run of the tool shows all.
+#[derive(Default)]
+struct Builder {
+    problems: Vec<(FieldPath, String)>,
+}
+
+impl Builder {
+    fn problem(&mut self, path: FieldPath, message: impl Into<String>) {
+        self.problems.push((path, message.into()));
+    }
+
+    /// Extend the last problem's message when it is of the given kind.
+    fn add_hint(&mut self, kind: &str, hint: &str) {
+        if let Some((_, m)) = self.problems.last_mut()
+            && m.starts_with(kind)
+        {
+            m.push_str(hint);
+        }
+    }
+
+    fn typed<T: DeserializeOwned>(&mut self, value: toml::Value, at: &FieldPath) -> Option<T> {
+        match typed(value) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.path_problem(at, &e);
+                None
+            }
+        }
+    }
+
+    fn path_problem(&mut self, at: &FieldPath, e: &ConfigError) {
+        let mut path = at.join_serde(e.path());
+        let message = clean_message(e.inner().message());
+        // Point at the unknown field itself, so its line is the one reported.
+        if let Some(field) = unknown_field(&message)
+            && path.0.last() != Some(&Segment::Key(field.to_string()))
+        {
+            path = path.key(field);
+        }
+        self.problem(path, message);
+    }
+
+    fn build(
+        &mut self,
+        mut root: toml::Table,
+        default_name: &str,
+        seed_if_absent: u64,
+    ) -> Option<Scenario> {
+        let top = FieldPath::root();
+        for key in root.keys() {
+            if !TOP_LEVEL.contains(&key.as_str()) {
+                self.problem(
+                    top.key(key),
+                    format!("unknown field, expected one of: {}", TOP_LEVEL.join(", ")),
+                );
+            }
+        }
+        let name = self.string(root.remove("name"), &top.key("name"), default_name);
+        let description = self.string(root.remove("description"), &top.key("description"), "");
+
+        let run_path = top.key("run");
+        let run: Option<RunConfig> = self.typed(section(root.remove("run")), &run_path);
+        let server = self.server(root.remove("server"), &top.key("server"));
+        let clients = self.clients(root.remove("clients"), &top.key("clients"));
+        let variants: Option<Vec<Variant>> = self.typed(
+            root.remove("variants")
+                .unwrap_or(toml::Value::Array(Vec::new())),
+            &top.key("variants"),
+        );
+        let expect: Option<Expect> = self.typed(section(root.remove("expect")), &top.key("expect"));
+
+        let (mut run, server, clients, variants, expect) =
+            (run?, server?, clients?, variants?, expect?);
+        run.seed.get_or_insert(seed_if_absent);
+        self.check_run(&run, &run_path);
+        self.check_clients(&clients, &run, &top.key("clients"));
+        self.check_variants(&variants, &top.key("variants"));
+        self.check_expect(&expect, &top.key("expect"));
+        Some(Scenario {
+            name,
+            description,
+            run,
+            server,
+            clients,
+            variants,
+            expect,
+        })
+    }
+
+    fn string(&mut self, v: Option<toml::Value>, at: &FieldPath, default: &str) -> String {
+        match v {
+            None => default.to_string(),
+            Some(v) => self.typed(v, at).unwrap_or_default(),
+        }
+    }
+
+    fn server(&mut self, v: Option<toml::Value>, at: &FieldPath) -> Option<ServerConfig> {
+        let (common, mut rest) = self.split(v, at, SERVER_COMMON)?;
+        rest.entry("kind").or_insert_with(|| "gcra".into());
+        let common: Option<ServerCommon> = self.typed(toml::Value::Table(common), at);
+        let limiter: Option<LimiterConfig> = self.tagged(
+            rest,
+            at,
+            "kind",
+            LimiterConfig::NAMES,
+            LimiterConfig::from_params,
+        );
+        if limiter.is_none() {
+            self.add_hint(
+                "unknown field",
+                &format!("; every server also takes {}", SERVER_COMMON.join(", ")),
+            );
+        }
+        let (common, limiter) = (common?, limiter?);
+        for (field, message) in limiter.problems() {
+            self.problem(at.key(field), message);
+        }
+        for (field, message) in common.latency.problems() {
+            self.problem(at.key(field), message);
+        }
+        Some(ServerConfig {
+            limiter,
+            latency: common.latency,
+        })
+    }
+
+    fn clients(&mut self, v: Option<toml::Value>, at: &FieldPath) -> Option<Vec<ClientGroup>> {
+        let Some(v) = v else {
+            self.problem(
+                at.clone(),
+                "missing: a scenario needs at least one [[clients]] group",
+            );
+            return None;
+        };
+        let toml::Value::Array(items) = v else {
+            self.problem(at.clone(), "must be a list of [[clients]] tables");
+            return None;
+        };
+        if items.is_empty() {
+            self.problem(at.clone(), "needs at least one [[clients]] group");
+        }
+        let mut groups = Vec::new();
+        for (i, item) in items.into_iter().enumerate() {
+            let here = at.index(i);
+            let Some((common, mut rest)) = self.split(Some(item), &here, GROUP_COMMON) else {
+                continue;
+            };
+            rest.entry("algorithm").or_insert_with(|| "schneems".into());
+            let common: Option<GroupCommon> = self.typed(toml::Value::Table(common), &here);
+            let throttle: Option<ThrottleConfig> = self.tagged(
+                rest,
+                &here,
+                "algorithm",
+                ThrottleConfig::NAMES,
+                ThrottleConfig::from_params,
+            );
+            if throttle.is_none() {
+                self.add_hint(
+                    "unknown field",
+                    &format!("; every group also takes {}", GROUP_COMMON.join(", ")),
+                );
+            }
+            if let (Some(common), Some(throttle)) = (common, throttle) {
+                for (field, message) in throttle.problems() {
+                    self.problem(here.key(field), message);
+                }
+                groups.push(ClientGroup { common, throttle });
+            }
+        }
+        Some(groups)
+    }
+
+    /// Split a table into the fields every kind shares and the kind's own.
+    fn split(
+        &mut self,
+        v: Option<toml::Value>,
+        at: &FieldPath,
+        common_keys: &[&str],
+    ) -> Option<(toml::Table, toml::Table)> {
+        let table = match v {
+            None => toml::Table::new(),
+            Some(toml::Value::Table(t)) => t,
+            Some(other) => {
+                self.problem(
+                    at.clone(),
+                    format!("must be a table, found {}", other.type_str()),
+                );
+                return None;
+            }
+        };
+        Some(
+            table
+                .into_iter()
+                .partition(|(k, _)| common_keys.contains(&k.as_str())),
+        )
+    }
+
+    /// Type a table tagged by `tag` (`algorithm`, `kind`), with an error listing valid names.
+    fn tagged<T>(
+        &mut self,
+        mut table: toml::Table,
+        at: &FieldPath,
+        tag: &str,
+        names: &[&str],
+        from_params: impl Fn(&str, toml::Value) -> Option<Result<T, ConfigError>>,
+    ) -> Option<T> {
+        let name = match table.remove(tag) {
+            Some(toml::Value::String(s)) => s,
+            _ => {
+                self.problem(
+                    at.key(tag),
+                    format!("must be a string, one of: {}", names.join(", ")),
+                );
+                return None;
+            }
+        };
+        match from_params(&name, toml::Value::Table(table)) {
+            None => {
+                self.problem(
+                    at.key(tag),
+                    format!(
+                        "unknown {tag} `{name}`, expected one of: {}",
+                        names.join(", ")
+                    ),
+                );
+                None
+            }
+            Some(Ok(v)) => Some(v),
+            Some(Err(e)) => {
+                self.path_problem(at, &e);
+                None
+            }
+        }
+    }
+
+    fn check_run(&mut self, run: &RunConfig, at: &FieldPath) {
+        if run.duration.nanos() == 0 {
+            self.problem(at.key("duration"), "must be longer than 0s");
+        }
+        if run.sample_every.nanos() == 0 {
+            self.problem(at.key("sample_every"), "must be longer than 0s");
+        } else if run.sample_every > run.duration && run.duration.nanos() > 0 {
+            self.problem(
+                at.key("sample_every"),
+                format!("must be at most the run's duration ({})", run.duration),
+            );
+        }
+        if !(run.time_scale.is_finite() && run.time_scale > 0.0) {
+            self.problem(
+                at.key("time_scale"),
+                format!("must be a number above 0 (got {})", run.time_scale),
+            );
+        }
+    }
+
+    fn check_clients(&mut self, groups: &[ClientGroup], run: &RunConfig, at: &FieldPath) {
+        let mut total: u64 = 0;
+        for (i, g) in groups.iter().enumerate() {
+            let c = &g.common;
+            let here = at.index(i);
+            if c.name.trim().is_empty() {
+                self.problem(here.key("name"), "must not be empty");
+            }
+            if groups[..i].iter().any(|o| o.common.name == c.name) {
+                self.problem(here.key("name"), format!("`{}` names two groups", c.name));
+            }
+            if c.processes == 0 {
+                self.problem(here.key("processes"), "must be at least 1 (got 0)");
+            }
+            if c.threads == 0 {
+                self.problem(here.key("threads"), "must be at least 1 (got 0)");
+            }
+            if c.start >= run.duration {
+                self.problem(
+                    here.key("start"),
+                    format!(
+                        "{} is not before the end of the run ({})",
+                        c.start, run.duration
+                    ),
+                );
+            }
+            if let Some(stop) = c.stop
+                && stop <= c.start
+            {
+                self.problem(
+                    here.key("stop"),
+                    format!("must be after start ({}) (got {stop})", c.start),
+                );
+            }
+            total += u64::from(c.processes) * u64::from(c.threads);
+        }
+        const MAX_THREADS: u64 = 10_000_000;
+        if total > MAX_THREADS {
+            self.problem(
+                at.clone(),
+                format!("{total} threads in all; at most {MAX_THREADS} are supported"),
+            );
+        }
+    }
+
+    fn check_variants(&mut self, variants: &[Variant], at: &FieldPath) {
+        for (i, v) in variants.iter().enumerate() {
+            if variants[..i].iter().any(|o| o.name == v.name) {
+                self.problem(
+                    at.index(i).key("name"),
+                    format!("`{}` names two variants", v.name),
+                );
+            }
+            for (path, value) in &v.set {
+                if let Err(e) = Override::new(path, value.clone()) {
+                    self.problem(at.index(i).key("set"), e);
+                }
+            }
+        }
+    }
+
+    fn check_expect(&mut self, expect: &Expect, at: &FieldPath) {
+        for (metric, [lo, hi]) in expect {
+            if !EXPECTABLE_METRICS.contains(&metric.as_str()) {
+                self.problem(
+                    at.key(metric),
+                    format!(
+                        "unknown metric, expected one of: {}",
+                        EXPECTABLE_METRICS.join(", ")
+                    ),
+                );
+            } else if lo.is_nan() || hi.is_nan() || lo > hi {
+                self.problem(
+                    at.key(metric),
+                    format!("range [{lo}, {hi}] is upside down; write [low, high]"),
+                );
+            }
+        }
+    }
+}
+
+fn section(v: Option<toml::Value>) -> toml::Value {
+    v.unwrap_or_else(|| toml::Value::Table(toml::Table::new()))
+}
+
+fn unknown_field(message: &str) -> Option<&str> {
+    message.strip_prefix("unknown field `")?.split('`').next()
+}
+
+/// serde's wording names Rust types; say what a person would.
+fn clean_message(m: &str) -> String {
+    m.replace("expected u32", "expected a whole number of 0 or more")
+        .replace("expected u64", "expected a whole number of 0 or more")
+        .replace("expected f64", "expected a number")
+        .replace("variant", "value")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+name = "t"
+[run]
+duration = "1h"
+seed = 3
+
+[server]
+limit = 100
+
+[[clients]]
+name = "a"
+threads = 2
+initial_sleep = "4s"
+"#;
+
+    fn parse(text: &str, sets: &[&str]) -> Result<Scenario, ScenarioError> {
+        let o: Vec<Override> = sets.iter().map(|s| s.parse().unwrap()).collect();
+        parse_scenario(text, "t.toml", "t", &o, 99)
+    }
+
+    fn err(text: &str, sets: &[&str]) -> String {
+        parse(text, sets).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reads_a_minimal_scenario_with_defaults() {
+        let s = parse(BASE, &[]).unwrap();
+        assert_eq!(s.run.seed, Some(3));
+        assert_eq!(s.clients[0].common.threads, 2);
+        assert_eq!(s.clients[0].common.processes, 1);
+        match &s.clients[0].throttle {
+            ThrottleConfig::Schneems(c) => assert_eq!(c.initial_sleep.secs(), 4.0),
+            other => panic!("{other:?}"),
+        }
+        match &s.server.limiter {
+            LimiterConfig::Gcra(g) => assert_eq!((g.limit, g.period.secs()), (100, 3600.0)),
+        }
+    }
+
+    #[test]
+    fn resolved_toml_reads_back_identically() {
+        let s = parse(
+            BASE,
+            &[
+                "clients.*.jitter=0.0",
+                "server.latency={distribution=\"lognormal\", median=\"30ms\"}",
+            ],
+        )
+        .unwrap();
+        let again = parse(&s.to_toml(), &[]).unwrap();
+        assert_eq!(s, again);
+    }
+
+    #[test]
+    fn a_missing_seed_is_fixed() {
+        let s = parse(&BASE.replace("seed = 3", ""), &[]).unwrap();
+        assert_eq!(s.run.seed, Some(99));
+    }
+
+    #[test]
+    fn errors_name_file_line_and_field() {
+        let e = err(&BASE.replace("threads = 2", "threads = 0"), &[]);
+        assert_eq!(
+            e,
+            "t.toml:12: clients[0].threads: must be at least 1 (got 0)"
+        );
+        let e = err(&BASE.replace("limit = 100", "limit = -5"), &[]);
+        assert!(
+            e.starts_with("t.toml:8: server.limit: invalid value: integer `-5`"),
+            "{e}"
+        );
+        let e = err(&BASE.replace("threads = 2", "threads = \"two\""), &[]);
+        assert!(
+            e.starts_with("t.toml:12: clients[0].threads: invalid type: string"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unknown_fields_algorithms_and_metrics_list_the_valid_ones() {
+        let e = err(
+            &BASE.replace("threads = 2", "threads = 2\njiter = 0.1"),
+            &[],
+        );
+        assert!(
+            e.contains("t.toml:13: clients[0].jiter: unknown field `jiter`"),
+            "{e}"
+        );
+        assert!(
+            e.contains("`jitter`") && e.contains("also takes name, processes"),
+            "{e}"
+        );
+        let e = err(&BASE.replace("threads = 2", "algorithm = \"magic\""), &[]);
+        assert!(
+            e.contains(
+                "clients[0].algorithm: unknown algorithm `magic`, expected one of: schneems"
+            ),
+            "{e}"
+        );
+        let e = err(&format!("{BASE}\n[expect]\nspeed = [0, 1]\n"), &[]);
+        assert!(e.contains("expect.speed: unknown metric"), "{e}");
+        let e = err(&format!("{BASE}\nsurprise = 1\n"), &[]);
+        assert!(e.contains("surprise: unknown field"), "{e}");
+    }
+
+    #[test]
+    fn upside_down_ranges_and_bad_durations_are_refused() {
+        let e = err(&format!("{BASE}\n[expect]\nratio_429 = [0.5, 0.1]\n"), &[]);
+        assert!(
+            e.contains("expect.ratio_429: range [0.5, 0.1] is upside down"),
+            "{e}"
+        );
+        let e = err(&BASE.replace("\"1h\"", "\"5 parsecs\""), &[]);
+        assert!(
+            e.contains("t.toml:4: run.duration: `5 parsecs` is not a duration"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn every_problem_is_reported_at_once() {
+        let text = BASE.replace("threads = 2", "threads = 0\nprocesses = 0");
+        let e = parse(&text, &[]).unwrap_err();
+        assert_eq!(e.problems.len(), 2, "{e}");
+    }
+
+    #[test]
+    fn overrides_win_and_are_named_in_errors() {
+        let s = parse(
+            BASE,
+            &["server.limit=600", "run.duration=2h", "clients.a.threads=7"],
+        )
+        .unwrap();
+        match &s.server.limiter {
+            LimiterConfig::Gcra(g) => assert_eq!(g.limit, 600),
+        }
+        assert_eq!(s.run.duration.secs(), 7200.0);
+        assert_eq!(s.clients[0].common.threads, 7);
+        let e = err(BASE, &["clients.*.threads=0"]);
+        assert!(e.contains("(from --set clients.*.threads=0)"), "{e}");
+    }
+
+    #[test]
+    fn syntax_errors_have_a_line() {
+        let e = err("name = \"x\"\n[run\n", &[]);
+        assert!(e.starts_with("t.toml:2: not valid TOML"), "{e}");
+    }
+
+    #[test]
+    fn group_windows_must_make_sense() {
+        let e = err(&BASE.replace("threads = 2", "start = \"2h\""), &[]);
+        assert!(
+            e.contains("clients[0].start: 2h is not before the end of the run"),
+            "{e}"
+        );
+        let e = err(
+            &BASE.replace("threads = 2", "start = \"10m\"\nstop = \"5m\""),
+            &[],
+        );
+        assert!(e.contains("clients[0].stop: must be after start"), "{e}");
+        let e = err(&format!("{BASE}\n[[clients]]\nname = \"a\"\n"), &[]);
+        assert!(e.contains("clients[1].name: `a` names two groups"), "{e}");
+    }
+}

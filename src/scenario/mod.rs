@@ -1,0 +1,209 @@
+//! Scenario files: the TOML schema, loading with `--set` overrides, and validation whose
+//! errors name the file, the line and the field.
+
+mod load;
+mod overrides;
+mod path;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use load::{ScenarioError, parse_scenario, read_scenario};
+pub use overrides::Override;
+pub use path::FieldPath;
+
+use crate::limiter::{Latency, LimiterConfig};
+use crate::throttle::ThrottleConfig;
+use crate::time::HumanDuration;
+
+/// A validated scenario, overrides applied and seed fixed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub run: RunConfig,
+    pub server: ServerConfig,
+    pub clients: Vec<ClientGroup>,
+    pub variants: Vec<Variant>,
+    pub expect: Expect,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    #[default]
+    Sim,
+    Live,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// How long the clients run. Default 1 h.
+    pub duration: HumanDuration,
+    /// The seed of every random choice; chosen and recorded when absent.
+    pub seed: Option<u64>,
+    pub mode: Mode,
+    /// Live mode only: how many times faster than real time the run goes.
+    pub time_scale: f64,
+    /// One `series.csv` row per thread per this interval. Default 10 s.
+    pub sample_every: HumanDuration,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            duration: HumanDuration::from_secs(3600),
+            seed: None,
+            mode: Mode::Sim,
+            time_scale: 1.0,
+            sample_every: HumanDuration::from_secs(10),
+        }
+    }
+}
+
+impl RunConfig {
+    /// The seed; [`read_scenario`] always fixes one.
+    pub fn seed(&self) -> u64 {
+        self.seed.unwrap_or(0)
+    }
+}
+
+/// `[server]`: the limit rule plus what every rule shares.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServerConfig {
+    pub limiter: LimiterConfig,
+    pub latency: Latency,
+}
+
+/// The `[server]` fields that belong to every kind of limiter.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerCommon {
+    pub latency: Latency,
+}
+
+/// One `[[clients]]` group: `processes` processes of `threads` threads, one algorithm.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientGroup {
+    pub common: GroupCommon,
+    pub throttle: ThrottleConfig,
+}
+
+/// The `[[clients]]` fields every algorithm shares.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupCommon {
+    pub name: String,
+    #[serde(default = "one")]
+    pub processes: u32,
+    #[serde(default = "one")]
+    pub threads: u32,
+    /// When the group joins. Default 0 s.
+    #[serde(default)]
+    pub start: HumanDuration,
+    /// When the group leaves. Default: the end of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<HumanDuration>,
+    /// The API token the group uses; groups without one share the default key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl GroupCommon {
+    /// The key groups without a `key` share.
+    pub const DEFAULT_KEY: &'static str = "default";
+
+    pub fn key(&self) -> &str {
+        self.key.as_deref().unwrap_or(Self::DEFAULT_KEY)
+    }
+}
+
+/// A named set of overrides that `compare` runs against the same seeds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Variant {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(default)]
+    pub set: BTreeMap<String, toml::Value>,
+}
+
+/// `[expect]`: metric name → inclusive range; a run fails (exit 1) when one is missed.
+pub type Expect = BTreeMap<String, [f64; 2]>;
+
+/// The metrics `[expect]` may name.
+pub const EXPECTABLE_METRICS: &[&str] = &[
+    "requests",
+    "ok",
+    "limited",
+    "errors",
+    "ratio_429",
+    "capacity",
+    "utilization",
+    "fairness",
+    "request_count_stdev",
+    "max_sleep",
+    "convergence_s",
+    "wait_p50",
+    "wait_p99",
+];
+
+impl Scenario {
+    pub fn threads_total(&self) -> u64 {
+        self.clients
+            .iter()
+            .map(|c| u64::from(c.common.processes) * u64::from(c.common.threads))
+            .sum()
+    }
+
+    /// The resolved scenario as TOML: every default written out, seed included, so the run
+    /// repeats exactly from this file alone.
+    pub fn to_toml(&self) -> String {
+        let mut root = toml::Table::new();
+        root.insert("name".into(), self.name.clone().into());
+        if !self.description.is_empty() {
+            root.insert("description".into(), self.description.clone().into());
+        }
+        root.insert("run".into(), to_value(&self.run));
+        let mut server = table_of(&self.server.limiter);
+        server.extend(table_of(&ServerCommon {
+            latency: self.server.latency.clone(),
+        }));
+        root.insert("server".into(), toml::Value::Table(server));
+        let clients = self
+            .clients
+            .iter()
+            .map(|c| {
+                let mut t = table_of(&c.common);
+                t.extend(table_of(&c.throttle));
+                toml::Value::Table(t)
+            })
+            .collect();
+        root.insert("clients".into(), toml::Value::Array(clients));
+        if !self.variants.is_empty() {
+            root.insert("variants".into(), to_value(&self.variants));
+        }
+        if !self.expect.is_empty() {
+            root.insert("expect".into(), to_value(&self.expect));
+        }
+        toml::to_string(&root).expect("a scenario always serializes")
+    }
+}
+
+fn to_value<T: Serialize>(v: &T) -> toml::Value {
+    toml::Value::try_from(v).expect("scenario parts serialize to TOML")
+}
+
+fn table_of<T: Serialize>(v: &T) -> toml::Table {
+    match to_value(v) {
+        toml::Value::Table(t) => t,
+        other => panic!("expected a table, got {other:?}"),
+    }
+}

@@ -1,0 +1,211 @@
+//! `--set path=value` overrides, applied to the parsed TOML before it is typed, so a flag can
+//! change anything the file can say. `clients.*.jitter` sets every group; `clients.fast.jitter`
+//! the group named `fast`; `clients.0.jitter` the first.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::path::{FieldPath, Segment};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Override {
+    pub path: Vec<String>,
+    pub value: toml::Value,
+    /// As the user wrote it, for error messages.
+    pub raw: String,
+}
+
+impl Override {
+    pub fn new(path: &str, value: toml::Value) -> Result<Self, String> {
+        let raw = format!("{path}={value}");
+        Ok(Override {
+            path: split_path(path, &raw)?,
+            value,
+            raw,
+        })
+    }
+}
+
+fn split_path(path: &str, raw: &str) -> Result<Vec<String>, String> {
+    let segs: Vec<String> = path
+        .trim()
+        .split('.')
+        .map(|s| s.trim().to_string())
+        .collect();
+    if segs.iter().any(String::is_empty) {
+        return Err(format!(
+            "`{raw}`: `{path}` is not a field path; write e.g. server.limit=600"
+        ));
+    }
+    Ok(segs)
+}
+
+impl FromStr for Override {
+    type Err = String;
+
+    /// `server.limit=600`, `run.duration=2h`, `clients.*.jitter=0.0`, `expect.ratio_429=[0,0.1]`.
+    /// The value is read as TOML, and as a plain string when it is not TOML (`2h`, `fast`).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (path, value) = s
+            .split_once('=')
+            .ok_or_else(|| format!("`{s}` needs the form path=value, e.g. server.limit=600"))?;
+        let value_text = value.trim();
+        let value = toml::from_str::<toml::Table>(&format!("v = {value_text}"))
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(value_text.to_string()));
+        Ok(Override {
+            path: split_path(path, s)?,
+            value,
+            raw: s.to_string(),
+        })
+    }
+}
+
+impl fmt::Display for Override {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.raw)
+    }
+}
+
+/// Apply one override; returns the concrete paths it set.
+pub fn apply(root: &mut toml::Table, o: &Override) -> Result<Vec<FieldPath>, String> {
+    let mut set = Vec::new();
+    apply_table(root, &o.path, &o.value, FieldPath::root(), &mut set)
+        .map_err(|e| format!("--set {}: {e}", o.raw))?;
+    Ok(set)
+}
+
+fn apply_table(
+    table: &mut toml::Table,
+    segs: &[String],
+    value: &toml::Value,
+    at: FieldPath,
+    set: &mut Vec<FieldPath>,
+) -> Result<(), String> {
+    let (first, rest) = segs.split_first().expect("paths are never empty");
+    let here = at.key(first);
+    if rest.is_empty() {
+        table.insert(first.clone(), value.clone());
+        set.push(here);
+        return Ok(());
+    }
+    let child = table
+        .entry(first.clone())
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    apply_value(child, rest, value, here, set)
+}
+
+fn apply_value(
+    node: &mut toml::Value,
+    segs: &[String],
+    value: &toml::Value,
+    at: FieldPath,
+    set: &mut Vec<FieldPath>,
+) -> Result<(), String> {
+    match node {
+        toml::Value::Table(t) => apply_table(t, segs, value, at, set),
+        toml::Value::Array(items) => {
+            let (sel, rest) = segs.split_first().expect("paths are never empty");
+            if rest.is_empty() {
+                return Err(format!(
+                    "`{at}` is a list; name an element and a field, e.g. {at}.*.{sel}"
+                ));
+            }
+            let chosen: Vec<usize> = if sel == "*" {
+                (0..items.len()).collect()
+            } else if let Ok(i) = sel.parse::<usize>() {
+                if i >= items.len() {
+                    return Err(format!("`{at}` has {} entries, no [{i}]", items.len()));
+                }
+                vec![i]
+            } else {
+                let named: Vec<usize> = items
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, v)| v.get("name").and_then(|n| n.as_str()) == Some(sel.as_str()))
+                    .map(|(i, _)| i)
+                    .collect();
+                if named.is_empty() {
+                    let names: Vec<&str> = items
+                        .iter()
+                        .filter_map(|v| v.get("name").and_then(|n| n.as_str()))
+                        .collect();
+                    return Err(format!(
+                        "`{at}` has no entry named `{sel}` (names: {}; or use * or an index)",
+                        names.join(", ")
+                    ));
+                }
+                named
+            };
+            for i in chosen {
+                apply_value(&mut items[i], rest, value, at.index(i), set)?;
+            }
+            Ok(())
+        }
+        _ => Err(format!("`{at}` is a single value, not a table")),
+    }
+}
+
+/// Whether `path` was set by one of the overrides, and by which.
+pub fn set_by<'a>(path: &FieldPath, applied: &'a [(FieldPath, String)]) -> Option<&'a str> {
+    applied
+        .iter()
+        .find(|(p, _)| {
+            path.starts_with(p)
+                || (p.starts_with(path) && !path.0.is_empty() && is_leaf_parent(path, p))
+        })
+        .map(|(_, raw)| raw.as_str())
+}
+
+fn is_leaf_parent(path: &FieldPath, set: &FieldPath) -> bool {
+    // An error about `clients[0]` (e.g. an unknown field) may come from a field set under it.
+    set.0.len() == path.0.len() + 1 && matches!(set.0.last(), Some(Segment::Key(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(s: &str) -> toml::Table {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn values_are_typed_like_toml_or_kept_as_strings() {
+        let o: Override = "server.limit=600".parse().unwrap();
+        assert_eq!(o.value, toml::Value::Integer(600));
+        let o: Override = "run.duration=2h".parse().unwrap();
+        assert_eq!(o.value, toml::Value::String("2h".into()));
+        let o: Override = "expect.ratio_429=[0, 0.1]".parse().unwrap();
+        assert!(o.value.is_array());
+        assert!("server.limit".parse::<Override>().is_err());
+        assert!("server..limit=3".parse::<Override>().is_err());
+    }
+
+    #[test]
+    fn wildcards_names_and_indices_select_groups() {
+        let mut t = table("[[clients]]\nname = \"fast\"\n[[clients]]\nname = \"slow\"\n");
+        let set = apply(&mut t, &"clients.*.jitter=0.0".parse().unwrap()).unwrap();
+        assert_eq!(set.len(), 2);
+        apply(&mut t, &"clients.slow.threads=9".parse().unwrap()).unwrap();
+        apply(&mut t, &"clients.0.threads=3".parse().unwrap()).unwrap();
+        let c = t["clients"].as_array().unwrap();
+        assert_eq!(c[0]["jitter"].as_float(), Some(0.0));
+        assert_eq!(c[0]["threads"].as_integer(), Some(3));
+        assert_eq!(c[1]["threads"].as_integer(), Some(9));
+    }
+
+    #[test]
+    fn missing_tables_are_created_and_bad_selectors_named() {
+        let mut t = table("[[clients]]\nname = \"a\"\n");
+        apply(&mut t, &"server.limit=10".parse().unwrap()).unwrap();
+        assert_eq!(t["server"]["limit"].as_integer(), Some(10));
+        let e = apply(&mut t, &"clients.b.threads=1".parse().unwrap()).unwrap_err();
+        assert!(e.contains("no entry named `b`"), "{e}");
+        let e = apply(&mut t, &"clients.4.threads=1".parse().unwrap()).unwrap_err();
+        assert!(e.contains("no [4]"), "{e}");
+        let e = apply(&mut t, &"server.limit.x=1".parse().unwrap()).unwrap_err();
+        assert!(e.contains("single value"), "{e}");
+    }
+}

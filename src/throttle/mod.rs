@@ -1,0 +1,182 @@
+//! Client-side throttling algorithms: pure state machines that are told the time.
+//!
+//! One [`Throttle`] instance belongs to one client *process*; that process's threads share it,
+//! which is how seed 002's clients share `sleep_for`. Engines ask [`Throttle::delay`] before every
+//! send and report every answer through [`Throttle::on_response`]; no algorithm sleeps, reads a
+//! clock or owns its randomness, so each is testable on virtual time in microseconds.
+
+mod baseline;
+mod schneems;
+
+use serde::{Deserialize, Serialize};
+
+pub use baseline::{FixedConfig, NoneConfig};
+pub use schneems::{Schneems, SchneemsConfig};
+
+use crate::time::Nanos;
+
+/// The one random generator type: PCG is small, fast, and documented to give the same stream
+/// for the same seed on every platform and version, which byte-identical outputs depend on.
+pub type SimRng = rand_pcg::Pcg64Mcg;
+
+/// What a request came back with, as a client sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// 2xx.
+    Ok,
+    /// 429 Too Many Requests.
+    Limited,
+    /// 503 Service Unavailable (counted with `errors`; some algorithms treat it like a 429).
+    Unavailable,
+    /// Any other 5xx, or a transport failure (refused, reset, timed out).
+    Error,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Limited => "limited",
+            Status::Unavailable => "unavailable",
+            Status::Error => "error",
+        }
+    }
+}
+
+/// One response, with the headers the algorithms may read.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Response {
+    pub status: Status,
+    /// `RateLimit-Remaining`, when the server sent it.
+    pub remaining: Option<u64>,
+    /// `RateLimit-Limit`, when the server sent it.
+    pub limit: Option<u64>,
+    /// `Retry-After`, when the server sent it.
+    pub retry_after: Option<Nanos>,
+    /// Time from send to answer.
+    pub latency: Nanos,
+}
+
+/// What an algorithm may know about where it runs when it is built.
+#[derive(Clone, Copy, Debug)]
+pub struct BuildContext {
+    /// Threads of the process that will share this instance.
+    pub threads: usize,
+}
+
+/// A client-side throttle shared by the threads of one process.
+pub trait Throttle: Send {
+    /// How long `thread` waits before its next send, asked at `now` (jitter included).
+    fn delay(&mut self, now: Nanos, thread: usize, rng: &mut SimRng) -> Nanos;
+    /// The answer to `thread`'s last request arrived at `now`.
+    fn on_response(&mut self, now: Nanos, thread: usize, response: &Response, rng: &mut SimRng);
+    /// The state worth charting, in seconds (seed 002's `sleep_for`).
+    fn sleep_value(&self) -> f64;
+    /// How many times this process backed off (seed 002's `rate_limit_count`).
+    fn backoffs(&self) -> u64 {
+        0
+    }
+}
+
+/// Which algorithm a client group runs, with its parameters; `algorithm = "..."` in TOML.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "algorithm", rename_all = "kebab-case")]
+pub enum ThrottleConfig {
+    /// Seed 002's adaptive client (the default).
+    Schneems(SchneemsConfig),
+    /// No throttling: send again as soon as an answer arrives.
+    None(NoneConfig),
+    /// A constant sleep before every request (seed 001's naive `sleep 1`).
+    Fixed(FixedConfig),
+}
+
+impl Default for ThrottleConfig {
+    fn default() -> Self {
+        ThrottleConfig::Schneems(SchneemsConfig::default())
+    }
+}
+
+/// A parameter table that does not fit its type, with the path of the field at fault.
+pub type ConfigError = serde_path_to_error::Error<toml::de::Error>;
+
+/// Deserialize a TOML value tracking the path of a failure.
+pub fn typed<T: serde::de::DeserializeOwned>(v: toml::Value) -> Result<T, ConfigError> {
+    serde_path_to_error::deserialize(v)
+}
+
+/// A parameter that is out of range: its field name and what is wrong.
+pub type ParamProblem = (&'static str, String);
+
+impl ThrottleConfig {
+    /// The algorithm names the `algorithm` field accepts.
+    pub const NAMES: &'static [&'static str] = &["schneems", "none", "fixed"];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            ThrottleConfig::Schneems(_) => "schneems",
+            ThrottleConfig::None(_) => "none",
+            ThrottleConfig::Fixed(_) => "fixed",
+        }
+    }
+
+    /// Type the parameters of the algorithm `name` (the tag already removed), with the path of
+    /// any bad field; `None` for an unknown name.
+    pub fn from_params(name: &str, params: toml::Value) -> Option<Result<Self, ConfigError>> {
+        Some(match name {
+            "schneems" => typed(params).map(ThrottleConfig::Schneems),
+            "none" => typed(params).map(ThrottleConfig::None),
+            "fixed" => typed(params).map(ThrottleConfig::Fixed),
+            _ => return None,
+        })
+    }
+
+    /// Build one instance for one process.
+    pub fn build(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+        match self {
+            ThrottleConfig::Schneems(c) => Box::new(Schneems::new(c.clone(), ctx)),
+            ThrottleConfig::None(c) => Box::new(c.build()),
+            ThrottleConfig::Fixed(c) => Box::new(c.build()),
+        }
+    }
+
+    /// Parameters out of their valid range.
+    pub fn problems(&self) -> Vec<ParamProblem> {
+        match self {
+            ThrottleConfig::Schneems(c) => c.problems(),
+            ThrottleConfig::None(_) => Vec::new(),
+            ThrottleConfig::Fixed(c) => c.problems(),
+        }
+    }
+}
+
+/// Uniform jitter in `[0, fraction × base]` seconds, drawing nothing when there is none to add
+/// (so switching jitter off does not shift the random stream of anything else).
+pub(crate) fn proportional_jitter(base: f64, fraction: f64, rng: &mut SimRng) -> f64 {
+    use rand::RngExt;
+    let span = base * fraction;
+    if span > 0.0 {
+        rng.random_range(0.0..=span)
+    } else {
+        0.0
+    }
+}
+
+/// Shared checks for parameters, so every algorithm words its errors the same way.
+pub(crate) fn check_non_negative(out: &mut Vec<ParamProblem>, field: &'static str, v: f64) {
+    if !(v.is_finite() && v >= 0.0) {
+        out.push((field, format!("must be a number of 0 or more (got {v})")));
+    }
+}
+
+pub(crate) fn check_positive(out: &mut Vec<ParamProblem>, field: &'static str, v: f64) {
+    if !(v.is_finite() && v > 0.0) {
+        out.push((field, format!("must be a number above 0 (got {v})")));
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn test_rng() -> SimRng {
+    use rand::SeedableRng;
+    SimRng::seed_from_u64(7)
+}

@@ -1,0 +1,218 @@
+//! Virtual time: integer nanoseconds, and the human duration strings of scenario files.
+//!
+//! Every engine speaks [`Nanos`]; floating-point seconds appear only inside algorithms that
+//! need them (and in output files), so the sim's event order never depends on rounding.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A point in time or a span of time, in nanoseconds since the start of the run.
+pub type Nanos = u64;
+
+pub const NANOS_PER_SEC: u64 = 1_000_000_000;
+
+/// Seconds as a float, for formulas and output.
+pub fn secs(n: Nanos) -> f64 {
+    n as f64 / NANOS_PER_SEC as f64
+}
+
+/// Seconds to nanoseconds, saturating: negative and NaN become 0, huge values the maximum.
+pub fn from_secs(s: f64) -> Nanos {
+    if s.is_nan() || s <= 0.0 {
+        0
+    } else {
+        let n = s * NANOS_PER_SEC as f64;
+        if n >= u64::MAX as f64 {
+            u64::MAX
+        } else {
+            n.round() as u64
+        }
+    }
+}
+
+/// A duration read from a scenario file: `"250ms"`, `"90s"`, `"1h30m"`, or a plain number of
+/// seconds. Written back in the same compact form, exactly, so a resolved scenario repeats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct HumanDuration(pub Nanos);
+
+impl HumanDuration {
+    pub fn from_secs(s: u64) -> Self {
+        HumanDuration(s * NANOS_PER_SEC)
+    }
+    pub fn from_millis(ms: u64) -> Self {
+        HumanDuration(ms * 1_000_000)
+    }
+    pub fn nanos(self) -> Nanos {
+        self.0
+    }
+    pub fn secs(self) -> f64 {
+        secs(self.0)
+    }
+}
+
+/// Why a duration string could not be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("`{input}` is not a duration ({reason}); write e.g. \"250ms\", \"90s\", \"1h30m\"")]
+pub struct DurationError {
+    pub input: String,
+    pub reason: String,
+}
+
+/// Parse `"250ms"`, `"90s"`, `"1h30m"`, `"1.5s"`; a bare number is seconds.
+pub fn parse_duration(input: &str) -> Result<HumanDuration, DurationError> {
+    let err = |reason: &str| DurationError {
+        input: input.to_string(),
+        reason: reason.to_string(),
+    };
+    let s = input.trim();
+    if s.is_empty() {
+        return Err(err("empty"));
+    }
+    if s.starts_with('-') {
+        return Err(err("negative"));
+    }
+    if let Ok(secs) = s.parse::<f64>() {
+        return seconds_value(secs).ok_or_else(|| err("not a finite number of seconds"));
+    }
+    // humantime reads integer components ("1h30m", "250ms"); a decimal such as "1.5s" is
+    // read here because it is what people type.
+    if let Some(num) = s
+        .strip_suffix('s')
+        .filter(|n| !n.ends_with(['m', 'n', 'u', 'µ']))
+        && let Ok(v) = num.parse::<f64>()
+    {
+        return seconds_value(v).ok_or_else(|| err("not a finite number of seconds"));
+    }
+    match humantime::parse_duration(s) {
+        Ok(d) => u64::try_from(d.as_nanos())
+            .map(HumanDuration)
+            .map_err(|_| err("too long")),
+        Err(e) => Err(err(&e.to_string())),
+    }
+}
+
+fn seconds_value(secs: f64) -> Option<HumanDuration> {
+    if secs.is_finite() && secs >= 0.0 && secs * (NANOS_PER_SEC as f64) < u64::MAX as f64 {
+        Some(HumanDuration(from_secs(secs)))
+    } else {
+        None
+    }
+}
+
+impl fmt::Display for HumanDuration {
+    /// Compact and exact: `1h30m`, `250ms`, `1s500ms`, `0s`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut n = self.0;
+        if n == 0 {
+            return f.write_str("0s");
+        }
+        const UNITS: [(&str, u64); 6] = [
+            ("h", 3600 * NANOS_PER_SEC),
+            ("m", 60 * NANOS_PER_SEC),
+            ("s", NANOS_PER_SEC),
+            ("ms", 1_000_000),
+            ("us", 1_000),
+            ("ns", 1),
+        ];
+        for (unit, size) in UNITS {
+            if n >= size {
+                write!(f, "{}{}", n / size, unit)?;
+                n %= size;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for HumanDuration {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for HumanDuration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = HumanDuration;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration such as \"250ms\", \"90s\" or \"1h30m\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<HumanDuration, E> {
+                parse_duration(v).map_err(E::custom)
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<HumanDuration, E> {
+                v.checked_mul(NANOS_PER_SEC)
+                    .map(HumanDuration)
+                    .ok_or_else(|| E::custom(format!("{v} seconds is too long")))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<HumanDuration, E> {
+                if v < 0 {
+                    Err(E::custom(format!(
+                        "`{v}` is negative; a duration must be 0 or more"
+                    )))
+                } else {
+                    self.visit_u64(v as u64)
+                }
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<HumanDuration, E> {
+                seconds_value(v).ok_or_else(|| {
+                    E::custom(format!("`{v}` is not a duration of 0 seconds or more"))
+                })
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_forms_scenarios_use() {
+        assert_eq!(parse_duration("250ms").unwrap().0, 250_000_000);
+        assert_eq!(parse_duration("90s").unwrap().0, 90 * NANOS_PER_SEC);
+        assert_eq!(parse_duration("1h30m").unwrap().0, 5400 * NANOS_PER_SEC);
+        assert_eq!(parse_duration("1.5s").unwrap().0, 1_500_000_000);
+        assert_eq!(parse_duration("2").unwrap().0, 2 * NANOS_PER_SEC);
+        assert_eq!(parse_duration("0").unwrap().0, 0);
+        assert_eq!(parse_duration("20us").unwrap().0, 20_000);
+    }
+
+    #[test]
+    fn rejects_nonsense_with_the_input_named() {
+        for bad in ["", "-5s", "5 parsecs", "abc", "1.5.3s"] {
+            let e = parse_duration(bad).unwrap_err();
+            assert!(e.to_string().contains("is not a duration"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn display_round_trips_exactly() {
+        for n in [
+            0,
+            1,
+            999,
+            250_000_000,
+            1_500_000_000,
+            5400 * NANOS_PER_SEC,
+            3_723_000_000_017,
+        ] {
+            let d = HumanDuration(n);
+            assert_eq!(parse_duration(&d.to_string()).unwrap(), d, "{d}");
+        }
+        assert_eq!(HumanDuration(5400 * NANOS_PER_SEC).to_string(), "1h30m");
+        assert_eq!(HumanDuration(250_000_000).to_string(), "250ms");
+    }
+
+    #[test]
+    fn seconds_conversions_saturate() {
+        assert_eq!(from_secs(-1.0), 0);
+        assert_eq!(from_secs(f64::NAN), 0);
+        assert_eq!(from_secs(1e30), u64::MAX);
+        assert_eq!(from_secs(1.6), 1_600_000_000);
+        assert!((secs(1_600_000_000) - 1.6).abs() < 1e-12);
+    }
+}
