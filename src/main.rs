@@ -46,6 +46,7 @@ fn try_run(args: &RunArgs) -> Result<i32, Error> {
             scenario.threads_total()
         );
     }
+    let started = std::time::Instant::now();
     let result = run_scenario(
         &scenario,
         &RunOptions {
@@ -56,6 +57,14 @@ fn try_run(args: &RunArgs) -> Result<i32, Error> {
         },
     )?;
     let s = &result.summary;
+    let wall = started.elapsed().as_secs_f64();
+    if !args.quiet {
+        eprintln!(
+            "simulated {} requests in {wall:.3} s of wall time ({:.2} M requests/s)",
+            s.metrics.requests,
+            s.metrics.requests as f64 / wall.max(1e-9) / 1e6
+        );
+    }
     if args.json {
         print(&format!(
             "{}\n",
