@@ -33,7 +33,8 @@ pub struct RunArgs {
     #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
     pub set: Vec<Override>,
     /// The seed of every random choice (default: the scenario's, else a fresh one).
-    #[arg(long)]
+    /// At most 2^63 − 1, the largest integer a TOML file can record.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     pub seed: Option<u64>,
     /// How long the clients run, e.g. 90s, 1h30m.
     #[arg(long, value_parser = parse_duration_arg)]
@@ -86,10 +87,8 @@ impl RunArgs {
             all.push(Override::new(path, value).expect("fixed paths are valid"));
         };
         if let Some(seed) = self.seed {
-            match i64::try_from(seed) {
-                Ok(s) => push("run.seed", toml::Value::Integer(s)),
-                Err(_) => push("run.seed", toml::Value::String(seed.to_string())),
-            }
+            let seed = i64::try_from(seed).expect("clap keeps seeds within i64");
+            push("run.seed", toml::Value::Integer(seed));
         }
         if let Some(d) = self.duration {
             push("run.duration", toml::Value::String(d.to_string()));

@@ -441,3 +441,14 @@ fn ctrl_c_leaves_flushed_csv_and_a_partial_summary() {
     }
     assert_eq!(requests, s["requests"].as_u64().unwrap());
 }
+
+#[test]
+fn seeds_past_what_toml_can_hold_are_refused() {
+    bin()
+        .arg("run")
+        .arg(scenario("fast_slow.toml"))
+        .args(["--seed", "18446744073709551615"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--seed"));
+}

@@ -391,6 +391,9 @@ impl Builder {
     }
 
     fn check_run(&mut self, run: &RunConfig, at: &FieldPath) {
+        if run.seed.is_some_and(|s| i64::try_from(s).is_err()) {
+            self.problem(at.key("seed"), format!("must be at most {}", i64::MAX));
+        }
         if run.duration.nanos() == 0 {
             self.problem(at.key("duration"), "must be longer than 0s");
         }

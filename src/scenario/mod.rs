@@ -63,6 +63,11 @@ impl Default for RunConfig {
     }
 }
 
+/// A new random seed that a TOML file can record (TOML integers are signed 64-bit).
+pub fn fresh_seed() -> u64 {
+    rand::random::<u64>() >> 1
+}
+
 impl RunConfig {
     /// The seed; [`read_scenario`] always fixes one.
     pub fn seed(&self) -> u64 {
