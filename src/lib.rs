@@ -10,5 +10,6 @@ pub mod record;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod store;
 pub mod throttle;
 pub mod time;

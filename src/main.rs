@@ -37,7 +37,8 @@ fn run(args: RunArgs) -> i32 {
 }
 
 fn try_run(args: &RunArgs) -> Result<i32, Error> {
-    let scenario = scenario::read_scenario(&args.scenario, &args.overrides(), scenario::fresh_seed())?;
+    let scenario =
+        scenario::read_scenario(&args.scenario, &args.overrides(), scenario::fresh_seed())?;
     if !args.quiet && !args.json {
         eprintln!(
             "running {} (seed {}, {} threads)",

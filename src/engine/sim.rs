@@ -8,6 +8,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::Write;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::Layout;
@@ -15,7 +16,7 @@ use super::seeds::{Stream, stream};
 use crate::limiter::Limiter;
 use crate::record::{FinishContext, Recorder, RequestRecord, Summary};
 use crate::scenario::Scenario;
-use crate::throttle::{BuildContext, Response, SimRng, Status, Throttle};
+use crate::throttle::{Acquire, BuildContext, Population, Response, SimRng, Status, Throttle};
 use crate::time::Nanos;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,12 +66,31 @@ pub fn run<W: Write, R: Write>(
     let duration = layout.duration;
     let mut limiter: Box<dyn Limiter> = scenario.server.limiter.build();
     let latency = scenario.server.latency.sampler();
+    let store = crate::store::shared();
+    let populations: Vec<Arc<Population>> = (0..layout.keys.len())
+        .map(|key| {
+            Arc::new(Population {
+                rate_per_sec: limiter.rate_per_sec(),
+                windows: layout
+                    .groups
+                    .iter()
+                    .filter(|g| g.key == key)
+                    .map(|g| (g.start, g.stop, g.threads.len() as u32))
+                    .collect(),
+            })
+        })
+        .collect();
     let mut throttles: Vec<Box<dyn Throttle>> = layout
         .processes
         .iter()
         .map(|p| {
+            let group = &layout.groups[p.group];
             let ctx = BuildContext {
                 threads: p.threads.len(),
+                group: group.name.clone(),
+                process: p.index,
+                store: store.clone(),
+                population: populations[group.key].clone(),
             };
             scenario.clients[p.group].throttle.build(ctx)
         })
@@ -141,28 +161,40 @@ pub fn run<W: Write, R: Write>(
                 Some(schedule_send(th, throttle.as_mut(), &mut rec, i, now))
             }
             Phase::Send if now >= th.stop => None,
-            Phase::Send => {
-                let d = limiter.admit(now, th.key as usize);
-                let lat = latency.sample(&mut th.net_rng);
-                th.pending = Response {
-                    status: d.status,
-                    remaining: Some(d.remaining),
-                    limit: Some(d.limit),
-                    retry_after: d.retry_after,
-                    latency: lat,
-                };
-                rec.record_request(&RequestRecord {
-                    thread: i,
-                    sent_at: now,
-                    status: d.status,
-                    remaining: Some(d.remaining),
-                    retry_after: d.retry_after,
-                    latency: lat,
-                    waited: th.waited,
-                })?;
-                th.phase = Phase::Respond;
-                Some(now.saturating_add(lat))
-            }
+            Phase::Send => match throttle.acquire(now, th.local as usize, &mut th.throttle_rng) {
+                Acquire::Wait(more) => {
+                    rec.record_delay(i, more);
+                    th.waited = th.waited.saturating_add(more);
+                    Some(now.saturating_add(more))
+                }
+                Acquire::GiveUp => {
+                    rec.record_give_up(i);
+                    th.job_started = now;
+                    Some(schedule_send(th, throttle.as_mut(), &mut rec, i, now))
+                }
+                Acquire::Send => {
+                    let d = limiter.admit(now, th.key as usize);
+                    let lat = latency.sample(&mut th.net_rng);
+                    th.pending = Response {
+                        status: d.status,
+                        remaining: Some(d.remaining),
+                        limit: Some(d.limit),
+                        retry_after: d.retry_after,
+                        latency: lat,
+                    };
+                    rec.record_request(&RequestRecord {
+                        thread: i,
+                        sent_at: now,
+                        status: d.status,
+                        remaining: Some(d.remaining),
+                        retry_after: d.retry_after,
+                        latency: lat,
+                        waited: th.waited,
+                    })?;
+                    th.phase = Phase::Respond;
+                    Some(now.saturating_add(lat))
+                }
+            },
             Phase::Respond => {
                 let response = th.pending;
                 throttle.on_response(now, th.local as usize, &response, &mut th.throttle_rng);

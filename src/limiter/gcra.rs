@@ -135,6 +135,10 @@ impl Limiter for Gcra {
         }
     }
 
+    fn rate_per_sec(&self) -> f64 {
+        self.limit as f64 * crate::time::NANOS_PER_SEC as f64 / self.token as f64
+    }
+
     fn capacity(&self, duration: Nanos) -> f64 {
         let initial = self.initial as f64 / self.token as f64;
         initial + self.limit as f64 * duration as f64 / self.token as f64
@@ -200,6 +204,7 @@ mod tests {
     #[test]
     fn capacity_is_initial_plus_refill() {
         let g = gcra(4500, 3600, 500);
+        assert!((g.rate_per_sec() - 1.25).abs() < 1e-12);
         assert!((g.capacity(5 * 3600 * NANOS_PER_SEC) - 23_000.0).abs() < 1e-6);
     }
 

@@ -33,6 +33,8 @@ pub trait Limiter: Send {
     fn admit(&mut self, now: Nanos, key: usize) -> Decision;
     /// The most 2xx this rule could give one key over `[0, duration]`.
     fn capacity(&self, duration: Nanos) -> f64;
+    /// The sustained rate one key is allowed, in requests per second.
+    fn rate_per_sec(&self) -> f64;
 }
 
 /// Which rule the server applies; `kind = "..."` in the `[server]` table.

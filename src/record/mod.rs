@@ -52,6 +52,8 @@ impl Counts {
 #[derive(Clone, Debug, Default)]
 struct ThreadStats {
     total: Counts,
+    /// Jobs abandoned by the client (e.g. seed 001's timeout); nothing was sent for them.
+    gave_up: u64,
     interval: Counts,
     max_sleep: Nanos,
     last_remaining: Option<u64>,
@@ -204,6 +206,12 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             log.end_row()?;
         }
         Ok(())
+    }
+
+    /// A thread abandoned its job without sending.
+    #[inline]
+    pub fn record_give_up(&mut self, thread: usize) {
+        self.threads[thread].gave_up += 1;
     }
 
     /// A thread got its 2xx `wait` after it first wanted to send.

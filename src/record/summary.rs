@@ -13,6 +13,8 @@ pub struct Metrics {
     pub ok: u64,
     pub limited: u64,
     pub errors: u64,
+    /// Jobs the clients abandoned without sending (e.g. seed 001's 15 s timeout).
+    pub timed_out: u64,
     pub ratio_429: f64,
     /// The most 2xx the server could have given (for a group: its key's capacity).
     pub capacity: f64,
@@ -37,6 +39,7 @@ impl Metrics {
             "ok" => self.ok as f64,
             "limited" => self.limited as f64,
             "errors" => self.errors as f64,
+            "timed_out" => self.timed_out as f64,
             "ratio_429" => self.ratio_429,
             "capacity" => self.capacity,
             "utilization" => self.utilization,
@@ -124,6 +127,7 @@ impl Summary {
 
 struct Acc {
     counts: Counts,
+    timed_out: u64,
     rates: Vec<f64>,
     request_counts: Vec<f64>,
     max_sleep: Nanos,
@@ -133,6 +137,7 @@ impl Acc {
     fn new() -> Self {
         Acc {
             counts: Counts::default(),
+            timed_out: 0,
             rates: Vec::new(),
             request_counts: Vec::new(),
             max_sleep: 0,
@@ -157,6 +162,7 @@ impl Acc {
             ok: c.ok,
             limited: c.limited,
             errors: c.errors,
+            timed_out: self.timed_out,
             ratio_429: ratio(c.limited, c.requests as f64),
             capacity,
             utilization: ratio(c.ok, capacity),
@@ -206,6 +212,7 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
             let s = &rec.threads[th];
             for a in [&mut acc, &mut overall] {
                 a.counts.merge(&s.total);
+                a.timed_out += s.gave_up;
                 a.max_sleep = a.max_sleep.max(s.max_sleep);
                 a.request_counts.push(s.total.requests as f64);
                 if active > 0.0 {

@@ -149,6 +149,7 @@ pub const EXPECTABLE_METRICS: &[&str] = &[
     "ok",
     "limited",
     "errors",
+    "timed_out",
     "ratio_429",
     "capacity",
     "utilization",

@@ -13,6 +13,9 @@ use serde::{Deserialize, Serialize};
 pub use baseline::{FixedConfig, NoneConfig};
 pub use schneems::{Schneems, SchneemsConfig};
 
+use std::sync::Arc;
+
+use crate::store::SharedStore;
 use crate::time::Nanos;
 
 /// The one random generator type: PCG is small, fast, and documented to give the same stream
@@ -59,16 +62,76 @@ pub struct Response {
 }
 
 /// What an algorithm may know about where it runs when it is built.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct BuildContext {
     /// Threads of the process that will share this instance.
     pub threads: usize,
+    /// The client group's name: a prefix for keys in the shared store, so the processes of a
+    /// group coordinate with each other and with no other group.
+    pub group: String,
+    /// 0-based index of this process within its group.
+    pub process: usize,
+    /// State shared by every process of the run (seed 001's and seed 004's Redis).
+    pub store: SharedStore,
+    /// Who uses the same server key over time; only the `oracle` may look.
+    pub population: Arc<Population>,
+}
+
+impl BuildContext {
+    /// A context for one process alone (tests, single-process tools).
+    pub fn solo(threads: usize) -> Self {
+        BuildContext {
+            threads,
+            group: "clients".into(),
+            process: 0,
+            store: crate::store::shared(),
+            population: Arc::new(Population::default()),
+        }
+    }
+}
+
+/// Everything a perfect observer knows: the server's rate and, for the key this process uses,
+/// how many threads run at any time. Real clients cannot know this; the `oracle` baseline does.
+#[derive(Clone, Debug, Default)]
+pub struct Population {
+    /// The server's sustained rate for the key, in requests per second (0 when unknown).
+    pub rate_per_sec: f64,
+    /// `(start, stop, threads)` of every group on the key.
+    pub windows: Vec<(Nanos, Nanos, u32)>,
+}
+
+impl Population {
+    /// Threads on the key at `now`.
+    pub fn active_threads(&self, now: Nanos) -> u32 {
+        self.windows
+            .iter()
+            .filter(|(start, stop, _)| *start <= now && now < *stop)
+            .map(|w| w.2)
+            .sum()
+    }
+}
+
+/// What a thread does once the wait [`Throttle::delay`] chose is over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Acquire {
+    /// Send the request now.
+    Send,
+    /// A local limiter refused (a lock held elsewhere, a local bucket empty, a client-side
+    /// rejection): wait this long, then ask again. Nothing is sent.
+    Wait(Nanos),
+    /// Abandon this job (e.g. seed 001's 15 s timeout); the thread moves on to its next job.
+    GiveUp,
 }
 
 /// A client-side throttle shared by the threads of one process.
 pub trait Throttle: Send {
     /// How long `thread` waits before its next send, asked at `now` (jitter included).
     fn delay(&mut self, now: Nanos, thread: usize, rng: &mut SimRng) -> Nanos;
+    /// Asked when the wait is over, just before sending; algorithms with a local gate (a lock,
+    /// a local bucket) answer here. The default sends.
+    fn acquire(&mut self, _now: Nanos, _thread: usize, _rng: &mut SimRng) -> Acquire {
+        Acquire::Send
+    }
     /// The answer to `thread`'s last request arrived at `now`.
     fn on_response(&mut self, now: Nanos, thread: usize, response: &Response, rng: &mut SimRng);
     /// The state worth charting, in seconds (seed 002's `sleep_for`).

@@ -213,7 +213,7 @@ mod tests {
     use crate::time::NANOS_PER_SEC;
 
     fn ctx(threads: usize) -> BuildContext {
-        BuildContext { threads }
+        BuildContext::solo(threads)
     }
 
     fn resp(status: Status, remaining: u64) -> Response {
