@@ -16,6 +16,8 @@ pub struct GroupInfo {
     pub stop: Nanos,
     pub processes: Range<usize>,
     pub threads: Range<usize>,
+    /// Each thread is done after this many 2xx, if set.
+    pub jobs: Option<u64>,
 }
 
 impl GroupInfo {
@@ -98,6 +100,7 @@ impl Layout {
                 stop: common.stop.map_or(duration, |s| s.nanos().min(duration)),
                 processes: p0..layout.processes.len(),
                 threads: t0..layout.threads.len(),
+                jobs: common.jobs,
             });
         }
         layout

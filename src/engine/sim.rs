@@ -35,6 +35,8 @@ struct SimThread {
     local: u32,
     key: u32,
     stop: Nanos,
+    /// 2xx still to get before the thread is done (finite workloads).
+    jobs_left: Option<u64>,
     /// When the thread first wanted to send the job it is working on.
     job_started: Nanos,
     waited: Nanos,
@@ -107,6 +109,7 @@ pub fn run<W: Write, R: Write>(
                 local: t.local,
                 key: g.key as u32,
                 stop: g.stop,
+                jobs_left: g.jobs,
                 job_started: g.start,
                 waited: 0,
                 pending: Response {
@@ -173,7 +176,7 @@ pub fn run<W: Write, R: Write>(
                     Some(schedule_send(th, throttle.as_mut(), &mut rec, i, now))
                 }
                 Acquire::Send => {
-                    let d = limiter.admit(now, th.key as usize);
+                    let d = limiter.admit_from(now, th.key as usize, i);
                     let lat = latency.sample(&mut th.net_rng);
                     th.pending = Response {
                         status: d.status,
@@ -197,12 +200,23 @@ pub fn run<W: Write, R: Write>(
             },
             Phase::Respond => {
                 let response = th.pending;
+                limiter.release(now, th.key as usize);
                 throttle.on_response(now, th.local as usize, &response, &mut th.throttle_rng);
                 if response.status == Status::Ok {
                     rec.record_success(i, now - th.job_started);
                     th.job_started = now;
+                    if let Some(left) = &mut th.jobs_left {
+                        *left -= 1;
+                        if *left == 0 {
+                            rec.record_finished(i, now);
+                        }
+                    }
                 }
-                Some(schedule_send(th, throttle.as_mut(), &mut rec, i, now))
+                if th.jobs_left == Some(0) {
+                    None
+                } else {
+                    Some(schedule_send(th, throttle.as_mut(), &mut rec, i, now))
+                }
             }
         };
         match next {

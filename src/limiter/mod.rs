@@ -31,6 +31,15 @@ pub struct Decision {
 pub trait Limiter: Send {
     /// Decide on one request for `key` arriving at `now`. Calls come in time order.
     fn admit(&mut self, now: Nanos, key: usize) -> Decision;
+    /// As [`Limiter::admit`], for models whose answer depends on which client asks (e.g. the
+    /// optimistic-concurrency row, where each client writes the version it read). `client`
+    /// is the engine's global thread index.
+    fn admit_from(&mut self, now: Nanos, key: usize, _client: usize) -> Decision {
+        self.admit(now, key)
+    }
+    /// The answer to an admitted or refused request has been delivered at `now` (the request
+    /// is no longer in flight). For models that count requests in flight.
+    fn release(&mut self, _now: Nanos, _key: usize) {}
     /// The most 2xx this rule could give one key over `[0, duration]`.
     fn capacity(&self, duration: Nanos) -> f64;
     /// The sustained rate one key is allowed, in requests per second.
@@ -58,6 +67,16 @@ impl LimiterConfig {
         match self {
             LimiterConfig::Gcra(_) => "gcra",
         }
+    }
+
+    /// One line for `throttle-sim list`: what the rule is and where it comes from.
+    pub fn describe(name: &str) -> Option<&'static str> {
+        Some(match name {
+            "gcra" => {
+                "Heroku-style GCRA: `limit` per `period`, refilled continuously (seed 002's server)"
+            }
+            _ => return None,
+        })
     }
 
     /// Type the parameters of the kind `name` (the tag already removed); `None` if unknown.

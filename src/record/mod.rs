@@ -54,6 +54,8 @@ struct ThreadStats {
     total: Counts,
     /// Jobs abandoned by the client (e.g. seed 001's timeout); nothing was sent for them.
     gave_up: u64,
+    /// When a thread with a finite workload got its last 2xx.
+    finished_at: Option<Nanos>,
     interval: Counts,
     max_sleep: Nanos,
     last_remaining: Option<u64>,
@@ -212,6 +214,12 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
     #[inline]
     pub fn record_give_up(&mut self, thread: usize) {
         self.threads[thread].gave_up += 1;
+    }
+
+    /// A thread with a finite workload got its last 2xx.
+    #[inline]
+    pub fn record_finished(&mut self, thread: usize, now: Nanos) {
+        self.threads[thread].finished_at = Some(now);
     }
 
     /// A thread got its 2xx `wait` after it first wanted to send.

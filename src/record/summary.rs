@@ -29,6 +29,9 @@ pub struct Metrics {
     /// Seconds; `null` without any 2xx.
     pub wait_p50: Option<f64>,
     pub wait_p99: Option<f64>,
+    /// Seconds until the last job of a finite workload got its 2xx; `null` when there is no
+    /// finite workload or some job never finished.
+    pub time_to_clear: Option<f64>,
 }
 
 impl Metrics {
@@ -49,6 +52,7 @@ impl Metrics {
             "convergence_s" => return self.convergence_s,
             "wait_p50" => return self.wait_p50,
             "wait_p99" => return self.wait_p99,
+            "time_to_clear" => return self.time_to_clear,
             _ => return None,
         })
     }
@@ -131,6 +135,10 @@ struct Acc {
     rates: Vec<f64>,
     request_counts: Vec<f64>,
     max_sleep: Nanos,
+    /// The latest finish so far, and whether every thread with a workload finished.
+    cleared_at: Option<Nanos>,
+    has_workload: bool,
+    all_cleared: bool,
 }
 
 impl Acc {
@@ -141,6 +149,9 @@ impl Acc {
             rates: Vec::new(),
             request_counts: Vec::new(),
             max_sleep: 0,
+            cleared_at: None,
+            has_workload: false,
+            all_cleared: true,
         }
     }
 
@@ -172,6 +183,10 @@ impl Acc {
             convergence_s: convergence.map(secs),
             wait_p50: quantile(0.5),
             wait_p99: quantile(0.99),
+            time_to_clear: (self.has_workload && self.all_cleared)
+                .then_some(self.cleared_at)
+                .flatten()
+                .map(secs),
         }
     }
 }
@@ -207,10 +222,21 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
     let mut groups = Vec::new();
     for (gi, g) in layout.groups.iter().enumerate() {
         let mut acc = Acc::new();
-        let active = secs(g.active_time(end));
         for th in g.threads.clone() {
             let s = &rec.threads[th];
+            // A thread with a finite workload is active until its last job is done.
+            let active = secs(
+                s.finished_at
+                    .map_or(g.active_time(end), |f| f.saturating_sub(g.start)),
+            );
             for a in [&mut acc, &mut overall] {
+                if g.jobs.is_some() {
+                    a.has_workload = true;
+                    match s.finished_at {
+                        Some(f) => a.cleared_at = Some(a.cleared_at.map_or(f, |c| c.max(f))),
+                        None => a.all_cleared = false,
+                    }
+                }
                 a.counts.merge(&s.total);
                 a.timed_out += s.gave_up;
                 a.max_sleep = a.max_sleep.max(s.max_sleep);

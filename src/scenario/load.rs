@@ -152,7 +152,15 @@ const TOP_LEVEL: &[&str] = &[
     "variants",
     "expect",
 ];
-const GROUP_COMMON: &[&str] = &["name", "processes", "threads", "start", "stop", "key"];
+const GROUP_COMMON: &[&str] = &[
+    "name",
+    "processes",
+    "threads",
+    "start",
+    "stop",
+    "jobs",
+    "key",
+];
 const SERVER_COMMON: &[&str] = &["latency"];
 
 /// Collects every problem instead of stopping at the first, so one run of the tool shows all.
@@ -426,6 +434,9 @@ impl Builder {
             }
             if c.processes == 0 {
                 self.problem(here.key("processes"), "must be at least 1 (got 0)");
+            }
+            if c.jobs == Some(0) {
+                self.problem(here.key("jobs"), "must be at least 1 (got 0)");
             }
             if c.threads == 0 {
                 self.problem(here.key("threads"), "must be at least 1 (got 0)");

@@ -111,6 +111,9 @@ pub struct GroupCommon {
     /// When the group leaves. Default: the end of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<HumanDuration>,
+    /// A finite workload: each thread is done after this many 2xx (default: it never is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<u64>,
     /// The API token the group uses; groups without one share the default key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
@@ -159,6 +162,7 @@ pub const EXPECTABLE_METRICS: &[&str] = &[
     "convergence_s",
     "wait_p50",
     "wait_p99",
+    "time_to_clear",
 ];
 
 impl Scenario {

@@ -175,6 +175,23 @@ impl ThrottleConfig {
     /// The algorithm names the `algorithm` field accepts.
     pub const NAMES: &'static [&'static str] = &["schneems", "none", "fixed"];
 
+    /// One line for `throttle-sim list`: what the algorithm is and where it comes from.
+    pub fn describe(name: &str) -> Option<&'static str> {
+        Some(match name {
+            "schneems" => {
+                "seed 002's adaptive client: double on 429, decrease by remaining and time since the last doubling"
+            }
+            "none" => "no throttling: send again as soon as an answer arrives",
+            "fixed" => "a constant sleep before every request (seed 001's naive `sleep 1`)",
+            _ => return None,
+        })
+    }
+
+    /// The algorithm `name` with every parameter at its default.
+    pub fn defaults(name: &str) -> Option<Self> {
+        Self::from_params(name, toml::Value::Table(toml::Table::new()))?.ok()
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             ThrottleConfig::Schneems(_) => "schneems",
@@ -242,4 +259,23 @@ pub(crate) fn check_positive(out: &mut Vec<ParamProblem>, field: &'static str, v
 pub(crate) fn test_rng() -> SimRng {
     use rand::SeedableRng;
     SimRng::seed_from_u64(7)
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+
+    #[test]
+    fn every_name_has_defaults_a_description_and_round_trips() {
+        for name in ThrottleConfig::NAMES {
+            let cfg =
+                ThrottleConfig::defaults(name).unwrap_or_else(|| panic!("{name}: no defaults"));
+            assert_eq!(cfg.name(), *name);
+            assert!(
+                ThrottleConfig::describe(name).is_some(),
+                "{name}: no description"
+            );
+            assert!(cfg.problems().is_empty(), "{name}: defaults invalid");
+        }
+    }
 }
