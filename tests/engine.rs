@@ -92,3 +92,43 @@ fn the_same_seed_gives_the_same_summary_and_another_seed_another() {
     assert_eq!(a, b);
     assert_ne!(a.metrics.requests, c.metrics.requests);
 }
+
+#[test]
+fn peaks_count_the_busiest_window_per_process_group_and_key() {
+    // Threads that sleep exactly 1 s and get answers after 20 ms send at 1 s, 2.02 s, 3.04 s…:
+    // the two threads of `pair` always send together, `single` with them, on one key.
+    let text = r#"
+[run]
+duration = "1m"
+peak_window = "1s"
+[server]
+limit = 1000
+period = "1s"
+latency = "20ms"
+[[clients]]
+name = "pair"
+threads = 2
+algorithm = "fixed"
+[[clients]]
+name = "single"
+algorithm = "fixed"
+"#;
+    let s = summarize(&scenario(text));
+    assert_eq!(s.metrics.peak_requests, Some(3));
+    assert_eq!(s.metrics.peak_process_requests, Some(2));
+    assert_eq!(s.groups[0].metrics.peak_requests, Some(2));
+    assert_eq!(s.groups[1].metrics.peak_requests, Some(1));
+    assert_eq!(s.groups[1].metrics.peak_process_requests, Some(1));
+    // A window a little longer than the spacing of 1.02 s sees two rounds.
+    let s = summarize(&scenario(
+        &text.replace("\"1s\"\n[server]", "\"1030ms\"\n[server]"),
+    ));
+    assert_eq!(s.metrics.peak_requests, Some(6));
+    // Without a window the metrics are null, and `[expect]` on them is missed.
+    let s = summarize(&scenario(&format!(
+        "{}\n[expect]\npeak_requests = [0, 10]\n",
+        text.replace("peak_window = \"1s\"\n", "")
+    )));
+    assert_eq!(s.metrics.peak_requests, None);
+    assert_eq!(s.missed().count(), 1);
+}

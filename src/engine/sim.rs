@@ -125,7 +125,8 @@ pub fn run<W: Write, R: Write>(
         })
         .collect();
 
-    let mut rec = Recorder::new(&layout, scenario.run.sample_every.nanos(), series, requests)?;
+    let mut rec = Recorder::new(&layout, scenario.run.sample_every.nanos(), series, requests)?
+        .with_peak_window(scenario.run.peak_window.map(|w| w.nanos()));
     let mut queue: BinaryHeap<Reverse<u128>> = layout
         .threads
         .iter()

@@ -5,6 +5,7 @@
 //! and at every sampling tick; the recorder writes `series.csv` (and `requests.csv`) as it goes
 //! and computes the summary at the end.
 
+mod peak;
 mod summary;
 mod writer;
 
@@ -12,6 +13,7 @@ use std::io::Write;
 
 use hdrhistogram::Histogram;
 
+pub use peak::{PeakCounter, Peaks};
 pub use summary::{ExpectVerdict, GroupSummary, Metrics, ProcessSummary, Summary};
 pub use writer::CsvSink;
 
@@ -117,6 +119,8 @@ pub struct Recorder<'a, W: Write, R: Write> {
     /// Index 0 overall, then one per group.
     convergence: Vec<Convergence>,
     scratch: Vec<f64>,
+    /// Sliding request counts, when the run asks for `peak_window`.
+    peaks: Option<Peaks>,
 }
 
 impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
@@ -168,7 +172,15 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             waits: vec![histogram; layout.groups.len()],
             convergence: vec![Convergence::default(); layout.groups.len() + 1],
             scratch: Vec::new(),
+            peaks: None,
         })
+    }
+
+    /// Also track `peak_requests` and `peak_process_requests` over windows of this length.
+    pub fn with_peak_window(mut self, window: Option<Nanos>) -> Self {
+        let l = self.layout;
+        self.peaks = window.map(|w| Peaks::new(w, l.processes.len(), l.groups.len(), l.keys.len()));
+        self
     }
 
     /// The next sampling tick due, if the run has one left.
@@ -191,6 +203,13 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
         s.interval.add(r.status);
         if r.remaining.is_some() {
             s.last_remaining = r.remaining;
+        }
+        if let Some(p) = &mut self.peaks {
+            let info = self.layout.threads[r.thread];
+            let group = info.group as usize;
+            p.processes[info.process as usize].record(r.sent_at);
+            p.groups[group].record(r.sent_at);
+            p.keys[self.layout.groups[group].key].record(r.sent_at);
         }
         if let Some(log) = &mut self.requests {
             let info = self.layout.threads[r.thread];

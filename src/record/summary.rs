@@ -3,7 +3,7 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::{Counts, FinishContext, Recorder};
+use super::{Counts, FinishContext, PeakCounter, Recorder};
 use crate::time::{Nanos, secs};
 
 /// The metrics shared by the whole run and each group.
@@ -32,6 +32,13 @@ pub struct Metrics {
     /// Seconds until the last job of a finite workload got its 2xx; `null` when there is no
     /// finite workload or some job never finished.
     pub time_to_clear: Option<f64>,
+    /// The most requests sent to one key within any `[run] peak_window` (for a group: its own
+    /// requests); `null` without a `peak_window`.
+    #[serde(default)]
+    pub peak_requests: Option<u64>,
+    /// The most requests one process sent within any `peak_window`; `null` without one.
+    #[serde(default)]
+    pub peak_process_requests: Option<u64>,
 }
 
 impl Metrics {
@@ -53,6 +60,8 @@ impl Metrics {
             "wait_p50" => return self.wait_p50,
             "wait_p99" => return self.wait_p99,
             "time_to_clear" => return self.time_to_clear,
+            "peak_requests" => return self.peak_requests.map(|v| v as f64),
+            "peak_process_requests" => return self.peak_process_requests.map(|v| v as f64),
             _ => return None,
         })
     }
@@ -187,6 +196,8 @@ impl Acc {
                 .then_some(self.cleared_at)
                 .flatten()
                 .map(secs),
+            peak_requests: None,
+            peak_process_requests: None,
         }
     }
 }
@@ -249,11 +260,16 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
         all_waits
             .add(&rec.waits[gi])
             .expect("histograms of one precision merge");
-        let metrics = acc.metrics(
+        let mut metrics = acc.metrics(
             ctx.capacity_per_key,
             rec.convergence[gi + 1].since,
             Some(&rec.waits[gi]),
         );
+        if let Some(p) = &rec.peaks {
+            metrics.peak_requests = Some(p.groups[gi].peak());
+            metrics.peak_process_requests =
+                g.processes.clone().map(|i| p.processes[i].peak()).max();
+        }
         groups.push(GroupSummary {
             name: g.name.clone(),
             key: layout.keys[g.key].clone(),
@@ -261,7 +277,11 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
         });
     }
     let capacity = ctx.capacity_per_key * layout.keys.len() as f64;
-    let metrics = overall.metrics(capacity, rec.convergence[0].since, Some(&all_waits));
+    let mut metrics = overall.metrics(capacity, rec.convergence[0].since, Some(&all_waits));
+    if let Some(p) = &rec.peaks {
+        metrics.peak_requests = p.keys.iter().map(PeakCounter::peak).max();
+        metrics.peak_process_requests = p.processes.iter().map(PeakCounter::peak).max();
+    }
     let processes = layout
         .processes
         .iter()

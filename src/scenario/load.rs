@@ -413,6 +413,9 @@ impl Builder {
                 format!("must be at most the run's duration ({})", run.duration),
             );
         }
+        if run.peak_window.is_some_and(|w| w.nanos() == 0) {
+            self.problem(at.key("peak_window"), "must be longer than 0s");
+        }
         if !(run.time_scale.is_finite() && run.time_scale > 0.0) {
             self.problem(
                 at.key("time_scale"),

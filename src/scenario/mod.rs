@@ -49,6 +49,10 @@ pub struct RunConfig {
     pub time_scale: f64,
     /// One `series.csv` row per thread per this interval. Default 10 s.
     pub sample_every: HumanDuration,
+    /// The window of `peak_requests` and `peak_process_requests` (e.g. "60s" for "never more
+    /// than 60 in any minute"); without it those metrics are null.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_window: Option<HumanDuration>,
 }
 
 impl Default for RunConfig {
@@ -59,6 +63,7 @@ impl Default for RunConfig {
             mode: Mode::Sim,
             time_scale: 1.0,
             sample_every: HumanDuration::from_secs(10),
+            peak_window: None,
         }
     }
 }
@@ -163,6 +168,8 @@ pub const EXPECTABLE_METRICS: &[&str] = &[
     "wait_p50",
     "wait_p99",
     "time_to_clear",
+    "peak_requests",
+    "peak_process_requests",
 ];
 
 impl Scenario {
