@@ -5,13 +5,39 @@
 //! send and report every answer through [`Throttle::on_response`]; no algorithm sleeps, reads a
 //! clock or owns its randomness, so each is testable on virtual time in microseconds.
 
+mod aimd;
+mod aws_adaptive;
+mod backoff;
 mod baseline;
+mod dual_bucket;
+mod gem_backoff;
+mod gem_gradual;
+mod gem_increase;
+mod gem_proportional;
+mod gem_remaining;
+mod interval_lock;
+mod oracle;
 mod schneems;
+mod sre_adaptive;
+mod window_queue;
 
 use serde::{Deserialize, Serialize};
 
+pub use aimd::{Aimd, AimdConfig};
+pub use aws_adaptive::{AwsAdaptive, AwsAdaptiveConfig};
+pub use backoff::{Backoff, BackoffConfig, Jitter};
 pub use baseline::{FixedConfig, NoneConfig};
+pub use dual_bucket::{DualBucket, DualBucketConfig, MovingWindow, Workload};
+pub use gem_backoff::{GemBackoff, GemBackoffConfig};
+pub use gem_gradual::GemGradualConfig;
+pub use gem_increase::GemIncrease;
+pub use gem_proportional::GemProportionalConfig;
+pub use gem_remaining::GemRemainingConfig;
+pub use interval_lock::{IntervalLock, IntervalLockConfig};
+pub use oracle::{Oracle, OracleConfig};
 pub use schneems::{Schneems, SchneemsConfig};
+pub use sre_adaptive::{SreAdaptive, SreAdaptiveConfig};
+pub use window_queue::{WindowQueue, WindowQueueConfig};
 
 use std::sync::Arc;
 
@@ -152,6 +178,30 @@ pub enum ThrottleConfig {
     None(NoneConfig),
     /// A constant sleep before every request (seed 001's naive `sleep 1`).
     Fixed(FixedConfig),
+    /// Seed 000's two local buckets.
+    DualBucket(DualBucketConfig),
+    /// Seed 001's lock shared through the store.
+    IntervalLock(IntervalLockConfig),
+    /// Seed 003's per-key backoff with the AWS blog's jitters.
+    Backoff(BackoffConfig),
+    /// Seed 004's fixed-window counters and delayed queue.
+    WindowQueue(WindowQueueConfig),
+    /// rate_throttle_client's ExponentialBackoff.
+    GemBackoff(GemBackoffConfig),
+    /// rate_throttle_client's ExponentialIncreaseGradualDecrease.
+    GemGradual(GemGradualConfig),
+    /// rate_throttle_client's ExponentialIncreaseProportionalDecrease.
+    GemProportional(GemProportionalConfig),
+    /// rate_throttle_client's ExponentialIncreaseProportionalRemainingDecrease.
+    GemRemaining(GemRemainingConfig),
+    /// The AWS SDKs' adaptive retry mode.
+    AwsAdaptive(AwsAdaptiveConfig),
+    /// Google SRE's client-side adaptive throttling.
+    SreAdaptive(SreAdaptiveConfig),
+    /// Additive increase, multiplicative decrease of a send rate.
+    Aimd(AimdConfig),
+    /// Knows the server's rate and the population: the bound.
+    Oracle(OracleConfig),
 }
 
 impl Default for ThrottleConfig {
@@ -173,7 +223,23 @@ pub type ParamProblem = (&'static str, String);
 
 impl ThrottleConfig {
     /// The algorithm names the `algorithm` field accepts.
-    pub const NAMES: &'static [&'static str] = &["schneems", "none", "fixed"];
+    pub const NAMES: &'static [&'static str] = &[
+        "schneems",
+        "none",
+        "fixed",
+        "dual-bucket",
+        "interval-lock",
+        "backoff",
+        "window-queue",
+        "gem-backoff",
+        "gem-gradual",
+        "gem-proportional",
+        "gem-remaining",
+        "aws-adaptive",
+        "sre-adaptive",
+        "aimd",
+        "oracle",
+    ];
 
     /// One line for `throttle-sim list`: what the algorithm is and where it comes from.
     pub fn describe(name: &str) -> Option<&'static str> {
@@ -183,6 +249,40 @@ impl ThrottleConfig {
             }
             "none" => "no throttling: send again as soon as an answer arrives",
             "fixed" => "a constant sleep before every request (seed 001's naive `sleep 1`)",
+            "dual-bucket" => {
+                "seed 000's two local buckets (60/60 s, 3/1 s); pull syncs of 9 or one-at-a-time pushes"
+            }
+            "interval-lock" => {
+                "seed 001's lock shared by a group's processes: SET NX PX 1 s, wait PTTL + offset, 15 s timeout"
+            }
+            "backoff" => {
+                "seed 003's per-key backoff after 429/503 (503 first), full/equal/decorrelated/no jitter"
+            }
+            "window-queue" => {
+                "seed 004's fixed-window counters per group and delay to the window a job's turn falls in"
+            }
+            "gem-backoff" => {
+                "rate_throttle_client's ExponentialBackoff: retry 429s after 0.8 s × 1.2^n, no state"
+            }
+            "gem-gradual" => {
+                "rate_throttle_client: shared sleep, +0.8 s and ×1.2 on 429, −0.8 s per call"
+            }
+            "gem-proportional" => {
+                "rate_throttle_client: shared sleep, +0.8 s and ×1.2 on 429, −sleep/4500 per call"
+            }
+            "gem-remaining" => {
+                "rate_throttle_client: shared sleep, +0.8 s and ×1.2 on 429, −sleep×remaining/4500 per call"
+            }
+            "aws-adaptive" => {
+                "the AWS SDKs' adaptive retry mode: CUBIC rate, measured rate, client token bucket"
+            }
+            "sre-adaptive" => {
+                "Google SRE client-side throttling: reject locally with p = (requests − 2·accepts)/(requests + 1)"
+            }
+            "aimd" => "additive increase, multiplicative decrease of each process's send rate",
+            "oracle" => {
+                "the bound: knows the server's rate and the thread count, spaces requests exactly"
+            }
             _ => return None,
         })
     }
@@ -197,6 +297,18 @@ impl ThrottleConfig {
             ThrottleConfig::Schneems(_) => "schneems",
             ThrottleConfig::None(_) => "none",
             ThrottleConfig::Fixed(_) => "fixed",
+            ThrottleConfig::DualBucket(_) => "dual-bucket",
+            ThrottleConfig::IntervalLock(_) => "interval-lock",
+            ThrottleConfig::Backoff(_) => "backoff",
+            ThrottleConfig::WindowQueue(_) => "window-queue",
+            ThrottleConfig::GemBackoff(_) => "gem-backoff",
+            ThrottleConfig::GemGradual(_) => "gem-gradual",
+            ThrottleConfig::GemProportional(_) => "gem-proportional",
+            ThrottleConfig::GemRemaining(_) => "gem-remaining",
+            ThrottleConfig::AwsAdaptive(_) => "aws-adaptive",
+            ThrottleConfig::SreAdaptive(_) => "sre-adaptive",
+            ThrottleConfig::Aimd(_) => "aimd",
+            ThrottleConfig::Oracle(_) => "oracle",
         }
     }
 
@@ -207,6 +319,18 @@ impl ThrottleConfig {
             "schneems" => typed(params).map(ThrottleConfig::Schneems),
             "none" => typed(params).map(ThrottleConfig::None),
             "fixed" => typed(params).map(ThrottleConfig::Fixed),
+            "dual-bucket" => typed(params).map(ThrottleConfig::DualBucket),
+            "interval-lock" => typed(params).map(ThrottleConfig::IntervalLock),
+            "backoff" => typed(params).map(ThrottleConfig::Backoff),
+            "window-queue" => typed(params).map(ThrottleConfig::WindowQueue),
+            "gem-backoff" => typed(params).map(ThrottleConfig::GemBackoff),
+            "gem-gradual" => typed(params).map(ThrottleConfig::GemGradual),
+            "gem-proportional" => typed(params).map(ThrottleConfig::GemProportional),
+            "gem-remaining" => typed(params).map(ThrottleConfig::GemRemaining),
+            "aws-adaptive" => typed(params).map(ThrottleConfig::AwsAdaptive),
+            "sre-adaptive" => typed(params).map(ThrottleConfig::SreAdaptive),
+            "aimd" => typed(params).map(ThrottleConfig::Aimd),
+            "oracle" => typed(params).map(ThrottleConfig::Oracle),
             _ => return None,
         })
     }
@@ -217,6 +341,18 @@ impl ThrottleConfig {
             ThrottleConfig::Schneems(c) => Box::new(Schneems::new(c.clone(), ctx)),
             ThrottleConfig::None(c) => Box::new(c.build()),
             ThrottleConfig::Fixed(c) => Box::new(c.build()),
+            ThrottleConfig::DualBucket(c) => Box::new(c.build(ctx)),
+            ThrottleConfig::IntervalLock(c) => Box::new(c.build(ctx)),
+            ThrottleConfig::Backoff(c) => Box::new(c.build(ctx)),
+            ThrottleConfig::WindowQueue(c) => Box::new(c.build(ctx)),
+            ThrottleConfig::GemBackoff(c) => Box::new(c.build(ctx)),
+            ThrottleConfig::GemGradual(c) => Box::new(c.build(ctx)),
+            ThrottleConfig::GemProportional(c) => Box::new(c.build(ctx)),
+            ThrottleConfig::GemRemaining(c) => Box::new(c.build(ctx)),
+            ThrottleConfig::AwsAdaptive(c) => Box::new(c.build(ctx)),
+            ThrottleConfig::SreAdaptive(c) => Box::new(c.build(ctx)),
+            ThrottleConfig::Aimd(c) => Box::new(c.build(ctx)),
+            ThrottleConfig::Oracle(c) => Box::new(c.build(ctx)),
         }
     }
 
@@ -226,6 +362,18 @@ impl ThrottleConfig {
             ThrottleConfig::Schneems(c) => c.problems(),
             ThrottleConfig::None(_) => Vec::new(),
             ThrottleConfig::Fixed(c) => c.problems(),
+            ThrottleConfig::DualBucket(c) => c.problems(),
+            ThrottleConfig::IntervalLock(c) => c.problems(),
+            ThrottleConfig::Backoff(c) => c.problems(),
+            ThrottleConfig::WindowQueue(c) => c.problems(),
+            ThrottleConfig::GemBackoff(c) => c.problems(),
+            ThrottleConfig::GemGradual(c) => c.problems(),
+            ThrottleConfig::GemProportional(c) => c.problems(),
+            ThrottleConfig::GemRemaining(c) => c.problems(),
+            ThrottleConfig::AwsAdaptive(c) => c.problems(),
+            ThrottleConfig::SreAdaptive(c) => c.problems(),
+            ThrottleConfig::Aimd(c) => c.problems(),
+            ThrottleConfig::Oracle(_) => Vec::new(),
         }
     }
 }
