@@ -688,4 +688,43 @@ initial_sleep = "4s"
         let e = err(&format!("{BASE}\n[[clients]]\nname = \"a\"\n"), &[]);
         assert!(e.contains("clients[1].name: `a` names two groups"), "{e}");
     }
+
+    mod fuzz {
+        use super::{BASE, parse};
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Whatever a user writes as a value, loading answers with a scenario or errors.
+            #[test]
+            fn any_value_anywhere_gives_a_scenario_or_an_error(
+                field in proptest::sample::select(vec![
+                    "duration = \"1h\"", "seed = 3", "limit = 100", "threads = 2",
+                    "initial_sleep = \"4s\"", "name = \"a\"",
+                ]),
+                value in prop_oneof![
+                    any::<i64>().prop_map(|v| v.to_string()),
+                    any::<f64>().prop_map(|v| format!("{v:?}")),
+                    "\"[a-z0-9. -]{0,12}\"",
+                    Just("[1, 2]".to_string()),
+                    Just("{ a = 1 }".to_string()),
+                    Just("nan".to_string()),
+                    Just("-inf".to_string()),
+                ],
+            ) {
+                let key = field.split(' ').next().unwrap();
+                let text = BASE.replace(field, &format!("{key} = {value}"));
+                match parse(&text, &[]) {
+                    Ok(s) => {
+                        let _ = s.to_toml();
+                    }
+                    Err(e) => prop_assert!(!e.problems.is_empty()),
+                }
+            }
+
+            #[test]
+            fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
+                let _ = parse(&text, &[]);
+            }
+        }
+    }
 }
