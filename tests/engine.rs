@@ -207,3 +207,16 @@ algorithm = "none"
         (other_seed.metrics.errors, other_seed.metrics.wait_p99)
     );
 }
+
+#[test]
+fn the_server_model_scenarios_pass_their_expectations() {
+    for name in ["occ_contention", "outage"] {
+        let path = format!("{}/scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let s = summarize(&parse_scenario(&text, &path, name, &[], 0).unwrap());
+        assert!(!s.expect.is_empty(), "{name} states no expectation");
+        for v in &s.expect {
+            assert!(v.pass, "{name}: {v:?}");
+        }
+    }
+}
