@@ -353,6 +353,21 @@ fn bad_input_names_file_line_field_and_what_is_valid() {
         "period = \"1h\"\nburst = 5",
         "server.burst: unknown field `burst`",
     );
+    bad(
+        "kind = \"gcra\"",
+        "kind = \"token-bucket\"",
+        ":13: server.limit: unknown field `limit`, expected one of `rate`, `period`, `burst`, `initial`",
+    );
+    bad(
+        "latency = \"20ms\"",
+        "latency = \"20ms\"\noutages = [[\"4h\", \"6h\"]]\nerror_rate = -0.1",
+        ":16: server.outages[0]: ends at 6h, after the end of the run (5h)",
+    );
+    bad(
+        "latency = \"20ms\"",
+        "latency = \"20ms\"\nerror_rate = -0.1",
+        ":16: server.error_rate: must be a probability from 0 to 1 (got -0.1)",
+    );
 }
 
 #[test]

@@ -132,3 +132,131 @@ algorithm = "fixed"
     assert_eq!(s.metrics.peak_requests, None);
     assert_eq!(s.missed().count(), 1);
 }
+
+#[test]
+fn a_concurrency_slot_is_held_from_admission_to_answer_and_refusals_hold_none() {
+    // 5 unthrottled threads, at most 2 in flight, every answer 20 ms after its request: each
+    // round the two threads whose answers free the slots get them again at once, and the
+    // three refused threads must not free slots they never held. 50 rounds in 1 s.
+    let s = summarize(&scenario(
+        r#"
+[run]
+duration = "1s"
+sample_every = "1s"
+[server]
+kind = "concurrency"
+max_in_flight = 2
+latency = "20ms"
+[[clients]]
+name = "eager"
+threads = 5
+algorithm = "none"
+"#,
+    ));
+    assert_eq!(s.metrics.ok, 2 * 50);
+    assert_eq!(s.metrics.requests, 5 * 50);
+    assert_eq!(s.metrics.limited, 3 * 50);
+    // The rule states no bound over time, so capacity and utilization are 0.
+    assert_eq!((s.metrics.capacity, s.metrics.utilization), (0.0, 0.0));
+}
+
+#[test]
+fn occ_clients_that_retry_at_once_succeed_one_per_round_trip() {
+    // The AWS post's resource with unthrottled clients: 10 clients write at t = 0, one wins,
+    // the others retry one round trip later, one wins again...: 10 + 9 + ... + 1 writes.
+    let s = summarize(&scenario(
+        r#"
+[run]
+duration = "1m"
+[server]
+kind = "occ"
+latency = "20ms"
+[[clients]]
+name = "writers"
+threads = 10
+jobs = 1
+algorithm = "none"
+"#,
+    ));
+    assert_eq!(s.metrics.ok, 10);
+    assert_eq!(s.metrics.requests, 55);
+    assert_eq!(s.metrics.limited, 45);
+    assert_eq!(s.metrics.time_to_clear, Some(0.2));
+}
+
+#[test]
+fn occ_clients_that_space_their_writes_do_not_conflict() {
+    // 4 processes of one thread each, a fixed 1 s wait before every write: all write at 1 s,
+    // conflict but one, and retry 1 s later... unless the writes are spread out by jitter.
+    let text = r#"
+[run]
+duration = "1m"
+[server]
+kind = "occ"
+latency = "20ms"
+[[clients]]
+name = "writers"
+processes = 4
+jobs = 1
+algorithm = "fixed"
+sleep = "1s"
+"#;
+    let lockstep = summarize(&scenario(text));
+    assert_eq!(lockstep.metrics.requests, 4 + 3 + 2 + 1);
+    let spread = summarize(&scenario(
+        &text.replace("sleep = \"1s\"", "sleep = \"1s\"\njitter = 1.0"),
+    ));
+    assert_eq!(spread.metrics.ok, 4);
+    assert!(spread.metrics.requests < lockstep.metrics.requests);
+}
+
+#[test]
+fn an_outage_answers_503_and_random_errors_follow_the_seed() {
+    // One request per second for 60 s against plenty of tokens; down from 10 s to 20 s.
+    let text = r#"
+[run]
+duration = "60s"
+seed = 5
+[server]
+limit = 1000
+period = "1s"
+latency = "1s"
+outages = [["10s", "20s"]]
+[[clients]]
+name = "steady"
+algorithm = "none"
+"#;
+    let s = summarize(&scenario(text));
+    assert_eq!(s.metrics.requests, 60);
+    assert_eq!(s.metrics.errors, 10);
+    assert_eq!(s.metrics.ok, 50);
+
+    let noisy = text.replace("outages = [[\"10s\", \"20s\"]]", "error_rate = 0.5");
+    let a = summarize(&scenario(&noisy));
+    assert_eq!(a, summarize(&scenario(&noisy)));
+    assert!(
+        (15..=45).contains(&a.metrics.errors),
+        "{}",
+        a.metrics.errors
+    );
+    assert_eq!(a.metrics.ok + a.metrics.errors, 60);
+    let other_seed = summarize(&scenario(&noisy.replace("seed = 5", "seed = 6")));
+    assert_ne!(a.metrics.errors, 0);
+    assert_ne!(
+        (a.metrics.errors, a.metrics.wait_p99),
+        (other_seed.metrics.errors, other_seed.metrics.wait_p99)
+    );
+}
+
+#[test]
+fn the_server_model_scenarios_pass_their_expectations() {
+    for name in ["occ_contention", "outage"] {
+        let path = format!("{}/scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let s = summarize(&parse_scenario(&text, &path, name, &[], 0).unwrap());
+        assert!(!s.expect.is_empty(), "{name} states no expectation");
+        for v in &s.expect {
+            assert!(v.pass, "{name}: {v:?}");
+        }
+    }
+}

@@ -11,6 +11,9 @@ use crate::throttle::SimRng;
 pub enum Stream {
     Throttle = 1,
     Network = 2,
+    /// The server's own randomness (fault injection's random errors); one stream per run,
+    /// index 0.
+    Server = 3,
 }
 
 /// SplitMix64's finalizer: a fast bijective mix with good avalanche.

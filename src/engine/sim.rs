@@ -66,7 +66,10 @@ pub fn run<W: Write, R: Write>(
     let layout = Layout::new(scenario);
     let seed = scenario.run.seed();
     let duration = layout.duration;
-    let mut limiter: Box<dyn Limiter> = scenario.server.limiter.build();
+    let mut limiter: Box<dyn Limiter> =
+        scenario
+            .server
+            .build_limiter(stream(seed, 0, Stream::Server));
     let latency = scenario.server.latency.sampler();
     let store = crate::store::shared();
     let populations: Vec<Arc<Population>> = (0..layout.keys.len())
@@ -179,10 +182,11 @@ pub fn run<W: Write, R: Write>(
                 Acquire::Send => {
                     let d = limiter.admit_from(now, th.key as usize, i);
                     let lat = latency.sample(&mut th.net_rng);
+                    let remaining = d.has_headers().then_some(d.remaining);
                     th.pending = Response {
                         status: d.status,
-                        remaining: Some(d.remaining),
-                        limit: Some(d.limit),
+                        remaining,
+                        limit: d.has_headers().then_some(d.limit),
                         retry_after: d.retry_after,
                         latency: lat,
                     };
@@ -190,7 +194,7 @@ pub fn run<W: Write, R: Write>(
                         thread: i,
                         sent_at: now,
                         status: d.status,
-                        remaining: Some(d.remaining),
+                        remaining,
                         retry_after: d.retry_after,
                         latency: lat,
                         waited: th.waited,
@@ -201,7 +205,10 @@ pub fn run<W: Write, R: Write>(
             },
             Phase::Respond => {
                 let response = th.pending;
-                limiter.release(now, th.key as usize);
+                // Only an admitted request held a place in the server; a refusal never did.
+                if response.status == Status::Ok {
+                    limiter.release(now, th.key as usize);
+                }
                 throttle.on_response(now, th.local as usize, &response, &mut th.throttle_rng);
                 if response.status == Status::Ok {
                     rec.record_success(i, now - th.job_started);

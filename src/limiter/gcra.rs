@@ -143,6 +143,17 @@ impl Limiter for Gcra {
         let initial = self.initial as f64 / self.token as f64;
         initial + self.limit as f64 * duration as f64 / self.token as f64
     }
+
+    fn capacity_with_outages(&self, duration: Nanos, closed: &[(Nanos, Nanos)]) -> f64 {
+        let token = self.token as f64;
+        super::token_bucket::bucket_capacity_with_outages(
+            self.initial as f64 / token,
+            self.limit as f64,
+            self.limit as f64 / token,
+            duration,
+            closed,
+        )
+    }
 }
 
 #[cfg(test)]
@@ -206,6 +217,17 @@ mod tests {
         let g = gcra(4500, 3600, 500);
         assert!((g.rate_per_sec() - 1.25).abs() < 1e-12);
         assert!((g.capacity(5 * 3600 * NANOS_PER_SEC) - 23_000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn an_outage_longer_than_the_bucket_spills_the_rest() {
+        // 60 per minute: a 90 s outage collects 90 tokens, the bucket keeps 60.
+        let g = gcra(60, 60, 60);
+        let c = g.capacity_with_outages(
+            600 * NANOS_PER_SEC,
+            &[(60 * NANOS_PER_SEC, 150 * NANOS_PER_SEC)],
+        );
+        assert!((c - (660.0 - 30.0)).abs() < 1e-6, "{c}");
     }
 
     #[test]

@@ -3,13 +3,25 @@
 //! A [`Limiter`] is told the time and asked to admit one request; it never reads a clock, so
 //! the sim engine and the live server run the very same code.
 
+mod concurrency;
+mod faults;
+mod fixed_window;
 mod gcra;
 mod latency;
+mod occ;
+mod sliding_window;
+mod token_bucket;
 
 use serde::{Deserialize, Serialize};
 
+pub use concurrency::{Concurrency, ConcurrencyConfig};
+pub use faults::{FaultConfig, FaultProblem, Faulty};
+pub use fixed_window::{FixedWindow, FixedWindowConfig};
 pub use gcra::{Gcra, GcraConfig};
 pub use latency::Latency;
+pub use occ::{Occ, OccConfig};
+pub use sliding_window::{SlidingWindow, SlidingWindowConfig};
+pub use token_bucket::{TokenBucket, TokenBucketConfig};
 
 use crate::throttle::{ConfigError, Status, typed};
 use crate::time::Nanos;
@@ -20,10 +32,18 @@ pub struct Decision {
     pub status: Status,
     /// Whole requests left for this key after the decision (`RateLimit-Remaining`).
     pub remaining: u64,
-    /// `RateLimit-Limit`.
+    /// `RateLimit-Limit`; 0 when the answer carries no rate-limit headers at all (an injected
+    /// fault), and then `remaining` means nothing.
     pub limit: u64,
     /// On refusal, how long until a request would be admitted (`Retry-After`).
     pub retry_after: Option<Nanos>,
+}
+
+impl Decision {
+    /// Whether the answer carries `RateLimit-*` headers.
+    pub fn has_headers(&self) -> bool {
+        self.limit > 0
+    }
 }
 
 /// One server rule, holding the state of every key. Keys are dense indices given out by the
@@ -37,12 +57,22 @@ pub trait Limiter: Send {
     fn admit_from(&mut self, now: Nanos, key: usize, _client: usize) -> Decision {
         self.admit(now, key)
     }
-    /// The answer to an admitted or refused request has been delivered at `now` (the request
-    /// is no longer in flight). For models that count requests in flight.
+    /// The answer to a request this rule admitted (`Status::Ok`) has been delivered at `now`:
+    /// the request is no longer in flight. Engines call it exactly once per admitted request
+    /// and never for a refused one (a refusal never held a slot). For models that count
+    /// requests in flight.
     fn release(&mut self, _now: Nanos, _key: usize) {}
-    /// The most 2xx this rule could give one key over `[0, duration]`.
+    /// The most 2xx this rule could give one key over `[0, duration]`; 0 for rules that set
+    /// no bound over time (e.g. `concurrency`, whose bound depends on the service time).
     fn capacity(&self, duration: Nanos) -> f64;
-    /// The sustained rate one key is allowed, in requests per second.
+    /// As [`Limiter::capacity`], when the rule is never consulted during the `closed` windows
+    /// (sorted, disjoint, half-open; fault injection's outages). The default, `capacity`,
+    /// is an upper bound; rules override it with the exact figure.
+    fn capacity_with_outages(&self, duration: Nanos, _closed: &[(Nanos, Nanos)]) -> f64 {
+        self.capacity(duration)
+    }
+    /// The sustained rate one key is allowed, in requests per second; 0 when the rule has
+    /// none (`concurrency`, `occ`).
     fn rate_per_sec(&self) -> f64;
 }
 
@@ -52,6 +82,16 @@ pub trait Limiter: Send {
 pub enum LimiterConfig {
     /// Heroku-style GCRA, seed 002's server (the default).
     Gcra(GcraConfig),
+    /// `limit` per window aligned to t = 0 (seed 004's windows).
+    FixedWindow(FixedWindowConfig),
+    /// At most `limit` in any `window` (exact log).
+    SlidingWindow(SlidingWindowConfig),
+    /// `rate` per `period` into a bucket of `burst`.
+    TokenBucket(TokenBucketConfig),
+    /// At most `max_in_flight` requests in flight.
+    Concurrency(ConcurrencyConfig),
+    /// One versioned row written optimistically (the AWS backoff post's resource).
+    Occ(OccConfig),
 }
 
 impl Default for LimiterConfig {
@@ -61,11 +101,23 @@ impl Default for LimiterConfig {
 }
 
 impl LimiterConfig {
-    pub const NAMES: &'static [&'static str] = &["gcra"];
+    pub const NAMES: &'static [&'static str] = &[
+        "gcra",
+        "fixed-window",
+        "sliding-window",
+        "token-bucket",
+        "concurrency",
+        "occ",
+    ];
 
     pub fn name(&self) -> &'static str {
         match self {
             LimiterConfig::Gcra(_) => "gcra",
+            LimiterConfig::FixedWindow(_) => "fixed-window",
+            LimiterConfig::SlidingWindow(_) => "sliding-window",
+            LimiterConfig::TokenBucket(_) => "token-bucket",
+            LimiterConfig::Concurrency(_) => "concurrency",
+            LimiterConfig::Occ(_) => "occ",
         }
     }
 
@@ -75,6 +127,21 @@ impl LimiterConfig {
             "gcra" => {
                 "Heroku-style GCRA: `limit` per `period`, refilled continuously (seed 002's server)"
             }
+            "fixed-window" => {
+                "fixed-window counter: `limit` per `window`, windows aligned to t = 0, Retry-After to the next window (seed 004's server)"
+            }
+            "sliding-window" => {
+                "sliding-window log (exact, not the counter approximation): at most `limit` in any `window`"
+            }
+            "token-bucket" => {
+                "token bucket: `rate` tokens per `period` into a bucket of `burst` (API gateways' rate and burst)"
+            }
+            "concurrency" => {
+                "concurrent-requests limiter: at most `max_in_flight` admitted and unanswered (Stripe's)"
+            }
+            "occ" => {
+                "one versioned row per key written optimistically; a stale write conflicts (409, answered as 429) (AWS backoff post)"
+            }
             _ => return None,
         })
     }
@@ -83,6 +150,11 @@ impl LimiterConfig {
     pub fn from_params(name: &str, params: toml::Value) -> Option<Result<Self, ConfigError>> {
         Some(match name {
             "gcra" => typed(params).map(LimiterConfig::Gcra),
+            "fixed-window" => typed(params).map(LimiterConfig::FixedWindow),
+            "sliding-window" => typed(params).map(LimiterConfig::SlidingWindow),
+            "token-bucket" => typed(params).map(LimiterConfig::TokenBucket),
+            "concurrency" => typed(params).map(LimiterConfig::Concurrency),
+            "occ" => typed(params).map(LimiterConfig::Occ),
             _ => return None,
         })
     }
@@ -90,6 +162,11 @@ impl LimiterConfig {
     pub fn build(&self) -> Box<dyn Limiter> {
         match self {
             LimiterConfig::Gcra(c) => Box::new(Gcra::new(c)),
+            LimiterConfig::FixedWindow(c) => Box::new(FixedWindow::new(c)),
+            LimiterConfig::SlidingWindow(c) => Box::new(SlidingWindow::new(c)),
+            LimiterConfig::TokenBucket(c) => Box::new(TokenBucket::new(c)),
+            LimiterConfig::Concurrency(c) => Box::new(Concurrency::new(c)),
+            LimiterConfig::Occ(c) => Box::new(Occ::new(c)),
         }
     }
 
@@ -97,6 +174,37 @@ impl LimiterConfig {
     pub fn problems(&self) -> Vec<(&'static str, String)> {
         match self {
             LimiterConfig::Gcra(c) => c.problems(),
+            LimiterConfig::FixedWindow(c) => c.problems(),
+            LimiterConfig::SlidingWindow(c) => c.problems(),
+            LimiterConfig::TokenBucket(c) => c.problems(),
+            LimiterConfig::Concurrency(c) => c.problems(),
+            LimiterConfig::Occ(c) => c.problems(),
         }
+    }
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_valid_defaults_a_description_and_round_trips() {
+        for name in LimiterConfig::NAMES {
+            let cfg = LimiterConfig::from_params(name, toml::Value::Table(toml::Table::new()))
+                .unwrap_or_else(|| panic!("{name}: unknown"))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(cfg.name(), *name);
+            assert!(LimiterConfig::describe(name).is_some(), "{name}");
+            assert!(cfg.problems().is_empty(), "{name}: defaults invalid");
+            let text = toml::to_string(&cfg).unwrap();
+            let back: LimiterConfig = toml::from_str(&text).unwrap();
+            assert_eq!(back, cfg, "{name}");
+            // Every kind answers a first request from a fresh key.
+            let d = cfg.build().admit(0, 0);
+            assert!(d.has_headers(), "{name}");
+        }
+        assert!(
+            LimiterConfig::from_params("leaky", toml::Value::Table(Default::default())).is_none()
+        );
     }
 }

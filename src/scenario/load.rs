@@ -12,7 +12,7 @@ use super::{
     ClientGroup, EXPECTABLE_METRICS, Expect, GroupCommon, Override, RunConfig, Scenario,
     ServerCommon, ServerConfig, Variant,
 };
-use crate::limiter::LimiterConfig;
+use crate::limiter::{FaultConfig, LimiterConfig};
 use crate::throttle::{ConfigError, ThrottleConfig, typed};
 
 /// Everything wrong with one scenario, each problem with its place.
@@ -161,7 +161,7 @@ const GROUP_COMMON: &[&str] = &[
     "jobs",
     "key",
 ];
-const SERVER_COMMON: &[&str] = &["latency"];
+const SERVER_COMMON: &[&str] = &["latency", "outages", "error_rate"];
 
 /// Collects every problem instead of stopping at the first, so one run of the tool shows all.
 #[derive(Default)]
@@ -238,6 +238,7 @@ impl Builder {
             (run?, server?, clients?, variants?, expect?);
         run.seed.get_or_insert(seed_if_absent);
         self.check_run(&run, &run_path);
+        self.check_faults(&server.faults, &run, &top.key("server"));
         self.check_clients(&clients, &run, &top.key("clients"));
         self.check_variants(&variants, &top.key("variants"));
         self.check_expect(&expect, &top.key("expect"));
@@ -286,6 +287,10 @@ impl Builder {
         Some(ServerConfig {
             limiter,
             latency: common.latency,
+            faults: FaultConfig {
+                outages: common.outages,
+                error_rate: common.error_rate,
+            },
         })
     }
 
@@ -421,6 +426,17 @@ impl Builder {
                 at.key("time_scale"),
                 format!("must be a number above 0 (got {})", run.time_scale),
             );
+        }
+    }
+
+    fn check_faults(&mut self, faults: &FaultConfig, run: &RunConfig, at: &FieldPath) {
+        for p in faults.problems(run.duration) {
+            let field = at.key(p.field);
+            let path = match p.index {
+                Some(i) => field.index(i),
+                None => field,
+            };
+            self.problem(path, p.message);
         }
     }
 
@@ -564,6 +580,7 @@ initial_sleep = "4s"
         }
         match &s.server.limiter {
             LimiterConfig::Gcra(g) => assert_eq!((g.limit, g.period.secs()), (100, 3600.0)),
+            other => panic!("{other:?}"),
         }
     }
 
@@ -663,11 +680,95 @@ initial_sleep = "4s"
         .unwrap();
         match &s.server.limiter {
             LimiterConfig::Gcra(g) => assert_eq!(g.limit, 600),
+            other => panic!("{other:?}"),
         }
         assert_eq!(s.run.duration.secs(), 7200.0);
         assert_eq!(s.clients[0].common.threads, 7);
         let e = err(BASE, &["clients.*.threads=0"]);
         assert!(e.contains("(from --set clients.*.threads=0)"), "{e}");
+    }
+
+    #[test]
+    fn every_server_kind_reads_and_round_trips_with_faults() {
+        let text = BASE.replace(
+            "limit = 100",
+            "kind = \"fixed-window\"\nlimit = 10\nwindow = \"10s\"\noutages = [[\"10m\", \"12m\"]]\nerror_rate = 0.01",
+        );
+        let s = parse(&text, &[]).unwrap();
+        match &s.server.limiter {
+            LimiterConfig::FixedWindow(f) => assert_eq!((f.limit, f.window.secs()), (10, 10.0)),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(s.server.faults.error_rate, 0.01);
+        assert_eq!(s.server.faults.outages[0][1].secs(), 720.0);
+        assert_eq!(parse(&s.to_toml(), &[]).unwrap(), s);
+        for kind in LimiterConfig::NAMES {
+            let s = parse(
+                &BASE.replace("limit = 100", &format!("kind = \"{kind}\"")),
+                &[],
+            );
+            let s = s.unwrap_or_else(|e| panic!("{kind}: {e}"));
+            assert_eq!(s.server.limiter.name(), *kind);
+            assert!(s.server.faults.is_empty());
+            assert_eq!(parse(&s.to_toml(), &[]).unwrap(), s, "{kind}");
+        }
+    }
+
+    #[test]
+    fn server_kind_and_fault_errors_name_line_and_field() {
+        let e = err(
+            &BASE.replace("limit = 100", "kind = \"token-bucket\"\nlimit = 5"),
+            &[],
+        );
+        assert!(
+            e.contains("t.toml:9: server.limit: unknown field `limit`, expected one of `rate`, `period`, `burst`, `initial`"),
+            "{e}"
+        );
+        assert!(
+            e.contains("every server also takes latency, outages, error_rate"),
+            "{e}"
+        );
+        let e = err(&BASE.replace("limit = 100", "kind = \"leaky\""), &[]);
+        assert!(
+            e.contains("t.toml:8: server.kind: unknown kind `leaky`, expected one of: gcra, fixed-window, sliding-window, token-bucket, concurrency, occ"),
+            "{e}"
+        );
+        let e = err(
+            &BASE.replace("limit = 100", "kind = \"concurrency\"\nmax_in_flight = 0"),
+            &[],
+        );
+        assert_eq!(e, "t.toml:9: server.max_in_flight: must be at least 1");
+        let e = err(
+            &BASE.replace(
+                "limit = 100",
+                "limit = 100\nerror_rate = 1.5\noutages = [\n  [\"10m\", \"5m\"],\n  [\"50m\", \"2h\"],\n  [\"20m\", \"30m\"],\n  [\"25m\", \"26m\"],\n]",
+            ),
+            &[],
+        );
+        let lines: Vec<_> = e.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "t.toml:11: server.outages[0]: starts at 10m, not before its end 5m; write [start, end]",
+                "t.toml:12: server.outages[1]: ends at 2h, after the end of the run (1h)",
+                "t.toml:14: server.outages[3]: 25m–26m overlaps outages[2] (20m–30m); make them one window",
+                "t.toml:9: server.error_rate: must be a probability from 0 to 1 (got 1.5)",
+            ]
+        );
+        let e = err(&BASE.replace("limit = 100", "outages = [\"10m\"]"), &[]);
+        assert!(
+            e.starts_with("t.toml:8: server.outages[0]: invalid type"),
+            "{e}"
+        );
+        // A shorter run from the command line makes an outage fall outside it.
+        let e = err(
+            &BASE.replace("limit = 100", "outages = [[\"10m\", \"20m\"]]"),
+            &["run.duration=15m"],
+        );
+        assert!(
+            e.contains("server.outages[0]: ends at 20m, after the end of the run (15m)"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -690,5 +791,44 @@ initial_sleep = "4s"
         assert!(e.contains("clients[0].stop: must be after start"), "{e}");
         let e = err(&format!("{BASE}\n[[clients]]\nname = \"a\"\n"), &[]);
         assert!(e.contains("clients[1].name: `a` names two groups"), "{e}");
+    }
+
+    mod fuzz {
+        use super::{BASE, parse};
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Whatever a user writes as a value, loading answers with a scenario or errors.
+            #[test]
+            fn any_value_anywhere_gives_a_scenario_or_an_error(
+                field in proptest::sample::select(vec![
+                    "duration = \"1h\"", "seed = 3", "limit = 100", "threads = 2",
+                    "initial_sleep = \"4s\"", "name = \"a\"",
+                ]),
+                value in prop_oneof![
+                    any::<i64>().prop_map(|v| v.to_string()),
+                    any::<f64>().prop_map(|v| format!("{v:?}")),
+                    "\"[a-z0-9. -]{0,12}\"",
+                    Just("[1, 2]".to_string()),
+                    Just("{ a = 1 }".to_string()),
+                    Just("nan".to_string()),
+                    Just("-inf".to_string()),
+                ],
+            ) {
+                let key = field.split(' ').next().unwrap();
+                let text = BASE.replace(field, &format!("{key} = {value}"));
+                match parse(&text, &[]) {
+                    Ok(s) => {
+                        let _ = s.to_toml();
+                    }
+                    Err(e) => prop_assert!(!e.problems.is_empty()),
+                }
+            }
+
+            #[test]
+            fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
+                let _ = parse(&text, &[]);
+            }
+        }
     }
 }

@@ -13,8 +13,8 @@ pub use load::{ScenarioError, parse_scenario, read_scenario};
 pub use overrides::Override;
 pub use path::FieldPath;
 
-use crate::limiter::{Latency, LimiterConfig};
-use crate::throttle::ThrottleConfig;
+use crate::limiter::{FaultConfig, Latency, Limiter, LimiterConfig};
+use crate::throttle::{SimRng, ThrottleConfig};
 use crate::time::HumanDuration;
 
 /// A validated scenario, overrides applied and seed fixed.
@@ -85,6 +85,16 @@ impl RunConfig {
 pub struct ServerConfig {
     pub limiter: LimiterConfig,
     pub latency: Latency,
+    /// Outages and random errors in front of the rule.
+    pub faults: FaultConfig,
+}
+
+impl ServerConfig {
+    /// The rule with its faults; `rng` is the run's server stream (engine::seeds), the only
+    /// randomness a server has.
+    pub fn build_limiter(&self, rng: SimRng) -> Box<dyn Limiter> {
+        self.faults.wrap(self.limiter.build(), rng)
+    }
 }
 
 /// The `[server]` fields that belong to every kind of limiter.
@@ -92,6 +102,10 @@ pub struct ServerConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct ServerCommon {
     pub latency: Latency,
+    /// `[start, end)` windows answered with 503 (see `limiter::FaultConfig`).
+    pub outages: Vec<[HumanDuration; 2]>,
+    /// Probability of a random 500. Default 0.
+    pub error_rate: f64,
 }
 
 /// One `[[clients]]` group: `processes` processes of `threads` threads, one algorithm.
@@ -192,6 +206,8 @@ impl Scenario {
         let mut server = table_of(&self.server.limiter);
         server.extend(table_of(&ServerCommon {
             latency: self.server.latency.clone(),
+            outages: self.server.faults.outages.clone(),
+            error_rate: self.server.faults.error_rate,
         }));
         root.insert("server".into(), toml::Value::Table(server));
         let clients = self
