@@ -117,8 +117,9 @@ const GUILD: &str = r#"
 duration = "30m"
 peak_window = "10s"
 [server]
+kind = "fixed-window"
 limit = 10
-period = "10s"
+window = "10s"
 latency = "200ms"
 [[clients]]
 name = "guild"
@@ -148,4 +149,22 @@ fn seed_004_workers_of_a_group_count_together_and_never_run_a_job_that_would_be_
     );
     let apart = summarize(&inline(&apart, 1));
     assert!(apart.metrics.ratio_429 > 0.3, "{}", apart.metrics.ratio_429);
+}
+
+#[test]
+fn seed_003_counting_503s_like_429s_spares_the_server_during_an_outage() {
+    for seed in 1..=4 {
+        let set = format!("run.seed={seed}");
+        let counted = bundled("backoff_503.toml", &[&set]);
+        let ignored = bundled("backoff_503.toml", &[&set, "clients.sdk.count_503=false"]);
+        assert!(
+            counted.metrics.errors * 10 < ignored.metrics.errors,
+            "seed {seed}: {} vs {}",
+            counted.metrics.errors,
+            ignored.metrics.errors
+        );
+        // The outage ends and a success clears the count: the clients are back to using the
+        // minute budgets.
+        assert!(counted.metrics.utilization > 0.9, "seed {seed}");
+    }
 }
