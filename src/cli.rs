@@ -54,6 +54,9 @@ pub struct RunArgs {
     /// Print summary.json to stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Skip charts/ and report.html (`throttle-sim plot DIR` can draw them later).
+    #[arg(long)]
+    pub no_charts: bool,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

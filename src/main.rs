@@ -59,6 +59,9 @@ fn try_run(args: &RunArgs) -> Result<i32, Error> {
     )?;
     let s = &result.summary;
     let wall = started.elapsed().as_secs_f64();
+    if !args.no_charts {
+        report::write_run_report(&result.dir)?;
+    }
     if !args.quiet {
         eprintln!(
             "simulated {} requests in {wall:.3} s of wall time ({:.2} M requests/s)",
