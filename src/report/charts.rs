@@ -680,7 +680,7 @@ impl Chart for TradeoffChart<'_> {
         if !x0.is_finite() {
             (x0, x1) = (0.0, 1.0);
         }
-        let pad = ((x1 - x0) * 0.15).max(0.01);
+        let pad = ((x1 - x0) * 0.15).max(0.002);
         let (x0, x1) = ((x0 - pad).max(0.0), x1 + pad);
         let top = y_top(
             self.points
