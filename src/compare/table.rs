@@ -87,8 +87,9 @@ pub const METHOD: &str = "Each cell is the mean over the seeds ± the half-width
 t-interval (mean ± t(0.975, n−1)·s/√n, s the sample standard deviation over seeds). A metric \
 that is null on some seed (convergence_s when the sleep values never settled, wait_p99 with no \
 2xx) is averaged over the seeds that have it and marked (k/n); in a column, more seeds with a \
-value beats a better mean over fewer. * marks the best of each column (ties all marked). Rank: \
-the variants ordered by the mean of their ranks over the six columns.";
+value beats a better mean over fewer. The best of each column is marked (* in text, bold in \
+the report; ties all marked). Rank: the variants ordered by the mean of their ranks over the six \
+columns.";
 
 /// One variant's runs, one per seed in seed order.
 #[derive(Clone, Debug)]
