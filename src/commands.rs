@@ -94,7 +94,7 @@ pub fn plot(args: &PlotArgs) -> Result<i32, Error> {
         )));
     }
     let what = if compare::is_comparison(dir) {
-        compare::write_compare_report(dir)?;
+        compare::write_compare_report(dir, cores())?;
         "comparison"
     } else {
         report::write_run_report(dir)?;

@@ -301,7 +301,7 @@ pub fn run_compare(opts: &CompareOptions<'_>, plan: &Plan) -> Result<CompareResu
     let csv_path = dir.join("compare.csv");
     fs::write(&csv_path, compare_csv(&plan.seeds, &runs)).map_err(Error::io(&csv_path))?;
     // The table, the JSON and the report all come from compare.csv, as `plot` does it.
-    let comparison = write_compare_report(&dir)?;
+    let comparison = write_compare_report(&dir, opts.jobs)?;
     let json_path = dir.join("compare.json");
     let mut json = serde_json::to_string_pretty(&comparison).expect("a comparison serializes");
     json.push('\n');

@@ -69,20 +69,26 @@ fn caption(stem: &str, seeds: usize) -> String {
 }
 
 /// (Re)write the charts and `report.html` of the comparison in `dir`, and those of each
-/// variant's run folder.
-pub fn write_compare_report(dir: &Path) -> Result<Comparison, Error> {
+/// variant's run folder, `jobs` variants at a time.
+pub fn write_compare_report(dir: &Path, jobs: usize) -> Result<Comparison, Error> {
     let scenario = read_scenario(&dir.join("scenario.toml"), &[], 0)?;
     let cmp = load_comparison(dir)?;
     let n_seeds = cmp.seeds.len();
 
-    // Each variant's own report, and what the comparison's charts need from it.
+    // Each variant's own report (drawn `jobs` at a time), and what the comparison's charts
+    // need from it.
+    let drawn = crate::parallel::run_all(cmp.variants.len(), jobs, |i| {
+        let vdir = variant_dir(dir, i, &cmp.variants[i].name);
+        let charts = write_run_report(&vdir)?;
+        let run = RunFolder::load(&vdir)?;
+        let sleep = charts.into_iter().find(|c| c.stem == "sleep");
+        Ok::<_, Error>((vdir, run, sleep))
+    });
     let mut ratio_lines = Vec::new();
     let mut window = None;
     let mut variant_sections = Vec::new();
-    for (i, v) in cmp.variants.iter().enumerate() {
-        let vdir = variant_dir(dir, i, &v.name);
-        let charts = write_run_report(&vdir)?;
-        let run = RunFolder::load(&vdir)?;
+    for (v, d) in cmp.variants.iter().zip(drawn) {
+        let (vdir, run, sleep) = d?;
         let w = *window.get_or_insert_with(|| run.series.default_window());
         ratio_lines.push(RatioLine {
             label: v.name.clone(),
@@ -90,7 +96,6 @@ pub fn write_compare_report(dir: &Path) -> Result<Comparison, Error> {
             times: run.series.times.clone(),
             ratio: run.series.rolling_ratio(0, w),
         });
-        let sleep = charts.into_iter().find(|c| c.stem == "sleep");
         variant_sections.push((vdir, run, sleep));
     }
     let bucket_s = variant_sections
