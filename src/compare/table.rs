@@ -88,8 +88,8 @@ t-interval (mean ± t(0.975, n−1)·s/√n, s the sample standard deviation ove
 that is null on some seed (convergence_s when the sleep values never settled, wait_p99 with no \
 2xx) is averaged over the seeds that have it and marked (k/n); in a column, more seeds with a \
 value beats a better mean over fewer. The best of each column is marked (* in text, bold in \
-the report; ties all marked). Rank: the variants ordered by the mean of their ranks over the six \
-columns.";
+the report; ties all marked). Rank: variants that meet every [expect] range of the scenario \
+(judged on their means) come first, then by the mean of their ranks over the six columns.";
 
 /// One variant's runs, one per seed in seed order.
 #[derive(Clone, Debug)]
@@ -105,6 +105,8 @@ pub struct VariantStats {
     pub rank: usize,
     /// The mean of the variant's ranks over the columns (lower is better).
     pub score: f64,
+    /// How many `[expect]` ranges its means miss; fewer ranks first.
+    pub missed: usize,
     /// The columns this variant is best in.
     pub best: Vec<String>,
     /// Every metric over the seeds (all of `[expect]`'s metrics, the columns among them).
@@ -149,7 +151,7 @@ impl Comparison {
                         (m.to_string(), Stat::of(&values))
                     })
                     .collect();
-                let expect = expect
+                let expect: Vec<ExpectVerdict> = expect
                     .iter()
                     .map(|(metric, &[lo, hi])| {
                         let value = metrics.get(metric).and_then(|s| s.mean);
@@ -165,6 +167,7 @@ impl Comparison {
                     name: v.name.clone(),
                     rank: 0,
                     score: 0.0,
+                    missed: expect.iter().filter(|e| !e.pass).count(),
                     best: Vec::new(),
                     metrics,
                     expect,
@@ -190,10 +193,16 @@ impl Comparison {
         for (v, r) in out.iter_mut().zip(&rank_sum) {
             v.score = *r as f64 / COLUMNS.len() as f64;
         }
+        let before = |a: &VariantStats, b: &VariantStats| {
+            a.missed.cmp(&b.missed).then(a.score.total_cmp(&b.score))
+        };
         let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by(|&a, &b| out[a].score.total_cmp(&out[b].score).then(a.cmp(&b)));
+        order.sort_by(|&a, &b| before(&out[a], &out[b]).then(a.cmp(&b)));
         for &i in &order {
-            out[i].rank = 1 + out.iter().filter(|o| o.score < out[i].score).count();
+            out[i].rank = 1 + out
+                .iter()
+                .filter(|o| before(o, &out[i]) == Ordering::Less)
+                .count();
         }
         Comparison {
             scenario: scenario.to_string(),
@@ -297,6 +306,13 @@ impl Comparison {
                     .find(|v| &v.name == name)
                     .expect("the ranking names variants");
                 let mut line = format!("{}. {} (mean rank {:.2}", v.rank, v.name, v.score);
+                if v.missed > 0 {
+                    line.push_str(&format!(
+                        "; misses {} [expect] range{}",
+                        v.missed,
+                        if v.missed == 1 { "" } else { "s" }
+                    ));
+                }
                 if !v.best.is_empty() {
                     line.push_str(&format!("; best in {}", v.best.join(", ")));
                 }
@@ -430,6 +446,42 @@ mod tests {
         // [expect] on the mean: a's mean ratio 0.03 misses [0, 0.025].
         let missed: Vec<_> = c.missed().map(|(n, _)| n).collect();
         assert_eq!(missed, vec!["a"]);
+        assert_eq!((a.missed, b.missed), (1, 0));
+    }
+
+    #[test]
+    fn a_variant_that_misses_an_expectation_ranks_after_those_that_meet_them() {
+        // `fast` wins five columns but sends 90 % 429s; the scenario allows at most 5 %.
+        let mut fast = metrics(0.9, 1.0, Some(10.0));
+        fast.max_sleep = 1.0;
+        fast.wait_p99 = Some(1.0);
+        fast.fairness = 0.95;
+        let careful = metrics(0.01, 0.95, Some(500.0));
+        let runs = [
+            VariantRuns {
+                name: "fast".into(),
+                runs: vec![fast],
+            },
+            VariantRuns {
+                name: "careful".into(),
+                runs: vec![careful],
+            },
+        ];
+        let mut expect = Expect::new();
+        expect.insert("ratio_429".into(), [0.0, 0.05]);
+        let c = Comparison::new("s", &[1], &runs, &expect);
+        assert_eq!(c.ranking, vec!["careful", "fast"]);
+        assert!(
+            c.variants[0].score < c.variants[1].score,
+            "fast has the better mean rank"
+        );
+        assert!(c.ranking_lines()[1].contains("misses 1 [expect] range"));
+        let c = Comparison::new("s", &[1], &runs, &Expect::new());
+        assert_eq!(
+            c.ranking,
+            vec!["fast", "careful"],
+            "without [expect], the columns decide"
+        );
     }
 
     #[test]
