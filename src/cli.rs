@@ -23,6 +23,109 @@ pub struct Cli {
 pub enum Command {
     /// Run one scenario and write its results folder.
     Run(RunArgs),
+    /// Run variants of a scenario over the same seeds and rank them.
+    Compare(CompareArgs),
+    /// Draw the charts and report.html of a results folder again from its CSV files.
+    Plot(PlotArgs),
+    /// Print every client algorithm and server kind with its parameters and defaults.
+    List(ListArgs),
+    /// Run scenarios and print only their [expect] verdicts (exit 1 if one is missed).
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Variants: without --variants or --algorithms, the scenario as written \
+(`base`) and every [[variants]] entry. --variants picks some (`base` included by name); \
+--algorithms adds one variant per algorithm with every client group switched to it, dropping \
+the parameters it does not take. --set changes the base every variant starts from. Seeds are \
+the scenario's (or --seed) and the ones after it, the same for every variant."
+)]
+pub struct CompareArgs {
+    /// The scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Algorithms to run every client group with, e.g. `schneems,fixed`.
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub algorithms: Vec<String>,
+    /// The scenario's [[variants]] to run, by name (`base`: the scenario as written).
+    #[arg(long, value_delimiter = ',', value_name = "X,Y")]
+    pub variants: Vec<String>,
+    /// Seeds per variant.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub seeds: u32,
+    /// Runs at a time (default: the number of cores).
+    #[arg(long, short, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub jobs: Option<u32>,
+    /// Override any scenario value for every variant: `--set server.limit=600`.
+    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
+    pub set: Vec<Override>,
+    /// The first seed (default: the scenario's, else a fresh one).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
+    pub seed: Option<u64>,
+    /// How long the clients run, e.g. 90s, 1h30m.
+    #[arg(long, value_parser = parse_duration_arg)]
+    pub duration: Option<HumanDuration>,
+    /// The results folder (must be new or empty); default results/<scenario>-compare-<UTC time>.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// No progress and no table.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print compare.json to stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl CompareArgs {
+    /// `--set`s, then `--seed` and `--duration` as overrides.
+    pub fn overrides(&self) -> Vec<Override> {
+        let mut all = self.set.clone();
+        if let Some(seed) = self.seed {
+            let seed = i64::try_from(seed).expect("clap keeps seeds within i64");
+            all.push(Override::new("run.seed", toml::Value::Integer(seed)).expect("valid"));
+        }
+        if let Some(d) = self.duration {
+            all.push(
+                Override::new("run.duration", toml::Value::String(d.to_string())).expect("valid"),
+            );
+        }
+        all
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// A results folder of `run` or `compare`.
+    pub dir: PathBuf,
+    /// Print nothing.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print the listing as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Scenario files (TOML), each with an [expect] table.
+    #[arg(required = true)]
+    pub scenarios: Vec<PathBuf>,
+    /// Override any value in every scenario: `--set server.limit=600`.
+    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
+    pub set: Vec<Override>,
+    /// Scenarios at a time (default: the number of cores).
+    #[arg(long, short, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub jobs: Option<u32>,
+    /// No progress.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print the verdicts as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -54,6 +157,9 @@ pub struct RunArgs {
     /// Print summary.json to stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Skip charts/ and report.html (`throttle-sim plot DIR` can draw them later).
+    #[arg(long)]
+    pub no_charts: bool,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

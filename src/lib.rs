@@ -2,10 +2,16 @@
 //! themselves behind a server's rate limit? A mock rate-limited server, adaptive clients, a
 //! deterministic simulator, and the numbers that say which algorithm works.
 
+pub mod check;
 pub mod cli;
+pub mod commands;
+pub mod compare;
 pub mod engine;
 pub mod error;
 pub mod limiter;
+pub mod list;
+pub mod parallel;
+pub mod progress;
 pub mod record;
 pub mod report;
 pub mod run;

@@ -8,7 +8,7 @@ use clap::Parser;
 use throttle_sim::cli::{Cli, Command, RunArgs};
 use throttle_sim::error::{Error, exit};
 use throttle_sim::run::{RunOptions, print, run_scenario};
-use throttle_sim::{report, scenario};
+use throttle_sim::{commands, report, scenario};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
@@ -22,8 +22,20 @@ fn main() -> ExitCode {
     });
     let code = match cli.command {
         Command::Run(args) => run(args),
+        Command::Compare(args) => report_errors(commands::compare(&args, &INTERRUPTED)),
+        Command::Plot(args) => report_errors(commands::plot(&args)),
+        Command::List(args) => report_errors(commands::list(&args)),
+        Command::Check(args) => report_errors(commands::check(&args, &INTERRUPTED)),
     };
     ExitCode::from(code as u8)
+}
+
+/// Print an error and turn it into its exit code.
+fn report_errors(result: Result<i32, Error>) -> i32 {
+    result.unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        e.exit_code()
+    })
 }
 
 fn run(args: RunArgs) -> i32 {
@@ -59,6 +71,9 @@ fn try_run(args: &RunArgs) -> Result<i32, Error> {
     )?;
     let s = &result.summary;
     let wall = started.elapsed().as_secs_f64();
+    if !args.no_charts {
+        report::write_run_report(&result.dir)?;
+    }
     if !args.quiet {
         eprintln!(
             "simulated {} requests in {wall:.3} s of wall time ({:.2} M requests/s)",

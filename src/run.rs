@@ -33,6 +33,20 @@ pub struct RunResult {
 
 /// Run `scenario` and write every output file; the summary's `[expect]` verdicts are judged.
 pub fn run_scenario(scenario: &Scenario, opts: &RunOptions<'_>) -> Result<RunResult, Error> {
+    let bar = progress_bar(opts.progress, scenario);
+    let mut on_progress = |t| bar.set_position(secs(t) as u64);
+    let result = run_scenario_with(scenario, opts, &mut on_progress);
+    bar.finish_and_clear();
+    result
+}
+
+/// As [`run_scenario`], reporting the virtual time reached to `on_progress` instead of drawing
+/// a bar of its own (`opts.progress` is not read), for callers that show several runs at once.
+pub fn run_scenario_with(
+    scenario: &Scenario,
+    opts: &RunOptions<'_>,
+    on_progress: &mut dyn FnMut(crate::time::Nanos),
+) -> Result<RunResult, Error> {
     if scenario.run.mode == Mode::Live {
         return Err(Error::Usage(
             "live mode is not available in this version; use mode = \"sim\" (or --mode sim)".into(),
@@ -55,15 +69,12 @@ pub fn run_scenario(scenario: &Scenario, opts: &RunOptions<'_>) -> Result<RunRes
         None
     };
 
-    let bar = progress_bar(opts.progress, scenario);
-    let mut on_progress = |t| bar.set_position(secs(t) as u64);
     let control = sim::Control {
-        progress: &mut on_progress,
+        progress: on_progress,
         interrupt: opts.interrupt,
     };
     let mut summary =
         sim::run(scenario, series, requests, control).map_err(Error::io(&series_path))?;
-    bar.finish_and_clear();
 
     summary.judge(&scenario.expect);
     write_summary(&dir, &summary, scenario)?;
@@ -94,7 +105,7 @@ pub fn write_summary(dir: &Path, summary: &Summary, scenario: &Scenario) -> Resu
 }
 
 /// `--out DIR`: may exist only if empty, so no earlier run is ever overwritten.
-fn claim_given_dir(dir: &Path) -> Result<PathBuf, Error> {
+pub fn claim_given_dir(dir: &Path) -> Result<PathBuf, Error> {
     if dir.exists() {
         let mut entries = fs::read_dir(dir).map_err(Error::io(dir))?;
         if entries.next().is_some() {

@@ -1,7 +1,17 @@
-//! What a person reads: the summary as a table, on the terminal and in `summary.md`.
+//! What a person reads: the summary as a table, on the terminal and in `summary.md`; the
+//! charts (SVG and PNG) and the self-contained `report.html`.
 
+pub mod canvas;
+pub mod charts;
+pub mod html;
+mod run_report;
+pub mod series;
 mod table;
 
+pub use run_report::{
+    RunFolder, VARIANT_NOTE, VariantNote, WrittenChart, caption, read_text, write_chart,
+    write_run_report,
+};
 pub use table::Table;
 
 use crate::record::{Metrics, Summary};

@@ -17,6 +17,14 @@ impl Table {
         self.rows.push(cells);
     }
 
+    pub fn header(&self) -> &[String] {
+        &self.header
+    }
+
+    pub fn rows(&self) -> &[Vec<String>] {
+        &self.rows
+    }
+
     fn widths(&self) -> Vec<usize> {
         let mut w: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
         for r in &self.rows {

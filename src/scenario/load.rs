@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 
 use super::overrides::{apply, set_by};
+use super::params::drop_foreign_fields;
 use super::path::{FieldPath, Segment, line_of};
 use super::{
     ClientGroup, EXPECTABLE_METRICS, Expect, GroupCommon, Override, RunConfig, Scenario,
@@ -119,6 +120,7 @@ pub fn parse_scenario(
     let mut applied = Vec::new();
     for o in overrides {
         let paths = apply(&mut root, o).map_err(|e| ScenarioError::whole_file(origin, e))?;
+        drop_foreign_fields(&mut root, &paths, GROUP_COMMON, SERVER_COMMON);
         applied.extend(paths.into_iter().map(|p| (p, o.raw.clone())));
     }
 
@@ -152,7 +154,8 @@ const TOP_LEVEL: &[&str] = &[
     "variants",
     "expect",
 ];
-const GROUP_COMMON: &[&str] = &[
+/// The `[[clients]]` fields every algorithm shares.
+pub const GROUP_COMMON: &[&str] = &[
     "name",
     "processes",
     "threads",
@@ -161,7 +164,8 @@ const GROUP_COMMON: &[&str] = &[
     "jobs",
     "key",
 ];
-const SERVER_COMMON: &[&str] = &["latency", "outages", "error_rate"];
+/// The `[server]` fields every kind shares.
+pub const SERVER_COMMON: &[&str] = &["latency", "outages", "error_rate"];
 
 /// Collects every problem instead of stopping at the first, so one run of the tool shows all.
 #[derive(Default)]
@@ -767,6 +771,38 @@ initial_sleep = "4s"
         );
         assert!(
             e.contains("server.outages[0]: ends at 20m, after the end of the run (15m)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn switching_algorithm_drops_the_parameters_the_new_one_does_not_take() {
+        // BASE's group sets schneems' initial_sleep, which `fixed` does not take.
+        let s = parse(BASE, &["clients.*.algorithm=fixed"]).unwrap();
+        assert_eq!(s.clients[0].throttle.name(), "fixed");
+        assert_eq!(s.clients[0].common.threads, 2, "shared fields stay");
+        assert!(!s.to_toml().contains("initial_sleep"));
+        // A parameter set after the switch must be one the new algorithm takes...
+        let e = err(
+            BASE,
+            &["clients.*.algorithm=fixed", "clients.*.initial_sleep=2s"],
+        );
+        assert!(e.contains("unknown field `initial_sleep`"), "{e}");
+        let s = parse(BASE, &["clients.*.algorithm=fixed", "clients.*.sleep=3s"]).unwrap();
+        assert!(s.to_toml().contains("sleep = \"3s\""));
+        // ...parameters both take are kept, and switching to the same algorithm keeps all.
+        let with_jitter = BASE.replace("threads = 2", "threads = 2\njitter = 0.3");
+        let s = parse(&with_jitter, &["clients.*.algorithm=fixed"]).unwrap();
+        assert!(s.to_toml().contains("jitter = 0.3"), "{}", s.to_toml());
+        let s = parse(BASE, &["clients.*.algorithm=schneems"]).unwrap();
+        match &s.clients[0].throttle {
+            ThrottleConfig::Schneems(c) => assert_eq!(c.initial_sleep.secs(), 4.0),
+            other => panic!("{other:?}"),
+        }
+        // An unknown algorithm drops nothing and is named with the valid ones.
+        let e = err(BASE, &["clients.*.algorithm=magic"]);
+        assert!(
+            e.contains("unknown algorithm `magic`, expected one of"),
             "{e}"
         );
     }

@@ -3,13 +3,14 @@
 
 mod load;
 mod overrides;
+pub mod params;
 mod path;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use load::{ScenarioError, parse_scenario, read_scenario};
+pub use load::{GROUP_COMMON, SERVER_COMMON, ScenarioError, parse_scenario, read_scenario};
 pub use overrides::Override;
 pub use path::FieldPath;
 

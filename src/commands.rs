@@ -1,0 +1,137 @@
+//! The bodies of `compare`, `plot`, `list` and `check`: from parsed flags to output and an
+//! exit code, so `main.rs` stays a dispatcher.
+
+use std::sync::atomic::AtomicBool;
+
+use crate::cli::{CheckArgs, CompareArgs, ListArgs, PlotArgs};
+use crate::compare::{self, CompareOptions};
+use crate::error::{Error, exit};
+use crate::parallel::cores;
+use crate::progress::{Progress, colour_stdout};
+use crate::run::print;
+use crate::{check, list, report};
+
+pub fn compare(args: &CompareArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
+    let progress = Progress::new(args.quiet);
+    let opts = CompareOptions {
+        scenario: args.scenario.clone(),
+        overrides: args.overrides(),
+        variants: args.variants.clone(),
+        algorithms: args.algorithms.clone(),
+        seeds: args.seeds as usize,
+        jobs: args.jobs.map_or_else(cores, |j| j as usize),
+        out: args.out.clone(),
+        progress: &progress,
+        interrupt,
+    };
+    let plan = compare::plan(&opts)?;
+    if !args.quiet {
+        eprintln!(
+            "comparing {} variant{} of {} over seeds {} ({} runs, {} at a time)",
+            plan.variants.len(),
+            if plan.variants.len() == 1 { "" } else { "s" },
+            plan.base.name,
+            plan.seeds
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            plan.variants.len() * plan.seeds.len(),
+            opts.jobs
+        );
+    }
+    let result = compare::run_compare(&opts, &plan)?;
+    if result.interrupted {
+        eprintln!(
+            "interrupted: no comparison written; finished runs are in {}",
+            result.dir.display()
+        );
+        return Ok(130);
+    }
+    let c = &result.comparison;
+    if args.json {
+        print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(c).expect("a comparison serializes")
+        ));
+    } else if !args.quiet {
+        let mut out = format!(
+            "{}: {} variant{} over seeds {}\n\n",
+            c.scenario,
+            c.variants.len(),
+            if c.variants.len() == 1 { "" } else { "s" },
+            c.seeds
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        out.push_str(&c.plain(colour_stdout()));
+        out.push_str("\nmean ± 95 % t-interval over seeds; * best of its column\n\nranking:\n");
+        for line in c.ranking_lines() {
+            out.push_str(&format!("  {line}\n"));
+        }
+        out.push_str(&format!("\nresults: {}\n", result.dir.display()));
+        print(&out);
+    }
+    let missed: Vec<_> = c.missed().collect();
+    for (name, e) in &missed {
+        eprintln!("expect missed: {name}: {}", compare::verdict_text(e));
+    }
+    Ok(if missed.is_empty() {
+        exit::OK
+    } else {
+        exit::EXPECT_MISSED
+    })
+}
+
+pub fn plot(args: &PlotArgs) -> Result<i32, Error> {
+    let dir = &args.dir;
+    if !dir.is_dir() {
+        return Err(Error::Usage(format!(
+            "{}: not a folder; give a results folder of `run` or `compare`",
+            dir.display()
+        )));
+    }
+    let what = if compare::is_comparison(dir) {
+        compare::write_compare_report(dir, cores())?;
+        "comparison"
+    } else {
+        report::write_run_report(dir)?;
+        "run"
+    };
+    if !args.quiet {
+        eprintln!(
+            "drew the {what}'s charts and report: {}",
+            dir.join("report.html").display()
+        );
+    }
+    Ok(exit::OK)
+}
+
+pub fn list(args: &ListArgs) -> Result<i32, Error> {
+    if args.json {
+        print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&list::json()).expect("serializes")
+        ));
+    } else {
+        print(&list::text());
+    }
+    Ok(exit::OK)
+}
+
+pub fn check(args: &CheckArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
+    let progress = Progress::new(args.quiet);
+    let jobs = args.jobs.map_or_else(cores, |j| j as usize);
+    let results = check::check_all(&args.scenarios, &args.set, jobs, &progress, interrupt);
+    if args.json {
+        print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&results).expect("serializes")
+        ));
+    } else {
+        print(&check::render(&results, colour_stdout()));
+    }
+    Ok(check::exit_code(&results))
+}

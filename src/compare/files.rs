@@ -1,0 +1,159 @@
+//! `compare.csv`: one row per variant and seed with every metric, the record the table, the
+//! JSON and the charts are all computed from (so `plot` can compute them again).
+
+use std::path::Path;
+
+use crate::record::{CsvSink, Metrics};
+use crate::scenario::EXPECTABLE_METRICS;
+
+use super::table::VariantRuns;
+
+/// Metrics that are counts, written as whole numbers.
+const COUNTS: [&str; 5] = ["requests", "ok", "limited", "errors", "timed_out"];
+
+/// The CSV text for `variants`, each with one run per seed in `seeds`' order.
+pub fn compare_csv(seeds: &[u64], variants: &[VariantRuns]) -> String {
+    let mut buf = Vec::new();
+    {
+        let mut w = CsvSink::new(&mut buf);
+        let mut header = vec!["variant", "seed"];
+        header.extend(EXPECTABLE_METRICS);
+        w.header(&header).expect("writing to memory");
+        for v in variants {
+            for (seed, m) in seeds.iter().zip(&v.runs) {
+                w.text(&v.name).expect("writing to memory");
+                w.uint(*seed).expect("writing to memory");
+                for metric in EXPECTABLE_METRICS {
+                    match m.get(metric) {
+                        Some(x) if COUNTS.contains(metric) => w.uint(x as u64),
+                        Some(x) => w.float(x),
+                        None => w.text(""),
+                    }
+                    .expect("writing to memory");
+                }
+                w.end_row().expect("writing to memory");
+            }
+        }
+        w.flush().expect("writing to memory");
+    }
+    String::from_utf8(buf).expect("CSV of UTF-8 names is UTF-8")
+}
+
+fn set(m: &mut Metrics, name: &str, v: Option<f64>) {
+    let n = || v.unwrap_or(0.0);
+    match name {
+        "requests" => m.requests = n() as u64,
+        "ok" => m.ok = n() as u64,
+        "limited" => m.limited = n() as u64,
+        "errors" => m.errors = n() as u64,
+        "timed_out" => m.timed_out = n() as u64,
+        "ratio_429" => m.ratio_429 = n(),
+        "capacity" => m.capacity = n(),
+        "utilization" => m.utilization = n(),
+        "fairness" => m.fairness = n(),
+        "request_count_stdev" => m.request_count_stdev = n(),
+        "max_sleep" => m.max_sleep = n(),
+        "convergence_s" => m.convergence_s = v,
+        "wait_p50" => m.wait_p50 = v,
+        "wait_p99" => m.wait_p99 = v,
+        "time_to_clear" => m.time_to_clear = v,
+        _ => {}
+    }
+}
+
+/// Read `compare.csv` back: the seeds, and each variant's runs in the order first seen.
+pub fn read_compare_csv(path: &Path) -> Result<(Vec<u64>, Vec<VariantRuns>), String> {
+    let at = |line: Option<u64>, m: &dyn std::fmt::Display| match line {
+        Some(l) => format!("{}:{l}: {m}", path.display()),
+        None => format!("{}: {m}", path.display()),
+    };
+    let mut rdr = csv::Reader::from_path(path).map_err(|e| at(None, &e))?;
+    let header: Vec<String> = rdr
+        .headers()
+        .map_err(|e| at(Some(1), &e))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    if header.len() < 2 || header[0] != "variant" || header[1] != "seed" {
+        return Err(at(Some(1), &"the header must start with variant,seed"));
+    }
+    let mut seeds: Vec<u64> = Vec::new();
+    let mut variants: Vec<VariantRuns> = Vec::new();
+    for row in rdr.records() {
+        let row = row.map_err(|e| at(e.position().map(|p| p.line()), &e))?;
+        let line = row.position().map(|p| p.line());
+        let seed: u64 = row
+            .get(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| at(line, &"seed is not a whole number"))?;
+        let mut m = Metrics::default();
+        for (i, name) in header.iter().enumerate().skip(2) {
+            let text = row.get(i).unwrap_or("");
+            let v = if text.is_empty() {
+                None
+            } else {
+                Some(
+                    text.parse::<f64>()
+                        .map_err(|_| at(line, &format!("{name} is not a number")))?,
+                )
+            };
+            set(&mut m, name, v);
+        }
+        let name = &row[0];
+        match variants.iter_mut().find(|v| v.name == name) {
+            Some(v) => v.runs.push(m),
+            None => variants.push(VariantRuns {
+                name: name.to_string(),
+                runs: vec![m],
+            }),
+        }
+        if variants.len() == 1 {
+            seeds.push(seed);
+        }
+    }
+    if let Some(v) = variants.iter().find(|v| v.runs.len() != seeds.len()) {
+        return Err(at(
+            None,
+            &format!(
+                "variant `{}` has {} rows; every variant needs one per seed ({})",
+                v.name,
+                v.runs.len(),
+                seeds.len()
+            ),
+        ));
+    }
+    Ok((seeds, variants))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_every_metric_exactly() {
+        let m = Metrics {
+            requests: 12,
+            ok: 10,
+            limited: 2,
+            ratio_429: 1.0 / 6.0,
+            utilization: 0.987_654_321,
+            fairness: 0.75,
+            convergence_s: None,
+            wait_p99: Some(3.25),
+            ..Metrics::default()
+        };
+        let runs = vec![VariantRuns {
+            name: "a, \"quoted\"".into(),
+            runs: vec![m.clone(), Metrics::default()],
+        }];
+        let text = compare_csv(&[5, 6], &runs);
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("compare.csv");
+        std::fs::write(&path, &text).unwrap();
+        let (seeds, back) = read_compare_csv(&path).unwrap();
+        assert_eq!(seeds, vec![5, 6]);
+        assert_eq!(back[0].name, runs[0].name);
+        assert_eq!(back[0].runs[0], m);
+        assert!(text.starts_with("variant,seed,requests,ok,"));
+    }
+}

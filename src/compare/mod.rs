@@ -1,0 +1,385 @@
+//! `throttle-sim compare`: run variants of one scenario over the same seeds, in parallel, and
+//! say which is best with how sure we can be.
+//!
+//! A variant is a name plus overrides applied to the scenario after the command line's own
+//! `--set`s: the scenario's `[[variants]]`, the scenario as written (`base`), or every client
+//! group switched to one algorithm (`--algorithms`). Every variant runs on the same seeds; the
+//! first seed's run is written as a full run folder under `variants/` (its series feeds the
+//! charts), the other seeds keep only their summary, so memory and disk stay bounded.
+
+mod files;
+mod report;
+mod stats;
+mod table;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Instant, SystemTime};
+
+pub use files::{compare_csv, read_compare_csv};
+pub use report::{is_comparison, load_comparison, variant_dir, write_compare_report};
+pub use stats::{Stat, t_975};
+pub use table::{COLUMNS, Comparison, METHOD, VariantRuns, VariantStats, verdict_text};
+
+use crate::engine::sim;
+use crate::error::Error;
+use crate::progress::Progress;
+use crate::record::{Metrics, Summary};
+use crate::report::{VARIANT_NOTE, VariantNote};
+use crate::run::{RunOptions, claim_given_dir, claim_new_dir, run_scenario_with};
+use crate::scenario::{Override, Scenario, fresh_seed, read_scenario};
+use crate::throttle::ThrottleConfig;
+use crate::time::{Nanos, secs};
+
+/// The name that selects the scenario as written.
+pub const BASE: &str = "base";
+
+/// What to compare and how.
+pub struct CompareOptions<'a> {
+    pub scenario: PathBuf,
+    /// The command line's `--set`s (and flags as overrides): they change the base every
+    /// variant starts from.
+    pub overrides: Vec<Override>,
+    /// `--variants`: names of `[[variants]]`, or `base`. Empty: all of them and `base`, unless
+    /// algorithms are given.
+    pub variants: Vec<String>,
+    /// `--algorithms`: one variant per algorithm, every group switched to it.
+    pub algorithms: Vec<String>,
+    pub seeds: usize,
+    pub jobs: usize,
+    pub out: Option<PathBuf>,
+    pub progress: &'a Progress,
+    pub interrupt: &'a AtomicBool,
+}
+
+/// One row of the comparison, ready to run.
+#[derive(Clone, Debug)]
+pub struct PlannedVariant {
+    pub name: String,
+    pub description: String,
+    /// Its own overrides, as written (`clients.*.jitter=0.0`).
+    pub set: Vec<String>,
+    /// The scenario with the variant applied, at the first seed.
+    pub scenario: Scenario,
+}
+
+/// The base scenario, the variants and the seeds.
+pub struct Plan {
+    pub base: Scenario,
+    pub variants: Vec<PlannedVariant>,
+    pub seeds: Vec<u64>,
+}
+
+fn sim_mode() -> Override {
+    Override::new("run.mode", toml::Value::String("sim".into())).expect("a fixed valid path")
+}
+
+/// Seeds `first, first + 1, …`, kept within what TOML can record.
+pub fn seeds_from(first: u64, n: usize) -> Vec<u64> {
+    (0..n as u64)
+        .map(|i| first.wrapping_add(i) & i64::MAX as u64)
+        .collect()
+}
+
+/// Check the request and resolve every variant's scenario, before anything runs: a bad name
+/// or a variant that does not validate is a usage error (exit 2) naming it.
+pub fn plan(opts: &CompareOptions<'_>) -> Result<Plan, Error> {
+    if opts.seeds == 0 {
+        return Err(Error::Usage("--seeds must be at least 1".into()));
+    }
+    let mut base_overrides = opts.overrides.clone();
+    base_overrides.push(sim_mode());
+    let base = read_scenario(&opts.scenario, &base_overrides, fresh_seed())?;
+    let seeds = seeds_from(base.run.seed(), opts.seeds);
+    let seed = Override::new("run.seed", toml::Value::Integer(seeds[0] as i64))
+        .expect("a fixed valid path");
+
+    for a in &opts.algorithms {
+        if !ThrottleConfig::NAMES.contains(&a.as_str()) {
+            return Err(Error::Usage(format!(
+                "--algorithms: unknown algorithm `{a}`, expected one of: {}",
+                ThrottleConfig::NAMES.join(", ")
+            )));
+        }
+    }
+    let names: Vec<String> = if !opts.variants.is_empty() {
+        opts.variants.clone()
+    } else if opts.algorithms.is_empty() {
+        std::iter::once(BASE.to_string())
+            .chain(base.variants.iter().map(|v| v.name.clone()))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // (name, description, overrides)
+    let mut chosen: Vec<(String, String, Vec<Override>)> = Vec::new();
+    for name in &names {
+        if name == BASE {
+            chosen.push((BASE.into(), "the scenario as written".into(), Vec::new()));
+            continue;
+        }
+        let Some(v) = base.variants.iter().find(|v| &v.name == name) else {
+            let mut known = vec![format!("{BASE} (the scenario as written)")];
+            known.extend(base.variants.iter().map(|v| v.name.clone()));
+            return Err(Error::Usage(format!(
+                "--variants: {} has no variant `{name}`; its variants: {}",
+                opts.scenario.display(),
+                known.join(", ")
+            )));
+        };
+        let sets = v
+            .set
+            .iter()
+            .map(|(p, value)| Override::new(p, value.clone()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| Error::Usage(format!("variant `{name}`: {e}")))?;
+        chosen.push((v.name.clone(), v.description.clone(), sets));
+    }
+    for a in &opts.algorithms {
+        let set = Override::new("clients.*.algorithm", toml::Value::String(a.clone()))
+            .expect("a fixed valid path");
+        chosen.push((
+            a.clone(),
+            format!("every client group runs `{a}` (parameters it does not take dropped)"),
+            vec![set],
+        ));
+    }
+    for (i, (name, _, _)) in chosen.iter().enumerate() {
+        if chosen[..i].iter().any(|c| &c.0 == name) {
+            return Err(Error::Usage(format!(
+                "`{name}` is named twice; each variant and algorithm may appear once"
+            )));
+        }
+    }
+
+    let mut variants = Vec::new();
+    for (name, description, sets) in chosen {
+        let mut all = opts.overrides.clone();
+        all.extend(sets.iter().cloned());
+        all.push(sim_mode());
+        all.push(seed.clone());
+        let scenario = read_scenario(&opts.scenario, &all, seeds[0])
+            .map_err(|e| Error::Usage(format!("variant `{name}`: {e}")))?;
+        variants.push(PlannedVariant {
+            name,
+            description,
+            set: sets.iter().map(|o| o.raw.clone()).collect(),
+            scenario,
+        });
+    }
+    Ok(Plan {
+        base,
+        variants,
+        seeds,
+    })
+}
+
+/// What a finished comparison left.
+pub struct CompareResult {
+    pub dir: PathBuf,
+    pub comparison: Comparison,
+    /// Ctrl-C stopped it: the folder has what finished, but no comparison.
+    pub interrupted: bool,
+}
+
+/// One job's outcome: the run's metrics, or why there are none.
+enum JobResult {
+    Done(Box<Summary>),
+    Skipped,
+    Failed(Error),
+}
+
+/// Run the plan and write `compare.csv`, `compare.json`, `compare.md`, the charts and the report.
+pub fn run_compare(opts: &CompareOptions<'_>, plan: &Plan) -> Result<CompareResult, Error> {
+    let dir = match &opts.out {
+        Some(d) => claim_given_dir(d)?,
+        None => claim_new_dir(
+            Path::new("results"),
+            &format!("{}-compare", plan.base.name),
+            SystemTime::now(),
+        )?,
+    };
+    let mut base = plan.base.clone();
+    base.run.seed = Some(plan.seeds[0]);
+    let scenario_path = dir.join("scenario.toml");
+    fs::write(&scenario_path, base.to_toml()).map_err(Error::io(&scenario_path))?;
+
+    let n_seeds = plan.seeds.len();
+    let total = plan.variants.len() * n_seeds;
+    let duration_s = |v: &PlannedVariant| v.scenario.run.duration.secs() as u64;
+    // One bar per variant, added when its first run starts and cleared when its last ends.
+    let bars: Vec<Mutex<Option<indicatif::ProgressBar>>> =
+        plan.variants.iter().map(|_| Mutex::new(None)).collect();
+    let left: Vec<AtomicUsize> = plan
+        .variants
+        .iter()
+        .map(|_| AtomicUsize::new(n_seeds))
+        .collect();
+
+    let results = crate::parallel::run_all(total, opts.jobs, |job| {
+        let (vi, si) = (job / n_seeds, job % n_seeds);
+        let v = &plan.variants[vi];
+        if opts.interrupt.load(Ordering::Relaxed) {
+            return JobResult::Skipped;
+        }
+        let bar = {
+            let mut slot = bars[vi].lock().expect("bar lock");
+            slot.get_or_insert_with(|| {
+                opts.progress
+                    .bar(&v.name, duration_s(v).saturating_mul(n_seeds as u64))
+            })
+            .clone()
+        };
+        let mut scenario = v.scenario.clone();
+        scenario.run.seed = Some(plan.seeds[si]);
+        let started = Instant::now();
+        let mut last: u64 = 0;
+        let mut on_progress = |t: Nanos| {
+            let now = secs(t) as u64;
+            bar.inc(now.saturating_sub(last));
+            last = now;
+        };
+        let outcome = if si == 0 {
+            run_first_seed(&dir, vi, v, &scenario, opts.interrupt, &mut on_progress)
+        } else {
+            let control = sim::Control {
+                progress: &mut on_progress,
+                interrupt: opts.interrupt,
+            };
+            sim::run(&scenario, std::io::sink(), None::<std::io::Sink>, control)
+                .map_err(Error::io("(memory)"))
+        };
+        let result = match outcome {
+            Ok(s) if s.partial => JobResult::Skipped,
+            Ok(s) => {
+                opts.progress
+                    .run_done(&run_line(&plan.base.name, v, &s, started));
+                JobResult::Done(Box::new(s))
+            }
+            Err(e) => JobResult::Failed(e),
+        };
+        if left[vi].fetch_sub(1, Ordering::SeqCst) == 1 {
+            opts.progress.task_done(
+                &bar,
+                &format!(
+                    "{}: {} seed{} done",
+                    v.name,
+                    n_seeds,
+                    if n_seeds == 1 { "" } else { "s" }
+                ),
+            );
+        }
+        result
+    });
+
+    let mut runs: Vec<VariantRuns> = plan
+        .variants
+        .iter()
+        .map(|v| VariantRuns {
+            name: v.name.clone(),
+            runs: Vec::new(),
+        })
+        .collect();
+    let mut interrupted = false;
+    for (job, r) in results.into_iter().enumerate() {
+        match r {
+            JobResult::Done(s) => runs[job / n_seeds].runs.push(s.metrics),
+            JobResult::Skipped => interrupted = true,
+            JobResult::Failed(e) => return Err(e),
+        }
+    }
+    if interrupted {
+        return Ok(CompareResult {
+            comparison: Comparison::new(&plan.base.name, &[], &[], &Default::default()),
+            dir,
+            interrupted: true,
+        });
+    }
+
+    let csv_path = dir.join("compare.csv");
+    fs::write(&csv_path, compare_csv(&plan.seeds, &runs)).map_err(Error::io(&csv_path))?;
+    // The table, the JSON and the report all come from compare.csv, as `plot` does it.
+    let comparison = write_compare_report(&dir, opts.jobs)?;
+    let json_path = dir.join("compare.json");
+    let mut json = serde_json::to_string_pretty(&comparison).expect("a comparison serializes");
+    json.push('\n');
+    fs::write(&json_path, json).map_err(Error::io(&json_path))?;
+    let md_path = dir.join("compare.md");
+    fs::write(&md_path, comparison.markdown_page()).map_err(Error::io(&md_path))?;
+    Ok(CompareResult {
+        dir,
+        comparison,
+        interrupted: false,
+    })
+}
+
+/// The first seed of a variant: a complete run folder with its series and a note naming the
+/// variant (its charts are drawn with the comparison's).
+fn run_first_seed(
+    dir: &Path,
+    index: usize,
+    v: &PlannedVariant,
+    scenario: &Scenario,
+    interrupt: &AtomicBool,
+    on_progress: &mut dyn FnMut(Nanos),
+) -> Result<Summary, Error> {
+    let vdir = variant_dir(dir, index, &v.name);
+    let result = run_scenario_with(
+        scenario,
+        &RunOptions {
+            out: Some(vdir.clone()),
+            log_requests: false,
+            progress: false,
+            interrupt,
+        },
+        on_progress,
+    )?;
+    let note = VariantNote {
+        name: v.name.clone(),
+        description: v.description.clone(),
+        set: v.set.clone(),
+    };
+    let path = vdir.join(VARIANT_NOTE);
+    fs::write(&path, toml::to_string(&note).expect("a note serializes"))
+        .map_err(Error::io(&path))?;
+    Ok(result.summary)
+}
+
+/// The line a finished run prints when stderr is piped.
+fn run_line(scenario: &str, v: &PlannedVariant, s: &Summary, started: Instant) -> String {
+    let m: &Metrics = &s.metrics;
+    format!(
+        "{scenario} / {}, seed {}: {} requests, ratio_429 {:.2}%, utilization {:.3}, fairness {:.3} ({:.2} s)",
+        v.name,
+        s.seed,
+        m.requests,
+        m.ratio_429 * 100.0,
+        m.utilization,
+        m.fairness,
+        started.elapsed().as_secs_f64()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_follow_the_first_and_stay_in_toml_range() {
+        assert_eq!(seeds_from(42, 3), vec![42, 43, 44]);
+        let top = i64::MAX as u64;
+        assert_eq!(seeds_from(top, 2), vec![top, 0]);
+    }
+
+    #[test]
+    fn variant_folders_are_numbered_and_safe() {
+        let d = variant_dir(Path::new("r"), 0, "a/b c");
+        assert_eq!(d, Path::new("r/variants/01-a_b_c"));
+        assert_eq!(
+            variant_dir(Path::new("r"), 11, "..x"),
+            Path::new("r/variants/12-x")
+        );
+    }
+}

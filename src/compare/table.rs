@@ -1,0 +1,505 @@
+//! The comparison itself: per variant and metric the mean and interval over seeds, the best of
+//! each column, the ranking, and the `[expect]` verdicts; rendered as text, Markdown and HTML.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::stats::Stat;
+use crate::record::{ExpectVerdict, Metrics};
+use crate::report::Table;
+use crate::scenario::{EXPECTABLE_METRICS, Expect};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Better {
+    Lower,
+    Higher,
+}
+
+/// A column of the comparison table.
+#[derive(Clone, Copy, Debug)]
+pub struct Column {
+    pub metric: &'static str,
+    pub header: &'static str,
+    pub better: Better,
+    /// Shown as a percentage.
+    pub percent: bool,
+    pub digits: usize,
+    /// What a variant with no value on any seed shows.
+    pub never: &'static str,
+}
+
+/// The table's columns, in order.
+pub const COLUMNS: [Column; 6] = [
+    Column {
+        metric: "ratio_429",
+        header: "ratio_429",
+        better: Better::Lower,
+        percent: true,
+        digits: 2,
+        never: "-",
+    },
+    Column {
+        metric: "utilization",
+        header: "utilization",
+        better: Better::Higher,
+        percent: false,
+        digits: 3,
+        never: "-",
+    },
+    Column {
+        metric: "fairness",
+        header: "fairness",
+        better: Better::Higher,
+        percent: false,
+        digits: 3,
+        never: "-",
+    },
+    Column {
+        metric: "convergence_s",
+        header: "convergence s",
+        better: Better::Lower,
+        percent: false,
+        digits: 0,
+        never: "never",
+    },
+    Column {
+        metric: "max_sleep",
+        header: "max_sleep s",
+        better: Better::Lower,
+        percent: false,
+        digits: 1,
+        never: "-",
+    },
+    Column {
+        metric: "wait_p99",
+        header: "wait_p99 s",
+        better: Better::Lower,
+        percent: false,
+        digits: 2,
+        never: "-",
+    },
+];
+
+/// How the interval and the nulls are handled, said once wherever the table appears.
+pub const METHOD: &str = "Each cell is the mean over the seeds ± the half-width of its 95 % \
+t-interval (mean ± t(0.975, n−1)·s/√n, s the sample standard deviation over seeds). A metric \
+that is null on some seed (convergence_s when the sleep values never settled, wait_p99 with no \
+2xx) is averaged over the seeds that have it and marked (k/n); in a column, more seeds with a \
+value beats a better mean over fewer. The best of each column is marked (* in text, bold in \
+the report; ties all marked). Rank: variants that meet every [expect] range of the scenario \
+(judged on their means) come first, then by the mean of their ranks over the six columns.";
+
+/// One variant's runs, one per seed in seed order.
+#[derive(Clone, Debug)]
+pub struct VariantRuns {
+    pub name: String,
+    pub runs: Vec<Metrics>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VariantStats {
+    pub name: String,
+    /// 1 = best; variants with the same score share a rank.
+    pub rank: usize,
+    /// The mean of the variant's ranks over the columns (lower is better).
+    pub score: f64,
+    /// How many `[expect]` ranges its means miss; fewer ranks first.
+    pub missed: usize,
+    /// The columns this variant is best in.
+    pub best: Vec<String>,
+    /// Every metric over the seeds (all of `[expect]`'s metrics, the columns among them).
+    pub metrics: BTreeMap<String, Stat>,
+    /// `[expect]` judged on the means over seeds.
+    pub expect: Vec<ExpectVerdict>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub scenario: String,
+    pub version: String,
+    pub seeds: Vec<u64>,
+    pub method: String,
+    pub columns: Vec<String>,
+    /// In the order they were run (the scenario as written first, when it is compared).
+    pub variants: Vec<VariantStats>,
+    /// Variant names, best first.
+    pub ranking: Vec<String>,
+}
+
+/// Orders two stats of one column: more seeds with a value first, then the better mean.
+fn cmp_stat(a: &Stat, b: &Stat, better: Better) -> Ordering {
+    b.n.cmp(&a.n).then_with(|| match (a.mean, b.mean) {
+        (Some(x), Some(y)) => match better {
+            Better::Lower => x.total_cmp(&y),
+            Better::Higher => y.total_cmp(&x),
+        },
+        _ => Ordering::Equal,
+    })
+}
+
+impl Comparison {
+    pub fn new(scenario: &str, seeds: &[u64], variants: &[VariantRuns], expect: &Expect) -> Self {
+        let mut out: Vec<VariantStats> = variants
+            .iter()
+            .map(|v| {
+                let metrics: BTreeMap<String, Stat> = EXPECTABLE_METRICS
+                    .iter()
+                    .map(|m| {
+                        let values: Vec<Option<f64>> = v.runs.iter().map(|r| r.get(m)).collect();
+                        (m.to_string(), Stat::of(&values))
+                    })
+                    .collect();
+                let expect: Vec<ExpectVerdict> = expect
+                    .iter()
+                    .map(|(metric, &[lo, hi])| {
+                        let value = metrics.get(metric).and_then(|s| s.mean);
+                        ExpectVerdict {
+                            metric: metric.clone(),
+                            range: [lo, hi],
+                            value,
+                            pass: value.is_some_and(|v| lo <= v && v <= hi),
+                        }
+                    })
+                    .collect();
+                VariantStats {
+                    name: v.name.clone(),
+                    rank: 0,
+                    score: 0.0,
+                    missed: expect.iter().filter(|e| !e.pass).count(),
+                    best: Vec::new(),
+                    metrics,
+                    expect,
+                }
+            })
+            .collect();
+        let n = out.len();
+        let mut rank_sum = vec![0usize; n];
+        for col in &COLUMNS {
+            for i in 0..n {
+                let mine = &out[i].metrics[col.metric];
+                let better_than_me = (0..n)
+                    .filter(|&j| {
+                        cmp_stat(&out[j].metrics[col.metric], mine, col.better) == Ordering::Less
+                    })
+                    .count();
+                rank_sum[i] += 1 + better_than_me;
+                if better_than_me == 0 && mine.n > 0 {
+                    out[i].best.push(col.metric.to_string());
+                }
+            }
+        }
+        for (v, r) in out.iter_mut().zip(&rank_sum) {
+            v.score = *r as f64 / COLUMNS.len() as f64;
+        }
+        let before = |a: &VariantStats, b: &VariantStats| {
+            a.missed.cmp(&b.missed).then(a.score.total_cmp(&b.score))
+        };
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| before(&out[a], &out[b]).then(a.cmp(&b)));
+        for &i in &order {
+            out[i].rank = 1 + out
+                .iter()
+                .filter(|o| before(o, &out[i]) == Ordering::Less)
+                .count();
+        }
+        Comparison {
+            scenario: scenario.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            seeds: seeds.to_vec(),
+            method: METHOD.to_string(),
+            columns: COLUMNS.iter().map(|c| c.metric.to_string()).collect(),
+            ranking: order.iter().map(|&i| out[i].name.clone()).collect(),
+            variants: out,
+        }
+    }
+
+    /// The table: a row per variant (in run order), the rank, and a cell per column.
+    pub fn table(&self) -> (Table, Vec<Vec<bool>>) {
+        let mut header = vec!["variant", "rank"];
+        header.extend(COLUMNS.iter().map(|c| c.header));
+        let mut t = Table::new(&header);
+        let mut best = Vec::new();
+        for v in &self.variants {
+            let mut row = vec![v.name.clone(), v.rank.to_string()];
+            let mut marks = vec![false, false];
+            for col in &COLUMNS {
+                row.push(cell(&v.metrics[col.metric], col));
+                marks.push(v.best.iter().any(|b| b == col.metric));
+            }
+            t.row(row);
+            best.push(marks);
+        }
+        (t, best)
+    }
+
+    /// Aligned text; best cells get a `*`, in bold green on a colour terminal.
+    pub fn plain(&self, colour: bool) -> String {
+        let (t, best) = self.table();
+        let mut marked = Table::new(&t.header().iter().map(String::as_str).collect::<Vec<_>>());
+        for (row, marks) in t.rows().iter().zip(&best) {
+            marked.row(
+                row.iter()
+                    .zip(marks)
+                    .map(|(c, &b)| {
+                        if b {
+                            format!("{c} *")
+                        } else {
+                            format!("{c}  ")
+                        }
+                    })
+                    .collect(),
+            );
+        }
+        let text = marked.plain();
+        if !colour {
+            return text;
+        }
+        // Colour the marked cells after alignment, so the widths stay right.
+        text.lines()
+            .map(|line| {
+                let mut out = String::new();
+                for (i, part) in line.split("  ").enumerate() {
+                    if i > 0 {
+                        out.push_str("  ");
+                    }
+                    if part.ends_with(" *") {
+                        out.push_str(&format!("\x1b[1;32m{part}\x1b[0m"));
+                    } else {
+                        out.push_str(part);
+                    }
+                }
+                out + "\n"
+            })
+            .collect()
+    }
+
+    /// Markdown, best cells in bold.
+    pub fn markdown(&self) -> String {
+        let (t, best) = self.table();
+        let mut marked = Table::new(&t.header().iter().map(String::as_str).collect::<Vec<_>>());
+        for (row, marks) in t.rows().iter().zip(&best) {
+            marked.row(
+                row.iter()
+                    .zip(marks)
+                    .map(|(c, &b)| if b { format!("**{c}**") } else { c.clone() })
+                    .collect(),
+            );
+        }
+        marked.markdown()
+    }
+
+    pub fn html(&self) -> String {
+        let (t, best) = self.table();
+        crate::report::html::table(&t, |r, c| best[r][c])
+    }
+
+    /// The ranking as lines: "1. name (mean rank 1.5; best in ratio_429, fairness)".
+    pub fn ranking_lines(&self) -> Vec<String> {
+        self.ranking
+            .iter()
+            .map(|name| {
+                let v = self
+                    .variants
+                    .iter()
+                    .find(|v| &v.name == name)
+                    .expect("the ranking names variants");
+                let mut line = format!("{}. {} (mean rank {:.2}", v.rank, v.name, v.score);
+                if v.missed > 0 {
+                    line.push_str(&format!(
+                        "; misses {} [expect] range{}",
+                        v.missed,
+                        if v.missed == 1 { "" } else { "s" }
+                    ));
+                }
+                if !v.best.is_empty() {
+                    line.push_str(&format!("; best in {}", v.best.join(", ")));
+                }
+                line.push(')');
+                line
+            })
+            .collect()
+    }
+
+    pub fn missed(&self) -> impl Iterator<Item = (&str, &ExpectVerdict)> {
+        self.variants
+            .iter()
+            .flat_map(|v| v.expect.iter().map(move |e| (v.name.as_str(), e)))
+            .filter(|(_, e)| !e.pass)
+    }
+
+    /// `compare.md`.
+    pub fn markdown_page(&self) -> String {
+        let mut out = format!(
+            "# {}: comparison over {} seed{} ({})\n\n",
+            self.scenario,
+            self.seeds.len(),
+            if self.seeds.len() == 1 { "" } else { "s" },
+            self.seeds
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        out.push_str(&self.markdown());
+        out.push_str(&format!("\n{}\n\n## Ranking\n\n", self.method));
+        for line in self.ranking_lines() {
+            out.push_str(&format!("{line}\n"));
+        }
+        let missed: Vec<_> = self.missed().collect();
+        if self.variants.iter().any(|v| !v.expect.is_empty()) {
+            out.push_str("\n## Expectations (on the means over seeds)\n\n");
+            if missed.is_empty() {
+                out.push_str("Every variant is within every `[expect]` range.\n");
+            }
+            for (name, e) in missed {
+                out.push_str(&format!("- {name}: {}\n", verdict_text(e)));
+            }
+        }
+        out
+    }
+}
+
+/// "ratio_429 = 0.0712 is outside [0, 0.05]".
+pub fn verdict_text(e: &ExpectVerdict) -> String {
+    format!(
+        "{} = {} is outside [{}, {}]",
+        e.metric,
+        e.value.map_or("null".to_string(), |v| format!("{v:.4}")),
+        e.range[0],
+        e.range[1]
+    )
+}
+
+/// "1.98% ± 0.35", "0.999 ± 0.001", "17760 ± 210 (4/5)", "never".
+pub fn cell(s: &Stat, col: &Column) -> String {
+    let scale = if col.percent { 100.0 } else { 1.0 };
+    let d = col.digits;
+    let Some(mean) = s.mean else {
+        return col.never.to_string();
+    };
+    let mut out = format!("{:.d$}", mean * scale);
+    if col.percent {
+        out.push('%');
+    }
+    if let Some(h) = s.half_width {
+        out.push_str(&format!(" ± {:.d$}", h * scale));
+    }
+    if s.n < s.seeds {
+        out.push_str(&format!(" ({}/{})", s.n, s.seeds));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metrics(ratio: f64, util: f64, conv: Option<f64>) -> Metrics {
+        Metrics {
+            ratio_429: ratio,
+            utilization: util,
+            fairness: 0.9,
+            convergence_s: conv,
+            max_sleep: 10.0,
+            wait_p99: Some(5.0),
+            ..Metrics::default()
+        }
+    }
+
+    fn comparison() -> Comparison {
+        let a = VariantRuns {
+            name: "a".into(),
+            runs: vec![metrics(0.02, 0.99, Some(100.0)), metrics(0.04, 0.97, None)],
+        };
+        let b = VariantRuns {
+            name: "b".into(),
+            runs: vec![
+                metrics(0.01, 0.95, Some(500.0)),
+                metrics(0.01, 0.95, Some(700.0)),
+            ],
+        };
+        let mut expect = Expect::new();
+        expect.insert("ratio_429".into(), [0.0, 0.025]);
+        Comparison::new("s", &[1, 2], &[a, b], &expect)
+    }
+
+    #[test]
+    fn best_of_each_column_ranks_and_the_null_rule() {
+        let c = comparison();
+        let (a, b) = (&c.variants[0], &c.variants[1]);
+        // b has the lower 429 ratio; a the higher utilization.
+        assert!(b.best.contains(&"ratio_429".to_string()));
+        assert!(a.best.contains(&"utilization".to_string()));
+        // a converged on 1 of 2 seeds at 100 s, b on 2 of 2 later: b is best (more seeds).
+        assert!(b.best.contains(&"convergence_s".to_string()), "{b:?}");
+        assert_eq!(a.metrics["convergence_s"].n, 1);
+        // Equal columns mark both.
+        assert!(
+            a.best.contains(&"fairness".to_string()) && b.best.contains(&"fairness".to_string())
+        );
+        // b: ranks 1,2,1,1,1,1 → 7/6; a: 2,1,1,2,1,1 → 8/6.
+        assert_eq!(c.ranking, vec!["b", "a"]);
+        assert_eq!((b.rank, a.rank), (1, 2));
+        assert!((b.score - 7.0 / 6.0).abs() < 1e-12);
+        // [expect] on the mean: a's mean ratio 0.03 misses [0, 0.025].
+        let missed: Vec<_> = c.missed().map(|(n, _)| n).collect();
+        assert_eq!(missed, vec!["a"]);
+        assert_eq!((a.missed, b.missed), (1, 0));
+    }
+
+    #[test]
+    fn a_variant_that_misses_an_expectation_ranks_after_those_that_meet_them() {
+        // `fast` wins five columns but sends 90 % 429s; the scenario allows at most 5 %.
+        let mut fast = metrics(0.9, 1.0, Some(10.0));
+        fast.max_sleep = 1.0;
+        fast.wait_p99 = Some(1.0);
+        fast.fairness = 0.95;
+        let careful = metrics(0.01, 0.95, Some(500.0));
+        let runs = [
+            VariantRuns {
+                name: "fast".into(),
+                runs: vec![fast],
+            },
+            VariantRuns {
+                name: "careful".into(),
+                runs: vec![careful],
+            },
+        ];
+        let mut expect = Expect::new();
+        expect.insert("ratio_429".into(), [0.0, 0.05]);
+        let c = Comparison::new("s", &[1], &runs, &expect);
+        assert_eq!(c.ranking, vec!["careful", "fast"]);
+        assert!(
+            c.variants[0].score < c.variants[1].score,
+            "fast has the better mean rank"
+        );
+        assert!(c.ranking_lines()[1].contains("misses 1 [expect] range"));
+        let c = Comparison::new("s", &[1], &runs, &Expect::new());
+        assert_eq!(
+            c.ranking,
+            vec!["fast", "careful"],
+            "without [expect], the columns decide"
+        );
+    }
+
+    #[test]
+    fn cells_say_mean_interval_and_missing_seeds() {
+        let c = comparison();
+        let (t, best) = c.table();
+        let a = &t.rows()[0];
+        assert_eq!(a[0], "a");
+        assert!(a[2].starts_with("3.00% ± "), "{}", a[2]);
+        assert_eq!(a[5], "100 (1/2)");
+        assert!(best[1][2], "b's ratio_429 is marked");
+        let plain = c.plain(false);
+        assert!(plain.contains("1.00% ± 0.00 *"), "{plain}");
+        let md = c.markdown();
+        assert!(md.contains("**1.00% ± 0.00**"), "{md}");
+        let coloured = c.plain(true);
+        assert!(coloured.contains("\x1b[1;32m"), "{coloured}");
+        let never = Stat::of(&[None, None]);
+        assert_eq!(cell(&never, &COLUMNS[3]), "never");
+    }
+}

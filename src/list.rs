@@ -1,0 +1,138 @@
+//! `throttle-sim list`: every client algorithm and server kind with its parameters and
+//! defaults, read from the registries, so what is added there shows here by itself.
+
+use serde_json::json;
+
+use crate::limiter::{Latency, LimiterConfig};
+use crate::scenario::params::{Parameters, algorithm_parameters, server_parameters};
+use crate::scenario::{GROUP_COMMON, SERVER_COMMON};
+
+/// One registered algorithm or server kind.
+pub struct Entry {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub parameters: Parameters,
+}
+
+pub fn algorithms() -> Vec<Entry> {
+    crate::throttle::ThrottleConfig::NAMES
+        .iter()
+        .map(|&name| Entry {
+            name,
+            description: crate::throttle::ThrottleConfig::describe(name).unwrap_or(""),
+            parameters: algorithm_parameters(name).unwrap_or_default(),
+        })
+        .collect()
+}
+
+pub fn servers() -> Vec<Entry> {
+    LimiterConfig::NAMES
+        .iter()
+        .map(|&name| Entry {
+            name,
+            description: LimiterConfig::describe(name).unwrap_or(""),
+            parameters: server_parameters(name).unwrap_or_default(),
+        })
+        .collect()
+}
+
+fn value_text(v: &Option<toml::Value>) -> String {
+    match v {
+        Some(v) => format!("= {v}"),
+        None => "(optional, no default)".to_string(),
+    }
+}
+
+fn entries_text(out: &mut String, entries: &[Entry]) {
+    let width = entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
+    for e in entries {
+        out.push_str(&format!("\n{:width$}  {}\n", e.name, e.description));
+        if e.parameters.is_empty() {
+            out.push_str("    (no parameters)\n");
+        }
+        let pw = e.parameters.iter().map(|p| p.0.len()).max().unwrap_or(0);
+        for (k, v) in &e.parameters {
+            out.push_str(&format!("    {k:pw$} {}\n", value_text(v)));
+        }
+    }
+}
+
+/// The listing a person reads.
+pub fn text() -> String {
+    let mut out = String::from("Client algorithms (algorithm = \"...\" in [[clients]])\n");
+    entries_text(&mut out, &algorithms());
+    out.push_str(&format!(
+        "\nEvery [[clients]] group also takes: {}.\n",
+        GROUP_COMMON.join(", ")
+    ));
+    out.push_str("\nServer kinds (kind = \"...\" in [server])\n");
+    entries_text(&mut out, &servers());
+    out.push_str(&format!(
+        "\nEvery [server] also takes: {} (default {}).\n",
+        SERVER_COMMON.join(", "),
+        toml::Value::try_from(Latency::default()).map_or("?".into(), |v| v.to_string())
+    ));
+    out.push_str(
+        "\nSwitching a group's algorithm with --set clients.NAME.algorithm=... (or a \
+         [[variants]] set) drops the parameters the new algorithm does not take.\n",
+    );
+    out
+}
+
+fn entries_json(entries: &[Entry]) -> serde_json::Value {
+    entries
+        .iter()
+        .map(|e| {
+            let params: serde_json::Map<String, serde_json::Value> = e
+                .parameters
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.as_ref()
+                            .and_then(|v| serde_json::to_value(v).ok())
+                            .unwrap_or(serde_json::Value::Null),
+                    )
+                })
+                .collect();
+            json!({"name": e.name, "description": e.description, "parameters": params})
+        })
+        .collect()
+}
+
+/// The listing for scripts: parameters map to their defaults (null: none).
+pub fn json() -> serde_json::Value {
+    json!({
+        "algorithms": entries_json(&algorithms()),
+        "group_fields": GROUP_COMMON,
+        "servers": entries_json(&servers()),
+        "server_fields": SERVER_COMMON,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_every_registered_name_with_its_defaults() {
+        let t = text();
+        for name in crate::throttle::ThrottleConfig::NAMES
+            .iter()
+            .chain(LimiterConfig::NAMES)
+        {
+            assert!(t.contains(&format!("\n{name} ")), "{name} missing:\n{t}");
+        }
+        let line = |k: &str| {
+            t.lines()
+                .find(|l| l.trim_start().starts_with(&format!("{k} ")))
+                .unwrap_or_else(|| panic!("no {k} line:\n{t}"))
+                .to_string()
+        };
+        assert!(line("initial_sleep").ends_with("= \"1s600ms\""), "{t}");
+        assert!(line("initial").ends_with("(optional, no default)"), "{t}");
+        let j = json();
+        assert_eq!(j["algorithms"][0]["name"], "schneems");
+        assert_eq!(j["algorithms"][0]["parameters"]["jitter"], 0.1);
+    }
+}

@@ -1,0 +1,857 @@
+//! The charts: what one run did over time, and how the variants of a comparison stand. Each
+//! is a small struct holding the data it shows, drawn by [`Chart::draw`] on any backend.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::canvas::{Chart, colour, err};
+use super::series::{SeriesData, SleepSeries};
+
+const TITLE_SIZE: u32 = 22;
+const LABEL_SIZE: u32 = 16;
+
+/// The unit of the time axis: minutes for runs up to two hours, hours beyond.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimeAxis {
+    per_unit: f64,
+    name: &'static str,
+}
+
+impl TimeAxis {
+    pub fn for_duration(seconds: f64) -> Self {
+        if seconds <= 2.0 * 3600.0 {
+            TimeAxis {
+                per_unit: 60.0,
+                name: "min",
+            }
+        } else {
+            TimeAxis {
+                per_unit: 3600.0,
+                name: "h",
+            }
+        }
+    }
+
+    fn desc(&self) -> String {
+        format!("time since start ({})", self.name)
+    }
+
+    fn x(&self, seconds: f64) -> f64 {
+        seconds / self.per_unit
+    }
+}
+
+/// "scenario: what (detail)" or "scenario / variant: what (detail)".
+#[derive(Clone, Debug, PartialEq)]
+pub struct Heading {
+    pub scenario: String,
+    pub variant: Option<String>,
+    /// Seeds or sample, e.g. "seed 42" or "5 seeds".
+    pub detail: String,
+}
+
+impl Heading {
+    pub fn title(&self, what: &str) -> String {
+        let who = match &self.variant {
+            Some(v) => format!("{} / {v}", self.scenario),
+            None => self.scenario.clone(),
+        };
+        if self.detail.is_empty() {
+            format!("{who}: {what}")
+        } else {
+            format!("{who}: {what} ({})", self.detail)
+        }
+    }
+}
+
+/// Split a line at its gaps (NaN), so a group that leaves and rejoins is not joined across.
+fn segments(xs: &[f64], ys: &[f64]) -> Vec<Vec<(f64, f64)>> {
+    let mut out = Vec::new();
+    let mut cur = Vec::new();
+    for (&x, &y) in xs.iter().zip(ys) {
+        if y.is_finite() {
+            cur.push((x, y));
+        } else if !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// The band between `lo` and `hi` as closed polygons, one per stretch without gaps.
+fn band(xs: &[f64], lo: &[f64], hi: &[f64]) -> Vec<Vec<(f64, f64)>> {
+    let mut out = Vec::new();
+    let mut upper = Vec::new();
+    let mut lower = Vec::new();
+    let mut close = |upper: &mut Vec<(f64, f64)>, lower: &mut Vec<(f64, f64)>| {
+        if !upper.is_empty() {
+            let mut poly = std::mem::take(upper);
+            poly.extend(lower.drain(..).rev());
+            out.push(poly);
+        }
+    };
+    for i in 0..xs.len() {
+        if lo[i].is_finite() && hi[i].is_finite() {
+            upper.push((xs[i], hi[i]));
+            lower.push((xs[i], lo[i]));
+        } else {
+            close(&mut upper, &mut lower);
+        }
+    }
+    close(&mut upper, &mut lower);
+    out
+}
+
+/// The top of a y axis that shows every finite value, with a little headroom.
+fn y_top<'a>(values: impl IntoIterator<Item = &'a f64>) -> f64 {
+    let max = values
+        .into_iter()
+        .copied()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max);
+    if max > 0.0 { max * 1.08 } else { 1.0 }
+}
+
+type Plane =
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>;
+
+/// Prepare a line for plotters' wide-line rasterizer, which misdraws two cases: a step of zero
+/// length (two points on one pixel) and a sharp turn back (a spike), whose inner corner it
+/// puts far outside the chart. Points on the pixel of the one before are dropped, and the
+/// line is split where it turns back by more than 120°.
+fn on_pixels<DB: DrawingBackend>(
+    chart: &ChartContext<'_, DB, Plane>,
+    points: Vec<(f64, f64)>,
+) -> Vec<Vec<(f64, f64)>> {
+    let spec = chart.as_coord_spec();
+    let mut out = Vec::new();
+    let mut cur: Vec<(f64, f64)> = Vec::new();
+    let mut px: Vec<(i32, i32)> = Vec::new();
+    for p in points {
+        let q = spec.translate(&p);
+        if px.last() == Some(&q) {
+            continue;
+        }
+        if let [.., a, b] = px[..] {
+            let u = (f64::from(b.0 - a.0), f64::from(b.1 - a.1));
+            let v = (f64::from(q.0 - b.0), f64::from(q.1 - b.1));
+            let dot = u.0 * v.0 + u.1 * v.1;
+            if dot < -0.5 * (u.0.hypot(u.1) * v.0.hypot(v.1)) {
+                let last = *cur.last().expect("cur holds the points of px");
+                out.push(std::mem::take(&mut cur));
+                cur.push(last);
+                px = vec![b];
+            }
+        }
+        cur.push(p);
+        px.push(q);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Lines of one style from gap-free stretches, ready to draw.
+fn paths<DB: DrawingBackend>(
+    chart: &ChartContext<'_, DB, Plane>,
+    segs: Vec<Vec<(f64, f64)>>,
+    style: ShapeStyle,
+) -> Vec<PathElement<(f64, f64)>> {
+    segs.into_iter()
+        .flat_map(|s| on_pixels(chart, s))
+        .map(|s| PathElement::new(s, style))
+        .collect()
+}
+
+/// Axis numbers without a useless ".0": 3500, 2.5, 0.25.
+fn tick(v: &f64) -> String {
+    if v.abs() >= 100.0 || v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+fn legend_line(c: RGBColor) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
+    move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3))
+}
+
+fn legend_box(c: RGBColor, opacity: f64) -> impl Fn((i32, i32)) -> Rectangle<(i32, i32)> {
+    move |(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], c.mix(opacity).filled())
+}
+
+fn legend<'a, DB: DrawingBackend + 'a, X: Ranged, Y: Ranged>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    position: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(err)
+}
+
+/// Every process's sleep value over time (seed 002's own chart); bands past
+/// [`super::series::MAX_PROCESS_LINES`] processes.
+pub struct SleepChart<'a> {
+    pub heading: &'a Heading,
+    pub data: &'a SeriesData,
+    pub axis: TimeAxis,
+}
+
+impl Chart for SleepChart<'_> {
+    fn stem(&self) -> &str {
+        "sleep"
+    }
+
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        area.fill(&WHITE).map_err(err)?;
+        let d = self.data;
+        let xs: Vec<f64> = d.times.iter().map(|&t| self.axis.x(t)).collect();
+        let x_max = xs.last().copied().unwrap_or(1.0).max(1e-9);
+        let (top, what) = match &d.sleep {
+            SleepSeries::Lines(lines) => (
+                y_top(lines.iter().flat_map(|l| &l.values)),
+                "sleep value of each process",
+            ),
+            SleepSeries::Bands(bands) => (
+                y_top(bands.iter().flat_map(|b| &b.max)),
+                "sleep values per group: median, 10-90 % and min-max over processes",
+            ),
+        };
+        let mut chart = ChartBuilder::on(area)
+            .caption(self.heading.title(what), ("sans-serif", TITLE_SIZE))
+            .margin(14)
+            .x_label_area_size(48)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..x_max, 0.0..top)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .x_desc(self.axis.desc())
+            .y_desc("sleep before each request (s)")
+            .axis_desc_style(("sans-serif", LABEL_SIZE))
+            .light_line_style(BLACK.mix(0.04))
+            .bold_line_style(BLACK.mix(0.12))
+            .draw()
+            .map_err(err)?;
+        match &d.sleep {
+            SleepSeries::Lines(lines) => {
+                for (i, line) in lines.iter().enumerate() {
+                    let c = colour(i);
+                    let lines = paths(&chart, segments(&xs, &line.values), c.stroke_width(2));
+                    chart
+                        .draw_series(lines)
+                        .map_err(err)?
+                        .label(line.label.clone())
+                        .legend(legend_line(c));
+                }
+            }
+            SleepSeries::Bands(bands) => {
+                for b in bands {
+                    let c = colour(b.group);
+                    let name = &d.groups[b.group];
+                    chart
+                        .draw_series(
+                            band(&xs, &b.min, &b.max)
+                                .into_iter()
+                                .map(|p| Polygon::new(p, c.mix(0.12).filled())),
+                        )
+                        .map_err(err)?
+                        .label(format!("{name} min-max"))
+                        .legend(legend_box(c, 0.12));
+                    chart
+                        .draw_series(
+                            band(&xs, &b.p10, &b.p90)
+                                .into_iter()
+                                .map(|p| Polygon::new(p, c.mix(0.3).filled())),
+                        )
+                        .map_err(err)?
+                        .label(format!("{name} 10-90 %"))
+                        .legend(legend_box(c, 0.3));
+                    let lines = paths(&chart, segments(&xs, &b.median), c.stroke_width(2));
+                    chart
+                        .draw_series(lines)
+                        .map_err(err)?
+                        .label(format!("{name} median"))
+                        .legend(legend_line(c));
+                }
+            }
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperRight)
+    }
+}
+
+/// One line of the 429 ratio chart.
+pub struct RatioLine {
+    pub label: String,
+    /// The line of all clients together: drawn last, in black, over the groups' lines.
+    pub overall: bool,
+    pub times: Vec<f64>,
+    /// Ratios in [0, 1]; NaN where nothing was sent.
+    pub ratio: Vec<f64>,
+}
+
+/// The share of requests answered 429 in a rolling window, one line per group or variant.
+pub struct RatioChart<'a> {
+    pub heading: &'a Heading,
+    pub lines: Vec<RatioLine>,
+    /// The rolling window, for the axis label ("6m").
+    pub window: String,
+    pub axis: TimeAxis,
+}
+
+impl RatioChart<'_> {
+    /// The overall line and, for 2 to 8 groups, one per group.
+    pub fn of_run<'a>(heading: &'a Heading, d: &SeriesData, axis: TimeAxis) -> RatioChart<'a> {
+        let w = d.default_window();
+        let mut lines = Vec::new();
+        if (2..=8).contains(&d.groups.len()) {
+            for (i, g) in d.groups.iter().enumerate() {
+                lines.push(RatioLine {
+                    label: g.clone(),
+                    overall: false,
+                    times: d.times.clone(),
+                    ratio: d.rolling_ratio(i + 1, w),
+                });
+            }
+        }
+        lines.push(RatioLine {
+            label: "all clients".into(),
+            overall: true,
+            times: d.times.clone(),
+            ratio: d.rolling_ratio(0, w),
+        });
+        RatioChart {
+            heading,
+            lines,
+            window: window_text(w as f64 * d.bucket_s),
+            axis,
+        }
+    }
+}
+
+/// A window length as a person writes it ("6m", "1h30m").
+pub fn window_text(seconds: f64) -> String {
+    crate::time::HumanDuration(crate::time::from_secs(seconds)).to_string()
+}
+
+impl Chart for RatioChart<'_> {
+    fn stem(&self) -> &str {
+        "ratio_429"
+    }
+
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        area.fill(&WHITE).map_err(err)?;
+        let x_max = self
+            .lines
+            .iter()
+            .filter_map(|l| l.times.last())
+            .fold(0.0f64, |a, &b| a.max(self.axis.x(b)))
+            .max(1e-9);
+        let top = y_top(self.lines.iter().flat_map(|l| &l.ratio)) * 100.0;
+        let mut chart = ChartBuilder::on(area)
+            .caption(
+                self.heading
+                    .title(&format!("429 ratio, rolling {} window", self.window)),
+                ("sans-serif", TITLE_SIZE),
+            )
+            .margin(14)
+            .x_label_area_size(48)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..x_max, 0.0..top)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .x_desc(self.axis.desc())
+            .y_desc(format!(
+                "429 responses / requests in the last {} (%)",
+                self.window
+            ))
+            .axis_desc_style(("sans-serif", LABEL_SIZE))
+            .light_line_style(BLACK.mix(0.04))
+            .bold_line_style(BLACK.mix(0.12))
+            .draw()
+            .map_err(err)?;
+        let ordered = self
+            .lines
+            .iter()
+            .filter(|l| !l.overall)
+            .enumerate()
+            .map(|(i, l)| (colour(i), l))
+            .chain(
+                self.lines
+                    .iter()
+                    .filter(|l| l.overall)
+                    .map(|l| (RGBColor(20, 20, 20), l)),
+            );
+        for (c, line) in ordered {
+            let xs: Vec<f64> = line.times.iter().map(|&t| self.axis.x(t)).collect();
+            let ys: Vec<f64> = line.ratio.iter().map(|r| r * 100.0).collect();
+            let width = 2;
+            let lines = paths(&chart, segments(&xs, &ys), c.stroke_width(width));
+            chart
+                .draw_series(lines)
+                .map_err(err)?
+                .label(line.label.clone())
+                .legend(legend_line(c));
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperRight)
+    }
+}
+
+/// The server's `RateLimit-Remaining` as the clients saw it, per server key.
+pub struct RemainingChart<'a> {
+    pub heading: &'a Heading,
+    pub data: &'a SeriesData,
+    pub axis: TimeAxis,
+}
+
+impl Chart for RemainingChart<'_> {
+    fn stem(&self) -> &str {
+        "remaining"
+    }
+
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        area.fill(&WHITE).map_err(err)?;
+        let d = self.data;
+        let xs: Vec<f64> = d.times.iter().map(|&t| self.axis.x(t)).collect();
+        let x_max = xs.last().copied().unwrap_or(1.0).max(1e-9);
+        let top = y_top(d.remaining.iter().flat_map(|r| &r.max));
+        let mut chart = ChartBuilder::on(area)
+            .caption(
+                self.heading
+                    .title("requests left at the server (RateLimit-Remaining)"),
+                ("sans-serif", TITLE_SIZE),
+            )
+            .margin(14)
+            .x_label_area_size(48)
+            .y_label_area_size(72)
+            .build_cartesian_2d(0.0..x_max, 0.0..top)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .x_desc(self.axis.desc())
+            .y_desc("remaining requests (count)")
+            .axis_desc_style(("sans-serif", LABEL_SIZE))
+            .light_line_style(BLACK.mix(0.04))
+            .bold_line_style(BLACK.mix(0.12))
+            .draw()
+            .map_err(err)?;
+        let named = d.remaining.len() > 1;
+        for (i, r) in d.remaining.iter().enumerate() {
+            let c = colour(i);
+            let who = if named {
+                format!("key {}: ", r.key)
+            } else {
+                String::new()
+            };
+            chart
+                .draw_series(
+                    band(&xs, &r.min, &r.max)
+                        .into_iter()
+                        .map(|p| Polygon::new(p, c.mix(0.2).filled())),
+                )
+                .map_err(err)?
+                .label(format!("{who}lowest to highest seen in each tick"))
+                .legend(legend_box(c, 0.2));
+            let lines = paths(&chart, segments(&xs, &r.median), c.stroke_width(2));
+            chart
+                .draw_series(lines)
+                .map_err(err)?
+                .label(format!("{who}median seen"))
+                .legend(legend_line(c));
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperRight)
+    }
+}
+
+/// Up to this many threads get a bar each; past it, a histogram of threads.
+pub const MAX_THREAD_BARS: usize = 120;
+
+/// Successful requests per thread: equal bars mean a fair share.
+pub struct OkPerThreadChart<'a> {
+    pub heading: &'a Heading,
+    pub data: &'a SeriesData,
+}
+
+impl Chart for OkPerThreadChart<'_> {
+    fn stem(&self) -> &str {
+        "ok_per_thread"
+    }
+
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        area.fill(&WHITE).map_err(err)?;
+        let d = self.data;
+        if d.threads.len() <= MAX_THREAD_BARS {
+            self.bars(area)
+        } else {
+            self.histogram(area)
+        }
+    }
+}
+
+impl OkPerThreadChart<'_> {
+    fn bars<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        let d = self.data;
+        let n = d.threads.len();
+        let top = y_top(
+            d.threads
+                .iter()
+                .map(|t| t.ok as f64)
+                .collect::<Vec<_>>()
+                .iter(),
+        );
+        let mean = d.threads.iter().map(|t| t.ok as f64).sum::<f64>() / n.max(1) as f64;
+        let mut chart = ChartBuilder::on(area)
+            .caption(
+                self.heading.title("successful requests per thread"),
+                ("sans-serif", TITLE_SIZE),
+            )
+            .margin(14)
+            .x_label_area_size(48)
+            .y_label_area_size(72)
+            .build_cartesian_2d(0.0..n.max(1) as f64, 0.0..top)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .disable_x_mesh()
+            .x_desc("thread (grouped by client group, then process)")
+            .y_desc("2xx responses over the run (count)")
+            .axis_desc_style(("sans-serif", LABEL_SIZE))
+            .light_line_style(BLACK.mix(0.04))
+            .bold_line_style(BLACK.mix(0.12))
+            .draw()
+            .map_err(err)?;
+        for (gi, name) in d.groups.iter().enumerate() {
+            let c = colour(gi);
+            let bars: Vec<_> = d
+                .threads
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.group == gi)
+                .map(|(i, t)| {
+                    Rectangle::new(
+                        [(i as f64 + 0.12, 0.0), (i as f64 + 0.88, t.ok as f64)],
+                        c.filled(),
+                    )
+                })
+                .collect();
+            chart
+                .draw_series(bars)
+                .map_err(err)?
+                .label(name.clone())
+                .legend(legend_box(c, 1.0));
+        }
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(0.0, mean), (n as f64, mean)],
+                BLACK.stroke_width(2),
+            )))
+            .map_err(err)?
+            .label(format!("mean {mean:.0} (an equal share)"))
+            .legend(legend_line(RGBColor(0, 0, 0)));
+        legend(&mut chart, SeriesLabelPosition::LowerRight)
+    }
+
+    fn histogram<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        const BINS: usize = 30;
+        let d = self.data;
+        let lo = d.threads.iter().map(|t| t.ok).min().unwrap_or(0) as f64;
+        let hi = d.threads.iter().map(|t| t.ok).max().unwrap_or(0) as f64;
+        let width = ((hi - lo) / BINS as f64).max(1.0);
+        let bin = |ok: u64| (((ok as f64 - lo) / width) as usize).min(BINS - 1);
+        // counts[group][bin], stacked in group order.
+        let mut counts = vec![vec![0u64; BINS]; d.groups.len()];
+        for t in &d.threads {
+            counts[t.group][bin(t.ok)] += 1;
+        }
+        let tallest = (0..BINS)
+            .map(|b| counts.iter().map(|g| g[b]).sum::<u64>())
+            .max()
+            .unwrap_or(1) as f64;
+        let mut chart = ChartBuilder::on(area)
+            .caption(
+                self.heading.title(&format!(
+                    "threads by successful requests ({} threads)",
+                    d.threads.len()
+                )),
+                ("sans-serif", TITLE_SIZE),
+            )
+            .margin(14)
+            .x_label_area_size(48)
+            .y_label_area_size(72)
+            .build_cartesian_2d(lo..(lo + width * BINS as f64), 0.0..tallest * 1.08)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .x_desc("2xx responses of one thread over the run (count)")
+            .y_desc("threads (count)")
+            .axis_desc_style(("sans-serif", LABEL_SIZE))
+            .light_line_style(BLACK.mix(0.04))
+            .bold_line_style(BLACK.mix(0.12))
+            .draw()
+            .map_err(err)?;
+        let mut base = vec![0u64; BINS];
+        for (gi, name) in d.groups.iter().enumerate() {
+            let c = colour(gi);
+            let rects: Vec<_> = (0..BINS)
+                .filter(|&b| counts[gi][b] > 0)
+                .map(|b| {
+                    let x0 = lo + b as f64 * width;
+                    let y0 = base[b] as f64;
+                    let y1 = (base[b] + counts[gi][b]) as f64;
+                    Rectangle::new([(x0, y0), (x0 + width * 0.92, y1)], c.filled())
+                })
+                .collect();
+            for b in 0..BINS {
+                base[b] += counts[gi][b];
+            }
+            chart
+                .draw_series(rects)
+                .map_err(err)?
+                .label(name.clone())
+                .legend(legend_box(c, 1.0));
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperRight)
+    }
+}
+
+/// One variant of a comparison: its mean, 95 % interval half-widths, and each seed's value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VariantPoint {
+    pub name: String,
+    pub x: f64,
+    pub x_half: Option<f64>,
+    pub y: f64,
+    pub y_half: Option<f64>,
+    pub seeds: Vec<(f64, f64)>,
+}
+
+/// ratio_429 against utilization, one point per variant with its seed spread.
+pub struct TradeoffChart<'a> {
+    pub heading: &'a Heading,
+    pub points: Vec<VariantPoint>,
+}
+
+fn whisker(a: (f64, f64), b: (f64, f64), c: RGBColor) -> PathElement<(f64, f64)> {
+    PathElement::new(vec![a, b], c.stroke_width(2))
+}
+
+impl Chart for TradeoffChart<'_> {
+    fn stem(&self) -> &str {
+        "tradeoff"
+    }
+
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        area.fill(&WHITE).map_err(err)?;
+        // x = utilization, y = ratio_429 in %.
+        let xs = self.points.iter().flat_map(|p| {
+            let h = p.x_half.unwrap_or(0.0);
+            p.seeds
+                .iter()
+                .map(|s| s.0)
+                .chain([p.x - h, p.x + h])
+                .collect::<Vec<_>>()
+        });
+        let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
+        for x in xs.filter(|x| x.is_finite()) {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+        }
+        if !x0.is_finite() {
+            (x0, x1) = (0.0, 1.0);
+        }
+        let pad = ((x1 - x0) * 0.15).max(0.002);
+        let (x0, x1) = ((x0 - pad).max(0.0), x1 + pad);
+        let top = y_top(
+            self.points
+                .iter()
+                .flat_map(|p| {
+                    let h = p.y_half.unwrap_or(0.0);
+                    p.seeds
+                        .iter()
+                        .map(|s| s.1)
+                        .chain([p.y + h])
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>()
+                .iter(),
+        ) * 100.0;
+        let mut chart = ChartBuilder::on(area)
+            .caption(
+                self.heading.title("429 ratio against utilization"),
+                ("sans-serif", TITLE_SIZE),
+            )
+            .margin(14)
+            .x_label_area_size(48)
+            .y_label_area_size(64)
+            .build_cartesian_2d(x0..x1, 0.0..top)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .x_desc("utilization: 2xx / server capacity (better to the right)")
+            .y_desc("429 responses / requests (%, better lower)")
+            .axis_desc_style(("sans-serif", LABEL_SIZE))
+            .light_line_style(BLACK.mix(0.04))
+            .bold_line_style(BLACK.mix(0.12))
+            .draw()
+            .map_err(err)?;
+        for (i, p) in self.points.iter().enumerate() {
+            let c = colour(i);
+            let (x, y) = (p.x, p.y * 100.0);
+            chart
+                .draw_series(
+                    p.seeds
+                        .iter()
+                        .map(|&(sx, sy)| Circle::new((sx, sy * 100.0), 4, c.stroke_width(1))),
+                )
+                .map_err(err)?;
+            let mut whiskers = Vec::new();
+            if let Some(h) = p.x_half {
+                whiskers.push(whisker((x - h, y), (x + h, y), c));
+            }
+            if let Some(h) = p.y_half {
+                whiskers.push(whisker((x, y - h * 100.0), (x, y + h * 100.0), c));
+            }
+            chart.draw_series(whiskers).map_err(err)?;
+            chart
+                .draw_series(std::iter::once(Circle::new((x, y), 7, c.filled())))
+                .map_err(err)?
+                .label(p.name.clone())
+                .legend(move |(lx, ly)| Circle::new((lx + 10, ly), 6, c.filled()));
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)
+    }
+}
+
+/// One bar per variant: mean fairness, its 95 % interval, and each seed as a dot.
+pub struct FairnessChart<'a> {
+    pub heading: &'a Heading,
+    /// name, mean, half-width, per-seed values.
+    pub bars: Vec<(String, f64, Option<f64>, Vec<f64>)>,
+}
+
+impl Chart for FairnessChart<'_> {
+    fn stem(&self) -> &str {
+        "fairness"
+    }
+
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        area.fill(&WHITE).map_err(err)?;
+        let n = self.bars.len().max(1);
+        let names: Vec<String> = self.bars.iter().map(|b| b.0.clone()).collect();
+        let mut chart = ChartBuilder::on(area)
+            .caption(
+                self.heading.title("fairness (Jain's index over threads)"),
+                ("sans-serif", TITLE_SIZE),
+            )
+            .margin(14)
+            .x_label_area_size(48)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..n as f64, 0.0..1.05)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .y_label_formatter(&tick)
+            .disable_x_mesh()
+            .x_labels(n * 2 + 1)
+            .x_label_formatter(&|v| {
+                let i = v.floor() as usize;
+                if (v - i as f64 - 0.5).abs() < 0.01 {
+                    names.get(i).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc("variant")
+            .y_desc("fairness (1 = every thread got an equal rate)")
+            .axis_desc_style(("sans-serif", LABEL_SIZE))
+            .light_line_style(BLACK.mix(0.04))
+            .bold_line_style(BLACK.mix(0.12))
+            .draw()
+            .map_err(err)?;
+        for (i, (name, mean, half, seeds)) in self.bars.iter().enumerate() {
+            let c = colour(i);
+            let x = i as f64;
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(x + 0.2, 0.0), (x + 0.8, *mean)],
+                    c.mix(0.75).filled(),
+                )))
+                .map_err(err)?
+                .label(name.clone())
+                .legend(legend_box(c, 0.75));
+            if let Some(h) = half {
+                chart
+                    .draw_series([
+                        whisker((x + 0.5, mean - h), (x + 0.5, mean + h), RGBColor(0, 0, 0)),
+                        whisker(
+                            (x + 0.42, mean - h),
+                            (x + 0.58, mean - h),
+                            RGBColor(0, 0, 0),
+                        ),
+                        whisker(
+                            (x + 0.42, mean + h),
+                            (x + 0.58, mean + h),
+                            RGBColor(0, 0, 0),
+                        ),
+                    ])
+                    .map_err(err)?;
+            }
+            chart
+                .draw_series(
+                    seeds
+                        .iter()
+                        .map(|&s| Circle::new((x + 0.5, s), 3, BLACK.filled())),
+                )
+                .map_err(err)?;
+        }
+        legend(&mut chart, SeriesLabelPosition::LowerRight)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaps_split_lines_and_bands() {
+        let xs = [1.0, 2.0, 3.0, 4.0];
+        let ys = [1.0, f64::NAN, 3.0, 4.0];
+        assert_eq!(
+            segments(&xs, &ys),
+            vec![vec![(1.0, 1.0)], vec![(3.0, 3.0), (4.0, 4.0)]]
+        );
+        let b = band(&xs, &[0.0, 0.0, f64::NAN, 1.0], &[2.0, 2.0, f64::NAN, 3.0]);
+        assert_eq!(b.len(), 2);
+        assert_eq!(b[0], vec![(1.0, 2.0), (2.0, 2.0), (2.0, 0.0), (1.0, 0.0)]);
+    }
+
+    #[test]
+    fn time_axis_switches_to_hours_past_two_hours() {
+        assert_eq!(TimeAxis::for_duration(3600.0).name, "min");
+        assert_eq!(TimeAxis::for_duration(5.0 * 3600.0).name, "h");
+        assert_eq!(TimeAxis::for_duration(5.0 * 3600.0).x(5400.0), 1.5);
+    }
+}

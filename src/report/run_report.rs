@@ -1,0 +1,268 @@
+//! A run folder's charts and `report.html`, made from the files the run left (`scenario.toml`,
+//! `summary.json`, `series.csv`), so `throttle-sim plot` can make them again without re-running.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::canvas::{Chart, render};
+use super::charts::{Heading, OkPerThreadChart, RatioChart, RemainingChart, SleepChart, TimeAxis};
+use super::html::{Page, escape, list, table};
+use super::series::{SeriesData, read_series};
+use super::{metrics_table, processes_table};
+use crate::error::Error;
+use crate::record::Summary;
+use crate::scenario::{Scenario, read_scenario};
+
+/// `variant.toml`: written into the run folders a comparison makes, naming the variant, so
+/// their charts and report say which one they show.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantNote {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// The overrides the variant applies to the scenario, as `path=value`.
+    #[serde(default)]
+    pub set: Vec<String>,
+}
+
+pub const VARIANT_NOTE: &str = "variant.toml";
+
+/// Everything a run folder holds that the report needs.
+pub struct RunFolder {
+    pub dir: PathBuf,
+    pub scenario: Scenario,
+    pub summary: Summary,
+    pub variant: Option<VariantNote>,
+    pub series: SeriesData,
+}
+
+fn usage(path: &Path, message: impl std::fmt::Display) -> Error {
+    Error::Usage(format!("{}: {message}", path.display()))
+}
+
+/// Read a JSON or TOML file of a results folder, naming it in any error.
+pub fn read_text(path: &Path) -> Result<String, Error> {
+    fs::read_to_string(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            usage(path, "missing; is this a throttle-sim results folder?")
+        } else {
+            Error::io(path)(e)
+        }
+    })
+}
+
+impl RunFolder {
+    pub fn load(dir: &Path) -> Result<Self, Error> {
+        let scenario_path = dir.join("scenario.toml");
+        read_text(&scenario_path)?;
+        let scenario = read_scenario(&scenario_path, &[], 0)?;
+        let summary_path = dir.join("summary.json");
+        let summary: Summary = serde_json::from_str(&read_text(&summary_path)?)
+            .map_err(|e| usage(&summary_path, e))?;
+        let note_path = dir.join(VARIANT_NOTE);
+        let variant = if note_path.is_file() {
+            Some(toml::from_str(&read_text(&note_path)?).map_err(|e| usage(&note_path, e))?)
+        } else {
+            None
+        };
+        let series_path = dir.join("series.csv");
+        if !series_path.is_file() {
+            return Err(usage(&series_path, "missing; the charts are drawn from it"));
+        }
+        let series = read_series(&series_path, &scenario).map_err(Error::Usage)?;
+        Ok(RunFolder {
+            dir: dir.to_path_buf(),
+            scenario,
+            summary,
+            variant,
+            series,
+        })
+    }
+
+    pub fn heading(&self) -> Heading {
+        Heading {
+            scenario: self.scenario.name.clone(),
+            variant: self.variant.as_ref().map(|v| v.name.clone()),
+            detail: format!("seed {}", self.summary.seed),
+        }
+    }
+
+    pub fn axis(&self) -> TimeAxis {
+        TimeAxis::for_duration(self.scenario.run.duration.secs())
+    }
+}
+
+/// A chart written as `charts/<stem>.svg` and `.png`; the SVG text is kept for the report.
+pub struct WrittenChart {
+    pub stem: String,
+    pub svg: String,
+}
+
+/// Render `chart` into `dir/charts/`.
+pub fn write_chart(dir: &Path, chart: &impl Chart) -> Result<WrittenChart, Error> {
+    let charts = dir.join("charts");
+    fs::create_dir_all(&charts).map_err(Error::io(&charts))?;
+    let r = render(chart).map_err(|e| Error::Usage(format!("drawing {}: {e}", chart.stem())))?;
+    let svg_path = charts.join(format!("{}.svg", chart.stem()));
+    fs::write(&svg_path, &r.svg).map_err(Error::io(&svg_path))?;
+    let png_path = charts.join(format!("{}.png", chart.stem()));
+    fs::write(&png_path, &r.png).map_err(Error::io(&png_path))?;
+    Ok(WrittenChart {
+        stem: chart.stem().to_string(),
+        svg: r.svg,
+    })
+}
+
+/// How to read each chart of a run, shown under it in the report.
+pub fn caption(stem: &str) -> &'static str {
+    match stem {
+        "sleep" => {
+            "Each line is one process's sleep value: how long its threads wait before each \
+             request. Lines that come together and stay together mean the processes found an \
+             equal share; a line that stays far above the others is a client that never came \
+             down. Steps up are backoffs after 429s. With many processes the chart shows the \
+             median and the spread per group instead of one line each."
+        }
+        "ratio_429" => {
+            "The share of requests the server refused with 429, over a rolling window. Flat \
+             and low is good; spikes show when the clients overshot the limit (typically at \
+             the start, when the bucket runs dry, or when clients join)."
+        }
+        "remaining" => {
+            "The server's RateLimit-Remaining as the clients saw it: the line is the median \
+             over the threads that sent in each sampling tick, the band the lowest to highest. \
+             A bucket pinned near 0 means the clients use all the capacity; a high value means \
+             capacity is left unused."
+        }
+        "ok_per_thread" => {
+            "Successful requests per thread over the whole run. Bars of equal height mean \
+             every thread got the same share; the black line is that equal share. With many \
+             threads this is a histogram: a narrow peak is fair, a wide spread is not."
+        }
+        _ => "",
+    }
+}
+
+/// (Re)write a run folder's charts and `report.html`; returns the charts written.
+pub fn write_run_report(dir: &Path) -> Result<Vec<WrittenChart>, Error> {
+    let run = RunFolder::load(dir)?;
+    let heading = run.heading();
+    let axis = run.axis();
+    let d = &run.series;
+    let charts = vec![
+        write_chart(
+            dir,
+            &SleepChart {
+                heading: &heading,
+                data: d,
+                axis,
+            },
+        )?,
+        write_chart(dir, &RatioChart::of_run(&heading, d, axis))?,
+        write_chart(
+            dir,
+            &RemainingChart {
+                heading: &heading,
+                data: d,
+                axis,
+            },
+        )?,
+        write_chart(
+            dir,
+            &OkPerThreadChart {
+                heading: &heading,
+                data: d,
+            },
+        )?,
+    ];
+    let html = run_html(&run, &charts);
+    let path = dir.join("report.html");
+    fs::write(&path, html).map_err(Error::io(&path))?;
+    Ok(charts)
+}
+
+fn verdicts_html(s: &Summary) -> Option<String> {
+    if s.expect.is_empty() {
+        return None;
+    }
+    let items: Vec<String> = s
+        .expect
+        .iter()
+        .map(|v| {
+            let value = v.value.map_or("null".to_string(), |x| format!("{x:.4}"));
+            let (class, word) = if v.pass {
+                ("pass", "pass")
+            } else {
+                ("missed", "MISSED")
+            };
+            format!(
+                "<span class=\"{class}\">{word}</span> {} = {} (expected {} to {})",
+                escape(&v.metric),
+                value,
+                v.range[0],
+                v.range[1]
+            )
+        })
+        .collect();
+    Some(list(&items))
+}
+
+fn run_html(run: &RunFolder, charts: &[WrittenChart]) -> String {
+    let s = &run.summary;
+    let sc = &run.scenario;
+    let title = match &run.variant {
+        Some(v) => format!("{} / {}", sc.name, v.name),
+        None => sc.name.clone(),
+    };
+    let mut page = Page::new(&title);
+    page.meta(&format!(
+        "{} mode, seed {}, {} s{}, {} threads in {} processes, throttle-sim {}",
+        s.mode,
+        s.seed,
+        s.duration_s,
+        if s.partial { " (PARTIAL run)" } else { "" },
+        sc.threads_total(),
+        s.processes.len(),
+        s.version
+    ));
+    if !sc.description.is_empty() {
+        page.paragraph(&sc.description);
+    }
+    if let Some(v) = &run.variant {
+        let mut text = format!("Variant `{}`", v.name);
+        if !v.description.is_empty() {
+            text.push_str(&format!(": {}", v.description));
+        }
+        if !v.set.is_empty() {
+            text.push_str(&format!(" (sets {})", v.set.join(", ")));
+        }
+        page.paragraph(&text);
+    }
+    page.heading("Summary");
+    page.raw(&table(&metrics_table(s), |_, _| false));
+    page.paragraph(
+        "ratio_429: 429s / requests. utilization: 2xx / the most the server could give. \
+         fairness: Jain's index over threads of their 2xx rate (1 = equal). converged: when \
+         the processes' sleep values came within 25 % of each other (coefficient of \
+         variation) and stayed there; - if never. wait: from wanting to send to the 2xx.",
+    );
+    if let Some(v) = verdicts_html(s) {
+        page.heading("Expectations");
+        page.raw(&v);
+    }
+    page.heading("Charts");
+    for c in charts {
+        page.figure(&c.svg, caption(&c.stem));
+    }
+    if s.processes.len() <= 50 {
+        page.heading("Processes");
+        page.raw(&table(&processes_table(s), |_, _| false));
+    }
+    page.finish(
+        "Made by throttle-sim from scenario.toml, summary.json and series.csv in this folder; \
+         `throttle-sim plot <this folder>` draws it again.",
+    )
+}
