@@ -129,7 +129,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("no {k} line:\n{t}"))
                 .to_string()
         };
-        assert!(line("initial_sleep").ends_with("= \"1s600ms\""), "{t}");
+        assert!(line("initial_sleep").ends_with("= \"1.6s\""), "{t}");
         assert!(line("initial").ends_with("(optional, no default)"), "{t}");
         let j = json();
         assert_eq!(j["algorithms"][0]["name"], "schneems");

@@ -107,6 +107,14 @@ impl fmt::Display for HumanDuration {
         if n == 0 {
             return f.write_str("0s");
         }
+        // Seconds with a fraction read best as a decimal: "1.6s", not "1s600ms".
+        if (NANOS_PER_SEC..60 * NANOS_PER_SEC).contains(&n)
+            && !n.is_multiple_of(NANOS_PER_SEC)
+            && n.is_multiple_of(1_000_000)
+        {
+            let ms = format!("{:03}", (n % NANOS_PER_SEC) / 1_000_000);
+            return write!(f, "{}.{}s", n / NANOS_PER_SEC, ms.trim_end_matches('0'));
+        }
         const UNITS: [(&str, u64); 6] = [
             ("h", 3600 * NANOS_PER_SEC),
             ("m", 60 * NANOS_PER_SEC),
@@ -205,6 +213,9 @@ mod tests {
         }
         assert_eq!(HumanDuration(5400 * NANOS_PER_SEC).to_string(), "1h30m");
         assert_eq!(HumanDuration(250_000_000).to_string(), "250ms");
+        assert_eq!(HumanDuration(1_600_000_000).to_string(), "1.6s");
+        assert_eq!(HumanDuration(1_050_000_000).to_string(), "1.05s");
+        assert_eq!(HumanDuration(61_500_000_000).to_string(), "1m1s500ms");
     }
 
     #[test]
