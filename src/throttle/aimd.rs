@@ -152,16 +152,6 @@ mod tests {
 
     const S: Nanos = NANOS_PER_SEC;
 
-    fn resp(status: Status) -> Response {
-        Response {
-            status,
-            remaining: None,
-            limit: None,
-            retry_after: None,
-            latency: 0,
-        }
-    }
-
     #[test]
     fn threads_of_a_process_share_one_pace() {
         let cfg = AimdConfig {
@@ -186,18 +176,18 @@ mod tests {
         let mut t = cfg.build(BuildContext::solo(2));
         let mut rng = test_rng();
         t.acquire(0, 0, &mut rng);
-        t.on_response(S, 0, &resp(Status::Ok), &mut rng);
+        t.on_response(S, 0, &Response::bare(Status::Ok), &mut rng);
         assert!((t.rate() - 2.05).abs() < 1e-12);
         // Both threads' requests went out at 1 s and come back refused.
         t.acquire(S, 0, &mut rng);
         t.acquire(S, 1, &mut rng);
-        t.on_response(2 * S, 0, &resp(Status::Limited), &mut rng);
-        t.on_response(2 * S, 1, &resp(Status::Limited), &mut rng);
+        t.on_response(2 * S, 0, &Response::bare(Status::Limited), &mut rng);
+        t.on_response(2 * S, 1, &Response::bare(Status::Limited), &mut rng);
         assert!((t.rate() - 1.025).abs() < 1e-12);
         assert_eq!(t.backoffs(), 1);
         // A request sent after the decrease may decrease again.
         t.acquire(3 * S, 1, &mut rng);
-        t.on_response(3 * S, 1, &resp(Status::Unavailable), &mut rng);
+        t.on_response(3 * S, 1, &Response::bare(Status::Unavailable), &mut rng);
         assert!((t.rate() - 0.5125).abs() < 1e-12);
         assert!((t.sleep_value() - 1.0 / 0.5125).abs() < 1e-12);
     }
@@ -215,10 +205,10 @@ mod tests {
         let mut rng = test_rng();
         for i in 0..5 {
             t.acquire(i * S, 0, &mut rng);
-            t.on_response(i * S, 0, &resp(Status::Limited), &mut rng);
+            t.on_response(i * S, 0, &Response::bare(Status::Limited), &mut rng);
         }
         assert_eq!(t.rate(), 0.01);
-        t.on_response(9 * S, 0, &resp(Status::Ok), &mut rng);
+        t.on_response(9 * S, 0, &Response::bare(Status::Ok), &mut rng);
         assert_eq!(t.rate(), 0.03);
     }
 }

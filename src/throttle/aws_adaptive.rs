@@ -330,16 +330,6 @@ mod tests {
 
     const S: Nanos = NANOS_PER_SEC;
 
-    fn resp(status: Status) -> Response {
-        Response {
-            status,
-            remaining: None,
-            limit: None,
-            retry_after: None,
-            latency: 0,
-        }
-    }
-
     #[test]
     fn cubic_on_fixed_numbers() {
         let mut c = Cubic::new(0.4, 0.7, 0.0, 0.0);
@@ -395,10 +385,10 @@ mod tests {
             assert_eq!(t.delay(now, 0, &mut rng), 0);
             assert_eq!(t.acquire(now, 0, &mut rng), Acquire::Send);
             now += S / 10;
-            t.on_response(now, 0, &resp(Status::Ok), &mut rng);
+            t.on_response(now, 0, &Response::bare(Status::Ok), &mut rng);
         }
         assert_eq!(t.sleep_value(), 0.0);
-        t.on_response(now, 0, &resp(Status::Limited), &mut rng);
+        t.on_response(now, 0, &Response::bare(Status::Limited), &mut rng);
         assert_eq!(t.backoffs(), 1);
         // Ten answers a second were measured: the rate drops to about 0.7 × 10.
         let rate = 1.0 / t.sleep_value();
@@ -413,7 +403,7 @@ mod tests {
             match t.acquire(now, 0, &mut rng) {
                 Acquire::Send => {
                     sends += 1;
-                    t.on_response(now, 0, &resp(Status::Ok), &mut rng);
+                    t.on_response(now, 0, &Response::bare(Status::Ok), &mut rng);
                 }
                 Acquire::Wait(w) => now += w,
                 Acquire::GiveUp => unreachable!(),
@@ -431,13 +421,13 @@ mod tests {
         let mut backoffs = Vec::new();
         t.delay(0, 0, &mut rng);
         for _ in 0..2 {
-            t.on_response(S, 0, &resp(Status::Unavailable), &mut rng);
+            t.on_response(S, 0, &Response::bare(Status::Unavailable), &mut rng);
             backoffs.push(t.delay(S, 0, &mut rng));
         }
         assert!(backoffs[0] <= S && backoffs[1] <= 2 * S);
         // 503s are retried but are no throttle.
         assert_eq!(t.backoffs(), 0);
-        t.on_response(S, 0, &resp(Status::Unavailable), &mut rng);
+        t.on_response(S, 0, &Response::bare(Status::Unavailable), &mut rng);
         assert_eq!(t.delay(S, 0, &mut rng), 0);
         assert_eq!(t.acquire(S, 0, &mut rng), Acquire::GiveUp);
         assert_eq!(t.acquire(S, 0, &mut rng), Acquire::Send);

@@ -212,16 +212,6 @@ mod tests {
 
     const S: Nanos = NANOS_PER_SEC;
 
-    fn resp(status: Status) -> Response {
-        Response {
-            status,
-            remaining: None,
-            limit: None,
-            retry_after: None,
-            latency: 0,
-        }
-    }
-
     fn build(jitter: Jitter) -> Backoff {
         BackoffConfig {
             jitter,
@@ -265,14 +255,14 @@ mod tests {
         let mut b = build(Jitter::None);
         let mut rng = test_rng();
         assert_eq!(b.delay(0, 0, &mut rng), 0);
-        b.on_response(100 * S, 0, &resp(Status::Limited), &mut rng);
+        b.on_response(100 * S, 0, &Response::bare(Status::Limited), &mut rng);
         // One failure: 30 s after it, whoever asks.
         assert_eq!(b.delay(100 * S, 0, &mut rng), 30 * S);
         assert_eq!(b.delay(110 * S, 1, &mut rng), 20 * S);
         assert_eq!(b.delay(140 * S, 1, &mut rng), 0);
-        b.on_response(130 * S, 0, &resp(Status::Limited), &mut rng);
+        b.on_response(130 * S, 0, &Response::bare(Status::Limited), &mut rng);
         assert_eq!(b.delay(130 * S, 0, &mut rng), 60 * S);
-        b.on_response(200 * S, 0, &resp(Status::Ok), &mut rng);
+        b.on_response(200 * S, 0, &Response::bare(Status::Ok), &mut rng);
         assert_eq!(b.delay(200 * S, 0, &mut rng), 0);
         assert_eq!(b.backoffs(), 2);
     }
@@ -282,14 +272,14 @@ mod tests {
         let mut b = build(Jitter::None);
         let mut rng = test_rng();
         for t in [10, 20, 30] {
-            b.on_response(t * S, 0, &resp(Status::Limited), &mut rng);
+            b.on_response(t * S, 0, &Response::bare(Status::Limited), &mut rng);
         }
-        b.on_response(40 * S, 1, &resp(Status::Unavailable), &mut rng);
+        b.on_response(40 * S, 1, &Response::bare(Status::Unavailable), &mut rng);
         // The 503 record (one failure, at 40 s) wins over three 429s.
         assert_eq!(b.delay(40 * S, 0, &mut rng), 30 * S);
         assert_eq!(b.sleep_value(), 30.0);
         // A success clears both.
-        b.on_response(50 * S, 0, &resp(Status::Ok), &mut rng);
+        b.on_response(50 * S, 0, &Response::bare(Status::Ok), &mut rng);
         assert_eq!(b.sleep_value(), 0.0);
         // Without count_503, 503s are ignored.
         let mut ignoring = BackoffConfig {
@@ -297,9 +287,9 @@ mod tests {
             ..BackoffConfig::default()
         }
         .build(BuildContext::solo(1));
-        ignoring.on_response(S, 0, &resp(Status::Unavailable), &mut rng);
+        ignoring.on_response(S, 0, &Response::bare(Status::Unavailable), &mut rng);
         assert_eq!(ignoring.delay(S, 0, &mut rng), 0);
-        ignoring.on_response(S, 0, &resp(Status::Error), &mut rng);
+        ignoring.on_response(S, 0, &Response::bare(Status::Error), &mut rng);
         assert_eq!(ignoring.backoffs(), 0);
     }
 
@@ -307,11 +297,11 @@ mod tests {
     fn decorrelated_grows_from_the_delay_the_failed_request_waited() {
         let mut b = build(Jitter::Decorrelated);
         let mut rng = test_rng();
-        b.on_response(0, 0, &resp(Status::Limited), &mut rng);
+        b.on_response(0, 0, &Response::bare(Status::Limited), &mut rng);
         assert_eq!(b.limited.previous, 30.0);
         let first = b.delay(0, 0, &mut rng);
         assert!((30 * S..=90 * S).contains(&first));
-        b.on_response(first, 0, &resp(Status::Limited), &mut rng);
+        b.on_response(first, 0, &Response::bare(Status::Limited), &mut rng);
         assert!((b.limited.previous - crate::time::secs(first)).abs() < 1e-6);
     }
 

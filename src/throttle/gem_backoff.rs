@@ -100,16 +100,6 @@ mod tests {
     use super::*;
     use crate::throttle::test_rng;
 
-    fn resp(status: Status) -> Response {
-        Response {
-            status,
-            remaining: None,
-            limit: None,
-            retry_after: None,
-            latency: 0,
-        }
-    }
-
     #[test]
     fn retries_sleep_min_sleep_then_grow_by_the_multiplier_and_reset_on_success() {
         let cfg = GemBackoffConfig {
@@ -121,15 +111,15 @@ mod tests {
         assert_eq!(t.delay(0, 0, &mut rng), 0);
         let mut sleeps = Vec::new();
         for _ in 0..3 {
-            t.on_response(0, 0, &resp(Status::Limited), &mut rng);
+            t.on_response(0, 0, &Response::bare(Status::Limited), &mut rng);
             sleeps.push(t.delay(0, 0, &mut rng));
         }
         assert_eq!(sleeps, [from_secs(0.8), from_secs(0.96), from_secs(1.152)]);
         // The other thread is not retrying: no sleep.
         assert_eq!(t.delay(0, 1, &mut rng), 0);
-        t.on_response(0, 0, &resp(Status::Ok), &mut rng);
+        t.on_response(0, 0, &Response::bare(Status::Ok), &mut rng);
         assert_eq!(t.delay(0, 0, &mut rng), 0);
-        t.on_response(0, 0, &resp(Status::Limited), &mut rng);
+        t.on_response(0, 0, &Response::bare(Status::Limited), &mut rng);
         assert_eq!(t.delay(0, 0, &mut rng), from_secs(0.8));
         assert_eq!(t.backoffs(), 4);
     }

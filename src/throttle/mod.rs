@@ -87,6 +87,27 @@ pub struct Response {
     pub latency: Nanos,
 }
 
+impl Response {
+    /// An answer without rate-limit headers (a transport error, or a server that sends none).
+    pub fn bare(status: Status) -> Self {
+        Response {
+            status,
+            remaining: None,
+            limit: None,
+            retry_after: None,
+            latency: 0,
+        }
+    }
+
+    /// The same answer with a `RateLimit-Remaining`.
+    pub fn with_remaining(self, remaining: u64) -> Self {
+        Response {
+            remaining: Some(remaining),
+            ..self
+        }
+    }
+}
+
 /// What an algorithm may know about where it runs when it is built.
 #[derive(Clone, Debug)]
 pub struct BuildContext {

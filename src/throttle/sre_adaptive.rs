@@ -155,16 +155,6 @@ mod tests {
 
     const S: Nanos = NANOS_PER_SEC;
 
-    fn resp(status: Status) -> Response {
-        Response {
-            status,
-            remaining: None,
-            limit: None,
-            retry_after: None,
-            latency: 0,
-        }
-    }
-
     fn build() -> SreAdaptive {
         SreAdaptiveConfig::default().build(BuildContext::solo(1))
     }
@@ -186,7 +176,7 @@ mod tests {
         let mut rng = test_rng();
         for i in 0..1000 {
             assert_eq!(t.acquire(i * S / 10, 0, &mut rng), Acquire::Send);
-            t.on_response(i * S / 10, 0, &resp(Status::Ok), &mut rng);
+            t.on_response(i * S / 10, 0, &Response::bare(Status::Ok), &mut rng);
         }
         assert_eq!(t.backoffs(), 0);
     }
@@ -201,7 +191,7 @@ mod tests {
         for _ in 0..600 {
             if t.acquire(now, 0, &mut rng) == Acquire::Send {
                 sent += 1;
-                t.on_response(now, 0, &resp(Status::Limited), &mut rng);
+                t.on_response(now, 0, &Response::bare(Status::Limited), &mut rng);
             }
             now += S / 10;
         }
@@ -213,7 +203,7 @@ mod tests {
         for _ in 0..20 {
             for _ in 0..1200 {
                 if t.acquire(now, 0, &mut rng) == Acquire::Send {
-                    t.on_response(now, 0, &resp(Status::Ok), &mut rng);
+                    t.on_response(now, 0, &Response::bare(Status::Ok), &mut rng);
                 }
                 now += S / 10;
             }
