@@ -8,6 +8,7 @@ use std::time::SystemTime;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::engine::live::{self, LiveConfig, Target};
 use crate::engine::sim;
 use crate::error::Error;
 use crate::record::Summary;
@@ -32,12 +33,32 @@ pub struct RunResult {
 }
 
 /// Run `scenario` and write every output file; the summary's `[expect]` verdicts are judged.
+/// Live mode runs against the scenario's server, started in this process.
 pub fn run_scenario(scenario: &Scenario, opts: &RunOptions<'_>) -> Result<RunResult, Error> {
-    if scenario.run.mode == Mode::Live {
-        return Err(Error::Usage(
-            "live mode is not available in this version; use mode = \"sim\" (or --mode sim)".into(),
-        ));
+    match scenario.run.mode {
+        Mode::Sim => run_with(scenario, opts, None),
+        Mode::Live => {
+            let cfg = LiveConfig::new(Target::InProcess)
+                .map_err(|e| Error::Failed(format!("cannot find this program's binary: {e}")))?;
+            run_with(scenario, opts, Some(&cfg))
+        }
     }
+}
+
+/// Run `scenario` live as `cfg` says (e.g. against an external endpoint).
+pub fn run_live(
+    scenario: &Scenario,
+    opts: &RunOptions<'_>,
+    cfg: &LiveConfig,
+) -> Result<RunResult, Error> {
+    run_with(scenario, opts, Some(cfg))
+}
+
+fn run_with(
+    scenario: &Scenario,
+    opts: &RunOptions<'_>,
+    live: Option<&LiveConfig>,
+) -> Result<RunResult, Error> {
     let dir = match &opts.out {
         Some(dir) => claim_given_dir(dir)?,
         None => claim_new_dir(Path::new("results"), &scenario.name, SystemTime::now())?,
@@ -61,8 +82,11 @@ pub fn run_scenario(scenario: &Scenario, opts: &RunOptions<'_>) -> Result<RunRes
         progress: &mut on_progress,
         interrupt: opts.interrupt,
     };
-    let mut summary =
-        sim::run(scenario, series, requests, control).map_err(Error::io(&series_path))?;
+    let mut summary = match live {
+        None => sim::run(scenario, series, requests, control).map_err(Error::io(&series_path))?,
+        Some(cfg) => live::run(scenario, series, requests, cfg, control)
+            .map_err(|e| Error::Failed(format!("the live run failed: {e}")))?,
+    };
     bar.finish_and_clear();
 
     summary.judge(&scenario.expect);

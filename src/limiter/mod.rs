@@ -9,7 +9,7 @@ mod latency;
 use serde::{Deserialize, Serialize};
 
 pub use gcra::{Gcra, GcraConfig};
-pub use latency::Latency;
+pub use latency::{Latency, LatencySampler};
 
 use crate::throttle::{ConfigError, Status, typed};
 use crate::time::Nanos;
