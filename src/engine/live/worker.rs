@@ -373,3 +373,125 @@ async fn run() -> Result<(), String> {
     let _ = writer.await;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    //! Transport faults on real loopback sockets: each must reach the throttle as
+    //! `Status::Error` and end up in the event stream, and the thread must keep going.
+
+    use super::*;
+    use crate::throttle::{Response, SimRng};
+    use tokio::io::AsyncReadExt;
+    use tokio::net::TcpListener;
+
+    const MS: Nanos = 1_000_000;
+
+    /// Waits 20 ms between requests and remembers every answer it is told about.
+    struct Recording(Arc<Mutex<Vec<Response>>>);
+
+    impl Throttle for Recording {
+        fn delay(&mut self, _now: Nanos, _thread: usize, _rng: &mut SimRng) -> Nanos {
+            20 * MS
+        }
+        fn on_response(&mut self, _now: Nanos, _t: usize, r: &Response, _rng: &mut SimRng) {
+            self.0.lock().unwrap().push(*r);
+        }
+        fn sleep_value(&self) -> f64 {
+            0.02
+        }
+    }
+
+    /// One thread against `url` for `run_for`; what the throttle saw and the events sent.
+    async fn one_thread(
+        url: &str,
+        timeout: Duration,
+        run_for: Nanos,
+    ) -> (Vec<Response>, Vec<Event>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let throttle: Box<dyn Throttle> = Box::new(Recording(seen.clone()));
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (_halt_tx, halt) = watch::channel(false);
+        let t = ThreadRun {
+            local: 0,
+            start: 0,
+            stop_at: run_for,
+            jobs: None,
+            rng: stream(1, 0, Stream::Throttle),
+            client: HttpClient::new(Target::parse(url, &[]).unwrap(), timeout),
+            throttle: Arc::new(Mutex::new(throttle)),
+            clock: ScaledClock::starting_now(1.0),
+            events: tx,
+            halt,
+        };
+        tokio::time::timeout(Duration::from_secs(20), t.run())
+            .await
+            .expect("the thread ends by itself");
+        let mut events = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            events.push(e);
+        }
+        let seen = seen.lock().unwrap().clone();
+        (seen, events)
+    }
+
+    fn assert_all_errors(seen: &[Response], events: &[Event]) {
+        assert!(
+            seen.len() >= 2,
+            "the thread kept trying: {} answers",
+            seen.len()
+        );
+        assert!(seen.iter().all(|r| r.status == Status::Error), "{seen:?}");
+        let reported = events
+            .iter()
+            .filter(|e| matches!(e, Event::Request(r) if r.status == Status::Error))
+            .count();
+        assert_eq!(reported, seen.len());
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_an_error_the_throttle_hears() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        // The listener is gone: every connect is refused.
+        let url = format!("http://127.0.0.1:{port}/");
+        let (seen, events) = one_thread(&url, Duration::from_secs(2), 200 * MS).await;
+        assert_all_errors(&seen, &events);
+    }
+
+    #[tokio::test]
+    async fn a_reset_connection_is_an_error_the_throttle_hears() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf).await;
+                // Linger 0: closing sends RST instead of FIN.
+                let _ = s.set_zero_linger();
+                drop(s);
+            }
+        });
+        let (seen, events) = one_thread(&url, Duration::from_secs(2), 200 * MS).await;
+        assert_all_errors(&seen, &events);
+    }
+
+    #[tokio::test]
+    async fn a_request_that_times_out_is_an_error_the_throttle_hears() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            // Accept and never answer.
+            while let Ok((s, _)) = listener.accept().await {
+                held.push(s);
+            }
+        });
+        let timeout = Duration::from_millis(100);
+        let (seen, events) = one_thread(&url, timeout, 300 * MS).await;
+        assert_all_errors(&seen, &events);
+        assert!(seen.iter().all(|r| r.latency >= 100 * MS), "{seen:?}");
+    }
+}
