@@ -61,6 +61,9 @@ pub struct ServeArgs {
     /// Close connections that take longer than this to send a request's headers.
     #[arg(long, default_value = "30s", value_parser = parse_duration_arg)]
     pub header_timeout: HumanDuration,
+    /// Serving threads, each with its own listener (default: one per core).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 #[derive(Debug, Args)]

@@ -144,7 +144,8 @@ fn report_run(
             v.range[1]
         );
     }
-    for d in &s.dead_workers {
+    // The table names lost workers; without it, stderr does.
+    for d in s.dead_workers.iter().filter(|_| quiet || json) {
         eprintln!(
             "worker {}/{} (pid {}) died at {:.1} s: {}",
             d.group, d.process, d.pid, d.at_s, d.reason

@@ -100,9 +100,12 @@ fn progress_bar(wanted: bool, scenario: &Scenario) -> ProgressBar {
     }
     let bar = ProgressBar::new(scenario.run.duration.secs() as u64);
     bar.set_style(
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} s simulated ({eta})")
-            .expect("the template is valid")
-            .progress_chars("=> "),
+        ProgressStyle::with_template(match scenario.run.mode {
+            Mode::Sim => "{msg} [{bar:40}] {pos}/{len} s simulated ({eta})",
+            Mode::Live => "{msg} [{bar:40}] {pos}/{len} s run live ({eta})",
+        })
+        .expect("the template is valid")
+        .progress_chars("=> "),
     );
     bar.set_message(scenario.name.clone());
     bar

@@ -192,6 +192,38 @@ fn serve_sends_every_rate_limit_header_and_keys_by_authorization_or_query() {
 }
 
 #[test]
+fn serve_takes_its_rule_from_a_scenario_with_flags_winning() {
+    let _one = serial();
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/fast_slow.toml");
+    let (_server, addr) = serve(&[
+        "--scenario",
+        file.to_str().unwrap(),
+        "--latency",
+        "0s",
+        "--initial",
+        "2",
+    ]);
+    // fast_slow's 4500 per hour, with the bucket's start overridden to 2 tokens.
+    let (status, head) = get(&addr, "/", "");
+    assert_eq!(status, 200);
+    assert!(head.contains("ratelimit-limit: 4500\r\n"), "{head}");
+    assert!(head.contains("ratelimit-remaining: 1\r\n"), "{head}");
+    assert!(
+        head.contains("ratelimit-policy: \"default\";q=4500;w=3600\r\n"),
+        "{head}"
+    );
+    let out = Command::new(exe())
+        .args(["serve", "--addr", "127.0.0.1:0", "--scenario"])
+        .arg(&file)
+        .args(["--set", "server.limit=-1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("server.limit"), "{err}");
+}
+
+#[test]
 fn serve_survives_malformed_http_and_silent_connections() {
     let _one = serial();
     let (_server, addr) = serve(&[

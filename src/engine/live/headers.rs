@@ -25,35 +25,59 @@ pub const RETRY_AFTER_MS: HeaderName = HeaderName::from_static("retry-after-ms")
 const X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
 const X_RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
 
-/// The headers that describe one decision. `window` is the policy's window in real time (the
-/// time one key takes to earn `limit` requests); `retry_after` is already in real time.
-pub fn decision_headers(
+/// The two headers that depend only on the policy, built once and cloned (a reference count)
+/// into every response.
+#[derive(Clone, Debug)]
+pub struct PolicyHeaders {
+    pub limit: u64,
+    limit_value: HeaderValue,
+    policy_value: HeaderValue,
+}
+
+impl PolicyHeaders {
+    /// `window` is the policy's window in real time: how long one key takes to earn `limit`.
+    pub fn new(limit: u64, window: Duration) -> Self {
+        let window_s = window.as_secs_f64().ceil().max(1.0) as u64;
+        PolicyHeaders {
+            limit,
+            limit_value: HeaderValue::from(limit),
+            policy_value: text(&format!("\"default\";q={limit};w={window_s}")),
+        }
+    }
+}
+
+/// Write the headers that describe one decision; `retry_after` is already in real time.
+pub fn write_decision(
+    h: &mut HeaderMap,
     d: &Decision,
-    window: Duration,
+    policy: &PolicyHeaders,
     retry_after: Option<Duration>,
-) -> Vec<(HeaderName, HeaderValue)> {
-    let mut out = Vec::with_capacity(6);
-    let num = |v: u64| HeaderValue::from(v);
-    out.push((RATELIMIT_LIMIT, num(d.limit)));
-    out.push((RATELIMIT_REMAINING, num(d.remaining)));
-    let window_s = window.as_secs_f64().ceil().max(1.0) as u64;
+) {
+    h.insert(RATELIMIT_LIMIT, policy.limit_value.clone());
+    h.insert(RATELIMIT_REMAINING, HeaderValue::from(d.remaining));
+    h.insert(RATELIMIT_POLICY, policy.policy_value.clone());
     let reset_s = retry_after.map_or(0, |r| r.as_secs_f64().ceil() as u64);
-    out.push((
-        RATELIMIT_POLICY,
-        text(&format!("\"default\";q={};w={window_s}", d.limit)),
-    ));
-    out.push((
+    // `"default";r=N;t=M`, written straight into the value's one buffer.
+    let mut field = Vec::with_capacity(40);
+    field.extend_from_slice(b"\"default\";r=");
+    field.extend_from_slice(itoa::Buffer::new().format(d.remaining).as_bytes());
+    field.extend_from_slice(b";t=");
+    field.extend_from_slice(itoa::Buffer::new().format(reset_s).as_bytes());
+    h.insert(
         RATELIMIT,
-        text(&format!("\"default\";r={};t={reset_s}", d.remaining)),
-    ));
+        HeaderValue::from_maybe_shared(hyper::body::Bytes::from(field))
+            .expect("digits and quotes are valid header text"),
+    );
     if let Some(r) = retry_after {
-        out.push((hyper::header::RETRY_AFTER, num(reset_s.max(1))));
-        out.push((
+        h.insert(
+            hyper::header::RETRY_AFTER,
+            HeaderValue::from(reset_s.max(1)),
+        );
+        h.insert(
             RETRY_AFTER_MS,
             text(&format!("{:.3}", r.as_secs_f64() * 1e3)),
-        ));
+        );
     }
-    out
 }
 
 fn text(s: &str) -> HeaderValue {
@@ -167,15 +191,9 @@ mod tests {
             limit: 4500,
             retry_after: Some(800_000_000),
         };
-        let hs = decision_headers(
-            &d,
-            Duration::from_secs(3600),
-            Some(Duration::from_millis(800)),
-        );
+        let policy = PolicyHeaders::new(4500, Duration::from_secs(3600));
         let mut map = HeaderMap::new();
-        for (k, v) in hs {
-            map.insert(k, v);
-        }
+        write_decision(&mut map, &d, &policy, Some(Duration::from_millis(800)));
         assert_eq!(map["ratelimit-policy"], "\"default\";q=4500;w=3600");
         assert_eq!(map["ratelimit"], "\"default\";r=0;t=1");
         assert_eq!(map["retry-after"], "1");

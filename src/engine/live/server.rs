@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
@@ -26,7 +26,7 @@ use serde::Serialize;
 use tokio::net::TcpListener;
 
 use super::ScaledClock;
-use super::headers::decision_headers;
+use super::headers::{PolicyHeaders, write_decision};
 use crate::engine::seeds::{Stream, stream};
 use crate::limiter::{Latency, LatencySampler, Limiter, LimiterConfig};
 use crate::scenario::GroupCommon;
@@ -88,6 +88,12 @@ struct Keyed {
     rng: SimRng,
 }
 
+thread_local! {
+    /// The policy headers of the last limit this thread answered with (limits rarely change
+    /// between requests); per thread, so their reference counts are never shared.
+    static POLICY: std::cell::RefCell<Option<PolicyHeaders>> = const { std::cell::RefCell::new(None) };
+}
+
 impl Keyed {
     fn key(&mut self, name: &str) -> usize {
         if let Some(&i) = self.index.get(name) {
@@ -108,17 +114,27 @@ impl Keyed {
     }
 }
 
-/// The server's shared state; cheap to clone into every connection.
+/// The server's shared state; one reference count to clone into every request.
 #[derive(Clone)]
-pub struct ServerState {
-    keyed: Arc<Mutex<Keyed>>,
+pub struct ServerState(Arc<Shared>);
+
+/// What every connection of one server shares.
+pub struct Shared {
+    keyed: Mutex<Keyed>,
     clock: ScaledClock,
     latency: LatencySampler,
     /// Requests per virtual second one key earns; with a decision's limit it gives the IETF
     /// policy's window.
     rate: f64,
-    connections: Arc<AtomicU64>,
-    settings: Arc<ServerSettings>,
+    connections: AtomicU64,
+    settings: ServerSettings,
+}
+
+impl std::ops::Deref for ServerState {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
 }
 
 impl ServerState {
@@ -136,14 +152,14 @@ impl ServerState {
             keyed.key(k);
         }
         keyed.key(GroupCommon::DEFAULT_KEY);
-        ServerState {
+        ServerState(Arc::new(Shared {
             rate,
-            keyed: Arc::new(Mutex::new(keyed)),
+            keyed: Mutex::new(keyed),
             latency: settings.latency.sampler(),
             clock,
-            connections: Arc::new(AtomicU64::new(0)),
-            settings: Arc::new(settings),
-        }
+            connections: AtomicU64::new(0),
+            settings,
+        }))
     }
 
     pub fn clock(&self) -> ScaledClock {
@@ -221,18 +237,30 @@ impl ServerState {
         let retry = decision.retry_after.map(|r| self.clock.to_real(r));
         let mut resp = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
         *resp.status_mut() = status;
-        let h = resp.headers_mut();
+        let mut h = HeaderMap::with_capacity(8);
         h.insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
-        let window = if self.rate > 0.0 {
+        POLICY.with_borrow_mut(|cached| {
+            if cached.as_ref().is_none_or(|p| p.limit != decision.limit) {
+                *cached = Some(PolicyHeaders::new(
+                    decision.limit,
+                    self.window(decision.limit),
+                ));
+            }
+            let policy = cached.as_ref().expect("just set");
+            write_decision(&mut h, &decision, policy, retry);
+        });
+        *resp.headers_mut() = h;
+        resp
+    }
+
+    /// The real time one key takes to earn `limit` requests: the IETF policy's window.
+    fn window(&self, limit: u64) -> Duration {
+        if self.rate > 0.0 {
             self.clock
-                .to_real((decision.limit as f64 / self.rate * 1e9) as Nanos)
+                .to_real((limit as f64 / self.rate * 1e9) as Nanos)
         } else {
             Duration::ZERO
-        };
-        for (name, value) in decision_headers(&decision, window, retry) {
-            h.insert(name, value);
         }
-        resp
     }
 
     fn stats_response(&self) -> Response<Full<Bytes>> {
@@ -267,15 +295,15 @@ impl ServerState {
 }
 
 /// The key of a request: its `Authorization` header, else its `?key=` parameter.
-fn key_of<B>(req: &Request<B>) -> Option<String> {
+fn key_of<B>(req: &Request<B>) -> Option<std::borrow::Cow<'_, str>> {
     if let Some(v) = req.headers().get(hyper::header::AUTHORIZATION) {
-        return Some(String::from_utf8_lossy(v.as_bytes()).into_owned());
+        return Some(String::from_utf8_lossy(v.as_bytes()));
     }
     req.uri().query().and_then(|q| {
         q.split('&')
             .filter_map(|kv| kv.split_once('='))
             .find(|(k, _)| *k == "key")
-            .map(|(_, v)| v.to_string())
+            .map(|(_, v)| v.into())
     })
 }
 
@@ -287,15 +315,20 @@ pub async fn serve(listener: TcpListener, state: ServerState, shutdown: impl Fut
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(state.settings.header_read_timeout)
-        .keep_alive(true);
+        .keep_alive(true)
+        // Answers are small: copying the body after the head costs less than writev(2).
+        .writev(false);
     let mut shutdown = std::pin::pin!(shutdown);
+    // Requests clone this outer reference, whose count only this task's connections touch,
+    // instead of the one every thread shares.
+    let local = Arc::new(state.clone());
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     let _ = stream.set_nodelay(true);
                     let conn_id = state.connections.fetch_add(1, Ordering::Relaxed);
-                    let st = state.clone();
+                    let st = local.clone();
                     let service = service_fn(move |req| {
                         let st = st.clone();
                         async move { Ok::<_, Infallible>(st.handle(req, conn_id).await) }
@@ -319,9 +352,129 @@ pub async fn serve(listener: TcpListener, state: ServerState, shutdown: impl Fut
     let _ = tokio::time::timeout(state.settings.shutdown_grace, graceful.shutdown()).await;
 }
 
+/// A server running on its own threads (see [`serve_per_thread`]).
+pub struct Running {
+    pub addr: SocketAddr,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Running {
+    /// Wait until every thread has shut down.
+    pub fn join(self) {
+        for t in self.threads {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Serve `addr` on `threads` OS threads, each with its own single-threaded runtime and its own
+/// `SO_REUSEPORT` listener on the same address: the kernel spreads connections over them and a
+/// request never crosses threads (nginx's worker model; no work stealing, no cross-thread
+/// wake-ups). All threads share `state`, so there is still one limiter. They stop, gracefully,
+/// once `stop` turns true.
+pub fn serve_per_thread(
+    addr: SocketAddr,
+    state: ServerState,
+    threads: usize,
+    stop: &'static std::sync::atomic::AtomicBool,
+) -> std::io::Result<Running> {
+    // Listening sockets are made in a scratch runtime and handed over deregistered.
+    let scratch = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()?;
+    let listeners = {
+        let _in = scratch.enter();
+        let first = reuseport_listener(addr)?;
+        let bound = first.local_addr()?;
+        let mut all = vec![first.into_std()?];
+        for _ in 1..threads.max(1) {
+            all.push(reuseport_listener(bound)?.into_std()?);
+        }
+        all
+    };
+    let bound = listeners[0].local_addr()?;
+    let mut handles = Vec::with_capacity(listeners.len());
+    for (i, std_listener) in listeners.into_iter().enumerate() {
+        let state = state.clone();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let handle = std::thread::Builder::new()
+            .name(format!("serve-{i}"))
+            .spawn(move || {
+                rt.block_on(async move {
+                    let Ok(listener) = TcpListener::from_std(std_listener) else {
+                        return;
+                    };
+                    serve(listener, state, async {
+                        while !stop.load(Ordering::Relaxed) {
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
+                    })
+                    .await;
+                });
+            })?;
+        handles.push(handle);
+    }
+    Ok(Running {
+        addr: bound,
+        threads: handles,
+    })
+}
+
+fn reuseport_listener(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.set_reuseport(true)?;
+    socket.bind(addr)?;
+    // Room for a burst of thousands of connections arriving at once.
+    socket.listen(4096)
+}
+
 /// Bind `addr` (port 0 picks a free one) and report the address actually bound.
 pub async fn bind(addr: SocketAddr) -> std::io::Result<(TcpListener, SocketAddr)> {
     let listener = TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     Ok((listener, local))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_is_the_authorization_header_else_the_key_parameter() {
+        let r = Request::builder().uri("/x?a=1&key=k1").body(()).unwrap();
+        assert_eq!(key_of(&r).as_deref(), Some("k1"));
+        let r = Request::builder()
+            .uri("/x?key=k1")
+            .header("Authorization", "Bearer t")
+            .body(())
+            .unwrap();
+        assert_eq!(key_of(&r).as_deref(), Some("Bearer t"));
+        let r = Request::builder().uri("/x?keys=no").body(()).unwrap();
+        assert_eq!(key_of(&r), None);
+    }
+
+    #[test]
+    fn registered_keys_keep_their_indices_and_new_keys_stop_at_the_cap() {
+        let mut settings = ServerSettings::new(LimiterConfig::default(), Latency::default(), 1);
+        settings.keys = vec!["a".into(), "b".into()];
+        let state = ServerState::new(settings, ScaledClock::starting_now(1.0));
+        let mut k = state.lock();
+        assert_eq!((k.key("a"), k.key("b")), (0, 1));
+        assert_eq!(k.key(GroupCommon::DEFAULT_KEY), 2);
+        for i in 0..MAX_KEYS {
+            k.key(&format!("client-{i}"));
+        }
+        // Past the cap every new key lands in one shared bucket.
+        let overflow = k.key("one-more");
+        assert_eq!(k.key("and-another"), overflow);
+        assert_eq!(k.names.len(), MAX_KEYS + 1);
+        assert_eq!(k.names[overflow], OVERFLOW_KEY);
+    }
 }

@@ -2,10 +2,10 @@
 //! client, curl included) and `client` (our clients against any HTTP endpoint).
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use super::server::{ServerSettings, ServerState, bind, serve};
+use super::server::{ServerSettings, ServerState, serve_per_thread};
 use super::{LiveConfig, ScaledClock, Target, raise_fd_limit};
 use crate::cli::{ClientArgs, ServeArgs};
 use crate::error::Error;
@@ -16,30 +16,27 @@ use crate::time::HumanDuration;
 
 /// `throttle-sim serve`: answer until `interrupt` turns true (Ctrl-C, SIGTERM), then stop
 /// accepting and let requests in flight finish.
-pub fn serve_command(args: &ServeArgs, interrupt: &AtomicBool) -> Result<(), Error> {
-    let settings_and_scale = server_settings(args)?;
-    let (mut settings, scale) = settings_and_scale;
+pub fn serve_command(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<(), Error> {
+    let (mut settings, scale) = server_settings(args)?;
     settings.header_read_timeout = Duration::from_nanos(args.header_timeout.nanos().max(1));
     raise_fd_limit();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Failed(format!("cannot start the async runtime: {e}")))?;
-    let (listener, addr) = rt
-        .block_on(bind(args.addr))
-        .map_err(|e| Error::Usage(format!("--addr {}: cannot listen there: {e}", args.addr)))?;
     let what = describe(&settings.limiter, scale);
     let state = ServerState::new(settings, ScaledClock::starting_now(scale));
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    );
+    let running = serve_per_thread(args.addr, state.clone(), threads, interrupt)
+        .map_err(|e| Error::Usage(format!("--addr {}: cannot listen there: {e}", args.addr)))?;
     // The first line says where: scripts and tests read the port from it.
     let mut out = std::io::stdout();
-    let _ = writeln!(out, "listening on http://{addr}/ ({what}); Ctrl-C stops");
+    let _ = writeln!(
+        out,
+        "listening on http://{}/ ({what}); Ctrl-C stops",
+        running.addr
+    );
     let _ = out.flush();
-    rt.block_on(serve(listener, state.clone(), async {
-        while !interrupt.load(Ordering::Relaxed) {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }));
-    rt.shutdown_timeout(Duration::from_secs(1));
+    running.join();
     for (key, s) in state.stats() {
         if s.requests > 0 {
             eprintln!(
