@@ -12,6 +12,12 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use nix::sys::signal::Signal;
+
+fn kill(pid: u32, sig: Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig).unwrap();
+}
+
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
@@ -37,12 +43,8 @@ impl Running {
         self.0.id()
     }
 
-    fn signal(&self, sig: &str) {
-        let ok = Command::new("kill")
-            .args([sig, &self.pid().to_string()])
-            .status()
-            .unwrap();
-        assert!(ok.success());
+    fn signal(&self, sig: Signal) {
+        kill(self.pid(), sig);
     }
 
     /// Wait for the exit code, failing the test past `limit`.
@@ -187,7 +189,7 @@ fn serve_sends_every_rate_limit_header_and_keys_by_authorization_or_query() {
     assert_eq!(v["keys"]["bearer b"]["ok"], 1, "{v}");
     assert_eq!(v["keys"]["c"]["ok"], 1, "{v}");
     // SIGTERM shuts it down cleanly.
-    server.signal("-TERM");
+    server.signal(Signal::SIGTERM);
     assert_eq!(server.wait(Duration::from_secs(10)), Some(0));
 }
 
@@ -404,6 +406,7 @@ fn a_live_run_writes_exactly_the_files_of_a_sim_run() {
 }
 
 /// Pids whose parent is `pid` (Linux /proc).
+#[cfg(target_os = "linux")]
 fn children(pid: u32) -> Vec<u32> {
     let mut out = Vec::new();
     for entry in fs::read_dir("/proc").unwrap().flatten() {
@@ -426,7 +429,8 @@ fn children(pid: u32) -> Vec<u32> {
     out
 }
 
-/// A live run of SMALL's first group alone, in real time, for `duration`.
+/// A live run of SMALL, in real time, for `duration` (group b only for a second).
+#[cfg(target_os = "linux")]
 fn start_live(dir: &Path, duration: &str) -> Running {
     let file = write_scenario(dir, SMALL);
     Running(
@@ -455,6 +459,7 @@ fn start_live(dir: &Path, duration: &str) -> Running {
     )
 }
 
+#[cfg(target_os = "linux")]
 fn wait_for_workers(parent: u32, n: usize) -> Vec<u32> {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -467,6 +472,7 @@ fn wait_for_workers(parent: u32, n: usize) -> Vec<u32> {
     }
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn a_dead_worker_is_named_in_the_summary_and_its_samples_are_kept() {
     let _one = serial();
@@ -476,13 +482,7 @@ fn a_dead_worker_is_named_in_the_summary_and_its_samples_are_kept() {
     std::thread::sleep(Duration::from_millis(2500));
     // Kill the first worker started: group a, process 0.
     let victim = *workers.iter().min().unwrap();
-    assert!(
-        Command::new("kill")
-            .args(["-KILL", &victim.to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
+    kill(victim, Signal::SIGKILL);
     // The run finishes, and says it lost a worker (exit 3).
     assert_eq!(run.wait(Duration::from_secs(40)), Some(3));
     let out = tmp.path().join("r");
@@ -507,6 +507,7 @@ fn a_dead_worker_is_named_in_the_summary_and_its_samples_are_kept() {
     assert_eq!(requests, s["requests"].as_u64().unwrap());
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn ctrl_c_in_a_live_run_leaves_flushed_csv_and_a_partial_summary() {
     let _one = serial();
@@ -514,7 +515,7 @@ fn ctrl_c_in_a_live_run_leaves_flushed_csv_and_a_partial_summary() {
     let mut run = start_live(tmp.path(), "1h");
     wait_for_workers(run.pid(), 3);
     std::thread::sleep(Duration::from_millis(2500));
-    run.signal("-INT");
+    run.signal(Signal::SIGINT);
     assert_eq!(run.wait(Duration::from_secs(30)), Some(130));
     let out = tmp.path().join("r");
     let s = json(&out.join("summary.json"));
