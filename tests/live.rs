@@ -453,7 +453,7 @@ fn start_live(dir: &Path, duration: &str) -> Running {
             ])
             .arg(dir.join("r"))
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .stderr(Stdio::null())
             .spawn()
             .unwrap(),
     )
