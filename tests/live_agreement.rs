@@ -34,10 +34,13 @@ initial_sleep = "2s"
 max_limit = 600
 "#;
 
-/// Absolute tolerances. Across 20 sim seeds ratio_429 spans about 0.054–0.074 and
-/// utilization 0.96–1.0; live runs measured 0.058–0.079 and 0.997–0.999.
-const RATIO_429_TOLERANCE: f64 = 0.03;
-const UTILIZATION_TOLERANCE: f64 = 0.05;
+/// Absolute tolerances. Across 20 sim seeds ratio_429 averages 0.063 (0.054–0.074) and
+/// utilization 0.992 (0.959–0.999). Eight live runs measured ratio_429 0.058–0.084 (mean
+/// 0.070, standard deviation about 0.010: real timing adds its own noise) and utilization
+/// 0.953–0.999. The tolerances sit about three standard deviations out, so a run fails for a
+/// real disagreement (a lost answer, a clock off by the scale), not for bad luck.
+const RATIO_429_TOLERANCE: f64 = 0.04;
+const UTILIZATION_TOLERANCE: f64 = 0.06;
 
 #[test]
 fn live_ratio_429_and_utilization_agree_with_the_sim() {
