@@ -31,6 +31,13 @@ pub enum Command {
     List(ListArgs),
     /// Run scenarios and print only their [expect] verdicts (exit 1 if one is missed).
     Check(CheckArgs),
+    /// Serve the mock rate-limited API over HTTP until Ctrl-C.
+    Serve(ServeArgs),
+    /// Run the same clients against any HTTP endpoint and record what they did.
+    Client(ClientArgs),
+    /// One client process of a live run (started by `run --mode live`; reads stdin).
+    #[command(hide = true)]
+    Worker,
 }
 
 #[derive(Debug, Args)]
@@ -72,6 +79,84 @@ pub struct CompareArgs {
     #[arg(long, short)]
     pub quiet: bool,
     /// Print compare.json to stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on (port 0 picks a free one).
+    #[arg(long, default_value = "127.0.0.1:9292")]
+    pub addr: std::net::SocketAddr,
+    /// Requests per period, and the bucket's size (default 4500, or the scenario's).
+    #[arg(long)]
+    pub limit: Option<u64>,
+    /// The period the limit refills over, e.g. 1h (default 1h, or the scenario's).
+    #[arg(long, value_parser = parse_duration_arg)]
+    pub period: Option<HumanDuration>,
+    /// Tokens in the bucket at start (default: full).
+    #[arg(long)]
+    pub initial: Option<u64>,
+    /// Run the limit this many times faster than real time (default 1, or the scenario's).
+    #[arg(long)]
+    pub time_scale: Option<f64>,
+    /// Take the `[server]` table (any kind, latency) and `time_scale` from a scenario file.
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
+    /// Override scenario values, as for `run`: `--set server.limit=600`.
+    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
+    pub set: Vec<Override>,
+    /// Wait this long before each answer (virtual time; default 0s, or the scenario's).
+    #[arg(long, value_parser = parse_duration_arg)]
+    pub latency: Option<HumanDuration>,
+    /// Close connections that take longer than this to send a request's headers.
+    #[arg(long, default_value = "30s", value_parser = parse_duration_arg)]
+    pub header_timeout: HumanDuration,
+    /// Serving threads, each with its own listener (default: one per core).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+}
+
+#[derive(Debug, Args)]
+pub struct ClientArgs {
+    /// The endpoint, an http:// URL; every request is a GET of it.
+    #[arg(long, value_name = "URL")]
+    pub target: String,
+    /// The throttling algorithm (see the scenario docs for the names).
+    #[arg(long, default_value = "schneems")]
+    pub algorithm: String,
+    #[arg(long, default_value_t = 1)]
+    pub processes: u32,
+    #[arg(long, default_value_t = 1)]
+    pub threads: u32,
+    /// How long the clients run.
+    #[arg(long, default_value = "1m", value_parser = parse_duration_arg)]
+    pub duration: HumanDuration,
+    /// A header sent with every request, `Name: value` (repeatable).
+    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE", value_parser = parse_header)]
+    pub headers: Vec<(String, String)>,
+    /// Set an algorithm parameter: `--set clients.*.initial_sleep=4s`.
+    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
+    pub set: Vec<Override>,
+    /// One series.csv row per thread per this interval (default 10s, at most the duration).
+    #[arg(long, value_parser = parse_duration_arg)]
+    pub sample_every: Option<HumanDuration>,
+    /// A request that takes longer than this counts as an error.
+    #[arg(long, default_value = "10s", value_parser = parse_duration_arg)]
+    pub timeout: HumanDuration,
+    /// The seed of the clients' random choices (jitter).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
+    pub seed: Option<u64>,
+    /// The results folder (must be new or empty); default results/client-<UTC time>.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also write requests.csv, one row per request.
+    #[arg(long)]
+    pub log_requests: bool,
+    /// No progress bar and no summary table.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print summary.json to stdout instead of the table.
     #[arg(long)]
     pub json: bool,
 }
@@ -126,6 +211,15 @@ pub struct CheckArgs {
     /// Print the verdicts as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+fn parse_header(s: &str) -> Result<(String, String), String> {
+    match s.split_once(':') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_string(), value.trim().to_string()))
+        }
+        _ => Err(format!("`{s}` is not a header; write `Name: value`")),
+    }
 }
 
 #[derive(Debug, Args)]

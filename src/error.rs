@@ -19,6 +19,9 @@ pub enum Error {
     /// A request the tool cannot carry out as given (a flag, a mode, an output folder).
     #[error("{0}")]
     Usage(String),
+    /// The run could not be carried out (a worker would not start, a socket failed).
+    #[error("{0}")]
+    Failed(String),
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -35,7 +38,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Scenario(_) | Error::Usage(_) => exit::BAD_INPUT,
-            Error::Io { .. } => exit::FAILED,
+            Error::Io { .. } | Error::Failed(_) => exit::FAILED,
         }
     }
 }

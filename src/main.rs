@@ -5,47 +5,82 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 
-use throttle_sim::cli::{Cli, Command, RunArgs};
+use throttle_sim::cli::{Cli, ClientArgs, Command, RunArgs};
+use throttle_sim::engine::live::{standalone, worker};
 use throttle_sim::error::{Error, exit};
-use throttle_sim::run::{RunOptions, print, run_scenario};
+use throttle_sim::run::{RunOptions, RunResult, print, run_live, run_scenario};
+use throttle_sim::scenario::{Mode, Scenario};
 use throttle_sim::{commands, report, scenario};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // A second Ctrl-C while the first is being handled ends the process at once.
-    let _ = ctrlc::set_handler(|| {
-        if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-    });
+    if matches!(cli.command, Command::Worker) {
+        // A terminal's Ctrl-C reaches the workers too; the parent tells them when to stop.
+        let _ = ctrlc::set_handler(|| {});
+    } else {
+        // A second Ctrl-C while the first is being handled ends the process at once.
+        let _ = ctrlc::set_handler(|| {
+            if INTERRUPTED.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+        });
+    }
     let code = match cli.command {
         Command::Run(args) => run(args),
-        Command::Compare(args) => report_errors(commands::compare(&args, &INTERRUPTED)),
-        Command::Plot(args) => report_errors(commands::plot(&args)),
-        Command::List(args) => report_errors(commands::list(&args)),
-        Command::Check(args) => report_errors(commands::check(&args, &INTERRUPTED)),
+        Command::Compare(args) => or_exit_code(commands::compare(&args, &INTERRUPTED)),
+        Command::Plot(args) => or_exit_code(commands::plot(&args)),
+        Command::List(args) => or_exit_code(commands::list(&args)),
+        Command::Check(args) => or_exit_code(commands::check(&args, &INTERRUPTED)),
+        Command::Serve(args) => {
+            or_exit_code(standalone::serve_command(&args, &INTERRUPTED).map(|()| exit::OK))
+        }
+        Command::Client(args) => or_exit_code(client(&args)),
+        Command::Worker => worker::main(),
     };
     ExitCode::from(code as u8)
 }
 
-/// Print an error and turn it into its exit code.
-fn report_errors(result: Result<i32, Error>) -> i32 {
-    result.unwrap_or_else(|e| {
-        eprintln!("error: {e}");
-        e.exit_code()
-    })
+fn run(args: RunArgs) -> i32 {
+    or_exit_code(try_run(&args))
 }
 
-fn run(args: RunArgs) -> i32 {
-    match try_run(&args) {
+/// Print an error and turn it into its exit code.
+fn or_exit_code(result: Result<i32, Error>) -> i32 {
+    match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
             e.exit_code()
         }
     }
+}
+
+fn client(args: &ClientArgs) -> Result<i32, Error> {
+    let scenario = standalone::client_scenario(args, scenario::fresh_seed())?;
+    let cfg = standalone::client_config(args)?;
+    if !args.quiet && !args.json {
+        eprintln!(
+            "running {} × {} {} clients against {} for {}",
+            args.processes, args.threads, args.algorithm, args.target, scenario.run.duration
+        );
+    }
+    let started = std::time::Instant::now();
+    let result = run_live(
+        &scenario,
+        &RunOptions {
+            out: args.out.clone(),
+            log_requests: args.log_requests,
+            progress: !args.quiet,
+            interrupt: &INTERRUPTED,
+        },
+        &cfg,
+    )?;
+    report::write_run_report(&result.dir)?;
+    Ok(report_run(
+        &scenario, &result, started, args.quiet, args.json,
+    ))
 }
 
 fn try_run(args: &RunArgs) -> Result<i32, Error> {
@@ -69,24 +104,42 @@ fn try_run(args: &RunArgs) -> Result<i32, Error> {
             interrupt: &INTERRUPTED,
         },
     )?;
-    let s = &result.summary;
-    let wall = started.elapsed().as_secs_f64();
     if !args.no_charts {
         report::write_run_report(&result.dir)?;
     }
-    if !args.quiet {
+    Ok(report_run(
+        &scenario, &result, started, args.quiet, args.json,
+    ))
+}
+
+/// Print what a run did and choose the exit code.
+fn report_run(
+    scenario: &Scenario,
+    result: &RunResult,
+    started: std::time::Instant,
+    quiet: bool,
+    json: bool,
+) -> i32 {
+    let s = &result.summary;
+    let wall = started.elapsed().as_secs_f64();
+    if !quiet && scenario.run.mode == Mode::Live {
+        eprintln!(
+            "sent {} requests in {wall:.1} s of wall time",
+            s.metrics.requests
+        );
+    } else if !quiet {
         eprintln!(
             "simulated {} requests in {wall:.3} s of wall time ({:.2} M requests/s)",
             s.metrics.requests,
             s.metrics.requests as f64 / wall.max(1e-9) / 1e6
         );
     }
-    if args.json {
+    if json {
         print(&format!(
             "{}\n",
             serde_json::to_string_pretty(s).expect("serializes")
         ));
-    } else if !args.quiet {
+    } else if !quiet {
         print(&report::terminal_summary(s));
         print(&format!("results: {}\n", result.dir.display()));
     }
@@ -100,11 +153,20 @@ fn try_run(args: &RunArgs) -> Result<i32, Error> {
             v.range[1]
         );
     }
-    Ok(if s.partial {
+    // The table names lost workers; without it, stderr does.
+    for d in s.dead_workers.iter().filter(|_| quiet || json) {
+        eprintln!(
+            "worker {}/{} (pid {}) died at {:.1} s: {}",
+            d.group, d.process, d.pid, d.at_s, d.reason
+        );
+    }
+    if s.partial {
         130
+    } else if !s.dead_workers.is_empty() {
+        exit::FAILED
     } else if missed.is_empty() {
         exit::OK
     } else {
         exit::EXPECT_MISSED
-    })
+    }
 }

@@ -8,6 +8,7 @@ use std::time::SystemTime;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::engine::live::{self, LiveConfig, Target};
 use crate::engine::sim;
 use crate::error::Error;
 use crate::record::Summary;
@@ -32,12 +33,11 @@ pub struct RunResult {
 }
 
 /// Run `scenario` and write every output file; the summary's `[expect]` verdicts are judged.
+/// Live mode runs against the scenario's server, started in this process.
 pub fn run_scenario(scenario: &Scenario, opts: &RunOptions<'_>) -> Result<RunResult, Error> {
-    let bar = progress_bar(opts.progress, scenario);
-    let mut on_progress = |t| bar.set_position(secs(t) as u64);
-    let result = run_scenario_with(scenario, opts, &mut on_progress);
-    bar.finish_and_clear();
-    result
+    with_progress_bar(opts.progress, scenario, |on_progress| {
+        run_scenario_with(scenario, opts, on_progress)
+    })
 }
 
 /// As [`run_scenario`], reporting the virtual time reached to `on_progress` instead of drawing
@@ -47,11 +47,46 @@ pub fn run_scenario_with(
     opts: &RunOptions<'_>,
     on_progress: &mut dyn FnMut(crate::time::Nanos),
 ) -> Result<RunResult, Error> {
-    if scenario.run.mode == Mode::Live {
-        return Err(Error::Usage(
-            "live mode is not available in this version; use mode = \"sim\" (or --mode sim)".into(),
-        ));
+    match scenario.run.mode {
+        Mode::Sim => run_with(scenario, opts, None, on_progress),
+        Mode::Live => {
+            let cfg = LiveConfig::new(Target::InProcess)
+                .map_err(|e| Error::Failed(format!("cannot find this program's binary: {e}")))?;
+            run_with(scenario, opts, Some(&cfg), on_progress)
+        }
     }
+}
+
+/// Run `scenario` live as `cfg` says (e.g. against an external endpoint).
+pub fn run_live(
+    scenario: &Scenario,
+    opts: &RunOptions<'_>,
+    cfg: &LiveConfig,
+) -> Result<RunResult, Error> {
+    with_progress_bar(opts.progress, scenario, |on_progress| {
+        run_with(scenario, opts, Some(cfg), on_progress)
+    })
+}
+
+/// Draw a bar (on a terminal, when wanted) for the duration of `f`.
+fn with_progress_bar<T>(
+    wanted: bool,
+    scenario: &Scenario,
+    f: impl FnOnce(&mut dyn FnMut(crate::time::Nanos)) -> T,
+) -> T {
+    let bar = progress_bar(wanted, scenario);
+    let mut on_progress = |t| bar.set_position(secs(t) as u64);
+    let result = f(&mut on_progress);
+    bar.finish_and_clear();
+    result
+}
+
+fn run_with(
+    scenario: &Scenario,
+    opts: &RunOptions<'_>,
+    live: Option<&LiveConfig>,
+    on_progress: &mut dyn FnMut(crate::time::Nanos),
+) -> Result<RunResult, Error> {
     let dir = match &opts.out {
         Some(dir) => claim_given_dir(dir)?,
         None => claim_new_dir(Path::new("results"), &scenario.name, SystemTime::now())?,
@@ -73,8 +108,11 @@ pub fn run_scenario_with(
         progress: on_progress,
         interrupt: opts.interrupt,
     };
-    let mut summary =
-        sim::run(scenario, series, requests, control).map_err(Error::io(&series_path))?;
+    let mut summary = match live {
+        None => sim::run(scenario, series, requests, control).map_err(Error::io(&series_path))?,
+        Some(cfg) => live::run(scenario, series, requests, cfg, control)
+            .map_err(|e| Error::Failed(format!("the live run failed: {e}")))?,
+    };
 
     summary.judge(&scenario.expect);
     write_summary(&dir, &summary, scenario)?;
@@ -87,9 +125,12 @@ fn progress_bar(wanted: bool, scenario: &Scenario) -> ProgressBar {
     }
     let bar = ProgressBar::new(scenario.run.duration.secs() as u64);
     bar.set_style(
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} s simulated ({eta})")
-            .expect("the template is valid")
-            .progress_chars("=> "),
+        ProgressStyle::with_template(match scenario.run.mode {
+            Mode::Sim => "{msg} [{bar:40}] {pos}/{len} s simulated ({eta})",
+            Mode::Live => "{msg} [{bar:40}] {pos}/{len} s run live ({eta})",
+        })
+        .expect("the template is valid")
+        .progress_chars("=> "),
     );
     bar.set_message(scenario.name.clone());
     bar

@@ -1,6 +1,7 @@
 //! Engines own time: the sim engine advances a virtual clock; the algorithms only answer.
 
 pub mod layout;
+pub mod live;
 pub mod seeds;
 pub mod sim;
 

@@ -18,7 +18,7 @@ pub use concurrency::{Concurrency, ConcurrencyConfig};
 pub use faults::{FaultConfig, FaultProblem, Faulty};
 pub use fixed_window::{FixedWindow, FixedWindowConfig};
 pub use gcra::{Gcra, GcraConfig};
-pub use latency::Latency;
+pub use latency::{Latency, LatencySampler};
 pub use occ::{Occ, OccConfig};
 pub use sliding_window::{SlidingWindow, SlidingWindowConfig};
 pub use token_bucket::{TokenBucket, TokenBucketConfig};

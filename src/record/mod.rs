@@ -14,7 +14,7 @@ use std::io::Write;
 use hdrhistogram::Histogram;
 
 pub use peak::{PeakCounter, Peaks};
-pub use summary::{ExpectVerdict, GroupSummary, Metrics, ProcessSummary, Summary};
+pub use summary::{DeadWorker, ExpectVerdict, GroupSummary, Metrics, ProcessSummary, Summary};
 pub use writer::CsvSink;
 
 use crate::engine::Layout;

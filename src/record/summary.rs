@@ -89,6 +89,19 @@ pub struct ProcessSummary {
     pub backoffs: u64,
 }
 
+/// Live mode: a worker process that ended before the run did. Its samples up to then are kept.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeadWorker {
+    pub group: String,
+    /// 0-based within its group.
+    pub process: usize,
+    pub pid: u32,
+    /// Seconds of run time at which its stream ended.
+    pub at_s: f64,
+    /// What is known of why: an exit code, a signal, or a timeout.
+    pub reason: String,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExpectVerdict {
     pub metric: String,
@@ -114,6 +127,9 @@ pub struct Summary {
     pub processes: Vec<ProcessSummary>,
     #[serde(default)]
     pub expect: Vec<ExpectVerdict>,
+    /// Live mode: worker processes that died; absent when none did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dead_workers: Vec<DeadWorker>,
 }
 
 impl Summary {
@@ -316,6 +332,7 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
         groups,
         processes,
         expect: Vec::new(),
+        dead_workers: Vec::new(),
     }
 }
 

@@ -104,9 +104,14 @@ fn verdict_lines(s: &Summary) -> Vec<String> {
 /// The one-screen summary printed at the end of a run.
 pub fn terminal_summary(s: &Summary) -> String {
     let mut out = format!(
-        "{}: {} s simulated{}, seed {}\n\n",
+        "{}: {} s {}{}, seed {}\n\n",
         s.scenario,
         s.duration_s,
+        if s.mode == "live" {
+            "run live"
+        } else {
+            "simulated"
+        },
         if s.partial { " (PARTIAL)" } else { "" },
         s.seed
     );
@@ -118,8 +123,23 @@ pub fn terminal_summary(s: &Summary) -> String {
     for line in verdict_lines(s) {
         out.push_str(&format!("\n{line}"));
     }
+    for line in dead_worker_lines(s) {
+        out.push_str(&format!("\n{line}"));
+    }
     out.push('\n');
     out
+}
+
+fn dead_worker_lines(s: &Summary) -> Vec<String> {
+    s.dead_workers
+        .iter()
+        .map(|d| {
+            format!(
+                "DEAD worker {}/{} (pid {}) at {:.1} s: {}",
+                d.group, d.process, d.pid, d.at_s, d.reason
+            )
+        })
+        .collect()
 }
 
 /// `summary.md`.
@@ -139,6 +159,13 @@ pub fn summary_markdown(s: &Summary, scenario: &Scenario) -> String {
     out.push_str(&metrics_table(s).markdown());
     out.push_str("\n## Processes\n\n");
     out.push_str(&processes_table(s).markdown());
+    let dead = dead_worker_lines(s);
+    if !dead.is_empty() {
+        out.push_str("\n## Workers lost\n\n");
+        for d in dead {
+            out.push_str(&format!("- {d}\n"));
+        }
+    }
     let verdicts = verdict_lines(s);
     if !verdicts.is_empty() {
         out.push_str("\n## Expectations\n\n");

@@ -1,0 +1,219 @@
+//! One client thread's HTTP connection: keep-alive HTTP/1.1 over hyper's connection API, opened
+//! on first use and again after any failure. Every failure — refused, reset, timed out, a
+//! malformed answer — comes back as `Status::Error` with the time it took, never as a panic.
+
+use std::time::{Instant, SystemTime};
+
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
+use hyper::client::conn::http1::{self, SendRequest};
+use hyper::header::{HOST, HeaderMap, HeaderName, HeaderValue};
+use hyper::{Method, Request, Uri};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+
+use super::headers::read_response;
+use crate::error::Error;
+use crate::throttle::{Response, Status};
+
+/// Where requests go and what they carry.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// `host:port` to connect to.
+    authority: String,
+    /// The request target: path and query.
+    path: String,
+    headers: HeaderMap,
+}
+
+impl Target {
+    /// An `http://` URL and extra headers (`Name: value`).
+    pub fn parse(url: &str, headers: &[(String, String)]) -> Result<Target, Error> {
+        let uri: Uri = url
+            .parse()
+            .map_err(|e| Error::Usage(format!("--target {url}: not a URL ({e})")))?;
+        match uri.scheme_str() {
+            Some("http") => {}
+            Some("https") => {
+                return Err(Error::Usage(format!(
+                    "--target {url}: https is not supported; use an http:// URL (e.g. through a local TLS-terminating proxy)"
+                )));
+            }
+            _ => {
+                return Err(Error::Usage(format!(
+                    "--target {url}: expected an http:// URL such as http://127.0.0.1:9292/"
+                )));
+            }
+        }
+        let host = uri
+            .host()
+            .ok_or_else(|| Error::Usage(format!("--target {url}: the URL has no host")))?;
+        let port = uri.port_u16().unwrap_or(80);
+        let mut map = HeaderMap::new();
+        let host_value = match uri.port_u16() {
+            Some(p) => format!("{host}:{p}"),
+            None => host.to_string(),
+        };
+        map.insert(
+            HOST,
+            HeaderValue::from_str(&host_value)
+                .map_err(|_| Error::Usage(format!("--target {url}: bad host")))?,
+        );
+        for (name, value) in headers {
+            let n = HeaderName::from_bytes(name.trim().as_bytes())
+                .map_err(|_| Error::Usage(format!("--header {name}: not a header name")))?;
+            let v = HeaderValue::from_str(value.trim())
+                .map_err(|_| Error::Usage(format!("--header {name}: not a header value")))?;
+            map.append(n, v);
+        }
+        let authority = if host.contains(':') {
+            format!("[{}]:{port}", host.trim_matches(['[', ']']))
+        } else {
+            format!("{host}:{port}")
+        };
+        Ok(Target {
+            authority,
+            path: uri
+                .path_and_query()
+                .map_or("/".to_string(), |p| p.as_str().to_string()),
+            headers: map,
+        })
+    }
+
+    /// Add a header to every request (the run's key, the client id).
+    pub fn with_header(mut self, name: &'static str, value: &str) -> Self {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            self.headers.insert(HeaderName::from_static(name), v);
+        }
+        self
+    }
+}
+
+/// What one request came to, before the throttle's view: the status (none when the transport
+/// failed) and the time it took.
+pub struct Exchange {
+    pub status: Option<u16>,
+    pub headers: HeaderMap,
+    pub elapsed: std::time::Duration,
+}
+
+impl Exchange {
+    /// As a throttle sees it; `scale` turns real time into virtual time.
+    pub fn response(&self, scale: f64) -> Response {
+        let latency = (self.elapsed.as_nanos() as f64 * scale) as u64;
+        match self.status {
+            Some(s) => read_response(s, &self.headers, latency, scale, SystemTime::now()),
+            None => Response {
+                status: Status::Error,
+                remaining: None,
+                limit: None,
+                retry_after: None,
+                latency,
+            },
+        }
+    }
+}
+
+/// One keep-alive connection, reopened when needed.
+pub struct HttpClient {
+    target: Target,
+    timeout: std::time::Duration,
+    sender: Option<SendRequest<Empty<Bytes>>>,
+}
+
+impl HttpClient {
+    pub fn new(target: Target, timeout: std::time::Duration) -> Self {
+        HttpClient {
+            target,
+            timeout,
+            sender: None,
+        }
+    }
+
+    /// Send one GET; a transport failure or the timeout gives an exchange without a status,
+    /// and the next call opens a fresh connection.
+    pub async fn send(&mut self) -> Exchange {
+        let started = Instant::now();
+        let result = tokio::time::timeout(self.timeout, self.exchange()).await;
+        let elapsed = started.elapsed();
+        match result {
+            Ok(Ok((status, headers))) => Exchange {
+                status: Some(status),
+                headers,
+                elapsed,
+            },
+            Ok(Err(_)) | Err(_) => {
+                self.sender = None;
+                Exchange {
+                    status: None,
+                    headers: HeaderMap::new(),
+                    elapsed,
+                }
+            }
+        }
+    }
+
+    async fn exchange(
+        &mut self,
+    ) -> Result<(u16, HeaderMap), Box<dyn std::error::Error + Send + Sync>> {
+        // A connection the server closed while we slept (idle timeout) is replaced before
+        // sending, so it does not show up as an error.
+        if self.sender.as_ref().is_none_or(|s| s.is_closed()) {
+            self.sender = Some(self.connect().await?);
+        }
+        let sender = self.sender.as_mut().expect("just connected");
+        sender.ready().await?;
+        let mut req = Request::builder()
+            .method(Method::GET)
+            .uri(self.target.path.as_str())
+            .body(Empty::<Bytes>::new())?;
+        *req.headers_mut() = self.target.headers.clone();
+        let resp = sender.send_request(req).await?;
+        let status = resp.status().as_u16();
+        let (parts, body) = resp.into_parts();
+        // Read the body to the end so the connection can carry the next request.
+        body.collect().await?;
+        Ok((status, parts.headers))
+    }
+
+    async fn connect(
+        &self,
+    ) -> Result<SendRequest<Empty<Bytes>>, Box<dyn std::error::Error + Send + Sync>> {
+        let stream = TcpStream::connect(&self.target.authority).await?;
+        let _ = stream.set_nodelay(true);
+        let (sender, conn) = http1::handshake(TokioIo::new(stream)).await?;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        Ok(sender)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse_and_refuse_what_cannot_be_served() {
+        let t = Target::parse(
+            "http://127.0.0.1:9292/v1/things?x=1",
+            &[("Authorization".into(), "Bearer abc".into())],
+        )
+        .unwrap();
+        assert_eq!(t.authority, "127.0.0.1:9292");
+        assert_eq!(t.path, "/v1/things?x=1");
+        assert_eq!(t.headers["host"], "127.0.0.1:9292");
+        assert_eq!(t.headers["authorization"], "Bearer abc");
+        let t = Target::parse("http://example.test", &[]).unwrap();
+        assert_eq!(
+            (t.authority.as_str(), t.path.as_str()),
+            ("example.test:80", "/")
+        );
+        let e = Target::parse("https://api.example.test/", &[]).unwrap_err();
+        assert!(e.to_string().contains("https is not supported"), "{e}");
+        let e = Target::parse("127.0.0.1:9292", &[]).unwrap_err();
+        assert!(e.to_string().contains("expected an http:// URL"), "{e}");
+        let e = Target::parse("http://h/", &[("Bad Name".into(), "x".into())]).unwrap_err();
+        assert!(e.to_string().contains("not a header name"), "{e}");
+    }
+}

@@ -1,0 +1,202 @@
+//! The two commands that use the live pieces on their own: `serve` (the mock API for any
+//! client, curl included) and `client` (our clients against any HTTP endpoint).
+
+use std::io::Write;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use super::server::{ServerSettings, ServerState, serve_per_thread};
+use super::{LiveConfig, ScaledClock, Target, raise_fd_limit};
+use crate::cli::{ClientArgs, ServeArgs};
+use crate::error::Error;
+use crate::limiter::{FaultConfig, GcraConfig, Latency, LimiterConfig};
+use crate::scenario::{Override, Scenario, parse_scenario, read_scenario};
+use crate::throttle::ThrottleConfig;
+use crate::time::HumanDuration;
+
+/// `throttle-sim serve`: answer until `interrupt` turns true (Ctrl-C, SIGTERM), then stop
+/// accepting and let requests in flight finish.
+pub fn serve_command(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<(), Error> {
+    let (mut settings, scale) = server_settings(args)?;
+    settings.header_read_timeout = Duration::from_nanos(args.header_timeout.nanos().max(1));
+    raise_fd_limit();
+    let what = describe(&settings.limiter, scale);
+    let state = ServerState::new(settings, ScaledClock::starting_now(scale));
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    );
+    let running = serve_per_thread(args.addr, state.clone(), threads, interrupt)
+        .map_err(|e| Error::Usage(format!("--addr {}: cannot listen there: {e}", args.addr)))?;
+    // The first line says where: scripts and tests read the port from it.
+    let mut out = std::io::stdout();
+    let _ = writeln!(
+        out,
+        "listening on http://{}/ ({what}); Ctrl-C stops",
+        running.addr
+    );
+    let _ = out.flush();
+    running.join();
+    for (key, s) in state.stats() {
+        if s.requests > 0 {
+            eprintln!(
+                "key {key}: {} requests, {} ok, {} limited",
+                s.requests, s.ok, s.limited
+            );
+        }
+    }
+    Ok(())
+}
+
+fn describe(limiter: &LimiterConfig, scale: f64) -> String {
+    let kind = match limiter {
+        LimiterConfig::Gcra(g) => format!(
+            "gcra: {} per {}, {} to start",
+            g.limit,
+            g.period,
+            g.initial_tokens()
+        ),
+        #[allow(unreachable_patterns)]
+        other => other.name().to_string(),
+    };
+    if scale == 1.0 {
+        kind
+    } else {
+        format!("{kind}, time scale {scale}")
+    }
+}
+
+/// The server's rule from `--scenario` (with the flags as overrides) or from the flags alone.
+fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
+    let (limiter, latency, scale, seed, faults) = match &args.scenario {
+        Some(path) => {
+            let mut sets = args.set.clone();
+            let mut push = |path: &str, v: toml::Value| {
+                sets.push(Override::new(path, v).expect("fixed paths are valid"));
+            };
+            if let Some(l) = args.limit {
+                push("server.limit", toml::Value::Integer(clamp_i64(l)));
+            }
+            if let Some(p) = args.period {
+                push("server.period", toml::Value::String(p.to_string()));
+            }
+            if let Some(i) = args.initial {
+                push("server.initial", toml::Value::Integer(clamp_i64(i)));
+            }
+            if let Some(l) = args.latency {
+                push("server.latency", toml::Value::String(l.to_string()));
+            }
+            if let Some(s) = args.time_scale {
+                push("run.time_scale", toml::Value::Float(s));
+            }
+            let s = read_scenario(path, &sets, 0)?;
+            (
+                s.server.limiter,
+                s.server.latency,
+                s.run.time_scale,
+                s.run.seed(),
+                s.server.faults,
+            )
+        }
+        None => {
+            if !args.set.is_empty() {
+                return Err(Error::Usage("--set needs --scenario FILE".into()));
+            }
+            let defaults = GcraConfig::default();
+            let cfg = GcraConfig {
+                limit: args.limit.unwrap_or(defaults.limit),
+                period: args.period.unwrap_or(defaults.period),
+                initial: args.initial,
+            };
+            if let Some((field, message)) = cfg.problems().into_iter().next() {
+                return Err(Error::Usage(format!("--{field}: {message}")));
+            }
+            let scale = args.time_scale.unwrap_or(1.0);
+            if !(scale.is_finite() && scale > 0.0) {
+                return Err(Error::Usage(format!(
+                    "--time-scale: must be a number above 0 (got {scale})"
+                )));
+            }
+            let latency = Latency::Fixed(args.latency.unwrap_or(HumanDuration(0)));
+            (
+                LimiterConfig::Gcra(cfg),
+                latency,
+                scale,
+                0,
+                FaultConfig::default(),
+            )
+        }
+    };
+    let mut settings = ServerSettings::new(limiter, latency, seed);
+    settings.faults = faults;
+    Ok((settings, scale))
+}
+
+fn clamp_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// The scenario `throttle-sim client` runs: one group of `processes × threads` running the
+/// algorithm, in live mode, with `--set` applied as for any scenario.
+pub fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<Scenario, Error> {
+    if !ThrottleConfig::NAMES.contains(&args.algorithm.as_str()) {
+        return Err(Error::Usage(format!(
+            "--algorithm {}: unknown algorithm, expected one of: {}",
+            args.algorithm,
+            ThrottleConfig::NAMES.join(", ")
+        )));
+    }
+    let every = args.sample_every.unwrap_or(HumanDuration::from_secs(10));
+    let every = if every > args.duration && args.sample_every.is_none() {
+        args.duration
+    } else {
+        every
+    };
+    let mut root = toml::Table::new();
+    root.insert("name".into(), "client".into());
+    root.insert(
+        "description".into(),
+        format!("throttle-sim client --target {}", args.target).into(),
+    );
+    let mut run = toml::Table::new();
+    run.insert("duration".into(), args.duration.to_string().into());
+    run.insert("mode".into(), "live".into());
+    run.insert("sample_every".into(), every.to_string().into());
+    if let Some(seed) = args.seed {
+        run.insert("seed".into(), toml::Value::Integer(clamp_i64(seed)));
+    }
+    root.insert("run".into(), toml::Value::Table(run));
+    let mut group = toml::Table::new();
+    group.insert("name".into(), "client".into());
+    group.insert(
+        "processes".into(),
+        toml::Value::Integer(args.processes.into()),
+    );
+    group.insert("threads".into(), toml::Value::Integer(args.threads.into()));
+    group.insert("algorithm".into(), args.algorithm.clone().into());
+    root.insert(
+        "clients".into(),
+        toml::Value::Array(vec![toml::Value::Table(group)]),
+    );
+    let text = toml::to_string(&root).expect("a table serializes");
+    Ok(parse_scenario(
+        &text,
+        "<client flags>",
+        "client",
+        &args.set,
+        seed_if_absent,
+    )?)
+}
+
+/// How `client` runs: against the URL with the headers given.
+pub fn client_config(args: &ClientArgs) -> Result<LiveConfig, Error> {
+    // Refuse a bad URL or header before any process starts.
+    super::client::Target::parse(&args.target, &args.headers)?;
+    let mut cfg = LiveConfig::new(Target::External {
+        url: args.target.clone(),
+        headers: args.headers.clone(),
+    })
+    .map_err(|e| Error::Failed(format!("cannot find this program's binary: {e}")))?;
+    cfg.request_timeout = Duration::from_nanos(args.timeout.nanos().max(1_000_000));
+    Ok(cfg)
+}

@@ -1,0 +1,497 @@
+//! One client process of a live run: `threads` tokio tasks sharing one `Throttle`, each a closed
+//! loop — ask for a delay, sleep it for real (scaled), pass the local gate, send a real HTTP
+//! request, hand the answer to the throttle — exactly the loop of the sim engine. Events stream
+//! to the parent as JSON lines on stdout; commands arrive on stdin.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, watch};
+
+use super::ScaledClock;
+use super::client::{HttpClient, Target};
+use super::protocol::{Command, Event, RequestEvent, WorkerSpec};
+use super::server::CLIENT_ID;
+use crate::engine::Layout;
+use crate::engine::seeds::{Stream, stream};
+use crate::scenario::{Scenario, parse_scenario};
+use crate::throttle::{Acquire, BuildContext, Population, SimRng, Status, Throttle};
+use crate::time::Nanos;
+
+type Shared = Arc<Mutex<Box<dyn Throttle>>>;
+
+/// The hidden `worker` subcommand: run until done or told to stop; the exit code is 0 when the
+/// process ran to its end, 3 when it could not start.
+pub fn main() -> i32 {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("worker: cannot start the async runtime: {e}");
+            return crate::error::exit::FAILED;
+        }
+    };
+    let result = rt.block_on(run());
+    // Reading stdin blocks a thread the runtime would otherwise wait for.
+    rt.shutdown_background();
+    match result {
+        Ok(()) => crate::error::exit::OK,
+        Err(e) => {
+            eprintln!("worker: {e}");
+            crate::error::exit::FAILED
+        }
+    }
+}
+
+/// A worker's view of its process, built from the spec before the run starts.
+pub struct Process {
+    scenario: Scenario,
+    layout: Layout,
+    /// Global index of the process.
+    index: usize,
+    throttle: Shared,
+    target: Target,
+    spec: WorkerSpec,
+}
+
+impl Process {
+    pub fn build(spec: WorkerSpec) -> Result<Process, String> {
+        let scenario = parse_scenario(&spec.scenario, "<worker spec>", "worker", &[], 0)
+            .map_err(|e| e.to_string())?;
+        let layout = Layout::new(&scenario);
+        let group = layout
+            .groups
+            .get(spec.group)
+            .ok_or_else(|| format!("no group {} in the scenario", spec.group))?;
+        let index = group.processes.start + spec.process;
+        if !group.processes.contains(&index) {
+            return Err(format!(
+                "group {} has no process {}",
+                group.name, spec.process
+            ));
+        }
+        let population = Population {
+            rate_per_sec: spec.rate_per_sec,
+            windows: if spec.rate_per_sec > 0.0 {
+                layout
+                    .groups
+                    .iter()
+                    .filter(|g| g.key == group.key)
+                    .map(|g| (g.start, g.stop, g.threads.len() as u32))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+        };
+        let ctx = BuildContext {
+            threads: layout.processes[index].threads.len(),
+            group: group.name.clone(),
+            process: spec.process,
+            // Coordination through the store works within this process; a later issue shares
+            // it across processes.
+            store: crate::store::shared(),
+            population: Arc::new(population),
+        };
+        let throttle = scenario.clients[spec.group].throttle.build(ctx);
+        let mut target = Target::parse(&spec.target, &spec.headers).map_err(|e| e.to_string())?;
+        if spec.send_key {
+            target = target.with_header("authorization", &layout.keys[group.key]);
+        }
+        Ok(Process {
+            scenario,
+            index,
+            throttle: Arc::new(Mutex::new(throttle)),
+            target,
+            layout,
+            spec,
+        })
+    }
+
+    /// Run every thread from the clock's time 0 until they end or `stop` turns true; events go
+    /// to `events`. Returns the final sleep value and backoffs.
+    pub async fn run(
+        &self,
+        clock: ScaledClock,
+        events: mpsc::UnboundedSender<Event>,
+        stop: watch::Receiver<bool>,
+    ) -> (f64, u64) {
+        let p = &self.layout.processes[self.index];
+        let group = &self.layout.groups[p.group];
+        let timeout = Duration::from_millis(self.spec.timeout_ms.max(1));
+        let mut tasks = tokio::task::JoinSet::new();
+        for global in p.threads.clone() {
+            let mut target = self.target.clone();
+            if self.spec.send_client_id {
+                target = target.with_header(CLIENT_ID, &global.to_string());
+            }
+            let t = ThreadRun {
+                local: self.layout.threads[global].local,
+                start: group.start,
+                stop_at: group.stop,
+                jobs: group.jobs,
+                rng: stream(self.scenario.run.seed(), global as u64, Stream::Throttle),
+                client: HttpClient::new(target, timeout),
+                throttle: self.throttle.clone(),
+                clock,
+                events: events.clone(),
+                halt: stop.clone(),
+            };
+            tasks.spawn(t.run());
+        }
+        let ticker = tokio::spawn(tick_sleeps(
+            self.throttle.clone(),
+            clock,
+            self.scenario.run.sample_every.nanos(),
+            group.stop,
+            events.clone(),
+        ));
+        while tasks.join_next().await.is_some() {}
+        ticker.abort();
+        let t = lock(&self.throttle);
+        (t.sleep_value(), t.backoffs())
+    }
+}
+
+fn lock(t: &Shared) -> std::sync::MutexGuard<'_, Box<dyn Throttle>> {
+    t.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Report the process's sleep value at every sampling tick, so the parent's series rows carry
+/// it even while every thread is waiting.
+async fn tick_sleeps(
+    throttle: Shared,
+    clock: ScaledClock,
+    every: Nanos,
+    until: Nanos,
+    events: mpsc::UnboundedSender<Event>,
+) {
+    let every = every.max(1);
+    let mut t = every;
+    while t <= until {
+        tokio::time::sleep_until(clock.instant_at(t).into()).await;
+        let (value, backoffs) = {
+            let th = lock(&throttle);
+            (th.sleep_value(), th.backoffs())
+        };
+        if events.send(Event::Sleep { value, backoffs }).is_err() {
+            return;
+        }
+        t += every;
+    }
+}
+
+/// One thread of the process: the sim's closed loop on a real clock.
+struct ThreadRun {
+    local: u32,
+    start: Nanos,
+    /// When the group leaves (the end of the run at the latest): nothing is sent from then.
+    stop_at: Nanos,
+    jobs: Option<u64>,
+    rng: SimRng,
+    client: HttpClient,
+    throttle: Shared,
+    clock: ScaledClock,
+    events: mpsc::UnboundedSender<Event>,
+    /// Turns true when the parent says stop.
+    halt: watch::Receiver<bool>,
+}
+
+impl ThreadRun {
+    /// Sleep until virtual time `t`; false when told to stop first.
+    async fn sleep_until(&mut self, t: Nanos) -> bool {
+        let at: Instant = self.clock.instant_at(t);
+        tokio::select! {
+            () = tokio::time::sleep_until(at.into()) => true,
+            _ = self.halt.wait_for(|s| *s) => false,
+        }
+    }
+
+    async fn run(mut self) {
+        let th = self.local;
+        let local = th as usize;
+        if !self.sleep_until(self.start).await {
+            return;
+        }
+        let mut max_delay: Option<Nanos> = None;
+        let mut jobs_left = self.jobs;
+        let mut job_started = self.clock.now();
+        'job: loop {
+            let now = self.clock.now();
+            let d = lock(&self.throttle).delay(now, local, &mut self.rng);
+            self.report_delay(&mut max_delay, d);
+            let mut waited = d;
+            let mut send_at = now.saturating_add(d);
+            // Wait, then pass the throttle's local gate (or give up, or wait more).
+            loop {
+                if send_at >= self.stop_at || !self.sleep_until(send_at).await {
+                    return;
+                }
+                let now = self.clock.now();
+                match lock(&self.throttle).acquire(now, local, &mut self.rng) {
+                    Acquire::Send => break,
+                    Acquire::Wait(more) => {
+                        self.report_delay(&mut max_delay, more);
+                        waited = waited.saturating_add(more);
+                        send_at = now.saturating_add(more);
+                    }
+                    Acquire::GiveUp => {
+                        let _ = self.events.send(Event::GiveUp { th });
+                        job_started = now;
+                        continue 'job;
+                    }
+                }
+            }
+            let sent_at = self.clock.now();
+            let exchange = tokio::select! {
+                ex = self.client.send() => ex,
+                _ = self.halt.wait_for(|s| *s) => return,
+            };
+            let response = exchange.response(self.clock.scale());
+            let now = sent_at.saturating_add(response.latency);
+            let (sleep, backoffs) = {
+                let mut t = lock(&self.throttle);
+                t.on_response(now, local, &response, &mut self.rng);
+                (t.sleep_value(), t.backoffs())
+            };
+            let ok = response.status == Status::Ok;
+            let mut finished = false;
+            let job_wait = ok.then(|| now.saturating_sub(job_started));
+            if ok {
+                job_started = now;
+                if let Some(left) = &mut jobs_left {
+                    *left -= 1;
+                    finished = *left == 0;
+                }
+            }
+            let event = Event::Request(RequestEvent {
+                th,
+                t: sent_at,
+                status: response.status,
+                remaining: response.remaining,
+                retry_after: response.retry_after,
+                latency: response.latency,
+                waited,
+                job_wait,
+                finished,
+                sleep,
+                backoffs,
+            });
+            if self.events.send(event).is_err() || finished {
+                return;
+            }
+        }
+    }
+
+    fn report_delay(&self, max: &mut Option<Nanos>, d: Nanos) {
+        if max.is_none_or(|m| d > m) {
+            *max = Some(d);
+            let _ = self.events.send(Event::Delay { th: self.local, d });
+        }
+    }
+}
+
+async fn next_command<R: tokio::io::AsyncBufRead + Unpin>(
+    lines: &mut tokio::io::Lines<R>,
+) -> Result<Option<Command>, String> {
+    match lines.next_line().await {
+        Ok(Some(line)) => serde_json::from_str(&line)
+            .map(Some)
+            .map_err(|e| format!("bad command line {line:?}: {e}")),
+        Ok(None) => Ok(None),
+        Err(e) => Err(format!("reading commands: {e}")),
+    }
+}
+
+/// Write events to stdout as JSON lines, flushing whenever the queue runs dry.
+async fn write_events(mut rx: mpsc::UnboundedReceiver<Event>, stop: watch::Sender<bool>) {
+    let mut out = tokio::io::BufWriter::new(tokio::io::stdout());
+    let mut line = Vec::with_capacity(256);
+    while let Some(ev) = rx.recv().await {
+        let mut next = Some(ev);
+        while let Some(ev) = next {
+            line.clear();
+            serde_json::to_writer(&mut line, &ev).expect("events serialize");
+            line.push(b'\n');
+            if out.write_all(&line).await.is_err() {
+                // The parent is gone: nobody will record anything more.
+                let _ = stop.send(true);
+                return;
+            }
+            next = rx.try_recv().ok();
+        }
+        if out.flush().await.is_err() {
+            let _ = stop.send(true);
+            return;
+        }
+    }
+    let _ = out.flush().await;
+}
+
+async fn run() -> Result<(), String> {
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let spec = match next_command(&mut lines).await? {
+        Some(Command::Start(spec)) => *spec,
+        Some(other) => return Err(format!("expected a start command first, got {other:?}")),
+        None => return Err("no start command on stdin".into()),
+    };
+    let process = Process::build(spec)?;
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let writer = tokio::spawn(write_events(rx, stop_tx.clone()));
+    let (sleep, backoffs) = {
+        let t = lock(&process.throttle);
+        (t.sleep_value(), t.backoffs())
+    };
+    let _ = tx.send(Event::Ready { sleep, backoffs });
+    let origin = match next_command(&mut lines).await? {
+        Some(Command::Go { origin_unix_nanos }) => origin_unix_nanos,
+        Some(Command::Stop) | None => {
+            let _ = tx.send(Event::Done { sleep, backoffs });
+            drop(tx);
+            let _ = writer.await;
+            return Ok(());
+        }
+        Some(other) => return Err(format!("expected go, got {other:?}")),
+    };
+    let clock = ScaledClock::from_unix_origin(origin, process.scenario.run.time_scale);
+    // Stop on `stop`, and when the parent closes stdin or goes away.
+    tokio::spawn(async move {
+        loop {
+            match next_command(&mut lines).await {
+                Ok(Some(Command::Stop)) | Ok(None) | Err(_) => break,
+                Ok(Some(_)) => {}
+            }
+        }
+        let _ = stop_tx.send(true);
+    });
+    let (sleep, backoffs) = process.run(clock, tx.clone(), stop_rx).await;
+    let _ = tx.send(Event::Done { sleep, backoffs });
+    drop(tx);
+    let _ = writer.await;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! Transport faults on real loopback sockets: each must reach the throttle as
+    //! `Status::Error` and end up in the event stream, and the thread must keep going.
+
+    use super::*;
+    use crate::throttle::{Response, SimRng};
+    use tokio::io::AsyncReadExt;
+    use tokio::net::TcpListener;
+
+    const MS: Nanos = 1_000_000;
+
+    /// Waits 20 ms between requests and remembers every answer it is told about.
+    struct Recording(Arc<Mutex<Vec<Response>>>);
+
+    impl Throttle for Recording {
+        fn delay(&mut self, _now: Nanos, _thread: usize, _rng: &mut SimRng) -> Nanos {
+            20 * MS
+        }
+        fn on_response(&mut self, _now: Nanos, _t: usize, r: &Response, _rng: &mut SimRng) {
+            self.0.lock().unwrap().push(*r);
+        }
+        fn sleep_value(&self) -> f64 {
+            0.02
+        }
+    }
+
+    /// One thread against `url` for `run_for`; what the throttle saw and the events sent.
+    async fn one_thread(
+        url: &str,
+        timeout: Duration,
+        run_for: Nanos,
+    ) -> (Vec<Response>, Vec<Event>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let throttle: Box<dyn Throttle> = Box::new(Recording(seen.clone()));
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (_halt_tx, halt) = watch::channel(false);
+        let t = ThreadRun {
+            local: 0,
+            start: 0,
+            stop_at: run_for,
+            jobs: None,
+            rng: stream(1, 0, Stream::Throttle),
+            client: HttpClient::new(Target::parse(url, &[]).unwrap(), timeout),
+            throttle: Arc::new(Mutex::new(throttle)),
+            clock: ScaledClock::starting_now(1.0),
+            events: tx,
+            halt,
+        };
+        tokio::time::timeout(Duration::from_secs(20), t.run())
+            .await
+            .expect("the thread ends by itself");
+        let mut events = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            events.push(e);
+        }
+        let seen = seen.lock().unwrap().clone();
+        (seen, events)
+    }
+
+    fn assert_all_errors(seen: &[Response], events: &[Event]) {
+        assert!(
+            seen.len() >= 2,
+            "the thread kept trying: {} answers",
+            seen.len()
+        );
+        assert!(seen.iter().all(|r| r.status == Status::Error), "{seen:?}");
+        let reported = events
+            .iter()
+            .filter(|e| matches!(e, Event::Request(r) if r.status == Status::Error))
+            .count();
+        assert_eq!(reported, seen.len());
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_an_error_the_throttle_hears() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        // The listener is gone: every connect is refused.
+        let url = format!("http://127.0.0.1:{port}/");
+        let (seen, events) = one_thread(&url, Duration::from_secs(2), 200 * MS).await;
+        assert_all_errors(&seen, &events);
+    }
+
+    #[tokio::test]
+    async fn a_reset_connection_is_an_error_the_throttle_hears() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf).await;
+                // Linger 0: closing sends RST instead of FIN.
+                let _ = s.set_zero_linger();
+                drop(s);
+            }
+        });
+        let (seen, events) = one_thread(&url, Duration::from_secs(2), 200 * MS).await;
+        assert_all_errors(&seen, &events);
+    }
+
+    #[tokio::test]
+    async fn a_request_that_times_out_is_an_error_the_throttle_hears() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            // Accept and never answer.
+            while let Ok((s, _)) = listener.accept().await {
+                held.push(s);
+            }
+        });
+        let timeout = Duration::from_millis(100);
+        let (seen, events) = one_thread(&url, timeout, 300 * MS).await;
+        assert_all_errors(&seen, &events);
+        assert!(seen.iter().all(|r| r.latency >= 100 * MS), "{seen:?}");
+    }
+}
