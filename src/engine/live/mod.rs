@@ -261,6 +261,18 @@ pub fn run<W: Write, R: Write>(
     let mut interrupted_at: Option<Nanos> = None;
     let mut stop_by: Option<Instant> = None;
     let mut last_tick: Option<Nanos> = None;
+    let every = scenario.run.sample_every.nanos();
+    // The last row of a group that leaves early waits until its workers are done: an answer
+    // arriving after that row would be counted in the summary but in no row.
+    let settled = |t: Nanos, workers: &[Worker]| {
+        layout.groups.iter().all(|g| {
+            let last_row = g.stop < duration && t >= g.stop && t.saturating_sub(every) < g.stop;
+            !last_row
+                || g.processes
+                    .clone()
+                    .all(|p| matches!(workers[p].state, WorkerState::Done | WorkerState::Dead))
+        })
+    };
 
     loop {
         if workers
@@ -283,7 +295,10 @@ pub fn run<W: Write, R: Write>(
                 match ev {
                     Event::Request(r) if thread(r.th) => {
                         let i = first + r.th as usize;
-                        while let Some(t) = rec.next_tick().filter(|&t| t < r.t && t < duration) {
+                        while let Some(t) = rec
+                            .next_tick()
+                            .filter(|&t| t < r.t && t < duration && settled(t, &workers))
+                        {
                             rec.tick(t, &sleeps)?;
                             last_tick = Some(t);
                             (control.progress)(t);
@@ -348,10 +363,11 @@ pub fn run<W: Write, R: Write>(
         // Ticks whose time (and grace) has passed; the one at the end waits for the last
         // answers, so the rows always add up to the totals.
         if interrupted_at.is_none() {
-            while let Some(t) = rec
-                .next_tick()
-                .filter(|&t| t < duration && clock.instant_at(t) + grace <= Instant::now())
-            {
+            while let Some(t) = rec.next_tick().filter(|&t| {
+                t < duration
+                    && clock.instant_at(t) + grace <= Instant::now()
+                    && settled(t, &workers)
+            }) {
                 rec.tick(t, &sleeps)?;
                 last_tick = Some(t);
                 (control.progress)(t);
