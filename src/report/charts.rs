@@ -115,8 +115,45 @@ fn y_top<'a>(values: impl IntoIterator<Item = &'a f64>) -> f64 {
     if max > 0.0 { max * 1.08 } else { 1.0 }
 }
 
-type Plane =
-    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>;
+type Axis = plotters::coord::types::RangedCoordf64;
+type Plane = Cartesian2d<Axis, Axis>;
+
+/// The frame every chart shares: its title, margins and a plane of `x` by `y`.
+fn frame<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    title: &str,
+    x: std::ops::Range<f64>,
+    y: std::ops::Range<f64>,
+    y_label_area: u32,
+) -> Result<ChartContext<'a, DB, Plane>, String> {
+    ChartBuilder::on(area)
+        .caption(title, ("sans-serif", TITLE_SIZE))
+        .margin(14)
+        .x_label_area_size(48)
+        .y_label_area_size(y_label_area)
+        .build_cartesian_2d(x, y)
+        .map_err(err)
+}
+
+/// The grid and axis descriptions every chart shares; `adjust` changes what one chart needs
+/// otherwise (no vertical grid lines, its own x labels).
+fn grid<'a, 'b, DB: DrawingBackend>(
+    chart: &'b mut ChartContext<'a, DB, Plane>,
+    x_desc: &str,
+    y_desc: &str,
+    adjust: impl FnOnce(&mut plotters::chart::MeshStyle<'a, 'b, Axis, Axis, DB>),
+) -> Result<(), String> {
+    let mut mesh = chart.configure_mesh();
+    mesh.x_label_formatter(&tick)
+        .y_label_formatter(&tick)
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .axis_desc_style(("sans-serif", LABEL_SIZE))
+        .light_line_style(BLACK.mix(0.04))
+        .bold_line_style(BLACK.mix(0.12));
+    adjust(&mut mesh);
+    mesh.draw().map_err(err)
+}
 
 /// Prepare a line for plotters' wide-line rasterizer, which misdraws two cases: a step of zero
 /// length (two points on one pixel) and a sharp turn back (a spike), whose inner corner it
@@ -227,24 +264,13 @@ impl Chart for SleepChart<'_> {
                 "sleep values per group: median, 10-90 % and min-max over processes",
             ),
         };
-        let mut chart = ChartBuilder::on(area)
-            .caption(self.heading.title(what), ("sans-serif", TITLE_SIZE))
-            .margin(14)
-            .x_label_area_size(48)
-            .y_label_area_size(64)
-            .build_cartesian_2d(0.0..x_max, 0.0..top)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_label_formatter(&tick)
-            .y_label_formatter(&tick)
-            .x_desc(self.axis.desc())
-            .y_desc("sleep before each request (s)")
-            .axis_desc_style(("sans-serif", LABEL_SIZE))
-            .light_line_style(BLACK.mix(0.04))
-            .bold_line_style(BLACK.mix(0.12))
-            .draw()
-            .map_err(err)?;
+        let mut chart = frame(area, &self.heading.title(what), 0.0..x_max, 0.0..top, 64)?;
+        grid(
+            &mut chart,
+            &self.axis.desc(),
+            "sleep before each request (s)",
+            |_| {},
+        )?;
         match &d.sleep {
             SleepSeries::Lines(lines) => {
                 for (i, line) in lines.iter().enumerate() {
@@ -360,31 +386,21 @@ impl Chart for RatioChart<'_> {
             .fold(0.0f64, |a, &b| a.max(self.axis.x(b)))
             .max(1e-9);
         let top = y_top(self.lines.iter().flat_map(|l| &l.ratio)) * 100.0;
-        let mut chart = ChartBuilder::on(area)
-            .caption(
-                self.heading
-                    .title(&format!("429 ratio, rolling {} window", self.window)),
-                ("sans-serif", TITLE_SIZE),
-            )
-            .margin(14)
-            .x_label_area_size(48)
-            .y_label_area_size(64)
-            .build_cartesian_2d(0.0..x_max, 0.0..top)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_label_formatter(&tick)
-            .y_label_formatter(&tick)
-            .x_desc(self.axis.desc())
-            .y_desc(format!(
-                "429 responses / requests in the last {} (%)",
-                self.window
-            ))
-            .axis_desc_style(("sans-serif", LABEL_SIZE))
-            .light_line_style(BLACK.mix(0.04))
-            .bold_line_style(BLACK.mix(0.12))
-            .draw()
-            .map_err(err)?;
+        let mut chart = frame(
+            area,
+            &self
+                .heading
+                .title(&format!("429 ratio, rolling {} window", self.window)),
+            0.0..x_max,
+            0.0..top,
+            64,
+        )?;
+        grid(
+            &mut chart,
+            &self.axis.desc(),
+            &format!("429 responses / requests in the last {} (%)", self.window),
+            |_| {},
+        )?;
         let ordered = self
             .lines
             .iter()
@@ -430,28 +446,21 @@ impl Chart for RemainingChart<'_> {
         let xs: Vec<f64> = d.times.iter().map(|&t| self.axis.x(t)).collect();
         let x_max = xs.last().copied().unwrap_or(1.0).max(1e-9);
         let top = y_top(d.remaining.iter().flat_map(|r| &r.max));
-        let mut chart = ChartBuilder::on(area)
-            .caption(
-                self.heading
-                    .title("requests left at the server (RateLimit-Remaining)"),
-                ("sans-serif", TITLE_SIZE),
-            )
-            .margin(14)
-            .x_label_area_size(48)
-            .y_label_area_size(72)
-            .build_cartesian_2d(0.0..x_max, 0.0..top)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_label_formatter(&tick)
-            .y_label_formatter(&tick)
-            .x_desc(self.axis.desc())
-            .y_desc("remaining requests (count)")
-            .axis_desc_style(("sans-serif", LABEL_SIZE))
-            .light_line_style(BLACK.mix(0.04))
-            .bold_line_style(BLACK.mix(0.12))
-            .draw()
-            .map_err(err)?;
+        let mut chart = frame(
+            area,
+            &self
+                .heading
+                .title("requests left at the server (RateLimit-Remaining)"),
+            0.0..x_max,
+            0.0..top,
+            72,
+        )?;
+        grid(
+            &mut chart,
+            &self.axis.desc(),
+            "remaining requests (count)",
+            |_| {},
+        )?;
         let named = d.remaining.len() > 1;
         for (i, r) in d.remaining.iter().enumerate() {
             let c = colour(i);
@@ -517,28 +526,21 @@ impl OkPerThreadChart<'_> {
                 .iter(),
         );
         let mean = d.threads.iter().map(|t| t.ok as f64).sum::<f64>() / n.max(1) as f64;
-        let mut chart = ChartBuilder::on(area)
-            .caption(
-                self.heading.title("successful requests per thread"),
-                ("sans-serif", TITLE_SIZE),
-            )
-            .margin(14)
-            .x_label_area_size(48)
-            .y_label_area_size(72)
-            .build_cartesian_2d(0.0..n.max(1) as f64, 0.0..top)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_label_formatter(&tick)
-            .y_label_formatter(&tick)
-            .disable_x_mesh()
-            .x_desc("thread (grouped by client group, then process)")
-            .y_desc("2xx responses over the run (count)")
-            .axis_desc_style(("sans-serif", LABEL_SIZE))
-            .light_line_style(BLACK.mix(0.04))
-            .bold_line_style(BLACK.mix(0.12))
-            .draw()
-            .map_err(err)?;
+        let mut chart = frame(
+            area,
+            &self.heading.title("successful requests per thread"),
+            0.0..n.max(1) as f64,
+            0.0..top,
+            72,
+        )?;
+        grid(
+            &mut chart,
+            "thread (grouped by client group, then process)",
+            "2xx responses over the run (count)",
+            |m| {
+                m.disable_x_mesh();
+            },
+        )?;
         for (gi, name) in d.groups.iter().enumerate() {
             let c = colour(gi);
             let bars: Vec<_> = d
@@ -586,30 +588,22 @@ impl OkPerThreadChart<'_> {
             .map(|b| counts.iter().map(|g| g[b]).sum::<u64>())
             .max()
             .unwrap_or(1) as f64;
-        let mut chart = ChartBuilder::on(area)
-            .caption(
-                self.heading.title(&format!(
-                    "threads by successful requests ({} threads)",
-                    d.threads.len()
-                )),
-                ("sans-serif", TITLE_SIZE),
-            )
-            .margin(14)
-            .x_label_area_size(48)
-            .y_label_area_size(72)
-            .build_cartesian_2d(lo..(lo + width * BINS as f64), 0.0..tallest * 1.08)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_label_formatter(&tick)
-            .y_label_formatter(&tick)
-            .x_desc("2xx responses of one thread over the run (count)")
-            .y_desc("threads (count)")
-            .axis_desc_style(("sans-serif", LABEL_SIZE))
-            .light_line_style(BLACK.mix(0.04))
-            .bold_line_style(BLACK.mix(0.12))
-            .draw()
-            .map_err(err)?;
+        let mut chart = frame(
+            area,
+            &self.heading.title(&format!(
+                "threads by successful requests ({} threads)",
+                d.threads.len()
+            )),
+            lo..(lo + width * BINS as f64),
+            0.0..tallest * 1.08,
+            72,
+        )?;
+        grid(
+            &mut chart,
+            "2xx responses of one thread over the run (count)",
+            "threads (count)",
+            |_| {},
+        )?;
         let mut base = vec![0u64; BINS];
         for (gi, name) in d.groups.iter().enumerate() {
             let c = colour(gi);
@@ -696,27 +690,19 @@ impl Chart for TradeoffChart<'_> {
                 .collect::<Vec<_>>()
                 .iter(),
         ) * 100.0;
-        let mut chart = ChartBuilder::on(area)
-            .caption(
-                self.heading.title("429 ratio against utilization"),
-                ("sans-serif", TITLE_SIZE),
-            )
-            .margin(14)
-            .x_label_area_size(48)
-            .y_label_area_size(64)
-            .build_cartesian_2d(x0..x1, 0.0..top)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_label_formatter(&tick)
-            .y_label_formatter(&tick)
-            .x_desc("utilization: 2xx / server capacity (better to the right)")
-            .y_desc("429 responses / requests (%, better lower)")
-            .axis_desc_style(("sans-serif", LABEL_SIZE))
-            .light_line_style(BLACK.mix(0.04))
-            .bold_line_style(BLACK.mix(0.12))
-            .draw()
-            .map_err(err)?;
+        let mut chart = frame(
+            area,
+            &self.heading.title("429 ratio against utilization"),
+            x0..x1,
+            0.0..top,
+            64,
+        )?;
+        grid(
+            &mut chart,
+            "utilization: 2xx / server capacity (better to the right)",
+            "429 responses / requests (%, better lower)",
+            |_| {},
+        )?;
         for (i, p) in self.points.iter().enumerate() {
             let c = colour(i);
             let (x, y) = (p.x, p.y * 100.0);
@@ -761,36 +747,31 @@ impl Chart for FairnessChart<'_> {
         area.fill(&WHITE).map_err(err)?;
         let n = self.bars.len().max(1);
         let names: Vec<String> = self.bars.iter().map(|b| b.0.clone()).collect();
-        let mut chart = ChartBuilder::on(area)
-            .caption(
-                self.heading.title("fairness (Jain's index over threads)"),
-                ("sans-serif", TITLE_SIZE),
-            )
-            .margin(14)
-            .x_label_area_size(48)
-            .y_label_area_size(64)
-            .build_cartesian_2d(0.0..n as f64, 0.0..1.05)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .y_label_formatter(&tick)
-            .disable_x_mesh()
-            .x_labels(n * 2 + 1)
-            .x_label_formatter(&|v| {
-                let i = v.floor() as usize;
-                if (v - i as f64 - 0.5).abs() < 0.01 {
-                    names.get(i).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
-            .x_desc("variant")
-            .y_desc("fairness (1 = every thread got an equal rate)")
-            .axis_desc_style(("sans-serif", LABEL_SIZE))
-            .light_line_style(BLACK.mix(0.04))
-            .bold_line_style(BLACK.mix(0.12))
-            .draw()
-            .map_err(err)?;
+        let mut chart = frame(
+            area,
+            &self.heading.title("fairness (Jain's index over threads)"),
+            0.0..n as f64,
+            0.0..1.05,
+            64,
+        )?;
+        let label = |v: &f64| {
+            let i = v.floor() as usize;
+            if (v - i as f64 - 0.5).abs() < 0.01 {
+                names.get(i).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        };
+        grid(
+            &mut chart,
+            "variant",
+            "fairness (1 = every thread got an equal rate)",
+            |m| {
+                m.disable_x_mesh()
+                    .x_labels(n * 2 + 1)
+                    .x_label_formatter(&label);
+            },
+        )?;
         for (i, (name, mean, half, seeds)) in self.bars.iter().enumerate() {
             let c = colour(i);
             let x = i as f64;
