@@ -379,29 +379,24 @@ fn a_missing_file_and_bad_flags_are_named() {
         .stderr(predicate::str::contains(
             "no/such/file.toml: cannot read the file",
         ));
-    bin()
-        .arg("run")
-        .arg(scenario("fast_slow.toml"))
-        .args(["--set", "clients.medium.threads=2"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("no entry named `medium`"));
-    bin()
-        .arg("run")
-        .arg(scenario("fast_slow.toml"))
-        .args(["--duration", "soon"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("`soon` is not a duration"));
-    bin()
-        .arg("run")
-        .arg(scenario("fast_slow.toml"))
-        .args(["--set", "clients.*.threads=0"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "clients[1].threads: must be at least 1 (got 0) (from --set clients.*.threads=0)",
-        ));
+    let refused = |flags: &[&str], want: &str| {
+        bin()
+            .arg("run")
+            .arg(scenario("fast_slow.toml"))
+            .args(flags)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(want));
+    };
+    refused(
+        &["--set", "clients.medium.threads=2"],
+        "no entry named `medium`",
+    );
+    refused(&["--duration", "soon"], "`soon` is not a duration");
+    refused(
+        &["--set", "clients.*.threads=0"],
+        "clients[1].threads: must be at least 1 (got 0) (from --set clients.*.threads=0)",
+    );
 }
 
 #[cfg(unix)]
