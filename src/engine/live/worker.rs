@@ -245,6 +245,11 @@ impl ThreadRun {
                 }
             }
             let sent_at = self.clock.now();
+            // A timer that fired late (or a slow gate) must not send past the group's stop:
+            // the sim never does, and the recorder has no row for the group after it.
+            if sent_at >= self.stop_at {
+                return;
+            }
             let exchange = tokio::select! {
                 ex = self.client.send() => ex,
                 _ = self.halt.wait_for(|s| *s) => return,
