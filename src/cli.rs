@@ -115,6 +115,18 @@ pub struct ServeArgs {
     /// Serving threads, each with its own listener (default: one per core).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+    /// Keep the GCRA state in Redis, e.g. redis://127.0.0.1:6379: every instance given the
+    /// same url, namespace and rule shares one limit.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// Instances with the same namespace (and rule) share buckets; others never do.
+    #[arg(
+        long,
+        default_value = "default",
+        value_name = "NAME",
+        requires = "store"
+    )]
+    pub store_namespace: String,
 }
 
 #[derive(Debug, Args)]
@@ -159,6 +171,10 @@ pub struct ClientArgs {
     /// Print summary.json to stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Keep the clients' shared state in Redis, e.g. redis://127.0.0.1:6379 (needed by
+    /// interval-lock and window-queue over several processes).
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
 }
 
 impl CompareArgs {
@@ -254,6 +270,10 @@ pub struct RunArgs {
     /// Skip charts/ and report.html (`throttle-sim plot DIR` can draw them later).
     #[arg(long)]
     pub no_charts: bool,
+    /// Keep the clients' shared state in Redis (live runs), e.g. redis://127.0.0.1:6379;
+    /// the same as `[store] url` in the scenario.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -299,6 +319,9 @@ impl RunArgs {
                 ModeArg::Live => "live",
             };
             push("run.mode", toml::Value::String(name.into()));
+        }
+        if let Some(url) = &self.store {
+            push("store.url", toml::Value::String(url.clone()));
         }
         all
     }

@@ -160,7 +160,14 @@ fn report_run(
             d.group, d.process, d.pid, d.at_s, d.reason
         );
     }
-    if s.partial {
+    if let Some(f) = &s.failure {
+        eprintln!(
+            "error: {f}; the run stopped at {:.1} s (partial summary in {})",
+            s.duration_s,
+            result.dir.display()
+        );
+        exit::FAILED
+    } else if s.partial {
         130
     } else if !s.dead_workers.is_empty() {
         exit::FAILED

@@ -130,6 +130,10 @@ pub struct Summary {
     /// Live mode: worker processes that died; absent when none did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dead_workers: Vec<DeadWorker>,
+    /// Live mode: why the run stopped early when something it needs failed (the shared store);
+    /// the summary is then partial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 impl Summary {
@@ -333,6 +337,7 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
         processes,
         expect: Vec::new(),
         dead_workers: Vec::new(),
+        failure: None,
     }
 }
 

@@ -10,10 +10,11 @@ use super::overrides::{apply, set_by};
 use super::params::drop_foreign_fields;
 use super::path::{FieldPath, Segment, line_of};
 use super::{
-    ClientGroup, EXPECTABLE_METRICS, Expect, GroupCommon, Override, RunConfig, Scenario,
+    ClientGroup, EXPECTABLE_METRICS, Expect, GroupCommon, Mode, Override, RunConfig, Scenario,
     ServerCommon, ServerConfig, Variant,
 };
 use crate::limiter::{FaultConfig, LimiterConfig};
+use crate::store::StoreConfig;
 use crate::throttle::{ConfigError, ThrottleConfig, typed};
 
 /// Everything wrong with one scenario, each problem with its place.
@@ -153,6 +154,7 @@ const TOP_LEVEL: &[&str] = &[
     "clients",
     "variants",
     "expect",
+    "store",
 ];
 /// The `[[clients]]` fields every algorithm shares.
 pub const GROUP_COMMON: &[&str] = &[
@@ -237,15 +239,18 @@ impl Builder {
             &top.key("variants"),
         );
         let expect: Option<Expect> = self.typed(section(root.remove("expect")), &top.key("expect"));
+        let store: Option<StoreConfig> =
+            self.typed(section(root.remove("store")), &top.key("store"));
 
-        let (mut run, server, clients, variants, expect) =
-            (run?, server?, clients?, variants?, expect?);
+        let (mut run, server, clients, variants, expect, store) =
+            (run?, server?, clients?, variants?, expect?, store?);
         run.seed.get_or_insert(seed_if_absent);
         self.check_run(&run, &run_path);
         self.check_faults(&server.faults, &run, &top.key("server"));
         self.check_clients(&clients, &run, &top.key("clients"));
         self.check_variants(&variants, &top.key("variants"));
         self.check_expect(&expect, &top.key("expect"));
+        self.check_store(&store, &run, &clients, &top);
         Some(Scenario {
             name,
             description,
@@ -254,6 +259,7 @@ impl Builder {
             clients,
             variants,
             expect,
+            store,
         })
     }
 
@@ -508,6 +514,45 @@ impl Builder {
         }
     }
 
+    /// The url, and: a live run whose processes coordinate through the store needs one they
+    /// all reach (in memory, each process would have its own).
+    fn check_store(
+        &mut self,
+        store: &StoreConfig,
+        run: &RunConfig,
+        groups: &[ClientGroup],
+        top: &FieldPath,
+    ) {
+        for (field, message) in store.problems() {
+            self.problem(top.key("store").key(field), message);
+        }
+        if run.mode != Mode::Live || store.url.is_some() {
+            return;
+        }
+        let mut scopes: Vec<(String, u64, usize)> = Vec::new();
+        for (i, g) in groups.iter().enumerate() {
+            if let Some(scope) = g.throttle.store_scope(&g.common.name) {
+                match scopes.iter_mut().find(|(s, _, _)| *s == scope) {
+                    Some(entry) => entry.1 += u64::from(g.common.processes),
+                    None => scopes.push((scope, u64::from(g.common.processes), i)),
+                }
+            }
+        }
+        for (_, processes, first) in scopes.into_iter().filter(|(_, p, _)| *p > 1) {
+            let g = &groups[first];
+            self.problem(
+                top.key("clients").index(first).key("algorithm"),
+                format!(
+                    "{} coordinates its {processes} processes through a shared store, and the \
+                     processes of a live run share none without Redis: add `[store] url = \
+                     \"redis://127.0.0.1:6379\"` to the scenario or pass --store \
+                     redis://127.0.0.1:6379 (or use one process, or sim mode)",
+                    g.throttle.name()
+                ),
+            );
+        }
+    }
+
     fn check_expect(&mut self, expect: &Expect, at: &FieldPath) {
         for (metric, [lo, hi]) in expect {
             if !EXPECTABLE_METRICS.contains(&metric.as_str()) {
@@ -600,6 +645,69 @@ initial_sleep = "4s"
         .unwrap();
         let again = parse(&s.to_toml(), &[]).unwrap();
         assert_eq!(s, again);
+    }
+
+    const LOCKED: &str = r#"
+name = "l"
+[run]
+mode = "live"
+[[clients]]
+name = "jobs"
+processes = 2
+algorithm = "interval-lock"
+[[clients]]
+name = "queue"
+algorithm = "window-queue"
+"#;
+
+    #[test]
+    fn a_live_run_of_a_coordinating_algorithm_over_processes_needs_redis() {
+        let e = err(LOCKED, &[]);
+        assert!(
+            e.starts_with(
+                "t.toml:8: clients[0].algorithm: interval-lock coordinates its 2 processes"
+            ),
+            "{e}"
+        );
+        assert!(
+            e.contains("[store] url = \"redis://127.0.0.1:6379\""),
+            "{e}"
+        );
+        assert!(e.contains("--store redis://"), "{e}");
+        // One problem only: the window queue runs in one process.
+        assert_eq!(e.lines().count(), 1, "{e}");
+        // Two groups of one process naming the same queue coordinate too.
+        let e = err(
+            LOCKED,
+            &[
+                "clients.jobs.processes=1",
+                "clients.jobs.algorithm=window-queue",
+                "clients.*.delay_group=guild",
+            ],
+        );
+        assert!(
+            e.contains("clients[0].algorithm: window-queue coordinates its 2"),
+            "{e}"
+        );
+        // Sim mode, one process, or a Redis url: accepted.
+        assert!(parse(LOCKED, &["run.mode=sim"]).is_ok());
+        assert!(parse(LOCKED, &["clients.jobs.processes=1"]).is_ok());
+        let s = parse(LOCKED, &["store.url=redis://127.0.0.1:6399"]).unwrap();
+        assert_eq!(s.store.url.as_deref(), Some("redis://127.0.0.1:6399"));
+        // The url is recorded with the resolved scenario.
+        assert_eq!(parse(&s.to_toml(), &[]).unwrap(), s);
+    }
+
+    #[test]
+    fn a_store_url_must_be_redis() {
+        let text = format!("{BASE}\n[store]\nurl = \"http://127.0.0.1:6379\"\n");
+        let e = err(&text, &[]);
+        assert!(
+            e.starts_with("t.toml:16: store.url: `http://127.0.0.1:6379`: unknown scheme"),
+            "{e}"
+        );
+        let e = err(&format!("{BASE}\n[store]\nhost = \"x\"\n"), &[]);
+        assert!(e.contains("store.host: unknown field"), "{e}");
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub use overrides::Override;
 pub use path::FieldPath;
 
 use crate::limiter::{FaultConfig, Latency, Limiter, LimiterConfig};
+use crate::store::StoreConfig;
 use crate::throttle::{SimRng, ThrottleConfig};
 use crate::time::HumanDuration;
 
@@ -28,6 +29,8 @@ pub struct Scenario {
     pub clients: Vec<ClientGroup>,
     pub variants: Vec<Variant>,
     pub expect: Expect,
+    /// `[store]`: where a live run's processes keep shared state (default: in memory).
+    pub store: StoreConfig,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -226,6 +229,9 @@ impl Scenario {
         }
         if !self.expect.is_empty() {
             root.insert("expect".into(), to_value(&self.expect));
+        }
+        if !self.store.is_empty() {
+            root.insert("store".into(), to_value(&self.store));
         }
         toml::to_string(&root).expect("a scenario always serializes")
     }

@@ -1,12 +1,38 @@
 //! Shared state that several client processes coordinate through, with the exact semantics of
 //! the Redis commands the seed algorithms name (seed 001's `SET NX PX` and `PTTL`, seed 004's
-//! `INCR` window counters and `DECR`). Told the time like everything else: the in-memory store
-//! expires keys on the virtual clock.
+//! `INCR` window counters and `DECR`).
+//!
+//! Two implementations of one [`Store`] trait:
+//! - [`MemoryStore`]: a key space in this process, told the time like everything else (keys
+//!   expire on the virtual clock). The sim always uses it, so sim runs stay deterministic; so
+//!   does a live run without `[store] url`, whose coordinating processes must then be one.
+//! - [`RedisStore`]: a real Redis server, through which real OS processes coordinate. Keys
+//!   expire on Redis's own clock; with a `time_scale`, TTLs go to Redis scaled to real
+//!   milliseconds and PTTLs come back scaled to virtual ones, so the algorithm sees one
+//!   consistent virtual time either way.
+//!
+//! Algorithms stay synchronous and pure: they call the store with the time they are told, and
+//! a store that cannot answer returns a [`StoreError`] that the algorithm treats as "not now"
+//! (it never sends without the store's permission). The error is also kept in
+//! [`SharedStore::failure`], where the live engine sees it and ends the run.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+mod memory;
+mod redis_gcra;
+mod redis_link;
+mod redis_store;
+
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use serde::{Deserialize, Serialize};
+
+pub use memory::MemoryStore;
+pub use redis_gcra::SharedGcra;
+pub use redis_link::{CALL_TIMEOUT, RedisLink};
+pub use redis_store::RedisStore;
 
 use crate::time::Nanos;
+
+const NANOS_PER_MS: u64 = 1_000_000;
 
 /// `PTTL`'s answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,142 +45,250 @@ pub enum Ttl {
     Millis(u64),
 }
 
-#[derive(Clone, Debug)]
-struct Entry {
-    value: i64,
-    /// Absolute expiry on the store's clock, if any.
-    expires_at: Option<Nanos>,
+/// Seed 004's decision for one job (see [`Store::window_admit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowAdmit {
+    /// The window's count is within the reservoir: run now.
+    Run,
+    /// Over the reservoir: the job joined the waiting count, which held `waiting` before it.
+    Wait { waiting: u64 },
 }
 
-/// An in-memory key space with Redis semantics, on virtual time.
-#[derive(Debug, Default)]
-pub struct MemoryStore {
-    entries: HashMap<String, Entry>,
+/// A store call that got no answer: Redis unreachable, too slow, or gone.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the store at {url} failed: {message}")]
+pub struct StoreError {
+    pub url: String,
+    pub message: String,
 }
 
-const NANOS_PER_MS: u64 = 1_000_000;
-
-impl MemoryStore {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    fn live(&mut self, key: &str, now: Nanos) -> Option<&mut Entry> {
-        let expired = self
-            .entries
-            .get(key)
-            .is_some_and(|e| e.expires_at.is_some_and(|t| t <= now));
-        if expired {
-            self.entries.remove(key);
+impl StoreError {
+    pub fn new(url: &str, message: impl Into<String>) -> Self {
+        StoreError {
+            url: url.to_string(),
+            message: message.into(),
         }
-        self.entries.get_mut(key)
     }
+}
 
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// What the coordinating algorithms need from a shared key space. Every method names the Redis
+/// command whose semantics it has; `now` is the caller's virtual time (the memory store's
+/// clock; Redis uses its own).
+pub trait Store: Send {
     /// `SET key value NX PX ttl_ms`: true when the key was absent (or expired) and is now set.
-    pub fn set_nx_px(&mut self, key: &str, value: i64, ttl_ms: u64, now: Nanos) -> bool {
-        if self.live(key, now).is_some() {
-            return false;
-        }
-        self.entries.insert(
-            key.to_string(),
-            Entry {
-                value,
-                expires_at: Some(now.saturating_add(ttl_ms.saturating_mul(NANOS_PER_MS))),
-            },
-        );
-        true
-    }
-
+    fn set_nx_px(&mut self, key: &str, value: i64, ttl_ms: u64, now: Nanos) -> StoreResult<bool>;
     /// `PTTL key`.
-    pub fn pttl(&mut self, key: &str, now: Nanos) -> Ttl {
-        match self.live(key, now) {
-            None => Ttl::Missing,
-            Some(Entry {
-                expires_at: None, ..
-            }) => Ttl::Persistent,
-            Some(Entry {
-                expires_at: Some(t),
-                ..
-            }) => Ttl::Millis((*t - now) / NANOS_PER_MS),
-        }
-    }
-
+    fn pttl(&mut self, key: &str, now: Nanos) -> StoreResult<Ttl>;
     /// `GET key` as an integer.
-    pub fn get(&mut self, key: &str, now: Nanos) -> Option<i64> {
-        self.live(key, now).map(|e| e.value)
-    }
-
-    /// `INCRBY key delta`: a missing key counts from 0 and keeps no expiry.
-    pub fn incr_by(&mut self, key: &str, delta: i64, now: Nanos) -> i64 {
-        if let Some(e) = self.live(key, now) {
-            e.value += delta;
-            return e.value;
-        }
-        self.entries.insert(
-            key.to_string(),
-            Entry {
-                value: delta,
-                expires_at: None,
-            },
-        );
-        delta
-    }
-
-    /// `INCR key` then, when the key was new, `PEXPIRE key ttl_ms`, as one atomic step (the
-    /// window counters of seed 004 must not outlive their window).
-    pub fn incr_with_expiry(&mut self, key: &str, ttl_ms: u64, now: Nanos) -> i64 {
-        let v = self.incr_by(key, 1, now);
-        if v == 1
-            && let Some(e) = self.entries.get_mut(key)
-        {
-            e.expires_at = Some(now.saturating_add(ttl_ms.saturating_mul(NANOS_PER_MS)));
-        }
-        v
-    }
-
+    fn get(&mut self, key: &str, now: Nanos) -> StoreResult<Option<i64>>;
+    /// `INCRBY key delta` (`DECR` is `delta = -1`): a missing key counts from 0 and keeps no
+    /// expiry.
+    fn incr_by(&mut self, key: &str, delta: i64, now: Nanos) -> StoreResult<i64>;
+    /// `INCR key` then, when the key was new, `PEXPIRE key ttl_ms`, as one atomic step (a
+    /// window counter must never be left without its expiry).
+    fn incr_with_expiry(&mut self, key: &str, ttl_ms: u64, now: Nanos) -> StoreResult<i64>;
     /// `DEL key`: true when a live key was removed.
-    pub fn del(&mut self, key: &str, now: Nanos) -> bool {
-        self.live(key, now).is_some() && self.entries.remove(key).is_some()
+    fn del(&mut self, key: &str, now: Nanos) -> StoreResult<bool>;
+
+    /// Seed 004's flow chart for one job, as one atomic step so that no other process's job
+    /// comes between the window check and the waiting count: `calls = INCR calls_key` (with
+    /// `PEXPIRE window_ms` when new); if `calls <= reservoir` the job runs, first leaving the
+    /// waiting count (`DECR enqueued_key`) if it had been delayed; otherwise it joins it
+    /// (`INCR enqueued_key`), and the count before it is returned.
+    ///
+    /// The default runs the steps one after another, which is atomic for a store behind the
+    /// [`SharedStore`] mutex; a store other processes share must override it.
+    fn window_admit(
+        &mut self,
+        calls_key: &str,
+        window_ms: u64,
+        reservoir: u64,
+        enqueued_key: &str,
+        was_delayed: bool,
+        now: Nanos,
+    ) -> StoreResult<WindowAdmit> {
+        let calls = self.incr_with_expiry(calls_key, window_ms, now)?;
+        if calls <= i64::try_from(reservoir).unwrap_or(i64::MAX) {
+            if was_delayed {
+                self.incr_by(enqueued_key, -1, now)?;
+            }
+            return Ok(WindowAdmit::Run);
+        }
+        let waiting = self.incr_by(enqueued_key, 1, now)? - 1;
+        Ok(WindowAdmit::Wait {
+            waiting: waiting.max(0) as u64,
+        })
     }
 }
 
-/// The store as the processes of a run share it.
-pub type SharedStore = Arc<Mutex<MemoryStore>>;
+/// The store as the threads (and, through Redis, the processes) of a run share it, with the
+/// first failure it met.
+#[derive(Clone)]
+pub struct SharedStore {
+    store: Arc<Mutex<Box<dyn Store>>>,
+    failed: Arc<OnceLock<StoreError>>,
+}
 
+impl std::fmt::Debug for SharedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedStore")
+            .field("failed", &self.failed.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedStore {
+    /// A fresh in-memory store.
+    pub fn memory() -> Self {
+        SharedStore {
+            store: Arc::new(Mutex::new(Box::new(MemoryStore::new()))),
+            failed: Arc::default(),
+        }
+    }
+
+    /// A Redis store; its failures show in [`SharedStore::failure`].
+    pub fn redis(store: RedisStore) -> Self {
+        let failed = store.failure_cell();
+        SharedStore {
+            store: Arc::new(Mutex::new(Box::new(store))),
+            failed,
+        }
+    }
+
+    /// The store, for one call or a few that belong together.
+    pub fn lock(&self) -> MutexGuard<'_, Box<dyn Store>> {
+        // A panic in another thread cannot leave a store call half-done in a way that matters
+        // more than stopping would.
+        self.store.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The first call that failed, if one did; read without the lock.
+    pub fn failure(&self) -> Option<&StoreError> {
+        self.failed.get()
+    }
+}
+
+/// A fresh in-memory store (the sim's, and every test's).
 pub fn shared() -> SharedStore {
-    Arc::new(Mutex::new(MemoryStore::new()))
+    SharedStore::memory()
+}
+
+/// `[store]` in a scenario: where the processes of a live run keep their shared state.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    /// A Redis server, `redis://host:port[/db]`. Without it the store is in memory: always in
+    /// sim mode, and in a live run whose coordinating processes are one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+impl StoreConfig {
+    pub fn is_empty(&self) -> bool {
+        self.url.is_none()
+    }
+
+    /// What is wrong with the url, if anything.
+    pub fn problems(&self) -> Vec<(&'static str, String)> {
+        match &self.url {
+            Some(url) => check_url(url)
+                .err()
+                .map(|m| vec![("url", m)])
+                .unwrap_or_default(),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// A Redis url this program can use, or why not.
+pub fn check_url(url: &str) -> Result<(), String> {
+    let scheme = url.split("://").next().unwrap_or_default();
+    if !url.contains("://") {
+        return Err(format!(
+            "`{url}` is not a url; write e.g. redis://127.0.0.1:6379"
+        ));
+    }
+    match scheme {
+        "redis" => {}
+        "rediss" => {
+            return Err(format!(
+                "`{url}`: TLS (rediss://) is not supported; use redis:// on a trusted network"
+            ));
+        }
+        other => {
+            return Err(format!(
+                "`{url}`: unknown scheme `{other}://`, expected redis://host:port, e.g. redis://127.0.0.1:6379"
+            ));
+        }
+    }
+    ::redis::Client::open(url)
+        .map(|_| ())
+        .map_err(|e| format!("`{url}` is not a Redis url: {e}"))
+}
+
+/// Turn any text into a key segment without glob or separator characters, so a namespace can
+/// be matched by `SCAN MATCH prefix*` safely.
+pub fn key_segment(text: &str) -> String {
+    let s: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(48)
+        .collect();
+    if s.is_empty() { "_".into() } else { s }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const MS: u64 = NANOS_PER_MS;
-
     #[test]
-    fn set_nx_px_claims_once_until_expiry() {
-        let mut s = MemoryStore::new();
-        assert!(s.set_nx_px("lock", 1, 1000, 0));
-        assert!(!s.set_nx_px("lock", 1, 1000, 999 * MS));
-        assert_eq!(s.pttl("lock", 250 * MS), Ttl::Millis(750));
-        // Redis rounds the remaining time down to whole milliseconds.
-        assert_eq!(s.pttl("lock", 250 * MS + 1), Ttl::Millis(749));
-        assert!(s.set_nx_px("lock", 1, 1000, 1000 * MS));
-        assert_eq!(s.pttl("other", 0), Ttl::Missing);
+    fn urls_are_checked_for_their_scheme() {
+        assert!(check_url("redis://127.0.0.1:6379").is_ok());
+        assert!(check_url("redis://127.0.0.1:6379/3").is_ok());
+        let e = check_url("http://127.0.0.1:6379").unwrap_err();
+        assert!(e.contains("unknown scheme `http://`"), "{e}");
+        let e = check_url("rediss://h:1").unwrap_err();
+        assert!(e.contains("TLS"), "{e}");
+        let e = check_url("localhost:6379").unwrap_err();
+        assert!(e.contains("not a url"), "{e}");
     }
 
     #[test]
-    fn counters_count_and_window_keys_expire() {
+    fn key_segments_have_no_glob_characters() {
+        assert_eq!(key_segment("fast slow*[x]?"), "fast_slow__x__");
+        assert_eq!(key_segment(""), "_");
+    }
+
+    #[test]
+    fn the_default_window_step_follows_the_flow_chart() {
         let mut s = MemoryStore::new();
-        assert_eq!(s.incr_with_expiry("w:0", 10_000, 0), 1);
-        assert_eq!(s.incr_with_expiry("w:0", 10_000, 5_000 * MS), 2);
-        // The expiry is set by the first INCR only.
-        assert_eq!(s.pttl("w:0", 5_000 * MS), Ttl::Millis(5_000));
-        assert_eq!(s.incr_with_expiry("w:0", 10_000, 10_000 * MS), 1);
-        assert_eq!(s.incr_by("queued", 1, 0), 1);
-        assert_eq!(s.incr_by("queued", -1, 0), 0);
-        assert_eq!(s.pttl("queued", 0), Ttl::Persistent);
-        assert!(s.del("queued", 0));
-        assert_eq!(s.get("queued", 0), None);
+        let st: &mut dyn Store = &mut s;
+        assert_eq!(
+            st.window_admit("c:0", 1000, 1, "q", false, 0),
+            Ok(WindowAdmit::Run)
+        );
+        assert_eq!(
+            st.window_admit("c:0", 1000, 1, "q", false, 0),
+            Ok(WindowAdmit::Wait { waiting: 0 })
+        );
+        assert_eq!(
+            st.window_admit("c:0", 1000, 1, "q", false, 0),
+            Ok(WindowAdmit::Wait { waiting: 1 })
+        );
+        // The next window: a delayed job runs and leaves the waiting count.
+        let t = 1000 * NANOS_PER_MS;
+        assert_eq!(
+            st.window_admit("c:1", 1000, 1, "q", true, t),
+            Ok(WindowAdmit::Run)
+        );
+        assert_eq!(st.get("q", t), Ok(Some(1)));
     }
 }

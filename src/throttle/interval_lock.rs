@@ -79,12 +79,14 @@ impl IntervalLockConfig {
         out
     }
 
+    /// The store key of the lock the processes of `group` share.
+    pub fn store_scope(&self, group: &str) -> String {
+        format!("interval-lock:{}", self.lock.as_deref().unwrap_or(group))
+    }
+
     pub fn build(&self, ctx: BuildContext) -> IntervalLock {
         IntervalLock {
-            key: format!(
-                "interval-lock:{}",
-                self.lock.clone().unwrap_or_else(|| ctx.group.clone())
-            ),
+            key: self.store_scope(&ctx.group),
             cfg: self.clone(),
             store: ctx.store,
             waiting_since: vec![None; ctx.threads.max(1)],
@@ -146,8 +148,11 @@ impl Throttle for IntervalLock {
     fn acquire(&mut self, now: Nanos, thread: usize, _: &mut SimRng) -> Acquire {
         let started = *self.waiting_since[thread].get_or_insert(now);
         let interval_ms = self.interval_ms();
-        let mut store = self.store.lock().unwrap_or_else(|e| e.into_inner());
-        if store.set_nx_px(&self.key, 1, interval_ms, now) {
+        let mut store = self.store.lock();
+        // A store that cannot answer grants nothing: the thread waits a full interval, as for
+        // a lock whose TTL cannot be read, and the engine sees the failure and ends the run.
+        let claimed = store.set_nx_px(&self.key, 1, interval_ms, now);
+        if claimed == Ok(true) {
             drop(store);
             self.end_call(thread);
             return Acquire::Send;
@@ -157,7 +162,10 @@ impl Throttle for IntervalLock {
             self.end_call(thread);
             return Acquire::GiveUp;
         }
-        let ttl = store.pttl(&self.key, now);
+        let ttl = match claimed {
+            Ok(_) => store.pttl(&self.key, now).unwrap_or(Ttl::Missing),
+            Err(_) => Ttl::Missing,
+        };
         drop(store);
         self.retries[thread] += 1;
         self.refusals += 1;

@@ -397,6 +397,16 @@ impl ThrottleConfig {
             ThrottleConfig::Oracle(_) => Vec::new(),
         }
     }
+
+    /// What the processes of `group` coordinate on in the shared store, for the algorithms
+    /// that coordinate at all: processes with the same scope must share one store.
+    pub fn store_scope(&self, group: &str) -> Option<String> {
+        match self {
+            ThrottleConfig::IntervalLock(c) => Some(c.store_scope(group)),
+            ThrottleConfig::WindowQueue(c) => Some(c.store_scope(group)),
+            _ => None,
+        }
+    }
 }
 
 /// Uniform jitter in `[0, fraction × base]` seconds, drawing nothing when there is none to add

@@ -20,7 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Acquire, BuildContext, ParamProblem, Response, SimRng, Throttle};
-use crate::store::SharedStore;
+use crate::store::{SharedStore, WindowAdmit};
 use crate::time::{HumanDuration, Nanos, secs};
 
 const NANOS_PER_MS: u64 = 1_000_000;
@@ -72,6 +72,14 @@ impl WindowQueueConfig {
         out
     }
 
+    /// The delayed group whose counters the processes of client group `group` share.
+    pub fn store_scope(&self, group: &str) -> String {
+        format!(
+            "counter:delay:{}",
+            self.delay_group.as_deref().unwrap_or(group)
+        )
+    }
+
     pub fn build(&self, ctx: BuildContext) -> WindowQueue {
         let group = self
             .delay_group
@@ -117,17 +125,27 @@ impl Throttle for WindowQueue {
     fn acquire(&mut self, now: Nanos, thread: usize, _: &mut SimRng) -> Acquire {
         let w = self.cfg.window.nanos();
         let key = format!("{}{}", self.calls_prefix, now / w);
-        let mut store = self.store.lock().unwrap_or_else(|e| e.into_inner());
-        let calls = store.incr_with_expiry(&key, w / NANOS_PER_MS, now);
-        if calls <= self.cfg.reservoir as i64 {
-            if self.delayed[thread] {
-                store.incr_by(&self.enqueued_key, -1, now);
+        let step = self.store.lock().window_admit(
+            &key,
+            w / NANOS_PER_MS,
+            self.cfg.reservoir,
+            &self.enqueued_key,
+            self.delayed[thread],
+            now,
+        );
+        let waiting = match step {
+            Ok(WindowAdmit::Run) => {
                 self.delayed[thread] = false;
+                return Acquire::Send;
             }
-            return Acquire::Send;
-        }
-        let waiting = (store.incr_by(&self.enqueued_key, 1, now) - 1).max(0) as u64;
-        drop(store);
+            Ok(WindowAdmit::Wait { waiting }) => waiting,
+            // A store that cannot answer runs nothing: the job waits for the next window, and
+            // the engine sees the failure and ends the run.
+            Err(_) => {
+                let next = (now / w + 1) * w;
+                return Acquire::Wait(next - now);
+            }
+        };
         self.delayed[thread] = true;
         self.delays += 1;
         let ready = self.ready_at(now, waiting);
@@ -218,8 +236,8 @@ mod tests {
         assert_eq!(t.acquire(S, 2, &mut rng), Acquire::Wait(19 * S));
         let waiting = |s: &SharedStore| {
             s.lock()
-                .unwrap()
                 .get("counter:delay:enqueued:clients", 0)
+                .unwrap()
                 .unwrap()
         };
         assert_eq!(waiting(&store), 2);
@@ -249,10 +267,7 @@ mod tests {
         // The delayed job is refused again; the waiting count already holds it once.
         assert_eq!(t.acquire(10 * S, 1, &mut rng), Acquire::Wait(20 * S));
         assert_eq!(t.acquire(30 * S, 1, &mut rng), Acquire::Send);
-        let left = store
-            .lock()
-            .unwrap()
-            .get("counter:delay:enqueued:clients", 0);
-        assert_eq!(left, Some(1));
+        let left = store.lock().get("counter:delay:enqueued:clients", 0);
+        assert_eq!(left, Ok(Some(1)));
     }
 }

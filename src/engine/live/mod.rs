@@ -34,6 +34,7 @@ use super::sim::Control;
 use crate::limiter::Latency;
 use crate::record::{DeadWorker, FinishContext, Recorder, RequestRecord, Summary};
 use crate::scenario::Scenario;
+use crate::store::RedisLink;
 use crate::time::Nanos;
 
 /// Where the clients send their requests.
@@ -137,6 +138,15 @@ pub fn run<W: Write, R: Write>(
         0.0
     };
 
+    // Shared state in Redis: reachable now (or the run does not start), under a namespace
+    // of this run only, removed at the end.
+    let store = match &scenario.store.url {
+        Some(url) => {
+            let link = RedisLink::connect(url).map_err(|e| std::io::Error::other(e.to_string()))?;
+            Some((link, run_namespace(&scenario.name)))
+        }
+        None => None,
+    };
     let resolved = scenario.to_toml();
     let (tx, rx) = mpsc::channel::<(usize, Msg)>();
     let mut workers = Vec::with_capacity(layout.processes.len());
@@ -151,6 +161,7 @@ pub fn run<W: Write, R: Write>(
             send_client_id: in_process,
             timeout_ms: cfg.request_timeout.as_millis() as u64,
             rate_per_sec,
+            store_namespace: store.as_ref().map(|(_, ns)| ns.clone()),
         };
         let mut child = tokio::process::Command::new(&cfg.worker_exe)
             .arg("worker")
@@ -259,6 +270,8 @@ pub fn run<W: Write, R: Write>(
         Duration::from_millis(100) + clock.to_real(typical_latency(&scenario.server.latency)) * 3;
     let end_by = clock.instant_at(duration) + cfg.request_timeout + cfg.startup_timeout;
     let mut interrupted_at: Option<Nanos> = None;
+    // The first store failure a worker reported: the run stops there.
+    let mut failure: Option<String> = None;
     let mut stop_by: Option<Instant> = None;
     let mut last_tick: Option<Nanos> = None;
     let every = scenario.run.sample_every.nanos();
@@ -329,6 +342,9 @@ pub fn run<W: Write, R: Write>(
                         sleeps[w] = value;
                         backoffs[w] = b;
                     }
+                    Event::Failed { message } => {
+                        failure.get_or_insert(message);
+                    }
                     Event::Done { sleep, backoffs: b } => {
                         sleeps[w] = sleep;
                         backoffs[w] = b;
@@ -373,7 +389,8 @@ pub fn run<W: Write, R: Write>(
                 (control.progress)(t);
             }
         }
-        if interrupted_at.is_none() && control.interrupt.load(std::sync::atomic::Ordering::Relaxed)
+        if interrupted_at.is_none()
+            && (failure.is_some() || control.interrupt.load(std::sync::atomic::Ordering::Relaxed))
         {
             interrupted_at = Some(clock.now().min(duration));
             stop_by = Some(Instant::now() + Duration::from_secs(5));
@@ -452,7 +469,17 @@ pub fn run<W: Write, R: Write>(
         .copied()
         .zip(backoffs.iter().copied())
         .collect();
-    let partial_reason = interrupted_at.map(|_| "interrupted".to_string());
+    if let Some((link, namespace)) = &store
+        && let Err(e) = link.delete_prefixed(namespace)
+        && failure.is_none()
+    {
+        eprintln!("warning: could not remove the run's keys ({namespace}*): {e}");
+    }
+    let partial_reason = match (&failure, interrupted_at) {
+        (Some(f), _) => Some(f.clone()),
+        (None, Some(_)) => Some("interrupted".to_string()),
+        (None, None) => None,
+    };
     let mut summary = rec.finish(
         end,
         FinishContext {
@@ -466,7 +493,20 @@ pub fn run<W: Write, R: Write>(
         },
     )?;
     summary.dead_workers = dead;
+    summary.failure = failure;
     Ok(summary)
+}
+
+/// A key prefix no other run shares: the scenario's name, the time and this process's id.
+fn run_namespace(scenario: &str) -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    format!(
+        "throttle-sim:run:{}-{ms}-{}:",
+        crate::store::key_segment(scenario),
+        std::process::id()
+    )
 }
 
 /// A latency worth waiting for before a tick is written: the fixed value or the median.

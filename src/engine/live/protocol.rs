@@ -30,6 +30,10 @@ pub struct WorkerSpec {
     /// Whether the server's capacity is known (in-process server): the oracle may then see
     /// the population.
     pub rate_per_sec: f64,
+    /// With the scenario's `[store] url`: the run's key prefix in Redis, the same for every
+    /// worker of the run and no other run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_namespace: Option<String>,
 }
 
 /// Parent → worker.
@@ -60,6 +64,8 @@ pub enum Event {
     Sleep { value: f64, backoffs: u64 },
     /// Every thread has ended; nothing follows.
     Done { sleep: f64, backoffs: u64 },
+    /// The shared store failed (Redis gone or too slow): the process stops; the run should.
+    Failed { message: String },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

@@ -28,8 +28,9 @@ use tokio::net::TcpListener;
 use super::ScaledClock;
 use super::headers::{PolicyHeaders, write_decision};
 use crate::engine::seeds::{Stream, stream};
-use crate::limiter::{FaultConfig, Latency, LatencySampler, Limiter, LimiterConfig};
+use crate::limiter::{Decision, FaultConfig, Latency, LatencySampler, Limiter, LimiterConfig};
 use crate::scenario::GroupCommon;
+use crate::store::SharedGcra;
 use crate::throttle::{SimRng, Status};
 use crate::time::Nanos;
 
@@ -58,6 +59,9 @@ pub struct ServerSettings {
     pub header_read_timeout: Duration,
     /// How long shutdown waits for requests in flight.
     pub shutdown_grace: Duration,
+    /// `serve --store`: the GCRA kept in Redis, shared with every instance that uses the same
+    /// namespace; `limiter` then only gives the rate for the policy headers.
+    pub shared_limit: Option<SharedGcra>,
 }
 
 impl ServerSettings {
@@ -70,6 +74,7 @@ impl ServerSettings {
             keys: Vec::new(),
             header_read_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(5),
+            shared_limit: None,
         }
     }
 }
@@ -130,6 +135,8 @@ pub struct Shared {
     /// policy's window.
     rate: f64,
     connections: AtomicU64,
+    /// Redis calls that failed (answered 503), for the log.
+    store_failures: AtomicU64,
     settings: ServerSettings,
 }
 
@@ -142,12 +149,17 @@ impl std::ops::Deref for ServerState {
 
 impl ServerState {
     pub fn new(settings: ServerSettings, clock: ScaledClock) -> Self {
-        // The same rule, faults and fault stream as the sim builds.
-        let limiter = settings.faults.wrap(
-            settings.limiter.build(),
-            stream(settings.seed, 0, Stream::Server),
-        );
-        let rate = limiter.rate_per_sec();
+        // The same rule, faults and fault stream as the sim builds. With a shared limit the
+        // faults still come first, in front of Redis.
+        let rule = settings.limiter.build();
+        let rate = rule.rate_per_sec();
+        let rule = match settings.shared_limit {
+            Some(_) => Box::new(InFront { rate }),
+            None => rule,
+        };
+        let limiter = settings
+            .faults
+            .wrap(rule, stream(settings.seed, 0, Stream::Server));
         let mut keyed = Keyed {
             limiter,
             index: HashMap::new(),
@@ -165,6 +177,7 @@ impl ServerState {
             latency: settings.latency.sampler(),
             clock,
             connections: AtomicU64::new(0),
+            store_failures: AtomicU64::new(0),
             settings,
         }))
     }
@@ -205,6 +218,9 @@ impl ServerState {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<usize>().ok())
             .unwrap_or(conn as usize);
+        if let Some(shared) = &self.settings.shared_limit {
+            return self.handle_shared(shared, key.as_deref(), client).await;
+        }
         let (decision, index, latency) = {
             let mut k = self.lock();
             let index = k.key(key.as_deref().unwrap_or(GroupCommon::DEFAULT_KEY));
@@ -231,6 +247,63 @@ impl ServerState {
             let now = self.clock.now();
             k.limiter.release(now, index);
         }
+        self.respond(&decision)
+    }
+
+    /// One request against the limit kept in Redis: faults first (here), then one script in
+    /// Redis decides. A Redis that does not answer in time gets the client a 503, never an
+    /// admission nobody counted.
+    async fn handle_shared(
+        &self,
+        shared: &SharedGcra,
+        key: Option<&str>,
+        client: usize,
+    ) -> Response<Full<Bytes>> {
+        let (front, index, name, latency) = {
+            let mut k = self.lock();
+            let index = k.key(key.unwrap_or(GroupCommon::DEFAULT_KEY));
+            let now = self.clock.now();
+            let d = k.limiter.admit_from(now, index, client);
+            let latency = self.latency.sample(&mut k.rng);
+            (d, index, k.names[index].clone(), latency)
+        };
+        let decision = if front.status == Status::Ok {
+            match shared.admit(&name).await {
+                Ok(d) => d,
+                Err(e) => {
+                    let n = self.store_failures.fetch_add(1, Ordering::Relaxed);
+                    if n.is_power_of_two() || n == 0 {
+                        eprintln!("{e} (answered 503; {} failed calls so far)", n + 1);
+                    }
+                    Decision {
+                        status: Status::Unavailable,
+                        remaining: 0,
+                        limit: 0,
+                        retry_after: None,
+                    }
+                }
+            }
+        } else {
+            front
+        };
+        {
+            let mut k = self.lock();
+            let s = &mut k.stats[index];
+            s.requests += 1;
+            match decision.status {
+                Status::Ok => s.ok += 1,
+                Status::Limited => s.limited += 1,
+                Status::Unavailable | Status::Error => s.errors += 1,
+            }
+        }
+        if latency > 0 && decision.status == Status::Ok {
+            tokio::time::sleep(self.clock.to_real(latency)).await;
+        }
+        self.respond(&decision)
+    }
+
+    /// The HTTP answer for a decision, with its rate-limit headers.
+    fn respond(&self, decision: &Decision) -> Response<Full<Bytes>> {
         let status = match decision.status {
             Status::Ok => StatusCode::OK,
             Status::Limited => StatusCode::TOO_MANY_REQUESTS,
@@ -260,7 +333,7 @@ impl ServerState {
                 ));
             }
             let policy = cached.as_ref().expect("just set");
-            write_decision(&mut h, &decision, policy, retry);
+            write_decision(&mut h, decision, policy, retry);
         });
         *resp.headers_mut() = h;
         resp
@@ -304,6 +377,31 @@ impl ServerState {
         resp.headers_mut()
             .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         resp
+    }
+}
+
+/// The rule's place when the rule itself is in Redis: whatever the faults let through goes on
+/// to Redis.
+struct InFront {
+    rate: f64,
+}
+
+impl Limiter for InFront {
+    fn admit(&mut self, _now: Nanos, _key: usize) -> Decision {
+        Decision {
+            status: Status::Ok,
+            remaining: 0,
+            limit: 1,
+            retry_after: None,
+        }
+    }
+
+    fn capacity(&self, _duration: Nanos) -> f64 {
+        0.0
+    }
+
+    fn rate_per_sec(&self) -> f64 {
+        self.rate
     }
 }
 

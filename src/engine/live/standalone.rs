@@ -11,6 +11,7 @@ use crate::cli::{ClientArgs, ServeArgs};
 use crate::error::Error;
 use crate::limiter::{FaultConfig, GcraConfig, Latency, LimiterConfig};
 use crate::scenario::{Override, Scenario, parse_scenario, read_scenario};
+use crate::store::{RedisLink, SharedGcra, check_url};
 use crate::throttle::ThrottleConfig;
 use crate::time::HumanDuration;
 
@@ -19,8 +20,18 @@ use crate::time::HumanDuration;
 pub fn serve_command(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<(), Error> {
     let (mut settings, scale) = server_settings(args)?;
     settings.header_read_timeout = Duration::from_nanos(args.header_timeout.nanos().max(1));
+    if let Some(url) = &args.store {
+        settings.shared_limit = Some(shared_limit(url, &args.store_namespace, &settings, scale)?);
+    }
     raise_fd_limit();
-    let what = describe(&settings.limiter, scale);
+    let mut what = describe(&settings.limiter, scale);
+    if let Some(shared) = &settings.shared_limit {
+        what.push_str(&format!(
+            ", shared through {} as {}*",
+            shared.url(),
+            shared.prefix()
+        ));
+    }
     let state = ServerState::new(settings, ScaledClock::starting_now(scale));
     let threads = args.threads.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -46,6 +57,26 @@ pub fn serve_command(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result
         }
     }
     Ok(())
+}
+
+/// `--store`: the GCRA in Redis, or why it cannot be.
+fn shared_limit(
+    url: &str,
+    namespace: &str,
+    settings: &ServerSettings,
+    scale: f64,
+) -> Result<SharedGcra, Error> {
+    check_url(url).map_err(|e| Error::Usage(format!("--store: {e}")))?;
+    let LimiterConfig::Gcra(cfg) = &settings.limiter else {
+        return Err(Error::Usage(format!(
+            "--store: only the gcra server kind keeps its state in Redis, not {}; serve it \
+             without --store (each instance then has its own limit)",
+            settings.limiter.name()
+        )));
+    };
+    SharedGcra::check(cfg).map_err(|e| Error::Usage(format!("--store: {e}")))?;
+    let link = RedisLink::connect(url).map_err(|e| Error::Failed(e.to_string()))?;
+    SharedGcra::start(link, namespace, cfg, scale).map_err(Error::Failed)
 }
 
 fn describe(limiter: &LimiterConfig, scale: f64) -> String {
@@ -166,6 +197,11 @@ pub fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<Scenari
         run.insert("seed".into(), toml::Value::Integer(clamp_i64(seed)));
     }
     root.insert("run".into(), toml::Value::Table(run));
+    if let Some(url) = &args.store {
+        let mut store = toml::Table::new();
+        store.insert("url".into(), url.clone().into());
+        root.insert("store".into(), toml::Value::Table(store));
+    }
     let mut group = toml::Table::new();
     group.insert("name".into(), "client".into());
     group.insert(

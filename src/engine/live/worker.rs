@@ -16,6 +16,7 @@ use super::server::CLIENT_ID;
 use crate::engine::Layout;
 use crate::engine::seeds::{Stream, stream};
 use crate::scenario::{Scenario, parse_scenario};
+use crate::store::{RedisLink, RedisStore, SharedStore};
 use crate::throttle::{Acquire, BuildContext, Population, SimRng, Status, Throttle};
 use crate::time::Nanos;
 
@@ -52,6 +53,8 @@ pub struct Process {
     layout: Layout,
     /// Global index of the process.
     index: usize,
+    /// What the throttle coordinates through; watched for failures.
+    store: SharedStore,
     throttle: Shared,
     target: Target,
     spec: WorkerSpec,
@@ -86,13 +89,20 @@ impl Process {
                 Vec::new()
             },
         };
+        let store = match (&scenario.store.url, &spec.store_namespace) {
+            (Some(url), Some(namespace)) => {
+                let link = RedisLink::connect(url).map_err(|e| e.to_string())?;
+                SharedStore::redis(RedisStore::new(link, namespace, scenario.run.time_scale))
+            }
+            // Without Redis the store is this process's own (the scenario was refused if
+            // processes had to share it).
+            _ => crate::store::shared(),
+        };
         let ctx = BuildContext {
             threads: layout.processes[index].threads.len(),
             group: group.name.clone(),
             process: spec.process,
-            // Coordination through the store works within this process; a later issue shares
-            // it across processes.
-            store: crate::store::shared(),
+            store: store.clone(),
             population: Arc::new(population),
         };
         let throttle = scenario.clients[spec.group].throttle.build(ctx);
@@ -103,6 +113,7 @@ impl Process {
         Ok(Process {
             scenario,
             index,
+            store,
             throttle: Arc::new(Mutex::new(throttle)),
             target,
             layout,
@@ -135,6 +146,7 @@ impl Process {
                 rng: stream(self.scenario.run.seed(), global as u64, Stream::Throttle),
                 client: HttpClient::new(target, timeout),
                 throttle: self.throttle.clone(),
+                store: self.store.clone(),
                 clock,
                 events: events.clone(),
                 halt: stop.clone(),
@@ -193,6 +205,7 @@ struct ThreadRun {
     rng: SimRng,
     client: HttpClient,
     throttle: Shared,
+    store: SharedStore,
     clock: ScaledClock,
     events: mpsc::UnboundedSender<Event>,
     /// Turns true when the parent says stop.
@@ -230,7 +243,14 @@ impl ThreadRun {
                     return;
                 }
                 let now = self.clock.now();
-                match lock(&self.throttle).acquire(now, local, &mut self.rng) {
+                let gate = lock(&self.throttle).acquire(now, local, &mut self.rng);
+                // The throttle waits when its store fails; the run cannot go on without it.
+                if let Some(e) = self.store.failure() {
+                    let message = e.to_string();
+                    let _ = self.events.send(Event::Failed { message });
+                    return;
+                }
+                match gate {
                     Acquire::Send => break,
                     Acquire::Wait(more) => {
                         self.report_delay(&mut max_delay, more);
@@ -245,6 +265,11 @@ impl ThreadRun {
                 }
             }
             let sent_at = self.clock.now();
+            // A timer that fired late (or a slow gate) must not send past the group's stop:
+            // the sim never does, and the recorder has no row for the group after it.
+            if sent_at >= self.stop_at {
+                return;
+            }
             let exchange = tokio::select! {
                 ex = self.client.send() => ex,
                 _ = self.halt.wait_for(|s| *s) => return,
@@ -419,6 +444,7 @@ mod tests {
             rng: stream(1, 0, Stream::Throttle),
             client: HttpClient::new(Target::parse(url, &[]).unwrap(), timeout),
             throttle: Arc::new(Mutex::new(throttle)),
+            store: crate::store::shared(),
             clock: ScaledClock::starting_now(1.0),
             events: tx,
             halt,

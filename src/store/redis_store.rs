@@ -1,0 +1,200 @@
+//! The store on a real Redis server: the very commands the seeds name, under a namespace of the
+//! run, with Redis's own expiry.
+//!
+//! Time: Redis expires keys on its own (real) clock and ignores the `now` it is told. With
+//! a live run's `time_scale`, a TTL of `t` virtual milliseconds goes to Redis as
+//! `⌈t / scale⌉` real ones (rounded up, so a lock never lasts less than its interval of
+//! virtual time) and a PTTL of `r` real milliseconds comes back as `⌊r × scale⌋` virtual ones
+//! (rounded down, as Redis rounds). At scale 1 both are exact.
+//!
+//! Steps that must not interleave with other processes' are Lua scripts, which Redis runs
+//! atomically: `INCR` + `PEXPIRE` of a new window key, and seed 004's whole window step.
+
+use std::sync::{Arc, LazyLock, OnceLock};
+
+use redis::Script;
+
+use super::{RedisLink, Store, StoreError, StoreResult, Ttl, WindowAdmit};
+use crate::time::Nanos;
+
+/// `INCR` and, on a new key, `PEXPIRE`, atomically.
+static INCR_WITH_EXPIRY: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+local v = redis.call('INCR', KEYS[1])
+if v == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return v
+",
+    )
+});
+
+/// Seed 004's window step (see `Store::window_admit`): returns -1 to run, else the waiting
+/// count before this job.
+static WINDOW_ADMIT: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+local calls = redis.call('INCR', KEYS[1])
+if calls == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+if calls <= tonumber(ARGV[2]) then
+  if ARGV[3] == '1' then redis.call('DECR', KEYS[2]) end
+  return -1
+end
+local waiting = redis.call('INCR', KEYS[2]) - 1
+if waiting < 0 then waiting = 0 end
+return waiting
+",
+    )
+});
+
+/// A [`Store`] on Redis. Every key is `namespace + key`; every call is bounded by the link's
+/// timeout. After the first failure every call fails at once with the same error, so a run
+/// whose Redis went away ends quickly instead of timing out once per thread.
+pub struct RedisStore {
+    link: RedisLink,
+    namespace: String,
+    scale: f64,
+    failed: Arc<OnceLock<StoreError>>,
+}
+
+impl RedisStore {
+    /// `namespace` prefixes every key (e.g. `throttle-sim:run:<id>:`); `scale` is the live
+    /// run's `time_scale`.
+    pub fn new(link: RedisLink, namespace: &str, scale: f64) -> Self {
+        RedisStore {
+            link,
+            namespace: namespace.to_string(),
+            scale: if scale.is_finite() && scale > 0.0 {
+                scale
+            } else {
+                1.0
+            },
+            failed: Arc::default(),
+        }
+    }
+
+    pub(super) fn failure_cell(&self) -> Arc<OnceLock<StoreError>> {
+        self.failed.clone()
+    }
+
+    fn key(&self, key: &str) -> String {
+        format!("{}{key}", self.namespace)
+    }
+
+    /// Virtual milliseconds as the real ones Redis counts, rounded up, at least 1.
+    pub fn real_ms(&self, virtual_ms: u64) -> u64 {
+        ((virtual_ms as f64 / self.scale).ceil() as u64).max(1)
+    }
+
+    /// Real milliseconds Redis reports as virtual ones, rounded down.
+    pub fn virtual_ms(&self, real_ms: u64) -> u64 {
+        (real_ms as f64 * self.scale).floor() as u64
+    }
+
+    fn call<T, F, Fut>(&self, op: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(redis::aio::ConnectionManager) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = redis::RedisResult<T>> + Send + 'static,
+    {
+        if let Some(e) = self.failed.get() {
+            return Err(e.clone());
+        }
+        let r = self.link.call_blocking(op);
+        if let Err(e) = &r {
+            let _ = self.failed.set(e.clone());
+        }
+        r
+    }
+}
+
+impl Store for RedisStore {
+    fn set_nx_px(&mut self, key: &str, value: i64, ttl_ms: u64, _: Nanos) -> StoreResult<bool> {
+        let (key, ttl) = (self.key(key), self.real_ms(ttl_ms));
+        self.call(move |mut c| async move {
+            let set: Option<String> = redis::cmd("SET")
+                .arg(&key)
+                .arg(value)
+                .arg("NX")
+                .arg("PX")
+                .arg(ttl)
+                .query_async(&mut c)
+                .await?;
+            Ok(set.is_some())
+        })
+    }
+
+    fn pttl(&mut self, key: &str, _: Nanos) -> StoreResult<Ttl> {
+        let key = self.key(key);
+        let ms: i64 = self.call(move |mut c| async move {
+            redis::cmd("PTTL").arg(&key).query_async(&mut c).await
+        })?;
+        Ok(match ms {
+            -2 => Ttl::Missing,
+            ms if ms < 0 => Ttl::Persistent,
+            ms => Ttl::Millis(self.virtual_ms(ms as u64)),
+        })
+    }
+
+    fn get(&mut self, key: &str, _: Nanos) -> StoreResult<Option<i64>> {
+        let key = self.key(key);
+        self.call(move |mut c| async move { redis::cmd("GET").arg(&key).query_async(&mut c).await })
+    }
+
+    fn incr_by(&mut self, key: &str, delta: i64, _: Nanos) -> StoreResult<i64> {
+        let key = self.key(key);
+        self.call(move |mut c| async move {
+            redis::cmd("INCRBY")
+                .arg(&key)
+                .arg(delta)
+                .query_async(&mut c)
+                .await
+        })
+    }
+
+    fn incr_with_expiry(&mut self, key: &str, ttl_ms: u64, _: Nanos) -> StoreResult<i64> {
+        let (key, ttl) = (self.key(key), self.real_ms(ttl_ms));
+        self.call(move |mut c| async move {
+            INCR_WITH_EXPIRY
+                .key(&key)
+                .arg(ttl)
+                .invoke_async(&mut c)
+                .await
+        })
+    }
+
+    fn del(&mut self, key: &str, _: Nanos) -> StoreResult<bool> {
+        let key = self.key(key);
+        self.call(move |mut c| async move {
+            let n: u64 = redis::cmd("DEL").arg(&key).query_async(&mut c).await?;
+            Ok(n > 0)
+        })
+    }
+
+    fn window_admit(
+        &mut self,
+        calls_key: &str,
+        window_ms: u64,
+        reservoir: u64,
+        enqueued_key: &str,
+        was_delayed: bool,
+        _: Nanos,
+    ) -> StoreResult<WindowAdmit> {
+        let (calls, enqueued) = (self.key(calls_key), self.key(enqueued_key));
+        let ttl = self.real_ms(window_ms);
+        let r: i64 = self.call(move |mut c| async move {
+            WINDOW_ADMIT
+                .key(&calls)
+                .key(&enqueued)
+                .arg(ttl)
+                .arg(reservoir)
+                .arg(if was_delayed { "1" } else { "0" })
+                .invoke_async(&mut c)
+                .await
+        })?;
+        Ok(if r < 0 {
+            WindowAdmit::Run
+        } else {
+            WindowAdmit::Wait { waiting: r as u64 }
+        })
+    }
+}
