@@ -698,6 +698,25 @@ fn a_live_run_that_needs_a_store_and_has_none_is_refused_with_the_way_to_give_it
         "{err}"
     );
     assert!(err.contains("--store redis://"), "{err}");
+    // `client` says the same, with the same way out.
+    let out = Command::new(exe())
+        .args([
+            "client",
+            "--target",
+            "http://127.0.0.1:1/",
+            "--algorithm",
+            "interval-lock",
+        ])
+        .args(["--processes", "2", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("interval-lock coordinates its 2 processes"),
+        "{err}"
+    );
+    assert!(err.contains("--store redis://"), "{err}");
     // The same scenario in sim mode needs no Redis.
     let (code, err) = run_live(
         &file,
@@ -789,6 +808,10 @@ fn hammer(addr: &str, until: Instant) -> (u64, u64, u64) {
 fn two_serve_instances_together_admit_no_more_than_one_limit() {
     let Some(redis) = redis() else { return };
     let ns = namespace("two").replace(':', "_");
+    let _clean = Cleanup(
+        RedisLink::connect(&redis.url).unwrap(),
+        format!("throttle-sim:serve:{ns}:"),
+    );
     let args = [
         "--limit",
         "40",
@@ -829,6 +852,64 @@ fn two_serve_instances_together_admit_no_more_than_one_limit() {
     assert!(refused > total, "the clients pushed past the limit");
 }
 
+/// Status and lower-cased head of one request on a fresh connection.
+fn get(addr: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let status = text.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, text.to_lowercase())
+}
+
+fn header(head: &str, name: &str) -> Option<String> {
+    head.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}: ")))
+        .map(|v| v.trim().to_string())
+}
+
+#[test]
+fn the_shared_bucket_answers_as_one_serve_would_and_a_later_instance_joins_it() {
+    let Some(redis) = redis() else { return };
+    let ns = namespace("join").replace(':', "_");
+    let other_ns = format!("{ns}-other");
+    let link = RedisLink::connect(&redis.url).unwrap();
+    let _clean =
+        [&ns, &other_ns].map(|n| Cleanup(link.clone(), format!("throttle-sim:serve:{n}:")));
+    let rule = ["--limit", "10", "--period", "1h", "--initial", "3"];
+    let (_local, local) = serve(&rule);
+    let mut shared_args = rule.to_vec();
+    shared_args.extend(["--store", &redis.url, "--store-namespace", &ns]);
+    let (_a, a) = serve(&shared_args);
+    // Three tokens to start, one more every 6 minutes: the same answers, headers included.
+    for expected in ["2", "1", "0"] {
+        let (l, r) = (get(&local), get(&a));
+        assert_eq!((l.0, r.0), (200, 200));
+        assert_eq!(
+            header(&r.1, "ratelimit-remaining").as_deref(),
+            Some(expected)
+        );
+        assert_eq!(
+            header(&l.1, "ratelimit-remaining").as_deref(),
+            Some(expected)
+        );
+    }
+    let (l, r) = (get(&local), get(&a));
+    assert_eq!((l.0, r.0), (429, 429));
+    assert_eq!(header(&r.1, "retry-after"), header(&l.1, "retry-after"));
+    assert_eq!(header(&r.1, "retry-after").as_deref(), Some("360"));
+    // An instance started now shares the drained bucket instead of starting its own.
+    let (_b, b) = serve(&shared_args);
+    assert_eq!(get(&b).0, 429);
+    // Another namespace is another limit.
+    let mut other = rule.to_vec();
+    other.extend(["--store", &redis.url, "--store-namespace", &other_ns]);
+    let (_c, c) = serve(&other);
+    assert_eq!(get(&c).0, 200);
+}
+
 #[test]
 fn serve_answers_503_while_redis_is_away_and_recovers_when_it_is_back() {
     let Some(mut redis) = own_redis() else { return };
@@ -840,14 +921,7 @@ fn serve_answers_503_while_redis_is_away_and_recovers_when_it_is_back() {
         "--store",
         &redis.url.clone(),
     ]);
-    let one = |addr: &str| -> u16 {
-        let mut s = TcpStream::connect(addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        write!(s, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
-        let mut text = String::new();
-        s.read_to_string(&mut text).unwrap();
-        text.split(' ').nth(1).unwrap().parse().unwrap()
-    };
+    let one = |addr: &str| get(addr).0;
     assert_eq!(one(&addr), 200);
     redis.stop();
     let asked = Instant::now();
