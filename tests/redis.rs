@@ -505,12 +505,13 @@ fn the_lock_admits_at_most_one_request_per_interval_across_four_processes() {
     let processes: std::collections::BTreeSet<u64> = sent.iter().map(|r| r.2).collect();
     assert_eq!(processes.len(), 4, "every process got the lock at times");
     assert!(sent.iter().all(|r| r.3 == "ok"));
-    // At most one per 1 s interval: consecutive requests at least an interval apart, less
-    // what the clock readings can differ by (Redis's whole milliseconds and the time from the
-    // lock's SET to the worker's clock reading, a few real ms, here 0.1 s of virtual time).
+    // At most one per 1 s interval: consecutive requests an interval apart, less what the
+    // clock readings can differ by: Redis counts whole milliseconds, and the worker reads its
+    // clock a moment after the lock's SET (about 0.1 real ms; 33 real ms, 0.2 s of virtual
+    // time at 6×, are allowed for a loaded machine). Uncoordinated, the gaps are near 0.
     let gaps: Vec<f64> = sent.windows(2).map(|w| w[1].0 - w[0].0).collect();
     let min_gap = gaps.iter().copied().fold(f64::INFINITY, f64::min);
-    assert!(min_gap >= 0.9, "two requests {min_gap:.4} s apart");
+    assert!(min_gap >= 0.8, "two requests {min_gap:.4} s apart");
     assert!(sent.len() <= 61, "{} requests in 60 s", sent.len());
     // The lock let the run work: close to one request per interval.
     assert!(sent.len() >= 45, "only {} requests in 60 s", sent.len());
