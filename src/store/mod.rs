@@ -240,7 +240,6 @@ pub fn key_segment(text: &str) -> String {
                 '_'
             }
         })
-        .take(48)
         .collect();
     if s.is_empty() { "_".into() } else { s }
 }

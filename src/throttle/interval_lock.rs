@@ -13,7 +13,8 @@
 //! still refused after `timeout` gives up (the seed raises `TimedOut`; the engine counts it in
 //! `timed_out` and the thread moves on to its next job). The lock lives in the run's shared
 //! store, so every process of the group — or of every group naming the same `lock` — shares
-//! it, as the seed's web server, Rake tasks, background jobs and cron shared one Redis key.
+//! it, as the seed's web server, Rake tasks, background jobs and cron shared one Redis key: in
+//! the sim an in-memory store, in a live run a real Redis (`[store] url`).
 
 use serde::{Deserialize, Serialize};
 

@@ -13,8 +13,10 @@
 //! ```
 //!
 //! where REQUESTS_PER_WINDOW is the reservoir. At that time it starts over. The counters live
-//! in the run's shared store, keyed by the group (`delay_group`, default the client group's
-//! name), so all processes of a group count together. Like the seed's flow chart, a job that is
+//! in the run's shared store (in memory in the sim, a real Redis in a live run with `[store]
+//! url`), keyed by the group (`delay_group`, default the client group's name), so all
+//! processes of a group count together; the count and the waiting count change in one atomic
+//! step (`Store::window_admit`). Like the seed's flow chart, a job that is
 //! delayed twice joins the waiting count twice and leaves it once.
 
 use serde::{Deserialize, Serialize};

@@ -497,15 +497,18 @@ pub fn run<W: Write, R: Write>(
     Ok(summary)
 }
 
-/// A key prefix no other run shares: the scenario's name, the time and this process's id.
+/// A key prefix no other run shares: the scenario's name, the time, this process's id and a
+/// count of its runs (`compare` runs several at once).
 fn run_namespace(scenario: &str) -> String {
+    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
     format!(
-        "throttle-sim:run:{}-{ms}-{}:",
+        "throttle-sim:run:{}-{ms}-{}-{}:",
         crate::store::key_segment(scenario),
-        std::process::id()
+        std::process::id(),
+        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     )
 }
 

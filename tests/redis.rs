@@ -1,0 +1,981 @@
+//! Shared state on a real Redis: the store against the in-memory one, seed 001's lock and seed
+//! 004's window queue across real OS processes, one limit shared by two `serve` instances, and
+//! what happens when Redis goes away. Every wait has a deadline.
+//!
+//! Redis: the server named by `THROTTLE_SIM_TEST_REDIS` (CI starts one), else a
+//! `redis-server` this test starts on a free port (tests that kill Redis always start their
+//! own). A test skips, saying why, only when no `redis-server` can be started at all; under
+//! `CI` it fails instead.
+
+#![cfg(unix)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use proptest::prelude::*;
+use throttle_sim::store::{
+    MemoryStore, RedisLink, RedisStore, Store, StoreResult, Ttl, WindowAdmit,
+};
+
+const ENV_URL: &str = "THROTTLE_SIM_TEST_REDIS";
+
+fn exe() -> PathBuf {
+    assert_cmd::cargo::cargo_bin!("throttle-sim").to_path_buf()
+}
+
+/// A Redis to test against; stops the server when this test started it.
+struct Redis {
+    url: String,
+    port: u16,
+    server: Option<Child>,
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl Redis {
+    fn stop(&mut self) {
+        if let Some(mut c) = self.server.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn answers_ping(port: u16) -> bool {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+    let mut buf = [0u8; 7];
+    s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+}
+
+/// Start `redis-server` on `port` (no persistence) and wait until it answers.
+fn start_server_on(port: u16) -> Result<Child, String> {
+    let mut child = Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start redis-server: {e}"))?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if answers_ping(port) {
+            return Ok(child);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("redis-server exited at once ({status})"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    Err("redis-server did not answer within 10 s".into())
+}
+
+fn skip_or_fail(why: &str) -> Option<Redis> {
+    if std::env::var_os("CI").is_some() {
+        panic!("CI must run the Redis tests: {why}");
+    }
+    eprintln!("skipped: {why}");
+    None
+}
+
+/// A Redis server of this test's own, which it may stop.
+fn own_redis() -> Option<Redis> {
+    let port = free_port();
+    match start_server_on(port) {
+        Ok(child) => Some(Redis {
+            url: format!("redis://127.0.0.1:{port}"),
+            port,
+            server: Some(child),
+        }),
+        Err(e) => skip_or_fail(&e),
+    }
+}
+
+/// CI's Redis when there is one, else one of this test's own.
+fn redis() -> Option<Redis> {
+    match std::env::var(ENV_URL) {
+        Ok(url) if !url.is_empty() => {
+            let port = url
+                .rsplit(':')
+                .next()
+                .and_then(|p| p.split('/').next())
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(6379);
+            assert!(
+                answers_ping(port),
+                "{ENV_URL}={url}, but nothing answers PING there"
+            );
+            Some(Redis {
+                url,
+                port,
+                server: None,
+            })
+        }
+        _ => own_redis(),
+    }
+}
+
+/// A key prefix no other test (or earlier run of this one) uses.
+fn namespace(test: &str) -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "throttle-sim-test:{test}:{}-{now}-{}:",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Removes a namespace's keys when dropped (also when the test fails).
+struct Cleanup(RedisLink, String);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = self.0.delete_prefixed(&self.1);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The store: Redis gives what the in-memory store gives.
+
+#[derive(Clone, Debug)]
+enum Op {
+    SetNxPx {
+        key: usize,
+        value: i64,
+        ttl_s: u64,
+    },
+    Pttl {
+        key: usize,
+    },
+    Get {
+        key: usize,
+    },
+    IncrBy {
+        key: usize,
+        delta: i64,
+    },
+    IncrWithExpiry {
+        key: usize,
+        ttl_s: u64,
+    },
+    Del {
+        key: usize,
+    },
+    Window {
+        calls: usize,
+        reservoir: u64,
+        delayed: bool,
+    },
+    /// Past every TTL the sequence uses.
+    Expire,
+}
+
+const KEYS: [&str; 3] = ["a", "b", "c"];
+/// Virtual time runs this many times faster than Redis's clock in the comparison, so TTLs of
+/// minutes expire in a fraction of a real second.
+const SCALE: f64 = 1000.0;
+/// Every TTL is 5 to 10 virtual minutes (0.3 to 0.6 s of Redis time) and `Expire` moves 12
+/// minutes on (0.72 s): no key expires between two steps unless one is `Expire`.
+const EXPIRE_S: u64 = 720;
+
+fn op() -> impl Strategy<Value = Op> {
+    let key = 0..KEYS.len();
+    let ttl = 300u64..600;
+    prop_oneof![
+        (key.clone(), -50i64..50, ttl.clone()).prop_map(|(key, value, ttl_s)| Op::SetNxPx {
+            key,
+            value,
+            ttl_s
+        }),
+        key.clone().prop_map(|key| Op::Pttl { key }),
+        key.clone().prop_map(|key| Op::Get { key }),
+        (key.clone(), -3i64..=3).prop_map(|(key, delta)| Op::IncrBy { key, delta }),
+        (key.clone(), ttl).prop_map(|(key, ttl_s)| Op::IncrWithExpiry { key, ttl_s }),
+        key.clone().prop_map(|key| Op::Del { key }),
+        (key, 1u64..3, any::<bool>()).prop_map(|(calls, reservoir, delayed)| Op::Window {
+            calls,
+            reservoir,
+            delayed
+        }),
+    ]
+}
+
+/// Operation sequences with at most one `Expire`, somewhere in the middle when there is one.
+fn sequence() -> impl Strategy<Value = Vec<Op>> {
+    (
+        prop::collection::vec(op(), 1..24),
+        any::<bool>(),
+        any::<prop::sample::Index>(),
+    )
+        .prop_map(|(mut ops, expire, at)| {
+            if expire {
+                ops.insert(at.index(ops.len() + 1), Op::Expire);
+            }
+            ops
+        })
+}
+
+#[derive(Debug, PartialEq)]
+enum Answer {
+    Bool(bool),
+    Ttl(Ttl),
+    Int(i64),
+    Value(Option<i64>),
+    Window(WindowAdmit),
+    Slept,
+}
+
+fn apply(store: &mut dyn Store, op: &Op, now: u64) -> StoreResult<Answer> {
+    Ok(match *op {
+        Op::SetNxPx { key, value, ttl_s } => {
+            Answer::Bool(store.set_nx_px(KEYS[key], value, ttl_s * 1000, now)?)
+        }
+        Op::Pttl { key } => Answer::Ttl(store.pttl(KEYS[key], now)?),
+        Op::Get { key } => Answer::Value(store.get(KEYS[key], now)?),
+        Op::IncrBy { key, delta } => Answer::Int(store.incr_by(KEYS[key], delta, now)?),
+        Op::IncrWithExpiry { key, ttl_s } => {
+            Answer::Int(store.incr_with_expiry(KEYS[key], ttl_s * 1000, now)?)
+        }
+        Op::Del { key } => Answer::Bool(store.del(KEYS[key], now)?),
+        Op::Window {
+            calls,
+            reservoir,
+            delayed,
+        } => Answer::Window(store.window_admit(
+            KEYS[calls],
+            400_000,
+            reservoir,
+            "queued",
+            delayed,
+            now,
+        )?),
+        Op::Expire => Answer::Slept,
+    })
+}
+
+#[test]
+fn memory_and_redis_stores_answer_the_same_operation_sequences() {
+    let Some(redis) = redis() else { return };
+    let link = RedisLink::connect(&redis.url).unwrap();
+    let config = ProptestConfig {
+        cases: 12,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    proptest!(config, |(ops in sequence())| {
+        let mut memory = MemoryStore::new();
+        let ns = namespace("same");
+        let _clean = Cleanup(link.clone(), ns.clone());
+        let mut remote = RedisStore::new(link.clone(), &ns, SCALE);
+        let mut now = 0u64;
+        // Real time since the last `Expire`: a Redis PTTL may be that much (scaled) lower.
+        let mut since = Instant::now();
+        for op in &ops {
+            if let Op::Expire = op {
+                std::thread::sleep(Duration::from_millis((EXPIRE_S as f64 / SCALE * 1000.0) as u64));
+                now += EXPIRE_S * 1_000_000_000;
+                since = Instant::now();
+                continue;
+            }
+            let m = apply(&mut memory, op, now).unwrap();
+            let r = apply(&mut remote, op, now).unwrap();
+            match (&m, &r) {
+                (Answer::Ttl(Ttl::Millis(a)), Answer::Ttl(Ttl::Millis(b))) => {
+                    let drift = ((since.elapsed().as_secs_f64() * 1000.0 + 2.0) * SCALE) as u64;
+                    prop_assert!(*b <= *a && a - b <= drift, "{op:?}: memory {a} ms, Redis {b} ms");
+                }
+                _ => prop_assert_eq!(&m, &r, "{:?} after {:?}", op, ops),
+            }
+        }
+    });
+}
+
+#[test]
+fn redis_ttls_are_scaled_to_real_time_and_back() {
+    let Some(redis) = redis() else { return };
+    let link = RedisLink::connect(&redis.url).unwrap();
+    let ns = namespace("scale");
+    let _clean = Cleanup(link.clone(), ns.clone());
+    let mut s = RedisStore::new(link, &ns, 60.0);
+    // A one-second lock at 60× lasts ⌈1000 / 60⌉ = 17 real ms: never less than its interval.
+    assert_eq!(s.real_ms(1000), 17);
+    assert_eq!(s.virtual_ms(17), 1020);
+    assert_eq!(s.real_ms(1), 1);
+    assert!(s.set_nx_px("lock", 1, 1000, 0).unwrap());
+    assert!(!s.set_nx_px("lock", 1, 1000, 0).unwrap());
+    match s.pttl("lock", 0).unwrap() {
+        // Redis answers in real ms (≤ 17), seen as virtual ms in steps of 60.
+        Ttl::Millis(ms) => assert!(ms <= 1020 && ms % 60 == 0, "{ms}"),
+        other => panic!("{other:?}"),
+    }
+    std::thread::sleep(Duration::from_millis(40));
+    assert_eq!(s.pttl("lock", 0).unwrap(), Ttl::Missing);
+    assert!(s.set_nx_px("lock", 1, 1000, 0).unwrap());
+}
+
+#[test]
+fn the_window_step_is_atomic_across_connections() {
+    let Some(redis) = redis() else { return };
+    let ns = namespace("atomic");
+    let _clean = Cleanup(RedisLink::connect(&redis.url).unwrap(), ns.clone());
+    let reservoir = 5u64;
+    let jobs = 40usize;
+    // Eight connections (as eight processes would have) race for one window.
+    let answers: Vec<WindowAdmit> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let (url, ns) = (redis.url.clone(), ns.clone());
+                scope.spawn(move || {
+                    let mut s = RedisStore::new(RedisLink::connect(&url).unwrap(), &ns, 1.0);
+                    (0..jobs / 8)
+                        .map(|_| {
+                            s.window_admit("calls:7", 60_000, reservoir, "queued", false, 0)
+                                .unwrap()
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let runs = answers.iter().filter(|a| **a == WindowAdmit::Run).count();
+    assert_eq!(runs, reservoir as usize);
+    // The refused jobs joined the waiting count one at a time: 0, 1, 2, … each once.
+    let mut waiting: Vec<u64> = answers
+        .iter()
+        .filter_map(|a| match a {
+            WindowAdmit::Wait { waiting } => Some(*waiting),
+            WindowAdmit::Run => None,
+        })
+        .collect();
+    waiting.sort_unstable();
+    assert_eq!(waiting, (0..(jobs as u64 - reservoir)).collect::<Vec<_>>());
+    let mut s = RedisStore::new(RedisLink::connect(&redis.url).unwrap(), &ns, 1.0);
+    // The window key got its expiry with its first INCR; the waiting count has none.
+    assert!(matches!(s.pttl("calls:7", 0).unwrap(), Ttl::Millis(ms) if ms <= 60_000));
+    assert_eq!(
+        s.get("queued", 0).unwrap(),
+        Some(jobs as i64 - reservoir as i64)
+    );
+    assert_eq!(s.pttl("queued", 0).unwrap(), Ttl::Persistent);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Live runs across real processes.
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    fs::write(&path, text).unwrap();
+    path
+}
+
+/// Run a scenario live (requests logged); exit code, stderr and the results folder.
+fn run_live(scenario: &Path, out: &Path, extra: &[&str], limit: Duration) -> (i32, String) {
+    let mut child = Command::new(exe())
+        .arg("run")
+        .arg(scenario)
+        .args(["--quiet", "--no-charts", "--log-requests", "--out"])
+        .arg(out)
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = BufReader::new(stderr).read_to_string(&mut text);
+        text
+    });
+    let deadline = Instant::now() + limit;
+    let code = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code().unwrap_or(-1);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the run did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (code, reader.join().unwrap())
+}
+
+/// `(t, group, process, status)` of every request, in time order.
+fn requests(dir: &Path) -> Vec<(f64, String, u64, String)> {
+    let mut rdr = csv::Reader::from_path(dir.join("requests.csv")).unwrap();
+    let mut out: Vec<_> = rdr
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (
+                r[0].parse::<f64>().unwrap(),
+                r[1].to_string(),
+                r[2].parse::<u64>().unwrap(),
+                r[4].to_string(),
+            )
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    out
+}
+
+fn summary(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+/// Seed 001's lock: a minute of virtual time at 6× (10 s real), a server that would take far
+/// more, so only the lock spaces the requests.
+const LOCK: &str = r#"
+name = "lock_redis"
+[run]
+mode = "live"
+duration = "60s"
+time_scale = 6.0
+sample_every = "10s"
+seed = 1
+[server]
+kind = "gcra"
+limit = 100
+period = "1s"
+latency = "50ms"
+"#;
+
+#[test]
+fn the_lock_admits_at_most_one_request_per_interval_across_four_processes() {
+    let Some(redis) = redis() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let shared = write(
+        tmp.path(),
+        "shared.toml",
+        &format!(
+            "{LOCK}[[clients]]\nname = \"jobs\"\nprocesses = 4\nthreads = 2\nalgorithm = \"interval-lock\"\n"
+        ),
+    );
+    // The control: four processes, each with a lock of its own.
+    let mut own = LOCK.to_string();
+    for g in ["a", "b", "c", "d"] {
+        own.push_str(&format!(
+            "[[clients]]\nname = \"{g}\"\nthreads = 2\nalgorithm = \"interval-lock\"\n"
+        ));
+    }
+    let own = write(tmp.path(), "own.toml", &own);
+    let store = ["--store", redis.url.as_str()];
+    let (shared_out, own_out) = (tmp.path().join("shared"), tmp.path().join("own"));
+    let limit = Duration::from_secs(60);
+    let ((code, err), (control_code, control_err)) = std::thread::scope(|s| {
+        let a = s.spawn(|| run_live(&shared, &shared_out, &store, limit));
+        let b = s.spawn(|| run_live(&own, &own_out, &store, limit));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(control_code, 0, "{control_err}");
+
+    let sent = requests(&shared_out);
+    let processes: std::collections::BTreeSet<u64> = sent.iter().map(|r| r.2).collect();
+    assert_eq!(processes.len(), 4, "every process got the lock at times");
+    assert!(sent.iter().all(|r| r.3 == "ok"));
+    // At most one per 1 s interval: consecutive requests an interval apart, less what the
+    // clock readings can differ by: Redis counts whole milliseconds, and the worker reads its
+    // clock a moment after the lock's SET (about 0.1 real ms; 33 real ms, 0.2 s of virtual
+    // time at 6×, are allowed for a loaded machine). Uncoordinated, the gaps are near 0.
+    let gaps: Vec<f64> = sent.windows(2).map(|w| w[1].0 - w[0].0).collect();
+    let min_gap = gaps.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(min_gap >= 0.8, "two requests {min_gap:.4} s apart");
+    assert!(sent.len() <= 61, "{} requests in 60 s", sent.len());
+    // The lock let the run work: close to one request per interval.
+    assert!(sent.len() >= 45, "only {} requests in 60 s", sent.len());
+    let per_second = |reqs: &[(f64, String, u64, String)]| {
+        let mut bins = BTreeMap::new();
+        for r in reqs {
+            *bins.entry(r.0 as u64).or_insert(0u32) += 1;
+        }
+        bins.into_values().max().unwrap_or(0)
+    };
+    println!(
+        "lock over 4 processes: {} requests in 60 s, smallest gap {min_gap:.4} s, at most {} in a second",
+        sent.len(),
+        per_second(&sent)
+    );
+    // Without a shared lock the same check fails: the processes send side by side.
+    let control = requests(&own_out);
+    let control_gap = control
+        .windows(2)
+        .map(|w| w[1].0 - w[0].0)
+        .fold(f64::INFINITY, f64::min);
+    assert!(control_gap < 0.5, "{control_gap}");
+    assert!(control.len() > 150, "{}", control.len());
+    // Nothing of either run is left in Redis.
+    assert_eq!(keys_like(&redis, "throttle-sim:run:lock_redis-*"), 0);
+}
+
+/// Keys matching `pattern` (one SCAN sweep).
+fn keys_like(redis: &Redis, pattern: &str) -> u64 {
+    let link = RedisLink::connect(&redis.url).unwrap();
+    let pattern = pattern.to_string();
+    link.call_blocking(move |mut c| async move {
+        let mut cursor = 0u64;
+        let mut n = 0u64;
+        loop {
+            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut c)
+                .await?;
+            n += keys.len() as u64;
+            if next == 0 {
+                return Ok(n);
+            }
+            cursor = next;
+        }
+    })
+    .unwrap()
+}
+
+/// Seed 004's queue: four processes of two threads share a reservoir of 2 per 1 s window, for
+/// a minute of virtual time at 6×.
+const QUEUE: &str = r#"
+name = "queue_redis"
+[run]
+mode = "live"
+duration = "60s"
+time_scale = 6.0
+sample_every = "10s"
+seed = 2
+[server]
+kind = "gcra"
+limit = 100
+period = "1s"
+latency = "50ms"
+[[clients]]
+name = "guild"
+processes = 4
+threads = 2
+algorithm = "window-queue"
+reservoir = 2
+window = "1s"
+"#;
+
+#[test]
+fn the_window_queue_never_lets_more_than_the_reservoir_through_per_window() {
+    let Some(redis) = redis() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write(tmp.path(), "queue.toml", QUEUE);
+    let out = tmp.path().join("r");
+    let (code, err) = run_live(
+        &file,
+        &out,
+        &["--store", &redis.url],
+        Duration::from_secs(60),
+    );
+    assert_eq!(code, 0, "{err}");
+    let sent = requests(&out);
+    let mut per_window: BTreeMap<u64, u32> = BTreeMap::new();
+    for r in &sent {
+        *per_window.entry(r.0 as u64).or_insert(0) += 1;
+    }
+    let busiest = per_window.values().copied().max().unwrap();
+    println!(
+        "window queue over 4 processes: {} requests in {} windows, at most {busiest} in one",
+        sent.len(),
+        per_window.len()
+    );
+    assert!(busiest <= 2, "{per_window:?}");
+    // The reservoir was used: about two per window over the minute, by every process.
+    assert!(sent.len() >= 100, "only {} requests", sent.len());
+    let processes: std::collections::BTreeSet<u64> = sent.iter().map(|r| r.2).collect();
+    assert_eq!(processes.len(), 4);
+    let s = summary(&out);
+    assert_eq!(s["partial"], false);
+    assert!(s["processes"][0]["backoffs"].as_u64().unwrap() > 0, "{s}");
+}
+
+#[test]
+fn a_redis_that_goes_away_mid_run_stops_it_with_a_partial_summary() {
+    let Some(mut redis) = own_redis() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write(tmp.path(), "queue.toml", QUEUE);
+    let out = tmp.path().join("r");
+    let url = redis.url.clone();
+    let (code, err) = std::thread::scope(|s| {
+        let run = s.spawn(|| {
+            run_live(
+                &file,
+                &out,
+                &["--store", &url, "--duration", "1h"],
+                Duration::from_secs(60),
+            )
+        });
+        // Let it run a while, then take Redis away.
+        std::thread::sleep(Duration::from_secs(3));
+        redis.stop();
+        run.join().unwrap()
+    });
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains(&format!("error: the store at {url} failed")),
+        "{err}"
+    );
+    let s = summary(&out);
+    assert_eq!(s["partial"], true);
+    let reason = s["partial_reason"].as_str().unwrap();
+    assert!(reason.contains(&url), "{reason}");
+    assert_eq!(s["failure"].as_str(), Some(reason));
+    let covered = s["duration_s"].as_f64().unwrap();
+    assert!((5.0..200.0).contains(&covered), "covered {covered} s");
+    assert!(s["requests"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn an_unreachable_store_is_named_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write(tmp.path(), "queue.toml", QUEUE);
+    let url = format!("redis://127.0.0.1:{}", free_port());
+    let (code, err) = run_live(
+        &file,
+        &tmp.path().join("r"),
+        &["--store", &url],
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains(&format!("the store at {url} failed: cannot reach it")),
+        "{err}"
+    );
+    let (code, err) = run_live(
+        &file,
+        &tmp.path().join("r2"),
+        &["--store", "http://127.0.0.1:6379"],
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("store.url: `http://127.0.0.1:6379`: unknown scheme"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_live_run_that_needs_a_store_and_has_none_is_refused_with_the_way_to_give_it_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write(tmp.path(), "queue.toml", QUEUE);
+    let (code, err) = run_live(&file, &tmp.path().join("r"), &[], Duration::from_secs(30));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("clients[0].algorithm: window-queue coordinates its 4 processes"),
+        "{err}"
+    );
+    assert!(err.contains("--store redis://"), "{err}");
+    // `client` says the same, with the same way out.
+    let out = Command::new(exe())
+        .args([
+            "client",
+            "--target",
+            "http://127.0.0.1:1/",
+            "--algorithm",
+            "interval-lock",
+        ])
+        .args(["--processes", "2", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("interval-lock coordinates its 2 processes"),
+        "{err}"
+    );
+    assert!(err.contains("--store redis://"), "{err}");
+    // The same scenario in sim mode needs no Redis.
+    let (code, err) = run_live(
+        &file,
+        &tmp.path().join("sim"),
+        &["--mode", "sim"],
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, 0, "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// One limit shared by several `serve` instances.
+
+/// A child process killed when the test ends.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Start `serve` on a free port; the address it printed.
+fn serve(args: &[&str]) -> (Running, String) {
+    let mut child = Command::new(exe())
+        .args(["serve", "--addr", "127.0.0.1:0", "--threads", "1"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let running = Running(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("serve prints its address");
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    (running, addr)
+}
+
+/// Requests on one keep-alive connection until `until`: (2xx, 429, 503) counts.
+fn hammer(addr: &str, until: Instant) -> (u64, u64, u64) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.set_nodelay(true).unwrap();
+    let mut reader = BufReader::new(s.try_clone().unwrap());
+    let request = format!("GET / HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    let (mut ok, mut limited, mut unavailable) = (0, 0, 0);
+    while Instant::now() < until {
+        s.write_all(request.as_bytes()).unwrap();
+        let mut status_line = String::new();
+        reader.read_line(&mut status_line).unwrap();
+        let mut length = 0usize;
+        loop {
+            let mut h = String::new();
+            reader.read_line(&mut h).unwrap();
+            if h == "\r\n" || h.is_empty() {
+                break;
+            }
+            if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        match status_line.split(' ').nth(1) {
+            Some("200") => ok += 1,
+            Some("429") => limited += 1,
+            Some("503") => unavailable += 1,
+            other => panic!("unexpected status {other:?}"),
+        }
+    }
+    (ok, limited, unavailable)
+}
+
+#[test]
+fn two_serve_instances_together_admit_no_more_than_one_limit() {
+    let Some(redis) = redis() else { return };
+    let ns = namespace("two").replace(':', "_");
+    let _clean = Cleanup(
+        RedisLink::connect(&redis.url).unwrap(),
+        format!("throttle-sim:serve:{ns}:"),
+    );
+    let args = [
+        "--limit",
+        "40",
+        "--period",
+        "1s",
+        "--store",
+        &redis.url,
+        "--store-namespace",
+        &ns,
+    ];
+    let (_a, addr_a) = serve(&args);
+    let (_b, addr_b) = serve(&args);
+    let started = Instant::now();
+    let until = started + Duration::from_secs(2);
+    let counts: Vec<(u64, u64, u64)> = std::thread::scope(|s| {
+        let hs: Vec<_> = [&addr_a, &addr_a, &addr_a, &addr_b, &addr_b, &addr_b]
+            .into_iter()
+            .map(|addr| s.spawn(move || hammer(addr, until)))
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let elapsed = started.elapsed().as_secs_f64();
+    let admitted_a: u64 = counts[..3].iter().map(|c| c.0).sum();
+    let admitted_b: u64 = counts[3..].iter().map(|c| c.0).sum();
+    let refused: u64 = counts.iter().map(|c| c.1).sum();
+    assert!(counts.iter().all(|c| c.2 == 0), "{counts:?}");
+    // The bucket starts full (40) and earns 40 per second.
+    let limit = 40.0 + 40.0 * elapsed;
+    let total = admitted_a + admitted_b;
+    println!(
+        "two instances: {admitted_a} + {admitted_b} = {total} admitted in {elapsed:.2} s \
+         (one limit: {limit:.1}), {refused} refused"
+    );
+    assert!(total as f64 <= limit, "{total} > {limit:.1}");
+    // Each alone would have admitted about the limit: together they used it, no more.
+    assert!(total as f64 >= 0.85 * limit, "{total} of {limit:.1}");
+    assert!(admitted_a > 0 && admitted_b > 0);
+    assert!(refused > total, "the clients pushed past the limit");
+}
+
+/// Status and lower-cased head of one request on a fresh connection.
+fn get(addr: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let status = text.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, text.to_lowercase())
+}
+
+fn header(head: &str, name: &str) -> Option<String> {
+    head.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}: ")))
+        .map(|v| v.trim().to_string())
+}
+
+#[test]
+fn the_shared_bucket_answers_as_one_serve_would_and_a_later_instance_joins_it() {
+    let Some(redis) = redis() else { return };
+    let ns = namespace("join").replace(':', "_");
+    let other_ns = format!("{ns}-other");
+    let link = RedisLink::connect(&redis.url).unwrap();
+    let _clean =
+        [&ns, &other_ns].map(|n| Cleanup(link.clone(), format!("throttle-sim:serve:{n}:")));
+    let rule = ["--limit", "10", "--period", "1h", "--initial", "3"];
+    let (_local, local) = serve(&rule);
+    let mut shared_args = rule.to_vec();
+    shared_args.extend(["--store", &redis.url, "--store-namespace", &ns]);
+    let (_a, a) = serve(&shared_args);
+    // Three tokens to start, one more every 6 minutes: the same answers, headers included.
+    for expected in ["2", "1", "0"] {
+        let (l, r) = (get(&local), get(&a));
+        assert_eq!((l.0, r.0), (200, 200));
+        assert_eq!(
+            header(&r.1, "ratelimit-remaining").as_deref(),
+            Some(expected)
+        );
+        assert_eq!(
+            header(&l.1, "ratelimit-remaining").as_deref(),
+            Some(expected)
+        );
+    }
+    let (l, r) = (get(&local), get(&a));
+    assert_eq!((l.0, r.0), (429, 429));
+    assert_eq!(header(&r.1, "retry-after"), header(&l.1, "retry-after"));
+    assert_eq!(header(&r.1, "retry-after").as_deref(), Some("360"));
+    // An instance started now shares the drained bucket instead of starting its own.
+    let (_b, b) = serve(&shared_args);
+    assert_eq!(get(&b).0, 429);
+    // Another namespace is another limit.
+    let mut other = rule.to_vec();
+    other.extend(["--store", &redis.url, "--store-namespace", &other_ns]);
+    let (_c, c) = serve(&other);
+    assert_eq!(get(&c).0, 200);
+}
+
+#[test]
+fn serve_answers_503_while_redis_is_away_and_recovers_when_it_is_back() {
+    let Some(mut redis) = own_redis() else { return };
+    let (_s, addr) = serve(&[
+        "--limit",
+        "1000",
+        "--period",
+        "1s",
+        "--store",
+        &redis.url.clone(),
+    ]);
+    let one = |addr: &str| get(addr).0;
+    assert_eq!(one(&addr), 200);
+    redis.stop();
+    let asked = Instant::now();
+    assert_eq!(one(&addr), 503);
+    assert!(
+        asked.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        asked.elapsed()
+    );
+    // The same port again: the connection comes back by itself.
+    let server = start_server_on(redis.port).expect("restart redis-server");
+    redis.server = Some(server);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        if one(&addr) == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "serve did not recover");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn serve_refuses_a_store_for_kinds_it_cannot_share_and_names_an_unreachable_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write(
+        tmp.path(),
+        "fw.toml",
+        "[server]\nkind = \"fixed-window\"\n[[clients]]\nname = \"a\"\n",
+    );
+    let out = Command::new(exe())
+        .args(["serve", "--addr", "127.0.0.1:0", "--scenario"])
+        .arg(&file)
+        .args(["--store", "redis://127.0.0.1:1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "--store: only the gcra server kind keeps its state in Redis, not fixed-window"
+        ),
+        "{err}"
+    );
+    let url = format!("redis://127.0.0.1:{}", free_port());
+    let out = Command::new(exe())
+        .args(["serve", "--addr", "127.0.0.1:0", "--store", &url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("the store at {url} failed: cannot reach it")),
+        "{err}"
+    );
+}
