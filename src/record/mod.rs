@@ -204,6 +204,15 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
         if r.remaining.is_some() {
             s.last_remaining = r.remaining;
         }
+        if self.peaks.is_some() || self.requests.is_some() {
+            self.record_request_detail(r)?;
+        }
+        Ok(())
+    }
+
+    /// The optional parts of a request's record, kept out of the hot path of plain runs.
+    #[inline(never)]
+    fn record_request_detail(&mut self, r: &RequestRecord) -> std::io::Result<()> {
         if let Some(p) = &mut self.peaks {
             let info = self.layout.threads[r.thread];
             let group = info.group as usize;
