@@ -19,17 +19,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
+
+mod common;
+use common::{Running, exe};
+
+/// `serve` with one serving thread, as these tests count what each instance admitted.
+fn serve(args: &[&str]) -> (Running, String) {
+    let mut all = vec!["--threads", "1"];
+    all.extend_from_slice(args);
+    common::serve(&all)
+}
 use throttle_sim::store::{
     MemoryStore, RedisLink, RedisStore, Store, StoreResult, Ttl, WindowAdmit,
 };
 
 const ENV_URL: &str = "THROTTLE_SIM_TEST_REDIS";
 
-fn exe() -> PathBuf {
-    assert_cmd::cargo::cargo_bin!("throttle-sim").to_path_buf()
-}
-
-/// A Redis to test against; stops the server when this test started it.
 struct Redis {
     url: String,
     port: u16,
@@ -730,45 +735,6 @@ fn a_live_run_that_needs_a_store_and_has_none_is_refused_with_the_way_to_give_it
 
 // ---------------------------------------------------------------------------------------------
 // One limit shared by several `serve` instances.
-
-/// A child process killed when the test ends.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Start `serve` on a free port; the address it printed.
-fn serve(args: &[&str]) -> (Running, String) {
-    let mut child = Command::new(exe())
-        .args(["serve", "--addr", "127.0.0.1:0", "--threads", "1"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let running = Running(child);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx
-        .recv_timeout(Duration::from_secs(10))
-        .expect("serve prints its address");
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
-    (running, addr)
-}
 
 /// Requests on one keep-alive connection until `until`: (2xx, 429, 503) counts.
 fn hammer(addr: &str, until: Instant) -> (u64, u64, u64) {
