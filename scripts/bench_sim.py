@@ -5,7 +5,8 @@ Runs the release binary on
   (a) heroku_5x5 over 24 h and 48 h (seed 002's run, throttled: few requests, many ticks), and
   (b) 10,000 threads (400 processes x 25) over 24 h and 48 h against a limit high enough to
       keep them busy and low enough to keep them contended,
-with series recording on, and prints one line per run. Peak memory must not grow with the
+with series recording on (charts off: they are drawn after the run), and prints one line per
+run. Peak memory must not grow with the
 run's length, so each case runs at two durations.
 
 Usage: python3 scripts/bench_sim.py            (builds with cargo build --release first)
@@ -40,7 +41,7 @@ CASES = [
 def run(scenario, sets, duration):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r")
-        cmd = [BIN, "run", os.path.join(ROOT, scenario), "--duration", duration, "--out", out]
+        cmd = [BIN, "run", os.path.join(ROOT, scenario), "--duration", duration, "--no-charts", "--out", out]
         for s in sets:
             cmd += ["--set", s]
         with open(os.path.join(tmp, "stderr"), "w+") as err:

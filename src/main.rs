@@ -77,10 +77,9 @@ fn client(args: &ClientArgs) -> Result<i32, Error> {
         },
         &cfg,
     )?;
+    let wall = started.elapsed();
     report::write_run_report(&result.dir)?;
-    Ok(report_run(
-        &scenario, &result, started, args.quiet, args.json,
-    ))
+    Ok(report_run(&scenario, &result, wall, args.quiet, args.json))
 }
 
 fn try_run(args: &RunArgs) -> Result<i32, Error> {
@@ -104,24 +103,24 @@ fn try_run(args: &RunArgs) -> Result<i32, Error> {
             interrupt: &INTERRUPTED,
         },
     )?;
+    // The run's own time, without drawing the charts.
+    let wall = started.elapsed();
     if !args.no_charts {
         report::write_run_report(&result.dir)?;
     }
-    Ok(report_run(
-        &scenario, &result, started, args.quiet, args.json,
-    ))
+    Ok(report_run(&scenario, &result, wall, args.quiet, args.json))
 }
 
 /// Print what a run did and choose the exit code.
 fn report_run(
     scenario: &Scenario,
     result: &RunResult,
-    started: std::time::Instant,
+    wall: std::time::Duration,
     quiet: bool,
     json: bool,
 ) -> i32 {
     let s = &result.summary;
-    let wall = started.elapsed().as_secs_f64();
+    let wall = wall.as_secs_f64();
     if !quiet && scenario.run.mode == Mode::Live {
         eprintln!(
             "sent {} requests in {wall:.1} s of wall time",
