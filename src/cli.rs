@@ -67,7 +67,7 @@ pub struct CompareArgs {
     #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
     pub set: Vec<Override>,
     /// The first seed (default: the scenario's, else a fresh one).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
+    #[arg(long, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// How long the clients run, e.g. 90s, 1h30m.
     #[arg(long, value_parser = parse_duration_arg)]
@@ -157,7 +157,7 @@ pub struct ClientArgs {
     #[arg(long, default_value = "10s", value_parser = parse_duration_arg)]
     pub timeout: HumanDuration,
     /// The seed of the clients' random choices (jitter).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
+    #[arg(long, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// The results folder (must be new or empty); default results/client-<UTC time>.
     #[arg(long, value_name = "DIR")]
@@ -180,17 +180,7 @@ pub struct ClientArgs {
 impl CompareArgs {
     /// `--set`s, then `--seed` and `--duration` as overrides.
     pub fn overrides(&self) -> Vec<Override> {
-        let mut all = self.set.clone();
-        if let Some(seed) = self.seed {
-            let seed = i64::try_from(seed).expect("clap keeps seeds within i64");
-            all.push(Override::new("run.seed", toml::Value::Integer(seed)).expect("valid"));
-        }
-        if let Some(d) = self.duration {
-            all.push(
-                Override::new("run.duration", toml::Value::String(d.to_string())).expect("valid"),
-            );
-        }
-        all
+        run_overrides(&self.set, self.seed, self.duration)
     }
 }
 
@@ -247,7 +237,7 @@ pub struct RunArgs {
     pub set: Vec<Override>,
     /// The seed of every random choice (default: the scenario's, else a fresh one).
     /// At most 2^63 − 1, the largest integer a TOML file can record.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
+    #[arg(long, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// How long the clients run, e.g. 90s, 1h30m.
     #[arg(long, value_parser = parse_duration_arg)]
@@ -302,17 +292,10 @@ fn parse_duration_arg(s: &str) -> Result<HumanDuration, String> {
 impl RunArgs {
     /// The command-line flags as overrides, after the `--set`s so the named flags win.
     pub fn overrides(&self) -> Vec<Override> {
-        let mut all = self.set.clone();
+        let mut all = run_overrides(&self.set, self.seed, self.duration);
         let mut push = |path: &str, value: toml::Value| {
             all.push(Override::new(path, value).expect("fixed paths are valid"));
         };
-        if let Some(seed) = self.seed {
-            let seed = i64::try_from(seed).expect("clap keeps seeds within i64");
-            push("run.seed", toml::Value::Integer(seed));
-        }
-        if let Some(d) = self.duration {
-            push("run.duration", toml::Value::String(d.to_string()));
-        }
         if let Some(m) = self.mode {
             let name = match m {
                 ModeArg::Sim => "sim",
@@ -325,4 +308,35 @@ impl RunArgs {
         }
         all
     }
+}
+
+/// A seed: at most 2^63 − 1, the largest integer a TOML file can record.
+fn parse_seed(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(v) if i64::try_from(v).is_ok() => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not a seed: a whole number from 0 to {}",
+            i64::MAX
+        )),
+    }
+}
+
+/// `--set`s, then `--seed` and `--duration` as the overrides they are, so the named flags win.
+fn run_overrides(
+    set: &[Override],
+    seed: Option<u64>,
+    duration: Option<HumanDuration>,
+) -> Vec<Override> {
+    let mut all = set.to_vec();
+    if let Some(seed) = seed {
+        let seed = i64::try_from(seed).expect("parse_seed keeps seeds within i64");
+        all.push(Override::new("run.seed", toml::Value::Integer(seed)).expect("a fixed path"));
+    }
+    if let Some(d) = duration {
+        all.push(
+            Override::new("run.duration", toml::Value::String(d.to_string()))
+                .expect("a fixed path"),
+        );
+    }
+    all
 }
