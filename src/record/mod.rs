@@ -21,6 +21,20 @@ use crate::engine::Layout;
 use crate::throttle::Status;
 use crate::time::{Nanos, secs};
 
+/// `series.csv`'s columns, as the recorder writes them and the charts read them.
+pub const SERIES_COLUMNS: [&str; 10] = [
+    "t",
+    "group",
+    "process",
+    "thread",
+    "sleep",
+    "requests",
+    "ok",
+    "limited",
+    "errors",
+    "remaining",
+];
+
 /// The coefficient of variation of the per-process sleep values at or below which a run counts
 /// as converged (DESIGN.md, `convergence_s`).
 pub const CONVERGED_CV: f64 = 0.25;
@@ -131,18 +145,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
         requests: Option<R>,
     ) -> std::io::Result<Self> {
         let mut series = CsvSink::new(series);
-        series.header(&[
-            "t",
-            "group",
-            "process",
-            "thread",
-            "sleep",
-            "requests",
-            "ok",
-            "limited",
-            "errors",
-            "remaining",
-        ])?;
+        series.header(&SERIES_COLUMNS)?;
         let requests = match requests {
             Some(w) => {
                 let mut sink = CsvSink::new(w);

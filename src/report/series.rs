@@ -314,18 +314,7 @@ pub fn read_series_from<R: Read>(
         .has_headers(true)
         .from_reader(input);
     let header = rdr.headers().map_err(|e| bad(path, Some(1), e))?.clone();
-    let expected = [
-        "t",
-        "group",
-        "process",
-        "thread",
-        "sleep",
-        "requests",
-        "ok",
-        "limited",
-        "errors",
-        "remaining",
-    ];
+    let expected = crate::record::SERIES_COLUMNS;
     if header.iter().collect::<Vec<_>>() != expected {
         return Err(bad(
             path,
