@@ -177,11 +177,29 @@ mod tests {
     const S: Nanos = NANOS_PER_SEC;
 
     fn build(group: &str, store: &SharedStore, threads: usize) -> WindowQueue {
-        WindowQueueConfig::default().build(BuildContext {
+        build_with(WindowQueueConfig::default(), group, store, threads)
+    }
+
+    fn build_with(
+        cfg: WindowQueueConfig,
+        group: &str,
+        store: &SharedStore,
+        threads: usize,
+    ) -> WindowQueue {
+        cfg.build(BuildContext {
             group: group.into(),
             store: store.clone(),
             ..BuildContext::solo(threads)
         })
+    }
+
+    /// One call per window, on the store key of the solo context's group (`clients`).
+    fn one_per_window(store: &SharedStore, threads: usize) -> WindowQueue {
+        let cfg = WindowQueueConfig {
+            reservoir: 1,
+            ..WindowQueueConfig::default()
+        };
+        build_with(cfg, "clients", store, threads)
     }
 
     #[test]
@@ -224,14 +242,7 @@ mod tests {
     #[test]
     fn a_delayed_job_runs_at_its_window_and_leaves_the_waiting_count() {
         let store = crate::store::shared();
-        let cfg = WindowQueueConfig {
-            reservoir: 1,
-            ..WindowQueueConfig::default()
-        };
-        let mut t = cfg.build(BuildContext {
-            store: store.clone(),
-            ..BuildContext::solo(3)
-        });
+        let mut t = one_per_window(&store, 3);
         let mut rng = test_rng();
         assert_eq!(t.acquire(0, 0, &mut rng), Acquire::Send);
         assert_eq!(t.acquire(S, 1, &mut rng), Acquire::Wait(9 * S));
@@ -253,14 +264,7 @@ mod tests {
     #[test]
     fn a_job_delayed_twice_counts_twice_as_the_flow_chart_does() {
         let store = crate::store::shared();
-        let cfg = WindowQueueConfig {
-            reservoir: 1,
-            ..WindowQueueConfig::default()
-        };
-        let mut t = cfg.build(BuildContext {
-            store: store.clone(),
-            ..BuildContext::solo(2)
-        });
+        let mut t = one_per_window(&store, 2);
         let mut rng = test_rng();
         assert_eq!(t.acquire(0, 0, &mut rng), Acquire::Send);
         assert_eq!(t.acquire(S, 1, &mut rng), Acquire::Wait(9 * S));
