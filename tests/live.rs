@@ -25,21 +25,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 
 /// One HTTP/1.1 exchange on a fresh connection: the status line and the raw head.
 fn get(addr: &str, target: &str, extra: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(
-        s,
-        "GET {target} HTTP/1.1\r\nHost: {addr}\r\n{extra}Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or_else(|| panic!("no status in {text:?}"));
-    (status, text.to_lowercase())
+    common::http_get(addr, target, extra, Duration::from_secs(5))
 }
 
 fn json(path: &Path) -> serde_json::Value {

@@ -821,14 +821,7 @@ fn two_serve_instances_together_admit_no_more_than_one_limit() {
 
 /// Status and lower-cased head of one request on a fresh connection.
 fn get(addr: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    let status = text.split(' ').nth(1).unwrap().parse().unwrap();
-    (status, text.to_lowercase())
+    common::http_get(addr, "/", "", Duration::from_secs(10))
 }
 
 fn header(head: &str, name: &str) -> Option<String> {

@@ -3,7 +3,8 @@
 
 #![allow(dead_code)] // each test crate uses its own part of this module
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -77,4 +78,24 @@ pub fn serve(args: &[&str]) -> (Running, String) {
         .unwrap_or_else(|| panic!("no address in {line:?}"))
         .to_string();
     (running, addr)
+}
+
+/// One HTTP/1.1 GET on a fresh connection, waiting at most `timeout` for the answer: the
+/// status and the whole answer in lower case.
+pub fn http_get(addr: &str, target: &str, extra: &str, timeout: Duration) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(timeout)).unwrap();
+    write!(
+        s,
+        "GET {target} HTTP/1.1\r\nHost: {addr}\r\n{extra}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {text:?}"));
+    (status, text.to_lowercase())
 }
