@@ -115,13 +115,7 @@ pub fn run<W: Write, R: Write>(
                 jobs_left: g.jobs,
                 job_started: g.start,
                 waited: 0,
-                pending: Response {
-                    status: Status::Ok,
-                    remaining: None,
-                    limit: None,
-                    retry_after: None,
-                    latency: 0,
-                },
+                pending: Response::bare(Status::Ok),
                 throttle_rng: stream(seed, i as u64, Stream::Throttle),
                 net_rng: stream(seed, i as u64, Stream::Network),
             }

@@ -320,13 +320,7 @@ mod tests {
     const MS: Nanos = 1_000_000;
 
     fn ok() -> Response {
-        Response {
-            status: Status::Ok,
-            remaining: None,
-            limit: None,
-            retry_after: None,
-            latency: 0,
-        }
+        Response::bare(Status::Ok)
     }
 
     #[test]

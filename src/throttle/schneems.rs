@@ -373,13 +373,7 @@ mod tests {
     fn errors_leave_the_state_alone() {
         let mut t = Schneems::new(SchneemsConfig::default(), ctx(1));
         let mut rng = test_rng();
-        let e = Response {
-            status: Status::Error,
-            remaining: None,
-            limit: None,
-            retry_after: None,
-            latency: 0,
-        };
+        let e = Response::bare(Status::Error);
         t.on_response(at(5.0), 0, &e, &mut rng);
         assert_eq!(t.sleep_value(), 1.6);
         assert_eq!(t.backoffs(), 0);

@@ -104,11 +104,8 @@ impl Exchange {
         match self.status {
             Some(s) => read_response(s, &self.headers, latency, scale, SystemTime::now()),
             None => Response {
-                status: Status::Error,
-                remaining: None,
-                limit: None,
-                retry_after: None,
                 latency,
+                ..Response::bare(Status::Error)
             },
         }
     }
