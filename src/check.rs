@@ -10,7 +10,8 @@ use crate::engine::sim;
 use crate::error::{Error, exit};
 use crate::progress::Progress;
 use crate::record::ExpectVerdict;
-use crate::scenario::{Override, fresh_seed, read_scenario};
+use crate::rng::fresh_seed;
+use crate::scenario::{Override, read_scenario};
 use crate::time::{Nanos, secs};
 
 /// One scenario's verdicts, or why it could not be judged.

@@ -58,7 +58,7 @@ fn or_exit_code(result: Result<i32, Error>) -> i32 {
 }
 
 fn client(args: &ClientArgs) -> Result<i32, Error> {
-    let scenario = standalone::client_scenario(args, scenario::fresh_seed())?;
+    let scenario = standalone::client_scenario(args, throttle_sim::rng::fresh_seed())?;
     let cfg = standalone::client_config(args)?;
     if !args.quiet && !args.json {
         eprintln!(
@@ -83,8 +83,11 @@ fn client(args: &ClientArgs) -> Result<i32, Error> {
 }
 
 fn try_run(args: &RunArgs) -> Result<i32, Error> {
-    let scenario =
-        scenario::read_scenario(&args.scenario, &args.overrides(), scenario::fresh_seed())?;
+    let scenario = scenario::read_scenario(
+        &args.scenario,
+        &args.overrides(),
+        throttle_sim::rng::fresh_seed(),
+    )?;
     if !args.quiet && !args.json {
         eprintln!(
             "running {} (seed {}, {} threads)",

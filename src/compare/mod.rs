@@ -28,8 +28,9 @@ use crate::error::Error;
 use crate::progress::Progress;
 use crate::record::{Metrics, Summary};
 use crate::report::{VARIANT_NOTE, VariantNote};
+use crate::rng::fresh_seed;
 use crate::run::{RunOptions, claim_given_dir, claim_new_dir, run_scenario_with};
-use crate::scenario::{Override, Scenario, fresh_seed, read_scenario};
+use crate::scenario::{Override, Scenario, read_scenario};
 use crate::throttle::ThrottleConfig;
 use crate::time::{Nanos, secs};
 

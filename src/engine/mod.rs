@@ -2,7 +2,6 @@
 
 pub mod layout;
 pub mod live;
-pub mod seeds;
 pub mod sim;
 
 pub use layout::Layout;

@@ -12,11 +12,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::Layout;
-use super::seeds::{Stream, stream};
+use crate::exchange::{Response, Status};
 use crate::limiter::Limiter;
 use crate::record::{FinishContext, Recorder, RequestRecord, Summary};
+use crate::rng::{SimRng, Stream, stream};
 use crate::scenario::Scenario;
-use crate::throttle::{Acquire, BuildContext, Population, Response, SimRng, Status, Throttle};
+use crate::throttle::{Acquire, BuildContext, Population, Throttle};
 use crate::time::Nanos;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

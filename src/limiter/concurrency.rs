@@ -17,7 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Decision, Limiter};
-use crate::throttle::Status;
+use crate::exchange::Status;
 use crate::time::Nanos;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Decision, Limiter};
-use crate::throttle::Status;
+use crate::exchange::Status;
 use crate::time::{HumanDuration, NANOS_PER_SEC, Nanos};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

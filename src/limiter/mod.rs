@@ -9,6 +9,7 @@ mod fixed_window;
 mod gcra;
 mod latency;
 mod occ;
+mod redis_gcra;
 mod sliding_window;
 mod token_bucket;
 
@@ -20,10 +21,12 @@ pub use fixed_window::{FixedWindow, FixedWindowConfig};
 pub use gcra::{Gcra, GcraConfig};
 pub use latency::{Latency, LatencySampler};
 pub use occ::{Occ, OccConfig};
+pub use redis_gcra::SharedGcra;
 pub use sliding_window::{SlidingWindow, SlidingWindowConfig};
 pub use token_bucket::{TokenBucket, TokenBucketConfig};
 
-use crate::throttle::{ConfigError, Status, typed};
+use crate::config::{ConfigError, typed};
+use crate::exchange::Status;
 use crate::time::Nanos;
 
 /// The server's answer to one request.

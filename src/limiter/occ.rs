@@ -38,7 +38,7 @@ use std::collections::{HashMap, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use super::{Decision, Limiter};
-use crate::throttle::Status;
+use crate::exchange::Status;
 use crate::time::{HumanDuration, Nanos};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

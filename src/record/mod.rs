@@ -18,7 +18,7 @@ pub use summary::{DeadWorker, ExpectVerdict, GroupSummary, Metrics, ProcessSumma
 pub use writer::CsvSink;
 
 use crate::engine::Layout;
-use crate::throttle::Status;
+use crate::exchange::Status;
 use crate::time::{Nanos, secs};
 
 /// `series.csv`'s columns, as the recorder writes them and the charts read them.

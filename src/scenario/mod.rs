@@ -16,7 +16,8 @@ pub use path::FieldPath;
 
 use crate::limiter::{FaultConfig, Latency, Limiter, LimiterConfig};
 use crate::store::StoreConfig;
-use crate::throttle::{SimRng, ThrottleConfig};
+use crate::rng::SimRng;
+use crate::throttle::ThrottleConfig;
 use crate::time::HumanDuration;
 
 /// A validated scenario, overrides applied and seed fixed.
@@ -72,11 +73,6 @@ impl Default for RunConfig {
     }
 }
 
-/// A new random seed that a TOML file can record (TOML integers are signed 64-bit).
-pub fn fresh_seed() -> u64 {
-    rand::random::<u64>() >> 1
-}
-
 impl RunConfig {
     /// The seed; [`read_scenario`] always fixes one.
     pub fn seed(&self) -> u64 {
@@ -94,7 +90,7 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    /// The rule with its faults; `rng` is the run's server stream (engine::seeds), the only
+    /// The rule with its faults; `rng` is the run's server stream (`rng::stream`), the only
     /// randomness a server has.
     pub fn build_limiter(&self, rng: SimRng) -> Box<dyn Limiter> {
         self.faults.wrap(self.limiter.build(), rng)

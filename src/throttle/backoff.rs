@@ -22,7 +22,10 @@
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use super::{BuildContext, ParamProblem, Response, SimRng, Status, Throttle, check_positive};
+use super::{BuildContext, Throttle};
+use crate::config::{ParamProblem, check_positive};
+use crate::exchange::{Response, Status};
+use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos, from_secs};
 
 /// The AWS blog's four ways of choosing a delay.
@@ -207,7 +210,7 @@ impl Throttle for Backoff {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
     use crate::time::NANOS_PER_SEC;
 
     const S: Nanos = NANOS_PER_SEC;

@@ -2,7 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ParamProblem, Response, SimRng, Throttle, check_non_negative, proportional_jitter};
+use super::{Throttle, proportional_jitter};
+use crate::config::{ParamProblem, check_non_negative};
+use crate::exchange::Response;
+use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos, from_secs};
 
 /// `none`: no throttling at all; a 429 is retried at once. Shows what the server sees from a
@@ -81,7 +84,8 @@ impl Throttle for FixedSleep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::{Status, test_rng};
+    use crate::exchange::Status;
+    use crate::rng::test_rng;
     use crate::time::NANOS_PER_SEC;
 
     #[test]

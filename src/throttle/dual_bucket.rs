@@ -27,7 +27,10 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Acquire, BuildContext, ParamProblem, Response, SimRng, Status, Throttle};
+use super::{Acquire, BuildContext, Throttle};
+use crate::config::ParamProblem;
+use crate::exchange::{Response, Status};
+use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos, secs};
 
 /// What one device does over and over.
@@ -313,7 +316,7 @@ impl Throttle for DualBucket {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
     use crate::time::NANOS_PER_SEC;
 
     const S: Nanos = NANOS_PER_SEC;

@@ -7,7 +7,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::gem_increase::{Decrease, GemParams, check_gem_params};
-use super::{BuildContext, ParamProblem, Response, SimRng, Status, Throttle, proportional_jitter};
+use super::{BuildContext, Throttle, proportional_jitter};
+use crate::config::ParamProblem;
+use crate::exchange::{Response, Status};
+use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos, from_secs};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -98,7 +101,7 @@ impl Throttle for GemBackoff {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
 
     #[test]
     fn retries_sleep_min_sleep_then_grow_by_the_multiplier_and_reset_on_success() {

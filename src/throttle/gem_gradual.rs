@@ -6,8 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::BuildContext;
 use super::gem_increase::{Decrease, GemIncrease, GemParams, check_gem_params};
-use super::{BuildContext, ParamProblem, check_non_negative};
+use crate::config::{ParamProblem, check_non_negative};
 use crate::time::HumanDuration;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,7 +67,9 @@ impl GemGradualConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::{Response, Status, Throttle, test_rng};
+    use crate::exchange::{Response, Status};
+    use crate::rng::test_rng;
+    use crate::throttle::Throttle;
     use crate::time::from_secs;
 
     fn answer(status: Status) -> Response {

@@ -6,8 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::BuildContext;
 use super::gem_increase::{Decrease, GemIncrease, GemParams, check_gem_params};
-use super::{BuildContext, ParamProblem, check_positive};
+use crate::config::{ParamProblem, check_positive};
 use crate::time::HumanDuration;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -63,7 +64,9 @@ impl GemProportionalConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::{Response, Status, Throttle, test_rng};
+    use crate::exchange::{Response, Status};
+    use crate::rng::test_rng;
+    use crate::throttle::Throttle;
 
     #[test]
     fn each_success_takes_off_one_4500th() {

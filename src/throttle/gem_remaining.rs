@@ -7,8 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::BuildContext;
 use super::gem_increase::{Decrease, GemIncrease, GemParams, check_gem_params};
-use super::{BuildContext, ParamProblem, check_positive};
+use crate::config::{ParamProblem, check_positive};
 use crate::time::HumanDuration;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -65,7 +66,9 @@ impl GemRemainingConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::{Response, Status, Throttle, test_rng};
+    use crate::exchange::{Response, Status};
+    use crate::rng::test_rng;
+    use crate::throttle::Throttle;
 
     fn ok(remaining: Option<u64>) -> Response {
         Response {

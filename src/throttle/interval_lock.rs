@@ -18,11 +18,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Acquire, BuildContext, ParamProblem, Response, SimRng, Throttle};
+use super::{Acquire, BuildContext, Throttle};
+use crate::config::ParamProblem;
+use crate::exchange::Response;
+use crate::rng::SimRng;
 use crate::store::{SharedStore, Ttl};
-use crate::time::{HumanDuration, Nanos};
+use crate::time::{HumanDuration, NANOS_PER_MS, Nanos};
 
-const NANOS_PER_MS: u64 = 1_000_000;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -191,7 +193,7 @@ impl Throttle for IntervalLock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
 
     const MS: Nanos = NANOS_PER_MS;
 

@@ -41,72 +41,11 @@ pub use window_queue::{WindowQueue, WindowQueueConfig};
 
 use std::sync::Arc;
 
+use crate::config::{ConfigError, ParamProblem, typed};
+use crate::exchange::Response;
+use crate::rng::SimRng;
 use crate::store::SharedStore;
 use crate::time::Nanos;
-
-/// The one random generator type: PCG is small, fast, and documented to give the same stream
-/// for the same seed on every platform and version, which byte-identical outputs depend on.
-pub type SimRng = rand_pcg::Pcg64Mcg;
-
-/// What a request came back with, as a client sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// 2xx.
-    Ok,
-    /// 429 Too Many Requests.
-    Limited,
-    /// 503 Service Unavailable (counted with `errors`; some algorithms treat it like a 429).
-    Unavailable,
-    /// Any other 5xx, or a transport failure (refused, reset, timed out).
-    Error,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Limited => "limited",
-            Status::Unavailable => "unavailable",
-            Status::Error => "error",
-        }
-    }
-}
-
-/// One response, with the headers the algorithms may read.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Response {
-    pub status: Status,
-    /// `RateLimit-Remaining`, when the server sent it.
-    pub remaining: Option<u64>,
-    /// `RateLimit-Limit`, when the server sent it.
-    pub limit: Option<u64>,
-    /// `Retry-After`, when the server sent it.
-    pub retry_after: Option<Nanos>,
-    /// Time from send to answer.
-    pub latency: Nanos,
-}
-
-impl Response {
-    /// An answer without rate-limit headers (a transport error, or a server that sends none).
-    pub fn bare(status: Status) -> Self {
-        Response {
-            status,
-            remaining: None,
-            limit: None,
-            retry_after: None,
-            latency: 0,
-        }
-    }
-
-    /// The same answer with a `RateLimit-Remaining`.
-    pub fn with_remaining(self, remaining: u64) -> Self {
-        Response {
-            remaining: Some(remaining),
-            ..self
-        }
-    }
-}
 
 /// What an algorithm may know about where it runs when it is built.
 #[derive(Clone, Debug)]
@@ -230,17 +169,6 @@ impl Default for ThrottleConfig {
         ThrottleConfig::Schneems(SchneemsConfig::default())
     }
 }
-
-/// A parameter table that does not fit its type, with the path of the field at fault.
-pub type ConfigError = serde_path_to_error::Error<toml::de::Error>;
-
-/// Deserialize a TOML value tracking the path of a failure.
-pub fn typed<T: serde::de::DeserializeOwned>(v: toml::Value) -> Result<T, ConfigError> {
-    serde_path_to_error::deserialize(v)
-}
-
-/// A parameter that is out of range: its field name and what is wrong.
-pub type ParamProblem = (&'static str, String);
 
 impl ThrottleConfig {
     /// The algorithm names the `algorithm` field accepts.
@@ -419,25 +347,6 @@ pub(crate) fn proportional_jitter(base: f64, fraction: f64, rng: &mut SimRng) ->
     } else {
         0.0
     }
-}
-
-/// Shared checks for parameters, so every algorithm words its errors the same way.
-pub(crate) fn check_non_negative(out: &mut Vec<ParamProblem>, field: &'static str, v: f64) {
-    if !(v.is_finite() && v >= 0.0) {
-        out.push((field, format!("must be a number of 0 or more (got {v})")));
-    }
-}
-
-pub(crate) fn check_positive(out: &mut Vec<ParamProblem>, field: &'static str, v: f64) {
-    if !(v.is_finite() && v > 0.0) {
-        out.push((field, format!("must be a number above 0 (got {v})")));
-    }
-}
-
-#[cfg(test)]
-pub(crate) fn test_rng() -> SimRng {
-    use rand::SeedableRng;
-    SimRng::seed_from_u64(7)
 }
 
 #[cfg(test)]

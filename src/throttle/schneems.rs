@@ -17,10 +17,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    BuildContext, ParamProblem, Response, SimRng, Status, Throttle, check_non_negative,
-    check_positive, proportional_jitter,
-};
+use super::{BuildContext, Throttle, proportional_jitter};
+use crate::config::{ParamProblem, check_non_negative, check_positive};
+use crate::exchange::{Response, Status};
+use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos, from_secs, secs};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -209,7 +209,7 @@ impl Throttle for Schneems {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
     use crate::time::NANOS_PER_SEC;
 
     fn ctx(threads: usize) -> BuildContext {

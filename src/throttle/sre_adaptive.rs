@@ -17,9 +17,10 @@ use std::collections::VecDeque;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    Acquire, BuildContext, ParamProblem, Response, SimRng, Status, Throttle, check_positive,
-};
+use super::{Acquire, BuildContext, Throttle};
+use crate::config::{ParamProblem, check_positive};
+use crate::exchange::{Response, Status};
+use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos};
 
 /// Slices the window is counted in.
@@ -150,7 +151,7 @@ impl Throttle for SreAdaptive {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
     use crate::time::NANOS_PER_SEC;
 
     const S: Nanos = NANOS_PER_SEC;

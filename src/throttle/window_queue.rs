@@ -21,11 +21,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Acquire, BuildContext, ParamProblem, Response, SimRng, Throttle};
+use super::{Acquire, BuildContext, Throttle};
+use crate::config::ParamProblem;
+use crate::exchange::Response;
+use crate::rng::SimRng;
 use crate::store::{SharedStore, WindowAdmit};
-use crate::time::{HumanDuration, Nanos, secs};
+use crate::time::{HumanDuration, NANOS_PER_MS, Nanos, secs};
 
-const NANOS_PER_MS: u64 = 1_000_000;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -171,7 +173,7 @@ impl Throttle for WindowQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
     use crate::time::NANOS_PER_SEC;
 
     const S: Nanos = NANOS_PER_SEC;

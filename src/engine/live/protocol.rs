@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::throttle::Status;
+use crate::exchange::Status;
 use crate::time::Nanos;
 
 /// Everything a worker needs to run one client process.

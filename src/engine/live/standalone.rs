@@ -9,9 +9,10 @@ use super::server::{ServerSettings, ServerState, serve_per_thread};
 use super::{LiveConfig, ScaledClock, Target, raise_fd_limit};
 use crate::cli::{ClientArgs, ServeArgs};
 use crate::error::Error;
+use crate::limiter::SharedGcra;
 use crate::limiter::{FaultConfig, GcraConfig, Latency, LimiterConfig};
 use crate::scenario::{Override, Scenario, parse_scenario, read_scenario};
-use crate::store::{RedisLink, SharedGcra, check_url};
+use crate::store::{RedisLink, check_url};
 use crate::throttle::ThrottleConfig;
 use crate::time::HumanDuration;
 

@@ -14,10 +14,11 @@ use super::client::{HttpClient, Target};
 use super::protocol::{Command, Event, RequestEvent, WorkerSpec};
 use super::server::CLIENT_ID;
 use crate::engine::Layout;
-use crate::engine::seeds::{Stream, stream};
+use crate::exchange::Status;
+use crate::rng::{SimRng, Stream, stream};
 use crate::scenario::{Scenario, parse_scenario};
 use crate::store::{RedisLink, RedisStore, SharedStore};
-use crate::throttle::{Acquire, BuildContext, Population, SimRng, Status, Throttle};
+use crate::throttle::{Acquire, BuildContext, Population, Throttle};
 use crate::time::Nanos;
 
 type Shared = Arc<Mutex<Box<dyn Throttle>>>;
@@ -405,7 +406,8 @@ mod tests {
     //! `Status::Error` and end up in the event stream, and the thread must keep going.
 
     use super::*;
-    use crate::throttle::{Response, SimRng};
+    use crate::exchange::Response;
+    use crate::rng::SimRng;
     use tokio::io::AsyncReadExt;
     use tokio::net::TcpListener;
 
