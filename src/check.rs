@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
-use crate::engine::sim;
+use crate::engine::{self, sim};
 use crate::error::{Error, exit};
 use crate::progress::Progress;
 use crate::record::ExpectVerdict;
@@ -57,7 +57,7 @@ fn check_one(
     };
     let bar = progress.bar(&scenario.name, scenario.run.duration.secs() as u64);
     let mut on_progress = |t: Nanos| bar.set_position(secs(t) as u64);
-    let control = sim::Control {
+    let control = engine::Control {
         progress: &mut on_progress,
         interrupt,
     };

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::engine::live::{self, LiveConfig, Target};
-use crate::engine::sim;
+use crate::engine::{self, sim};
 use crate::error::Error;
 use crate::record::Summary;
 use crate::report;
@@ -104,7 +104,7 @@ fn run_with(
         None
     };
 
-    let control = sim::Control {
+    let control = engine::Control {
         progress: on_progress,
         interrupt: opts.interrupt,
     };

@@ -23,7 +23,7 @@ pub use report::{is_comparison, load_comparison, variant_dir, write_compare_repo
 pub use stats::{Stat, t_975};
 pub use table::{COLUMNS, Comparison, METHOD, VariantRuns, VariantStats, verdict_text};
 
-use crate::engine::sim;
+use crate::engine::{self, sim};
 use crate::error::Error;
 use crate::progress::Progress;
 use crate::record::{Metrics, Summary};
@@ -245,7 +245,7 @@ pub fn run_compare(opts: &CompareOptions<'_>, plan: &Plan) -> Result<CompareResu
         let outcome = if si == 0 {
             run_first_seed(&dir, vi, v, &scenario, opts.interrupt, &mut on_progress)
         } else {
-            let control = sim::Control {
+            let control = engine::Control {
                 progress: &mut on_progress,
                 interrupt: opts.interrupt,
             };

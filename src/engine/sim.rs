@@ -11,12 +11,12 @@ use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::Layout;
+use super::Control;
 use crate::exchange::{Response, Status};
 use crate::limiter::Limiter;
 use crate::record::{FinishContext, Recorder, RequestRecord, Summary};
 use crate::rng::{SimRng, Stream, stream};
-use crate::scenario::Scenario;
+use crate::scenario::{Layout, Scenario};
 use crate::throttle::{Acquire, BuildContext, Population, Throttle};
 use crate::time::Nanos;
 
@@ -46,14 +46,6 @@ struct SimThread {
     net_rng: SimRng,
 }
 
-/// Where the engine reports how far it got, and learns it should stop early.
-pub struct Control<'a> {
-    /// Called now and then with the virtual time reached.
-    pub progress: &'a mut dyn FnMut(Nanos),
-    /// Set (e.g. by Ctrl-C) to end the run early with a partial summary.
-    pub interrupt: &'a AtomicBool,
-}
-
 /// How often, in events, the engine reports progress and checks for an interrupt.
 const CHECK_EVERY: u64 = 1 << 16;
 
@@ -74,17 +66,7 @@ pub fn run<W: Write, R: Write>(
     let latency = scenario.server.latency.sampler();
     let store = crate::store::shared();
     let populations: Vec<Arc<Population>> = (0..layout.keys.len())
-        .map(|key| {
-            Arc::new(Population {
-                rate_per_sec: limiter.rate_per_sec(),
-                windows: layout
-                    .groups
-                    .iter()
-                    .filter(|g| g.key == key)
-                    .map(|g| (g.start, g.stop, g.threads.len() as u32))
-                    .collect(),
-            })
-        })
+        .map(|key| layout.population(key, limiter.rate_per_sec()))
         .collect();
     let mut throttles: Vec<Box<dyn Throttle>> = layout
         .processes

@@ -17,8 +17,8 @@ pub use peak::{PeakCounter, Peaks};
 pub use summary::{DeadWorker, ExpectVerdict, GroupSummary, Metrics, ProcessSummary, Summary};
 pub use writer::CsvSink;
 
-use crate::engine::Layout;
 use crate::exchange::Status;
+use crate::scenario::Layout;
 use crate::time::{Nanos, secs};
 
 /// `series.csv`'s columns, as the recorder writes them and the charts read them.

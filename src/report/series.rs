@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use crate::engine::Layout;
+use crate::scenario::Layout;
 use crate::scenario::Scenario;
 use crate::time::secs;
 

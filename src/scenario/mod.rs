@@ -1,6 +1,7 @@
 //! Scenario files: the TOML schema, loading with `--set` overrides, and validation whose
 //! errors name the file, the line and the field.
 
+mod layout;
 mod load;
 mod overrides;
 pub mod params;
@@ -10,13 +11,14 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use layout::{GroupInfo, Layout, ProcessInfo, ThreadInfo};
 pub use load::{GROUP_COMMON, SERVER_COMMON, ScenarioError, parse_scenario, read_scenario};
 pub use overrides::Override;
 pub use path::FieldPath;
 
 use crate::limiter::{FaultConfig, Latency, Limiter, LimiterConfig};
-use crate::store::StoreConfig;
 use crate::rng::SimRng;
+use crate::store::StoreConfig;
 use crate::throttle::ThrottleConfig;
 use crate::time::HumanDuration;
 

@@ -25,7 +25,6 @@ use crate::rng::SimRng;
 use crate::store::{SharedStore, Ttl};
 use crate::time::{HumanDuration, NANOS_PER_MS, Nanos};
 
-
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct IntervalLockConfig {

@@ -28,7 +28,6 @@ use crate::rng::SimRng;
 use crate::store::{SharedStore, WindowAdmit};
 use crate::time::{HumanDuration, NANOS_PER_MS, Nanos, secs};
 
-
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WindowQueueConfig {

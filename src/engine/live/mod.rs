@@ -29,10 +29,10 @@ pub use clock::ScaledClock;
 
 use self::protocol::{Command, Event, WorkerSpec};
 use self::server::{ServerSettings, ServerState};
-use super::Layout;
-use super::sim::Control;
+use super::Control;
 use crate::limiter::Latency;
 use crate::record::{DeadWorker, FinishContext, Recorder, RequestRecord, Summary};
+use crate::scenario::Layout;
 use crate::scenario::Scenario;
 use crate::store::RedisLink;
 use crate::time::Nanos;

@@ -13,12 +13,12 @@ use super::ScaledClock;
 use super::client::{HttpClient, Target};
 use super::protocol::{Command, Event, RequestEvent, WorkerSpec};
 use super::server::CLIENT_ID;
-use crate::engine::Layout;
 use crate::exchange::Status;
 use crate::rng::{SimRng, Stream, stream};
+use crate::scenario::Layout;
 use crate::scenario::{Scenario, parse_scenario};
 use crate::store::{RedisLink, RedisStore, SharedStore};
-use crate::throttle::{Acquire, BuildContext, Population, Throttle};
+use crate::throttle::{Acquire, BuildContext, Throttle};
 use crate::time::Nanos;
 
 type Shared = Arc<Mutex<Box<dyn Throttle>>>;
@@ -77,19 +77,7 @@ impl Process {
                 group.name, spec.process
             ));
         }
-        let population = Population {
-            rate_per_sec: spec.rate_per_sec,
-            windows: if spec.rate_per_sec > 0.0 {
-                layout
-                    .groups
-                    .iter()
-                    .filter(|g| g.key == group.key)
-                    .map(|g| (g.start, g.stop, g.threads.len() as u32))
-                    .collect()
-            } else {
-                Vec::new()
-            },
-        };
+        let population = layout.population(group.key, spec.rate_per_sec);
         let store = match (&scenario.store.url, &spec.store_namespace) {
             (Some(url), Some(namespace)) => {
                 let link = RedisLink::connect(url).map_err(|e| e.to_string())?;
@@ -104,7 +92,7 @@ impl Process {
             group: group.name.clone(),
             process: spec.process,
             store: store.clone(),
-            population: Arc::new(population),
+            population,
         };
         let throttle = scenario.clients[spec.group].throttle.build(ctx);
         let mut target = Target::parse(&spec.target, &spec.headers).map_err(|e| e.to_string())?;
