@@ -65,7 +65,7 @@ fn check_one(
         .expect("writing to a sink cannot fail");
     summary.judge(&scenario.expect);
     let (outcome, code) = if summary.partial {
-        ("interrupted", 130)
+        ("interrupted", exit::INTERRUPTED)
     } else if scenario.expect.is_empty() {
         ("no-expect", exit::OK)
     } else if summary.missed().next().is_some() {
@@ -107,7 +107,7 @@ pub fn check_all(
                 outcome: "interrupted",
                 verdicts: Vec::new(),
                 error: None,
-                code: 130,
+                code: exit::INTERRUPTED,
             };
         }
         check_one(&files[i], overrides, interrupt, progress)
@@ -117,7 +117,12 @@ pub fn check_all(
 /// The worst exit code: interrupted, then bad input, then a missed range.
 pub fn exit_code(results: &[Checked]) -> i32 {
     let codes: Vec<i32> = results.iter().map(|r| r.code).collect();
-    for worst in [130, exit::BAD_INPUT, exit::FAILED, exit::EXPECT_MISSED] {
+    for worst in [
+        exit::INTERRUPTED,
+        exit::BAD_INPUT,
+        exit::FAILED,
+        exit::EXPECT_MISSED,
+    ] {
         if codes.contains(&worst) {
             return worst;
         }

@@ -4,12 +4,14 @@ use std::path::PathBuf;
 
 use crate::scenario::ScenarioError;
 
-/// Exit codes: 0 done, 1 an `[expect]` range missed, 2 bad input, 3 the run itself failed.
+/// Exit codes: 0 done, 1 an `[expect]` range missed, 2 bad input, 3 the run itself failed,
+/// 130 interrupted (Ctrl-C; the shells' 128 + SIGINT).
 pub mod exit {
     pub const OK: i32 = 0;
     pub const EXPECT_MISSED: i32 = 1;
     pub const BAD_INPUT: i32 = 2;
     pub const FAILED: i32 = 3;
+    pub const INTERRUPTED: i32 = 130;
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -13,7 +13,6 @@ pub mod clock;
 pub mod headers;
 pub mod protocol;
 pub mod server;
-pub mod standalone;
 pub mod worker;
 
 use std::io::Write;
