@@ -8,7 +8,7 @@ use crate::cli::ServeArgs;
 use crate::engine::live::server::{ServerSettings, ServerState, serve_per_thread};
 use crate::engine::live::{ScaledClock, raise_fd_limit};
 use crate::error::{Error, exit};
-use crate::limiter::{FaultConfig, GcraConfig, Latency, LimiterConfig, SharedGcra};
+use crate::limiter::{FaultConfig, GcraConfig, Latency, LimiterConfig, Rule, SharedGcra};
 use crate::scenario::{Override, read_scenario};
 use crate::store::{RedisLink, check_url};
 use crate::time::HumanDuration;

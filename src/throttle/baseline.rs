@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::{Algorithm, BuildContext};
 use super::{Throttle, proportional_jitter};
 use crate::config::{ParamProblem, check_non_negative};
 use crate::exchange::Response;
@@ -17,6 +18,15 @@ pub struct NoneConfig {}
 impl NoneConfig {
     pub fn build(&self) -> Unthrottled {
         Unthrottled
+    }
+}
+
+impl Algorithm for NoneConfig {
+    const NAME: &'static str = "none";
+    const DESCRIPTION: &'static str = "no throttling: send again as soon as an answer arrives";
+
+    fn throttle(&self, _ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build())
     }
 }
 
@@ -59,10 +69,21 @@ impl FixedConfig {
             jitter: self.jitter,
         }
     }
-    pub fn problems(&self) -> Vec<ParamProblem> {
+}
+
+impl Algorithm for FixedConfig {
+    const NAME: &'static str = "fixed";
+    const DESCRIPTION: &'static str =
+        "a constant sleep before every request (seed 001's naive `sleep 1`)";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         check_non_negative(&mut out, "jitter", self.jitter);
         out
+    }
+
+    fn throttle(&self, _ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build())
     }
 }
 

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Algorithm;
 use super::gem_increase::{Decrease, GemParams, check_gem_params};
 use super::{BuildContext, Throttle, proportional_jitter};
 use crate::config::ParamProblem;
@@ -35,7 +36,22 @@ impl Default for GemBackoffConfig {
 }
 
 impl GemBackoffConfig {
-    pub fn problems(&self) -> Vec<ParamProblem> {
+    pub fn build(&self, ctx: BuildContext) -> GemBackoff {
+        GemBackoff {
+            cfg: self.clone(),
+            sleep_for: vec![None; ctx.threads.max(1)],
+            owed: vec![None; ctx.threads.max(1)],
+            limited: 0,
+        }
+    }
+}
+
+impl Algorithm for GemBackoffConfig {
+    const NAME: &'static str = "gem-backoff";
+    const DESCRIPTION: &'static str =
+        "rate_throttle_client's ExponentialBackoff: retry 429s after 0.8 s × 1.2^n, no state";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         let p = GemParams {
             min_sleep: self.min_sleep.secs(),
@@ -48,13 +64,8 @@ impl GemBackoffConfig {
         out
     }
 
-    pub fn build(&self, ctx: BuildContext) -> GemBackoff {
-        GemBackoff {
-            cfg: self.clone(),
-            sleep_for: vec![None; ctx.threads.max(1)],
-            owed: vec![None; ctx.threads.max(1)],
-            limited: 0,
-        }
+    fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build(ctx))
     }
 }
 

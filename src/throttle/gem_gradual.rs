@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::BuildContext;
 use super::gem_increase::{Decrease, GemIncrease, GemParams, check_gem_params};
+use super::{Algorithm, Throttle};
 use crate::config::{ParamProblem, check_non_negative};
 use crate::time::HumanDuration;
 
@@ -50,7 +51,17 @@ impl GemGradualConfig {
         }
     }
 
-    pub fn problems(&self) -> Vec<ParamProblem> {
+    pub fn build(&self, ctx: BuildContext) -> GemIncrease {
+        GemIncrease::new(self.params(), ctx.threads)
+    }
+}
+
+impl Algorithm for GemGradualConfig {
+    const NAME: &'static str = "gem-gradual";
+    const DESCRIPTION: &'static str =
+        "rate_throttle_client: shared sleep, +0.8 s and ×1.2 on 429, −0.8 s per call";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         check_gem_params(&mut out, &self.params());
         if let Some(d) = self.decrease {
@@ -59,8 +70,8 @@ impl GemGradualConfig {
         out
     }
 
-    pub fn build(&self, ctx: BuildContext) -> GemIncrease {
-        GemIncrease::new(self.params(), ctx.threads)
+    fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build(ctx))
     }
 }
 

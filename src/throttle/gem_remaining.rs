@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::BuildContext;
 use super::gem_increase::{Decrease, GemIncrease, GemParams, check_gem_params};
+use super::{Algorithm, Throttle};
 use crate::config::{ParamProblem, check_positive};
 use crate::time::HumanDuration;
 
@@ -51,15 +52,24 @@ impl GemRemainingConfig {
         }
     }
 
-    pub fn problems(&self) -> Vec<ParamProblem> {
+    pub fn build(&self, ctx: BuildContext) -> GemIncrease {
+        GemIncrease::new(self.params(), ctx.threads)
+    }
+}
+
+impl Algorithm for GemRemainingConfig {
+    const NAME: &'static str = "gem-remaining";
+    const DESCRIPTION: &'static str = "rate_throttle_client: shared sleep, +0.8 s and ×1.2 on 429, −sleep×remaining/4500 per call";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         check_gem_params(&mut out, &self.params());
         check_positive(&mut out, "decrease_divisor", self.decrease_divisor);
         out
     }
 
-    pub fn build(&self, ctx: BuildContext) -> GemIncrease {
-        GemIncrease::new(self.params(), ctx.threads)
+    fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build(ctx))
     }
 }
 

@@ -11,7 +11,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-use super::{Acquire, BuildContext, Population, Throttle};
+use super::{Acquire, Algorithm, BuildContext, Population, Throttle};
 use crate::exchange::Response;
 use crate::rng::SimRng;
 use crate::time::{Nanos, from_secs, secs};
@@ -39,6 +39,16 @@ impl OracleConfig {
             last_remaining: None,
             spacing: 0,
         }
+    }
+}
+
+impl Algorithm for OracleConfig {
+    const NAME: &'static str = "oracle";
+    const DESCRIPTION: &'static str =
+        "the bound: knows the server's rate and the thread count, spaces requests exactly";
+
+    fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build(ctx))
     }
 }
 
