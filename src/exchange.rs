@@ -31,15 +31,19 @@ impl Status {
     }
 }
 
-/// One response, with the headers the algorithms may read.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// One response, with the headers the algorithms may read. Serializable because a live
+/// worker reports each one to its parent (`engine/live/protocol.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Response {
     pub status: Status,
     /// `RateLimit-Remaining`, when the server sent it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remaining: Option<u64>,
     /// `RateLimit-Limit`, when the server sent it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u64>,
     /// `Retry-After`, when the server sent it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<Nanos>,
     /// Time from send to answer.
     pub latency: Nanos,

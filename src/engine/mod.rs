@@ -5,6 +5,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::time::Nanos;
 
+pub mod client_loop;
 pub mod live;
 pub mod sim;
 

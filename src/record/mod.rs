@@ -17,7 +17,7 @@ pub use peak::{PeakCounter, Peaks};
 pub use summary::{DeadWorker, ExpectVerdict, GroupSummary, Metrics, ProcessSummary, Summary};
 pub use writer::CsvSink;
 
-use crate::exchange::Status;
+use crate::exchange::{Response, Status};
 use crate::scenario::Layout;
 use crate::time::{Nanos, secs};
 
@@ -113,10 +113,8 @@ pub fn coefficient_of_variation(values: &[f64]) -> f64 {
 pub struct RequestRecord {
     pub thread: usize,
     pub sent_at: Nanos,
-    pub status: Status,
-    pub remaining: Option<u64>,
-    pub retry_after: Option<Nanos>,
-    pub latency: Nanos,
+    /// What came back, as the client saw it.
+    pub response: Response,
     /// The wait the thread chose before this request.
     pub waited: Nanos,
 }
@@ -202,10 +200,10 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
     #[inline]
     pub fn record_request(&mut self, r: &RequestRecord) -> std::io::Result<()> {
         let s = &mut self.threads[r.thread];
-        s.total.add(r.status);
-        s.interval.add(r.status);
-        if r.remaining.is_some() {
-            s.last_remaining = r.remaining;
+        s.total.add(r.response.status);
+        s.interval.add(r.response.status);
+        if r.response.remaining.is_some() {
+            s.last_remaining = r.response.remaining;
         }
         if self.peaks.is_some() || self.requests.is_some() {
             self.record_request_detail(r)?;
@@ -231,10 +229,10 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             log.text(&group.name)?;
             log.uint(process as u64)?;
             log.uint(u64::from(info.local))?;
-            log.text(r.status.as_str())?;
-            log.opt_uint(r.remaining)?;
-            log.opt_float(r.retry_after.map(secs))?;
-            log.float(secs(r.latency))?;
+            log.text(r.response.status.as_str())?;
+            log.opt_uint(r.response.remaining)?;
+            log.opt_float(r.response.retry_after.map(secs))?;
+            log.float(secs(r.response.latency))?;
             log.float(secs(r.waited))?;
             log.end_row()?;
         }

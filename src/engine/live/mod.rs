@@ -318,17 +318,14 @@ pub fn run<W: Write, R: Write>(
                         rec.record_request(&RequestRecord {
                             thread: i,
                             sent_at: r.t,
-                            status: r.status,
-                            remaining: r.remaining,
-                            retry_after: r.retry_after,
-                            latency: r.latency,
+                            response: r.response,
                             waited: r.waited,
                         })?;
                         if let Some(wait) = r.job_wait {
                             rec.record_success(i, wait);
                         }
                         if r.finished {
-                            rec.record_finished(i, r.t.saturating_add(r.latency));
+                            rec.record_finished(i, r.t.saturating_add(r.response.latency));
                         }
                         sleeps[w] = r.sleep;
                         backoffs[w] = r.backoffs;
