@@ -206,16 +206,7 @@ pub fn run<W: Write, R: Write>(
     for (s, t) in sleeps.iter_mut().zip(&throttles) {
         *s = t.sleep_value();
     }
-    match interrupted_at {
-        // One last row per thread at the moment of the interrupt, so the rows still add up
-        // to the summary's totals.
-        Some(at) => rec.tick(at, &sleeps)?,
-        None => {
-            while let Some(tick) = rec.next_tick() {
-                rec.tick(tick, &sleeps)?;
-            }
-        }
-    }
+    rec.finish_rows(interrupted_at, &sleeps)?;
     (control.progress)(end);
     let processes: Vec<(f64, u64)> = throttles
         .iter()

@@ -123,6 +123,8 @@ pub struct Recorder<'a, W: Write, R: Write> {
     layout: &'a Layout,
     sample_every: Nanos,
     next_tick: Nanos,
+    /// The last tick written, if any.
+    last_tick: Option<Nanos>,
     series: CsvSink<W>,
     requests: Option<CsvSink<R>>,
     threads: Vec<ThreadStats>,
@@ -167,6 +169,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             layout,
             sample_every: sample_every.max(1),
             next_tick: sample_every.max(1).min(layout.duration),
+            last_tick: None,
             series,
             requests,
             threads: vec![ThreadStats::default(); layout.threads.len()],
@@ -182,6 +185,29 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
         let l = self.layout;
         self.peaks = window.map(|w| Peaks::new(w, l.processes.len(), l.groups.len(), l.keys.len()));
         self
+    }
+
+    /// The rows that end a run, for both engines: after an interrupt at `at`, one last row
+    /// per thread at that moment (unless one was just written then), so the rows still add
+    /// up to the summary's totals; otherwise every tick left up to the end of the run.
+    pub fn finish_rows(
+        &mut self,
+        interrupted_at: Option<Nanos>,
+        sleeps: &[f64],
+    ) -> std::io::Result<()> {
+        match interrupted_at {
+            Some(at) => {
+                if self.last_tick.is_none_or(|t| t < at) {
+                    self.tick(at, sleeps)?;
+                }
+            }
+            None => {
+                while let Some(t) = self.next_tick() {
+                    self.tick(t, sleeps)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The next sampling tick due, if the run has one left.
@@ -301,6 +327,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
         }
         let cv = coefficient_of_variation(&self.scratch);
         self.convergence[0].observe(t, cv <= CONVERGED_CV);
+        self.last_tick = Some(t);
         self.next_tick = if t >= layout.duration {
             Nanos::MAX
         } else {
