@@ -36,7 +36,7 @@ pub const SERIES_COLUMNS: [&str; 10] = [
 ];
 
 /// The coefficient of variation of the per-process sleep values at or below which a run counts
-/// as converged (DESIGN.md, `convergence_s`).
+/// as converged (`convergence_s`; README, "Metrics").
 pub const CONVERGED_CV: f64 = 0.25;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
