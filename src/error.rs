@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::engine::EngineError;
 use crate::scenario::ScenarioError;
 
 /// Exit codes: 0 done, 1 an `[expect]` range missed, 2 bad input, 3 the run itself failed,
@@ -24,6 +25,9 @@ pub enum Error {
     /// The run could not be carried out (a worker would not start, a socket failed).
     #[error("{0}")]
     Failed(String),
+    /// The engine could not run (or, live, could not start) the scenario.
+    #[error("{0}")]
+    Engine(EngineError),
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -37,10 +41,20 @@ impl Error {
         move |source| Error::Io { path, source }
     }
 
+    /// An engine's error, a write failure named by the file it was writing.
+    pub fn engine(written: impl Into<PathBuf>) -> impl FnOnce(EngineError) -> Error {
+        let path = written.into();
+        move |e| match e {
+            EngineError::Write(source) => Error::Io { path, source },
+            e => Error::Engine(e),
+        }
+    }
+
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Scenario(_) | Error::Usage(_) => exit::BAD_INPUT,
             Error::Io { .. } | Error::Failed(_) => exit::FAILED,
+            Error::Engine(e) => e.exit_code(),
         }
     }
 }

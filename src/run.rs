@@ -109,9 +109,11 @@ fn run_with(
         interrupt: opts.interrupt,
     };
     let mut summary = match live {
-        None => sim::run(scenario, series, requests, control).map_err(Error::io(&series_path))?,
+        None => {
+            sim::run(scenario, series, requests, control).map_err(Error::engine(&series_path))?
+        }
         Some(cfg) => live::run(scenario, series, requests, cfg, control)
-            .map_err(|e| Error::Failed(format!("the live run failed: {e}")))?,
+            .map_err(Error::engine(&series_path))?,
     };
 
     summary.judge(&scenario.expect);

@@ -250,7 +250,7 @@ pub fn run_compare(opts: &CompareOptions<'_>, plan: &Plan) -> Result<CompareResu
                 interrupt: opts.interrupt,
             };
             sim::run(&scenario, std::io::sink(), None::<std::io::Sink>, control)
-                .map_err(Error::io("(memory)"))
+                .map_err(Error::engine("(memory)"))
         };
         let result = match outcome {
             Ok(s) if s.partial => JobResult::Skipped,

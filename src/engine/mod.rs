@@ -6,8 +6,11 @@ use std::sync::atomic::AtomicBool;
 use crate::time::Nanos;
 
 pub mod client_loop;
+mod error;
 pub mod live;
 pub mod sim;
+
+pub use error::EngineError;
 
 /// Where the engine reports how far it got, and learns it should stop early.
 pub struct Control<'a> {

@@ -11,8 +11,8 @@ use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::Control;
 use super::client_loop::{ClientLoop, Step};
+use super::{Control, EngineError};
 use crate::exchange::{Response, Status};
 use crate::limiter::Limiter;
 use crate::record::{FinishContext, Recorder, RequestRecord, Summary};
@@ -52,7 +52,7 @@ pub fn run<W: Write, R: Write>(
     series: W,
     requests: Option<R>,
     control: Control<'_>,
-) -> std::io::Result<Summary> {
+) -> Result<Summary, EngineError> {
     let layout = Layout::new(scenario);
     let seed = scenario.run.seed();
     let duration = layout.duration;
@@ -212,7 +212,7 @@ pub fn run<W: Write, R: Write>(
         .iter()
         .map(|t| (t.sleep_value(), t.backoffs()))
         .collect();
-    rec.finish(
+    let summary = rec.finish(
         end,
         FinishContext {
             scenario: &scenario.name,
@@ -223,7 +223,8 @@ pub fn run<W: Write, R: Write>(
             processes: &processes,
             capacity_per_key: limiter.capacity(end),
         },
-    )
+    )?;
+    Ok(summary)
 }
 
 /// Events order by time, then by thread: each thread has exactly one pending event, so this

@@ -28,7 +28,7 @@ use self::pacing::TickPacing;
 use self::protocol::{Command, Event, WorkerSpec};
 use self::server::{ServerSettings, ServerState};
 use self::workers::{Msg, WorkerState, Workers};
-use super::Control;
+use super::{Control, EngineError};
 use crate::limiter::Latency;
 use crate::record::{FinishContext, Recorder, RequestRecord, Summary};
 use crate::scenario::Layout;
@@ -88,7 +88,7 @@ pub fn run<W: Write, R: Write>(
     requests: Option<R>,
     cfg: &LiveConfig,
     control: Control<'_>,
-) -> std::io::Result<Summary> {
+) -> Result<Summary, EngineError> {
     raise_fd_limit();
     let layout = Layout::new(scenario);
     let scale = scenario.run.time_scale;
@@ -96,12 +96,21 @@ pub fn run<W: Write, R: Write>(
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
-        .build()?;
+        .build()
+        .map_err(|source| EngineError::Setup {
+            what: "starting the async runtime",
+            source,
+        })?;
     let _guard = rt.enter();
 
     let (listener, url, headers, in_process) = match &cfg.target {
         Target::InProcess => {
-            let (listener, addr) = rt.block_on(server::bind(([127, 0, 0, 1], 0).into()))?;
+            let (listener, addr) = rt
+                .block_on(server::bind(([127, 0, 0, 1], 0).into()))
+                .map_err(|source| EngineError::Setup {
+                    what: "opening the server's socket on 127.0.0.1",
+                    source,
+                })?;
             (Some(listener), format!("http://{addr}/"), Vec::new(), true)
         }
         Target::External { url, headers } => (None, url.clone(), headers.clone(), false),
@@ -116,7 +125,7 @@ pub fn run<W: Write, R: Write>(
     // of this run only, removed at the end.
     let store = match &scenario.store.url {
         Some(url) => {
-            let link = RedisLink::connect(url).map_err(|e| std::io::Error::other(e.to_string()))?;
+            let link = RedisLink::connect(url)?;
             Some((link, run_namespace(&scenario.name)))
         }
         None => None,

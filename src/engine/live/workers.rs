@@ -14,6 +14,7 @@ use tokio::process::{Child, ChildStdin};
 use tokio::runtime::Runtime;
 
 use super::protocol::{Command, Event, WorkerSpec};
+use crate::engine::EngineError;
 use crate::record::DeadWorker;
 use crate::scenario::Layout;
 use crate::time::Nanos;
@@ -71,7 +72,7 @@ impl Workers {
         rt: &Runtime,
         exe: &Path,
         specs: impl Iterator<Item = WorkerSpec>,
-    ) -> std::io::Result<Workers> {
+    ) -> Result<Workers, EngineError> {
         let (tx, rx) = mpsc::channel::<(usize, Msg)>();
         let mut list = Vec::new();
         for (pi, spec) in specs.enumerate() {
@@ -82,8 +83,9 @@ impl Workers {
                 .stderr(Stdio::inherit())
                 .kill_on_drop(true)
                 .spawn()
-                .map_err(|e| {
-                    std::io::Error::new(e.kind(), format!("starting worker {}: {e}", exe.display()))
+                .map_err(|source| EngineError::WorkerSpawn {
+                    exe: exe.to_path_buf(),
+                    source,
                 })?;
             let pid = child.id().unwrap_or(0);
             let stdout = child.stdout.take().expect("stdout is piped");
@@ -114,7 +116,7 @@ impl Workers {
         interrupt: &AtomicBool,
         sleeps: &mut [f64],
         backoffs: &mut [u64],
-    ) -> std::io::Result<()> {
+    ) -> Result<(), EngineError> {
         let ready_by = Instant::now() + timeout;
         while self.list.iter().any(|w| w.state == WorkerState::Starting) {
             let left = ready_by.saturating_duration_since(Instant::now());
@@ -143,14 +145,11 @@ impl Workers {
             };
             if interrupt.load(Ordering::Relaxed) && failure.is_none() {
                 self.kill_all(rt);
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::Interrupted,
-                    "interrupted before the run started",
-                ));
+                return Err(EngineError::Interrupted);
             }
             if let Some(f) = failure {
                 self.kill_all(rt);
-                return Err(std::io::Error::other(f));
+                return Err(EngineError::WorkersNotReady(f));
             }
         }
         Ok(())
