@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::engine::EngineError;
+use crate::report::ReportError;
 use crate::scenario::ScenarioError;
 
 /// Exit codes: 0 done, 1 an `[expect]` range missed, 2 bad input, 3 the run itself failed,
@@ -25,6 +26,9 @@ pub enum Error {
     /// The run could not be carried out (a worker would not start, a socket failed).
     #[error("{0}")]
     Failed(String),
+    /// A results folder's report could not be drawn.
+    #[error("{0}")]
+    Report(#[from] ReportError),
     /// The engine could not run (or, live, could not start) the scenario.
     #[error("{0}")]
     Engine(EngineError),
@@ -55,6 +59,7 @@ impl Error {
             Error::Scenario(_) | Error::Usage(_) => exit::BAD_INPUT,
             Error::Io { .. } | Error::Failed(_) => exit::FAILED,
             Error::Engine(e) => e.exit_code(),
+            Error::Report(e) => e.exit_code(),
         }
     }
 }
