@@ -2,8 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Algorithm, BuildContext};
-use super::{Throttle, proportional_jitter};
+use super::{Algorithm, BuildContext, Throttle, proportional_jitter};
 use crate::config::{ParamProblem, check_non_negative};
 use crate::exchange::Response;
 use crate::rng::SimRng;

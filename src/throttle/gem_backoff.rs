@@ -6,9 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Algorithm;
 use super::gem_increase::{Decrease, GemParams, check_gem_params};
-use super::{BuildContext, Throttle, proportional_jitter};
+use super::{Algorithm, BuildContext, Throttle, proportional_jitter};
 use crate::config::ParamProblem;
 use crate::exchange::{Response, Status};
 use crate::rng::SimRng;

@@ -6,9 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::BuildContext;
 use super::gem_increase::{Decrease, GemIncrease, GemParams, check_gem_params};
-use super::{Algorithm, Throttle};
+use super::{Algorithm, BuildContext, Throttle};
 use crate::config::{ParamProblem, check_positive};
 use crate::time::HumanDuration;
 
