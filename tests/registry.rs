@@ -62,7 +62,11 @@ fn listed(key: &str) -> Vec<String> {
 #[test]
 fn every_algorithm_round_trips_through_list_a_scenario_file_and_set() {
     let names = listed("algorithms");
-    assert_eq!(names, ThrottleConfig::NAMES, "list --json shows the registry");
+    assert_eq!(
+        names,
+        ThrottleConfig::NAMES,
+        "list --json shows the registry"
+    );
     let tmp = tempfile::tempdir().unwrap();
     // A base naming another algorithm, for --set to switch away from.
     let base = tmp.path().join("base.toml");
@@ -80,7 +84,11 @@ fn every_algorithm_round_trips_through_list_a_scenario_file_and_set() {
 #[test]
 fn every_server_kind_round_trips_through_list_a_scenario_file_and_set() {
     let kinds = listed("servers");
-    assert_eq!(kinds, LimiterConfig::NAMES, "list --json shows the registry");
+    assert_eq!(
+        kinds,
+        LimiterConfig::NAMES,
+        "list --json shows the registry"
+    );
     let tmp = tempfile::tempdir().unwrap();
     let base = tmp.path().join("base.toml");
     fs::write(&base, scenario_text("gcra", "none")).unwrap();
