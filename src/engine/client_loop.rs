@@ -4,7 +4,7 @@
 //! on virtual time, the live worker with real sleeps and real HTTP — so what a thread does
 //! between two requests is written once, and the two engines agree by construction.
 //!
-//! The driver owns time and transport: it waits until a [`Step::Sleep`]'s `until`, sends on
+//! The driver owns time and transport: it waits out a [`Step::Sleep`]'s `delay`, sends on
 //! [`Step::Send`] and reports the answer through [`ClientLoop::answered`]. The machine makes
 //! every call to the throttle, in the same order the sim always made them, so a seeded run
 //! draws the same random numbers.
@@ -17,14 +17,10 @@ use crate::time::Nanos;
 /// What the driver does next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
-    /// Wait until `until`, then call [`ClientLoop::wake`]. `delay` is the wait just chosen
-    /// (by [`Throttle::delay`], or by the gate's [`Acquire::Wait`]); `gave_up` says the gate
-    /// abandoned the job before this new wait.
-    Sleep {
-        until: Nanos,
-        delay: Nanos,
-        gave_up: bool,
-    },
+    /// Wait `delay` from the time of the call (chosen by [`Throttle::delay`], or by the
+    /// gate's [`Acquire::Wait`]), then call [`ClientLoop::wake`]; `gave_up` says the gate
+    /// abandoned the job before this new wait. (Small enough to come back in registers.)
+    Sleep { delay: Nanos, gave_up: bool },
     /// Send the request now; `waited` is how long the thread waited for this send since it
     /// last asked the throttle for a delay. Then call [`ClientLoop::answered`].
     Send { waited: Nanos },
@@ -79,14 +75,14 @@ impl ClientLoop {
     }
 
     /// The thread joins at `now`: its first wait.
-    #[inline]
+    #[inline(always)]
     pub fn start(&mut self, now: Nanos, throttle: &mut dyn Throttle, rng: &mut SimRng) -> Step {
         self.job_started = now;
         self.next_wait(now, throttle, rng, false)
     }
 
     /// The wait is over at `now`: ask the throttle's gate.
-    #[inline]
+    #[inline(always)]
     pub fn wake(&mut self, now: Nanos, throttle: &mut dyn Throttle, rng: &mut SimRng) -> Step {
         if self.stopped_at(now) {
             return Step::Done;
@@ -98,7 +94,6 @@ impl ClientLoop {
             Acquire::Wait(more) => {
                 self.waited = self.waited.saturating_add(more);
                 Step::Sleep {
-                    until: now.saturating_add(more),
                     delay: more,
                     gave_up: false,
                 }
@@ -112,7 +107,7 @@ impl ClientLoop {
 
     /// The answer to the request sent last arrived at `now`: the throttle learns it and the
     /// job is counted. Call [`ClientLoop::next`] after recording what this returns.
-    #[inline]
+    #[inline(always)]
     pub fn answered(
         &mut self,
         now: Nanos,
@@ -137,7 +132,7 @@ impl ClientLoop {
     }
 
     /// After an answer at `now`: the next wait, or [`Step::Done`] once the jobs are done.
-    #[inline]
+    #[inline(always)]
     pub fn next(&mut self, now: Nanos, throttle: &mut dyn Throttle, rng: &mut SimRng) -> Step {
         if self.jobs_left == Some(0) {
             Step::Done
@@ -146,7 +141,7 @@ impl ClientLoop {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn next_wait(
         &mut self,
         now: Nanos,
@@ -156,11 +151,7 @@ impl ClientLoop {
     ) -> Step {
         let delay = throttle.delay(now, self.local as usize, rng);
         self.waited = delay;
-        Step::Sleep {
-            until: now.saturating_add(delay),
-            delay,
-            gave_up,
-        }
+        Step::Sleep { delay, gave_up }
     }
 }
 
@@ -197,12 +188,8 @@ mod tests {
         }
     }
 
-    fn sleep(until: Nanos, delay: Nanos, gave_up: bool) -> Step {
-        Step::Sleep {
-            until,
-            delay,
-            gave_up,
-        }
+    fn sleep(delay: Nanos, gave_up: bool) -> Step {
+        Step::Sleep { delay, gave_up }
     }
 
     #[test]
@@ -213,17 +200,11 @@ mod tests {
         };
         let mut rng = test_rng();
         let mut lp = ClientLoop::new(0, 10 * S, 100 * S, Some(2));
-        assert_eq!(lp.start(10 * S, &mut t, &mut rng), sleep(11 * S, S, false));
+        assert_eq!(lp.start(10 * S, &mut t, &mut rng), sleep(S, false));
         // The gate asks for half a second more: the waits add up.
-        assert_eq!(
-            lp.wake(11 * S, &mut t, &mut rng),
-            sleep(11 * S + S / 2, S / 2, false)
-        );
+        assert_eq!(lp.wake(11 * S, &mut t, &mut rng), sleep(S / 2, false));
         // It gives up the job: a new job starts now, with a new delay.
-        assert_eq!(
-            lp.wake(11 * S + S / 2, &mut t, &mut rng),
-            sleep(12 * S + S / 2, S, true)
-        );
+        assert_eq!(lp.wake(11 * S + S / 2, &mut t, &mut rng), sleep(S, true));
         assert_eq!(
             lp.wake(12 * S + S / 2, &mut t, &mut rng),
             Step::Send { waited: S }
@@ -238,14 +219,14 @@ mod tests {
                 finished: false
             }
         );
-        assert_eq!(lp.next(13 * S, &mut t, &mut rng), sleep(14 * S, S, false));
+        assert_eq!(lp.next(13 * S, &mut t, &mut rng), sleep(S, false));
         assert_eq!(lp.wake(14 * S, &mut t, &mut rng), Step::Send { waited: S });
         // The first 2xx: the job waited since the give-up at 11.5 s.
         let ok = Response::bare(Status::Ok);
         let a = lp.answered(15 * S, &ok, &mut t, &mut rng);
         assert_eq!(a.job_wait, Some(15 * S - (11 * S + S / 2)));
         assert!(!a.finished);
-        assert_eq!(lp.next(15 * S, &mut t, &mut rng), sleep(16 * S, S, false));
+        assert_eq!(lp.next(15 * S, &mut t, &mut rng), sleep(S, false));
         assert_eq!(lp.wake(16 * S, &mut t, &mut rng), Step::Send { waited: S });
         let a = lp.answered(17 * S, &ok, &mut t, &mut rng);
         assert_eq!(a.job_wait, Some(2 * S));
@@ -266,7 +247,7 @@ mod tests {
         };
         let mut rng = test_rng();
         let mut lp = ClientLoop::new(0, 0, 5 * S, None);
-        assert_eq!(lp.start(4 * S, &mut t, &mut rng), sleep(5 * S, S, false));
+        assert_eq!(lp.start(4 * S, &mut t, &mut rng), sleep(S, false));
         assert_eq!(lp.wake(5 * S, &mut t, &mut rng), Step::Done);
         assert_eq!(t.acquires, 2, "the gate is not asked after the stop");
     }

@@ -156,32 +156,29 @@ pub fn run<W: Write, R: Write>(
             }
         };
         let next = match step {
-            Step::Sleep {
-                until,
-                delay,
-                gave_up,
-            } => {
+            Step::Sleep { delay, gave_up } => {
                 if gave_up {
                     rec.record_give_up(i);
                 }
                 rec.record_delay(i, delay);
                 th.phase = Phase::Wake;
-                Some(until)
+                Some(now.saturating_add(delay))
             }
             Step::Send { waited } => {
                 let d = limiter.admit_from(now, th.key as usize, i);
                 let lat = latency.sample(&mut th.net_rng);
-                th.pending = Response {
+                let response = Response {
                     status: d.status,
                     remaining: d.has_headers().then_some(d.remaining),
                     limit: d.has_headers().then_some(d.limit),
                     retry_after: d.retry_after,
                     latency: lat,
                 };
+                th.pending = response;
                 rec.record_request(&RequestRecord {
                     thread: i,
                     sent_at: now,
-                    response: th.pending,
+                    response,
                     waited,
                 })?;
                 th.phase = Phase::Respond;

@@ -217,28 +217,25 @@ impl ThreadRun {
             return;
         }
         let mut max_delay: Option<Nanos> = None;
-        let mut step = {
-            let now = self.clock.now();
-            self.client_loop
-                .start(now, lock(&self.throttle).as_mut(), &mut self.rng)
-        };
+        // The time of the last call to the loop: waits run from it.
+        let mut now = self.clock.now();
+        let mut step = self
+            .client_loop
+            .start(now, lock(&self.throttle).as_mut(), &mut self.rng);
         loop {
             match step {
                 Step::Done => return,
-                Step::Sleep {
-                    until,
-                    delay,
-                    gave_up,
-                } => {
+                Step::Sleep { delay, gave_up } => {
                     if gave_up {
                         let _ = self.events.send(Event::GiveUp { th });
                     }
                     self.report_delay(&mut max_delay, delay);
+                    let until = now.saturating_add(delay);
                     // Past the group's stop the loop would only say done: end without waiting.
                     if self.client_loop.stopped_at(until) || !self.sleep_until(until).await {
                         return;
                     }
-                    let now = self.clock.now();
+                    now = self.clock.now();
                     step = self
                         .client_loop
                         .wake(now, lock(&self.throttle).as_mut(), &mut self.rng);
@@ -261,7 +258,7 @@ impl ThreadRun {
                         _ = self.halt.wait_for(|s| *s) => return,
                     };
                     let response = exchange.response(self.clock.scale());
-                    let now = sent_at.saturating_add(response.latency);
+                    now = sent_at.saturating_add(response.latency);
                     let (answered, sleep, backoffs) = {
                         let mut t = lock(&self.throttle);
                         let answered =
