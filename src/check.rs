@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
-use crate::engine::sim;
+use crate::engine::{self, sim};
 use crate::error::{Error, exit};
 use crate::progress::Progress;
 use crate::record::ExpectVerdict;
-use crate::scenario::{Override, fresh_seed, read_scenario};
+use crate::rng::fresh_seed;
+use crate::scenario::{Override, read_scenario};
 use crate::time::{Nanos, secs};
 
 /// One scenario's verdicts, or why it could not be judged.
@@ -56,7 +57,7 @@ fn check_one(
     };
     let bar = progress.bar(&scenario.name, scenario.run.duration.secs() as u64);
     let mut on_progress = |t: Nanos| bar.set_position(secs(t) as u64);
-    let control = sim::Control {
+    let control = engine::Control {
         progress: &mut on_progress,
         interrupt,
     };
@@ -64,7 +65,7 @@ fn check_one(
         .expect("writing to a sink cannot fail");
     summary.judge(&scenario.expect);
     let (outcome, code) = if summary.partial {
-        ("interrupted", 130)
+        ("interrupted", exit::INTERRUPTED)
     } else if scenario.expect.is_empty() {
         ("no-expect", exit::OK)
     } else if summary.missed().next().is_some() {
@@ -106,7 +107,7 @@ pub fn check_all(
                 outcome: "interrupted",
                 verdicts: Vec::new(),
                 error: None,
-                code: 130,
+                code: exit::INTERRUPTED,
             };
         }
         check_one(&files[i], overrides, interrupt, progress)
@@ -116,7 +117,12 @@ pub fn check_all(
 /// The worst exit code: interrupted, then bad input, then a missed range.
 pub fn exit_code(results: &[Checked]) -> i32 {
     let codes: Vec<i32> = results.iter().map(|r| r.code).collect();
-    for worst in [130, exit::BAD_INPUT, exit::FAILED, exit::EXPECT_MISSED] {
+    for worst in [
+        exit::INTERRUPTED,
+        exit::BAD_INPUT,
+        exit::FAILED,
+        exit::EXPECT_MISSED,
+    ] {
         if codes.contains(&worst) {
             return worst;
         }

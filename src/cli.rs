@@ -63,22 +63,47 @@ pub struct CompareArgs {
     /// Runs at a time (default: the number of cores).
     #[arg(long, short, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub jobs: Option<u32>,
-    /// Override any scenario value for every variant: `--set server.limit=600`.
-    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
-    pub set: Vec<Override>,
-    /// The first seed (default: the scenario's, else a fresh one).
-    #[arg(long, value_parser = parse_seed)]
-    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub scenario_flags: ScenarioFlags,
     /// How long the clients run, e.g. 90s, 1h30m.
     #[arg(long, value_parser = parse_duration_arg)]
     pub duration: Option<HumanDuration>,
-    /// The results folder (must be new or empty); default results/<scenario>-compare-<UTC time>.
+    #[command(flatten)]
+    pub output: OutputFlags,
+}
+
+/// `--set` and `--seed`, shared by the commands that build a scenario.
+#[derive(Debug, Args)]
+pub struct ScenarioFlags {
+    /// Override any scenario value: `--set server.limit=600 --set clients.*.jitter=0`.
+    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
+    pub set: Vec<Override>,
+    /// The seed of every random choice; `compare`'s first seed (default: the scenario's, else
+    /// a fresh one). At most 2^63 − 1, the largest integer a TOML file can record.
+    #[arg(long, value_parser = parse_seed)]
+    pub seed: Option<u64>,
+}
+
+impl ScenarioFlags {
+    /// `--set`s, then `--seed` and `--duration` as overrides.
+    pub fn overrides(&self, duration: Option<HumanDuration>) -> Vec<Override> {
+        run_overrides(&self.set, self.seed, duration)
+    }
+}
+
+/// Where the results go and what the terminal is told, shared by the commands that write a
+/// results folder.
+#[derive(Debug, Args)]
+pub struct OutputFlags {
+    /// The results folder (must be new or empty); default a new one under results/, named
+    /// after the scenario (or `client`) and the UTC time.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// No progress and no table.
+    /// No progress and no summary table.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Print compare.json to stdout instead of the table.
+    /// Print the summary (summary.json; compare.json for `compare`) to stdout instead of the
+    /// table.
     #[arg(long)]
     pub json: bool,
 }
@@ -147,30 +172,19 @@ pub struct ClientArgs {
     /// A header sent with every request, `Name: value` (repeatable).
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE", value_parser = parse_header)]
     pub headers: Vec<(String, String)>,
-    /// Set an algorithm parameter: `--set clients.*.initial_sleep=4s`.
-    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
-    pub set: Vec<Override>,
+    #[command(flatten)]
+    pub scenario_flags: ScenarioFlags,
     /// One series.csv row per thread per this interval (default 10s, at most the duration).
     #[arg(long, value_parser = parse_duration_arg)]
     pub sample_every: Option<HumanDuration>,
     /// A request that takes longer than this counts as an error.
     #[arg(long, default_value = "10s", value_parser = parse_duration_arg)]
     pub timeout: HumanDuration,
-    /// The seed of the clients' random choices (jitter).
-    #[arg(long, value_parser = parse_seed)]
-    pub seed: Option<u64>,
-    /// The results folder (must be new or empty); default results/client-<UTC time>.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputFlags,
     /// Also write requests.csv, one row per request.
     #[arg(long)]
     pub log_requests: bool,
-    /// No progress bar and no summary table.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Print summary.json to stdout instead of the table.
-    #[arg(long)]
-    pub json: bool,
     /// Keep the clients' shared state in Redis, e.g. redis://127.0.0.1:6379 (needed by
     /// interval-lock and window-queue over several processes).
     #[arg(long, value_name = "URL")]
@@ -180,7 +194,7 @@ pub struct ClientArgs {
 impl CompareArgs {
     /// `--set`s, then `--seed` and `--duration` as overrides.
     pub fn overrides(&self) -> Vec<Override> {
-        run_overrides(&self.set, self.seed, self.duration)
+        self.scenario_flags.overrides(self.duration)
     }
 }
 
@@ -232,31 +246,19 @@ fn parse_header(s: &str) -> Result<(String, String), String> {
 pub struct RunArgs {
     /// The scenario file (TOML).
     pub scenario: PathBuf,
-    /// Override any scenario value: `--set server.limit=600 --set clients.*.jitter=0`.
-    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
-    pub set: Vec<Override>,
-    /// The seed of every random choice (default: the scenario's, else a fresh one).
-    /// At most 2^63 − 1, the largest integer a TOML file can record.
-    #[arg(long, value_parser = parse_seed)]
-    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub scenario_flags: ScenarioFlags,
     /// How long the clients run, e.g. 90s, 1h30m.
     #[arg(long, value_parser = parse_duration_arg)]
     pub duration: Option<HumanDuration>,
     /// sim (virtual time, the default) or live.
     #[arg(long, value_enum)]
     pub mode: Option<ModeArg>,
-    /// The results folder (must be new or empty); default results/<scenario>-<UTC time>.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputFlags,
     /// Also write requests.csv, one row per request (large for long runs).
     #[arg(long)]
     pub log_requests: bool,
-    /// No progress bar and no summary table.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Print summary.json to stdout instead of the table.
-    #[arg(long)]
-    pub json: bool,
     /// Skip charts/ and report.html (`throttle-sim plot DIR` can draw them later).
     #[arg(long)]
     pub no_charts: bool,
@@ -292,7 +294,7 @@ fn parse_duration_arg(s: &str) -> Result<HumanDuration, String> {
 impl RunArgs {
     /// The command-line flags as overrides, after the `--set`s so the named flags win.
     pub fn overrides(&self) -> Vec<Override> {
-        let mut all = run_overrides(&self.set, self.seed, self.duration);
+        let mut all = self.scenario_flags.overrides(self.duration);
         let mut push = |path: &str, value: toml::Value| {
             all.push(Override::new(path, value).expect("fixed paths are valid"));
         };

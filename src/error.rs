@@ -2,14 +2,18 @@
 
 use std::path::PathBuf;
 
+use crate::engine::EngineError;
+use crate::report::ReportError;
 use crate::scenario::ScenarioError;
 
-/// Exit codes: 0 done, 1 an `[expect]` range missed, 2 bad input, 3 the run itself failed.
+/// Exit codes: 0 done, 1 an `[expect]` range missed, 2 bad input, 3 the run itself failed,
+/// 130 interrupted (Ctrl-C; the shells' 128 + SIGINT).
 pub mod exit {
     pub const OK: i32 = 0;
     pub const EXPECT_MISSED: i32 = 1;
     pub const BAD_INPUT: i32 = 2;
     pub const FAILED: i32 = 3;
+    pub const INTERRUPTED: i32 = 130;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +26,12 @@ pub enum Error {
     /// The run could not be carried out (a worker would not start, a socket failed).
     #[error("{0}")]
     Failed(String),
+    /// A results folder's report could not be drawn.
+    #[error("{0}")]
+    Report(#[from] ReportError),
+    /// The engine could not run (or, live, could not start) the scenario.
+    #[error("{0}")]
+    Engine(EngineError),
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -35,10 +45,21 @@ impl Error {
         move |source| Error::Io { path, source }
     }
 
+    /// An engine's error, a write failure named by the file it was writing.
+    pub fn engine(written: impl Into<PathBuf>) -> impl FnOnce(EngineError) -> Error {
+        let path = written.into();
+        move |e| match e {
+            EngineError::Write(source) => Error::Io { path, source },
+            e => Error::Engine(e),
+        }
+    }
+
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Scenario(_) | Error::Usage(_) => exit::BAD_INPUT,
             Error::Io { .. } | Error::Failed(_) => exit::FAILED,
+            Error::Engine(e) => e.exit_code(),
+            Error::Report(e) => e.exit_code(),
         }
     }
 }

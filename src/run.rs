@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::engine::live::{self, LiveConfig, Target};
-use crate::engine::sim;
+use crate::engine::{self, sim};
 use crate::error::Error;
 use crate::record::Summary;
 use crate::report;
@@ -104,14 +104,16 @@ fn run_with(
         None
     };
 
-    let control = sim::Control {
+    let control = engine::Control {
         progress: on_progress,
         interrupt: opts.interrupt,
     };
     let mut summary = match live {
-        None => sim::run(scenario, series, requests, control).map_err(Error::io(&series_path))?,
+        None => {
+            sim::run(scenario, series, requests, control).map_err(Error::engine(&series_path))?
+        }
         Some(cfg) => live::run(scenario, series, requests, cfg, control)
-            .map_err(|e| Error::Failed(format!("the live run failed: {e}")))?,
+            .map_err(Error::engine(&series_path))?,
     };
 
     summary.judge(&scenario.expect);

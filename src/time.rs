@@ -11,6 +11,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub type Nanos = u64;
 
 pub const NANOS_PER_SEC: u64 = 1_000_000_000;
+pub const NANOS_PER_MS: u64 = 1_000_000;
 
 /// Seconds as a float, for formulas and output.
 pub fn secs(n: Nanos) -> f64 {

@@ -1,38 +1,67 @@
 //! Every bundled scenario passes its own `[expect]`: what each seed claims holds in the sim.
+//! One test per file, named after it, so a failure names its scenario; a last test checks
+//! that no file in scenarios/ goes untested.
 
 use std::path::Path;
 
 use throttle_sim::engine::sim::summarize;
 use throttle_sim::scenario::read_scenario;
 
+fn meets_its_expectations(file: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios")
+        .join(file);
+    let scenario = read_scenario(&path, &[], 0).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        !scenario.expect.is_empty(),
+        "{file}: a bundled scenario states what it expects"
+    );
+    let summary = summarize(&scenario);
+    let missed: Vec<_> = summary
+        .missed()
+        .map(|v| format!("{} = {:?} outside {:?}", v.metric, v.value, v.range))
+        .collect();
+    assert!(missed.is_empty(), "{file}: {missed:#?}");
+}
+
+macro_rules! bundled {
+    ($($name:ident),+ $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                meets_its_expectations(concat!(stringify!($name), ".toml"));
+            }
+        )+
+
+        const TESTED: &[&str] = &[$(concat!(stringify!($name), ".toml")),+];
+    };
+}
+
+bundled! {
+    backoff_503,
+    discord_groups,
+    dual_bucket,
+    fast_slow,
+    heroku_5x5,
+    interval_lock,
+    occ_contention,
+    outage,
+    scale_out,
+    shared_redis,
+    single_client,
+}
+
 #[test]
-fn every_bundled_scenario_meets_its_expectations() {
+fn every_bundled_scenario_has_its_test() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.ends_with(".toml"))
         .collect();
     files.sort();
-    assert!(files.len() >= 6, "{files:?}");
-    let mut failures = Vec::new();
-    for file in &files {
-        let scenario = read_scenario(file, &[], 0).unwrap_or_else(|e| panic!("{e}"));
-        assert!(
-            !scenario.expect.is_empty(),
-            "{}: a bundled scenario states what it expects",
-            file.display()
-        );
-        let summary = summarize(&scenario);
-        for v in summary.missed() {
-            failures.push(format!(
-                "{}: {} = {:?} outside {:?}",
-                file.display(),
-                v.metric,
-                v.value,
-                v.range
-            ));
-        }
-    }
-    assert!(failures.is_empty(), "{failures:#?}");
+    assert_eq!(
+        files, TESTED,
+        "add a line to `bundled!` for each scenario file"
+    );
 }

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::record::{CsvSink, Metrics};
+use crate::report::ReportError;
 use crate::scenario::EXPECTABLE_METRICS;
 
 use super::table::VariantRuns;
@@ -62,11 +63,8 @@ fn set(m: &mut Metrics, name: &str, v: Option<f64>) {
 }
 
 /// Read `compare.csv` back: the seeds, and each variant's runs in the order first seen.
-pub fn read_compare_csv(path: &Path) -> Result<(Vec<u64>, Vec<VariantRuns>), String> {
-    let at = |line: Option<u64>, m: &dyn std::fmt::Display| match line {
-        Some(l) => format!("{}:{l}: {m}", path.display()),
-        None => format!("{}: {m}", path.display()),
-    };
+pub fn read_compare_csv(path: &Path) -> Result<(Vec<u64>, Vec<VariantRuns>), ReportError> {
+    let at = |line: Option<u64>, m: &dyn std::fmt::Display| ReportError::bad_file(path, line, m);
     let mut rdr = csv::Reader::from_path(path).map_err(|e| at(None, &e))?;
     let header: Vec<String> = rdr
         .headers()

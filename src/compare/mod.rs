@@ -23,13 +23,14 @@ pub use report::{is_comparison, load_comparison, variant_dir, write_compare_repo
 pub use stats::{Stat, t_975};
 pub use table::{COLUMNS, Comparison, METHOD, VariantRuns, VariantStats, verdict_text};
 
-use crate::engine::sim;
+use crate::engine::{self, sim};
 use crate::error::Error;
 use crate::progress::Progress;
 use crate::record::{Metrics, Summary};
 use crate::report::{VARIANT_NOTE, VariantNote};
+use crate::rng::fresh_seed;
 use crate::run::{RunOptions, claim_given_dir, claim_new_dir, run_scenario_with};
-use crate::scenario::{Override, Scenario, fresh_seed, read_scenario};
+use crate::scenario::{Override, Scenario, read_scenario};
 use crate::throttle::ThrottleConfig;
 use crate::time::{Nanos, secs};
 
@@ -244,12 +245,12 @@ pub fn run_compare(opts: &CompareOptions<'_>, plan: &Plan) -> Result<CompareResu
         let outcome = if si == 0 {
             run_first_seed(&dir, vi, v, &scenario, opts.interrupt, &mut on_progress)
         } else {
-            let control = sim::Control {
+            let control = engine::Control {
                 progress: &mut on_progress,
                 interrupt: opts.interrupt,
             };
             sim::run(&scenario, std::io::sink(), None::<std::io::Sink>, control)
-                .map_err(Error::io("(memory)"))
+                .map_err(Error::engine("(memory)"))
         };
         let result = match outcome {
             Ok(s) if s.partial => JobResult::Skipped,

@@ -40,7 +40,7 @@ pub fn load_comparison(dir: &Path) -> Result<Comparison, Error> {
     let scenario_path = dir.join("scenario.toml");
     read_text(&scenario_path)?;
     let scenario = read_scenario(&scenario_path, &[], 0)?;
-    let (seeds, runs) = read_compare_csv(&dir.join("compare.csv")).map_err(Error::Usage)?;
+    let (seeds, runs) = read_compare_csv(&dir.join("compare.csv"))?;
     Ok(Comparison::new(
         &scenario.name,
         &seeds,

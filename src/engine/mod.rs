@@ -1,8 +1,21 @@
-//! Engines own time: the sim engine advances a virtual clock; the algorithms only answer.
+//! Engines own time: the sim engine advances a virtual clock; the live engine runs on a real
+//! one. The algorithms only answer.
 
-pub mod layout;
+use std::sync::atomic::AtomicBool;
+
+use crate::time::Nanos;
+
+pub mod client_loop;
+mod error;
 pub mod live;
-pub mod seeds;
 pub mod sim;
 
-pub use layout::Layout;
+pub use error::EngineError;
+
+/// Where the engine reports how far it got, and learns it should stop early.
+pub struct Control<'a> {
+    /// Called now and then with the virtual time reached.
+    pub progress: &'a mut dyn FnMut(Nanos),
+    /// Set (e.g. by Ctrl-C) to end the run early with a partial summary.
+    pub interrupt: &'a AtomicBool,
+}

@@ -1,8 +1,8 @@
 //! The discrete-event engine: a virtual clock in integer nanoseconds and one event queue.
 //!
-//! Each thread is a closed loop — ask its process's throttle for a delay, wait, send (the server
-//! decides on arrival), wait out the latency, hand the response to the throttle, repeat — so
-//! every thread has exactly one pending event. Ties are broken by the order events were
+//! Each thread is the closed loop of [`ClientLoop`] — ask its process's throttle for a delay,
+//! wait, send (the server decides on arrival), wait out the latency, hand the response to the
+//! throttle, repeat — so every thread has exactly one pending event. Ties are broken by the order events were
 //! scheduled, which with one seeded stream per thread makes a run byte-for-byte repeatable.
 
 use std::cmp::Reverse;
@@ -11,20 +11,23 @@ use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::Layout;
-use super::seeds::{Stream, stream};
+use super::client_loop::{ClientLoop, Step};
+use super::{Control, EngineError};
+use crate::exchange::{Response, Status};
 use crate::limiter::Limiter;
 use crate::record::{FinishContext, Recorder, RequestRecord, Summary};
-use crate::scenario::Scenario;
-use crate::throttle::{Acquire, BuildContext, Population, Response, SimRng, Status, Throttle};
+use crate::rng::{SimRng, Stream, stream};
+use crate::scenario::{Layout, Scenario};
+use crate::throttle::{BuildContext, Population, Throttle};
 use crate::time::Nanos;
 
+/// What a thread's pending event means when it comes up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     /// Joining: choose the first delay.
     Start,
-    /// The wait is over: send.
-    Send,
+    /// The wait is over: pass the gate and send.
+    Wake,
     /// The answer arrives.
     Respond,
 }
@@ -32,25 +35,12 @@ enum Phase {
 struct SimThread {
     phase: Phase,
     process: u32,
-    local: u32,
     key: u32,
-    stop: Nanos,
-    /// 2xx still to get before the thread is done (finite workloads).
-    jobs_left: Option<u64>,
-    /// When the thread first wanted to send the job it is working on.
-    job_started: Nanos,
-    waited: Nanos,
+    client: ClientLoop,
+    /// The answer on its way back (the server decided when the request arrived).
     pending: Response,
     throttle_rng: SimRng,
     net_rng: SimRng,
-}
-
-/// Where the engine reports how far it got, and learns it should stop early.
-pub struct Control<'a> {
-    /// Called now and then with the virtual time reached.
-    pub progress: &'a mut dyn FnMut(Nanos),
-    /// Set (e.g. by Ctrl-C) to end the run early with a partial summary.
-    pub interrupt: &'a AtomicBool,
 }
 
 /// How often, in events, the engine reports progress and checks for an interrupt.
@@ -62,7 +52,7 @@ pub fn run<W: Write, R: Write>(
     series: W,
     requests: Option<R>,
     control: Control<'_>,
-) -> std::io::Result<Summary> {
+) -> Result<Summary, EngineError> {
     let layout = Layout::new(scenario);
     let seed = scenario.run.seed();
     let duration = layout.duration;
@@ -73,17 +63,7 @@ pub fn run<W: Write, R: Write>(
     let latency = scenario.server.latency.sampler();
     let store = crate::store::shared();
     let populations: Vec<Arc<Population>> = (0..layout.keys.len())
-        .map(|key| {
-            Arc::new(Population {
-                rate_per_sec: limiter.rate_per_sec(),
-                windows: layout
-                    .groups
-                    .iter()
-                    .filter(|g| g.key == key)
-                    .map(|g| (g.start, g.stop, g.threads.len() as u32))
-                    .collect(),
-            })
-        })
+        .map(|key| layout.population(key, limiter.rate_per_sec()))
         .collect();
     let mut throttles: Vec<Box<dyn Throttle>> = layout
         .processes
@@ -109,12 +89,8 @@ pub fn run<W: Write, R: Write>(
             SimThread {
                 phase: Phase::Start,
                 process: t.process,
-                local: t.local,
                 key: g.key as u32,
-                stop: g.stop,
-                jobs_left: g.jobs,
-                job_started: g.start,
-                waited: 0,
+                client: ClientLoop::new(t.local, g.start, g.stop, g.jobs),
                 pending: Response::bare(Status::Ok),
                 throttle_rng: stream(seed, i as u64, Stream::Throttle),
                 net_rng: stream(seed, i as u64, Stream::Network),
@@ -156,70 +132,59 @@ pub fn run<W: Write, R: Write>(
         let i = id as usize;
         let th = &mut threads[i];
         let throttle = &mut throttles[th.process as usize];
-        let next = match th.phase {
-            Phase::Start => {
-                th.job_started = now;
-                Some(schedule_send(th, throttle.as_mut(), &mut rec, i, now))
-            }
-            Phase::Send if now >= th.stop => None,
-            Phase::Send => match throttle.acquire(now, th.local as usize, &mut th.throttle_rng) {
-                Acquire::Wait(more) => {
-                    rec.record_delay(i, more);
-                    th.waited = th.waited.saturating_add(more);
-                    Some(now.saturating_add(more))
-                }
-                Acquire::GiveUp => {
-                    rec.record_give_up(i);
-                    th.job_started = now;
-                    Some(schedule_send(th, throttle.as_mut(), &mut rec, i, now))
-                }
-                Acquire::Send => {
-                    let d = limiter.admit_from(now, th.key as usize, i);
-                    let lat = latency.sample(&mut th.net_rng);
-                    let remaining = d.has_headers().then_some(d.remaining);
-                    th.pending = Response {
-                        status: d.status,
-                        remaining,
-                        limit: d.has_headers().then_some(d.limit),
-                        retry_after: d.retry_after,
-                        latency: lat,
-                    };
-                    rec.record_request(&RequestRecord {
-                        thread: i,
-                        sent_at: now,
-                        status: d.status,
-                        remaining,
-                        retry_after: d.retry_after,
-                        latency: lat,
-                        waited: th.waited,
-                    })?;
-                    th.phase = Phase::Respond;
-                    Some(now.saturating_add(lat))
-                }
-            },
+        let step = match th.phase {
+            Phase::Start => th
+                .client
+                .start(now, throttle.as_mut(), &mut th.throttle_rng),
+            Phase::Wake => th.client.wake(now, throttle.as_mut(), &mut th.throttle_rng),
             Phase::Respond => {
                 let response = th.pending;
                 // Only an admitted request held a place in the server; a refusal never did.
                 if response.status == Status::Ok {
                     limiter.release(now, th.key as usize);
                 }
-                throttle.on_response(now, th.local as usize, &response, &mut th.throttle_rng);
-                if response.status == Status::Ok {
-                    rec.record_success(i, now - th.job_started);
-                    th.job_started = now;
-                    if let Some(left) = &mut th.jobs_left {
-                        *left -= 1;
-                        if *left == 0 {
-                            rec.record_finished(i, now);
-                        }
-                    }
+                let answered =
+                    th.client
+                        .answered(now, &response, throttle.as_mut(), &mut th.throttle_rng);
+                if let Some(wait) = answered.job_wait {
+                    rec.record_success(i, wait);
                 }
-                if th.jobs_left == Some(0) {
-                    None
-                } else {
-                    Some(schedule_send(th, throttle.as_mut(), &mut rec, i, now))
+                if answered.finished {
+                    rec.record_finished(i, now);
                 }
+                th.client.next(now, throttle.as_mut(), &mut th.throttle_rng)
             }
+        };
+        let next = match step {
+            Step::Sleep { delay, gave_up } => {
+                if gave_up {
+                    rec.record_give_up(i);
+                }
+                rec.record_delay(i, delay);
+                th.phase = Phase::Wake;
+                Some(now.saturating_add(delay))
+            }
+            Step::Send { waited } => {
+                let d = limiter.admit_from(now, th.key as usize, i);
+                let lat = latency.sample(&mut th.net_rng);
+                let response = Response {
+                    status: d.status,
+                    remaining: d.has_headers().then_some(d.remaining),
+                    limit: d.has_headers().then_some(d.limit),
+                    retry_after: d.retry_after,
+                    latency: lat,
+                };
+                th.pending = response;
+                rec.record_request(&RequestRecord {
+                    thread: i,
+                    sent_at: now,
+                    response,
+                    waited,
+                })?;
+                th.phase = Phase::Respond;
+                Some(now.saturating_add(lat))
+            }
+            Step::Done => None,
         };
         match next {
             // The thread's next event replaces the one just handled: one sift instead of the
@@ -238,22 +203,13 @@ pub fn run<W: Write, R: Write>(
     for (s, t) in sleeps.iter_mut().zip(&throttles) {
         *s = t.sleep_value();
     }
-    match interrupted_at {
-        // One last row per thread at the moment of the interrupt, so the rows still add up
-        // to the summary's totals.
-        Some(at) => rec.tick(at, &sleeps)?,
-        None => {
-            while let Some(tick) = rec.next_tick() {
-                rec.tick(tick, &sleeps)?;
-            }
-        }
-    }
+    rec.finish_rows(interrupted_at, &sleeps)?;
     (control.progress)(end);
     let processes: Vec<(f64, u64)> = throttles
         .iter()
         .map(|t| (t.sleep_value(), t.backoffs()))
         .collect();
-    rec.finish(
+    let summary = rec.finish(
         end,
         FinishContext {
             scenario: &scenario.name,
@@ -264,7 +220,8 @@ pub fn run<W: Write, R: Write>(
             processes: &processes,
             capacity_per_key: limiter.capacity(end),
         },
-    )
+    )?;
+    Ok(summary)
 }
 
 /// Events order by time, then by thread: each thread has exactly one pending event, so this
@@ -272,21 +229,6 @@ pub fn run<W: Write, R: Write>(
 #[inline]
 fn event_key(at: Nanos, thread: u32) -> u128 {
     (u128::from(at) << 32) | u128::from(thread)
-}
-
-#[inline]
-fn schedule_send<W: Write, R: Write>(
-    th: &mut SimThread,
-    throttle: &mut dyn Throttle,
-    rec: &mut Recorder<'_, W, R>,
-    id: usize,
-    now: Nanos,
-) -> Nanos {
-    let d = throttle.delay(now, th.local as usize, &mut th.throttle_rng);
-    rec.record_delay(id, d);
-    th.waited = d;
-    th.phase = Phase::Send;
-    now.saturating_add(d)
 }
 
 /// Run without writing any file: the summary alone (for tests, sweeps and comparisons).

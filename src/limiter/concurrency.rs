@@ -16,8 +16,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Decision, Limiter};
-use crate::throttle::Status;
+use super::{Decision, Limiter, Rule};
+use crate::config::ParamProblem;
+use crate::exchange::Status;
 use crate::time::Nanos;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -33,13 +34,21 @@ impl Default for ConcurrencyConfig {
     }
 }
 
-impl ConcurrencyConfig {
-    pub fn problems(&self) -> Vec<(&'static str, String)> {
+impl Rule for ConcurrencyConfig {
+    const NAME: &'static str = "concurrency";
+    const DESCRIPTION: &'static str =
+        "concurrent-requests limiter: at most `max_in_flight` admitted and unanswered (Stripe's)";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         if self.max_in_flight == 0 {
             vec![("max_in_flight", "must be at least 1".to_string())]
         } else {
             Vec::new()
         }
+    }
+
+    fn limiter(&self) -> Box<dyn Limiter> {
+        Box::new(Concurrency::new(self))
     }
 }
 

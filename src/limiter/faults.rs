@@ -23,7 +23,8 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 use super::{Decision, Limiter};
-use crate::throttle::{SimRng, Status};
+use crate::exchange::Status;
+use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos};
 
 /// The fault fields of `[server]`, as typed from the file.
@@ -204,7 +205,7 @@ impl Limiter for Faulty {
 mod tests {
     use super::*;
     use crate::limiter::{Concurrency, ConcurrencyConfig, Gcra, GcraConfig};
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
     use proptest::prelude::*;
 
     const S: Nanos = crate::time::NANOS_PER_SEC;

@@ -17,8 +17,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Decision, Limiter};
-use crate::throttle::Status;
+use super::{Decision, Limiter, Rule};
+use crate::config::ParamProblem;
+use crate::exchange::Status;
 use crate::time::{HumanDuration, NANOS_PER_SEC, Nanos};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -39,8 +40,11 @@ impl Default for FixedWindowConfig {
     }
 }
 
-impl FixedWindowConfig {
-    pub fn problems(&self) -> Vec<(&'static str, String)> {
+impl Rule for FixedWindowConfig {
+    const NAME: &'static str = "fixed-window";
+    const DESCRIPTION: &'static str = "fixed-window counter: `limit` per `window`, windows aligned to t = 0, Retry-After to the next window (seed 004's server)";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         if self.limit == 0 {
             out.push(("limit", "must be at least 1 request per window".to_string()));
@@ -49,6 +53,10 @@ impl FixedWindowConfig {
             out.push(("window", "must be longer than 0s".to_string()));
         }
         out
+    }
+
+    fn limiter(&self) -> Box<dyn Limiter> {
+        Box::new(FixedWindow::new(self))
     }
 }
 

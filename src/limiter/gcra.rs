@@ -7,8 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Decision, Limiter};
-use crate::throttle::Status;
+use super::{Decision, Limiter, Rule};
+use crate::config::ParamProblem;
+use crate::exchange::Status;
 use crate::time::{HumanDuration, Nanos};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -37,8 +38,14 @@ impl GcraConfig {
     pub fn initial_tokens(&self) -> u64 {
         self.initial.unwrap_or(self.limit)
     }
+}
 
-    pub fn problems(&self) -> Vec<(&'static str, String)> {
+impl Rule for GcraConfig {
+    const NAME: &'static str = "gcra";
+    const DESCRIPTION: &'static str =
+        "Heroku-style GCRA: `limit` per `period`, refilled continuously (seed 002's server)";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         if self.limit == 0 {
             out.push(("limit", "must be at least 1 request per period".to_string()));
@@ -55,6 +62,10 @@ impl GcraConfig {
             ));
         }
         out
+    }
+
+    fn limiter(&self) -> Box<dyn Limiter> {
+        Box::new(Gcra::new(self))
     }
 }
 

@@ -5,7 +5,7 @@ use std::fmt;
 use rand_distr::{Distribution, LogNormal};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::throttle::SimRng;
+use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos, from_secs};
 
 /// `latency = "20ms"`, or `latency = { distribution = "lognormal", median = "20ms", sigma = 0.5 }`.
@@ -134,7 +134,7 @@ impl fmt::Display for Expected {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
 
     #[test]
     fn lognormal_median_is_the_median() {

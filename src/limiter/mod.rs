@@ -9,6 +9,7 @@ mod fixed_window;
 mod gcra;
 mod latency;
 mod occ;
+mod redis_gcra;
 mod sliding_window;
 mod token_bucket;
 
@@ -20,10 +21,12 @@ pub use fixed_window::{FixedWindow, FixedWindowConfig};
 pub use gcra::{Gcra, GcraConfig};
 pub use latency::{Latency, LatencySampler};
 pub use occ::{Occ, OccConfig};
+pub use redis_gcra::SharedGcra;
 pub use sliding_window::{SlidingWindow, SlidingWindowConfig};
 pub use token_bucket::{TokenBucket, TokenBucketConfig};
 
-use crate::throttle::{ConfigError, Status, typed};
+use crate::config::{ConfigError, ParamProblem, typed};
+use crate::exchange::Status;
 use crate::time::Nanos;
 
 /// The server's answer to one request.
@@ -76,110 +79,90 @@ pub trait Limiter: Send {
     fn rate_per_sec(&self) -> f64;
 }
 
-/// Which rule the server applies; `kind = "..."` in the `[server]` table.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum LimiterConfig {
-    /// Heroku-style GCRA, seed 002's server (the default).
+/// Everything about one server rule, implemented by its config type in the rule's own file;
+/// the registry below asks for nothing else.
+pub trait Rule: Sized {
+    /// Its `kind = "..."` name; also the kebab-case name of its registry entry, which serde
+    /// uses as the tag (`registry_tests` checks that they agree).
+    const NAME: &'static str;
+    /// One line for `throttle-sim list`: what the rule is and where it comes from.
+    const DESCRIPTION: &'static str;
+    /// Parameters out of their valid range.
+    fn problems(&self) -> Vec<ParamProblem> {
+        Vec::new()
+    }
+    /// The rule, holding the state of every key.
+    fn limiter(&self) -> Box<dyn Limiter>;
+}
+
+/// Writes [`LimiterConfig`] and its lookups from one list of `Variant(Config)` entries.
+macro_rules! registry {
+    ($($variant:ident($config:ty)),+ $(,)?) => {
+        /// Which rule the server applies; `kind = "..."` in the `[server]` table. Each
+        /// variant's docs are its config type's [`Rule::DESCRIPTION`].
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "kind", rename_all = "kebab-case")]
+        pub enum LimiterConfig {
+            $($variant($config),)+
+        }
+
+        impl LimiterConfig {
+            /// The kinds the `kind` field accepts, in registry order.
+            pub const NAMES: &'static [&'static str] = &[$(<$config as Rule>::NAME,)+];
+
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(LimiterConfig::$variant(_) => <$config as Rule>::NAME,)+
+                }
+            }
+
+            /// One line for `throttle-sim list`: what the rule is and where it comes from.
+            pub fn describe(name: &str) -> Option<&'static str> {
+                $(if name == <$config as Rule>::NAME {
+                    return Some(<$config as Rule>::DESCRIPTION);
+                })+
+                None
+            }
+
+            /// Type the parameters of the kind `name` (the tag already removed); `None` if
+            /// unknown.
+            pub fn from_params(name: &str, params: toml::Value) -> Option<Result<Self, ConfigError>> {
+                $(if name == <$config as Rule>::NAME {
+                    return Some(typed::<$config>(params).map(LimiterConfig::$variant));
+                })+
+                None
+            }
+
+            pub fn build(&self) -> Box<dyn Limiter> {
+                match self {
+                    $(LimiterConfig::$variant(c) => c.limiter(),)+
+                }
+            }
+
+            /// Parameters out of their valid range: field name and what is wrong.
+            pub fn problems(&self) -> Vec<ParamProblem> {
+                match self {
+                    $(LimiterConfig::$variant(c) => Rule::problems(c),)+
+                }
+            }
+        }
+    };
+}
+
+// The registry: one line per server rule, in the order `list` shows them. The variant's
+// kebab-case name is the rule's `kind`.
+registry! {
     Gcra(GcraConfig),
-    /// `limit` per window aligned to t = 0 (seed 004's windows).
     FixedWindow(FixedWindowConfig),
-    /// At most `limit` in any `window` (exact log).
     SlidingWindow(SlidingWindowConfig),
-    /// `rate` per `period` into a bucket of `burst`.
     TokenBucket(TokenBucketConfig),
-    /// At most `max_in_flight` requests in flight.
     Concurrency(ConcurrencyConfig),
-    /// One versioned row written optimistically (the AWS backoff post's resource).
     Occ(OccConfig),
 }
 
 impl Default for LimiterConfig {
     fn default() -> Self {
         LimiterConfig::Gcra(GcraConfig::default())
-    }
-}
-
-impl LimiterConfig {
-    pub const NAMES: &'static [&'static str] = &[
-        "gcra",
-        "fixed-window",
-        "sliding-window",
-        "token-bucket",
-        "concurrency",
-        "occ",
-    ];
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            LimiterConfig::Gcra(_) => "gcra",
-            LimiterConfig::FixedWindow(_) => "fixed-window",
-            LimiterConfig::SlidingWindow(_) => "sliding-window",
-            LimiterConfig::TokenBucket(_) => "token-bucket",
-            LimiterConfig::Concurrency(_) => "concurrency",
-            LimiterConfig::Occ(_) => "occ",
-        }
-    }
-
-    /// One line for `throttle-sim list`: what the rule is and where it comes from.
-    pub fn describe(name: &str) -> Option<&'static str> {
-        Some(match name {
-            "gcra" => {
-                "Heroku-style GCRA: `limit` per `period`, refilled continuously (seed 002's server)"
-            }
-            "fixed-window" => {
-                "fixed-window counter: `limit` per `window`, windows aligned to t = 0, Retry-After to the next window (seed 004's server)"
-            }
-            "sliding-window" => {
-                "sliding-window log (exact, not the counter approximation): at most `limit` in any `window`"
-            }
-            "token-bucket" => {
-                "token bucket: `rate` tokens per `period` into a bucket of `burst` (API gateways' rate and burst)"
-            }
-            "concurrency" => {
-                "concurrent-requests limiter: at most `max_in_flight` admitted and unanswered (Stripe's)"
-            }
-            "occ" => {
-                "one versioned row per key written optimistically; a stale write conflicts (409, answered as 429) (AWS backoff post)"
-            }
-            _ => return None,
-        })
-    }
-
-    /// Type the parameters of the kind `name` (the tag already removed); `None` if unknown.
-    pub fn from_params(name: &str, params: toml::Value) -> Option<Result<Self, ConfigError>> {
-        Some(match name {
-            "gcra" => typed(params).map(LimiterConfig::Gcra),
-            "fixed-window" => typed(params).map(LimiterConfig::FixedWindow),
-            "sliding-window" => typed(params).map(LimiterConfig::SlidingWindow),
-            "token-bucket" => typed(params).map(LimiterConfig::TokenBucket),
-            "concurrency" => typed(params).map(LimiterConfig::Concurrency),
-            "occ" => typed(params).map(LimiterConfig::Occ),
-            _ => return None,
-        })
-    }
-
-    pub fn build(&self) -> Box<dyn Limiter> {
-        match self {
-            LimiterConfig::Gcra(c) => Box::new(Gcra::new(c)),
-            LimiterConfig::FixedWindow(c) => Box::new(FixedWindow::new(c)),
-            LimiterConfig::SlidingWindow(c) => Box::new(SlidingWindow::new(c)),
-            LimiterConfig::TokenBucket(c) => Box::new(TokenBucket::new(c)),
-            LimiterConfig::Concurrency(c) => Box::new(Concurrency::new(c)),
-            LimiterConfig::Occ(c) => Box::new(Occ::new(c)),
-        }
-    }
-
-    /// Parameters out of their valid range: field name and what is wrong.
-    pub fn problems(&self) -> Vec<(&'static str, String)> {
-        match self {
-            LimiterConfig::Gcra(c) => c.problems(),
-            LimiterConfig::FixedWindow(c) => c.problems(),
-            LimiterConfig::SlidingWindow(c) => c.problems(),
-            LimiterConfig::TokenBucket(c) => c.problems(),
-            LimiterConfig::Concurrency(c) => c.problems(),
-            LimiterConfig::Occ(c) => c.problems(),
-        }
     }
 }
 

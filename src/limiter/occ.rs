@@ -37,8 +37,9 @@ use std::collections::{HashMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Decision, Limiter};
-use crate::throttle::Status;
+use super::{Decision, Limiter, Rule};
+use crate::config::ParamProblem;
+use crate::exchange::Status;
 use crate::time::{HumanDuration, Nanos};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -56,11 +57,18 @@ impl Default for OccConfig {
     }
 }
 
-impl OccConfig {
+impl Rule for OccConfig {
+    const NAME: &'static str = "occ";
+    const DESCRIPTION: &'static str = "one versioned row per key written optimistically; a stale write conflicts (409, answered as 429) (AWS backoff post)";
+
     /// Every `read_ahead` is valid; 0 means each read happens at its write's instant, after
     /// every write decided before it, so nothing ever conflicts.
-    pub fn problems(&self) -> Vec<(&'static str, String)> {
+    fn problems(&self) -> Vec<ParamProblem> {
         Vec::new()
+    }
+
+    fn limiter(&self) -> Box<dyn Limiter> {
+        Box::new(Occ::new(self))
     }
 }
 

@@ -21,8 +21,9 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Decision, Limiter};
-use crate::throttle::Status;
+use super::{Decision, Limiter, Rule};
+use crate::config::ParamProblem;
+use crate::exchange::Status;
 use crate::time::{HumanDuration, NANOS_PER_SEC, Nanos};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -43,8 +44,11 @@ impl Default for SlidingWindowConfig {
     }
 }
 
-impl SlidingWindowConfig {
-    pub fn problems(&self) -> Vec<(&'static str, String)> {
+impl Rule for SlidingWindowConfig {
+    const NAME: &'static str = "sliding-window";
+    const DESCRIPTION: &'static str = "sliding-window log (exact, not the counter approximation): at most `limit` in any `window`";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         if self.limit == 0 {
             out.push(("limit", "must be at least 1 request per window".to_string()));
@@ -53,6 +57,10 @@ impl SlidingWindowConfig {
             out.push(("window", "must be longer than 0s".to_string()));
         }
         out
+    }
+
+    fn limiter(&self) -> Box<dyn Limiter> {
+        Box::new(SlidingWindow::new(self))
     }
 }
 

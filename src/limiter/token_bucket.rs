@@ -21,8 +21,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Decision, Limiter};
-use crate::throttle::Status;
+use super::{Decision, Limiter, Rule};
+use crate::config::ParamProblem;
+use crate::exchange::Status;
 use crate::time::{HumanDuration, NANOS_PER_SEC, Nanos};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -54,8 +55,13 @@ impl TokenBucketConfig {
     pub fn initial_tokens(&self) -> u64 {
         self.initial.unwrap_or(self.burst)
     }
+}
 
-    pub fn problems(&self) -> Vec<(&'static str, String)> {
+impl Rule for TokenBucketConfig {
+    const NAME: &'static str = "token-bucket";
+    const DESCRIPTION: &'static str = "token bucket: `rate` tokens per `period` into a bucket of `burst` (API gateways' rate and burst)";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         if self.rate == 0 {
             out.push(("rate", "must be at least 1 token per period".to_string()));
@@ -75,6 +81,10 @@ impl TokenBucketConfig {
             ));
         }
         out
+    }
+
+    fn limiter(&self) -> Box<dyn Limiter> {
+        Box::new(TokenBucket::new(self))
     }
 }
 

@@ -17,8 +17,8 @@ pub use peak::{PeakCounter, Peaks};
 pub use summary::{DeadWorker, ExpectVerdict, GroupSummary, Metrics, ProcessSummary, Summary};
 pub use writer::CsvSink;
 
-use crate::engine::Layout;
-use crate::throttle::Status;
+use crate::exchange::{Response, Status};
+use crate::scenario::Layout;
 use crate::time::{Nanos, secs};
 
 /// `series.csv`'s columns, as the recorder writes them and the charts read them.
@@ -36,7 +36,7 @@ pub const SERIES_COLUMNS: [&str; 10] = [
 ];
 
 /// The coefficient of variation of the per-process sleep values at or below which a run counts
-/// as converged (DESIGN.md, `convergence_s`).
+/// as converged (`convergence_s`; README, "Metrics").
 pub const CONVERGED_CV: f64 = 0.25;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -113,10 +113,8 @@ pub fn coefficient_of_variation(values: &[f64]) -> f64 {
 pub struct RequestRecord {
     pub thread: usize,
     pub sent_at: Nanos,
-    pub status: Status,
-    pub remaining: Option<u64>,
-    pub retry_after: Option<Nanos>,
-    pub latency: Nanos,
+    /// What came back, as the client saw it.
+    pub response: Response,
     /// The wait the thread chose before this request.
     pub waited: Nanos,
 }
@@ -125,6 +123,8 @@ pub struct Recorder<'a, W: Write, R: Write> {
     layout: &'a Layout,
     sample_every: Nanos,
     next_tick: Nanos,
+    /// The last tick written, if any.
+    last_tick: Option<Nanos>,
     series: CsvSink<W>,
     requests: Option<CsvSink<R>>,
     threads: Vec<ThreadStats>,
@@ -169,6 +169,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             layout,
             sample_every: sample_every.max(1),
             next_tick: sample_every.max(1).min(layout.duration),
+            last_tick: None,
             series,
             requests,
             threads: vec![ThreadStats::default(); layout.threads.len()],
@@ -184,6 +185,29 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
         let l = self.layout;
         self.peaks = window.map(|w| Peaks::new(w, l.processes.len(), l.groups.len(), l.keys.len()));
         self
+    }
+
+    /// The rows that end a run, for both engines: after an interrupt at `at`, one last row
+    /// per thread at that moment (unless one was just written then), so the rows still add
+    /// up to the summary's totals; otherwise every tick left up to the end of the run.
+    pub fn finish_rows(
+        &mut self,
+        interrupted_at: Option<Nanos>,
+        sleeps: &[f64],
+    ) -> std::io::Result<()> {
+        match interrupted_at {
+            Some(at) => {
+                if self.last_tick.is_none_or(|t| t < at) {
+                    self.tick(at, sleeps)?;
+                }
+            }
+            None => {
+                while let Some(t) = self.next_tick() {
+                    self.tick(t, sleeps)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The next sampling tick due, if the run has one left.
@@ -202,10 +226,10 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
     #[inline]
     pub fn record_request(&mut self, r: &RequestRecord) -> std::io::Result<()> {
         let s = &mut self.threads[r.thread];
-        s.total.add(r.status);
-        s.interval.add(r.status);
-        if r.remaining.is_some() {
-            s.last_remaining = r.remaining;
+        s.total.add(r.response.status);
+        s.interval.add(r.response.status);
+        if r.response.remaining.is_some() {
+            s.last_remaining = r.response.remaining;
         }
         if self.peaks.is_some() || self.requests.is_some() {
             self.record_request_detail(r)?;
@@ -231,10 +255,10 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             log.text(&group.name)?;
             log.uint(process as u64)?;
             log.uint(u64::from(info.local))?;
-            log.text(r.status.as_str())?;
-            log.opt_uint(r.remaining)?;
-            log.opt_float(r.retry_after.map(secs))?;
-            log.float(secs(r.latency))?;
+            log.text(r.response.status.as_str())?;
+            log.opt_uint(r.response.remaining)?;
+            log.opt_float(r.response.retry_after.map(secs))?;
+            log.float(secs(r.response.latency))?;
             log.float(secs(r.waited))?;
             log.end_row()?;
         }
@@ -303,6 +327,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
         }
         let cv = coefficient_of_variation(&self.scratch);
         self.convergence[0].observe(t, cv <= CONVERGED_CV);
+        self.last_tick = Some(t);
         self.next_tick = if t >= layout.duration {
             Nanos::MAX
         } else {

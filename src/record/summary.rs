@@ -1,4 +1,5 @@
-//! `summary.json`'s contents: the metrics of DESIGN.md, overall, per group and per process.
+//! `summary.json`'s contents: the metrics (README, "Metrics"; docs/architecture.md), overall,
+//! per group and per process.
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};

@@ -3,11 +3,13 @@
 
 pub mod canvas;
 pub mod charts;
+mod error;
 pub mod html;
 mod run_report;
 pub mod series;
 mod table;
 
+pub use error::ReportError;
 pub use run_report::{
     RunFolder, VARIANT_NOTE, VariantNote, WrittenChart, caption, read_text, write_chart,
     write_run_report,

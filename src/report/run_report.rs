@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::ReportError;
 use super::canvas::{Chart, render};
 use super::charts::{Heading, OkPerThreadChart, RatioChart, RemainingChart, SleepChart, TimeAxis};
 use super::html::{Page, escape, list, table};
@@ -72,7 +73,7 @@ impl RunFolder {
         if !series_path.is_file() {
             return Err(usage(&series_path, "missing; the charts are drawn from it"));
         }
-        let series = read_series(&series_path, &scenario).map_err(Error::Usage)?;
+        let series = read_series(&series_path, &scenario)?;
         Ok(RunFolder {
             dir: dir.to_path_buf(),
             scenario,
@@ -105,7 +106,10 @@ pub struct WrittenChart {
 pub fn write_chart(dir: &Path, chart: &impl Chart) -> Result<WrittenChart, Error> {
     let charts = dir.join("charts");
     fs::create_dir_all(&charts).map_err(Error::io(&charts))?;
-    let r = render(chart).map_err(|e| Error::Usage(format!("drawing {}: {e}", chart.stem())))?;
+    let r = render(chart).map_err(|message| ReportError::Draw {
+        chart: chart.stem().to_string(),
+        message,
+    })?;
     let svg_path = charts.join(format!("{}.svg", chart.stem()));
     fs::write(&svg_path, &r.svg).map_err(Error::io(&svg_path))?;
     let png_path = charts.join(format!("{}.png", chart.stem()));

@@ -8,7 +8,8 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use crate::engine::Layout;
+use super::ReportError;
+use crate::scenario::Layout;
 use crate::scenario::Scenario;
 use crate::time::secs;
 
@@ -117,11 +118,8 @@ impl SeriesData {
 }
 
 /// An error reading `series.csv`, with the line at fault when there is one.
-fn bad(path: &Path, line: Option<u64>, message: impl std::fmt::Display) -> String {
-    match line {
-        Some(l) => format!("{}:{l}: {message}", path.display()),
-        None => format!("{}: {message}", path.display()),
-    }
+fn bad(path: &Path, line: Option<u64>, message: impl std::fmt::Display) -> ReportError {
+    ReportError::bad_file(path, line, message)
 }
 
 /// Per process and bucket: the running mean of its sleep value.
@@ -144,7 +142,7 @@ impl Mean {
 }
 
 /// Read `path` (the `series.csv` of a run of `scenario`).
-pub fn read_series(path: &Path, scenario: &Scenario) -> Result<SeriesData, String> {
+pub fn read_series(path: &Path, scenario: &Scenario) -> Result<SeriesData, ReportError> {
     let file = File::open(path).map_err(|e| bad(path, None, e))?;
     read_series_from(file, path, scenario)
 }
@@ -163,7 +161,7 @@ pub fn read_series_from<R: Read>(
     input: R,
     path: &Path,
     scenario: &Scenario,
-) -> Result<SeriesData, String> {
+) -> Result<SeriesData, ReportError> {
     let layout = Layout::new(scenario);
     let every = scenario.run.sample_every.secs();
     let duration = secs(layout.duration);
@@ -330,12 +328,12 @@ pub fn read_series_from<R: Read>(
             Err(e) => return Err(bad(path, e.position().map(|p| p.line()), e)),
         }
         let line = record.position().map(|p| p.line());
-        let num = |i: usize| -> Result<f64, String> {
+        let num = |i: usize| -> Result<f64, ReportError> {
             record[i]
                 .parse::<f64>()
                 .map_err(|_| bad(path, line, format!("{} is not a number", expected[i])))
         };
-        let int = |i: usize| -> Result<u64, String> {
+        let int = |i: usize| -> Result<u64, ReportError> {
             record[i].parse::<u64>().map_err(|_| {
                 bad(
                     path,
@@ -528,9 +526,9 @@ mod tests {
         let s = scenario("");
         let csv = CSV.replace("20,a,0,1,3,5", "20,b,0,1,3,5");
         let e = read_series_from(csv.as_bytes(), Path::new("series.csv"), &s).unwrap_err();
-        assert!(e.starts_with("series.csv:5: group `b`"), "{e}");
+        assert!(e.to_string().starts_with("series.csv:5: group `b`"), "{e}");
         let csv = CSV.replace("30,a,0,0,1,1", "30,a,0,0,x,1");
         let e = read_series_from(csv.as_bytes(), Path::new("series.csv"), &s).unwrap_err();
-        assert!(e.contains(":6: sleep is not a number"), "{e}");
+        assert!(e.to_string().contains(":6: sleep is not a number"), "{e}");
     }
 }

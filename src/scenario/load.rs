@@ -13,9 +13,10 @@ use super::{
     ClientGroup, EXPECTABLE_METRICS, Expect, GroupCommon, Mode, Override, RunConfig, Scenario,
     ServerCommon, ServerConfig, Variant,
 };
+use crate::config::{ConfigError, typed};
 use crate::limiter::{FaultConfig, LimiterConfig};
 use crate::store::StoreConfig;
-use crate::throttle::{ConfigError, ThrottleConfig, typed};
+use crate::throttle::ThrottleConfig;
 
 /// Everything wrong with one scenario, each problem with its place.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,6 +1,7 @@
 //! Scenario files: the TOML schema, loading with `--set` overrides, and validation whose
 //! errors name the file, the line and the field.
 
+mod layout;
 mod load;
 mod overrides;
 pub mod params;
@@ -10,13 +11,15 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use layout::{GroupInfo, Layout, ProcessInfo, ThreadInfo};
 pub use load::{GROUP_COMMON, SERVER_COMMON, ScenarioError, parse_scenario, read_scenario};
 pub use overrides::Override;
 pub use path::FieldPath;
 
 use crate::limiter::{FaultConfig, Latency, Limiter, LimiterConfig};
+use crate::rng::SimRng;
 use crate::store::StoreConfig;
-use crate::throttle::{SimRng, ThrottleConfig};
+use crate::throttle::ThrottleConfig;
 use crate::time::HumanDuration;
 
 /// A validated scenario, overrides applied and seed fixed.
@@ -72,11 +75,6 @@ impl Default for RunConfig {
     }
 }
 
-/// A new random seed that a TOML file can record (TOML integers are signed 64-bit).
-pub fn fresh_seed() -> u64 {
-    rand::random::<u64>() >> 1
-}
-
 impl RunConfig {
     /// The seed; [`read_scenario`] always fixes one.
     pub fn seed(&self) -> u64 {
@@ -94,7 +92,7 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    /// The rule with its faults; `rng` is the run's server stream (engine::seeds), the only
+    /// The rule with its faults; `rng` is the run's server stream (`rng::stream`), the only
     /// randomness a server has.
     pub fn build_limiter(&self, rng: SimRng) -> Box<dyn Limiter> {
         self.faults.wrap(self.limiter.build(), rng)

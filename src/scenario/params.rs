@@ -6,8 +6,9 @@ use serde::Serialize;
 
 use super::FieldPath;
 use super::path::Segment;
+use crate::config::ConfigError;
 use crate::limiter::LimiterConfig;
-use crate::throttle::{ConfigError, ThrottleConfig};
+use crate::throttle::ThrottleConfig;
 
 /// A field name no config has: typing it provokes the "unknown field" error that lists the
 /// fields a `deny_unknown_fields` config accepts.

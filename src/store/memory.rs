@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use super::{NANOS_PER_MS, Store, StoreResult, Ttl};
+use super::{Store, StoreResult, Ttl};
+use crate::time::NANOS_PER_MS;
 use crate::time::Nanos;
 
 #[derive(Clone, Debug)]

@@ -17,7 +17,6 @@
 //! [`SharedStore::failure`], where the live engine sees it and ends the run.
 
 mod memory;
-mod redis_gcra;
 mod redis_link;
 mod redis_store;
 
@@ -26,13 +25,10 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use serde::{Deserialize, Serialize};
 
 pub use memory::MemoryStore;
-pub use redis_gcra::SharedGcra;
 pub use redis_link::{CALL_TIMEOUT, RedisLink};
 pub use redis_store::RedisStore;
 
 use crate::time::Nanos;
-
-const NANOS_PER_MS: u64 = 1_000_000;
 
 /// `PTTL`'s answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -247,6 +243,7 @@ pub fn key_segment(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::NANOS_PER_MS;
 
     #[test]
     fn urls_are_checked_for_their_scheme() {

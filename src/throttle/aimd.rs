@@ -10,9 +10,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    Acquire, BuildContext, ParamProblem, Response, SimRng, Status, Throttle, check_positive,
-};
+use super::{Acquire, Algorithm, BuildContext, Throttle};
+use crate::config::{ParamProblem, check_positive};
+use crate::exchange::{Response, Status};
+use crate::rng::SimRng;
 use crate::time::{Nanos, from_secs};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -43,7 +44,24 @@ impl Default for AimdConfig {
 }
 
 impl AimdConfig {
-    pub fn problems(&self) -> Vec<ParamProblem> {
+    pub fn build(&self, ctx: BuildContext) -> Aimd {
+        Aimd {
+            rate: self.initial_rate,
+            cfg: self.clone(),
+            next_slot: 0,
+            last_decrease: None,
+            sent_at: vec![0; ctx.threads.max(1)],
+            decreases: 0,
+        }
+    }
+}
+
+impl Algorithm for AimdConfig {
+    const NAME: &'static str = "aimd";
+    const DESCRIPTION: &'static str =
+        "additive increase, multiplicative decrease of each process's send rate";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         check_positive(&mut out, "initial_rate", self.initial_rate);
         check_positive(&mut out, "increase", self.increase);
@@ -75,15 +93,8 @@ impl AimdConfig {
         out
     }
 
-    pub fn build(&self, ctx: BuildContext) -> Aimd {
-        Aimd {
-            rate: self.initial_rate,
-            cfg: self.clone(),
-            next_slot: 0,
-            last_decrease: None,
-            sent_at: vec![0; ctx.threads.max(1)],
-            decreases: 0,
-        }
+    fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build(ctx))
     }
 }
 
@@ -147,7 +158,7 @@ impl Throttle for Aimd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
     use crate::time::NANOS_PER_SEC;
 
     const S: Nanos = NANOS_PER_SEC;

@@ -22,9 +22,10 @@
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    Acquire, BuildContext, ParamProblem, Response, SimRng, Status, Throttle, check_positive,
-};
+use super::{Acquire, Algorithm, BuildContext, Throttle};
+use crate::config::{ParamProblem, check_positive};
+use crate::exchange::{Response, Status};
+use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos, from_secs, secs};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -64,20 +65,6 @@ impl Default for AwsAdaptiveConfig {
 }
 
 impl AwsAdaptiveConfig {
-    pub fn problems(&self) -> Vec<ParamProblem> {
-        let mut out = Vec::new();
-        check_positive(&mut out, "scale_constant", self.scale_constant);
-        for (field, v) in [("beta", self.beta), ("smoothing", self.smoothing)] {
-            if !(v > 0.0 && v <= 1.0) {
-                out.push((field, format!("must be above 0 and at most 1 (got {v})")));
-            }
-        }
-        check_positive(&mut out, "rate_bucket", self.rate_bucket.secs());
-        check_positive(&mut out, "min_fill_rate", self.min_fill_rate);
-        check_positive(&mut out, "max_rate_scale", self.max_rate_scale);
-        out
-    }
-
     pub fn build(&self, ctx: BuildContext) -> AwsAdaptive {
         let threads = ctx.threads.max(1);
         AwsAdaptive {
@@ -92,6 +79,30 @@ impl AwsAdaptiveConfig {
             give_up: vec![false; threads],
             throttles: 0,
         }
+    }
+}
+
+impl Algorithm for AwsAdaptiveConfig {
+    const NAME: &'static str = "aws-adaptive";
+    const DESCRIPTION: &'static str =
+        "the AWS SDKs' adaptive retry mode: CUBIC rate, measured rate, client token bucket";
+
+    fn problems(&self) -> Vec<ParamProblem> {
+        let mut out = Vec::new();
+        check_positive(&mut out, "scale_constant", self.scale_constant);
+        for (field, v) in [("beta", self.beta), ("smoothing", self.smoothing)] {
+            if !(v > 0.0 && v <= 1.0) {
+                out.push((field, format!("must be above 0 and at most 1 (got {v})")));
+            }
+        }
+        check_positive(&mut out, "rate_bucket", self.rate_bucket.secs());
+        check_positive(&mut out, "min_fill_rate", self.min_fill_rate);
+        check_positive(&mut out, "max_rate_scale", self.max_rate_scale);
+        out
+    }
+
+    fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build(ctx))
     }
 }
 
@@ -325,7 +336,7 @@ impl Throttle for AwsAdaptive {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
     use crate::time::NANOS_PER_SEC;
 
     const S: Nanos = NANOS_PER_SEC;

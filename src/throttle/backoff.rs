@@ -22,7 +22,10 @@
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use super::{BuildContext, ParamProblem, Response, SimRng, Status, Throttle, check_positive};
+use super::{Algorithm, BuildContext, Throttle};
+use crate::config::{ParamProblem, check_positive};
+use crate::exchange::{Response, Status};
+use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos, from_secs};
 
 /// The AWS blog's four ways of choosing a delay.
@@ -67,7 +70,23 @@ impl Default for BackoffConfig {
 }
 
 impl BackoffConfig {
-    pub fn problems(&self) -> Vec<ParamProblem> {
+    pub fn build(&self, ctx: BuildContext) -> Backoff {
+        Backoff {
+            cfg: self.clone(),
+            limited: Record::new(self.base.secs()),
+            unavailable: Record::new(self.base.secs()),
+            drawn: vec![0.0; ctx.threads.max(1)],
+            recorded: 0,
+        }
+    }
+}
+
+impl Algorithm for BackoffConfig {
+    const NAME: &'static str = "backoff";
+    const DESCRIPTION: &'static str =
+        "seed 003's per-key backoff after 429/503 (503 first), full/equal/decorrelated/no jitter";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         check_positive(&mut out, "base", self.base.secs());
         if self.cap < self.base {
@@ -79,14 +98,8 @@ impl BackoffConfig {
         out
     }
 
-    pub fn build(&self, ctx: BuildContext) -> Backoff {
-        Backoff {
-            cfg: self.clone(),
-            limited: Record::new(self.base.secs()),
-            unavailable: Record::new(self.base.secs()),
-            drawn: vec![0.0; ctx.threads.max(1)],
-            recorded: 0,
-        }
+    fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build(ctx))
     }
 }
 
@@ -207,7 +220,7 @@ impl Throttle for Backoff {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
     use crate::time::NANOS_PER_SEC;
 
     const S: Nanos = NANOS_PER_SEC;

@@ -2,7 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ParamProblem, Response, SimRng, Throttle, check_non_negative, proportional_jitter};
+use super::{Algorithm, BuildContext, Throttle, proportional_jitter};
+use crate::config::{ParamProblem, check_non_negative};
+use crate::exchange::Response;
+use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos, from_secs};
 
 /// `none`: no throttling at all; a 429 is retried at once. Shows what the server sees from a
@@ -14,6 +17,15 @@ pub struct NoneConfig {}
 impl NoneConfig {
     pub fn build(&self) -> Unthrottled {
         Unthrottled
+    }
+}
+
+impl Algorithm for NoneConfig {
+    const NAME: &'static str = "none";
+    const DESCRIPTION: &'static str = "no throttling: send again as soon as an answer arrives";
+
+    fn throttle(&self, _ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build())
     }
 }
 
@@ -56,10 +68,21 @@ impl FixedConfig {
             jitter: self.jitter,
         }
     }
-    pub fn problems(&self) -> Vec<ParamProblem> {
+}
+
+impl Algorithm for FixedConfig {
+    const NAME: &'static str = "fixed";
+    const DESCRIPTION: &'static str =
+        "a constant sleep before every request (seed 001's naive `sleep 1`)";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         check_non_negative(&mut out, "jitter", self.jitter);
         out
+    }
+
+    fn throttle(&self, _ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build())
     }
 }
 
@@ -81,7 +104,8 @@ impl Throttle for FixedSleep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::{Status, test_rng};
+    use crate::exchange::Status;
+    use crate::rng::test_rng;
     use crate::time::NANOS_PER_SEC;
 
     #[test]

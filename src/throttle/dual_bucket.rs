@@ -27,7 +27,10 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Acquire, BuildContext, ParamProblem, Response, SimRng, Status, Throttle};
+use super::{Acquire, Algorithm, BuildContext, Throttle};
+use crate::config::ParamProblem;
+use crate::exchange::{Response, Status};
+use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos, secs};
 
 /// What one device does over and over.
@@ -76,7 +79,30 @@ impl Default for DualBucketConfig {
 }
 
 impl DualBucketConfig {
-    pub fn problems(&self) -> Vec<ParamProblem> {
+    pub fn build(&self, ctx: BuildContext) -> DualBucket {
+        let threads = ctx.threads.max(1);
+        DualBucket {
+            minute: MovingWindow::new(self.minute_slots, self.minute_window.nanos()),
+            seconds: MovingWindow::new(self.second_slots, self.second_window.nanos()),
+            cfg: self.clone(),
+            dispatching: None,
+            last_sync: 0,
+            valid_from: 1,
+            next_claim_at: 0,
+            ticket: vec![None; threads],
+            in_flight: vec![None; threads],
+            restarts: 0,
+            last_minute_wait: 0,
+        }
+    }
+}
+
+impl Algorithm for DualBucketConfig {
+    const NAME: &'static str = "dual-bucket";
+    const DESCRIPTION: &'static str =
+        "seed 000's two local buckets (60/60 s, 3/1 s); pull syncs of 9 or one-at-a-time pushes";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         for (field, slots) in [
             ("minute_slots", self.minute_slots),
@@ -106,21 +132,8 @@ impl DualBucketConfig {
         out
     }
 
-    pub fn build(&self, ctx: BuildContext) -> DualBucket {
-        let threads = ctx.threads.max(1);
-        DualBucket {
-            minute: MovingWindow::new(self.minute_slots, self.minute_window.nanos()),
-            seconds: MovingWindow::new(self.second_slots, self.second_window.nanos()),
-            cfg: self.clone(),
-            dispatching: None,
-            last_sync: 0,
-            valid_from: 1,
-            next_claim_at: 0,
-            ticket: vec![None; threads],
-            in_flight: vec![None; threads],
-            restarts: 0,
-            last_minute_wait: 0,
-        }
+    fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build(ctx))
     }
 }
 
@@ -313,7 +326,7 @@ impl Throttle for DualBucket {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
     use crate::time::NANOS_PER_SEC;
 
     const S: Nanos = NANOS_PER_SEC;

@@ -7,7 +7,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::gem_increase::{Decrease, GemParams, check_gem_params};
-use super::{BuildContext, ParamProblem, Response, SimRng, Status, Throttle, proportional_jitter};
+use super::{Algorithm, BuildContext, Throttle, proportional_jitter};
+use crate::config::ParamProblem;
+use crate::exchange::{Response, Status};
+use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos, from_secs};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -32,7 +35,22 @@ impl Default for GemBackoffConfig {
 }
 
 impl GemBackoffConfig {
-    pub fn problems(&self) -> Vec<ParamProblem> {
+    pub fn build(&self, ctx: BuildContext) -> GemBackoff {
+        GemBackoff {
+            cfg: self.clone(),
+            sleep_for: vec![None; ctx.threads.max(1)],
+            owed: vec![None; ctx.threads.max(1)],
+            limited: 0,
+        }
+    }
+}
+
+impl Algorithm for GemBackoffConfig {
+    const NAME: &'static str = "gem-backoff";
+    const DESCRIPTION: &'static str =
+        "rate_throttle_client's ExponentialBackoff: retry 429s after 0.8 s × 1.2^n, no state";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         let p = GemParams {
             min_sleep: self.min_sleep.secs(),
@@ -45,13 +63,8 @@ impl GemBackoffConfig {
         out
     }
 
-    pub fn build(&self, ctx: BuildContext) -> GemBackoff {
-        GemBackoff {
-            cfg: self.clone(),
-            sleep_for: vec![None; ctx.threads.max(1)],
-            owed: vec![None; ctx.threads.max(1)],
-            limited: 0,
-        }
+    fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build(ctx))
     }
 }
 
@@ -98,7 +111,7 @@ impl Throttle for GemBackoff {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
 
     #[test]
     fn retries_sleep_min_sleep_then_grow_by_the_multiplier_and_reset_on_success() {

@@ -7,7 +7,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::gem_increase::{Decrease, GemIncrease, GemParams, check_gem_params};
-use super::{BuildContext, ParamProblem, check_non_negative};
+use super::{Algorithm, BuildContext, Throttle};
+use crate::config::{ParamProblem, check_non_negative};
 use crate::time::HumanDuration;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -49,7 +50,17 @@ impl GemGradualConfig {
         }
     }
 
-    pub fn problems(&self) -> Vec<ParamProblem> {
+    pub fn build(&self, ctx: BuildContext) -> GemIncrease {
+        GemIncrease::new(self.params(), ctx.threads)
+    }
+}
+
+impl Algorithm for GemGradualConfig {
+    const NAME: &'static str = "gem-gradual";
+    const DESCRIPTION: &'static str =
+        "rate_throttle_client: shared sleep, +0.8 s and ×1.2 on 429, −0.8 s per call";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         check_gem_params(&mut out, &self.params());
         if let Some(d) = self.decrease {
@@ -58,15 +69,17 @@ impl GemGradualConfig {
         out
     }
 
-    pub fn build(&self, ctx: BuildContext) -> GemIncrease {
-        GemIncrease::new(self.params(), ctx.threads)
+    fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build(ctx))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::{Response, Status, Throttle, test_rng};
+    use crate::exchange::{Response, Status};
+    use crate::rng::test_rng;
+    use crate::throttle::Throttle;
     use crate::time::from_secs;
 
     fn answer(status: Status) -> Response {

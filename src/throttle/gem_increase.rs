@@ -18,9 +18,10 @@
 //! with `jitter(v) = v × rand(0.0..0.1)`. A call ends on any answer that is not a 429, so a 5xx
 //! decreases like a success (the gem only loops on 429).
 
-use super::{
-    ParamProblem, Response, SimRng, Status, Throttle, check_non_negative, proportional_jitter,
-};
+use super::{Throttle, proportional_jitter};
+use crate::config::{ParamProblem, check_non_negative};
+use crate::exchange::{Response, Status};
+use crate::rng::SimRng;
 use crate::time::{Nanos, from_secs};
 
 /// How a class lowers `sleep_for` when a call ends.
@@ -147,7 +148,7 @@ pub fn check_gem_params(out: &mut Vec<ParamProblem>, p: &GemParams) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
 
     fn params(decrease: Decrease) -> GemParams {
         GemParams {

@@ -8,7 +8,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::gem_increase::{Decrease, GemIncrease, GemParams, check_gem_params};
-use super::{BuildContext, ParamProblem, check_positive};
+use super::{Algorithm, BuildContext, Throttle};
+use crate::config::{ParamProblem, check_positive};
 use crate::time::HumanDuration;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -50,22 +51,33 @@ impl GemRemainingConfig {
         }
     }
 
-    pub fn problems(&self) -> Vec<ParamProblem> {
+    pub fn build(&self, ctx: BuildContext) -> GemIncrease {
+        GemIncrease::new(self.params(), ctx.threads)
+    }
+}
+
+impl Algorithm for GemRemainingConfig {
+    const NAME: &'static str = "gem-remaining";
+    const DESCRIPTION: &'static str = "rate_throttle_client: shared sleep, +0.8 s and ×1.2 on 429, −sleep×remaining/4500 per call";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         check_gem_params(&mut out, &self.params());
         check_positive(&mut out, "decrease_divisor", self.decrease_divisor);
         out
     }
 
-    pub fn build(&self, ctx: BuildContext) -> GemIncrease {
-        GemIncrease::new(self.params(), ctx.threads)
+    fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build(ctx))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::{Response, Status, Throttle, test_rng};
+    use crate::exchange::{Response, Status};
+    use crate::rng::test_rng;
+    use crate::throttle::Throttle;
 
     fn ok(remaining: Option<u64>) -> Response {
         Response {

@@ -18,11 +18,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Acquire, BuildContext, ParamProblem, Response, SimRng, Throttle};
+use super::{Acquire, Algorithm, BuildContext, Throttle};
+use crate::config::ParamProblem;
+use crate::exchange::Response;
+use crate::rng::SimRng;
 use crate::store::{SharedStore, Ttl};
-use crate::time::{HumanDuration, Nanos};
-
-const NANOS_PER_MS: u64 = 1_000_000;
+use crate::time::{HumanDuration, NANOS_PER_MS, Nanos};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -54,7 +55,29 @@ impl Default for IntervalLockConfig {
 }
 
 impl IntervalLockConfig {
-    pub fn problems(&self) -> Vec<ParamProblem> {
+    /// The store key of the lock the processes of `group` share.
+    pub fn lock_key(&self, group: &str) -> String {
+        format!("interval-lock:{}", self.lock.as_deref().unwrap_or(group))
+    }
+
+    pub fn build(&self, ctx: BuildContext) -> IntervalLock {
+        IntervalLock {
+            key: self.lock_key(&ctx.group),
+            cfg: self.clone(),
+            store: ctx.store,
+            waiting_since: vec![None; ctx.threads.max(1)],
+            retries: vec![0; ctx.threads.max(1)],
+            refusals: 0,
+            last_wait: 0,
+        }
+    }
+}
+
+impl Algorithm for IntervalLockConfig {
+    const NAME: &'static str = "interval-lock";
+    const DESCRIPTION: &'static str = "seed 001's lock shared by a group's processes: SET NX PX 1 s, wait PTTL + offset, 15 s timeout";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         if self.interval.nanos() < NANOS_PER_MS {
             out.push((
@@ -80,21 +103,12 @@ impl IntervalLockConfig {
         out
     }
 
-    /// The store key of the lock the processes of `group` share.
-    pub fn store_scope(&self, group: &str) -> String {
-        format!("interval-lock:{}", self.lock.as_deref().unwrap_or(group))
+    fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build(ctx))
     }
 
-    pub fn build(&self, ctx: BuildContext) -> IntervalLock {
-        IntervalLock {
-            key: self.store_scope(&ctx.group),
-            cfg: self.clone(),
-            store: ctx.store,
-            waiting_since: vec![None; ctx.threads.max(1)],
-            retries: vec![0; ctx.threads.max(1)],
-            refusals: 0,
-            last_wait: 0,
-        }
+    fn store_scope(&self, group: &str) -> Option<String> {
+        Some(self.lock_key(group))
     }
 }
 
@@ -191,7 +205,7 @@ impl Throttle for IntervalLock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
 
     const MS: Nanos = NANOS_PER_MS;
 

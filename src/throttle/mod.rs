@@ -41,72 +41,11 @@ pub use window_queue::{WindowQueue, WindowQueueConfig};
 
 use std::sync::Arc;
 
+use crate::config::{ConfigError, ParamProblem, typed};
+use crate::exchange::Response;
+use crate::rng::SimRng;
 use crate::store::SharedStore;
 use crate::time::Nanos;
-
-/// The one random generator type: PCG is small, fast, and documented to give the same stream
-/// for the same seed on every platform and version, which byte-identical outputs depend on.
-pub type SimRng = rand_pcg::Pcg64Mcg;
-
-/// What a request came back with, as a client sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// 2xx.
-    Ok,
-    /// 429 Too Many Requests.
-    Limited,
-    /// 503 Service Unavailable (counted with `errors`; some algorithms treat it like a 429).
-    Unavailable,
-    /// Any other 5xx, or a transport failure (refused, reset, timed out).
-    Error,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Limited => "limited",
-            Status::Unavailable => "unavailable",
-            Status::Error => "error",
-        }
-    }
-}
-
-/// One response, with the headers the algorithms may read.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Response {
-    pub status: Status,
-    /// `RateLimit-Remaining`, when the server sent it.
-    pub remaining: Option<u64>,
-    /// `RateLimit-Limit`, when the server sent it.
-    pub limit: Option<u64>,
-    /// `Retry-After`, when the server sent it.
-    pub retry_after: Option<Nanos>,
-    /// Time from send to answer.
-    pub latency: Nanos,
-}
-
-impl Response {
-    /// An answer without rate-limit headers (a transport error, or a server that sends none).
-    pub fn bare(status: Status) -> Self {
-        Response {
-            status,
-            remaining: None,
-            limit: None,
-            retry_after: None,
-            latency: 0,
-        }
-    }
-
-    /// The same answer with a `RateLimit-Remaining`.
-    pub fn with_remaining(self, remaining: u64) -> Self {
-        Response {
-            remaining: Some(remaining),
-            ..self
-        }
-    }
-}
 
 /// What an algorithm may know about where it runs when it is built.
 #[derive(Clone, Debug)]
@@ -189,39 +128,108 @@ pub trait Throttle: Send {
     }
 }
 
-/// Which algorithm a client group runs, with its parameters; `algorithm = "..."` in TOML.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "algorithm", rename_all = "kebab-case")]
-pub enum ThrottleConfig {
-    /// Seed 002's adaptive client (the default).
+/// Everything about one client algorithm, implemented by its config type in the algorithm's
+/// own file; the registry below asks for nothing else.
+pub trait Algorithm: Sized {
+    /// Its `algorithm = "..."` name; also the kebab-case name of its registry entry, which
+    /// serde uses as the tag (`registry_tests` checks that they agree).
+    const NAME: &'static str;
+    /// One line for `throttle-sim list`: what the algorithm is and where it comes from.
+    const DESCRIPTION: &'static str;
+    /// Parameters out of their valid range.
+    fn problems(&self) -> Vec<ParamProblem> {
+        Vec::new()
+    }
+    /// One instance for one process.
+    fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle>;
+    /// What the processes of `group` coordinate on in the shared store, for the algorithms
+    /// that coordinate at all: processes with the same scope must share one store.
+    fn store_scope(&self, _group: &str) -> Option<String> {
+        None
+    }
+}
+
+/// Writes [`ThrottleConfig`] and its lookups from one list of `Variant(Config)` entries.
+macro_rules! registry {
+    ($($variant:ident($config:ty)),+ $(,)?) => {
+        /// Which algorithm a client group runs, with its parameters; `algorithm = "..."` in
+        /// TOML. Each variant's docs are its config type's [`Algorithm::DESCRIPTION`].
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "algorithm", rename_all = "kebab-case")]
+        pub enum ThrottleConfig {
+            $($variant($config),)+
+        }
+
+        impl ThrottleConfig {
+            /// The algorithm names the `algorithm` field accepts, in registry order.
+            pub const NAMES: &'static [&'static str] = &[$(<$config as Algorithm>::NAME,)+];
+
+            /// One line for `throttle-sim list`: what the algorithm is and where it comes from.
+            pub fn describe(name: &str) -> Option<&'static str> {
+                $(if name == <$config as Algorithm>::NAME {
+                    return Some(<$config as Algorithm>::DESCRIPTION);
+                })+
+                None
+            }
+
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(ThrottleConfig::$variant(_) => <$config as Algorithm>::NAME,)+
+                }
+            }
+
+            /// Type the parameters of the algorithm `name` (the tag already removed), with the
+            /// path of any bad field; `None` for an unknown name.
+            pub fn from_params(name: &str, params: toml::Value) -> Option<Result<Self, ConfigError>> {
+                $(if name == <$config as Algorithm>::NAME {
+                    return Some(typed::<$config>(params).map(ThrottleConfig::$variant));
+                })+
+                None
+            }
+
+            /// Build one instance for one process.
+            pub fn build(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+                match self {
+                    $(ThrottleConfig::$variant(c) => c.throttle(ctx),)+
+                }
+            }
+
+            /// Parameters out of their valid range.
+            pub fn problems(&self) -> Vec<ParamProblem> {
+                match self {
+                    $(ThrottleConfig::$variant(c) => Algorithm::problems(c),)+
+                }
+            }
+
+            /// What the processes of `group` coordinate on in the shared store, for the
+            /// algorithms that coordinate at all: processes with the same scope must share one
+            /// store.
+            pub fn store_scope(&self, group: &str) -> Option<String> {
+                match self {
+                    $(ThrottleConfig::$variant(c) => Algorithm::store_scope(c, group),)+
+                }
+            }
+        }
+    };
+}
+
+// The registry: one line per algorithm, in the order `list` shows them. The variant's
+// kebab-case name is the algorithm's name.
+registry! {
     Schneems(SchneemsConfig),
-    /// No throttling: send again as soon as an answer arrives.
     None(NoneConfig),
-    /// A constant sleep before every request (seed 001's naive `sleep 1`).
     Fixed(FixedConfig),
-    /// Seed 000's two local buckets.
     DualBucket(DualBucketConfig),
-    /// Seed 001's lock shared through the store.
     IntervalLock(IntervalLockConfig),
-    /// Seed 003's per-key backoff with the AWS blog's jitters.
     Backoff(BackoffConfig),
-    /// Seed 004's fixed-window counters and delayed queue.
     WindowQueue(WindowQueueConfig),
-    /// rate_throttle_client's ExponentialBackoff.
     GemBackoff(GemBackoffConfig),
-    /// rate_throttle_client's ExponentialIncreaseGradualDecrease.
     GemGradual(GemGradualConfig),
-    /// rate_throttle_client's ExponentialIncreaseProportionalDecrease.
     GemProportional(GemProportionalConfig),
-    /// rate_throttle_client's ExponentialIncreaseProportionalRemainingDecrease.
     GemRemaining(GemRemainingConfig),
-    /// The AWS SDKs' adaptive retry mode.
     AwsAdaptive(AwsAdaptiveConfig),
-    /// Google SRE's client-side adaptive throttling.
     SreAdaptive(SreAdaptiveConfig),
-    /// Additive increase, multiplicative decrease of a send rate.
     Aimd(AimdConfig),
-    /// Knows the server's rate and the population: the bound.
     Oracle(OracleConfig),
 }
 
@@ -231,181 +239,10 @@ impl Default for ThrottleConfig {
     }
 }
 
-/// A parameter table that does not fit its type, with the path of the field at fault.
-pub type ConfigError = serde_path_to_error::Error<toml::de::Error>;
-
-/// Deserialize a TOML value tracking the path of a failure.
-pub fn typed<T: serde::de::DeserializeOwned>(v: toml::Value) -> Result<T, ConfigError> {
-    serde_path_to_error::deserialize(v)
-}
-
-/// A parameter that is out of range: its field name and what is wrong.
-pub type ParamProblem = (&'static str, String);
-
 impl ThrottleConfig {
-    /// The algorithm names the `algorithm` field accepts.
-    pub const NAMES: &'static [&'static str] = &[
-        "schneems",
-        "none",
-        "fixed",
-        "dual-bucket",
-        "interval-lock",
-        "backoff",
-        "window-queue",
-        "gem-backoff",
-        "gem-gradual",
-        "gem-proportional",
-        "gem-remaining",
-        "aws-adaptive",
-        "sre-adaptive",
-        "aimd",
-        "oracle",
-    ];
-
-    /// One line for `throttle-sim list`: what the algorithm is and where it comes from.
-    pub fn describe(name: &str) -> Option<&'static str> {
-        Some(match name {
-            "schneems" => {
-                "seed 002's adaptive client: double on 429, decrease by remaining and time since the last doubling"
-            }
-            "none" => "no throttling: send again as soon as an answer arrives",
-            "fixed" => "a constant sleep before every request (seed 001's naive `sleep 1`)",
-            "dual-bucket" => {
-                "seed 000's two local buckets (60/60 s, 3/1 s); pull syncs of 9 or one-at-a-time pushes"
-            }
-            "interval-lock" => {
-                "seed 001's lock shared by a group's processes: SET NX PX 1 s, wait PTTL + offset, 15 s timeout"
-            }
-            "backoff" => {
-                "seed 003's per-key backoff after 429/503 (503 first), full/equal/decorrelated/no jitter"
-            }
-            "window-queue" => {
-                "seed 004's fixed-window counters per group and delay to the window a job's turn falls in"
-            }
-            "gem-backoff" => {
-                "rate_throttle_client's ExponentialBackoff: retry 429s after 0.8 s × 1.2^n, no state"
-            }
-            "gem-gradual" => {
-                "rate_throttle_client: shared sleep, +0.8 s and ×1.2 on 429, −0.8 s per call"
-            }
-            "gem-proportional" => {
-                "rate_throttle_client: shared sleep, +0.8 s and ×1.2 on 429, −sleep/4500 per call"
-            }
-            "gem-remaining" => {
-                "rate_throttle_client: shared sleep, +0.8 s and ×1.2 on 429, −sleep×remaining/4500 per call"
-            }
-            "aws-adaptive" => {
-                "the AWS SDKs' adaptive retry mode: CUBIC rate, measured rate, client token bucket"
-            }
-            "sre-adaptive" => {
-                "Google SRE client-side throttling: reject locally with p = (requests − 2·accepts)/(requests + 1)"
-            }
-            "aimd" => "additive increase, multiplicative decrease of each process's send rate",
-            "oracle" => {
-                "the bound: knows the server's rate and the thread count, spaces requests exactly"
-            }
-            _ => return None,
-        })
-    }
-
     /// The algorithm `name` with every parameter at its default.
     pub fn defaults(name: &str) -> Option<Self> {
         Self::from_params(name, toml::Value::Table(toml::Table::new()))?.ok()
-    }
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            ThrottleConfig::Schneems(_) => "schneems",
-            ThrottleConfig::None(_) => "none",
-            ThrottleConfig::Fixed(_) => "fixed",
-            ThrottleConfig::DualBucket(_) => "dual-bucket",
-            ThrottleConfig::IntervalLock(_) => "interval-lock",
-            ThrottleConfig::Backoff(_) => "backoff",
-            ThrottleConfig::WindowQueue(_) => "window-queue",
-            ThrottleConfig::GemBackoff(_) => "gem-backoff",
-            ThrottleConfig::GemGradual(_) => "gem-gradual",
-            ThrottleConfig::GemProportional(_) => "gem-proportional",
-            ThrottleConfig::GemRemaining(_) => "gem-remaining",
-            ThrottleConfig::AwsAdaptive(_) => "aws-adaptive",
-            ThrottleConfig::SreAdaptive(_) => "sre-adaptive",
-            ThrottleConfig::Aimd(_) => "aimd",
-            ThrottleConfig::Oracle(_) => "oracle",
-        }
-    }
-
-    /// Type the parameters of the algorithm `name` (the tag already removed), with the path of
-    /// any bad field; `None` for an unknown name.
-    pub fn from_params(name: &str, params: toml::Value) -> Option<Result<Self, ConfigError>> {
-        Some(match name {
-            "schneems" => typed(params).map(ThrottleConfig::Schneems),
-            "none" => typed(params).map(ThrottleConfig::None),
-            "fixed" => typed(params).map(ThrottleConfig::Fixed),
-            "dual-bucket" => typed(params).map(ThrottleConfig::DualBucket),
-            "interval-lock" => typed(params).map(ThrottleConfig::IntervalLock),
-            "backoff" => typed(params).map(ThrottleConfig::Backoff),
-            "window-queue" => typed(params).map(ThrottleConfig::WindowQueue),
-            "gem-backoff" => typed(params).map(ThrottleConfig::GemBackoff),
-            "gem-gradual" => typed(params).map(ThrottleConfig::GemGradual),
-            "gem-proportional" => typed(params).map(ThrottleConfig::GemProportional),
-            "gem-remaining" => typed(params).map(ThrottleConfig::GemRemaining),
-            "aws-adaptive" => typed(params).map(ThrottleConfig::AwsAdaptive),
-            "sre-adaptive" => typed(params).map(ThrottleConfig::SreAdaptive),
-            "aimd" => typed(params).map(ThrottleConfig::Aimd),
-            "oracle" => typed(params).map(ThrottleConfig::Oracle),
-            _ => return None,
-        })
-    }
-
-    /// Build one instance for one process.
-    pub fn build(&self, ctx: BuildContext) -> Box<dyn Throttle> {
-        match self {
-            ThrottleConfig::Schneems(c) => Box::new(Schneems::new(c.clone(), ctx)),
-            ThrottleConfig::None(c) => Box::new(c.build()),
-            ThrottleConfig::Fixed(c) => Box::new(c.build()),
-            ThrottleConfig::DualBucket(c) => Box::new(c.build(ctx)),
-            ThrottleConfig::IntervalLock(c) => Box::new(c.build(ctx)),
-            ThrottleConfig::Backoff(c) => Box::new(c.build(ctx)),
-            ThrottleConfig::WindowQueue(c) => Box::new(c.build(ctx)),
-            ThrottleConfig::GemBackoff(c) => Box::new(c.build(ctx)),
-            ThrottleConfig::GemGradual(c) => Box::new(c.build(ctx)),
-            ThrottleConfig::GemProportional(c) => Box::new(c.build(ctx)),
-            ThrottleConfig::GemRemaining(c) => Box::new(c.build(ctx)),
-            ThrottleConfig::AwsAdaptive(c) => Box::new(c.build(ctx)),
-            ThrottleConfig::SreAdaptive(c) => Box::new(c.build(ctx)),
-            ThrottleConfig::Aimd(c) => Box::new(c.build(ctx)),
-            ThrottleConfig::Oracle(c) => Box::new(c.build(ctx)),
-        }
-    }
-
-    /// Parameters out of their valid range.
-    pub fn problems(&self) -> Vec<ParamProblem> {
-        match self {
-            ThrottleConfig::Schneems(c) => c.problems(),
-            ThrottleConfig::None(_) => Vec::new(),
-            ThrottleConfig::Fixed(c) => c.problems(),
-            ThrottleConfig::DualBucket(c) => c.problems(),
-            ThrottleConfig::IntervalLock(c) => c.problems(),
-            ThrottleConfig::Backoff(c) => c.problems(),
-            ThrottleConfig::WindowQueue(c) => c.problems(),
-            ThrottleConfig::GemBackoff(c) => c.problems(),
-            ThrottleConfig::GemGradual(c) => c.problems(),
-            ThrottleConfig::GemProportional(c) => c.problems(),
-            ThrottleConfig::GemRemaining(c) => c.problems(),
-            ThrottleConfig::AwsAdaptive(c) => c.problems(),
-            ThrottleConfig::SreAdaptive(c) => c.problems(),
-            ThrottleConfig::Aimd(c) => c.problems(),
-            ThrottleConfig::Oracle(_) => Vec::new(),
-        }
-    }
-
-    /// What the processes of `group` coordinate on in the shared store, for the algorithms
-    /// that coordinate at all: processes with the same scope must share one store.
-    pub fn store_scope(&self, group: &str) -> Option<String> {
-        match self {
-            ThrottleConfig::IntervalLock(c) => Some(c.store_scope(group)),
-            ThrottleConfig::WindowQueue(c) => Some(c.store_scope(group)),
-            _ => None,
-        }
     }
 }
 
@@ -419,25 +256,6 @@ pub(crate) fn proportional_jitter(base: f64, fraction: f64, rng: &mut SimRng) ->
     } else {
         0.0
     }
-}
-
-/// Shared checks for parameters, so every algorithm words its errors the same way.
-pub(crate) fn check_non_negative(out: &mut Vec<ParamProblem>, field: &'static str, v: f64) {
-    if !(v.is_finite() && v >= 0.0) {
-        out.push((field, format!("must be a number of 0 or more (got {v})")));
-    }
-}
-
-pub(crate) fn check_positive(out: &mut Vec<ParamProblem>, field: &'static str, v: f64) {
-    if !(v.is_finite() && v > 0.0) {
-        out.push((field, format!("must be a number above 0 (got {v})")));
-    }
-}
-
-#[cfg(test)]
-pub(crate) fn test_rng() -> SimRng {
-    use rand::SeedableRng;
-    SimRng::seed_from_u64(7)
 }
 
 #[cfg(test)]
@@ -455,6 +273,14 @@ mod registry_tests {
                 "{name}: no description"
             );
             assert!(cfg.problems().is_empty(), "{name}: defaults invalid");
+            // serde's tag (the variant's kebab-case name) is the registered name.
+            let text = toml::to_string(&cfg).unwrap();
+            assert!(
+                text.starts_with(&format!("algorithm = \"{name}\"\n")),
+                "{name}: serialized as {text}"
+            );
+            let back: ThrottleConfig = toml::from_str(&text).unwrap();
+            assert_eq!(back, cfg, "{name}");
         }
     }
 }

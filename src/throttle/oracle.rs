@@ -11,7 +11,9 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-use super::{Acquire, BuildContext, Population, Response, SimRng, Throttle};
+use super::{Acquire, Algorithm, BuildContext, Population, Throttle};
+use crate::exchange::Response;
+use crate::rng::SimRng;
 use crate::time::{Nanos, from_secs, secs};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -37,6 +39,16 @@ impl OracleConfig {
             last_remaining: None,
             spacing: 0,
         }
+    }
+}
+
+impl Algorithm for OracleConfig {
+    const NAME: &'static str = "oracle";
+    const DESCRIPTION: &'static str =
+        "the bound: knows the server's rate and the thread count, spaces requests exactly";
+
+    fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build(ctx))
     }
 }
 
@@ -99,7 +111,8 @@ impl Throttle for Oracle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::{Status, test_rng};
+    use crate::exchange::Status;
+    use crate::rng::test_rng;
     use crate::time::NANOS_PER_SEC;
 
     const S: Nanos = NANOS_PER_SEC;

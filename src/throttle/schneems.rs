@@ -17,10 +17,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    BuildContext, ParamProblem, Response, SimRng, Status, Throttle, check_non_negative,
-    check_positive, proportional_jitter,
-};
+use super::{Algorithm, BuildContext, Throttle, proportional_jitter};
+use crate::config::{ParamProblem, check_non_negative, check_positive};
+use crate::exchange::{Response, Status};
+use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos, from_secs, secs};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -73,8 +73,11 @@ impl Default for SchneemsConfig {
     }
 }
 
-impl SchneemsConfig {
-    pub fn problems(&self) -> Vec<ParamProblem> {
+impl Algorithm for SchneemsConfig {
+    const NAME: &'static str = "schneems";
+    const DESCRIPTION: &'static str = "seed 002's adaptive client: double on 429, decrease by remaining and time since the last doubling";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         check_non_negative(&mut out, "jitter", self.jitter);
         check_positive(&mut out, "max_limit", self.max_limit);
@@ -99,6 +102,10 @@ impl SchneemsConfig {
             ));
         }
         out
+    }
+
+    fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(Schneems::new(self.clone(), ctx))
     }
 }
 
@@ -209,7 +216,7 @@ impl Throttle for Schneems {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
     use crate::time::NANOS_PER_SEC;
 
     fn ctx(threads: usize) -> BuildContext {

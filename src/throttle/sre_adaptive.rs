@@ -17,9 +17,10 @@ use std::collections::VecDeque;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    Acquire, BuildContext, ParamProblem, Response, SimRng, Status, Throttle, check_positive,
-};
+use super::{Acquire, Algorithm, BuildContext, Throttle};
+use crate::config::{ParamProblem, check_positive};
+use crate::exchange::{Response, Status};
+use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos};
 
 /// Slices the window is counted in.
@@ -48,7 +49,24 @@ impl Default for SreAdaptiveConfig {
 }
 
 impl SreAdaptiveConfig {
-    pub fn problems(&self) -> Vec<ParamProblem> {
+    pub fn build(&self, _: BuildContext) -> SreAdaptive {
+        SreAdaptive {
+            slice: self.window.nanos() / SLICES,
+            cfg: self.clone(),
+            slices: VecDeque::new(),
+            requests: 0,
+            accepts: 0,
+            rejected: 0,
+            last_p: 0.0,
+        }
+    }
+}
+
+impl Algorithm for SreAdaptiveConfig {
+    const NAME: &'static str = "sre-adaptive";
+    const DESCRIPTION: &'static str = "Google SRE client-side throttling: reject locally with p = (requests − 2·accepts)/(requests + 1)";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         check_positive(&mut out, "k", self.k);
         if self.window.nanos() < SLICES {
@@ -63,16 +81,8 @@ impl SreAdaptiveConfig {
         out
     }
 
-    pub fn build(&self, _: BuildContext) -> SreAdaptive {
-        SreAdaptive {
-            slice: self.window.nanos() / SLICES,
-            cfg: self.clone(),
-            slices: VecDeque::new(),
-            requests: 0,
-            accepts: 0,
-            rejected: 0,
-            last_p: 0.0,
-        }
+    fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build(ctx))
     }
 }
 
@@ -150,7 +160,7 @@ impl Throttle for SreAdaptive {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
     use crate::time::NANOS_PER_SEC;
 
     const S: Nanos = NANOS_PER_SEC;

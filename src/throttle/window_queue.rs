@@ -21,11 +21,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Acquire, BuildContext, ParamProblem, Response, SimRng, Throttle};
+use super::{Acquire, Algorithm, BuildContext, Throttle};
+use crate::config::ParamProblem;
+use crate::exchange::Response;
+use crate::rng::SimRng;
 use crate::store::{SharedStore, WindowAdmit};
-use crate::time::{HumanDuration, Nanos, secs};
-
-const NANOS_PER_MS: u64 = 1_000_000;
+use crate::time::{HumanDuration, NANOS_PER_MS, Nanos, secs};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -50,7 +51,37 @@ impl Default for WindowQueueConfig {
 }
 
 impl WindowQueueConfig {
-    pub fn problems(&self) -> Vec<ParamProblem> {
+    /// The delayed group whose counters the processes of client group `group` share.
+    pub fn delay_scope(&self, group: &str) -> String {
+        format!(
+            "counter:delay:{}",
+            self.delay_group.as_deref().unwrap_or(group)
+        )
+    }
+
+    pub fn build(&self, ctx: BuildContext) -> WindowQueue {
+        let group = self
+            .delay_group
+            .clone()
+            .unwrap_or_else(|| ctx.group.clone());
+        WindowQueue {
+            calls_prefix: format!("counter:delay:calls:{group}:"),
+            enqueued_key: format!("counter:delay:enqueued:{group}"),
+            cfg: self.clone(),
+            store: ctx.store,
+            delayed: vec![false; ctx.threads.max(1)],
+            delays: 0,
+            last_delay: 0,
+        }
+    }
+}
+
+impl Algorithm for WindowQueueConfig {
+    const NAME: &'static str = "window-queue";
+    const DESCRIPTION: &'static str =
+        "seed 004's fixed-window counters per group and delay to the window a job's turn falls in";
+
+    fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         if self.reservoir == 0 {
             out.push(("reservoir", "must be at least 1 (got 0)".to_string()));
@@ -74,28 +105,12 @@ impl WindowQueueConfig {
         out
     }
 
-    /// The delayed group whose counters the processes of client group `group` share.
-    pub fn store_scope(&self, group: &str) -> String {
-        format!(
-            "counter:delay:{}",
-            self.delay_group.as_deref().unwrap_or(group)
-        )
+    fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle> {
+        Box::new(self.build(ctx))
     }
 
-    pub fn build(&self, ctx: BuildContext) -> WindowQueue {
-        let group = self
-            .delay_group
-            .clone()
-            .unwrap_or_else(|| ctx.group.clone());
-        WindowQueue {
-            calls_prefix: format!("counter:delay:calls:{group}:"),
-            enqueued_key: format!("counter:delay:enqueued:{group}"),
-            cfg: self.clone(),
-            store: ctx.store,
-            delayed: vec![false; ctx.threads.max(1)],
-            delays: 0,
-            last_delay: 0,
-        }
+    fn store_scope(&self, group: &str) -> Option<String> {
+        Some(self.delay_scope(group))
     }
 }
 
@@ -171,7 +186,7 @@ impl Throttle for WindowQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throttle::test_rng;
+    use crate::rng::test_rng;
     use crate::time::NANOS_PER_SEC;
 
     const S: Nanos = NANOS_PER_SEC;

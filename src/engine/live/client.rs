@@ -14,7 +14,7 @@ use tokio::net::TcpStream;
 
 use super::headers::read_response;
 use crate::error::Error;
-use crate::throttle::{Response, Status};
+use crate::exchange::{Response, Status};
 
 /// Where requests go and what they carry.
 #[derive(Clone, Debug)]

@@ -13,8 +13,8 @@ use std::time::{Duration, SystemTime};
 
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
+use crate::exchange::{Response, Status};
 use crate::limiter::Decision;
-use crate::throttle::{Response, Status};
 use crate::time::Nanos;
 
 pub const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");

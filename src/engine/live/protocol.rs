@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::throttle::Status;
+use crate::exchange::Response;
 use crate::time::Nanos;
 
 /// Everything a worker needs to run one client process.
@@ -73,12 +73,8 @@ pub struct RequestEvent {
     pub th: u32,
     /// When it was sent.
     pub t: Nanos,
-    pub status: Status,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remaining: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_after: Option<Nanos>,
-    pub latency: Nanos,
+    /// What came back.
+    pub response: Response,
     /// The wait chosen before it.
     pub waited: Nanos,
     /// On a 2xx: how long since the thread first wanted to send this job.
@@ -95,16 +91,18 @@ pub struct RequestEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exchange::Status;
 
     #[test]
     fn lines_round_trip() {
         let e = Event::Request(RequestEvent {
             th: 2,
             t: 1_500,
-            status: Status::Limited,
-            remaining: Some(0),
-            retry_after: Some(800),
-            latency: 20,
+            response: Response {
+                retry_after: Some(800),
+                latency: 20,
+                ..Response::bare(Status::Limited).with_remaining(0)
+            },
             waited: 100,
             job_wait: None,
             finished: false,

@@ -27,11 +27,11 @@ use tokio::net::TcpListener;
 
 use super::ScaledClock;
 use super::headers::{PolicyHeaders, write_decision};
-use crate::engine::seeds::{Stream, stream};
+use crate::exchange::Status;
+use crate::limiter::SharedGcra;
 use crate::limiter::{Decision, FaultConfig, Latency, LatencySampler, Limiter, LimiterConfig};
+use crate::rng::{SimRng, Stream, stream};
 use crate::scenario::GroupCommon;
-use crate::store::SharedGcra;
-use crate::throttle::{SimRng, Status};
 use crate::time::Nanos;
 
 /// Distinct keys the server tracks; past this, new keys share one overflow bucket, so a

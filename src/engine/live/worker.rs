@@ -1,6 +1,6 @@
-//! One client process of a live run: `threads` tokio tasks sharing one `Throttle`, each a closed
-//! loop — ask for a delay, sleep it for real (scaled), pass the local gate, send a real HTTP
-//! request, hand the answer to the throttle — exactly the loop of the sim engine. Events stream
+//! One client process of a live run: `threads` tokio tasks sharing one `Throttle`, each driving
+//! the sim engine's own [`ClientLoop`] — sleeping its waits for real (scaled) and sending real
+//! HTTP requests. Events stream
 //! to the parent as JSON lines on stdout; commands arrive on stdin.
 
 use std::sync::{Arc, Mutex};
@@ -13,11 +13,12 @@ use super::ScaledClock;
 use super::client::{HttpClient, Target};
 use super::protocol::{Command, Event, RequestEvent, WorkerSpec};
 use super::server::CLIENT_ID;
-use crate::engine::Layout;
-use crate::engine::seeds::{Stream, stream};
+use crate::engine::client_loop::{ClientLoop, Step};
+use crate::rng::{SimRng, Stream, stream};
+use crate::scenario::Layout;
 use crate::scenario::{Scenario, parse_scenario};
 use crate::store::{RedisLink, RedisStore, SharedStore};
-use crate::throttle::{Acquire, BuildContext, Population, SimRng, Status, Throttle};
+use crate::throttle::{BuildContext, Throttle};
 use crate::time::Nanos;
 
 type Shared = Arc<Mutex<Box<dyn Throttle>>>;
@@ -76,19 +77,7 @@ impl Process {
                 group.name, spec.process
             ));
         }
-        let population = Population {
-            rate_per_sec: spec.rate_per_sec,
-            windows: if spec.rate_per_sec > 0.0 {
-                layout
-                    .groups
-                    .iter()
-                    .filter(|g| g.key == group.key)
-                    .map(|g| (g.start, g.stop, g.threads.len() as u32))
-                    .collect()
-            } else {
-                Vec::new()
-            },
-        };
+        let population = layout.population(group.key, spec.rate_per_sec);
         let store = match (&scenario.store.url, &spec.store_namespace) {
             (Some(url), Some(namespace)) => {
                 let link = RedisLink::connect(url).map_err(|e| e.to_string())?;
@@ -103,7 +92,7 @@ impl Process {
             group: group.name.clone(),
             process: spec.process,
             store: store.clone(),
-            population: Arc::new(population),
+            population,
         };
         let throttle = scenario.clients[spec.group].throttle.build(ctx);
         let mut target = Target::parse(&spec.target, &spec.headers).map_err(|e| e.to_string())?;
@@ -139,10 +128,13 @@ impl Process {
                 target = target.with_header(CLIENT_ID, &global.to_string());
             }
             let t = ThreadRun {
-                local: self.layout.threads[global].local,
+                client_loop: ClientLoop::new(
+                    self.layout.threads[global].local,
+                    group.start,
+                    group.stop,
+                    group.jobs,
+                ),
                 start: group.start,
-                stop_at: group.stop,
-                jobs: group.jobs,
                 rng: stream(self.scenario.run.seed(), global as u64, Stream::Throttle),
                 client: HttpClient::new(target, timeout),
                 throttle: self.throttle.clone(),
@@ -197,11 +189,8 @@ async fn tick_sleeps(
 
 /// One thread of the process: the sim's closed loop on a real clock.
 struct ThreadRun {
-    local: u32,
+    client_loop: ClientLoop,
     start: Nanos,
-    /// When the group leaves (the end of the run at the latest): nothing is sent from then.
-    stop_at: Nanos,
-    jobs: Option<u64>,
     rng: SimRng,
     client: HttpClient,
     throttle: Shared,
@@ -223,89 +212,77 @@ impl ThreadRun {
     }
 
     async fn run(mut self) {
-        let th = self.local;
-        let local = th as usize;
+        let th = self.client_loop.local();
         if !self.sleep_until(self.start).await {
             return;
         }
         let mut max_delay: Option<Nanos> = None;
-        let mut jobs_left = self.jobs;
-        let mut job_started = self.clock.now();
-        'job: loop {
-            let now = self.clock.now();
-            let d = lock(&self.throttle).delay(now, local, &mut self.rng);
-            self.report_delay(&mut max_delay, d);
-            let mut waited = d;
-            let mut send_at = now.saturating_add(d);
-            // Wait, then pass the throttle's local gate (or give up, or wait more).
-            loop {
-                if send_at >= self.stop_at || !self.sleep_until(send_at).await {
-                    return;
-                }
-                let now = self.clock.now();
-                let gate = lock(&self.throttle).acquire(now, local, &mut self.rng);
-                // The throttle waits when its store fails; the run cannot go on without it.
-                if let Some(e) = self.store.failure() {
-                    let message = e.to_string();
-                    let _ = self.events.send(Event::Failed { message });
-                    return;
-                }
-                match gate {
-                    Acquire::Send => break,
-                    Acquire::Wait(more) => {
-                        self.report_delay(&mut max_delay, more);
-                        waited = waited.saturating_add(more);
-                        send_at = now.saturating_add(more);
-                    }
-                    Acquire::GiveUp => {
+        // The time of the last call to the loop: waits run from it.
+        let mut now = self.clock.now();
+        let mut step = self
+            .client_loop
+            .start(now, lock(&self.throttle).as_mut(), &mut self.rng);
+        loop {
+            match step {
+                Step::Done => return,
+                Step::Sleep { delay, gave_up } => {
+                    if gave_up {
                         let _ = self.events.send(Event::GiveUp { th });
-                        job_started = now;
-                        continue 'job;
+                    }
+                    self.report_delay(&mut max_delay, delay);
+                    let until = now.saturating_add(delay);
+                    // Past the group's stop the loop would only say done: end without waiting.
+                    if self.client_loop.stopped_at(until) || !self.sleep_until(until).await {
+                        return;
+                    }
+                    now = self.clock.now();
+                    step = self
+                        .client_loop
+                        .wake(now, lock(&self.throttle).as_mut(), &mut self.rng);
+                    // The throttle waits when its store fails; the run cannot go on without it.
+                    if let Some(e) = self.store.failure() {
+                        let message = e.to_string();
+                        let _ = self.events.send(Event::Failed { message });
+                        return;
                     }
                 }
-            }
-            let sent_at = self.clock.now();
-            // A timer that fired late (or a slow gate) must not send past the group's stop:
-            // the sim never does, and the recorder has no row for the group after it.
-            if sent_at >= self.stop_at {
-                return;
-            }
-            let exchange = tokio::select! {
-                ex = self.client.send() => ex,
-                _ = self.halt.wait_for(|s| *s) => return,
-            };
-            let response = exchange.response(self.clock.scale());
-            let now = sent_at.saturating_add(response.latency);
-            let (sleep, backoffs) = {
-                let mut t = lock(&self.throttle);
-                t.on_response(now, local, &response, &mut self.rng);
-                (t.sleep_value(), t.backoffs())
-            };
-            let ok = response.status == Status::Ok;
-            let mut finished = false;
-            let job_wait = ok.then(|| now.saturating_sub(job_started));
-            if ok {
-                job_started = now;
-                if let Some(left) = &mut jobs_left {
-                    *left -= 1;
-                    finished = *left == 0;
+                Step::Send { waited } => {
+                    let sent_at = self.clock.now();
+                    // A timer that fired late (or a slow gate) must not send past the group's
+                    // stop: the sim never does, and the recorder has no row for the group after.
+                    if self.client_loop.stopped_at(sent_at) {
+                        return;
+                    }
+                    let exchange = tokio::select! {
+                        ex = self.client.send() => ex,
+                        _ = self.halt.wait_for(|s| *s) => return,
+                    };
+                    let response = exchange.response(self.clock.scale());
+                    now = sent_at.saturating_add(response.latency);
+                    let (answered, sleep, backoffs) = {
+                        let mut t = lock(&self.throttle);
+                        let answered =
+                            self.client_loop
+                                .answered(now, &response, t.as_mut(), &mut self.rng);
+                        (answered, t.sleep_value(), t.backoffs())
+                    };
+                    let event = Event::Request(RequestEvent {
+                        th,
+                        t: sent_at,
+                        response,
+                        waited,
+                        job_wait: answered.job_wait,
+                        finished: answered.finished,
+                        sleep,
+                        backoffs,
+                    });
+                    if self.events.send(event).is_err() {
+                        return;
+                    }
+                    step = self
+                        .client_loop
+                        .next(now, lock(&self.throttle).as_mut(), &mut self.rng);
                 }
-            }
-            let event = Event::Request(RequestEvent {
-                th,
-                t: sent_at,
-                status: response.status,
-                remaining: response.remaining,
-                retry_after: response.retry_after,
-                latency: response.latency,
-                waited,
-                job_wait,
-                finished,
-                sleep,
-                backoffs,
-            });
-            if self.events.send(event).is_err() || finished {
-                return;
             }
         }
     }
@@ -313,7 +290,10 @@ impl ThreadRun {
     fn report_delay(&self, max: &mut Option<Nanos>, d: Nanos) {
         if max.is_none_or(|m| d > m) {
             *max = Some(d);
-            let _ = self.events.send(Event::Delay { th: self.local, d });
+            let _ = self.events.send(Event::Delay {
+                th: self.client_loop.local(),
+                d,
+            });
         }
     }
 }
@@ -405,7 +385,8 @@ mod tests {
     //! `Status::Error` and end up in the event stream, and the thread must keep going.
 
     use super::*;
-    use crate::throttle::{Response, SimRng};
+    use crate::exchange::{Response, Status};
+    use crate::rng::SimRng;
     use tokio::io::AsyncReadExt;
     use tokio::net::TcpListener;
 
@@ -437,10 +418,8 @@ mod tests {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let (_halt_tx, halt) = watch::channel(false);
         let t = ThreadRun {
-            local: 0,
+            client_loop: ClientLoop::new(0, 0, run_for, None),
             start: 0,
-            stop_at: run_for,
-            jobs: None,
             rng: stream(1, 0, Stream::Throttle),
             client: HttpClient::new(Target::parse(url, &[]).unwrap(), timeout),
             throttle: Arc::new(Mutex::new(throttle)),
@@ -469,7 +448,7 @@ mod tests {
         assert!(seen.iter().all(|r| r.status == Status::Error), "{seen:?}");
         let reported = events
             .iter()
-            .filter(|e| matches!(e, Event::Request(r) if r.status == Status::Error))
+            .filter(|e| matches!(e, Event::Request(r) if r.response.status == Status::Error))
             .count();
         assert_eq!(reported, seen.len());
     }

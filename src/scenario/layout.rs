@@ -2,8 +2,10 @@
 //! use. Engines and the recorder index everything by these numbers.
 
 use std::ops::Range;
+use std::sync::Arc;
 
-use crate::scenario::Scenario;
+use super::Scenario;
+use crate::throttle::Population;
 use crate::time::Nanos;
 
 #[derive(Clone, Debug)]
@@ -108,5 +110,19 @@ impl Layout {
 
     pub fn group_of_thread(&self, thread: usize) -> &GroupInfo {
         &self.groups[self.threads[thread].group as usize]
+    }
+
+    /// Who uses server key `key` over the run, for the `oracle`: every group on the key with
+    /// its window and thread count, at the server's sustained `rate_per_sec`.
+    pub fn population(&self, key: usize, rate_per_sec: f64) -> Arc<Population> {
+        Arc::new(Population {
+            rate_per_sec,
+            windows: self
+                .groups
+                .iter()
+                .filter(|g| g.key == key)
+                .map(|g| (g.start, g.stop, g.threads.len() as u32))
+                .collect(),
+        })
     }
 }

@@ -1,23 +1,21 @@
-//! The two commands that use the live pieces on their own: `serve` (the mock API for any
-//! client, curl included) and `client` (our clients against any HTTP endpoint).
+//! `throttle-sim serve`: the mock rate-limited API on its own, for any client (curl included).
 
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use super::server::{ServerSettings, ServerState, serve_per_thread};
-use super::{LiveConfig, ScaledClock, Target, raise_fd_limit};
-use crate::cli::{ClientArgs, ServeArgs};
-use crate::error::Error;
-use crate::limiter::{FaultConfig, GcraConfig, Latency, LimiterConfig};
-use crate::scenario::{Override, Scenario, parse_scenario, read_scenario};
-use crate::store::{RedisLink, SharedGcra, check_url};
-use crate::throttle::ThrottleConfig;
+use crate::cli::ServeArgs;
+use crate::engine::live::server::{ServerSettings, ServerState, serve_per_thread};
+use crate::engine::live::{ScaledClock, raise_fd_limit};
+use crate::error::{Error, exit};
+use crate::limiter::{FaultConfig, GcraConfig, Latency, LimiterConfig, Rule, SharedGcra};
+use crate::scenario::{Override, read_scenario};
+use crate::store::{RedisLink, check_url};
 use crate::time::HumanDuration;
 
 /// `throttle-sim serve`: answer until `interrupt` turns true (Ctrl-C, SIGTERM), then stop
 /// accepting and let requests in flight finish.
-pub fn serve_command(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<(), Error> {
+pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Error> {
     let (mut settings, scale) = server_settings(args)?;
     settings.header_read_timeout = Duration::from_nanos(args.header_timeout.nanos().max(1));
     if let Some(url) = &args.store {
@@ -56,7 +54,7 @@ pub fn serve_command(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result
             );
         }
     }
-    Ok(())
+    Ok(exit::OK)
 }
 
 /// `--store`: the GCRA in Redis, or why it cannot be.
@@ -165,74 +163,4 @@ fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
 
 fn clamp_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
-}
-
-/// The scenario `throttle-sim client` runs: one group of `processes × threads` running the
-/// algorithm, in live mode, with `--set` applied as for any scenario.
-pub fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<Scenario, Error> {
-    if !ThrottleConfig::NAMES.contains(&args.algorithm.as_str()) {
-        return Err(Error::Usage(format!(
-            "--algorithm {}: unknown algorithm, expected one of: {}",
-            args.algorithm,
-            ThrottleConfig::NAMES.join(", ")
-        )));
-    }
-    let every = args.sample_every.unwrap_or(HumanDuration::from_secs(10));
-    let every = if every > args.duration && args.sample_every.is_none() {
-        args.duration
-    } else {
-        every
-    };
-    let mut root = toml::Table::new();
-    root.insert("name".into(), "client".into());
-    root.insert(
-        "description".into(),
-        format!("throttle-sim client --target {}", args.target).into(),
-    );
-    let mut run = toml::Table::new();
-    run.insert("duration".into(), args.duration.to_string().into());
-    run.insert("mode".into(), "live".into());
-    run.insert("sample_every".into(), every.to_string().into());
-    if let Some(seed) = args.seed {
-        run.insert("seed".into(), toml::Value::Integer(clamp_i64(seed)));
-    }
-    root.insert("run".into(), toml::Value::Table(run));
-    if let Some(url) = &args.store {
-        let mut store = toml::Table::new();
-        store.insert("url".into(), url.clone().into());
-        root.insert("store".into(), toml::Value::Table(store));
-    }
-    let mut group = toml::Table::new();
-    group.insert("name".into(), "client".into());
-    group.insert(
-        "processes".into(),
-        toml::Value::Integer(args.processes.into()),
-    );
-    group.insert("threads".into(), toml::Value::Integer(args.threads.into()));
-    group.insert("algorithm".into(), args.algorithm.clone().into());
-    root.insert(
-        "clients".into(),
-        toml::Value::Array(vec![toml::Value::Table(group)]),
-    );
-    let text = toml::to_string(&root).expect("a table serializes");
-    Ok(parse_scenario(
-        &text,
-        "<client flags>",
-        "client",
-        &args.set,
-        seed_if_absent,
-    )?)
-}
-
-/// How `client` runs: against the URL with the headers given.
-pub fn client_config(args: &ClientArgs) -> Result<LiveConfig, Error> {
-    // Refuse a bad URL or header before any process starts.
-    super::client::Target::parse(&args.target, &args.headers)?;
-    let mut cfg = LiveConfig::new(Target::External {
-        url: args.target.clone(),
-        headers: args.headers.clone(),
-    })
-    .map_err(|e| Error::Failed(format!("cannot find this program's binary: {e}")))?;
-    cfg.request_timeout = Duration::from_nanos(args.timeout.nanos().max(1_000_000));
-    Ok(cfg)
 }

@@ -1,9 +1,19 @@
-//! One seed, split into independent streams: one per thread and purpose. Streams are derived
+//! Randomness, owned by the engines and handed to the algorithms: the one generator type, the
+//! streams one seed is split into, and a fresh seed for runs that name none.
+//!
+//! One seed is split into independent streams, one per thread and purpose. Streams are derived
 //! by hashing, so a thread's stream does not depend on how many random numbers others drew.
 
 use rand::SeedableRng;
 
-use crate::throttle::SimRng;
+/// The one random generator type: PCG is small, fast, and documented to give the same stream
+/// for the same seed on every platform and version, which byte-identical outputs depend on.
+pub type SimRng = rand_pcg::Pcg64Mcg;
+
+/// A new random seed that a TOML file can record (TOML integers are signed 64-bit).
+pub fn fresh_seed() -> u64 {
+    rand::random::<u64>() >> 1
+}
 
 /// What a stream is used for; separate streams keep a variant that changes how often the
 /// throttle draws from shifting the latencies every other variant sees.
@@ -27,6 +37,12 @@ pub fn stream(seed: u64, index: u64, purpose: Stream) -> SimRng {
     let a = mix(seed ^ 0x9e37_79b9_7f4a_7c15);
     let b = mix(a ^ index.wrapping_mul(0xd1b5_4a32_d192_ed03));
     SimRng::seed_from_u64(mix(b ^ purpose as u64))
+}
+
+/// A fixed generator for unit tests.
+#[cfg(test)]
+pub(crate) fn test_rng() -> SimRng {
+    SimRng::seed_from_u64(7)
 }
 
 #[cfg(test)]

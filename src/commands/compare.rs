@@ -1,18 +1,16 @@
-//! The bodies of `compare`, `plot`, `list` and `check`: from parsed flags to output and an
-//! exit code, so `main.rs` stays a dispatcher.
+//! `throttle-sim compare`: run variants over the same seeds, print the table and ranking.
 
 use std::sync::atomic::AtomicBool;
 
-use crate::cli::{CheckArgs, CompareArgs, ListArgs, PlotArgs};
+use crate::cli::CompareArgs;
 use crate::compare::{self, CompareOptions};
 use crate::error::{Error, exit};
 use crate::parallel::cores;
 use crate::progress::{Progress, colour_stdout};
 use crate::run::print;
-use crate::{check, list, report};
 
 pub fn compare(args: &CompareArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
-    let progress = Progress::new(args.quiet);
+    let progress = Progress::new(args.output.quiet);
     let opts = CompareOptions {
         scenario: args.scenario.clone(),
         overrides: args.overrides(),
@@ -20,12 +18,12 @@ pub fn compare(args: &CompareArgs, interrupt: &AtomicBool) -> Result<i32, Error>
         algorithms: args.algorithms.clone(),
         seeds: args.seeds as usize,
         jobs: args.jobs.map_or_else(cores, |j| j as usize),
-        out: args.out.clone(),
+        out: args.output.out.clone(),
         progress: &progress,
         interrupt,
     };
     let plan = compare::plan(&opts)?;
-    if !args.quiet {
+    if !args.output.quiet {
         eprintln!(
             "comparing {} variant{} of {} over seeds {} ({} runs, {} at a time)",
             plan.variants.len(),
@@ -46,15 +44,15 @@ pub fn compare(args: &CompareArgs, interrupt: &AtomicBool) -> Result<i32, Error>
             "interrupted: no comparison written; finished runs are in {}",
             result.dir.display()
         );
-        return Ok(130);
+        return Ok(exit::INTERRUPTED);
     }
     let c = &result.comparison;
-    if args.json {
+    if args.output.json {
         print(&format!(
             "{}\n",
             serde_json::to_string_pretty(c).expect("a comparison serializes")
         ));
-    } else if !args.quiet {
+    } else if !args.output.quiet {
         let mut out = format!(
             "{}: {} variant{} over seeds {}\n\n",
             c.scenario,
@@ -83,55 +81,4 @@ pub fn compare(args: &CompareArgs, interrupt: &AtomicBool) -> Result<i32, Error>
     } else {
         exit::EXPECT_MISSED
     })
-}
-
-pub fn plot(args: &PlotArgs) -> Result<i32, Error> {
-    let dir = &args.dir;
-    if !dir.is_dir() {
-        return Err(Error::Usage(format!(
-            "{}: not a folder; give a results folder of `run` or `compare`",
-            dir.display()
-        )));
-    }
-    let what = if compare::is_comparison(dir) {
-        compare::write_compare_report(dir, cores())?;
-        "comparison"
-    } else {
-        report::write_run_report(dir)?;
-        "run"
-    };
-    if !args.quiet {
-        eprintln!(
-            "drew the {what}'s charts and report: {}",
-            dir.join("report.html").display()
-        );
-    }
-    Ok(exit::OK)
-}
-
-pub fn list(args: &ListArgs) -> Result<i32, Error> {
-    if args.json {
-        print(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&list::json()).expect("serializes")
-        ));
-    } else {
-        print(&list::text());
-    }
-    Ok(exit::OK)
-}
-
-pub fn check(args: &CheckArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
-    let progress = Progress::new(args.quiet);
-    let jobs = args.jobs.map_or_else(cores, |j| j as usize);
-    let results = check::check_all(&args.scenarios, &args.set, jobs, &progress, interrupt);
-    if args.json {
-        print(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&results).expect("serializes")
-        ));
-    } else {
-        print(&check::render(&results, colour_stdout()));
-    }
-    Ok(check::exit_code(&results))
 }

@@ -21,9 +21,9 @@ use std::sync::LazyLock;
 
 use redis::Script;
 
-use super::{RedisLink, StoreResult};
-use crate::limiter::{Decision, GcraConfig};
-use crate::throttle::Status;
+use super::{Decision, GcraConfig};
+use crate::exchange::Status;
+use crate::store::{RedisLink, StoreResult, key_segment};
 
 /// The largest bucket, in level units, whose arithmetic stays exact in Lua (twice it must fit
 /// in 2^53).
@@ -140,7 +140,7 @@ impl SharedGcra {
         // Instances share buckets only when they apply the very same rule at the same scale.
         let prefix = format!(
             "throttle-sim:serve:{}:gcra-{limit}-{token_us}us-{initial}-x{scale}:",
-            super::key_segment(namespace)
+            key_segment(namespace)
         );
         let gcra = SharedGcra {
             link,

@@ -1,0 +1,121 @@
+//! `throttle-sim client`: our clients against any HTTP endpoint, in live mode.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use super::run::report_run;
+use crate::cli::ClientArgs;
+use crate::engine::live::{LiveConfig, Target};
+use crate::error::Error;
+use crate::report;
+use crate::rng::fresh_seed;
+use crate::run::{RunOptions, run_live};
+use crate::scenario::{Scenario, parse_scenario};
+use crate::throttle::ThrottleConfig;
+use crate::time::HumanDuration;
+
+/// Run our clients against any HTTP endpoint and record what they did.
+pub fn client(args: &ClientArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
+    let scenario = client_scenario(args, fresh_seed())?;
+    let cfg = client_config(args)?;
+    if !args.output.quiet && !args.output.json {
+        eprintln!(
+            "running {} × {} {} clients against {} for {}",
+            args.processes, args.threads, args.algorithm, args.target, scenario.run.duration
+        );
+    }
+    let started = std::time::Instant::now();
+    let result = run_live(
+        &scenario,
+        &RunOptions {
+            out: args.output.out.clone(),
+            log_requests: args.log_requests,
+            progress: !args.output.quiet,
+            interrupt,
+        },
+        &cfg,
+    )?;
+    let wall = started.elapsed();
+    report::write_run_report(&result.dir)?;
+    Ok(report_run(
+        &scenario,
+        &result,
+        wall,
+        args.output.quiet,
+        args.output.json,
+    ))
+}
+
+/// The scenario `throttle-sim client` runs: one group of `processes × threads` running the
+/// algorithm, in live mode, with `--set` applied as for any scenario.
+pub(crate) fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<Scenario, Error> {
+    if !ThrottleConfig::NAMES.contains(&args.algorithm.as_str()) {
+        return Err(Error::Usage(format!(
+            "--algorithm {}: unknown algorithm, expected one of: {}",
+            args.algorithm,
+            ThrottleConfig::NAMES.join(", ")
+        )));
+    }
+    let every = args.sample_every.unwrap_or(HumanDuration::from_secs(10));
+    let every = if every > args.duration && args.sample_every.is_none() {
+        args.duration
+    } else {
+        every
+    };
+    let mut root = toml::Table::new();
+    root.insert("name".into(), "client".into());
+    root.insert(
+        "description".into(),
+        format!("throttle-sim client --target {}", args.target).into(),
+    );
+    let mut run = toml::Table::new();
+    run.insert("duration".into(), args.duration.to_string().into());
+    run.insert("mode".into(), "live".into());
+    run.insert("sample_every".into(), every.to_string().into());
+    if let Some(seed) = args.scenario_flags.seed {
+        run.insert("seed".into(), toml::Value::Integer(clamp_i64(seed)));
+    }
+    root.insert("run".into(), toml::Value::Table(run));
+    if let Some(url) = &args.store {
+        let mut store = toml::Table::new();
+        store.insert("url".into(), url.clone().into());
+        root.insert("store".into(), toml::Value::Table(store));
+    }
+    let mut group = toml::Table::new();
+    group.insert("name".into(), "client".into());
+    group.insert(
+        "processes".into(),
+        toml::Value::Integer(args.processes.into()),
+    );
+    group.insert("threads".into(), toml::Value::Integer(args.threads.into()));
+    group.insert("algorithm".into(), args.algorithm.clone().into());
+    root.insert(
+        "clients".into(),
+        toml::Value::Array(vec![toml::Value::Table(group)]),
+    );
+    let text = toml::to_string(&root).expect("a table serializes");
+    Ok(parse_scenario(
+        &text,
+        "<client flags>",
+        "client",
+        &args.scenario_flags.set,
+        seed_if_absent,
+    )?)
+}
+
+/// How `client` runs: against the URL with the headers given.
+pub fn client_config(args: &ClientArgs) -> Result<LiveConfig, Error> {
+    // Refuse a bad URL or header before any process starts.
+    crate::engine::live::client::Target::parse(&args.target, &args.headers)?;
+    let mut cfg = LiveConfig::new(Target::External {
+        url: args.target.clone(),
+        headers: args.headers.clone(),
+    })
+    .map_err(|e| Error::Failed(format!("cannot find this program's binary: {e}")))?;
+    cfg.request_timeout = Duration::from_nanos(args.timeout.nanos().max(1_000_000));
+    Ok(cfg)
+}
+
+fn clamp_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,111 @@
+//! `throttle-sim run`: one scenario to its results folder, and what the terminal is told.
+
+use std::sync::atomic::AtomicBool;
+
+use crate::cli::RunArgs;
+use crate::error::{Error, exit};
+use crate::report;
+use crate::rng::fresh_seed;
+use crate::run::{RunOptions, RunResult, print, run_scenario};
+use crate::scenario::{self, Mode, Scenario};
+
+/// Read the scenario with the flags applied, run it, write its report, say what it did.
+pub fn run(args: &RunArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
+    let scenario = scenario::read_scenario(&args.scenario, &args.overrides(), fresh_seed())?;
+    if !args.output.quiet && !args.output.json {
+        eprintln!(
+            "running {} (seed {}, {} threads)",
+            scenario.name,
+            scenario.run.seed(),
+            scenario.threads_total()
+        );
+    }
+    let started = std::time::Instant::now();
+    let result = run_scenario(
+        &scenario,
+        &RunOptions {
+            out: args.output.out.clone(),
+            log_requests: args.log_requests,
+            progress: !args.output.quiet,
+            interrupt,
+        },
+    )?;
+    // The run's own time, without drawing the charts.
+    let wall = started.elapsed();
+    if !args.no_charts {
+        report::write_run_report(&result.dir)?;
+    }
+    Ok(report_run(
+        &scenario,
+        &result,
+        wall,
+        args.output.quiet,
+        args.output.json,
+    ))
+}
+
+/// Print what a run did and choose the exit code.
+pub(super) fn report_run(
+    scenario: &Scenario,
+    result: &RunResult,
+    wall: std::time::Duration,
+    quiet: bool,
+    json: bool,
+) -> i32 {
+    let s = &result.summary;
+    let wall = wall.as_secs_f64();
+    if !quiet && scenario.run.mode == Mode::Live {
+        eprintln!(
+            "sent {} requests in {wall:.1} s of wall time",
+            s.metrics.requests
+        );
+    } else if !quiet {
+        eprintln!(
+            "simulated {} requests in {wall:.3} s of wall time ({:.2} M requests/s)",
+            s.metrics.requests,
+            s.metrics.requests as f64 / wall.max(1e-9) / 1e6
+        );
+    }
+    if json {
+        print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(s).expect("serializes")
+        ));
+    } else if !quiet {
+        print(&report::terminal_summary(s));
+        print(&format!("results: {}\n", result.dir.display()));
+    }
+    let missed: Vec<_> = s.missed().collect();
+    for v in &missed {
+        eprintln!(
+            "expect missed: {} = {} is outside [{}, {}]",
+            v.metric,
+            v.value.map_or("null".to_string(), |x| x.to_string()),
+            v.range[0],
+            v.range[1]
+        );
+    }
+    // The table names lost workers; without it, stderr does.
+    for d in s.dead_workers.iter().filter(|_| quiet || json) {
+        eprintln!(
+            "worker {}/{} (pid {}) died at {:.1} s: {}",
+            d.group, d.process, d.pid, d.at_s, d.reason
+        );
+    }
+    if let Some(f) = &s.failure {
+        eprintln!(
+            "error: {f}; the run stopped at {:.1} s (partial summary in {})",
+            s.duration_s,
+            result.dir.display()
+        );
+        exit::FAILED
+    } else if s.partial {
+        exit::INTERRUPTED
+    } else if !s.dead_workers.is_empty() {
+        exit::FAILED
+    } else if missed.is_empty() {
+        exit::OK
+    } else {
+        exit::EXPECT_MISSED
+    }
+}

@@ -1,0 +1,254 @@
+//! One client thread's closed loop, without I/O: ask the throttle for a delay, wait, pass its
+//! local gate (send, wait more, or give up the job), send, hand the answer to the throttle,
+//! count the job, repeat. Both engines drive this one machine — the sim from its event queue
+//! on virtual time, the live worker with real sleeps and real HTTP — so what a thread does
+//! between two requests is written once, and the two engines agree by construction.
+//!
+//! The driver owns time and transport: it waits out a [`Step::Sleep`]'s `delay`, sends on
+//! [`Step::Send`] and reports the answer through [`ClientLoop::answered`]. The machine makes
+//! every call to the throttle, in the same order the sim always made them, so a seeded run
+//! draws the same random numbers.
+
+use crate::exchange::{Response, Status};
+use crate::rng::SimRng;
+use crate::throttle::{Acquire, Throttle};
+use crate::time::Nanos;
+
+/// What the driver does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Wait `delay` from the time of the call (chosen by [`Throttle::delay`], or by the
+    /// gate's [`Acquire::Wait`]), then call [`ClientLoop::wake`]; `gave_up` says the gate
+    /// abandoned the job before this new wait. (Small enough to come back in registers.)
+    Sleep { delay: Nanos, gave_up: bool },
+    /// Send the request now; `waited` is how long the thread waited for this send since it
+    /// last asked the throttle for a delay. Then call [`ClientLoop::answered`].
+    Send { waited: Nanos },
+    /// The thread sends nothing more (its group stopped, or its jobs are done).
+    Done,
+}
+
+/// What an answer meant for the thread's jobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Answered {
+    /// On a 2xx: how long since the thread first wanted to send this job.
+    pub job_wait: Option<Nanos>,
+    /// This 2xx was the thread's last job.
+    pub finished: bool,
+}
+
+/// One thread's state between two calls.
+#[derive(Clone, Debug)]
+pub struct ClientLoop {
+    /// The thread's index within its process (what the throttle calls `thread`).
+    local: u32,
+    /// When the group leaves (the end of the run at the latest): nothing is sent from then.
+    stop: Nanos,
+    /// 2xx still to get before the thread is done (finite workloads).
+    jobs_left: Option<u64>,
+    /// When the thread first wanted to send the job it is working on.
+    job_started: Nanos,
+    /// The wait before the next send, summed over the gate's extra waits.
+    waited: Nanos,
+}
+
+impl ClientLoop {
+    pub fn new(local: u32, start: Nanos, stop: Nanos, jobs: Option<u64>) -> Self {
+        ClientLoop {
+            local,
+            stop,
+            jobs_left: jobs,
+            job_started: start,
+            waited: 0,
+        }
+    }
+
+    /// The thread's index within its process.
+    pub fn local(&self) -> u32 {
+        self.local
+    }
+
+    /// Whether a send at `at` would be past the group's stop (a driver on a real clock need
+    /// not sleep until then to learn it).
+    pub fn stopped_at(&self, at: Nanos) -> bool {
+        at >= self.stop
+    }
+
+    /// The thread joins at `now`: its first wait.
+    #[inline(always)]
+    pub fn start(&mut self, now: Nanos, throttle: &mut dyn Throttle, rng: &mut SimRng) -> Step {
+        self.job_started = now;
+        self.next_wait(now, throttle, rng, false)
+    }
+
+    /// The wait is over at `now`: ask the throttle's gate.
+    #[inline(always)]
+    pub fn wake(&mut self, now: Nanos, throttle: &mut dyn Throttle, rng: &mut SimRng) -> Step {
+        if self.stopped_at(now) {
+            return Step::Done;
+        }
+        match throttle.acquire(now, self.local as usize, rng) {
+            Acquire::Send => Step::Send {
+                waited: self.waited,
+            },
+            Acquire::Wait(more) => {
+                self.waited = self.waited.saturating_add(more);
+                Step::Sleep {
+                    delay: more,
+                    gave_up: false,
+                }
+            }
+            Acquire::GiveUp => {
+                self.job_started = now;
+                self.next_wait(now, throttle, rng, true)
+            }
+        }
+    }
+
+    /// The answer to the request sent last arrived at `now`: the throttle learns it and the
+    /// job is counted. Call [`ClientLoop::next`] after recording what this returns.
+    #[inline(always)]
+    pub fn answered(
+        &mut self,
+        now: Nanos,
+        response: &Response,
+        throttle: &mut dyn Throttle,
+        rng: &mut SimRng,
+    ) -> Answered {
+        throttle.on_response(now, self.local as usize, response, rng);
+        let mut answered = Answered {
+            job_wait: None,
+            finished: false,
+        };
+        if response.status == Status::Ok {
+            answered.job_wait = Some(now.saturating_sub(self.job_started));
+            self.job_started = now;
+            if let Some(left) = &mut self.jobs_left {
+                *left -= 1;
+                answered.finished = *left == 0;
+            }
+        }
+        answered
+    }
+
+    /// After an answer at `now`: the next wait, or [`Step::Done`] once the jobs are done.
+    #[inline(always)]
+    pub fn next(&mut self, now: Nanos, throttle: &mut dyn Throttle, rng: &mut SimRng) -> Step {
+        if self.jobs_left == Some(0) {
+            Step::Done
+        } else {
+            self.next_wait(now, throttle, rng, false)
+        }
+    }
+
+    #[inline(always)]
+    fn next_wait(
+        &mut self,
+        now: Nanos,
+        throttle: &mut dyn Throttle,
+        rng: &mut SimRng,
+        gave_up: bool,
+    ) -> Step {
+        let delay = throttle.delay(now, self.local as usize, rng);
+        self.waited = delay;
+        Step::Sleep { delay, gave_up }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::test_rng;
+
+    const S: Nanos = crate::time::NANOS_PER_SEC;
+
+    /// Waits 1 s; its gate refuses once (wait 0.5 s more), then gives up once, then sends.
+    struct Gate {
+        acquires: u32,
+        answers: Vec<Status>,
+    }
+
+    impl Throttle for Gate {
+        fn delay(&mut self, _now: Nanos, _thread: usize, _rng: &mut SimRng) -> Nanos {
+            S
+        }
+        fn acquire(&mut self, _now: Nanos, _thread: usize, _rng: &mut SimRng) -> Acquire {
+            self.acquires += 1;
+            match self.acquires {
+                1 => Acquire::Wait(S / 2),
+                2 => Acquire::GiveUp,
+                _ => Acquire::Send,
+            }
+        }
+        fn on_response(&mut self, _now: Nanos, _t: usize, r: &Response, _rng: &mut SimRng) {
+            self.answers.push(r.status);
+        }
+        fn sleep_value(&self) -> f64 {
+            1.0
+        }
+    }
+
+    fn sleep(delay: Nanos, gave_up: bool) -> Step {
+        Step::Sleep { delay, gave_up }
+    }
+
+    #[test]
+    fn waits_passes_the_gate_sends_and_counts_jobs() {
+        let mut t = Gate {
+            acquires: 0,
+            answers: Vec::new(),
+        };
+        let mut rng = test_rng();
+        let mut lp = ClientLoop::new(0, 10 * S, 100 * S, Some(2));
+        assert_eq!(lp.start(10 * S, &mut t, &mut rng), sleep(S, false));
+        // The gate asks for half a second more: the waits add up.
+        assert_eq!(lp.wake(11 * S, &mut t, &mut rng), sleep(S / 2, false));
+        // It gives up the job: a new job starts now, with a new delay.
+        assert_eq!(lp.wake(11 * S + S / 2, &mut t, &mut rng), sleep(S, true));
+        assert_eq!(
+            lp.wake(12 * S + S / 2, &mut t, &mut rng),
+            Step::Send { waited: S }
+        );
+        // A 429 is no job done.
+        let limited = Response::bare(Status::Limited);
+        let a = lp.answered(13 * S, &limited, &mut t, &mut rng);
+        assert_eq!(
+            a,
+            Answered {
+                job_wait: None,
+                finished: false
+            }
+        );
+        assert_eq!(lp.next(13 * S, &mut t, &mut rng), sleep(S, false));
+        assert_eq!(lp.wake(14 * S, &mut t, &mut rng), Step::Send { waited: S });
+        // The first 2xx: the job waited since the give-up at 11.5 s.
+        let ok = Response::bare(Status::Ok);
+        let a = lp.answered(15 * S, &ok, &mut t, &mut rng);
+        assert_eq!(a.job_wait, Some(15 * S - (11 * S + S / 2)));
+        assert!(!a.finished);
+        assert_eq!(lp.next(15 * S, &mut t, &mut rng), sleep(S, false));
+        assert_eq!(lp.wake(16 * S, &mut t, &mut rng), Step::Send { waited: S });
+        let a = lp.answered(17 * S, &ok, &mut t, &mut rng);
+        assert_eq!(a.job_wait, Some(2 * S));
+        assert!(a.finished, "two jobs, two 2xx");
+        assert_eq!(lp.next(17 * S, &mut t, &mut rng), Step::Done);
+        assert_eq!(
+            t.answers,
+            vec![Status::Limited, Status::Ok, Status::Ok],
+            "the throttle heard every answer"
+        );
+    }
+
+    #[test]
+    fn nothing_is_sent_from_the_groups_stop() {
+        let mut t = Gate {
+            acquires: 2,
+            answers: Vec::new(),
+        };
+        let mut rng = test_rng();
+        let mut lp = ClientLoop::new(0, 0, 5 * S, None);
+        assert_eq!(lp.start(4 * S, &mut t, &mut rng), sleep(S, false));
+        assert_eq!(lp.wake(5 * S, &mut t, &mut rng), Step::Done);
+        assert_eq!(t.acquires, 2, "the gate is not asked after the stop");
+    }
+}
