@@ -6,6 +6,7 @@
 //! clock or owns its randomness, so each is testable on virtual time in microseconds.
 
 mod aimd;
+mod atb;
 mod aws_adaptive;
 mod backoff;
 mod baseline;
@@ -24,6 +25,7 @@ mod window_queue;
 use serde::{Deserialize, Serialize};
 
 pub use aimd::{Aimd, AimdConfig};
+pub use atb::{Atb, AtbConfig};
 pub use aws_adaptive::{AwsAdaptive, AwsAdaptiveConfig};
 pub use backoff::{Backoff, BackoffConfig, Jitter};
 pub use baseline::{FixedConfig, NoneConfig};
@@ -231,6 +233,7 @@ registry! {
     SreAdaptive(SreAdaptiveConfig),
     Aimd(AimdConfig),
     Oracle(OracleConfig),
+    Atb(AtbConfig),
 }
 
 impl Default for ThrottleConfig {
