@@ -19,6 +19,7 @@ mod gem_remaining;
 mod interval_lock;
 mod oracle;
 mod schneems;
+mod shared_bucket;
 mod sre_adaptive;
 mod window_queue;
 
@@ -38,6 +39,7 @@ pub use gem_remaining::GemRemainingConfig;
 pub use interval_lock::{IntervalLock, IntervalLockConfig};
 pub use oracle::{Oracle, OracleConfig};
 pub use schneems::{Schneems, SchneemsConfig};
+pub use shared_bucket::{SharedBucket, SharedBucketConfig};
 pub use sre_adaptive::{SreAdaptive, SreAdaptiveConfig};
 pub use window_queue::{WindowQueue, WindowQueueConfig};
 
@@ -59,6 +61,9 @@ pub struct BuildContext {
     pub group: String,
     /// 0-based index of this process within its group.
     pub process: usize,
+    /// The server key (API token) the group sends with: what the algorithms that coordinate
+    /// per token (`shared-bucket`'s bucket, `aatb`'s aggregator) key their state by.
+    pub key: String,
     /// State shared by every process of the run (seed 001's and seed 004's Redis).
     pub store: SharedStore,
     /// Who uses the same server key over time; only the `oracle` may look.
@@ -72,6 +77,7 @@ impl BuildContext {
             threads,
             group: "clients".into(),
             process: 0,
+            key: crate::scenario::GroupCommon::DEFAULT_KEY.into(),
             store: crate::store::shared(),
             population: Arc::new(Population::default()),
         }
@@ -144,9 +150,10 @@ pub trait Algorithm: Sized {
     }
     /// One instance for one process.
     fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle>;
-    /// What the processes of `group` coordinate on in the shared store, for the algorithms
-    /// that coordinate at all: processes with the same scope must share one store.
-    fn store_scope(&self, _group: &str) -> Option<String> {
+    /// What the processes of `group`, sending with the server key `key`, coordinate on in the
+    /// shared store, for the algorithms that coordinate at all: processes with the same scope
+    /// must share one store.
+    fn store_scope(&self, _group: &str, _key: &str) -> Option<String> {
         None
     }
 }
@@ -203,12 +210,12 @@ macro_rules! registry {
                 }
             }
 
-            /// What the processes of `group` coordinate on in the shared store, for the
-            /// algorithms that coordinate at all: processes with the same scope must share one
-            /// store.
-            pub fn store_scope(&self, group: &str) -> Option<String> {
+            /// What the processes of `group`, sending with the server key `key`, coordinate on
+            /// in the shared store, for the algorithms that coordinate at all: processes with
+            /// the same scope must share one store.
+            pub fn store_scope(&self, group: &str, key: &str) -> Option<String> {
                 match self {
-                    $(ThrottleConfig::$variant(c) => Algorithm::store_scope(c, group),)+
+                    $(ThrottleConfig::$variant(c) => Algorithm::store_scope(c, group, key),)+
                 }
             }
         }
@@ -234,6 +241,7 @@ registry! {
     Aimd(AimdConfig),
     Oracle(OracleConfig),
     Atb(AtbConfig),
+    SharedBucket(SharedBucketConfig),
 }
 
 impl Default for ThrottleConfig {
