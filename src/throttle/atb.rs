@@ -246,6 +246,17 @@ impl AdaptiveBucket {
         self.rate = rate;
     }
 
+    pub(crate) fn set_tokens(&mut self, now: Nanos, tokens: f64) {
+        self.refill(now);
+        self.tokens = tokens.min(self.size);
+    }
+
+    /// Make no tokens before `until` (the bucket of a process told to hold its sends).
+    pub(crate) fn pause_until(&mut self, now: Nanos, until: Nanos) {
+        self.refill(now);
+        self.updated = Some(until.max(now));
+    }
+
     /// No whole token left; reservations stand.
     pub(crate) fn empty(&mut self, now: Nanos) {
         self.refill(now);

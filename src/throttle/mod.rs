@@ -5,6 +5,8 @@
 //! send and report every answer through [`Throttle::on_response`]; no algorithm sleeps, reads a
 //! clock or owns its randomness, so each is testable on virtual time in microseconds.
 
+mod aatb;
+mod aatb_telemetry;
 mod aimd;
 mod atb;
 mod aws_adaptive;
@@ -25,6 +27,7 @@ mod window_queue;
 
 use serde::{Deserialize, Serialize};
 
+pub use aatb::{Aatb, AatbConfig};
 pub use aimd::{Aimd, AimdConfig};
 pub use atb::{Atb, AtbConfig};
 pub use aws_adaptive::{AwsAdaptive, AwsAdaptiveConfig};
@@ -242,6 +245,7 @@ registry! {
     Oracle(OracleConfig),
     Atb(AtbConfig),
     SharedBucket(SharedBucketConfig),
+    Aatb(AatbConfig),
 }
 
 impl Default for ThrottleConfig {
