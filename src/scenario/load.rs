@@ -726,6 +726,10 @@ algorithm = "shared-bucket"
             &["clients.cron.key=other", "clients.*.bucket=together"],
         );
         assert!(e.contains("shared-bucket coordinates its 2"), "{e}");
+        // AATB's aggregator is keyed the same way.
+        let e = err(SHARED, &["clients.*.algorithm=aatb"]);
+        assert!(e.contains("aatb coordinates its 2 processes"), "{e}");
+        assert!(parse(SHARED, &["clients.*.algorithm=aatb", "run.mode=sim"]).is_ok());
     }
 
     #[test]
