@@ -74,6 +74,7 @@ pub fn run<W: Write, R: Write>(
                 threads: p.threads.len(),
                 group: group.name.clone(),
                 process: p.index,
+                key: layout.keys[group.key].clone(),
                 store: store.clone(),
                 population: populations[group.key].clone(),
             };

@@ -532,7 +532,7 @@ impl Builder {
         }
         let mut scopes: Vec<(String, u64, usize)> = Vec::new();
         for (i, g) in groups.iter().enumerate() {
-            if let Some(scope) = g.throttle.store_scope(&g.common.name) {
+            if let Some(scope) = g.throttle.store_scope(&g.common.name, g.common.key()) {
                 match scopes.iter_mut().find(|(s, _, _)| *s == scope) {
                     Some(entry) => entry.1 += u64::from(g.common.processes),
                     None => scopes.push((scope, u64::from(g.common.processes), i)),
@@ -697,6 +697,39 @@ algorithm = "window-queue"
         assert_eq!(s.store.url.as_deref(), Some("redis://127.0.0.1:6399"));
         // The url is recorded with the resolved scenario.
         assert_eq!(parse(&s.to_toml(), &[]).unwrap(), s);
+    }
+
+    const SHARED: &str = r#"
+name = "b"
+[run]
+mode = "live"
+[[clients]]
+name = "web"
+algorithm = "shared-bucket"
+[[clients]]
+name = "cron"
+algorithm = "shared-bucket"
+"#;
+
+    #[test]
+    fn groups_on_one_server_key_share_a_bucket_and_so_need_redis_live() {
+        let e = err(SHARED, &[]);
+        assert!(
+            e.contains("clients[0].algorithm: shared-bucket coordinates its 2 processes"),
+            "{e}"
+        );
+        // Groups on different keys have buckets of their own: one process each needs no Redis.
+        assert!(parse(SHARED, &["clients.cron.key=other"]).is_ok());
+        // Naming one bucket joins them again.
+        let e = err(
+            SHARED,
+            &["clients.cron.key=other", "clients.*.bucket=together"],
+        );
+        assert!(e.contains("shared-bucket coordinates its 2"), "{e}");
+        // AATB's aggregator is keyed the same way.
+        let e = err(SHARED, &["clients.*.algorithm=aatb"]);
+        assert!(e.contains("aatb coordinates its 2 processes"), "{e}");
+        assert!(parse(SHARED, &["clients.*.algorithm=aatb", "run.mode=sim"]).is_ok());
     }
 
     #[test]

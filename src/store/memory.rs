@@ -1,17 +1,32 @@
 //! The in-memory store: Redis semantics on the virtual clock, for the sim (always) and for a
 //! live run whose coordinating processes are one.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
-use super::{Store, StoreResult, Ttl};
+use super::{Store, StoreError, StoreResult, Ttl};
 use crate::time::NANOS_PER_MS;
 use crate::time::Nanos;
 
+/// A key's value: a Redis string holding an integer, or a Redis set.
+#[derive(Clone, Debug)]
+enum Value {
+    Int(i64),
+    Set(BTreeSet<String>),
+}
+
 #[derive(Clone, Debug)]
 struct Entry {
-    value: i64,
+    value: Value,
     /// Absolute expiry on the store's clock, if any.
     expires_at: Option<Nanos>,
+}
+
+/// An integer command on a set key, or a set command on an integer: what Redis answers then.
+fn wrong_type(key: &str) -> StoreError {
+    StoreError::new(
+        "memory",
+        format!("WRONGTYPE key `{key}` holds the other kind of value"),
+    )
 }
 
 /// An in-memory key space with Redis semantics, on virtual time.
@@ -36,6 +51,10 @@ impl MemoryStore {
         self.entries.get_mut(key)
     }
 
+    fn expiry(now: Nanos, ttl_ms: u64) -> Option<Nanos> {
+        Some(now.saturating_add(ttl_ms.saturating_mul(NANOS_PER_MS)))
+    }
+
     /// `SET key value NX PX ttl_ms`: true when the key was absent (or expired) and is now set.
     pub fn set_nx_px(&mut self, key: &str, value: i64, ttl_ms: u64, now: Nanos) -> bool {
         if self.live(key, now).is_some() {
@@ -44,8 +63,8 @@ impl MemoryStore {
         self.entries.insert(
             key.to_string(),
             Entry {
-                value,
-                expires_at: Some(now.saturating_add(ttl_ms.saturating_mul(NANOS_PER_MS))),
+                value: Value::Int(value),
+                expires_at: Self::expiry(now, ttl_ms),
             },
         );
         true
@@ -66,45 +85,144 @@ impl MemoryStore {
     }
 
     /// `GET key` as an integer.
-    pub fn get(&mut self, key: &str, now: Nanos) -> Option<i64> {
-        self.live(key, now).map(|e| e.value)
+    pub fn get(&mut self, key: &str, now: Nanos) -> StoreResult<Option<i64>> {
+        match self.live(key, now) {
+            None => Ok(None),
+            Some(Entry {
+                value: Value::Int(v),
+                ..
+            }) => Ok(Some(*v)),
+            Some(_) => Err(wrong_type(key)),
+        }
     }
 
     /// `INCRBY key delta`: a missing key counts from 0 and keeps no expiry.
-    pub fn incr_by(&mut self, key: &str, delta: i64, now: Nanos) -> i64 {
-        if let Some(e) = self.live(key, now) {
-            e.value += delta;
-            return e.value;
+    pub fn incr_by(&mut self, key: &str, delta: i64, now: Nanos) -> StoreResult<i64> {
+        match self.live(key, now) {
+            Some(Entry {
+                value: Value::Int(v),
+                ..
+            }) => {
+                *v += delta;
+                return Ok(*v);
+            }
+            Some(_) => return Err(wrong_type(key)),
+            None => {}
         }
         self.entries.insert(
             key.to_string(),
             Entry {
-                value: delta,
+                value: Value::Int(delta),
                 expires_at: None,
             },
         );
-        delta
+        Ok(delta)
     }
 
     /// `INCR key` then, when the key was new, `PEXPIRE key ttl_ms`, as one atomic step (the
     /// window counters of seed 004 must not outlive their window).
-    pub fn incr_with_expiry(&mut self, key: &str, ttl_ms: u64, now: Nanos) -> i64 {
-        let v = self.incr_by(key, 1, now);
+    pub fn incr_with_expiry(&mut self, key: &str, ttl_ms: u64, now: Nanos) -> StoreResult<i64> {
+        let v = self.incr_by(key, 1, now)?;
         if v == 1
             && let Some(e) = self.entries.get_mut(key)
         {
-            e.expires_at = Some(now.saturating_add(ttl_ms.saturating_mul(NANOS_PER_MS)));
+            e.expires_at = Self::expiry(now, ttl_ms);
         }
-        v
+        Ok(v)
+    }
+
+    /// `INCRBY key delta` then, when the key has no expiry, `PEXPIRE key ttl_ms`.
+    pub fn incr_by_with_expiry(
+        &mut self,
+        key: &str,
+        delta: i64,
+        ttl_ms: u64,
+        now: Nanos,
+    ) -> StoreResult<i64> {
+        let v = self.incr_by(key, delta, now)?;
+        if let Some(e) = self.entries.get_mut(key)
+            && e.expires_at.is_none()
+        {
+            e.expires_at = Self::expiry(now, ttl_ms);
+        }
+        Ok(v)
     }
 
     /// `DEL key`: true when a live key was removed.
     pub fn del(&mut self, key: &str, now: Nanos) -> bool {
         self.live(key, now).is_some() && self.entries.remove(key).is_some()
     }
+
+    /// `SADD key member` then, when the key has no expiry, `PEXPIRE key ttl_ms`: true when the
+    /// member is new.
+    pub fn sadd_with_expiry(
+        &mut self,
+        key: &str,
+        member: &str,
+        ttl_ms: u64,
+        now: Nanos,
+    ) -> StoreResult<bool> {
+        let entry = match self.live(key, now) {
+            Some(e) => e,
+            None => self.entries.entry(key.to_string()).or_insert(Entry {
+                value: Value::Set(BTreeSet::new()),
+                expires_at: None,
+            }),
+        };
+        let Value::Set(set) = &mut entry.value else {
+            return Err(wrong_type(key));
+        };
+        let added = set.insert(member.to_string());
+        if entry.expires_at.is_none() {
+            entry.expires_at = Self::expiry(now, ttl_ms);
+        }
+        Ok(added)
+    }
+
+    /// `SUNION key…`, counted: the distinct members of the live sets among `keys`.
+    pub fn sunion_count(&mut self, keys: &[String], now: Nanos) -> StoreResult<u64> {
+        let mut union: BTreeSet<&str> = BTreeSet::new();
+        for key in keys {
+            self.live(key, now);
+        }
+        for key in keys {
+            match self.entries.get(key) {
+                None => {}
+                Some(Entry {
+                    value: Value::Set(s),
+                    ..
+                }) => union.extend(s.iter().map(String::as_str)),
+                Some(_) => return Err(wrong_type(key)),
+            }
+        }
+        Ok(union.len() as u64)
+    }
+
+    /// A GCRA reservation (see [`Store::gcra_reserve`]); the key holds the theoretical arrival
+    /// time in nanoseconds and expires when it passes.
+    pub fn gcra_reserve(
+        &mut self,
+        key: &str,
+        interval: Nanos,
+        burst: u64,
+        now: Nanos,
+    ) -> StoreResult<Nanos> {
+        let tat = self
+            .get(key, now)?
+            .map_or(now, |t| (t.max(0) as Nanos).max(now));
+        let (due, next) = super::gcra_step(tat, interval, burst, now);
+        self.entries.insert(
+            key.to_string(),
+            Entry {
+                value: Value::Int(i64::try_from(next).unwrap_or(i64::MAX)),
+                expires_at: Some(next),
+            },
+        );
+        Ok(due - now)
+    }
 }
 
-/// Every call succeeds: the store is this process's memory.
+/// Every call on a key of the right kind succeeds: the store is this process's memory.
 impl Store for MemoryStore {
     fn set_nx_px(&mut self, key: &str, value: i64, ttl_ms: u64, now: Nanos) -> StoreResult<bool> {
         Ok(MemoryStore::set_nx_px(self, key, value, ttl_ms, now))
@@ -115,19 +233,61 @@ impl Store for MemoryStore {
     }
 
     fn get(&mut self, key: &str, now: Nanos) -> StoreResult<Option<i64>> {
-        Ok(MemoryStore::get(self, key, now))
+        MemoryStore::get(self, key, now)
+    }
+
+    fn mget(&mut self, keys: &[String], now: Nanos) -> StoreResult<Vec<Option<i64>>> {
+        // MGET answers nil for a key of another kind, where GET fails.
+        Ok(keys
+            .iter()
+            .map(|k| MemoryStore::get(self, k, now).ok().flatten())
+            .collect())
     }
 
     fn incr_by(&mut self, key: &str, delta: i64, now: Nanos) -> StoreResult<i64> {
-        Ok(MemoryStore::incr_by(self, key, delta, now))
+        MemoryStore::incr_by(self, key, delta, now)
     }
 
     fn incr_with_expiry(&mut self, key: &str, ttl_ms: u64, now: Nanos) -> StoreResult<i64> {
-        Ok(MemoryStore::incr_with_expiry(self, key, ttl_ms, now))
+        MemoryStore::incr_with_expiry(self, key, ttl_ms, now)
+    }
+
+    fn incr_by_with_expiry(
+        &mut self,
+        key: &str,
+        delta: i64,
+        ttl_ms: u64,
+        now: Nanos,
+    ) -> StoreResult<i64> {
+        MemoryStore::incr_by_with_expiry(self, key, delta, ttl_ms, now)
     }
 
     fn del(&mut self, key: &str, now: Nanos) -> StoreResult<bool> {
         Ok(MemoryStore::del(self, key, now))
+    }
+
+    fn sadd_with_expiry(
+        &mut self,
+        key: &str,
+        member: &str,
+        ttl_ms: u64,
+        now: Nanos,
+    ) -> StoreResult<bool> {
+        MemoryStore::sadd_with_expiry(self, key, member, ttl_ms, now)
+    }
+
+    fn sunion_count(&mut self, keys: &[String], now: Nanos) -> StoreResult<u64> {
+        MemoryStore::sunion_count(self, keys, now)
+    }
+
+    fn gcra_reserve(
+        &mut self,
+        key: &str,
+        interval: Nanos,
+        burst: u64,
+        now: Nanos,
+    ) -> StoreResult<Nanos> {
+        MemoryStore::gcra_reserve(self, key, interval, burst, now)
     }
 }
 
@@ -152,15 +312,73 @@ mod tests {
     #[test]
     fn counters_count_and_window_keys_expire() {
         let mut s = MemoryStore::new();
-        assert_eq!(s.incr_with_expiry("w:0", 10_000, 0), 1);
-        assert_eq!(s.incr_with_expiry("w:0", 10_000, 5_000 * MS), 2);
+        assert_eq!(s.incr_with_expiry("w:0", 10_000, 0), Ok(1));
+        assert_eq!(s.incr_with_expiry("w:0", 10_000, 5_000 * MS), Ok(2));
         // The expiry is set by the first INCR only.
         assert_eq!(s.pttl("w:0", 5_000 * MS), Ttl::Millis(5_000));
-        assert_eq!(s.incr_with_expiry("w:0", 10_000, 10_000 * MS), 1);
-        assert_eq!(s.incr_by("queued", 1, 0), 1);
-        assert_eq!(s.incr_by("queued", -1, 0), 0);
+        assert_eq!(s.incr_with_expiry("w:0", 10_000, 10_000 * MS), Ok(1));
+        assert_eq!(s.incr_by("queued", 1, 0), Ok(1));
+        assert_eq!(s.incr_by("queued", -1, 0), Ok(0));
         assert_eq!(s.pttl("queued", 0), Ttl::Persistent);
         assert!(s.del("queued", 0));
-        assert_eq!(s.get("queued", 0), None);
+        assert_eq!(s.get("queued", 0), Ok(None));
+    }
+
+    #[test]
+    fn counts_by_delta_take_their_expiry_once() {
+        let mut s = MemoryStore::new();
+        assert_eq!(s.incr_by_with_expiry("sent:0", 4, 2_000, 0), Ok(4));
+        assert_eq!(s.incr_by_with_expiry("sent:0", 3, 2_000, 1_000 * MS), Ok(7));
+        assert_eq!(s.pttl("sent:0", 1_000 * MS), Ttl::Millis(1_000));
+        // A count that was kept without expiry gets one.
+        assert_eq!(s.incr_by("plain", 2, 0), Ok(2));
+        assert_eq!(s.incr_by_with_expiry("plain", 0, 500, 0), Ok(2));
+        assert_eq!(s.pttl("plain", 0), Ttl::Millis(500));
+        assert_eq!(s.get("sent:0", 2_000 * MS), Ok(None));
+    }
+
+    #[test]
+    fn sets_count_distinct_members_across_live_keys() {
+        let mut s = MemoryStore::new();
+        assert_eq!(s.sadd_with_expiry("a:0", "p1", 10_000, 0), Ok(true));
+        assert_eq!(s.sadd_with_expiry("a:0", "p1", 10_000, 0), Ok(false));
+        assert_eq!(
+            s.sadd_with_expiry("a:1", "p1", 10_000, 5_000 * MS),
+            Ok(true)
+        );
+        assert_eq!(
+            s.sadd_with_expiry("a:1", "p2", 10_000, 5_000 * MS),
+            Ok(true)
+        );
+        let keys = ["a:0".to_string(), "a:1".to_string(), "a:2".to_string()];
+        assert_eq!(s.sunion_count(&keys, 6_000 * MS), Ok(2));
+        // a:0 expires at 10 s, a:1 (expiry from its first member) at 15 s.
+        assert_eq!(s.sunion_count(&keys, 12_000 * MS), Ok(2));
+        assert_eq!(s.sunion_count(&keys, 15_000 * MS), Ok(0));
+        // Kinds do not mix, as in Redis.
+        assert!(s.incr_by("a:3", 1, 0).is_ok());
+        assert!(s.sadd_with_expiry("a:3", "p", 1, 0).is_err());
+        assert!(s.sadd_with_expiry("b", "p", 1_000, 0).is_ok());
+        assert!(s.get("b", 0).is_err());
+        let mixed = ["a:3".to_string(), "b".to_string(), "none".to_string()];
+        assert_eq!(
+            Store::mget(&mut s, &mixed, 0),
+            Ok(vec![Some(1), None, None])
+        );
+    }
+
+    #[test]
+    fn gcra_reservations_allow_the_burst_then_space_by_the_interval() {
+        let mut s = MemoryStore::new();
+        let t = 800 * MS;
+        // A burst of 2 at once, then one per interval, in order of asking.
+        assert_eq!(s.gcra_reserve("b", t, 2, 0), Ok(0));
+        assert_eq!(s.gcra_reserve("b", t, 2, 0), Ok(0));
+        assert_eq!(s.gcra_reserve("b", t, 2, 0), Ok(t));
+        assert_eq!(s.gcra_reserve("b", t, 2, 100 * MS), Ok(2 * t - 100 * MS));
+        // Idle long enough, the bucket is full again and the key gone.
+        assert_eq!(s.pttl("b", 10 * t), Ttl::Missing);
+        assert_eq!(s.gcra_reserve("b", t, 1, 10 * t), Ok(0));
+        assert_eq!(s.gcra_reserve("b", t, 1, 10 * t), Ok(t));
     }
 }

@@ -87,6 +87,39 @@ pub trait Store: Send {
     fn incr_with_expiry(&mut self, key: &str, ttl_ms: u64, now: Nanos) -> StoreResult<i64>;
     /// `DEL key`: true when a live key was removed.
     fn del(&mut self, key: &str, now: Nanos) -> StoreResult<bool>;
+    /// `INCRBY key delta` then, when the key has no expiry, `PEXPIRE key ttl_ms`, as one atomic
+    /// step (a count per time slot, e.g. AATB's requests per 2 s).
+    fn incr_by_with_expiry(
+        &mut self,
+        key: &str,
+        delta: i64,
+        ttl_ms: u64,
+        now: Nanos,
+    ) -> StoreResult<i64>;
+    /// `MGET key…` as integers (a missing key, or one of another kind, is `None`).
+    fn mget(&mut self, keys: &[String], now: Nanos) -> StoreResult<Vec<Option<i64>>>;
+    /// `SADD key member` then, when the key has no expiry, `PEXPIRE key ttl_ms`, as one atomic
+    /// step: true when the member is new (e.g. AATB's clients seen per 10 s).
+    fn sadd_with_expiry(
+        &mut self,
+        key: &str,
+        member: &str,
+        ttl_ms: u64,
+        now: Nanos,
+    ) -> StoreResult<bool>;
+    /// `SUNION key…`, counted: how many distinct members the sets hold together.
+    fn sunion_count(&mut self, keys: &[String], now: Nanos) -> StoreResult<u64>;
+    /// Reserve one token of a GCRA kept at `key` (a client-side bucket several processes
+    /// share, as Bottleneck's clustering and redis-cell keep one): one token every `interval`,
+    /// at most `burst` at once. Returns how long after `now` the reserved token is due (0: at
+    /// once); every caller gets its own token, in the order they ask. See [`gcra_step`].
+    fn gcra_reserve(
+        &mut self,
+        key: &str,
+        interval: Nanos,
+        burst: u64,
+        now: Nanos,
+    ) -> StoreResult<Nanos>;
 
     /// Seed 004's flow chart for one job, as one atomic step so that no other process's job
     /// comes between the window check and the waiting count: `calls = INCR calls_key` (with
@@ -117,6 +150,18 @@ pub trait Store: Send {
             waiting: waiting.max(0) as u64,
         })
     }
+}
+
+/// One GCRA reservation in "virtual scheduling" form: with `tat` the bucket's theoretical
+/// arrival time (at least `now`; `now` for a bucket never used or idle long enough to be full),
+/// the reserved token is due at `max(now, tat − (burst − 1) × interval)` and the next
+/// theoretical arrival time is `tat + interval`. Returns `(due, next tat)`. A bucket whose
+/// theoretical arrival time has passed is full, so its key may expire then.
+pub fn gcra_step(tat: Nanos, interval: Nanos, burst: u64, now: Nanos) -> (Nanos, Nanos) {
+    let tat = tat.max(now);
+    let tolerance = interval.saturating_mul(burst.max(1) - 1);
+    let due = tat.saturating_sub(tolerance).max(now);
+    (due, tat.saturating_add(interval))
 }
 
 /// The store as the threads (and, through Redis, the processes) of a run share it, with the

@@ -8,7 +8,10 @@
 //! (rounded down, as Redis rounds). At scale 1 both are exact.
 //!
 //! Steps that must not interleave with other processes' are Lua scripts, which Redis runs
-//! atomically: `INCR` + `PEXPIRE` of a new window key, and seed 004's whole window step.
+//! atomically: `INCR` + `PEXPIRE` of a new window key, `INCRBY`/`SADD` + `PEXPIRE` of a slot
+//! key, seed 004's whole window step, and a GCRA reservation. The GCRA is the one exception to
+//! Redis's clock: it runs on the caller's virtual time, which every process of a live run
+//! shares (as `window-queue`'s window numbers do), so it decides exactly as the memory store.
 
 use std::sync::{Arc, LazyLock, OnceLock};
 
@@ -42,6 +45,51 @@ end
 local waiting = redis.call('INCR', KEYS[2]) - 1
 if waiting < 0 then waiting = 0 end
 return waiting
+",
+    )
+});
+
+/// `INCRBY` and, on a key without expiry, `PEXPIRE`, atomically. ARGV: delta, ttl ms.
+static INCR_BY_WITH_EXPIRY: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+local v = redis.call('INCRBY', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) == -1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return v
+",
+    )
+});
+
+/// `SADD` and, on a key without expiry, `PEXPIRE`, atomically. ARGV: member, ttl ms.
+static SADD_WITH_EXPIRY: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+local added = redis.call('SADD', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) == -1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return added
+",
+    )
+});
+
+/// One GCRA reservation (`store::gcra_step`) on the caller's virtual clock, which the processes
+/// of a live run share. ARGV: interval ns, burst, now ns, scale. The key holds the theoretical
+/// arrival time and outlives it by a real second (a key found stale counts as missing).
+/// Returns the wait in virtual ns.
+static GCRA_RESERVE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+local interval = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+local scale = tonumber(ARGV[4])
+local tat = now
+local stored = redis.call('GET', KEYS[1])
+if stored then tat = math.max(now, tonumber(stored)) end
+local due = math.max(now, tat - (burst - 1) * interval)
+local next_tat = tat + interval
+local ttl = math.ceil((next_tat - now) / 1000000 / scale) + 1000
+redis.call('SET', KEYS[1], string.format('%.0f', next_tat), 'PX', ttl)
+return due - now
 ",
     )
 });
@@ -168,6 +216,90 @@ impl Store for RedisStore {
             let n: u64 = redis::cmd("DEL").arg(&key).query_async(&mut c).await?;
             Ok(n > 0)
         })
+    }
+
+    fn incr_by_with_expiry(
+        &mut self,
+        key: &str,
+        delta: i64,
+        ttl_ms: u64,
+        _: Nanos,
+    ) -> StoreResult<i64> {
+        let (key, ttl) = (self.key(key), self.real_ms(ttl_ms));
+        self.call(move |mut c| async move {
+            INCR_BY_WITH_EXPIRY
+                .key(&key)
+                .arg(delta)
+                .arg(ttl)
+                .invoke_async(&mut c)
+                .await
+        })
+    }
+
+    fn mget(&mut self, keys: &[String], _: Nanos) -> StoreResult<Vec<Option<i64>>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<String> = keys.iter().map(|k| self.key(k)).collect();
+        self.call(move |mut c| async move {
+            let values: Vec<Option<String>> =
+                redis::cmd("MGET").arg(&keys).query_async(&mut c).await?;
+            Ok(values
+                .into_iter()
+                .map(|v| v.and_then(|v| v.parse().ok()))
+                .collect())
+        })
+    }
+
+    fn sadd_with_expiry(
+        &mut self,
+        key: &str,
+        member: &str,
+        ttl_ms: u64,
+        _: Nanos,
+    ) -> StoreResult<bool> {
+        let (key, ttl, member) = (self.key(key), self.real_ms(ttl_ms), member.to_string());
+        self.call(move |mut c| async move {
+            let added: i64 = SADD_WITH_EXPIRY
+                .key(&key)
+                .arg(member)
+                .arg(ttl)
+                .invoke_async(&mut c)
+                .await?;
+            Ok(added == 1)
+        })
+    }
+
+    fn sunion_count(&mut self, keys: &[String], _: Nanos) -> StoreResult<u64> {
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        let keys: Vec<String> = keys.iter().map(|k| self.key(k)).collect();
+        self.call(move |mut c| async move {
+            let members: Vec<String> = redis::cmd("SUNION").arg(&keys).query_async(&mut c).await?;
+            Ok(members.len() as u64)
+        })
+    }
+
+    fn gcra_reserve(
+        &mut self,
+        key: &str,
+        interval: Nanos,
+        burst: u64,
+        now: Nanos,
+    ) -> StoreResult<Nanos> {
+        let (key, scale) = (self.key(key), self.scale);
+        let wait: i64 = self.call(move |mut c| async move {
+            GCRA_RESERVE
+                .key(&key)
+                .arg(interval)
+                .arg(burst.max(1))
+                .arg(now)
+                .arg(scale)
+                .invoke_async(&mut c)
+                .await
+        })?;
+        Ok(wait.max(0) as Nanos)
     }
 
     fn window_admit(

@@ -107,7 +107,7 @@ impl Algorithm for IntervalLockConfig {
         Box::new(self.build(ctx))
     }
 
-    fn store_scope(&self, group: &str) -> Option<String> {
+    fn store_scope(&self, group: &str, _key: &str) -> Option<String> {
         Some(self.lock_key(group))
     }
 }

@@ -5,7 +5,10 @@
 //! send and report every answer through [`Throttle::on_response`]; no algorithm sleeps, reads a
 //! clock or owns its randomness, so each is testable on virtual time in microseconds.
 
+mod aatb;
+mod aatb_telemetry;
 mod aimd;
+mod atb;
 mod aws_adaptive;
 mod backoff;
 mod baseline;
@@ -18,12 +21,15 @@ mod gem_remaining;
 mod interval_lock;
 mod oracle;
 mod schneems;
+mod shared_bucket;
 mod sre_adaptive;
 mod window_queue;
 
 use serde::{Deserialize, Serialize};
 
+pub use aatb::{Aatb, AatbConfig};
 pub use aimd::{Aimd, AimdConfig};
+pub use atb::{Atb, AtbConfig};
 pub use aws_adaptive::{AwsAdaptive, AwsAdaptiveConfig};
 pub use backoff::{Backoff, BackoffConfig, Jitter};
 pub use baseline::{FixedConfig, NoneConfig};
@@ -36,6 +42,7 @@ pub use gem_remaining::GemRemainingConfig;
 pub use interval_lock::{IntervalLock, IntervalLockConfig};
 pub use oracle::{Oracle, OracleConfig};
 pub use schneems::{Schneems, SchneemsConfig};
+pub use shared_bucket::{SharedBucket, SharedBucketConfig};
 pub use sre_adaptive::{SreAdaptive, SreAdaptiveConfig};
 pub use window_queue::{WindowQueue, WindowQueueConfig};
 
@@ -57,6 +64,9 @@ pub struct BuildContext {
     pub group: String,
     /// 0-based index of this process within its group.
     pub process: usize,
+    /// The server key (API token) the group sends with: what the algorithms that coordinate
+    /// per token (`shared-bucket`'s bucket, `aatb`'s aggregator) key their state by.
+    pub key: String,
     /// State shared by every process of the run (seed 001's and seed 004's Redis).
     pub store: SharedStore,
     /// Who uses the same server key over time; only the `oracle` may look.
@@ -70,6 +80,7 @@ impl BuildContext {
             threads,
             group: "clients".into(),
             process: 0,
+            key: crate::scenario::GroupCommon::DEFAULT_KEY.into(),
             store: crate::store::shared(),
             population: Arc::new(Population::default()),
         }
@@ -142,9 +153,10 @@ pub trait Algorithm: Sized {
     }
     /// One instance for one process.
     fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle>;
-    /// What the processes of `group` coordinate on in the shared store, for the algorithms
-    /// that coordinate at all: processes with the same scope must share one store.
-    fn store_scope(&self, _group: &str) -> Option<String> {
+    /// What the processes of `group`, sending with the server key `key`, coordinate on in the
+    /// shared store, for the algorithms that coordinate at all: processes with the same scope
+    /// must share one store.
+    fn store_scope(&self, _group: &str, _key: &str) -> Option<String> {
         None
     }
 }
@@ -201,12 +213,12 @@ macro_rules! registry {
                 }
             }
 
-            /// What the processes of `group` coordinate on in the shared store, for the
-            /// algorithms that coordinate at all: processes with the same scope must share one
-            /// store.
-            pub fn store_scope(&self, group: &str) -> Option<String> {
+            /// What the processes of `group`, sending with the server key `key`, coordinate on
+            /// in the shared store, for the algorithms that coordinate at all: processes with
+            /// the same scope must share one store.
+            pub fn store_scope(&self, group: &str, key: &str) -> Option<String> {
                 match self {
-                    $(ThrottleConfig::$variant(c) => Algorithm::store_scope(c, group),)+
+                    $(ThrottleConfig::$variant(c) => Algorithm::store_scope(c, group, key),)+
                 }
             }
         }
@@ -231,6 +243,9 @@ registry! {
     SreAdaptive(SreAdaptiveConfig),
     Aimd(AimdConfig),
     Oracle(OracleConfig),
+    Atb(AtbConfig),
+    SharedBucket(SharedBucketConfig),
+    Aatb(AatbConfig),
 }
 
 impl Default for ThrottleConfig {

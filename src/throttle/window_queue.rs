@@ -109,7 +109,7 @@ impl Algorithm for WindowQueueConfig {
         Box::new(self.build(ctx))
     }
 
-    fn store_scope(&self, group: &str) -> Option<String> {
+    fn store_scope(&self, group: &str, _key: &str) -> Option<String> {
         Some(self.delay_scope(group))
     }
 }

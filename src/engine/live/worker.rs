@@ -91,6 +91,7 @@ impl Process {
             threads: layout.processes[index].threads.len(),
             group: group.name.clone(),
             process: spec.process,
+            key: layout.keys[group.key].clone(),
             store: store.clone(),
             population,
         };
