@@ -106,6 +106,9 @@ pub struct OutputFlags {
     /// table.
     #[arg(long)]
     pub json: bool,
+    /// Write series.csv even when it would pass 2 GB (a fine sample_every over a long run).
+    #[arg(long)]
+    pub allow_large_output: bool,
 }
 
 #[derive(Debug, Args)]

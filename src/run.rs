@@ -25,6 +25,51 @@ pub struct RunOptions<'a> {
     pub progress: bool,
     /// Set by Ctrl-C: end early, keep what was recorded, mark the summary partial.
     pub interrupt: &'a AtomicBool,
+    /// `--allow-large-output`: write a `series.csv` past [`MAX_SERIES_BYTES`].
+    pub allow_large_output: bool,
+}
+
+/// The largest `series.csv` a run writes without `--allow-large-output`: a fine
+/// `sample_every` over a long run once filled a disk (issue 11).
+pub const MAX_SERIES_BYTES: u64 = 2_000_000_000;
+
+/// About how many bytes `series.csv` takes: a row per thread per tick (every thread counted
+/// at every tick, an upper bound for groups that join late or leave early), each row its
+/// group's name and about 43 bytes of numbers (measured: 47 for `fast`).
+pub fn series_bytes_estimate(scenario: &Scenario) -> u64 {
+    let every = scenario.run.sample_every.nanos().max(1);
+    let ticks = scenario.run.duration.nanos().div_ceil(every) + 1;
+    scenario
+        .clients
+        .iter()
+        .map(|g| {
+            let threads = u64::from(g.common.processes) * u64::from(g.common.threads);
+            let row = 43 + g.common.name.len() as u64;
+            threads.saturating_mul(ticks).saturating_mul(row)
+        })
+        .fold(0u64, u64::saturating_add)
+}
+
+/// Refuse (exit 2) a run whose `series.csv` would pass [`MAX_SERIES_BYTES`], unless allowed,
+/// before anything is written: name `sample_every`, the estimate and the ways out.
+pub fn check_series_size(scenario: &Scenario, allow: bool) -> Result<(), Error> {
+    let bytes = series_bytes_estimate(scenario);
+    if allow || bytes <= MAX_SERIES_BYTES {
+        return Ok(());
+    }
+    let every = scenario.run.sample_every;
+    let ticks = scenario.run.duration.nanos().div_ceil(every.nanos().max(1));
+    // The sample interval that would fit, rounded up to whole seconds.
+    let fits = (bytes as f64 / MAX_SERIES_BYTES as f64 * every.secs()).ceil() as u64;
+    Err(Error::Usage(format!(
+        "run.sample_every = {every} would write about {:.1} GB of series.csv ({} threads × {ticks} \
+         samples), more than the {} GB allowed: sample less often (e.g. --set \
+         run.sample_every={}s), run shorter, or pass --allow-large-output",
+        bytes as f64 / 1e9,
+        scenario.threads_total(),
+        MAX_SERIES_BYTES / 1_000_000_000,
+        fits.max(1)
+    )))
 }
 
 pub struct RunResult {
@@ -87,6 +132,7 @@ fn run_with(
     live: Option<&LiveConfig>,
     on_progress: &mut dyn FnMut(crate::time::Nanos),
 ) -> Result<RunResult, Error> {
+    check_series_size(scenario, opts.allow_large_output)?;
     let dir = match &opts.out {
         Some(dir) => claim_given_dir(dir)?,
         None => claim_new_dir(Path::new("results"), &scenario.name, SystemTime::now())?,

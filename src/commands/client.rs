@@ -32,6 +32,7 @@ pub fn client(args: &ClientArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
             log_requests: args.log_requests,
             progress: !args.output.quiet,
             interrupt,
+            allow_large_output: args.output.allow_large_output,
         },
         &cfg,
     )?;

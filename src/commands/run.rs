@@ -28,6 +28,7 @@ pub fn run(args: &RunArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
             log_requests: args.log_requests,
             progress: !args.output.quiet,
             interrupt,
+            allow_large_output: args.output.allow_large_output,
         },
     )?;
     // The run's own time, without drawing the charts.

@@ -189,25 +189,30 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
 
     /// The rows that end a run, for both engines: after an interrupt at `at`, one last row
     /// per thread at that moment (unless one was just written then), so the rows still add
-    /// up to the summary's totals; otherwise every tick left up to the end of the run.
+    /// up to the summary's totals; otherwise every tick left up to the end of the run, which
+    /// `interrupt` may still stop (a fine `sample_every` leaves millions): the run then ends
+    /// at that tick. Returns when the run was interrupted, if it was.
     pub fn finish_rows(
         &mut self,
         interrupted_at: Option<Nanos>,
         sleeps: &[f64],
-    ) -> std::io::Result<()> {
-        match interrupted_at {
-            Some(at) => {
-                if self.last_tick.is_none_or(|t| t < at) {
-                    self.tick(at, sleeps)?;
-                }
-            }
-            None => {
-                while let Some(t) = self.next_tick() {
+        interrupt: &std::sync::atomic::AtomicBool,
+    ) -> std::io::Result<Option<Nanos>> {
+        if interrupted_at.is_none() {
+            while let Some(t) = self.next_tick() {
+                if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
                     self.tick(t, sleeps)?;
+                    return Ok(Some(t));
                 }
+                self.tick(t, sleeps)?;
             }
         }
-        Ok(())
+        if let Some(at) = interrupted_at
+            && self.last_tick.is_none_or(|t| t < at)
+        {
+            self.tick(at, sleeps)?;
+        }
+        Ok(interrupted_at)
     }
 
     /// The next sampling tick due, if the run has one left.

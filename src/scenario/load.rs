@@ -17,6 +17,7 @@ use crate::config::{ConfigError, typed};
 use crate::limiter::{FaultConfig, LimiterConfig};
 use crate::store::StoreConfig;
 use crate::throttle::ThrottleConfig;
+use crate::time::HumanDuration;
 
 /// Everything wrong with one scenario, each problem with its place.
 #[derive(Debug, Clone, PartialEq)]
@@ -169,6 +170,10 @@ pub const GROUP_COMMON: &[&str] = &[
 ];
 /// The `[server]` fields every kind shares.
 pub const SERVER_COMMON: &[&str] = &["latency", "outages", "error_rate"];
+
+/// The finest `[run] sample_every`: a series row per thread per millisecond is already far
+/// finer than any rate limit's window, and finer ones only fill the disk (issue 11).
+pub const MIN_SAMPLE_EVERY: HumanDuration = HumanDuration(1_000_000);
 
 /// Collects every problem instead of stopping at the first, so one run of the tool shows all.
 #[derive(Default)]
@@ -418,12 +423,22 @@ impl Builder {
         if run.seed.is_some_and(|s| i64::try_from(s).is_err()) {
             self.problem(at.key("seed"), format!("must be at most {}", i64::MAX));
         }
-        if run.duration.nanos() == 0 {
-            self.problem(at.key("duration"), "must be longer than 0s");
+        if run.duration < MIN_SAMPLE_EVERY {
+            self.problem(
+                at.key("duration"),
+                format!("must be at least {MIN_SAMPLE_EVERY} (got {})", run.duration),
+            );
         }
-        if run.sample_every.nanos() == 0 {
-            self.problem(at.key("sample_every"), "must be longer than 0s");
-        } else if run.sample_every > run.duration && run.duration.nanos() > 0 {
+        if run.sample_every < MIN_SAMPLE_EVERY {
+            self.problem(
+                at.key("sample_every"),
+                format!(
+                    "must be at least {MIN_SAMPLE_EVERY} (got {}): each sample writes a row per \
+                     thread, and rate limits are not measured in microseconds",
+                    run.sample_every
+                ),
+            );
+        } else if run.sample_every > run.duration && run.duration >= MIN_SAMPLE_EVERY {
             self.problem(
                 at.key("sample_every"),
                 format!("must be at most the run's duration ({})", run.duration),

@@ -276,7 +276,10 @@ pub fn run<W: Write, R: Write>(
     }
 
     let end = interrupted_at.unwrap_or(duration);
-    rec.finish_rows(interrupted_at, &sleeps)?;
+    // The rows left are those of time already passed, written as it passed: few, so they
+    // are not cut short by a late Ctrl-C.
+    let settled = std::sync::atomic::AtomicBool::new(false);
+    rec.finish_rows(interrupted_at, &sleeps, &settled)?;
     (control.progress)(end);
 
     // Let every worker go: close its stdin, give it a moment, then kill what is left.
