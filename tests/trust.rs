@@ -67,3 +67,74 @@ fn ctrl_c_is_honoured_between_events_while_ticks_are_written() {
     assert_eq!(s["partial"], true, "{took:?}");
     assert!(s["duration_s"].as_f64().unwrap() < 100.0 * 3600.0);
 }
+
+/// `serve` on `addr`; its stdout and stderr are piped.
+fn spawn_serve(addr: &str, extra: &[&str]) -> Running {
+    Running(
+        Command::new(exe())
+            .args(["serve", "--addr", addr])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// The exit code and stderr of a process that should end by itself within `limit`.
+fn finish(mut run: Running, limit: Duration) -> (Option<i32>, String) {
+    let code = run.wait(limit);
+    let mut err = String::new();
+    std::io::Read::read_to_string(run.0.stderr.as_mut().unwrap(), &mut err).unwrap();
+    (code, err)
+}
+
+#[test]
+fn a_second_serve_on_a_busy_port_is_refused() {
+    // Another serve: with SO_REUSEPORT the second one used to co-bind and double the limit.
+    let (_first, addr) = common::serve(&["--limit", "3"]);
+    let (code, err) = finish(spawn_serve(&addr, &[]), Duration::from_secs(10));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains(&format!("--addr {addr}")), "{err}");
+    assert!(err.contains("already in use"), "{err}");
+    // Any other program's listener too.
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = other.local_addr().unwrap().to_string();
+    let (code, err) = finish(spawn_serve(&addr, &[]), Duration::from_secs(10));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("already in use"), "{err}");
+}
+
+#[test]
+fn serve_shows_tokens_by_fingerprint_only() {
+    let (server, addr) = {
+        // As common::serve, but keeping stderr for the Ctrl-C summary.
+        let mut run = spawn_serve("127.0.0.1:0", &["--limit", "3"]);
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(run.0.stdout.as_mut().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let addr = line.split("http://").nth(1).unwrap().split('/').next();
+        let addr = addr.unwrap().to_string();
+        (run, addr)
+    };
+    let secret = "Bearer s3cr3t-Token";
+    let (status, _) = common::http_get(
+        &addr,
+        "/",
+        &format!("Authorization: {secret}\r\n"),
+        Duration::from_secs(5),
+    );
+    assert_eq!(status, 200);
+    let (_, stats) = common::http_get(&addr, "/_stats", "", Duration::from_secs(5));
+    let fp = throttle_sim::fingerprint::fingerprint(secret);
+    assert!(stats.contains(&format!("\"{fp}\"")), "{stats}");
+    assert!(!stats.contains("s3cr3t"), "{stats}");
+    server.signal(Signal::SIGINT);
+    let (code, err) = finish(server, Duration::from_secs(10));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains(&format!("key {fp}: 1 requests")), "{err}");
+    assert!(!err.contains("s3cr3t"), "{err}");
+}

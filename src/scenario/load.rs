@@ -54,8 +54,11 @@ impl fmt::Display for ScenarioError {
                 write!(f, "{}: ", p.field)?;
             }
             f.write_str(&p.message)?;
-            if let Some(o) = &p.from_override {
-                write!(f, " (from --set {o})")?;
+            match &p.from_override {
+                // A named flag (`--limit 5`) is quoted as the user typed it.
+                Some(o) if o.starts_with("--") => write!(f, " (from {o})")?,
+                Some(o) => write!(f, " (from --set {o})")?,
+                None => {}
             }
         }
         Ok(())
@@ -174,6 +177,24 @@ pub const SERVER_COMMON: &[&str] = &["latency", "outages", "error_rate"];
 /// The finest `[run] sample_every`: a series row per thread per millisecond is already far
 /// finer than any rate limit's window, and finer ones only fill the disk (issue 11).
 pub const MIN_SAMPLE_EVERY: HumanDuration = HumanDuration(1_000_000);
+
+/// The fastest a live run or `serve` may go. Virtual time is integer nanoseconds: at this
+/// scale its 584 years last 21 days of real time, and one millisecond of timer slack is
+/// already 10 s of the clients' time. At 1e12 the clock ran out at once and froze the
+/// bucket (issue 11).
+pub const MAX_TIME_SCALE: f64 = 10_000.0;
+
+/// `time_scale` (or `serve --time-scale`): above 0 and at most [`MAX_TIME_SCALE`].
+pub fn check_time_scale(scale: f64) -> Result<(), String> {
+    if scale.is_finite() && scale > 0.0 && scale <= MAX_TIME_SCALE {
+        Ok(())
+    } else {
+        Err(format!(
+            "must be a number above 0 and at most {MAX_TIME_SCALE} (got {scale}): faster, \
+             timers are too coarse for the clients and the virtual clock runs out"
+        ))
+    }
+}
 
 /// Collects every problem instead of stopping at the first, so one run of the tool shows all.
 #[derive(Default)]
@@ -447,11 +468,8 @@ impl Builder {
         if run.peak_window.is_some_and(|w| w.nanos() == 0) {
             self.problem(at.key("peak_window"), "must be longer than 0s");
         }
-        if !(run.time_scale.is_finite() && run.time_scale > 0.0) {
-            self.problem(
-                at.key("time_scale"),
-                format!("must be a number above 0 (got {})", run.time_scale),
-            );
+        if let Err(message) = check_time_scale(run.time_scale) {
+            self.problem(at.key("time_scale"), message);
         }
     }
 

@@ -26,6 +26,16 @@ impl Override {
     }
 }
 
+impl Override {
+    /// The override a named flag stands for, quoted in errors as the flag was typed
+    /// (`--limit 5`), not as a `--set` the user never wrote.
+    pub fn from_flag(flag: &str, shown: &str, path: &str, value: toml::Value) -> Self {
+        let mut o = Override::new(path, value).expect("flags map to valid paths");
+        o.raw = format!("{flag} {shown}");
+        o
+    }
+}
+
 fn split_path(path: &str, raw: &str) -> Result<Vec<String>, String> {
     let segs: Vec<String> = path
         .trim()

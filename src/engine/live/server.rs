@@ -191,12 +191,13 @@ impl ServerState {
         self.lock().limiter.capacity(duration)
     }
 
-    /// Counters per key, in key order.
+    /// Counters per key, in key order, each key shown as [`shown_key`] says: never the
+    /// token itself.
     pub fn stats(&self) -> Vec<(String, KeyStats)> {
         let k = self.lock();
         k.names
             .iter()
-            .cloned()
+            .map(|n| shown_key(n))
             .zip(k.stats.iter().copied())
             .collect()
     }
@@ -405,6 +406,16 @@ impl Limiter for InFront {
     }
 }
 
+/// A key as `/_stats` and the Ctrl-C summary show it: the shared key of requests without one
+/// and the overflow bucket by name, every token by its fingerprint.
+pub fn shown_key(name: &str) -> String {
+    if name == GroupCommon::DEFAULT_KEY || name == OVERFLOW_KEY {
+        name.to_string()
+    } else {
+        crate::fingerprint::fingerprint(name)
+    }
+}
+
 /// The key of a request: its `Authorization` header, else its `?key=` parameter.
 fn key_of<B>(req: &Request<B>) -> Option<std::borrow::Cow<'_, str>> {
     if let Some(v) = req.headers().get(hyper::header::AUTHORIZATION) {
@@ -495,6 +506,7 @@ pub fn serve_per_thread(
         .build()?;
     let listeners = {
         let _in = scratch.enter();
+        let addr = probe_free(addr)?;
         let first = reuseport_listener(addr)?;
         let bound = first.local_addr()?;
         let mut all = vec![first.into_std()?];
@@ -531,6 +543,33 @@ pub fn serve_per_thread(
         addr: bound,
         threads: handles,
     })
+}
+
+/// `SO_REUSEPORT` would let this serve share a port another serve (or any program with the
+/// option) already listens on, halving each one's limit unnoticed (issue 11). So first bind
+/// the address plainly, which fails with `AddrInUse` while anything holds it, and hand the
+/// port it got (port 0: a free one) to the listeners that share it among themselves. Another
+/// program binding the port in the moment between the two is not prevented.
+fn probe_free(addr: SocketAddr) -> std::io::Result<SocketAddr> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // Connections of an earlier serve still in TIME_WAIT do not make the port busy.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AddrInUse {
+            std::io::Error::new(
+                e.kind(),
+                "the port is already in use (another serve, or another program); stop it or \
+                 choose another --addr (port 0 picks a free one)",
+            )
+        } else {
+            e
+        }
+    })?;
+    socket.local_addr()
 }
 
 fn reuseport_listener(addr: SocketAddr) -> std::io::Result<TcpListener> {
