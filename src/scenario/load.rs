@@ -196,6 +196,51 @@ pub fn check_time_scale(scale: f64) -> Result<(), String> {
     }
 }
 
+/// A scenario's `name` becomes a folder under `results/`: `../../etc/x` once wrote outside
+/// it and `""` made `results/-<time>` (issue 11). Letters, digits, `_`, `-` and `.`, not
+/// starting with `.` or `-`, at most 100 characters.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    if name.is_empty() {
+        Err("must not be empty: it names the results folder".into())
+    } else if name.chars().count() > 100 {
+        Err(format!(
+            "is {} characters long; at most 100 (it names the results folder)",
+            name.chars().count()
+        ))
+    } else if name.starts_with(['.', '-']) || !name.chars().all(ok_char) {
+        Err(format!(
+            "`{name}` cannot name a results folder: use letters, digits, `_`, `-` and `.` \
+             (not first), e.g. `{}`",
+            safe_name(name)
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// `name` with every character [`check_name`] refuses replaced by `_` (and a leading `.` or
+/// `-` dropped), for names taken from a file's name.
+pub fn safe_name(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .take(100)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let s = s.trim_start_matches(['.', '-']);
+    if s.is_empty() {
+        "scenario".into()
+    } else {
+        s.into()
+    }
+}
+
 /// Collects every problem instead of stopping at the first, so one run of the tool shows all.
 #[derive(Default)]
 struct Builder {
@@ -253,7 +298,17 @@ impl Builder {
                 );
             }
         }
-        let name = self.string(root.remove("name"), &top.key("name"), default_name);
+        let name = match root.remove("name") {
+            // The file's name, made safe: it names the results folder.
+            None => safe_name(default_name),
+            Some(v) => {
+                let name = self.string(Some(v), &top.key("name"), default_name);
+                if let Err(message) = check_name(&name) {
+                    self.problem(top.key("name"), message);
+                }
+                name
+            }
+        };
         let description = self.string(root.remove("description"), &top.key("description"), "");
 
         let run_path = top.key("run");
@@ -980,6 +1035,24 @@ algorithm = "shared-bucket"
             e.contains("unknown algorithm `magic`, expected one of"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn names_that_would_leave_results_are_refused() {
+        for bad in ["../../etc/x", "", "a/b", ".hidden", "-x", "a b"] {
+            let e = err(
+                &BASE.replace("name = \"t\"", &format!("name = {bad:?}")),
+                &[],
+            );
+            assert!(e.starts_with("t.toml:2: name: "), "{bad:?}: {e}");
+        }
+        let e = err(BASE, &["name=../up"]);
+        assert!(e.contains("`../up` cannot name a results folder"), "{e}");
+        assert!(parse(BASE, &["name=ok_name-2.v1"]).is_ok());
+        // A file's name is made safe, not refused: the user did not write it.
+        let o: Vec<Override> = Vec::new();
+        let s = parse_scenario(&BASE.replace("name = \"t\"", ""), "f", "my run", &o, 1).unwrap();
+        assert_eq!(s.name, "my_run");
     }
 
     #[test]
