@@ -133,6 +133,14 @@ fn run_with(
     on_progress: &mut dyn FnMut(crate::time::Nanos),
 ) -> Result<RunResult, Error> {
     check_series_size(scenario, opts.allow_large_output)?;
+    // An unreachable store once left a folder with an empty series.csv and no summary:
+    // try it before anything is written.
+    if live.is_some()
+        && let Some(url) = &scenario.store.url
+    {
+        crate::store::RedisLink::connect(url)
+            .map_err(|e| Error::Failed(format!("the live run failed: {e}")))?;
+    }
     let dir = match &opts.out {
         Some(dir) => claim_given_dir(dir)?,
         None => claim_new_dir(Path::new("results"), &scenario.name, SystemTime::now())?,
@@ -195,8 +203,16 @@ pub fn write_summary(dir: &Path, summary: &Summary, scenario: &Scenario) -> Resu
 
 /// `--out DIR`: may exist only if empty, so no earlier run is ever overwritten.
 pub fn claim_given_dir(dir: &Path) -> Result<PathBuf, Error> {
+    // What the user gave is wrong (a file, under a file, not writable): exit 2 naming --out,
+    // not a failed run.
+    let bad = |why: String| Error::Usage(format!("--out {}: {why}", dir.display()));
+    if dir.exists() && !dir.is_dir() {
+        return Err(bad(
+            "is a file, not a folder; give a new or empty folder".into()
+        ));
+    }
     if dir.exists() {
-        let mut entries = fs::read_dir(dir).map_err(Error::io(dir))?;
+        let mut entries = fs::read_dir(dir).map_err(|e| bad(format!("cannot read it: {e}")))?;
         if entries.next().is_some() {
             return Err(Error::Usage(format!(
                 "--out {}: the folder is not empty; results never overwrite an earlier run",
@@ -204,8 +220,13 @@ pub fn claim_given_dir(dir: &Path) -> Result<PathBuf, Error> {
             )));
         }
     } else {
-        fs::create_dir_all(dir).map_err(Error::io(dir))?;
+        fs::create_dir_all(dir).map_err(|e| bad(format!("cannot create the folder: {e}")))?;
     }
+    // A folder that exists but cannot be written fails here rather than mid-run.
+    let probe = dir.join(".throttle-sim-write-test");
+    fs::write(&probe, b"")
+        .and_then(|()| fs::remove_file(&probe))
+        .map_err(|e| bad(format!("cannot write in it: {e}")))?;
     Ok(dir.to_path_buf())
 }
 

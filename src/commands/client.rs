@@ -57,6 +57,18 @@ pub(crate) fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<
             ThrottleConfig::NAMES.join(", ")
         )));
     }
+    // The server is the target's own: a `server.*` value would be silently ignored.
+    if let Some(o) = args
+        .scenario_flags
+        .set
+        .iter()
+        .find(|o| o.path[0] == "server")
+    {
+        return Err(Error::Usage(format!(
+            "--set {o}: client runs against --target, whose limits are its own; only \
+             clients.*, run.*, store.* and expect.* apply (serve --limit … sets a mock server's)"
+        )));
+    }
     let every = args.sample_every.unwrap_or(HumanDuration::from_secs(10));
     let every = if every > args.duration && args.sample_every.is_none() {
         args.duration

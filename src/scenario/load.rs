@@ -87,13 +87,36 @@ pub fn read_scenario(
     seed_if_absent: u64,
 ) -> Result<Scenario, ScenarioError> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path)
+    let text = read_bounded(path)
         .map_err(|e| ScenarioError::whole_file(&origin, format!("cannot read the file: {e}")))?;
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "scenario".into());
     parse_scenario(&text, &origin, &stem, overrides, seed_if_absent)
+}
+
+/// The largest scenario file read: the bundled ones are a few kilobytes; without a bound
+/// `run /dev/zero` read until memory ran out (issue 11).
+pub const MAX_SCENARIO_BYTES: u64 = 1 << 20;
+
+/// The file's text, refusing one past [`MAX_SCENARIO_BYTES`] (or endless, like a device).
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.is_dir() {
+        return Err(std::io::Error::other("it is a folder, not a scenario file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SCENARIO_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SCENARIO_BYTES {
+        return Err(std::io::Error::other(format!(
+            "it is larger than {} KiB; a scenario is a short TOML file",
+            MAX_SCENARIO_BYTES / 1024
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::other("it is not UTF-8 text; a scenario is a TOML file"))
 }
 
 /// Validate scenario text; `origin` names it in errors, `default_name` is used without `name`.
@@ -119,8 +142,14 @@ pub fn parse_scenario(
             });
         }
     };
-    let mut root: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        ScenarioError::whole_file(origin, format!("not valid TOML: {}", e.message()))
+    let mut root: toml::Table = text.parse().map_err(|e: toml::de::Error| ScenarioError {
+        origin: origin.into(),
+        problems: vec![Problem {
+            line: e.span().map(|s| line_of(text, s.start)),
+            field: String::new(),
+            message: toml_value_message(e.message()),
+            from_override: None,
+        }],
     })?;
 
     let mut applied = Vec::new();
@@ -520,8 +549,18 @@ impl Builder {
                 format!("must be at most the run's duration ({})", run.duration),
             );
         }
-        if run.peak_window.is_some_and(|w| w.nanos() == 0) {
-            self.problem(at.key("peak_window"), "must be longer than 0s");
+        match run.peak_window {
+            Some(w) if w.nanos() == 0 => {
+                self.problem(at.key("peak_window"), "must be longer than 0s")
+            }
+            Some(w) if w > run.duration && run.duration.nanos() > 0 => self.problem(
+                at.key("peak_window"),
+                format!(
+                    "{w} is longer than the run ({}); a peak over the whole run is `requests`",
+                    run.duration
+                ),
+            ),
+            _ => {}
         }
         if let Err(message) = check_time_scale(run.time_scale) {
             self.problem(at.key("time_scale"), message);
@@ -546,6 +585,16 @@ impl Builder {
             let here = at.index(i);
             if c.name.trim().is_empty() {
                 self.problem(here.key("name"), "must not be empty");
+            }
+            if c.name == "*" || c.name.contains('.') || c.name.parse::<usize>().is_ok() {
+                self.problem(
+                    here.key("name"),
+                    format!(
+                        "`{}` cannot name a group: --set clients.NAME.field reads `*` as every \
+                         group, a number as a position and `.` as a separator",
+                        c.name
+                    ),
+                );
             }
             if groups[..i].iter().any(|o| o.common.name == c.name) {
                 self.problem(here.key("name"), format!("`{}` names two groups", c.name));
@@ -574,6 +623,16 @@ impl Builder {
                 self.problem(
                     here.key("stop"),
                     format!("must be after start ({}) (got {stop})", c.start),
+                );
+            } else if let Some(stop) = c.stop
+                && stop > run.duration
+            {
+                self.problem(
+                    here.key("stop"),
+                    format!(
+                        "{stop} is after the end of the run ({}); leave stop out to run to the end",
+                        run.duration
+                    ),
                 );
             }
             total += u64::from(c.processes) * u64::from(c.threads);
@@ -652,13 +711,31 @@ impl Builder {
                         EXPECTABLE_METRICS.join(", ")
                     ),
                 );
-            } else if lo.is_nan() || hi.is_nan() || lo > hi {
+            } else if lo.is_nan() || hi.is_nan() {
+                self.problem(
+                    at.key(metric),
+                    format!("range [{lo}, {hi}] holds a value that is not a number"),
+                );
+            } else if lo > hi {
                 self.problem(
                     at.key(metric),
                     format!("range [{lo}, {hi}] is upside down; write [low, high]"),
                 );
             }
         }
+    }
+}
+
+/// A document that parses but holds a value TOML's types cannot (an integer past 64 bits).
+fn toml_value_message(m: &str) -> String {
+    if m.contains("as i128") {
+        format!(
+            "a whole number larger than TOML allows (at most {}): {}",
+            i64::MAX,
+            m.trim()
+        )
+    } else {
+        format!("not valid TOML: {}", m.trim())
     }
 }
 
