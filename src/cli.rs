@@ -12,7 +12,8 @@ use crate::time::{HumanDuration, parse_duration};
     name = "throttle-sim",
     version,
     about = "Simulate many rate-limited API clients sharing one token, and measure how well they throttle themselves",
-    after_help = "Exit codes: 0 done, 1 an [expect] range missed, 2 bad input, 3 the run failed."
+    after_help = "Exit codes: 0 done, 1 an [expect] range missed, 2 bad input, 3 the run failed, \
+4 every request failed or none was sent, 130 interrupted."
 )]
 pub struct Cli {
     #[command(subcommand)]

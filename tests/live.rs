@@ -527,7 +527,8 @@ fn a_refused_target_counts_errors_and_the_run_still_finishes() {
             .spawn()
             .unwrap(),
     );
-    assert_eq!(client.wait(Duration::from_secs(30)), Some(0));
+    // Finished, with every file written, but never a silent success: exit 4 (issue 11).
+    assert_eq!(client.wait(Duration::from_secs(30)), Some(4));
     let s = json(&out.join("summary.json"));
     assert!(s["errors"].as_u64().unwrap() >= 5, "{s}");
     assert_eq!(s["errors"], s["requests"]);

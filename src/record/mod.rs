@@ -14,7 +14,10 @@ use std::io::Write;
 use hdrhistogram::Histogram;
 
 pub use peak::{PeakCounter, Peaks};
-pub use summary::{DeadWorker, ExpectVerdict, GroupSummary, Metrics, ProcessSummary, Summary};
+pub use summary::{
+    DeadWorker, ExpectVerdict, GroupSummary, MANY_ERRORS, Metrics, ProcessSummary, RequestTrouble,
+    Summary,
+};
 pub use writer::CsvSink;
 
 use crate::exchange::{Response, Status};
