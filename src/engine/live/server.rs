@@ -191,6 +191,29 @@ impl ServerState {
         self.lock().limiter.capacity(duration)
     }
 
+    /// Decide one request of `key` (the default key without one) at the clock's time, and
+    /// count it: the decision, the key's index and the latency to wait before answering.
+    fn decide(&self, key: Option<&str>, client: usize) -> (Decision, usize, Nanos) {
+        let mut k = self.lock();
+        let index = k.key(key.unwrap_or(GroupCommon::DEFAULT_KEY));
+        // Read the clock under the lock, so the limiter is told times in order.
+        let now = self.clock.now();
+        let d = k.limiter.admit_from(now, index, client);
+        let latency = self.latency.sample(&mut k.rng);
+        let s = &mut k.stats[index];
+        s.requests += 1;
+        match d.status {
+            Status::Ok => s.ok += 1,
+            Status::Limited => s.limited += 1,
+            Status::Unavailable | Status::Error => s.errors += 1,
+        }
+        // Only an admitted request held a place in flight (as in the sim).
+        if latency == 0 && d.status == Status::Ok {
+            k.limiter.release(now, index);
+        }
+        (d, index, latency)
+    }
+
     /// Counters per key, in key order, each key shown as [`shown_key`] says: never the
     /// token itself.
     pub fn stats(&self) -> Vec<(String, KeyStats)> {
@@ -222,26 +245,7 @@ impl ServerState {
         if let Some(shared) = &self.settings.shared_limit {
             return self.handle_shared(shared, key.as_deref(), client).await;
         }
-        let (decision, index, latency) = {
-            let mut k = self.lock();
-            let index = k.key(key.as_deref().unwrap_or(GroupCommon::DEFAULT_KEY));
-            // Read the clock under the lock, so the limiter is told times in order.
-            let now = self.clock.now();
-            let d = k.limiter.admit_from(now, index, client);
-            let latency = self.latency.sample(&mut k.rng);
-            let s = &mut k.stats[index];
-            s.requests += 1;
-            match d.status {
-                Status::Ok => s.ok += 1,
-                Status::Limited => s.limited += 1,
-                Status::Unavailable | Status::Error => s.errors += 1,
-            }
-            // Only an admitted request held a place in flight (as in the sim).
-            if latency == 0 && d.status == Status::Ok {
-                k.limiter.release(now, index);
-            }
-            (d, index, latency)
-        };
+        let (decision, index, latency) = self.decide(key.as_deref(), client);
         if latency > 0 && decision.status == Status::Ok {
             tokio::time::sleep(self.clock.to_real(latency)).await;
             let mut k = self.lock();
