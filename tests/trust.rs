@@ -186,3 +186,86 @@ fn utilization_never_exceeds_one_under_overload() {
     // The bucket was used: the check above is not met by an idle run.
     assert!(utilization > 0.5, "{s}");
 }
+
+/// `client` for half a second against `target` with requests.csv: the exit code and the
+/// `error` column of every row.
+fn client_errors(target: &str, extra: &[&str]) -> (Option<i32>, Vec<String>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c");
+    let mut run = Running(
+        Command::new(exe())
+            .args(["client", "--target", target, "--algorithm", "fixed"])
+            .args(["--set", "clients.*.sleep=50ms", "--duration", "500ms"])
+            .args(["--log-requests", "--quiet", "--out"])
+            .arg(&out)
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let code = run.wait(Duration::from_secs(30));
+    let mut rdr = csv::Reader::from_path(out.join("requests.csv")).unwrap();
+    assert_eq!(rdr.headers().unwrap().iter().next_back(), Some("error"));
+    let errors = rdr.records().map(|r| r.unwrap()[9].to_string()).collect();
+    (code, errors)
+}
+
+/// A loopback listener answering each connection with `answer` (or nothing, held open).
+fn fake_server(answer: Option<&'static str>) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for mut conn in listener.incoming().flatten() {
+            match answer {
+                Some(a) => {
+                    let mut buf = [0u8; 1024];
+                    let _ = std::io::Read::read(&mut conn, &mut buf);
+                    let _ = std::io::Write::write_all(&mut conn, a.as_bytes());
+                }
+                None => held.push(conn),
+            }
+        }
+    });
+    format!("http://{addr}/")
+}
+
+#[test]
+fn requests_csv_says_which_error() {
+    // Nothing listening.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (code, errors) = client_errors(&format!("http://127.0.0.1:{port}/"), &[]);
+    assert_eq!(code, Some(4), "every request failed");
+    assert!(
+        !errors.is_empty() && errors.iter().all(|e| e == "refused"),
+        "{errors:?}"
+    );
+    // An answer that is an error status.
+    let bad_gateway = fake_server(Some(
+        "HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+    ));
+    let (_, errors) = client_errors(&bad_gateway, &[]);
+    assert!(
+        !errors.is_empty() && errors.iter().all(|e| e == "http_502"),
+        "{errors:?}"
+    );
+    // No answer in time.
+    let silent = fake_server(None);
+    let (_, errors) = client_errors(&silent, &["--timeout", "100ms"]);
+    assert!(
+        !errors.is_empty() && errors.iter().all(|e| e == "timed_out"),
+        "{errors:?}"
+    );
+    // Not HTTP.
+    let garbage = fake_server(Some("SSH-2.0-OpenSSH\r\n"));
+    let (_, errors) = client_errors(&garbage, &[]);
+    assert!(
+        !errors.is_empty() && errors.iter().all(|e| e == "malformed"),
+        "{errors:?}"
+    );
+}

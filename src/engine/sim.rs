@@ -188,6 +188,7 @@ pub fn run<W: Write, R: Write>(
                     sent_at: now,
                     response,
                     waited,
+                    failure: crate::record::Failure::of_status(d.status),
                 })?;
                 th.phase = Phase::Respond;
                 Some(now.saturating_add(lat))

@@ -5,6 +5,7 @@
 //! and at every sampling tick; the recorder writes `series.csv` (and `requests.csv`) as it goes
 //! and computes the summary at the end.
 
+mod failure;
 mod peak;
 mod summary;
 mod writer;
@@ -13,6 +14,7 @@ use std::io::Write;
 
 use hdrhistogram::Histogram;
 
+pub use failure::Failure;
 pub use peak::{PeakCounter, Peaks};
 pub use summary::{
     DeadWorker, ExpectVerdict, GroupSummary, MANY_ERRORS, Metrics, ProcessSummary, RequestTrouble,
@@ -120,6 +122,8 @@ pub struct RequestRecord {
     pub response: Response,
     /// The wait the thread chose before this request.
     pub waited: Nanos,
+    /// Which error, when it was one (neither 2xx nor 429).
+    pub failure: Option<Failure>,
 }
 
 pub struct Recorder<'a, W: Write, R: Write> {
@@ -162,6 +166,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
                     "retry_after",
                     "latency",
                     "waited",
+                    "error",
                 ])?;
                 Some(sink)
             }
@@ -268,6 +273,10 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             log.opt_float(r.response.retry_after.map(secs))?;
             log.float(secs(r.response.latency))?;
             log.float(secs(r.waited))?;
+            match r.failure {
+                Some(f) => log.text(&f.to_string())?,
+                None => log.text("")?,
+            }
             log.end_row()?;
         }
         Ok(())

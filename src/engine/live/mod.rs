@@ -215,6 +215,7 @@ pub fn run<W: Write, R: Write>(
                             sent_at: r.t,
                             response: r.response,
                             waited: r.waited,
+                            failure: r.failure,
                         })?;
                         if let Some(wait) = r.job_wait {
                             rec.record_success(i, wait);
