@@ -269,3 +269,30 @@ fn requests_csv_says_which_error() {
         "{errors:?}"
     );
 }
+
+/// Without Redis the Redis tests used to return early and report "ok" (issue 11, item 10):
+/// every test of tests/redis.rs that asks for a Redis is `#[ignore]`d with the reason, so
+/// `cargo test`'s own summary counts it as ignored, and .ci/run runs them on purpose.
+#[test]
+fn tests_that_need_redis_show_as_ignored() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("tests/redis.rs")).unwrap();
+    let mut needing = 0;
+    for test in text.split("#[test]").skip(1) {
+        // The test's attributes and body, up to the next test.
+        let name = test.split("fn ").nth(1).and_then(|r| r.split('(').next());
+        let asks = test.contains("= redis() else") || test.contains("= own_redis() else");
+        if asks {
+            needing += 1;
+            assert!(
+                test.trim_start()
+                    .starts_with("#[ignore = \"needs redis-server"),
+                "{name:?} needs Redis but is not #[ignore]d with the reason"
+            );
+        }
+    }
+    assert!(needing >= 9, "{needing}");
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    assert!(ci.contains("cargo test --locked\n"), "README's command");
+    assert!(ci.contains("--test redis -- --ignored"), "CI runs them");
+}
