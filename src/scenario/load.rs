@@ -215,13 +215,15 @@ pub const MAX_TIME_SCALE: f64 = 10_000.0;
 
 /// `time_scale` (or `serve --time-scale`): above 0 and at most [`MAX_TIME_SCALE`].
 pub fn check_time_scale(scale: f64) -> Result<(), String> {
-    if scale.is_finite() && scale > 0.0 && scale <= MAX_TIME_SCALE {
-        Ok(())
-    } else {
+    if !(scale.is_finite() && scale > 0.0) {
+        Err(format!("must be a number above 0 (got {scale})"))
+    } else if scale > MAX_TIME_SCALE {
         Err(format!(
-            "must be a number above 0 and at most {MAX_TIME_SCALE} (got {scale}): faster, \
-             timers are too coarse for the clients and the virtual clock runs out"
+            "must be at most {MAX_TIME_SCALE} (got {scale}): faster, timers are too coarse \
+             for the clients and the virtual clock runs out"
         ))
+    } else {
+        Ok(())
     }
 }
 
