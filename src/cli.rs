@@ -12,7 +12,8 @@ use crate::time::{HumanDuration, parse_duration};
     name = "throttle-sim",
     version,
     about = "Simulate many rate-limited API clients sharing one token, and measure how well they throttle themselves",
-    after_help = "Exit codes: 0 done, 1 an [expect] range missed, 2 bad input, 3 the run failed."
+    after_help = "Exit codes: 0 done, 1 an [expect] range missed, 2 bad input, 3 the run failed, \
+4 every request failed or none was sent, 130 interrupted."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -106,21 +107,24 @@ pub struct OutputFlags {
     /// table.
     #[arg(long)]
     pub json: bool,
+    /// Write series.csv even when it would pass 2 GB (a fine sample_every over a long run).
+    #[arg(long)]
+    pub allow_large_output: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The address to listen on (port 0 picks a free one).
-    #[arg(long, default_value = "127.0.0.1:9292")]
+    /// The address to listen on, `host:port` (port 0 picks a free one).
+    #[arg(long, default_value = "127.0.0.1:9292", value_parser = parse_listen_addr)]
     pub addr: std::net::SocketAddr,
     /// Requests per period, and the bucket's size (default 4500, or the scenario's).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_whole)]
     pub limit: Option<u64>,
     /// The period the limit refills over, e.g. 1h (default 1h, or the scenario's).
     #[arg(long, value_parser = parse_duration_arg)]
     pub period: Option<HumanDuration>,
     /// Tokens in the bucket at start (default: full).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_whole)]
     pub initial: Option<u64>,
     /// Run the limit this many times faster than real time (default 1, or the scenario's).
     #[arg(long)]
@@ -283,6 +287,36 @@ impl From<ModeArg> for Mode {
     }
 }
 
+/// A whole number of 0 or more; `-1` is named as a bad value, not taken for a flag.
+fn parse_whole(s: &str) -> Result<u64, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number of 0 or more"))
+}
+
+/// `host:port`, the host a name (`localhost`) or an address; an IPv4 address is preferred
+/// when the name has both.
+fn parse_listen_addr(s: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(a) = s.parse() {
+        return Ok(a);
+    }
+    if !s.contains(':') {
+        return Err(format!(
+            "`{s}` has no port; write host:port, e.g. 127.0.0.1:9292 or localhost:9292"
+        ));
+    }
+    let all: Vec<_> = s
+        .to_socket_addrs()
+        .map_err(|e| format!("`{s}`: cannot resolve the host ({e})"))?
+        .collect();
+    all.iter()
+        .find(|a| a.is_ipv4())
+        .or(all.first())
+        .copied()
+        .ok_or_else(|| format!("`{s}`: the host has no address"))
+}
+
 fn parse_override(s: &str) -> Result<Override, String> {
     s.parse()
 }
@@ -331,14 +365,22 @@ fn run_overrides(
 ) -> Vec<Override> {
     let mut all = set.to_vec();
     if let Some(seed) = seed {
-        let seed = i64::try_from(seed).expect("parse_seed keeps seeds within i64");
-        all.push(Override::new("run.seed", toml::Value::Integer(seed)).expect("a fixed path"));
+        let v = i64::try_from(seed).expect("parse_seed keeps seeds within i64");
+        all.push(Override::from_flag(
+            "--seed",
+            &seed.to_string(),
+            "run.seed",
+            toml::Value::Integer(v),
+        ));
     }
     if let Some(d) = duration {
-        all.push(
-            Override::new("run.duration", toml::Value::String(d.to_string()))
-                .expect("a fixed path"),
-        );
+        let v = toml::Value::String(d.to_string());
+        all.push(Override::from_flag(
+            "--duration",
+            &d.to_string(),
+            "run.duration",
+            v,
+        ));
     }
     all
 }

@@ -21,6 +21,7 @@ pub fn compare(args: &CompareArgs, interrupt: &AtomicBool) -> Result<i32, Error>
         out: args.output.out.clone(),
         progress: &progress,
         interrupt,
+        allow_large_output: args.output.allow_large_output,
     };
     let plan = compare::plan(&opts)?;
     if !args.output.quiet {

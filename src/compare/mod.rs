@@ -29,7 +29,9 @@ use crate::progress::Progress;
 use crate::record::{Metrics, Summary};
 use crate::report::{VARIANT_NOTE, VariantNote};
 use crate::rng::fresh_seed;
-use crate::run::{RunOptions, claim_given_dir, claim_new_dir, run_scenario_with};
+use crate::run::{
+    RunOptions, check_series_size, claim_given_dir, claim_new_dir, run_scenario_with,
+};
 use crate::scenario::{Override, Scenario, read_scenario};
 use crate::throttle::ThrottleConfig;
 use crate::time::{Nanos, secs};
@@ -53,6 +55,8 @@ pub struct CompareOptions<'a> {
     pub out: Option<PathBuf>,
     pub progress: &'a Progress,
     pub interrupt: &'a AtomicBool,
+    /// `--allow-large-output`: a variant's `series.csv` may pass `run::MAX_SERIES_BYTES`.
+    pub allow_large_output: bool,
 }
 
 /// One row of the comparison, ready to run.
@@ -162,6 +166,8 @@ pub fn plan(opts: &CompareOptions<'_>) -> Result<Plan, Error> {
         all.push(sim_mode());
         all.push(seed.clone());
         let scenario = read_scenario(&opts.scenario, &all, seeds[0])
+            .map_err(|e| Error::Usage(format!("variant `{name}`: {e}")))?;
+        check_series_size(&scenario, opts.allow_large_output)
             .map_err(|e| Error::Usage(format!("variant `{name}`: {e}")))?;
         variants.push(PlannedVariant {
             name,
@@ -334,6 +340,8 @@ fn run_first_seed(
             log_requests: false,
             progress: false,
             interrupt,
+            // The plan checked every variant's size already.
+            allow_large_output: true,
         },
         on_progress,
     )?;

@@ -111,12 +111,19 @@ pub fn run<W: Write, R: Write>(
     let mut interrupted_at = None;
     let mut events: u64 = 0;
 
-    while let Some(&Reverse(key)) = queue.peek() {
+    'events: while let Some(&Reverse(key)) = queue.peek() {
         let (now, id) = ((key >> 32) as Nanos, key as u32);
         if now > duration {
             break;
         }
         while let Some(tick) = rec.next_tick().filter(|&t| t < now) {
+            // Between two events there may be millions of ticks (a fine `sample_every`, threads
+            // that wait for hours): the interrupt is checked at each, not only every
+            // CHECK_EVERY events.
+            if control.interrupt.load(Ordering::Relaxed) {
+                interrupted_at = Some(tick);
+                break 'events;
+            }
             for (s, t) in sleeps.iter_mut().zip(&throttles) {
                 *s = t.sleep_value();
             }
@@ -181,6 +188,7 @@ pub fn run<W: Write, R: Write>(
                     sent_at: now,
                     response,
                     waited,
+                    failure: crate::record::Failure::of_status(d.status),
                 })?;
                 th.phase = Phase::Respond;
                 Some(now.saturating_add(lat))
@@ -200,11 +208,11 @@ pub fn run<W: Write, R: Write>(
         }
     }
 
-    let end = interrupted_at.unwrap_or(duration);
     for (s, t) in sleeps.iter_mut().zip(&throttles) {
         *s = t.sleep_value();
     }
-    rec.finish_rows(interrupted_at, &sleeps)?;
+    let interrupted_at = rec.finish_rows(interrupted_at, &sleeps, control.interrupt)?;
+    let end = interrupted_at.unwrap_or(duration);
     (control.progress)(end);
     let processes: Vec<(f64, u64)> = throttles
         .iter()

@@ -5,6 +5,7 @@
 //! and at every sampling tick; the recorder writes `series.csv` (and `requests.csv`) as it goes
 //! and computes the summary at the end.
 
+mod failure;
 mod peak;
 mod summary;
 mod writer;
@@ -13,8 +14,12 @@ use std::io::Write;
 
 use hdrhistogram::Histogram;
 
+pub use failure::Failure;
 pub use peak::{PeakCounter, Peaks};
-pub use summary::{DeadWorker, ExpectVerdict, GroupSummary, Metrics, ProcessSummary, Summary};
+pub use summary::{
+    DeadWorker, ExpectVerdict, GroupSummary, MANY_ERRORS, Metrics, ProcessSummary, RequestTrouble,
+    Summary,
+};
 pub use writer::CsvSink;
 
 use crate::exchange::{Response, Status};
@@ -117,6 +122,8 @@ pub struct RequestRecord {
     pub response: Response,
     /// The wait the thread chose before this request.
     pub waited: Nanos,
+    /// Which error, when it was one (neither 2xx nor 429).
+    pub failure: Option<Failure>,
 }
 
 pub struct Recorder<'a, W: Write, R: Write> {
@@ -159,6 +166,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
                     "retry_after",
                     "latency",
                     "waited",
+                    "error",
                 ])?;
                 Some(sink)
             }
@@ -189,25 +197,30 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
 
     /// The rows that end a run, for both engines: after an interrupt at `at`, one last row
     /// per thread at that moment (unless one was just written then), so the rows still add
-    /// up to the summary's totals; otherwise every tick left up to the end of the run.
+    /// up to the summary's totals; otherwise every tick left up to the end of the run, which
+    /// `interrupt` may still stop (a fine `sample_every` leaves millions): the run then ends
+    /// at that tick. Returns when the run was interrupted, if it was.
     pub fn finish_rows(
         &mut self,
         interrupted_at: Option<Nanos>,
         sleeps: &[f64],
-    ) -> std::io::Result<()> {
-        match interrupted_at {
-            Some(at) => {
-                if self.last_tick.is_none_or(|t| t < at) {
-                    self.tick(at, sleeps)?;
-                }
-            }
-            None => {
-                while let Some(t) = self.next_tick() {
+        interrupt: &std::sync::atomic::AtomicBool,
+    ) -> std::io::Result<Option<Nanos>> {
+        if interrupted_at.is_none() {
+            while let Some(t) = self.next_tick() {
+                if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
                     self.tick(t, sleeps)?;
+                    return Ok(Some(t));
                 }
+                self.tick(t, sleeps)?;
             }
         }
-        Ok(())
+        if let Some(at) = interrupted_at
+            && self.last_tick.is_none_or(|t| t < at)
+        {
+            self.tick(at, sleeps)?;
+        }
+        Ok(interrupted_at)
     }
 
     /// The next sampling tick due, if the run has one left.
@@ -260,6 +273,10 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             log.opt_float(r.response.retry_after.map(secs))?;
             log.float(secs(r.response.latency))?;
             log.float(secs(r.waited))?;
+            match r.failure {
+                Some(f) => log.text(&f.to_string())?,
+                None => log.text("")?,
+            }
             log.end_row()?;
         }
         Ok(())

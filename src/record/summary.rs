@@ -103,6 +103,50 @@ pub struct DeadWorker {
     pub reason: String,
 }
 
+/// The share of errors among a run's requests from which it warns: an outage of a tenth of
+/// the run (the bundled `outage` scenario) stays below it.
+pub const MANY_ERRORS: f64 = 0.25;
+
+/// A run whose requests mostly or all failed: printed loudly, so it never looks like success.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestTrouble {
+    /// Nothing was sent (e.g. every client waited past the end).
+    NoneSent,
+    /// Every request was an error: not one 2xx or 429 came back.
+    AllFailed { requests: u64 },
+    /// At least [`MANY_ERRORS`] of the requests were errors.
+    ManyErrors { errors: u64, requests: u64 },
+}
+
+impl RequestTrouble {
+    /// Fatal troubles make the run exit with `exit::NOTHING_WORKED`; many errors only warn.
+    pub fn is_fatal(self) -> bool {
+        !matches!(self, RequestTrouble::ManyErrors { .. })
+    }
+}
+
+impl std::fmt::Display for RequestTrouble {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            RequestTrouble::NoneSent => f.write_str(
+                "the run sent no requests, so it shows nothing; its [expect] ranges all count \
+                 as missed",
+            ),
+            RequestTrouble::AllFailed { requests } => write!(
+                f,
+                "every one of the {requests} requests failed (no 2xx and no 429: refused, reset, \
+                 timed out or 5xx; requests.csv with --log-requests says which)"
+            ),
+            RequestTrouble::ManyErrors { errors, requests } => write!(
+                f,
+                "{errors} of the {requests} requests ({:.0}%) were errors (5xx, refused, reset or \
+                 timed out)",
+                errors as f64 * 100.0 / requests as f64
+            ),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExpectVerdict {
     pub metric: String,
@@ -148,10 +192,32 @@ impl Summary {
                     metric: metric.clone(),
                     range: [lo, hi],
                     value,
-                    pass: value.is_some_and(|v| lo <= v && v <= hi),
+                    // A run that sent nothing shows nothing about its clients: it never
+                    // passes, whatever the ranges allow (issue 11).
+                    pass: self.metrics.requests > 0 && value.is_some_and(|v| lo <= v && v <= hi),
                 }
             })
             .collect();
+    }
+
+    /// What the requests' outcomes say went wrong, if anything: none sent, every one failed
+    /// (no 2xx and no 429: refused, reset, timed out, 5xx), or many errors.
+    pub fn request_trouble(&self) -> Option<RequestTrouble> {
+        let m = &self.metrics;
+        if m.requests == 0 {
+            Some(RequestTrouble::NoneSent)
+        } else if m.errors == m.requests {
+            Some(RequestTrouble::AllFailed {
+                requests: m.requests,
+            })
+        } else if m.errors as f64 >= MANY_ERRORS * m.requests as f64 {
+            Some(RequestTrouble::ManyErrors {
+                errors: m.errors,
+                requests: m.requests,
+            })
+        } else {
+            None
+        }
     }
 
     pub fn missed(&self) -> impl Iterator<Item = &ExpectVerdict> {

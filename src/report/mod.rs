@@ -29,6 +29,8 @@ fn metrics_row(name: &str, m: &Metrics) -> Vec<String> {
         m.requests.to_string(),
         m.ok.to_string(),
         m.limited.to_string(),
+        m.errors.to_string(),
+        m.timed_out.to_string(),
         format!("{:.2}%", m.ratio_429 * 100.0),
         format!("{:.3}", m.utilization),
         format!("{:.3}", m.fairness),
@@ -46,6 +48,10 @@ pub fn metrics_table(s: &Summary) -> Table {
         "requests",
         "ok",
         "429",
+        // Requests that got neither (5xx, refused, reset, timed out) and jobs given up:
+        // without these, requests = ok + 429 hid 900 errors of the outage scenario.
+        "errors",
+        "timed_out",
         "ratio_429",
         "utilization",
         "fairness",
@@ -70,6 +76,7 @@ pub fn processes_table(s: &Summary) -> Table {
         "requests",
         "ok",
         "429",
+        "errors",
         "final sleep s",
         "backoffs",
     ]);
@@ -80,6 +87,7 @@ pub fn processes_table(s: &Summary) -> Table {
             p.requests.to_string(),
             p.ok.to_string(),
             p.limited.to_string(),
+            p.errors.to_string(),
             format!("{:.3}", p.final_sleep),
             p.backoffs.to_string(),
         ]);

@@ -12,7 +12,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use layout::{GroupInfo, Layout, ProcessInfo, ThreadInfo};
-pub use load::{GROUP_COMMON, SERVER_COMMON, ScenarioError, parse_scenario, read_scenario};
+pub use load::{
+    GROUP_COMMON, MAX_TIME_SCALE, MIN_SAMPLE_EVERY, SERVER_COMMON, ScenarioError, check_time_scale,
+    parse_scenario, read_scenario,
+};
 pub use overrides::Override;
 pub use path::FieldPath;
 

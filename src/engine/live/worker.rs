@@ -272,6 +272,7 @@ impl ThreadRun {
                         t: sent_at,
                         response,
                         waited,
+                        failure: exchange.failure,
                         job_wait: answered.job_wait,
                         finished: answered.finished,
                         sleep,
