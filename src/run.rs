@@ -138,8 +138,9 @@ fn run_with(
     if live.is_some()
         && let Some(url) = &scenario.store.url
     {
+        // What the user named cannot be reached: bad input (2), not a run that failed (3).
         crate::store::RedisLink::connect(url)
-            .map_err(|e| Error::Failed(format!("the live run failed: {e}")))?;
+            .map_err(|e| Error::Usage(format!("store.url: {e}")))?;
     }
     let dir = match &opts.out {
         Some(dir) => claim_given_dir(dir)?,

@@ -255,8 +255,8 @@ fn cases() -> Vec<Case> {
             absent: Some("{tmp}/st"),
             ..case(
                 "run {scen}/shared_redis.toml --set store.url=redis://127.0.0.1:{closed} --out {tmp}/st",
-                3,
-                "cannot reach it",
+                2,
+                "store.url: the store at redis://127.0.0.1:",
             )
         },
         // Handled before issue 11.
