@@ -47,7 +47,8 @@ pub enum Command {
     after_help = "Variants: without --variants or --algorithms, the scenario as written \
 (`base`) and every [[variants]] entry. --variants picks some (`base` included by name); \
 --algorithms adds one variant per algorithm with every client group switched to it, dropping \
-the parameters it does not take. --set changes the base every variant starts from. Seeds are \
+the parameters it does not take (groups with keep_algorithm = true, co-tenants that are part of \
+the case, keep theirs). --set changes the base every variant starts from. Seeds are \
 the scenario's (or --seed) and the ones after it, the same for every variant."
 )]
 pub struct CompareArgs {

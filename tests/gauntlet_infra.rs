@@ -382,3 +382,52 @@ fn check_takes_run_seeds_from_the_file_and_seeds_overrides_it() {
     let text = String::from_utf8_lossy(&bad.get_output().stdout).to_string();
     assert!(text.contains("run.seeds: must be from 1 to"), "{text}");
 }
+
+#[test]
+fn compare_algorithms_leaves_a_kept_co_tenant_as_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{SMALL}\n[[clients]]\nname = \"tenant\"\nalgorithm = \"fixed\"\nsleep = \"3s\"\nkeep_algorithm = true\n"
+    );
+    let file = write(tmp.path(), "tenant.toml", &text);
+    let out = tmp.path().join("cmp");
+    bin()
+        .arg("compare")
+        .arg(&file)
+        .args([
+            "--algorithms",
+            "none,oracle",
+            "--seeds",
+            "1",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let resolved = fs::read_to_string(out.join("variants/01-none/scenario.toml")).unwrap();
+    let v: toml::Table = resolved.parse().unwrap();
+    let groups = v["clients"].as_array().unwrap();
+    let algorithm = |i: usize| groups[i]["algorithm"].as_str().unwrap().to_string();
+    assert_eq!((algorithm(0), algorithm(1)), ("none".into(), "none".into()));
+    assert_eq!(algorithm(2), "fixed");
+    assert_eq!(groups[2]["sleep"].as_str(), Some("3s"));
+    let note = fs::read_to_string(out.join("variants/01-none/variant.toml")).unwrap();
+    assert!(note.contains("groups a, late run `none`"), "{note}");
+
+    let all_kept = text
+        .replace("name = \"a\"\n", "name = \"a\"\nkeep_algorithm = true\n")
+        .replace(
+            "name = \"late\"\n",
+            "name = \"late\"\nkeep_algorithm = true\n",
+        );
+    let file = write(tmp.path(), "kept.toml", &all_kept);
+    let bad = bin()
+        .arg("compare")
+        .arg(&file)
+        .args(["--algorithms", "none", "--seeds", "1", "--quiet"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
+    assert!(err.contains("keep_algorithm"), "{err}");
+}

@@ -142,13 +142,39 @@ pub fn plan(opts: &CompareOptions<'_>) -> Result<Plan, Error> {
             .map_err(|e| Error::Usage(format!("variant `{name}`: {e}")))?;
         chosen.push((v.name.clone(), v.description.clone(), sets));
     }
+    // Groups marked `keep_algorithm` (a co-tenant that is part of the case) keep theirs.
+    let studied: Vec<usize> = (0..base.clients.len())
+        .filter(|&i| !base.clients[i].common.keep_algorithm)
+        .collect();
+    if !opts.algorithms.is_empty() && studied.is_empty() {
+        return Err(Error::Usage(format!(
+            "--algorithms: every client group of {} has keep_algorithm = true; nothing to switch",
+            opts.scenario.display()
+        )));
+    }
     for a in &opts.algorithms {
-        let set = Override::new("clients.*.algorithm", toml::Value::String(a.clone()))
-            .expect("a fixed valid path");
+        let value = toml::Value::String(a.clone());
+        let (sets, which) = if studied.len() == base.clients.len() {
+            let all = Override::new("clients.*.algorithm", value).expect("a fixed valid path");
+            (vec![all], "every client group runs".to_string())
+        } else {
+            let sets = studied
+                .iter()
+                .map(|i| {
+                    Override::new(&format!("clients.{i}.algorithm"), value.clone())
+                        .expect("a valid path")
+                })
+                .collect();
+            let names: Vec<&str> = studied
+                .iter()
+                .map(|&i| base.clients[i].common.name.as_str())
+                .collect();
+            (sets, format!("groups {} run", names.join(", ")))
+        };
         chosen.push((
             a.clone(),
-            format!("every client group runs `{a}` (parameters it does not take dropped)"),
-            vec![set],
+            format!("{which} `{a}` (parameters it does not take dropped)"),
+            sets,
         ));
     }
     for (i, (name, _, _)) in chosen.iter().enumerate() {

@@ -199,6 +199,7 @@ pub const GROUP_COMMON: &[&str] = &[
     "stop",
     "jobs",
     "key",
+    "keep_algorithm",
 ];
 /// The `[server]` fields every kind shares.
 pub const SERVER_COMMON: &[&str] = &["latency", "outages", "error_rate", "headers"];

@@ -154,6 +154,10 @@ pub struct GroupCommon {
     /// The API token the group uses; groups without one share the default key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// `compare --algorithms` leaves this group's algorithm as written: a co-tenant on the same
+    /// key that is part of the case, not under study. Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_algorithm: bool,
 }
 
 fn one() -> u32 {
