@@ -61,3 +61,18 @@ fn from_an_empty_bucket_and_under_churn_it_stays_clean() {
         assert!(m.fairness_windowed.unwrap() > 0.999, "{sets:?}: {m:?}");
     }
 }
+
+#[test]
+fn through_an_outage_and_random_errors_it_still_takes_every_token() {
+    let s = oracle_on(
+        "heroku_5x5.toml",
+        &[
+            "server.outages=[[\"2h\", \"2h10m\"]]",
+            "server.error_rate=0.01",
+        ],
+    );
+    let m = &s.metrics;
+    assert_eq!(m.limited, 0, "{m:?}");
+    assert!(m.errors > 0, "{m:?}");
+    assert!(m.utilization > 0.999, "{m:?}");
+}

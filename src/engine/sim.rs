@@ -64,7 +64,7 @@ pub fn run<W: Write, R: Write>(
     let headers = scenario.server.headers;
     let store = crate::store::shared();
     let populations: Vec<Arc<Population>> = (0..layout.keys.len())
-        .map(|key| layout.population(key, limiter.rate_per_sec(), &scenario.server.limiter))
+        .map(|key| layout.population(key, limiter.rate_per_sec(), &scenario.server))
         .collect();
     let mut throttles: Vec<Box<dyn Throttle>> = layout
         .processes

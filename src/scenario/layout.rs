@@ -4,7 +4,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::Scenario;
+use super::{Scenario, ServerConfig};
 use crate::limiter::LimiterConfig;
 use crate::throttle::Population;
 use crate::time::Nanos;
@@ -113,9 +113,10 @@ impl Layout {
         &self.groups[self.threads[thread].group as usize]
     }
 
-    /// What the `oracle` may know of `key`: who uses it when, and the rule (`rate` requests
+    /// What the `oracle` may know of `key`: who uses it when, and the server (`rate` requests
     /// per second, 0 when unknown).
-    pub fn population(&self, key: usize, rate: f64, rule: &LimiterConfig) -> Arc<Population> {
+    pub fn population(&self, key: usize, rate: f64, server: &ServerConfig) -> Arc<Population> {
+        let rule = &server.limiter;
         let on_key = || self.groups.iter().filter(move |g| g.key == key);
         Arc::new(Population {
             rate_per_sec: rate,
@@ -128,6 +129,12 @@ impl Layout {
                 rule,
                 LimiterConfig::FixedWindow(_) | LimiterConfig::SlidingWindow(_)
             ),
+            outages: server
+                .faults
+                .outages
+                .iter()
+                .map(|[a, b]| (a.nanos(), b.nanos()))
+                .collect(),
         })
     }
 }

@@ -103,9 +103,19 @@ pub struct Population {
     /// The rule counts requests in windows (`fixed-window`, `sliding-window`): a request sent
     /// later than planned may land in a window that is already full, so none is.
     pub windowed_rule: bool,
+    /// `[start, end)` of the server's outages (answered 503, the rule not consulted), sorted.
+    pub outages: Vec<(Nanos, Nanos)>,
 }
 
 impl Population {
+    /// The end of the outage `t` falls in, if it falls in one.
+    pub fn outage_end(&self, t: Nanos) -> Option<Nanos> {
+        self.outages
+            .iter()
+            .find(|&&(a, b)| a <= t && t < b)
+            .map(|&(_, b)| b)
+    }
+
     /// Threads on the key at `now`.
     pub fn active_threads(&self, now: Nanos) -> u32 {
         self.windows

@@ -20,21 +20,23 @@
 //! bucket's initial tokens) is shared equally among the threads running at t = 0, each
 //! spending its share at once, back to back.
 //!
+//! **Faults.** It knows the server's outages: a slot inside one waits for its end (a bucket
+//! keeps the tokens, and the slots missed are caught up at once) or, on a window rule, moves to
+//! the thread's first slot after it. On a bucket, a slot answered 500 or 503 is sent again.
+//!
 //! **Where it is not the bound.** It spends nothing a bucket refills while no thread uses the
 //! key (a population with a gap, or whose first group starts after t = 0, beyond the initial
-//! tokens); a slot answered 503 or 500 (outages, random errors) is not sent again, so after an
-//! outage the tokens refilled during it stay unspent (for bucket rules the slots missed during
-//! it are not caught up either, since nothing was late); threads whose latency exceeds their
-//! spacing `N / R` on a window rule skip slots; when the population changes, the slots of
-//! that instant may go unused. Rules without a rate (`concurrency`, `occ`) give it nothing to
-//! plan with: it sends without waiting. It reads no response header, so `[server] headers`
-//! changes nothing for it.
+//! tokens); on a window rule the slots an outage covers, or that a random 500 wasted, are
+//! lost, and a thread whose latency exceeds its spacing `N / R` skips slots; when the
+//! population changes, the slots of that instant may go unused. Rules without a rate
+//! (`concurrency`, `occ`) give it nothing to plan with: it sends without waiting. It reads no
+//! response header, so `[server] headers` changes nothing for it.
 
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use super::{Acquire, Algorithm, BuildContext, Population, Throttle};
-use crate::exchange::Response;
+use crate::exchange::{Response, Status};
 use crate::rng::SimRng;
 use crate::time::{Nanos, from_secs, secs};
 
@@ -92,9 +94,9 @@ impl Algorithm for OracleConfig {
     const NAME: &'static str = "oracle";
     const DESCRIPTION: &'static str = "the bound: knows the rule and every thread on the key; each \
          thread sends in its own slots of the rate (window rules: exactly `limit` per window), a \
-         bucket's initial tokens shared equally. Not the bound after outages or errors (their \
-         slots are not sent again), with no thread on the key for a while (that refill is \
-         unspent), or on a window rule when latency exceeds a thread's spacing (slots skipped)";
+         bucket's initial tokens shared equally, outages waited out. Not the bound with no \
+         thread on the key for a while (that refill is unspent), or on a window rule after \
+         outages and random errors or when latency exceeds a thread's spacing (slots lost)";
 
     fn throttle(&self, ctx: BuildContext) -> Box<dyn Throttle> {
         Box::new(self.build(ctx))
@@ -161,15 +163,27 @@ impl Oracle {
         from + (rank + n - from % n) % n
     }
 
-    /// The slot `thread` aims at next, asked at `now`.
-    fn next_slot(&self, now: Nanos, thread: usize) -> u64 {
+    /// The slot `thread` aims at next, asked at `now`, and when to send in it: its time, or
+    /// the end of the outage it falls in (a bucket keeps the tokens; a window rule moves on to
+    /// the thread's first slot after the outage).
+    fn plan(&self, now: Nanos, thread: usize, from: Option<u64>) -> (u64, Nanos) {
         let (rank, n) = self.line(now, thread);
-        let from = match self.cursor[thread] {
+        let from = from.unwrap_or_else(|| match self.cursor[thread] {
             // A bucket keeps the tokens of slots a slow answer made this thread miss.
             Some((c, was)) if self.phase > 0.0 && was == n as u32 => c,
             _ => self.first_slot(now),
-        };
-        Self::own_slot(from, rank, n)
+        });
+        let mut m = Self::own_slot(from, rank, n);
+        let mut at = self.slot_time(m);
+        while let Some(end) = self.population.outage_end(at.max(now)) {
+            if self.phase > 0.0 {
+                at = end;
+            } else {
+                m = Self::own_slot(self.first_slot(end), rank, n);
+                at = self.slot_time(m);
+            }
+        }
+        (m, at)
     }
 }
 
@@ -182,9 +196,9 @@ impl Throttle for Oracle {
         if self.extra[thread] > 0 {
             return 0;
         }
-        let m = self.next_slot(now, thread);
+        let (m, at) = self.plan(now, thread, None);
         self.planned[thread] = Some(m);
-        self.slot_time(m).saturating_sub(now)
+        at.saturating_sub(now)
     }
 
     fn acquire(&mut self, now: Nanos, thread: usize, _: &mut SimRng) -> Acquire {
@@ -198,7 +212,7 @@ impl Throttle for Oracle {
         let (rank, n) = self.line(now, thread);
         let m = match self.planned[thread] {
             Some(m) => m,
-            None => self.next_slot(now, thread),
+            None => self.plan(now, thread, None).0,
         };
         if m % n == rank {
             self.cursor[thread] = Some((m + 1, n as u32));
@@ -206,12 +220,22 @@ impl Throttle for Oracle {
             return Acquire::Send;
         }
         // The population changed while this thread waited: the slot is another's now.
-        let m = Self::own_slot(self.first_slot(now), rank, n);
+        let (m, at) = self.plan(now, thread, Some(self.first_slot(now)));
         self.planned[thread] = Some(m);
-        Acquire::Wait(self.slot_time(m).saturating_sub(now).max(1))
+        Acquire::Wait(at.saturating_sub(now).max(1))
     }
 
-    fn on_response(&mut self, _: Nanos, _: usize, _: &Response, _: &mut SimRng) {}
+    fn on_response(&mut self, _: Nanos, thread: usize, response: &Response, _: &mut SimRng) {
+        // A 503 or 500 came from in front of the rule: the bucket kept the slot's token, so
+        // the slot is sent again (at once, as a late one).
+        let failed = matches!(response.status, Status::Unavailable | Status::Error);
+        if failed
+            && self.phase > 0.0
+            && let Some((next, n)) = self.cursor[thread]
+        {
+            self.cursor[thread] = Some((next.saturating_sub(1), n));
+        }
+    }
 
     /// Each thread's spacing, `N / R`, seconds.
     fn sleep_value(&self) -> f64 {
@@ -246,6 +270,7 @@ mod tests {
             groups: vec!["clients".into(), "late".into()],
             allowance,
             windowed_rule,
+            outages: Vec::new(),
         }
     }
 
@@ -301,6 +326,7 @@ mod tests {
             groups: vec!["clients".into()],
             allowance: 0.0,
             windowed_rule: true,
+            outages: Vec::new(),
         };
         let t = OracleConfig::default().build(ctx(25, "clients", 0, p));
         for k in [0u64, 1, 7] {
@@ -354,6 +380,33 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn outages_are_waited_out_and_failed_slots_sent_again_on_a_bucket() {
+        let with_outage = |windowed| Population {
+            outages: vec![(10 * S, 20 * S)],
+            ..heroku(0.0, windowed)
+        };
+        // Thread 3's slots: bucket 3.2, 11.2, 19.2 s; window rule 2.4, 10.4, 18.4, 26.4 s.
+        let mut t = OracleConfig { burst: false }.build(ctx(10, "clients", 0, with_outage(false)));
+        assert_eq!(send(&mut t, 0, 3), 3200 * MS);
+        // Slot 13 (11.2 s) is in the outage: sent when it ends, then slot 23 (19.2 s) at once.
+        assert_eq!(send(&mut t, 4 * S, 3), 20 * S);
+        assert_eq!(send(&mut t, 20 * S, 3), 20 * S);
+        // A 503 gives the slot back: the same slot is sent again, at once.
+        t.on_response(
+            20 * S,
+            3,
+            &Response::bare(Status::Unavailable),
+            &mut test_rng(),
+        );
+        assert_eq!(send(&mut t, 20 * S, 3), 20 * S);
+        assert_eq!(send(&mut t, 20 * S, 3), 27_200 * MS);
+        // A window rule skips the outage's slots.
+        let mut w = OracleConfig { burst: false }.build(ctx(10, "clients", 0, with_outage(true)));
+        assert_eq!(send(&mut w, 0, 3), 2400 * MS);
+        assert_eq!(send(&mut w, 4 * S, 3), 26_400 * MS);
     }
 
     #[test]
