@@ -60,9 +60,9 @@ pub struct CompareArgs {
     /// The scenario's [[variants]] to run, by name (`base`: the scenario as written).
     #[arg(long, value_delimiter = ',', value_name = "X,Y")]
     pub variants: Vec<String>,
-    /// Seeds per variant.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub seeds: u32,
+    /// Seeds per variant (default: the scenario's `[run] seeds`, else 5).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub seeds: Option<u32>,
     /// Runs at a time (default: the number of cores).
     #[arg(long, short, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub jobs: Option<u32>,

@@ -355,7 +355,7 @@ fn check_judges_the_mean_over_seeds_with_compares_numbers() {
 }
 
 #[test]
-fn check_takes_run_seeds_from_the_file_and_seeds_overrides_it() {
+fn check_and_compare_take_run_seeds_from_the_file_and_seeds_overrides_it() {
     let tmp = tempfile::tempdir().unwrap();
     let text = expecting().replacen("seed = 7\n", "seed = 7\nseeds = 2\n", 1);
     let file = write(tmp.path(), "e.toml", &text);
@@ -372,6 +372,16 @@ fn check_takes_run_seeds_from_the_file_and_seeds_overrides_it() {
     };
     assert_eq!(seeds_of(&[]), serde_json::json!([7, 8]));
     assert_eq!(seeds_of(&["--seeds", "1"]), serde_json::json!([7]));
+    // compare runs the same seeds by default.
+    let out = bin()
+        .arg("compare")
+        .arg(&file)
+        .args(["--variants", "base", "--quiet", "--json", "--out"])
+        .arg(tmp.path().join("cmp"))
+        .assert()
+        .success();
+    let c: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(c["seeds"], serde_json::json!([7, 8]));
 
     let bad = bin()
         .arg("check")

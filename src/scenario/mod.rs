@@ -66,8 +66,9 @@ pub struct RunConfig {
     /// The window of `fairness_windowed`: Jain's index is taken in each window over the
     /// threads active through it, then averaged. Default 10 min (cut to the run's length).
     pub fairness_window: HumanDuration,
-    /// `check`: judge `[expect]` on the mean over this many seeds (the run's seed and the ones
-    /// after it, as `compare` uses them); `check --seeds` overrides it. Default 1.
+    /// `check` judges `[expect]` on the mean over this many seeds (the run's seed and the ones
+    /// after it), and `compare` runs this many; `--seeds` overrides it. Default: `check` 1,
+    /// `compare` 5.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seeds: Option<u32>,
 }
