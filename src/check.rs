@@ -1,18 +1,17 @@
 //! `throttle-sim check SCENARIO…`: run scenarios and judge only their `[expect]` ranges, so a
 //! team can keep its own scenarios as regression tests of its client in CI.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
-use std::collections::BTreeMap;
-
 use crate::compare::{Comparison, Stat, VariantRuns, seeds_from};
 use crate::engine::{self, sim};
 use crate::error::{Error, exit};
 use crate::progress::Progress;
-use crate::record::{ExpectVerdict, Metrics, Summary};
+use crate::record::{ExpectVerdict, Metrics};
 use crate::rng::fresh_seed;
 use crate::scenario::{Override, Scenario, read_scenario};
 use crate::time::{Nanos, secs};
@@ -128,9 +127,9 @@ pub fn check_all(
         };
         let summary = sim::run(&scenario, std::io::sink(), None::<std::io::Sink>, control)
             .expect("writing to a sink cannot fail");
-        (!summary.partial).then_some(summary)
+        (!summary.partial).then_some(summary.metrics)
     });
-    let mut by_file: Vec<Vec<Option<Summary>>> = resolved.iter().map(|_| Vec::new()).collect();
+    let mut by_file: Vec<Vec<Option<Metrics>>> = resolved.iter().map(|_| Vec::new()).collect();
     for ((fi, _), s) in runs.iter().zip(summaries) {
         by_file[*fi].push(s);
     }
@@ -159,12 +158,8 @@ pub fn check_all(
 }
 
 /// The verdicts of one scenario from its runs, one per seed (`None`: interrupted).
-fn judge(path: &Path, scenario: &Scenario, seeds: Vec<u64>, runs: Vec<Option<Summary>>) -> Checked {
-    let Some(runs) = runs
-        .into_iter()
-        .map(|s| s.map(|s| s.metrics))
-        .collect::<Option<Vec<Metrics>>>()
-    else {
+fn judge(path: &Path, scenario: &Scenario, seeds: Vec<u64>, runs: Vec<Option<Metrics>>) -> Checked {
+    let Some(runs) = runs.into_iter().collect::<Option<Vec<Metrics>>>() else {
         return Checked::without_runs(path, "interrupted", None);
     };
     let variant = VariantRuns {
