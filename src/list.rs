@@ -68,7 +68,7 @@ pub fn text() -> String {
     out.push_str("\nServer kinds (kind = \"...\" in [server])\n");
     entries_text(&mut out, &servers());
     out.push_str(&format!(
-        "\nEvery [server] also takes: {} (default {}).\n",
+        "\nEvery [server] also takes: {} (latency default {}).\n",
         SERVER_COMMON.join(", "),
         toml::Value::try_from(Latency::default()).map_or("?".into(), |v| v.to_string())
     ));
