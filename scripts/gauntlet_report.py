@@ -11,6 +11,7 @@ import argparse
 import html
 import json
 import math
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -37,7 +38,8 @@ def load_case(case_file: Path, work: Path):
     groups = scenario.get("clients", [])
     # Churn: a group that joins after the start or leaves before the end. There, fairness over
     # the whole run counts joins and leaves as unfairness; fairness_windowed does not.
-    churn = any(str(g.get("start", "0s")) not in ("0s", "0") or "stop" in g for g in groups)
+    zero = re.compile(r"^\s*0+(\.0*)?\s*[a-z]*\s*$")
+    churn = any(not zero.match(str(g.get("start", 0))) or "stop" in g for g in groups)
     return {
         "stem": stem,
         "name": cmp["scenario"],
