@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::limiter::Headers;
 use crate::scenario::{Mode, Override};
 use crate::time::{HumanDuration, parse_duration};
 
@@ -46,7 +47,8 @@ pub enum Command {
     after_help = "Variants: without --variants or --algorithms, the scenario as written \
 (`base`) and every [[variants]] entry. --variants picks some (`base` included by name); \
 --algorithms adds one variant per algorithm with every client group switched to it, dropping \
-the parameters it does not take. --set changes the base every variant starts from. Seeds are \
+the parameters it does not take (groups with keep_algorithm = true, co-tenants that are part of \
+the case, keep theirs). --set changes the base every variant starts from. Seeds are \
 the scenario's (or --seed) and the ones after it, the same for every variant."
 )]
 pub struct CompareArgs {
@@ -58,9 +60,9 @@ pub struct CompareArgs {
     /// The scenario's [[variants]] to run, by name (`base`: the scenario as written).
     #[arg(long, value_delimiter = ',', value_name = "X,Y")]
     pub variants: Vec<String>,
-    /// Seeds per variant.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub seeds: u32,
+    /// Seeds per variant (default: the scenario's `[run] seeds`, else 5).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub seeds: Option<u32>,
     /// Runs at a time (default: the number of cores).
     #[arg(long, short, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub jobs: Option<u32>,
@@ -138,6 +140,10 @@ pub struct ServeArgs {
     /// Wait this long before each answer (virtual time; default 0s, or the scenario's).
     #[arg(long, value_parser = parse_duration_arg)]
     pub latency: Option<HumanDuration>,
+    /// Which rate-limit fields the answers carry: full (RateLimit-* and Retry-After, the
+    /// default, or the scenario's) or none.
+    #[arg(long, value_name = "STYLE", value_parser = parse_headers)]
+    pub headers: Option<Headers>,
     /// Close connections that take longer than this to send a request's headers.
     #[arg(long, default_value = "30s", value_parser = parse_duration_arg)]
     pub header_timeout: HumanDuration,
@@ -226,7 +232,11 @@ pub struct CheckArgs {
     /// Override any value in every scenario: `--set server.limit=600`.
     #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
     pub set: Vec<Override>,
-    /// Scenarios at a time (default: the number of cores).
+    /// Judge [expect] on the mean over this many seeds (the scenario's seed and the ones after
+    /// it, as compare uses them); default: the scenario's `[run] seeds`, else 1.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub seeds: Option<u32>,
+    /// Runs at a time (default: the number of cores).
     #[arg(long, short, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub jobs: Option<u32>,
     /// No progress.
@@ -315,6 +325,12 @@ fn parse_listen_addr(s: &str) -> Result<std::net::SocketAddr, String> {
         .or(all.first())
         .copied()
         .ok_or_else(|| format!("`{s}`: the host has no address"))
+}
+
+fn parse_headers(s: &str) -> Result<Headers, String> {
+    toml::Value::String(s.to_string())
+        .try_into()
+        .map_err(|_| format!("`{s}`: expected one of: {}", Headers::NAMES.join(", ")))
 }
 
 fn parse_override(s: &str) -> Result<Override, String> {

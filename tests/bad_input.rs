@@ -210,7 +210,7 @@ fn cases() -> Vec<Case> {
         case(
             "serve --scenario {scen}/occ_contention.toml --limit 5",
             2,
-            "server.limit: unknown field `limit`, expected `read_ahead`; every server also takes latency, outages, error_rate (from --limit 5)",
+            "server.limit: unknown field `limit`, expected `read_ahead`; every server also takes latency, outages, error_rate, headers (from --limit 5)",
         ),
         case(
             "client --target http://127.0.0.1:{closed}/ --set server.limit=5",

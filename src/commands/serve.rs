@@ -8,7 +8,7 @@ use crate::cli::ServeArgs;
 use crate::engine::live::server::{ServerSettings, ServerState, serve_per_thread};
 use crate::engine::live::{ScaledClock, raise_fd_limit};
 use crate::error::{Error, exit};
-use crate::limiter::{FaultConfig, GcraConfig, Latency, LimiterConfig, Rule, SharedGcra};
+use crate::limiter::{FaultConfig, GcraConfig, Headers, Latency, LimiterConfig, Rule, SharedGcra};
 use crate::scenario::{Override, check_time_scale, read_scenario};
 use crate::store::{RedisLink, check_url};
 use crate::time::HumanDuration;
@@ -23,6 +23,9 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
     }
     raise_fd_limit();
     let mut what = describe(&settings.limiter, scale);
+    if settings.headers != Headers::Full {
+        what.push_str(&format!(", headers {}", settings.headers.name()));
+    }
     if let Some(shared) = &settings.shared_limit {
         what.push_str(&format!(
             ", shared through {} as {}*",
@@ -97,7 +100,7 @@ fn describe(limiter: &LimiterConfig, scale: f64) -> String {
 
 /// The server's rule from `--scenario` (with the flags as overrides) or from the flags alone.
 fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
-    let (limiter, latency, scale, seed, faults) = match &args.scenario {
+    let (limiter, latency, scale, seed, faults, headers) = match &args.scenario {
         Some(path) => {
             let mut sets = args.set.clone();
             let mut push = |flag: &str, shown: String, path: &str, v: toml::Value| {
@@ -127,6 +130,10 @@ fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
                     toml::Value::Float(s),
                 );
             }
+            if let Some(h) = args.headers {
+                let v = toml::Value::String(h.name().into());
+                push("--headers", h.name().to_string(), "server.headers", v);
+            }
             let s = read_scenario(path, &sets, 0)?;
             (
                 s.server.limiter,
@@ -134,6 +141,7 @@ fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
                 s.run.time_scale,
                 s.run.seed(),
                 s.server.faults,
+                s.server.headers,
             )
         }
         None => {
@@ -158,11 +166,13 @@ fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
                 scale,
                 0,
                 FaultConfig::default(),
+                args.headers.unwrap_or_default(),
             )
         }
     };
     let mut settings = ServerSettings::new(limiter, latency, seed);
     settings.faults = faults;
+    settings.headers = headers;
     Ok((settings, scale))
 }
 

@@ -60,6 +60,7 @@ fn set(m: &mut Metrics, name: &str, v: Option<f64>) {
         "capacity" => m.capacity = n(),
         "utilization" => m.utilization = n(),
         "fairness" => m.fairness = n(),
+        "fairness_windowed" => m.fairness_windowed = v,
         "request_count_stdev" => m.request_count_stdev = n(),
         "max_sleep" => m.max_sleep = n(),
         "convergence_s" => m.convergence_s = v,

@@ -61,9 +61,10 @@ pub fn run<W: Write, R: Write>(
             .server
             .build_limiter(stream(seed, 0, Stream::Server));
     let latency = scenario.server.latency.sampler();
+    let headers = scenario.server.headers;
     let store = crate::store::shared();
     let populations: Vec<Arc<Population>> = (0..layout.keys.len())
-        .map(|key| layout.population(key, limiter.rate_per_sec()))
+        .map(|key| layout.population(key, limiter.rate_per_sec(), &scenario.server))
         .collect();
     let mut throttles: Vec<Box<dyn Throttle>> = layout
         .processes
@@ -100,7 +101,8 @@ pub fn run<W: Write, R: Write>(
         .collect();
 
     let mut rec = Recorder::new(&layout, scenario.run.sample_every.nanos(), series, requests)?
-        .with_peak_window(scenario.run.peak_window.map(|w| w.nanos()));
+        .with_peak_window(scenario.run.peak_window.map(|w| w.nanos()))
+        .with_fairness_window(scenario.run.fairness_window.nanos());
     let mut queue: BinaryHeap<Reverse<u128>> = layout
         .threads
         .iter()
@@ -173,7 +175,9 @@ pub fn run<W: Write, R: Write>(
                 Some(now.saturating_add(delay))
             }
             Step::Send { waited } => {
-                let d = limiter.admit_from(now, th.key as usize, i);
+                // What the client is told: the rule's decision, less the fields this server
+                // does not send.
+                let d = headers.shown(limiter.admit_from(now, th.key as usize, i));
                 let lat = latency.sample(&mut th.net_rng);
                 let response = Response {
                     status: d.status,

@@ -8,6 +8,7 @@
 mod failure;
 mod peak;
 mod summary;
+mod windowed;
 mod writer;
 
 use std::io::Write;
@@ -39,6 +40,11 @@ pub const SERIES_COLUMNS: [&str; 10] = [
     "errors",
     "remaining",
 ];
+
+/// The window of `fairness_windowed` when the scenario names none: ten minutes, long enough
+/// that a thread sending every 20 s has 30 answers in it, short enough that a population that
+/// changes every half hour is steady in most windows.
+pub const DEFAULT_FAIRNESS_WINDOW: Nanos = 600 * crate::time::NANOS_PER_SEC;
 
 /// The coefficient of variation of the per-process sleep values at or below which a run counts
 /// as converged (`convergence_s`; README, "Metrics").
@@ -142,6 +148,8 @@ pub struct Recorder<'a, W: Write, R: Write> {
     scratch: Vec<f64>,
     /// Sliding request counts, when the run asks for `peak_window`.
     peaks: Option<Peaks>,
+    /// Per-window 2xx counts for `fairness_windowed`.
+    windowed: windowed::Windowed,
 }
 
 impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
@@ -185,7 +193,15 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             convergence: vec![Convergence::default(); layout.groups.len() + 1],
             scratch: Vec::new(),
             peaks: None,
+            windowed: windowed::Windowed::new(layout, DEFAULT_FAIRNESS_WINDOW),
         })
+    }
+
+    /// Judge `fairness_windowed` over windows of this length (default
+    /// [`DEFAULT_FAIRNESS_WINDOW`]; cut to the run's length).
+    pub fn with_fairness_window(mut self, window: Nanos) -> Self {
+        self.windowed = windowed::Windowed::new(self.layout, window);
+        self
     }
 
     /// Also track `peak_requests` and `peak_process_requests` over windows of this length.
@@ -243,6 +259,10 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
         s.interval.add(r.response.status);
         if r.response.remaining.is_some() {
             s.last_remaining = r.response.remaining;
+        }
+        if r.response.status == Status::Ok {
+            self.windowed
+                .record_ok(r.thread, r.sent_at, self.layout, &self.threads);
         }
         if self.peaks.is_some() || self.requests.is_some() {
             self.record_request_detail(r)?;
@@ -305,6 +325,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
     /// Write the rows of the tick at `t` given every process's sleep value, and advance.
     pub fn tick(&mut self, t: Nanos, sleeps: &[f64]) -> std::io::Result<()> {
         let layout = self.layout;
+        self.windowed.close_through(t, layout, &self.threads);
         let window_start = t.saturating_sub(self.sample_every);
         for (gi, g) in layout.groups.iter().enumerate() {
             // Rows for every thread running at some point of (t − every, t], so the rows
@@ -355,6 +376,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
 
     /// Flush the files and compute the summary of a run that reached `end`.
     pub fn finish(mut self, end: Nanos, ctx: FinishContext<'_>) -> std::io::Result<Summary> {
+        self.windowed.close_through(end, self.layout, &self.threads);
         self.series.flush()?;
         if let Some(r) = &mut self.requests {
             r.flush()?;

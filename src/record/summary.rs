@@ -22,6 +22,11 @@ pub struct Metrics {
     pub utilization: f64,
     /// Jain's index over threads of `ok_i / active_time_i`.
     pub fairness: f64,
+    /// The mean over consecutive `[run] fairness_window`s of Jain's index over the 2xx counts
+    /// of the threads active through the whole window (`record::windowed`); `null` when no
+    /// window had a 2xx from such threads.
+    #[serde(default)]
+    pub fairness_windowed: Option<f64>,
     pub request_count_stdev: f64,
     /// Seconds.
     pub max_sleep: f64,
@@ -55,6 +60,7 @@ impl Metrics {
             "capacity" => self.capacity,
             "utilization" => self.utilization,
             "fairness" => self.fairness,
+            "fairness_windowed" => return self.fairness_windowed,
             "request_count_stdev" => self.request_count_stdev,
             "max_sleep" => self.max_sleep,
             "convergence_s" => return self.convergence_s,
@@ -274,6 +280,7 @@ impl Acc {
             capacity,
             utilization: ratio(c.ok, capacity),
             fairness: jain_index(&self.rates),
+            fairness_windowed: None,
             request_count_stdev: sample_stdev(&self.request_counts),
             max_sleep: secs(self.max_sleep),
             convergence_s: convergence.map(secs),
@@ -315,6 +322,7 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
     ctx: FinishContext<'_>,
 ) -> Summary {
     let layout = rec.layout;
+    let (windowed, windowed_groups) = rec.windowed.result();
     let mut overall = Acc::new();
     let mut all_waits = Histogram::<u64>::new(3).expect("valid precision");
     let mut groups = Vec::new();
@@ -352,6 +360,7 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
             rec.convergence[gi + 1].since,
             Some(&rec.waits[gi]),
         );
+        metrics.fairness_windowed = windowed_groups[gi];
         if let Some(p) = &rec.peaks {
             metrics.peak_requests = Some(p.groups[gi].peak());
             metrics.peak_process_requests =
@@ -365,6 +374,7 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
     }
     let capacity = ctx.capacity_per_key * layout.keys.len() as f64;
     let mut metrics = overall.metrics(capacity, rec.convergence[0].since, Some(&all_waits));
+    metrics.fairness_windowed = windowed;
     if let Some(p) = &rec.peaks {
         metrics.peak_requests = p.keys.iter().map(PeakCounter::peak).max();
         metrics.peak_process_requests = p.processes.iter().map(PeakCounter::peak).max();

@@ -199,9 +199,13 @@ pub const GROUP_COMMON: &[&str] = &[
     "stop",
     "jobs",
     "key",
+    "keep_algorithm",
 ];
 /// The `[server]` fields every kind shares.
-pub const SERVER_COMMON: &[&str] = &["latency", "outages", "error_rate"];
+pub const SERVER_COMMON: &[&str] = &["latency", "outages", "error_rate", "headers"];
+
+/// The most seeds `[run] seeds` may ask for (as `compare --seeds`).
+pub const MAX_SEEDS: u32 = 10_000;
 
 /// The finest `[run] sample_every`: a series row per thread per millisecond is already far
 /// finer than any rate limit's window, and finer ones only fill the disk (issue 11).
@@ -414,6 +418,7 @@ impl Builder {
                 outages: common.outages,
                 error_rate: common.error_rate,
             },
+            headers: common.headers,
         })
     }
 
@@ -563,6 +568,18 @@ impl Builder {
                 ),
             ),
             _ => {}
+        }
+        if run.fairness_window.nanos() == 0 {
+            self.problem(at.key("fairness_window"), "must be longer than 0s");
+        }
+        if run.seeds.is_some_and(|n| !(1..=MAX_SEEDS).contains(&n)) {
+            self.problem(
+                at.key("seeds"),
+                format!(
+                    "must be from 1 to {MAX_SEEDS} (got {})",
+                    run.seeds.unwrap_or(0)
+                ),
+            );
         }
         if let Err(message) = check_time_scale(run.time_scale) {
             self.problem(at.key("time_scale"), message);

@@ -170,7 +170,8 @@ pub fn run<W: Write, R: Write>(
     );
 
     let mut rec = Recorder::new(&layout, scenario.run.sample_every.nanos(), series, requests)?
-        .with_peak_window(scenario.run.peak_window.map(|w| w.nanos()));
+        .with_peak_window(scenario.run.peak_window.map(|w| w.nanos()))
+        .with_fairness_window(scenario.run.fairness_window.nanos());
     let pacing = TickPacing {
         layout: &layout,
         clock,
@@ -365,6 +366,7 @@ fn start_server(
     );
     settings.keys = layout.keys.clone();
     settings.faults = scenario.server.faults.clone();
+    settings.headers = scenario.server.headers;
     // Clients may sleep long between requests; keep-alive connections stay open.
     settings.header_read_timeout = Duration::from_secs(600);
     let state = ServerState::new(settings, clock);

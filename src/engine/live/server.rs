@@ -29,7 +29,9 @@ use super::ScaledClock;
 use super::headers::{PolicyHeaders, write_decision};
 use crate::exchange::Status;
 use crate::limiter::SharedGcra;
-use crate::limiter::{Decision, FaultConfig, Latency, LatencySampler, Limiter, LimiterConfig};
+use crate::limiter::{
+    Decision, FaultConfig, Headers, Latency, LatencySampler, Limiter, LimiterConfig,
+};
 use crate::rng::{SimRng, Stream, stream};
 use crate::scenario::GroupCommon;
 use crate::time::Nanos;
@@ -50,6 +52,8 @@ pub struct ServerSettings {
     /// Outages and random errors on top of the rule, as in the sim.
     pub faults: FaultConfig,
     pub latency: Latency,
+    /// Which rate-limit fields the answers carry.
+    pub headers: Headers,
     /// Seeds the latency draws.
     pub seed: u64,
     /// Keys registered up front, in this order (a live run passes its layout's keys, so the
@@ -70,6 +74,7 @@ impl ServerSettings {
             limiter,
             faults: FaultConfig::default(),
             latency,
+            headers: Headers::default(),
             seed,
             keys: Vec::new(),
             header_read_timeout: Duration::from_secs(30),
@@ -307,8 +312,9 @@ impl ServerState {
         self.respond(&decision)
     }
 
-    /// The HTTP answer for a decision, with its rate-limit headers.
+    /// The HTTP answer for a decision, with the rate-limit headers the server sends.
     fn respond(&self, decision: &Decision) -> Response<Full<Bytes>> {
+        let decision = &self.settings.headers.shown(*decision);
         let status = match decision.status {
             Status::Ok => StatusCode::OK,
             Status::Limited => StatusCode::TOO_MANY_REQUESTS,
