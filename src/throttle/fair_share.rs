@@ -19,9 +19,10 @@
 //! ```text
 //! target  R_t = max(R/4, R + (r̄ − r0)/τ_r)       τ_r = max(drain_min, drain_periods / x)
 //! D term  ln x += γ · clamp(ln(R_t / S))           clamp to [−ln 100, ln 2]
-//! P term  ln x += λ · clamp(ln g(r) − ln x)        g(r) = (R/K) · e^((r − r0)/L)
+//! P term  ln x += λ · max(ln min(g(r), R_t) − ln x, −ln 100)
+//!                                                  g(r) = (R/K) · e^((r − r0)/L)
 //!         λ = min(pull_max, W / τ_p)               τ_p = pull_periods · N̂ / (L · x)
-//!         N̂ = S / max(x, g(r))
+//!         N̂ = max(S / max(x, g(r)), n)
 //! ```
 //!
 //! The D term steers the *total* rate toward a target that drains the bucket's surplus above a
@@ -378,11 +379,16 @@ impl FairShare {
         let mut ln_x = self.x.ln() + self.cfg.gain * step;
         // Threads of this size sharing the key, sized by the larger of the own rate and the
         // common price so that a process that fell behind does not conclude it has many peers
-        // and stop pulling itself back.
-        let crowd = (total / self.x.max(self.price(last.r))).max(1.0);
+        // and stop pulling itself back; at least the process's own threads.
+        let crowd = (total / self.x.max(self.price(last.r))).max(self.threads.len() as f64);
         let tau_p = self.cfg.pull_periods * crowd / (self.cfg.slope * self.x);
         let pull = (dt / tau_p).min(self.cfg.pull_max);
-        ln_x += pull * clamp_step(self.price(last.r).ln() - ln_x);
+        // The price is capped at the target total: no thread ever needs more than everyone
+        // together. The cap is common to all and the step is not clamped upward, so while the
+        // bucket drains a surplus (the price far above every rate) the pull still narrows
+        // differences instead of pushing everyone up by the same clamped step.
+        let pulled_to = self.price(last.r).min(target).ln();
+        ln_x += pull * (pulled_to - ln_x).max(-(100f64.ln()));
         self.set_rate(ln_x.exp());
         Update {
             total,
