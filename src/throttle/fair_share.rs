@@ -2,10 +2,9 @@
 //! quota equally, holding a small reserve of tokens instead of running into 429s.
 //!
 //! Every process paces each of its threads at one per-thread rate `x` (requests per second).
-//! What it reads: the status, `RateLimit-Remaining` (`r`) and `RateLimit-Limit`, `Retry-After`,
-//! its own latency and clock, and its own thread count `n`; the quota `Q` per `period` is a
-//! parameter that the `RateLimit-Limit` header overrides, giving the refill rate
-//! `R = Q / period`.
+//! What it reads: the status, `RateLimit-Remaining` (`r`) and `RateLimit-Limit` (the bucket's
+//! size, which caps the reserve), `Retry-After`, its own latency and clock, and its own thread
+//! count `n`; the quota `Q` per `period` is a parameter, giving the refill rate `R = Q / period`.
 //!
 //! **The two signals.** `r` is the same number for every client of the key. Its change over
 //! time measures the *total* send rate of everyone: `S = R − Δr/Δt`. A process collects the
@@ -68,14 +67,16 @@ use crate::time::{HumanDuration, Nanos, from_secs, secs};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FairShareConfig {
-    /// Requests allowed per `period` when the server sends no `RateLimit-Limit`. Default 4500,
-    /// Heroku's (seed 002's `max_limit`).
+    /// Requests the server grants per `period`, which gives the refill rate `R`. Default 4500,
+    /// Heroku's (seed 002's `max_limit`). A `RateLimit-Limit` header does not override it: for
+    /// Heroku and GitHub it is the same number, but a token bucket sends its burst there.
     pub quota: f64,
     /// The quota's period. Default 1 h.
     pub period: HumanDuration,
     /// Per-thread spacing before the process knows better. Default 1.6 s (seed 002's).
     pub initial_sleep: HumanDuration,
-    /// The reserve `r0` the law holds in the bucket, as a fraction of the limit. Default 0.005
+    /// The reserve `r0` the law holds in the bucket, as a fraction of the quota (at most a quarter
+    /// of the bucket the `RateLimit-Limit` header reports). Default 0.005
     /// (22 of 4500): enough to absorb the phase noise of a thousand threads, little enough that
     /// the tokens left at the end cost 0.1 % of a 5-hour run.
     pub reserve: f64,
@@ -300,7 +301,8 @@ pub struct FairShare {
     /// Per-thread rate, requests per second.
     x: f64,
     x0: f64,
-    /// The limit in force (header, else the quota), tokens.
+    /// The bucket's size as `RateLimit-Limit` gives it (else the quota), tokens. Not taken as
+    /// the quota: a token bucket sends its burst there, not what it grants per period.
     limit: f64,
     /// `R`, tokens per second.
     rate: f64,
@@ -335,9 +337,12 @@ impl FairShare {
         self.x
     }
 
-    /// `r0` in tokens.
+    /// `r0` in tokens: `reserve × quota`, but at most a quarter of the bucket the server says
+    /// it has.
     pub fn reserve(&self) -> f64 {
-        (self.cfg.reserve * self.limit).max(1.0)
+        (self.cfg.reserve * self.cfg.quota)
+            .min(self.limit / 4.0)
+            .max(1.0)
     }
 
     /// `g(r) = (R/K)·e^((r − r0)/L)`: the per-thread rate every process is pulled toward.
@@ -496,7 +501,6 @@ impl Throttle for FairShare {
     fn on_response(&mut self, now: Nanos, thread: usize, response: &Response, rng: &mut SimRng) {
         if let Some(limit) = response.limit.filter(|l| *l > 0) {
             self.limit = limit as f64;
-            self.rate = self.limit / self.cfg.period.secs();
         }
         let sent = self.threads[thread].last_send.unwrap_or(now);
         if let (Some(r), Status::Ok | Status::Limited) = (response.remaining, response.status) {
