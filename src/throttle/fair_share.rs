@@ -75,6 +75,9 @@ pub struct FairShareConfig {
     pub period: HumanDuration,
     /// Per-thread spacing before the process knows better. Default 1.6 s (seed 002's).
     pub initial_sleep: HumanDuration,
+    /// A thread's first send is spread uniformly over this long, or one initial spacing if
+    /// that is longer. Default 0 s.
+    pub first_spread: HumanDuration,
     /// The reserve `r0` the law holds in the bucket, as a fraction of the quota (at most a quarter
     /// of the bucket the `RateLimit-Limit` header reports). Default 0.005
     /// (22 of 4500): enough to absorb the phase noise of a thousand threads, little enough that
@@ -135,6 +138,7 @@ impl Default for FairShareConfig {
             quota: 4500.0,
             period: HumanDuration::from_secs(3600),
             initial_sleep: HumanDuration::from_millis(1600),
+            first_spread: HumanDuration::from_secs(0),
             reserve: 0.005,
             slope: 10.0,
             crowd: 1000.0,
@@ -477,7 +481,8 @@ impl Throttle for FairShare {
         let j = self.cfg.jitter;
         let th = &mut self.threads[thread];
         if th.last_send.is_none() && th.first.is_none() {
-            th.first = Some(now.saturating_add(from_secs(rng.random_range(0.0..=1.0 / self.x0))));
+            let spread = self.cfg.first_spread.secs().max(1.0 / self.x0);
+            th.first = Some(now.saturating_add(from_secs(rng.random_range(0.0..=spread))));
         }
         th.factor = if j > 0.0 {
             rng.random_range(1.0 - j..=1.0 + j)
