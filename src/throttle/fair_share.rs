@@ -11,9 +11,8 @@
 //! `(time counted, r)` of its threads' answers into windows; a window closes once it has lasted
 //! `W = max(min_window, window_periods / x)` (every thread of everyone has sent at the rate the
 //! last window set), holds `min_samples` answers and has seen `min_flow` tokens taken
-//! (`S·Δt`, so the integer `r` is a small error). A window in which `r` jumps up by more than
-//! the refill explains (a fixed window's reset) restarts there. Then, once per window, with
-//! `r̄` the window's mean level and `r` its last:
+//! (`S·Δt`, so the integer `r` is a small error). Then, once per window, with `r̄` the window's
+//! mean level and `r` its last:
 //!
 //! ```text
 //! target  R_t = max(R/4, R + (r̄ − r0)/τ_r)       τ_r = max(drain_min, drain_periods / x)
@@ -38,10 +37,18 @@
 //! resting level from `r0` by at most `L · ln(K/N)` tokens (a few tens at the defaults): more
 //! reserve for a lone client, none for a thousand threads.
 //!
+//! **A fixed window.** When `r` jumps up by a tenth of the bucket more than the refill explains,
+//! the server has reset a window: the window restarts there, and from then on the level is read
+//! as an allowance that nothing refills until the next reset one `period` later: `S = −Δr/Δt`
+//! and `R_t = max(R/20, (r̄ − r0) / time to the next reset)`, so the allowance is spread over
+//! the window instead of drained in `τ_r` by whoever is fastest after the reset. A rise of the
+//! level without a reset (a sliding window returning what an hour ago took) switches back.
+//!
 //! **A 429** multiplies `x` by `decrease` once per round (answers to requests sent before the
 //! last decrease do not decrease again) and restarts the window; the thread waits at least
-//! `Retry-After × (1 + U[0, retry_jitter])`, never less, so clients refused together do not
-//! return together. **A 503 or a transport error** changes no rate (it says nothing about the
+//! `Retry-After + U[0, retry_jitter] × min(Retry-After, 1/x)`, never less, so clients refused
+//! together do not return together (and a fixed window's hour-long `Retry-After` does not spread
+//! them over half an hour). **A 503 or a transport error** changes no rate (it says nothing about the
 //! quota) but holds the thread back for `error_backoff`, doubling per consecutive error up to
 //! `error_backoff_max`.
 //!
@@ -119,7 +126,8 @@ pub struct FairShareConfig {
     pub pull_max: f64,
     /// Factor on a 429. Default 0.5.
     pub decrease: f64,
-    /// A 429's `Retry-After` is stretched by `U[0, retry_jitter]` of itself. Default 0.5.
+    /// A 429's `Retry-After` is stretched by `U[0, retry_jitter]` of itself or of the thread's
+    /// period, whichever is shorter. Default 0.5.
     pub retry_jitter: f64,
     /// Spacing jitter, `±jitter` of the spacing. Default 0.1.
     pub jitter: f64,
@@ -278,6 +286,7 @@ impl FairShareConfig {
             last_decrease: None,
             last_increase: None,
             decreases: 0,
+            reset_at: None,
         }
     }
 }
@@ -324,6 +333,8 @@ pub struct FairShare {
     last_decrease: Option<Nanos>,
     last_increase: Option<Nanos>,
     decreases: u64,
+    /// When a reset of the level was last seen (seconds): the server is a fixed window.
+    reset_at: Option<f64>,
 }
 
 /// Why the window's rate estimate moved `x`; for tests.
@@ -358,13 +369,30 @@ impl FairShare {
     }
 
     /// `R_t = max(R/4, R + (r − r0)/τ_r)`.
-    pub fn target(&self, r: f64) -> f64 {
+    pub fn target(&self, r: f64, t: f64) -> f64 {
+        if let Some(reset) = self.reset_at {
+            // A windowed server: spend what is left above the reserve evenly until the next
+            // reset, one period after the last.
+            let period = self.cfg.period.secs();
+            let into = (t - reset).rem_euclid(period);
+            let left = (period - into).max(self.window_secs());
+            return ((r - self.reserve()) / left).max(self.rate / 20.0);
+        }
         let tau = self
             .cfg
             .drain_min
             .secs()
             .max(self.cfg.drain_periods / self.x);
         (self.rate + (r - self.reserve()) / tau).max(self.rate / 4.0)
+    }
+
+    /// What the server adds per second between resets: `R` for a bucket, none for a window.
+    fn refill(&self) -> f64 {
+        if self.reset_at.is_some() {
+            0.0
+        } else {
+            self.rate
+        }
     }
 
     /// The window length `W` at the current rate, seconds.
@@ -382,10 +410,10 @@ impl FairShare {
     /// Apply one window: from `first` to `last`. Returns what it measured.
     fn apply_window(&mut self, first: Sample, last: Sample) -> Update {
         let dt = last.t - first.t;
-        let total = (self.rate - (last.r - first.r) / dt).max(self.rate / 50.0);
+        let total = (self.refill() - (last.r - first.r) / dt).max(self.rate / 50.0);
         // Compare like with like: the average total against the target at the window's
         // average level (the end's level would make a long window's correction stale).
-        let target = self.target((first.r + last.r) / 2.0);
+        let target = self.target((first.r + last.r) / 2.0, (first.t + last.t) / 2.0);
         let step = clamp_step((target / total).ln());
         let mut ln_x = self.x.ln() + self.cfg.gain * step;
         // Threads of this size sharing the key, sized by the larger of the own rate and the
@@ -413,13 +441,21 @@ impl FairShare {
         let s = Sample { t, r };
         if let Some(newest) = self.newest {
             if t >= newest.t {
-                let refill = self.rate * (t - newest.t);
-                if r > newest.r + refill + 2.0 {
-                    // A reset (a fixed window turned over): what came before says nothing.
+                let refill = self.refill() * (t - newest.t);
+                // A tenth of the bucket at once: no reordering of answers or rounding does that.
+                if r > newest.r + refill + (self.limit / 10.0).max(2.0) {
+                    // A reset (a fixed window turned over): what came before says nothing, and
+                    // from now on the level is read as a window's allowance, not a bucket.
+                    self.reset_at = Some(t);
                     self.window = Some(s);
                     self.samples = 1;
                     self.newest = Some(s);
                     return None;
+                }
+                if self.reset_at.is_some() && r > newest.r + 2.0 {
+                    // The level came back without a reset: the server refills after all (a
+                    // sliding window returning what an hour ago took).
+                    self.reset_at = None;
                 }
                 self.newest = Some(s);
             }
@@ -432,6 +468,8 @@ impl FairShare {
             return None;
         };
         self.samples += 1;
+        // Counted with the nominal refill even on a windowed server: a window then closes a
+        // little sooner (measured: sliding_window keeps utilization 0.96 instead of 0.92).
         let flow = self.rate * (t - first.t) - (r - first.r);
         if t - first.t >= self.window_secs()
             && self.samples >= self.cfg.min_samples
@@ -546,7 +584,11 @@ impl Throttle for FairShare {
                         } else {
                             0.0
                         };
-                        from_secs(secs(ra) * (1.0 + stretch))
+                        // Stretched by a fraction of itself, but never by more than a fraction of
+                        // the thread's own period: a fixed window's Retry-After can be most of
+                        // an hour, and a 25-minute spread would hand the next window to
+                        // whoever happens to come back first.
+                        from_secs(secs(ra) + stretch * secs(ra).min(self.spacing()))
                     }
                     None => 0,
                 };
@@ -626,10 +668,10 @@ mod tests {
         assert!((t.price(r0) - R / 1000.0).abs() < 1e-12);
         assert!((t.price(r0 + 10.0) - std::f64::consts::E * R / 1000.0).abs() < 1e-12);
         // R_t = R + (r − r0)/τ_r with τ_r = max(300 s, 4 × 1.6 s) = 300 s; floored at R/4.
-        assert!((t.target(r0) - R).abs() < 1e-12);
-        assert!((t.target(r0 + 300.0) - (R + 1.0)).abs() < 1e-12);
-        assert!((t.target(0.0) - (R - 22.5 / 300.0)).abs() < 1e-12);
-        assert!((t.target(-1e6) - R / 4.0).abs() < 1e-12);
+        assert!((t.target(r0, 0.0) - R).abs() < 1e-12);
+        assert!((t.target(r0 + 300.0, 0.0) - (R + 1.0)).abs() < 1e-12);
+        assert!((t.target(0.0, 0.0) - (R - 22.5 / 300.0)).abs() < 1e-12);
+        assert!((t.target(-1e6, 0.0) - R / 4.0).abs() < 1e-12);
     }
 
     #[test]
@@ -701,6 +743,25 @@ mod tests {
         // a negative send rate; the next window starts at it.
         assert!(t.observe(21.0, 4500.0).is_none());
         assert_eq!(t.window, Some(Sample { t: 21.0, r: 4500.0 }));
+    }
+
+    #[test]
+    fn after_a_reset_the_allowance_is_spread_to_the_next_reset_until_the_level_refills() {
+        let mut t = build(1);
+        assert!(t.observe(3500.0, 50.0).is_none());
+        // 4500 back at 3600 s, far more than 100 s of refill: a fixed window turned over. The 4477.5 above the reserve are
+        // spread over the hour to the next reset, not drained over 300 s.
+        assert!(t.observe(3600.0, 4500.0).is_none());
+        assert_eq!(t.reset_at, Some(3600.0));
+        assert!((t.target(4500.0, 3600.0) - 4477.5 / 3600.0).abs() < 1e-12);
+        assert!((t.target(1022.5, 6300.0) - 1000.0 / 900.0).abs() < 1e-9);
+        // Inside the window nothing refills: 36 fewer in 10 s is 3.6 per second.
+        assert!(t.observe(3610.0, 4464.0).is_none());
+        let u = t.observe(3620.0, 4428.0).expect("the window closes");
+        assert!((u.total - 3.6).abs() < 1e-9);
+        // The level rising a little without a reset: the server refills after all.
+        t.observe(3640.0, 4440.0);
+        assert_eq!(t.reset_at, None);
     }
 
     #[test]
