@@ -2,6 +2,9 @@
 //! bucket of `limit` tokens refilled continuously at `limit` per `period`; each admitted request
 //! takes one token; a request that finds less than one whole token gets 429 and takes nothing.
 //!
+//! `refill = false` turns it into a stock that only decreases (the rate_throttle_client gem's
+//! "time to clear" benchmark); a refusal then has no `Retry-After`.
+//!
 //! The level is kept in exact integer units (one token = `period` in nanoseconds, refill =
 //! `limit` units per nanosecond), so no rounding drift can ever admit one request too many.
 
@@ -22,6 +25,9 @@ pub struct GcraConfig {
     /// Tokens in the bucket at t = 0. Default: full (`limit`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub initial: Option<u64>,
+    /// `false`: the bucket is never refilled, it only decreases (the rate_throttle_client
+    /// gem's "time to clear" benchmark drains a fixed stock). Default true.
+    pub refill: bool,
 }
 
 impl Default for GcraConfig {
@@ -30,6 +36,7 @@ impl Default for GcraConfig {
             limit: 4500,
             period: HumanDuration::from_secs(3600),
             initial: None,
+            refill: true,
         }
     }
 }
@@ -81,6 +88,7 @@ pub struct Gcra {
     token: u128,
     capacity: u128,
     initial: u128,
+    refill: bool,
     buckets: Vec<Bucket>,
 }
 
@@ -93,6 +101,7 @@ impl Gcra {
             token,
             capacity: u128::from(limit) * token,
             initial: u128::from(cfg.initial_tokens().min(limit)) * token,
+            refill: cfg.refill,
             buckets: Vec::new(),
         }
     }
@@ -119,9 +128,9 @@ impl Gcra {
 
 impl Limiter for Gcra {
     fn admit(&mut self, now: Nanos, key: usize) -> Decision {
-        let (limit, token, capacity) = (self.limit, self.token, self.capacity);
+        let (limit, token, capacity, refill) = (self.limit, self.token, self.capacity, self.refill);
         let b = self.bucket(key);
-        if now > b.updated {
+        if refill && now > b.updated {
             let refill = u128::from(now - b.updated) * u128::from(limit);
             b.level = (b.level + refill).min(capacity);
             b.updated = now;
@@ -129,6 +138,9 @@ impl Limiter for Gcra {
         let (status, retry_after) = if b.level >= token {
             b.level -= token;
             (Status::Ok, None)
+        } else if !refill {
+            // Nothing will ever come back: no time to name.
+            (Status::Limited, None)
         } else {
             let missing = token - b.level;
             let wait = missing.div_ceil(u128::from(limit));
@@ -152,11 +164,22 @@ impl Limiter for Gcra {
 
     fn capacity(&self, duration: Nanos) -> f64 {
         let initial = self.initial as f64 / self.token as f64;
+        if !self.refill {
+            return initial;
+        }
         initial + self.limit as f64 * duration as f64 / self.token as f64
     }
 
     fn capacity_with_outages(&self, duration: Nanos, closed: &[(Nanos, Nanos)]) -> f64 {
         let token = self.token as f64;
+        if !self.refill {
+            // Outages only delay taking the stock, unless one lasts to the end.
+            return if closed.iter().any(|&(a, b)| a == 0 && b >= duration) {
+                0.0
+            } else {
+                self.initial as f64 / token
+            };
+        }
         super::token_bucket::bucket_capacity_with_outages(
             self.initial as f64 / token,
             self.limit as f64,
@@ -178,6 +201,7 @@ mod tests {
             limit,
             period: HumanDuration::from_secs(period_s),
             initial: Some(initial),
+            ..Default::default()
         })
     }
 
@@ -216,6 +240,26 @@ mod tests {
     }
 
     #[test]
+    fn without_refill_the_bucket_only_decreases() {
+        let mut g = Gcra::new(&GcraConfig {
+            limit: 10,
+            period: HumanDuration::from_secs(10),
+            initial: Some(3),
+            refill: false,
+        });
+        let oks = (0..10)
+            .filter(|&i| g.admit(i * 1000 * NANOS_PER_SEC, 0).status == Status::Ok)
+            .count();
+        assert_eq!(oks, 3, "three tokens, and 9000 s of waiting adds none");
+        let d = g.admit(100_000 * NANOS_PER_SEC, 0);
+        assert_eq!(
+            (d.status, d.remaining, d.retry_after),
+            (Status::Limited, 0, None)
+        );
+        assert_eq!(g.capacity(100_000 * NANOS_PER_SEC), 3.0);
+    }
+
+    #[test]
     fn keys_have_their_own_buckets() {
         let mut g = gcra(10, 10, 1);
         assert_eq!(g.admit(0, 0).status, Status::Ok);
@@ -247,6 +291,7 @@ mod tests {
             limit: 0,
             period: HumanDuration(0),
             initial: Some(5),
+            ..Default::default()
         };
         let fields: Vec<_> = cfg.problems().into_iter().map(|p| p.0).collect();
         assert_eq!(fields, ["limit", "period", "initial"]);
@@ -266,6 +311,7 @@ mod tests {
                 limit,
                 period: HumanDuration::from_millis(period_ms),
                 initial: Some(initial),
+                ..Default::default()
             });
             let period = u128::from(period_ms) * 1_000_000;
             let (mut now, mut admitted) = (0u64, 0u128);

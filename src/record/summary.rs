@@ -254,6 +254,15 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
     let mut groups = Vec::new();
     for (gi, g) in layout.groups.iter().enumerate() {
         let mut acc = Acc::new();
+        // A shared pool is cleared when it gave all its 2xx: threads that never took a job
+        // have no finish of their own.
+        if let Some(pool) = g.pool {
+            let ok: u64 = g.threads.clone().map(|t| rec.threads[t].total.ok).sum();
+            for a in [&mut acc, &mut overall] {
+                a.has_workload = true;
+                a.all_cleared &= ok >= pool;
+            }
+        }
         for th in g.threads.clone() {
             let s = &rec.threads[th];
             // A thread with a finite workload is active until its last job is done.
@@ -262,11 +271,12 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
                     .map_or(g.active_time(end), |f| f.saturating_sub(g.start)),
             );
             for a in [&mut acc, &mut overall] {
-                if g.jobs.is_some() {
+                if g.finite() {
                     a.has_workload = true;
                     match s.finished_at {
                         Some(f) => a.cleared_at = Some(a.cleared_at.map_or(f, |c| c.max(f))),
-                        None => a.all_cleared = false,
+                        None if g.pool.is_none() => a.all_cleared = false,
+                        None => {}
                     }
                 }
                 a.counts.merge(&s.total);
