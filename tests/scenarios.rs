@@ -43,6 +43,7 @@ bundled! {
     dual_bucket,
     fast_slow,
     heroku_5x5,
+    heroku_5x5_demo_server,
     interval_lock,
     occ_contention,
     outage,
