@@ -41,6 +41,7 @@ bundled! {
     backoff_503,
     discord_groups,
     dual_bucket,
+    failure_window,
     fast_slow,
     heroku_5x5,
     heroku_5x5_demo_server,

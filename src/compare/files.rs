@@ -103,6 +103,7 @@ pub fn read_compare_csv(path: &Path) -> Result<(Vec<u64>, Vec<VariantRuns>), Rep
             None => variants.push(VariantRuns {
                 name: name.to_string(),
                 runs: vec![m],
+                expect: None,
             }),
         }
         if variants.len() == 1 {
@@ -143,6 +144,7 @@ mod tests {
         let runs = vec![VariantRuns {
             name: "a, \"quoted\"".into(),
             runs: vec![m.clone(), Metrics::default()],
+            expect: None,
         }];
         let text = compare_csv(&[5, 6], &runs);
         let tmp = tempfile::tempdir().unwrap();

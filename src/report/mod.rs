@@ -39,13 +39,16 @@ fn metrics_row(name: &str, m: &Metrics) -> Vec<String> {
     ]
 }
 
-/// The overall row and one row per group.
+/// The overall row and one row per group, with a "dropped" column after "429" when the
+/// clients dropped requests without sending them (`timed_out`: a gate gave the job up), since
+/// those are neither requests nor 429s.
 pub fn metrics_table(s: &Summary) -> Table {
-    let mut t = Table::new(&[
-        "group",
-        "requests",
-        "ok",
-        "429",
+    let dropped = s.metrics.timed_out > 0;
+    let mut header = vec!["group", "requests", "ok", "429"];
+    if dropped {
+        header.push("dropped");
+    }
+    header.extend([
         "ratio_429",
         "utilization",
         "fairness",
@@ -54,10 +57,18 @@ pub fn metrics_table(s: &Summary) -> Table {
         "wait p50 s",
         "wait p99 s",
     ]);
-    t.row(metrics_row("all", &s.metrics));
+    let mut t = Table::new(&header);
+    let row = |name: &str, m: &Metrics| {
+        let mut r = metrics_row(name, m);
+        if dropped {
+            r.insert(4, m.timed_out.to_string());
+        }
+        r
+    };
+    t.row(row("all", &s.metrics));
     if s.groups.len() > 1 {
         for g in &s.groups {
-            t.row(metrics_row(&g.name, &g.metrics));
+            t.row(row(&g.name, &g.metrics));
         }
     }
     t

@@ -13,6 +13,7 @@ mod aws_adaptive;
 mod backoff;
 mod baseline;
 mod dual_bucket;
+mod failure_window;
 mod gem_backoff;
 mod gem_gradual;
 mod gem_increase;
@@ -34,6 +35,7 @@ pub use aws_adaptive::{AwsAdaptive, AwsAdaptiveConfig};
 pub use backoff::{Backoff, BackoffConfig, Jitter};
 pub use baseline::{FixedConfig, NoneConfig};
 pub use dual_bucket::{DualBucket, DualBucketConfig, MovingWindow, Workload};
+pub use failure_window::{FailureWindow, FailureWindowConfig};
 pub use gem_backoff::{GemBackoff, GemBackoffConfig};
 pub use gem_gradual::GemGradualConfig;
 pub use gem_increase::GemIncrease;
@@ -234,6 +236,7 @@ registry! {
     DualBucket(DualBucketConfig),
     IntervalLock(IntervalLockConfig),
     Backoff(BackoffConfig),
+    FailureWindow(FailureWindowConfig),
     WindowQueue(WindowQueueConfig),
     GemBackoff(GemBackoffConfig),
     GemGradual(GemGradualConfig),
