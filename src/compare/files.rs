@@ -58,6 +58,7 @@ fn set(m: &mut Metrics, name: &str, v: Option<f64>) {
         "wait_p50" => m.wait_p50 = v,
         "wait_p99" => m.wait_p99 = v,
         "time_to_clear" => m.time_to_clear = v,
+        "retry_rate_thread_mean" => m.retry_rate_thread_mean = v,
         _ => {}
     }
 }
@@ -135,6 +136,7 @@ mod tests {
             ok: 10,
             limited: 2,
             ratio_429: 1.0 / 6.0,
+            retry_rate_thread_mean: Some(0.283_333_333_333_333_3),
             utilization: 0.987_654_321,
             fairness: 0.75,
             convergence_s: None,

@@ -183,6 +183,7 @@ pub const EXPECTABLE_METRICS: &[&str] = &[
     "errors",
     "timed_out",
     "ratio_429",
+    "retry_rate_thread_mean",
     "capacity",
     "utilization",
     "fairness",
