@@ -1,17 +1,19 @@
 //! `throttle-sim check SCENARIO…`: run scenarios and judge only their `[expect]` ranges, so a
 //! team can keep its own scenarios as regression tests of its client in CI.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
+use crate::compare::{Comparison, Stat, VariantRuns, seeds_from};
 use crate::engine::{self, sim};
 use crate::error::{Error, exit};
 use crate::progress::Progress;
-use crate::record::ExpectVerdict;
+use crate::record::{ExpectVerdict, Metrics};
 use crate::rng::fresh_seed;
-use crate::scenario::{Override, read_scenario};
+use crate::scenario::{Override, Scenario, read_scenario};
 use crate::time::{Nanos, secs};
 
 /// One scenario's verdicts, or why it could not be judged.
@@ -20,11 +22,19 @@ pub struct Checked {
     pub file: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scenario: Option<String>,
+    /// The first seed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Every seed the verdicts are judged over (the first and the ones after it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub seeds: Vec<u64>,
     /// `pass`, `missed`, `no-expect`, `error` or `interrupted`.
     pub outcome: &'static str,
+    /// Judged on the means over `seeds` (with one seed, on its run's values).
     pub verdicts: Vec<ExpectVerdict>,
+    /// With more than one seed: each judged metric's mean, interval and values per seed.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub stats: BTreeMap<String, Stat>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The exit code this scenario alone would give.
@@ -32,86 +42,159 @@ pub struct Checked {
     pub code: i32,
 }
 
-fn check_one(
-    path: &Path,
-    overrides: &[Override],
-    interrupt: &AtomicBool,
-    progress: &Progress,
-) -> Checked {
-    let mut all = overrides.to_vec();
-    all.push(Override::new("run.mode", toml::Value::String("sim".into())).expect("valid path"));
-    let scenario = match read_scenario(path, &all, fresh_seed()) {
-        Ok(s) => s,
-        Err(e) => {
-            let e = Error::from(e);
-            return Checked {
-                file: path.to_path_buf(),
-                scenario: None,
-                seed: None,
-                outcome: "error",
-                verdicts: Vec::new(),
-                error: Some(e.to_string()),
-                code: e.exit_code(),
-            };
+impl Checked {
+    fn without_runs(path: &Path, outcome: &'static str, error: Option<Error>) -> Self {
+        Checked {
+            file: path.to_path_buf(),
+            scenario: None,
+            seed: None,
+            seeds: Vec::new(),
+            outcome,
+            verdicts: Vec::new(),
+            stats: BTreeMap::new(),
+            code: error.as_ref().map_or(exit::INTERRUPTED, Error::exit_code),
+            error: error.map(|e| e.to_string()),
         }
-    };
-    let bar = progress.bar(&scenario.name, scenario.run.duration.secs() as u64);
-    let mut on_progress = |t: Nanos| bar.set_position(secs(t) as u64);
-    let control = engine::Control {
-        progress: &mut on_progress,
-        interrupt,
-    };
-    let mut summary = sim::run(&scenario, std::io::sink(), None::<std::io::Sink>, control)
-        .expect("writing to a sink cannot fail");
-    summary.judge(&scenario.expect);
-    let (outcome, code) = if summary.partial {
-        ("interrupted", exit::INTERRUPTED)
-    } else if scenario.expect.is_empty() {
-        ("no-expect", exit::OK)
-    } else if summary.missed().next().is_some() {
-        ("missed", exit::EXPECT_MISSED)
-    } else {
-        ("pass", exit::OK)
-    };
-    progress.task_done(&bar, &format!("{}: {outcome}", path.display()));
-    progress.run_done(&format!(
-        "checked {} (seed {}): {outcome}",
-        path.display(),
-        summary.seed
-    ));
-    Checked {
-        file: path.to_path_buf(),
-        scenario: Some(scenario.name.clone()),
-        seed: Some(summary.seed),
-        outcome,
-        verdicts: summary.expect,
-        error: None,
-        code,
     }
 }
 
-/// Check every file, `jobs` at a time; results in the order given.
+/// The scenario, resolved for sim mode, and the seeds it is judged over: `seeds` (the
+/// command line's `--seeds`), else its `[run] seeds`, else 1.
+fn resolve(
+    path: &Path,
+    overrides: &[Override],
+    seeds: Option<usize>,
+) -> Result<(Scenario, Vec<u64>), Error> {
+    let mut all = overrides.to_vec();
+    all.push(Override::new("run.mode", toml::Value::String("sim".into())).expect("valid path"));
+    let scenario = read_scenario(path, &all, fresh_seed())?;
+    let n = seeds.unwrap_or_else(|| scenario.run.seeds.map_or(1, |n| n as usize));
+    let seeds = seeds_from(scenario.run.seed(), n);
+    Ok((scenario, seeds))
+}
+
+/// Check every file over its seeds, `jobs` runs at a time; results in the order given.
+/// `seeds` (`--seeds`) overrides each file's `[run] seeds`. The means, intervals and
+/// verdicts are compare's own ([`Comparison`]), with the scenario as its single variant.
 pub fn check_all(
     files: &[PathBuf],
     overrides: &[Override],
+    seeds: Option<usize>,
     jobs: usize,
     progress: &Progress,
     interrupt: &AtomicBool,
 ) -> Vec<Checked> {
-    crate::parallel::run_all(files.len(), jobs, |i| {
+    let resolved: Vec<Result<(Scenario, Vec<u64>), Error>> =
+        files.iter().map(|f| resolve(f, overrides, seeds)).collect();
+    // Every (file, seed) run is one job, so ten seeds of one file use every core.
+    let runs: Vec<(usize, usize)> = resolved
+        .iter()
+        .enumerate()
+        .filter_map(|(fi, r)| r.as_ref().ok().map(|(_, seeds)| (fi, seeds.len())))
+        .flat_map(|(fi, n)| (0..n).map(move |si| (fi, si)))
+        .collect();
+    let bars: Vec<Option<indicatif::ProgressBar>> = resolved
+        .iter()
+        .map(|r| {
+            r.as_ref().ok().map(|(s, seeds)| {
+                progress.bar(
+                    &s.name,
+                    (s.run.duration.secs() as u64).saturating_mul(seeds.len() as u64),
+                )
+            })
+        })
+        .collect();
+    let summaries = crate::parallel::run_all(runs.len(), jobs, |j| {
+        let (fi, si) = runs[j];
+        let Ok((base, seeds)) = &resolved[fi] else {
+            unreachable!("only resolved files have runs")
+        };
         if interrupt.load(Ordering::Relaxed) {
-            return Checked {
-                file: files[i].clone(),
-                scenario: None,
-                seed: None,
-                outcome: "interrupted",
-                verdicts: Vec::new(),
-                error: None,
-                code: exit::INTERRUPTED,
-            };
+            return None;
         }
-        check_one(&files[i], overrides, interrupt, progress)
-    })
+        let mut scenario = base.clone();
+        scenario.run.seed = Some(seeds[si]);
+        let bar = bars[fi].as_ref().expect("resolved files have a bar");
+        let mut last = 0;
+        let mut on_progress = |t: Nanos| {
+            let now = secs(t) as u64;
+            bar.inc(now.saturating_sub(last));
+            last = now;
+        };
+        let control = engine::Control {
+            progress: &mut on_progress,
+            interrupt,
+        };
+        let summary = sim::run(&scenario, std::io::sink(), None::<std::io::Sink>, control)
+            .expect("writing to a sink cannot fail");
+        (!summary.partial).then_some(summary.metrics)
+    });
+    let mut by_file: Vec<Vec<Option<Metrics>>> = resolved.iter().map(|_| Vec::new()).collect();
+    for ((fi, _), s) in runs.iter().zip(summaries) {
+        by_file[*fi].push(s);
+    }
+    resolved
+        .into_iter()
+        .zip(by_file)
+        .zip(files)
+        .zip(&bars)
+        .map(|(((r, runs), path), bar)| match r {
+            Err(e) => Checked::without_runs(path, "error", Some(e)),
+            Ok((scenario, seeds)) => {
+                let checked = judge(path, &scenario, seeds, runs);
+                if let Some(bar) = bar {
+                    progress.task_done(bar, &format!("{}: {}", path.display(), checked.outcome));
+                }
+                progress.run_done(&format!(
+                    "checked {} (seed {}): {}",
+                    path.display(),
+                    checked.seed.unwrap_or_default(),
+                    checked.outcome
+                ));
+                checked
+            }
+        })
+        .collect()
+}
+
+/// The verdicts of one scenario from its runs, one per seed (`None`: interrupted).
+fn judge(path: &Path, scenario: &Scenario, seeds: Vec<u64>, runs: Vec<Option<Metrics>>) -> Checked {
+    let Some(runs) = runs.into_iter().collect::<Option<Vec<Metrics>>>() else {
+        return Checked::without_runs(path, "interrupted", None);
+    };
+    let variant = VariantRuns {
+        name: scenario.name.clone(),
+        runs,
+        expect: None,
+    };
+    let mut c = Comparison::new(&scenario.name, &seeds, &[variant], &scenario.expect);
+    let v = c.variants.remove(0);
+    let stats = if seeds.len() > 1 {
+        v.metrics
+            .into_iter()
+            .filter(|(m, _)| scenario.expect.contains_key(m))
+            .collect()
+    } else {
+        BTreeMap::new()
+    };
+    let (outcome, code) = if scenario.expect.is_empty() {
+        ("no-expect", exit::OK)
+    } else if v.missed > 0 {
+        ("missed", exit::EXPECT_MISSED)
+    } else {
+        ("pass", exit::OK)
+    };
+    Checked {
+        file: path.to_path_buf(),
+        scenario: Some(scenario.name.clone()),
+        seed: seeds.first().copied(),
+        seeds,
+        outcome,
+        verdicts: v.expect,
+        stats,
+        error: None,
+        code,
+    }
 }
 
 /// The worst exit code: interrupted, then bad input, then a missed range.
@@ -151,6 +234,11 @@ pub fn render(results: &[Checked], colour: bool) -> String {
             _ => paint("ERROR", "1;31", colour),
         };
         match (&r.scenario, r.seed) {
+            (Some(name), Some(seed)) if r.seeds.len() > 1 => out.push_str(&format!(
+                "{head} {} ({name}, mean over {} seeds from {seed})\n",
+                r.file.display(),
+                r.seeds.len()
+            )),
             (Some(name), Some(seed)) => out.push_str(&format!(
                 "{head} {} ({name}, seed {seed})\n",
                 r.file.display()
@@ -166,7 +254,15 @@ pub fn render(results: &[Checked], colour: bool) -> String {
             out.push_str("  the scenario has no [expect] ranges to judge\n");
         }
         for v in &r.verdicts {
-            let value = v.value.map_or("null".to_string(), |x| format!("{x:.4}"));
+            let mut value = v.value.map_or("null".to_string(), |x| format!("{x:.4}"));
+            if let Some(st) = r.stats.get(&v.metric) {
+                if let Some(h) = st.half_width {
+                    value.push_str(&format!(" ± {h:.4}"));
+                }
+                if st.n < st.seeds {
+                    value.push_str(&format!(" ({}/{} seeds with a value)", st.n, st.seeds));
+                }
+            }
             let (word, rel) = if v.pass {
                 (paint("pass", "32", colour), "within")
             } else {

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::limiter::Headers;
 use crate::scenario::{Mode, Override};
 use crate::time::{HumanDuration, parse_duration};
 
@@ -12,7 +13,8 @@ use crate::time::{HumanDuration, parse_duration};
     name = "throttle-sim",
     version,
     about = "Simulate many rate-limited API clients sharing one token, and measure how well they throttle themselves",
-    after_help = "Exit codes: 0 done, 1 an [expect] range missed, 2 bad input, 3 the run failed."
+    after_help = "Exit codes: 0 done, 1 an [expect] range missed, 2 bad input, 3 the run failed, \
+4 every request failed or none was sent, 130 interrupted."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -45,7 +47,8 @@ pub enum Command {
     after_help = "Variants: without --variants or --algorithms, the scenario as written \
 (`base`) and every [[variants]] entry. --variants picks some (`base` included by name); \
 --algorithms adds one variant per algorithm with every client group switched to it, dropping \
-the parameters it does not take. --set changes the base every variant starts from. Seeds are \
+the parameters it does not take (groups with keep_algorithm = true, co-tenants that are part of \
+the case, keep theirs). --set changes the base every variant starts from. Seeds are \
 the scenario's (or --seed) and the ones after it, the same for every variant."
 )]
 pub struct CompareArgs {
@@ -57,9 +60,9 @@ pub struct CompareArgs {
     /// The scenario's [[variants]] to run, by name (`base`: the scenario as written).
     #[arg(long, value_delimiter = ',', value_name = "X,Y")]
     pub variants: Vec<String>,
-    /// Seeds per variant.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub seeds: u32,
+    /// Seeds per variant (default: the scenario's `[run] seeds`, else 5).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub seeds: Option<u32>,
     /// Runs at a time (default: the number of cores).
     #[arg(long, short, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub jobs: Option<u32>,
@@ -106,21 +109,24 @@ pub struct OutputFlags {
     /// table.
     #[arg(long)]
     pub json: bool,
+    /// Write series.csv even when it would pass 2 GB (a fine sample_every over a long run).
+    #[arg(long)]
+    pub allow_large_output: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The address to listen on (port 0 picks a free one).
-    #[arg(long, default_value = "127.0.0.1:9292")]
+    /// The address to listen on, `host:port` (port 0 picks a free one).
+    #[arg(long, default_value = "127.0.0.1:9292", value_parser = parse_listen_addr)]
     pub addr: std::net::SocketAddr,
     /// Requests per period, and the bucket's size (default 4500, or the scenario's).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_whole)]
     pub limit: Option<u64>,
     /// The period the limit refills over, e.g. 1h (default 1h, or the scenario's).
     #[arg(long, value_parser = parse_duration_arg)]
     pub period: Option<HumanDuration>,
     /// Tokens in the bucket at start (default: full).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_whole)]
     pub initial: Option<u64>,
     /// Run the limit this many times faster than real time (default 1, or the scenario's).
     #[arg(long)]
@@ -134,6 +140,10 @@ pub struct ServeArgs {
     /// Wait this long before each answer (virtual time; default 0s, or the scenario's).
     #[arg(long, value_parser = parse_duration_arg)]
     pub latency: Option<HumanDuration>,
+    /// Which rate-limit fields the answers carry: full (RateLimit-* and Retry-After, the
+    /// default, or the scenario's) or none.
+    #[arg(long, value_name = "STYLE", value_parser = parse_headers)]
+    pub headers: Option<Headers>,
     /// Close connections that take longer than this to send a request's headers.
     #[arg(long, default_value = "30s", value_parser = parse_duration_arg)]
     pub header_timeout: HumanDuration,
@@ -222,7 +232,11 @@ pub struct CheckArgs {
     /// Override any value in every scenario: `--set server.limit=600`.
     #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
     pub set: Vec<Override>,
-    /// Scenarios at a time (default: the number of cores).
+    /// Judge [expect] on the mean over this many seeds (the scenario's seed and the ones after
+    /// it, as compare uses them); default: the scenario's `[run] seeds`, else 1.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub seeds: Option<u32>,
+    /// Runs at a time (default: the number of cores).
     #[arg(long, short, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub jobs: Option<u32>,
     /// No progress.
@@ -283,6 +297,42 @@ impl From<ModeArg> for Mode {
     }
 }
 
+/// A whole number of 0 or more; `-1` is named as a bad value, not taken for a flag.
+fn parse_whole(s: &str) -> Result<u64, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number of 0 or more"))
+}
+
+/// `host:port`, the host a name (`localhost`) or an address; an IPv4 address is preferred
+/// when the name has both.
+fn parse_listen_addr(s: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(a) = s.parse() {
+        return Ok(a);
+    }
+    if !s.contains(':') {
+        return Err(format!(
+            "`{s}` has no port; write host:port, e.g. 127.0.0.1:9292 or localhost:9292"
+        ));
+    }
+    let all: Vec<_> = s
+        .to_socket_addrs()
+        .map_err(|e| format!("`{s}`: cannot resolve the host ({e})"))?
+        .collect();
+    all.iter()
+        .find(|a| a.is_ipv4())
+        .or(all.first())
+        .copied()
+        .ok_or_else(|| format!("`{s}`: the host has no address"))
+}
+
+fn parse_headers(s: &str) -> Result<Headers, String> {
+    toml::Value::String(s.to_string())
+        .try_into()
+        .map_err(|_| format!("`{s}`: expected one of: {}", Headers::NAMES.join(", ")))
+}
+
 fn parse_override(s: &str) -> Result<Override, String> {
     s.parse()
 }
@@ -331,14 +381,22 @@ fn run_overrides(
 ) -> Vec<Override> {
     let mut all = set.to_vec();
     if let Some(seed) = seed {
-        let seed = i64::try_from(seed).expect("parse_seed keeps seeds within i64");
-        all.push(Override::new("run.seed", toml::Value::Integer(seed)).expect("a fixed path"));
+        let v = i64::try_from(seed).expect("parse_seed keeps seeds within i64");
+        all.push(Override::from_flag(
+            "--seed",
+            &seed.to_string(),
+            "run.seed",
+            toml::Value::Integer(v),
+        ));
     }
     if let Some(d) = duration {
-        all.push(
-            Override::new("run.duration", toml::Value::String(d.to_string()))
-                .expect("a fixed path"),
-        );
+        let v = toml::Value::String(d.to_string());
+        all.push(Override::from_flag(
+            "--duration",
+            &d.to_string(),
+            "run.duration",
+            v,
+        ));
     }
     all
 }

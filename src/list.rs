@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::limiter::{Latency, LimiterConfig};
+use crate::limiter::{Headers, Latency, LimiterConfig};
 use crate::scenario::params::{Parameters, algorithm_parameters, server_parameters};
 use crate::scenario::{GROUP_COMMON, SERVER_COMMON};
 
@@ -68,9 +68,15 @@ pub fn text() -> String {
     out.push_str("\nServer kinds (kind = \"...\" in [server])\n");
     entries_text(&mut out, &servers());
     out.push_str(&format!(
-        "\nEvery [server] also takes: {} (default {}).\n",
+        "\nEvery [server] also takes: {} (latency default {}).\n",
         SERVER_COMMON.join(", "),
         toml::Value::try_from(Latency::default()).map_or("?".into(), |v| v.to_string())
+    ));
+    out.push_str(&format!(
+        "headers = one of {} (default \"{}\"): \"full\" sends RateLimit-* and Retry-After, \
+         \"none\" neither (the client sees only the status).\n",
+        Headers::NAMES.join(", "),
+        Headers::default().name()
     ));
     out.push_str(
         "\nSwitching a group's algorithm with --set clients.NAME.algorithm=... (or a \
@@ -107,6 +113,7 @@ pub fn json() -> serde_json::Value {
         "group_fields": GROUP_COMMON,
         "servers": entries_json(&servers()),
         "server_fields": SERVER_COMMON,
+        "server_headers": Headers::NAMES,
     })
 }
 

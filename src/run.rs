@@ -25,6 +25,51 @@ pub struct RunOptions<'a> {
     pub progress: bool,
     /// Set by Ctrl-C: end early, keep what was recorded, mark the summary partial.
     pub interrupt: &'a AtomicBool,
+    /// `--allow-large-output`: write a `series.csv` past [`MAX_SERIES_BYTES`].
+    pub allow_large_output: bool,
+}
+
+/// The largest `series.csv` a run writes without `--allow-large-output`: a fine
+/// `sample_every` over a long run once filled a disk (issue 11).
+pub const MAX_SERIES_BYTES: u64 = 2_000_000_000;
+
+/// About how many bytes `series.csv` takes: a row per thread per tick (every thread counted
+/// at every tick, an upper bound for groups that join late or leave early), each row its
+/// group's name and about 43 bytes of numbers (measured: 47 for `fast`).
+pub fn series_bytes_estimate(scenario: &Scenario) -> u64 {
+    let every = scenario.run.sample_every.nanos().max(1);
+    let ticks = scenario.run.duration.nanos().div_ceil(every) + 1;
+    scenario
+        .clients
+        .iter()
+        .map(|g| {
+            let threads = u64::from(g.common.processes) * u64::from(g.common.threads);
+            let row = 43 + g.common.name.len() as u64;
+            threads.saturating_mul(ticks).saturating_mul(row)
+        })
+        .fold(0u64, u64::saturating_add)
+}
+
+/// Refuse (exit 2) a run whose `series.csv` would pass [`MAX_SERIES_BYTES`], unless allowed,
+/// before anything is written: name `sample_every`, the estimate and the ways out.
+pub fn check_series_size(scenario: &Scenario, allow: bool) -> Result<(), Error> {
+    let bytes = series_bytes_estimate(scenario);
+    if allow || bytes <= MAX_SERIES_BYTES {
+        return Ok(());
+    }
+    let every = scenario.run.sample_every;
+    let ticks = scenario.run.duration.nanos().div_ceil(every.nanos().max(1));
+    // The sample interval that would fit, rounded up to whole seconds.
+    let fits = (bytes as f64 / MAX_SERIES_BYTES as f64 * every.secs()).ceil() as u64;
+    Err(Error::Usage(format!(
+        "run.sample_every = {every} would write about {:.1} GB of series.csv ({} threads × {ticks} \
+         samples), more than the {} GB allowed: sample less often (e.g. --set \
+         run.sample_every={}s), run shorter, or pass --allow-large-output",
+        bytes as f64 / 1e9,
+        scenario.threads_total(),
+        MAX_SERIES_BYTES / 1_000_000_000,
+        fits.max(1)
+    )))
 }
 
 pub struct RunResult {
@@ -87,6 +132,16 @@ fn run_with(
     live: Option<&LiveConfig>,
     on_progress: &mut dyn FnMut(crate::time::Nanos),
 ) -> Result<RunResult, Error> {
+    check_series_size(scenario, opts.allow_large_output)?;
+    // An unreachable store once left a folder with an empty series.csv and no summary:
+    // try it before anything is written.
+    if live.is_some()
+        && let Some(url) = &scenario.store.url
+    {
+        // What the user named cannot be reached: bad input (2), not a run that failed (3).
+        crate::store::RedisLink::connect(url)
+            .map_err(|e| Error::Usage(format!("store.url: {e}")))?;
+    }
     let dir = match &opts.out {
         Some(dir) => claim_given_dir(dir)?,
         None => claim_new_dir(Path::new("results"), &scenario.name, SystemTime::now())?,
@@ -149,8 +204,16 @@ pub fn write_summary(dir: &Path, summary: &Summary, scenario: &Scenario) -> Resu
 
 /// `--out DIR`: may exist only if empty, so no earlier run is ever overwritten.
 pub fn claim_given_dir(dir: &Path) -> Result<PathBuf, Error> {
+    // What the user gave is wrong (a file, under a file, not writable): exit 2 naming --out,
+    // not a failed run.
+    let bad = |why: String| Error::Usage(format!("--out {}: {why}", dir.display()));
+    if dir.exists() && !dir.is_dir() {
+        return Err(bad(
+            "is a file, not a folder; give a new or empty folder".into()
+        ));
+    }
     if dir.exists() {
-        let mut entries = fs::read_dir(dir).map_err(Error::io(dir))?;
+        let mut entries = fs::read_dir(dir).map_err(|e| bad(format!("cannot read it: {e}")))?;
         if entries.next().is_some() {
             return Err(Error::Usage(format!(
                 "--out {}: the folder is not empty; results never overwrite an earlier run",
@@ -158,8 +221,13 @@ pub fn claim_given_dir(dir: &Path) -> Result<PathBuf, Error> {
             )));
         }
     } else {
-        fs::create_dir_all(dir).map_err(Error::io(dir))?;
+        fs::create_dir_all(dir).map_err(|e| bad(format!("cannot create the folder: {e}")))?;
     }
+    // A folder that exists but cannot be written fails here rather than mid-run.
+    let probe = dir.join(".throttle-sim-write-test");
+    fs::write(&probe, b"")
+        .and_then(|()| fs::remove_file(&probe))
+        .map_err(|e| bad(format!("cannot write in it: {e}")))?;
     Ok(dir.to_path_buf())
 }
 

@@ -74,7 +74,7 @@ pub fn parse_duration(input: &str) -> Result<HumanDuration, DurationError> {
         return Err(err("negative"));
     }
     if let Ok(secs) = s.parse::<f64>() {
-        return seconds_value(secs).ok_or_else(|| err("not a finite number of seconds"));
+        return seconds_value(secs).ok_or_else(|| err(seconds_problem(secs)));
     }
     // humantime reads integer components ("1h30m", "250ms"); a decimal such as "1.5s" is
     // read here because it is what people type.
@@ -83,13 +83,22 @@ pub fn parse_duration(input: &str) -> Result<HumanDuration, DurationError> {
         .filter(|n| !n.ends_with(['m', 'n', 'u', 'µ']))
         && let Ok(v) = num.parse::<f64>()
     {
-        return seconds_value(v).ok_or_else(|| err("not a finite number of seconds"));
+        return seconds_value(v).ok_or_else(|| err(seconds_problem(v)));
     }
     match humantime::parse_duration(s) {
         Ok(d) => u64::try_from(d.as_nanos())
             .map(HumanDuration)
-            .map_err(|_| err("too long")),
+            .map_err(|_| err("too long: at most 584 years, what nanoseconds in 64 bits count")),
         Err(e) => Err(err(&e.to_string())),
+    }
+}
+
+/// Why a number of seconds is no duration: not a number, or past what the clock counts.
+fn seconds_problem(secs: f64) -> &'static str {
+    if secs.is_finite() {
+        "too long: at most 584 years, what nanoseconds in 64 bits count"
+    } else {
+        "not a finite number of seconds"
     }
 }
 

@@ -11,7 +11,14 @@ use crate::run::print;
 pub fn check(args: &CheckArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
     let progress = Progress::new(args.quiet);
     let jobs = args.jobs.map_or_else(cores, |j| j as usize);
-    let results = crate::check::check_all(&args.scenarios, &args.set, jobs, &progress, interrupt);
+    let results = crate::check::check_all(
+        &args.scenarios,
+        &args.set,
+        args.seeds.map(|n| n as usize),
+        jobs,
+        &progress,
+        interrupt,
+    );
     if args.json {
         print(&format!(
             "{}\n",

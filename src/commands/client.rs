@@ -32,6 +32,7 @@ pub fn client(args: &ClientArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
             log_requests: args.log_requests,
             progress: !args.output.quiet,
             interrupt,
+            allow_large_output: args.output.allow_large_output,
         },
         &cfg,
     )?;
@@ -54,6 +55,18 @@ pub(crate) fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<
             "--algorithm {}: unknown algorithm, expected one of: {}",
             args.algorithm,
             ThrottleConfig::NAMES.join(", ")
+        )));
+    }
+    // The server is the target's own: a `server.*` value would be silently ignored.
+    if let Some(o) = args
+        .scenario_flags
+        .set
+        .iter()
+        .find(|o| o.path[0] == "server")
+    {
+        return Err(Error::Usage(format!(
+            "--set {o}: client runs against --target, whose limits are its own; only \
+             clients.*, run.*, store.* and expect.* apply (serve --limit … sets a mock server's)"
         )));
     }
     let every = args.sample_every.unwrap_or(HumanDuration::from_secs(10));

@@ -16,11 +16,12 @@ pub fn compare(args: &CompareArgs, interrupt: &AtomicBool) -> Result<i32, Error>
         overrides: args.overrides(),
         variants: args.variants.clone(),
         algorithms: args.algorithms.clone(),
-        seeds: args.seeds as usize,
+        seeds: args.seeds.map(|n| n as usize),
         jobs: args.jobs.map_or_else(cores, |j| j as usize),
         out: args.output.out.clone(),
         progress: &progress,
         interrupt,
+        allow_large_output: args.output.allow_large_output,
     };
     let plan = compare::plan(&opts)?;
     if !args.output.quiet {

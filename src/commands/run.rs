@@ -28,6 +28,7 @@ pub fn run(args: &RunArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
             log_requests: args.log_requests,
             progress: !args.output.quiet,
             interrupt,
+            allow_large_output: args.output.allow_large_output,
         },
     )?;
     // The run's own time, without drawing the charts.
@@ -75,6 +76,11 @@ pub(super) fn report_run(
         print(&report::terminal_summary(s));
         print(&format!("results: {}\n", result.dir.display()));
     }
+    let trouble = s.request_trouble();
+    if let Some(t) = trouble {
+        let level = if t.is_fatal() { "error" } else { "warning" };
+        eprintln!("{level}: {t}");
+    }
     let missed: Vec<_> = s.missed().collect();
     for v in &missed {
         eprintln!(
@@ -103,6 +109,8 @@ pub(super) fn report_run(
         exit::INTERRUPTED
     } else if !s.dead_workers.is_empty() {
         exit::FAILED
+    } else if trouble.is_some_and(|t| t.is_fatal()) {
+        exit::NOTHING_WORKED
     } else if missed.is_empty() {
         exit::OK
     } else {

@@ -8,8 +8,8 @@ use crate::cli::ServeArgs;
 use crate::engine::live::server::{ServerSettings, ServerState, serve_per_thread};
 use crate::engine::live::{ScaledClock, raise_fd_limit};
 use crate::error::{Error, exit};
-use crate::limiter::{FaultConfig, GcraConfig, Latency, LimiterConfig, Rule, SharedGcra};
-use crate::scenario::{Override, read_scenario};
+use crate::limiter::{FaultConfig, GcraConfig, Headers, Latency, LimiterConfig, Rule, SharedGcra};
+use crate::scenario::{Override, check_time_scale, read_scenario};
 use crate::store::{RedisLink, check_url};
 use crate::time::HumanDuration;
 
@@ -23,6 +23,9 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
     }
     raise_fd_limit();
     let mut what = describe(&settings.limiter, scale);
+    if settings.headers != Headers::Full {
+        what.push_str(&format!(", headers {}", settings.headers.name()));
+    }
     if let Some(shared) = &settings.shared_limit {
         what.push_str(&format!(
             ", shared through {} as {}*",
@@ -97,26 +100,39 @@ fn describe(limiter: &LimiterConfig, scale: f64) -> String {
 
 /// The server's rule from `--scenario` (with the flags as overrides) or from the flags alone.
 fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
-    let (limiter, latency, scale, seed, faults) = match &args.scenario {
+    let (limiter, latency, scale, seed, faults, headers) = match &args.scenario {
         Some(path) => {
             let mut sets = args.set.clone();
-            let mut push = |path: &str, v: toml::Value| {
-                sets.push(Override::new(path, v).expect("fixed paths are valid"));
+            let mut push = |flag: &str, shown: String, path: &str, v: toml::Value| {
+                sets.push(Override::from_flag(flag, &shown, path, v));
             };
             if let Some(l) = args.limit {
-                push("server.limit", toml::Value::Integer(clamp_i64(l)));
+                let v = toml::Value::Integer(clamp_i64(l));
+                push("--limit", l.to_string(), "server.limit", v);
             }
             if let Some(p) = args.period {
-                push("server.period", toml::Value::String(p.to_string()));
+                let v = toml::Value::String(p.to_string());
+                push("--period", p.to_string(), "server.period", v);
             }
             if let Some(i) = args.initial {
-                push("server.initial", toml::Value::Integer(clamp_i64(i)));
+                let v = toml::Value::Integer(clamp_i64(i));
+                push("--initial", i.to_string(), "server.initial", v);
             }
             if let Some(l) = args.latency {
-                push("server.latency", toml::Value::String(l.to_string()));
+                let v = toml::Value::String(l.to_string());
+                push("--latency", l.to_string(), "server.latency", v);
             }
             if let Some(s) = args.time_scale {
-                push("run.time_scale", toml::Value::Float(s));
+                push(
+                    "--time-scale",
+                    s.to_string(),
+                    "run.time_scale",
+                    toml::Value::Float(s),
+                );
+            }
+            if let Some(h) = args.headers {
+                let v = toml::Value::String(h.name().into());
+                push("--headers", h.name().to_string(), "server.headers", v);
             }
             let s = read_scenario(path, &sets, 0)?;
             (
@@ -125,6 +141,7 @@ fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
                 s.run.time_scale,
                 s.run.seed(),
                 s.server.faults,
+                s.server.headers,
             )
         }
         None => {
@@ -142,11 +159,7 @@ fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
                 return Err(Error::Usage(format!("--{field}: {message}")));
             }
             let scale = args.time_scale.unwrap_or(1.0);
-            if !(scale.is_finite() && scale > 0.0) {
-                return Err(Error::Usage(format!(
-                    "--time-scale: must be a number above 0 (got {scale})"
-                )));
-            }
+            check_time_scale(scale).map_err(|m| Error::Usage(format!("--time-scale: {m}")))?;
             let latency = Latency::Fixed(args.latency.unwrap_or(HumanDuration(0)));
             (
                 LimiterConfig::Gcra(cfg),
@@ -154,11 +167,13 @@ fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
                 scale,
                 0,
                 FaultConfig::default(),
+                args.headers.unwrap_or_default(),
             )
         }
     };
     let mut settings = ServerSettings::new(limiter, latency, seed);
     settings.faults = faults;
+    settings.headers = headers;
     Ok((settings, scale))
 }
 

@@ -29,10 +29,15 @@ use crate::progress::Progress;
 use crate::record::{Metrics, Summary};
 use crate::report::{VARIANT_NOTE, VariantNote};
 use crate::rng::fresh_seed;
-use crate::run::{RunOptions, claim_given_dir, claim_new_dir, run_scenario_with};
+use crate::run::{
+    RunOptions, check_series_size, claim_given_dir, claim_new_dir, run_scenario_with,
+};
 use crate::scenario::{Override, Scenario, read_scenario};
 use crate::throttle::ThrottleConfig;
 use crate::time::{Nanos, secs};
+
+/// Seeds per variant when neither `--seeds` nor the scenario's `[run] seeds` says.
+pub const DEFAULT_SEEDS: usize = 5;
 
 /// The name that selects the scenario as written.
 pub const BASE: &str = "base";
@@ -48,11 +53,14 @@ pub struct CompareOptions<'a> {
     pub variants: Vec<String>,
     /// `--algorithms`: one variant per algorithm, every group switched to it.
     pub algorithms: Vec<String>,
-    pub seeds: usize,
+    /// `--seeds`; without it the scenario's `[run] seeds`, else [`DEFAULT_SEEDS`].
+    pub seeds: Option<usize>,
     pub jobs: usize,
     pub out: Option<PathBuf>,
     pub progress: &'a Progress,
     pub interrupt: &'a AtomicBool,
+    /// `--allow-large-output`: a variant's `series.csv` may pass `run::MAX_SERIES_BYTES`.
+    pub allow_large_output: bool,
 }
 
 /// One row of the comparison, ready to run.
@@ -87,13 +95,16 @@ pub fn seeds_from(first: u64, n: usize) -> Vec<u64> {
 /// Check the request and resolve every variant's scenario, before anything runs: a bad name
 /// or a variant that does not validate is a usage error (exit 2) naming it.
 pub fn plan(opts: &CompareOptions<'_>) -> Result<Plan, Error> {
-    if opts.seeds == 0 {
+    if opts.seeds == Some(0) {
         return Err(Error::Usage("--seeds must be at least 1".into()));
     }
     let mut base_overrides = opts.overrides.clone();
     base_overrides.push(sim_mode());
     let base = read_scenario(&opts.scenario, &base_overrides, fresh_seed())?;
-    let seeds = seeds_from(base.run.seed(), opts.seeds);
+    let n = opts
+        .seeds
+        .unwrap_or_else(|| base.run.seeds.map_or(DEFAULT_SEEDS, |n| n as usize));
+    let seeds = seeds_from(base.run.seed(), n);
     let seed = Override::new("run.seed", toml::Value::Integer(seeds[0] as i64))
         .expect("a fixed valid path");
 
@@ -138,13 +149,39 @@ pub fn plan(opts: &CompareOptions<'_>) -> Result<Plan, Error> {
             .map_err(|e| Error::Usage(format!("variant `{name}`: {e}")))?;
         chosen.push((v.name.clone(), v.description.clone(), sets));
     }
+    // Groups marked `keep_algorithm` (a co-tenant that is part of the case) keep theirs.
+    let studied: Vec<usize> = (0..base.clients.len())
+        .filter(|&i| !base.clients[i].common.keep_algorithm)
+        .collect();
+    if !opts.algorithms.is_empty() && studied.is_empty() {
+        return Err(Error::Usage(format!(
+            "--algorithms: every client group of {} has keep_algorithm = true; nothing to switch",
+            opts.scenario.display()
+        )));
+    }
     for a in &opts.algorithms {
-        let set = Override::new("clients.*.algorithm", toml::Value::String(a.clone()))
-            .expect("a fixed valid path");
+        let value = toml::Value::String(a.clone());
+        let (sets, which) = if studied.len() == base.clients.len() {
+            let all = Override::new("clients.*.algorithm", value).expect("a fixed valid path");
+            (vec![all], "every client group runs".to_string())
+        } else {
+            let sets = studied
+                .iter()
+                .map(|i| {
+                    Override::new(&format!("clients.{i}.algorithm"), value.clone())
+                        .expect("a valid path")
+                })
+                .collect();
+            let names: Vec<&str> = studied
+                .iter()
+                .map(|&i| base.clients[i].common.name.as_str())
+                .collect();
+            (sets, format!("groups {} run", names.join(", ")))
+        };
         chosen.push((
             a.clone(),
-            format!("every client group runs `{a}` (parameters it does not take dropped)"),
-            vec![set],
+            format!("{which} `{a}` (parameters it does not take dropped)"),
+            sets,
         ));
     }
     for (i, (name, _, _)) in chosen.iter().enumerate() {
@@ -162,6 +199,8 @@ pub fn plan(opts: &CompareOptions<'_>) -> Result<Plan, Error> {
         all.push(sim_mode());
         all.push(seed.clone());
         let scenario = read_scenario(&opts.scenario, &all, seeds[0])
+            .map_err(|e| Error::Usage(format!("variant `{name}`: {e}")))?;
+        check_series_size(&scenario, opts.allow_large_output)
             .map_err(|e| Error::Usage(format!("variant `{name}`: {e}")))?;
         variants.push(PlannedVariant {
             name,
@@ -335,6 +374,8 @@ fn run_first_seed(
             log_requests: false,
             progress: false,
             interrupt,
+            // The plan checked every variant's size already.
+            allow_large_output: true,
         },
         on_progress,
     )?;

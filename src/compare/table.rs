@@ -28,10 +28,13 @@ pub struct Column {
     pub digits: usize,
     /// What a variant with no value on any seed shows.
     pub never: &'static str,
+    /// Whether the column counts in the rank (`fairness_windowed` is shown, not ranked: it
+    /// measures what `fairness` does, and would count fairness twice).
+    pub ranked: bool,
 }
 
 /// The table's columns, in order.
-pub const COLUMNS: [Column; 6] = [
+pub const COLUMNS: [Column; 7] = [
     Column {
         metric: "ratio_429",
         header: "ratio_429",
@@ -39,6 +42,7 @@ pub const COLUMNS: [Column; 6] = [
         percent: true,
         digits: 2,
         never: "-",
+        ranked: true,
     },
     Column {
         metric: "utilization",
@@ -47,6 +51,7 @@ pub const COLUMNS: [Column; 6] = [
         percent: false,
         digits: 3,
         never: "-",
+        ranked: true,
     },
     Column {
         metric: "fairness",
@@ -55,6 +60,16 @@ pub const COLUMNS: [Column; 6] = [
         percent: false,
         digits: 3,
         never: "-",
+        ranked: true,
+    },
+    Column {
+        metric: "fairness_windowed",
+        header: "windowed fairness",
+        better: Better::Higher,
+        percent: false,
+        digits: 3,
+        never: "-",
+        ranked: false,
     },
     Column {
         metric: "convergence_s",
@@ -63,6 +78,7 @@ pub const COLUMNS: [Column; 6] = [
         percent: false,
         digits: 0,
         never: "never",
+        ranked: true,
     },
     Column {
         metric: "max_sleep",
@@ -71,6 +87,7 @@ pub const COLUMNS: [Column; 6] = [
         percent: false,
         digits: 1,
         never: "-",
+        ranked: true,
     },
     Column {
         metric: "wait_p99",
@@ -79,6 +96,7 @@ pub const COLUMNS: [Column; 6] = [
         percent: false,
         digits: 2,
         never: "-",
+        ranked: true,
     },
 ];
 
@@ -89,7 +107,9 @@ that is null on some seed (convergence_s when the sleep values never settled, wa
 2xx) is averaged over the seeds that have it and marked (k/n); in a column, more seeds with a \
 value beats a better mean over fewer. The best of each column is marked (* in text, bold in \
 the report; ties all marked). Rank: variants that meet every [expect] range of the scenario \
-(judged on their means) come first, then by the mean of their ranks over the six columns.";
+(judged on their means) come first, then by the mean of their ranks over the six columns \
+other than windowed fairness (shown, not ranked: it measures what fairness does, per \
+fairness_window over the threads running through it).";
 
 /// One variant's runs, one per seed in seed order.
 #[derive(Clone, Debug)]
@@ -190,14 +210,16 @@ impl Comparison {
                         cmp_stat(&out[j].metrics[col.metric], mine, col.better) == Ordering::Less
                     })
                     .count();
-                rank_sum[i] += 1 + better_than_me;
+                if col.ranked {
+                    rank_sum[i] += 1 + better_than_me;
+                }
                 if better_than_me == 0 && mine.n > 0 {
                     out[i].best.push(col.metric.to_string());
                 }
             }
         }
         for (v, r) in out.iter_mut().zip(&rank_sum) {
-            v.score = *r as f64 / COLUMNS.len() as f64;
+            v.score = *r as f64 / COLUMNS.iter().filter(|c| c.ranked).count() as f64;
         }
         let before = |a: &VariantStats, b: &VariantStats| {
             a.missed.cmp(&b.missed).then(a.score.total_cmp(&b.score))
@@ -518,7 +540,7 @@ mod tests {
         let a = &t.rows()[0];
         assert_eq!(a[0], "a");
         assert!(a[2].starts_with("3.00% ± "), "{}", a[2]);
-        assert_eq!(a[5], "100 (1/2)");
+        assert_eq!(a[6], "100 (1/2)");
         assert!(best[1][2], "b's ratio_429 is marked");
         let plain = c.plain(false);
         assert!(plain.contains("1.00% ± 0.00 *"), "{plain}");
@@ -527,6 +549,6 @@ mod tests {
         let coloured = c.plain(true);
         assert!(coloured.contains("\x1b[1;32m"), "{coloured}");
         let never = Stat::of(&[None, None]);
-        assert_eq!(cell(&never, &COLUMNS[3]), "never");
+        assert_eq!(cell(&never, &COLUMNS[4]), "never");
     }
 }

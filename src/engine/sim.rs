@@ -61,9 +61,10 @@ pub fn run<W: Write, R: Write>(
             .server
             .build_limiter(stream(seed, 0, Stream::Server));
     let latency = scenario.server.latency.sampler();
+    let headers = scenario.server.headers;
     let store = crate::store::shared();
     let populations: Vec<Arc<Population>> = (0..layout.keys.len())
-        .map(|key| layout.population(key, limiter.rate_per_sec()))
+        .map(|key| layout.population(key, limiter.rate_per_sec(), &scenario.server))
         .collect();
     let mut throttles: Vec<Box<dyn Throttle>> = layout
         .processes
@@ -108,7 +109,8 @@ pub fn run<W: Write, R: Write>(
         .collect();
 
     let mut rec = Recorder::new(&layout, scenario.run.sample_every.nanos(), series, requests)?
-        .with_peak_window(scenario.run.peak_window.map(|w| w.nanos()));
+        .with_peak_window(scenario.run.peak_window.map(|w| w.nanos()))
+        .with_fairness_window(scenario.run.fairness_window.nanos());
     let mut queue: BinaryHeap<Reverse<u128>> = layout
         .threads
         .iter()
@@ -119,12 +121,19 @@ pub fn run<W: Write, R: Write>(
     let mut interrupted_at = None;
     let mut events: u64 = 0;
 
-    while let Some(&Reverse(key)) = queue.peek() {
+    'events: while let Some(&Reverse(key)) = queue.peek() {
         let (now, id) = ((key >> 32) as Nanos, key as u32);
         if now > duration {
             break;
         }
         while let Some(tick) = rec.next_tick().filter(|&t| t < now) {
+            // Between two events there may be millions of ticks (a fine `sample_every`, threads
+            // that wait for hours): the interrupt is checked at each, not only every
+            // CHECK_EVERY events.
+            if control.interrupt.load(Ordering::Relaxed) {
+                interrupted_at = Some(tick);
+                break 'events;
+            }
             for (s, t) in sleeps.iter_mut().zip(&throttles) {
                 *s = t.sleep_value();
             }
@@ -174,7 +183,9 @@ pub fn run<W: Write, R: Write>(
                 Some(now.saturating_add(delay))
             }
             Step::Send { waited } => {
-                let d = limiter.admit_from(now, th.key as usize, i);
+                // What the client is told: the rule's decision, less the fields this server
+                // does not send.
+                let d = headers.shown(limiter.admit_from(now, th.key as usize, i));
                 let lat = latency.sample(&mut th.net_rng);
                 let response = Response {
                     status: d.status,
@@ -189,6 +200,7 @@ pub fn run<W: Write, R: Write>(
                     sent_at: now,
                     response,
                     waited,
+                    failure: crate::record::Failure::of_status(d.status),
                 })?;
                 th.phase = Phase::Respond;
                 Some(now.saturating_add(lat))
@@ -208,11 +220,11 @@ pub fn run<W: Write, R: Write>(
         }
     }
 
-    let end = interrupted_at.unwrap_or(duration);
     for (s, t) in sleeps.iter_mut().zip(&throttles) {
         *s = t.sleep_value();
     }
-    rec.finish_rows(interrupted_at, &sleeps)?;
+    let interrupted_at = rec.finish_rows(interrupted_at, &sleeps, control.interrupt)?;
+    let end = interrupted_at.unwrap_or(duration);
     (control.progress)(end);
     let processes: Vec<(f64, u64)> = throttles
         .iter()

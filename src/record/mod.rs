@@ -5,16 +5,22 @@
 //! and at every sampling tick; the recorder writes `series.csv` (and `requests.csv`) as it goes
 //! and computes the summary at the end.
 
+mod failure;
 mod peak;
 mod summary;
+mod windowed;
 mod writer;
 
 use std::io::Write;
 
 use hdrhistogram::Histogram;
 
+pub use failure::Failure;
 pub use peak::{PeakCounter, Peaks};
-pub use summary::{DeadWorker, ExpectVerdict, GroupSummary, Metrics, ProcessSummary, Summary};
+pub use summary::{
+    DeadWorker, ExpectVerdict, GroupSummary, MANY_ERRORS, Metrics, ProcessSummary, RequestTrouble,
+    Summary,
+};
 pub use writer::CsvSink;
 
 use crate::exchange::{Response, Status};
@@ -34,6 +40,11 @@ pub const SERIES_COLUMNS: [&str; 10] = [
     "errors",
     "remaining",
 ];
+
+/// The window of `fairness_windowed` when the scenario names none: ten minutes, long enough
+/// that a thread sending every 20 s has 30 answers in it, short enough that a population that
+/// changes every half hour is steady in most windows.
+pub const DEFAULT_FAIRNESS_WINDOW: Nanos = 600 * crate::time::NANOS_PER_SEC;
 
 /// The coefficient of variation of the per-process sleep values at or below which a run counts
 /// as converged (`convergence_s`; README, "Metrics").
@@ -117,6 +128,8 @@ pub struct RequestRecord {
     pub response: Response,
     /// The wait the thread chose before this request.
     pub waited: Nanos,
+    /// Which error, when it was one (neither 2xx nor 429).
+    pub failure: Option<Failure>,
 }
 
 pub struct Recorder<'a, W: Write, R: Write> {
@@ -135,6 +148,8 @@ pub struct Recorder<'a, W: Write, R: Write> {
     scratch: Vec<f64>,
     /// Sliding request counts, when the run asks for `peak_window`.
     peaks: Option<Peaks>,
+    /// Per-window 2xx counts for `fairness_windowed`.
+    windowed: windowed::Windowed,
 }
 
 impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
@@ -159,6 +174,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
                     "retry_after",
                     "latency",
                     "waited",
+                    "error",
                 ])?;
                 Some(sink)
             }
@@ -177,7 +193,15 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             convergence: vec![Convergence::default(); layout.groups.len() + 1],
             scratch: Vec::new(),
             peaks: None,
+            windowed: windowed::Windowed::new(layout, DEFAULT_FAIRNESS_WINDOW),
         })
+    }
+
+    /// Judge `fairness_windowed` over windows of this length (default
+    /// [`DEFAULT_FAIRNESS_WINDOW`]; cut to the run's length).
+    pub fn with_fairness_window(mut self, window: Nanos) -> Self {
+        self.windowed = windowed::Windowed::new(self.layout, window);
+        self
     }
 
     /// Also track `peak_requests` and `peak_process_requests` over windows of this length.
@@ -189,25 +213,30 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
 
     /// The rows that end a run, for both engines: after an interrupt at `at`, one last row
     /// per thread at that moment (unless one was just written then), so the rows still add
-    /// up to the summary's totals; otherwise every tick left up to the end of the run.
+    /// up to the summary's totals; otherwise every tick left up to the end of the run, which
+    /// `interrupt` may still stop (a fine `sample_every` leaves millions): the run then ends
+    /// at that tick. Returns when the run was interrupted, if it was.
     pub fn finish_rows(
         &mut self,
         interrupted_at: Option<Nanos>,
         sleeps: &[f64],
-    ) -> std::io::Result<()> {
-        match interrupted_at {
-            Some(at) => {
-                if self.last_tick.is_none_or(|t| t < at) {
-                    self.tick(at, sleeps)?;
-                }
-            }
-            None => {
-                while let Some(t) = self.next_tick() {
+        interrupt: &std::sync::atomic::AtomicBool,
+    ) -> std::io::Result<Option<Nanos>> {
+        if interrupted_at.is_none() {
+            while let Some(t) = self.next_tick() {
+                if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
                     self.tick(t, sleeps)?;
+                    return Ok(Some(t));
                 }
+                self.tick(t, sleeps)?;
             }
         }
-        Ok(())
+        if let Some(at) = interrupted_at
+            && self.last_tick.is_none_or(|t| t < at)
+        {
+            self.tick(at, sleeps)?;
+        }
+        Ok(interrupted_at)
     }
 
     /// The next sampling tick due, if the run has one left.
@@ -230,6 +259,10 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
         s.interval.add(r.response.status);
         if r.response.remaining.is_some() {
             s.last_remaining = r.response.remaining;
+        }
+        if r.response.status == Status::Ok {
+            self.windowed
+                .record_ok(r.thread, r.sent_at, self.layout, &self.threads);
         }
         if self.peaks.is_some() || self.requests.is_some() {
             self.record_request_detail(r)?;
@@ -260,6 +293,10 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             log.opt_float(r.response.retry_after.map(secs))?;
             log.float(secs(r.response.latency))?;
             log.float(secs(r.waited))?;
+            match r.failure {
+                Some(f) => log.text(&f.to_string())?,
+                None => log.text("")?,
+            }
             log.end_row()?;
         }
         Ok(())
@@ -288,6 +325,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
     /// Write the rows of the tick at `t` given every process's sleep value, and advance.
     pub fn tick(&mut self, t: Nanos, sleeps: &[f64]) -> std::io::Result<()> {
         let layout = self.layout;
+        self.windowed.close_through(t, layout, &self.threads);
         let window_start = t.saturating_sub(self.sample_every);
         for (gi, g) in layout.groups.iter().enumerate() {
             // Rows for every thread running at some point of (t − every, t], so the rows
@@ -338,6 +376,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
 
     /// Flush the files and compute the summary of a run that reached `end`.
     pub fn finish(mut self, end: Nanos, ctx: FinishContext<'_>) -> std::io::Result<Summary> {
+        self.windowed.close_through(end, self.layout, &self.threads);
         self.series.flush()?;
         if let Some(r) = &mut self.requests {
             r.flush()?;

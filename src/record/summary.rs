@@ -28,6 +28,11 @@ pub struct Metrics {
     pub utilization: f64,
     /// Jain's index over threads of `ok_i / active_time_i`.
     pub fairness: f64,
+    /// The mean over consecutive `[run] fairness_window`s of Jain's index over the 2xx counts
+    /// of the threads active through the whole window (`record::windowed`); `null` when no
+    /// window had a 2xx from such threads.
+    #[serde(default)]
+    pub fairness_windowed: Option<f64>,
     pub request_count_stdev: f64,
     /// Seconds.
     pub max_sleep: f64,
@@ -62,6 +67,7 @@ impl Metrics {
             "capacity" => self.capacity,
             "utilization" => self.utilization,
             "fairness" => self.fairness,
+            "fairness_windowed" => return self.fairness_windowed,
             "request_count_stdev" => self.request_count_stdev,
             "max_sleep" => self.max_sleep,
             "convergence_s" => return self.convergence_s,
@@ -110,6 +116,50 @@ pub struct DeadWorker {
     pub reason: String,
 }
 
+/// The share of errors among a run's requests from which it warns: an outage of a tenth of
+/// the run (the bundled `outage` scenario) stays below it.
+pub const MANY_ERRORS: f64 = 0.25;
+
+/// A run whose requests mostly or all failed: printed loudly, so it never looks like success.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestTrouble {
+    /// Nothing was sent (e.g. every client waited past the end).
+    NoneSent,
+    /// Every request was an error: not one 2xx or 429 came back.
+    AllFailed { requests: u64 },
+    /// At least [`MANY_ERRORS`] of the requests were errors.
+    ManyErrors { errors: u64, requests: u64 },
+}
+
+impl RequestTrouble {
+    /// Fatal troubles make the run exit with `exit::NOTHING_WORKED`; many errors only warn.
+    pub fn is_fatal(self) -> bool {
+        !matches!(self, RequestTrouble::ManyErrors { .. })
+    }
+}
+
+impl std::fmt::Display for RequestTrouble {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            RequestTrouble::NoneSent => f.write_str(
+                "the run sent no requests, so it shows nothing; its [expect] ranges all count \
+                 as missed",
+            ),
+            RequestTrouble::AllFailed { requests } => write!(
+                f,
+                "every one of the {requests} requests failed (no 2xx and no 429: refused, reset, \
+                 timed out or 5xx; requests.csv with --log-requests says which)"
+            ),
+            RequestTrouble::ManyErrors { errors, requests } => write!(
+                f,
+                "{errors} of the {requests} requests ({:.0}%) were errors (5xx, refused, reset or \
+                 timed out)",
+                errors as f64 * 100.0 / requests as f64
+            ),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExpectVerdict {
     pub metric: String,
@@ -155,10 +205,32 @@ impl Summary {
                     metric: metric.clone(),
                     range: [lo, hi],
                     value,
-                    pass: value.is_some_and(|v| lo <= v && v <= hi),
+                    // A run that sent nothing shows nothing about its clients: it never
+                    // passes, whatever the ranges allow (issue 11).
+                    pass: self.metrics.requests > 0 && value.is_some_and(|v| lo <= v && v <= hi),
                 }
             })
             .collect();
+    }
+
+    /// What the requests' outcomes say went wrong, if anything: none sent, every one failed
+    /// (no 2xx and no 429: refused, reset, timed out, 5xx), or many errors.
+    pub fn request_trouble(&self) -> Option<RequestTrouble> {
+        let m = &self.metrics;
+        if m.requests == 0 {
+            Some(RequestTrouble::NoneSent)
+        } else if m.errors == m.requests {
+            Some(RequestTrouble::AllFailed {
+                requests: m.requests,
+            })
+        } else if m.errors as f64 >= MANY_ERRORS * m.requests as f64 {
+            Some(RequestTrouble::ManyErrors {
+                errors: m.errors,
+                requests: m.requests,
+            })
+        } else {
+            None
+        }
     }
 
     pub fn missed(&self) -> impl Iterator<Item = &ExpectVerdict> {
@@ -219,6 +291,7 @@ impl Acc {
             capacity,
             utilization: ratio(c.ok, capacity),
             fairness: jain_index(&self.rates),
+            fairness_windowed: None,
             request_count_stdev: sample_stdev(&self.request_counts),
             max_sleep: secs(self.max_sleep),
             convergence_s: convergence.map(secs),
@@ -271,6 +344,7 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
     ctx: FinishContext<'_>,
 ) -> Summary {
     let layout = rec.layout;
+    let (windowed, windowed_groups) = rec.windowed.result();
     let mut overall = Acc::new();
     let mut all_waits = Histogram::<u64>::new(3).expect("valid precision");
     let mut groups = Vec::new();
@@ -319,6 +393,7 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
             rec.convergence[gi + 1].since,
             Some(&rec.waits[gi]),
         );
+        metrics.fairness_windowed = windowed_groups[gi];
         if let Some(p) = &rec.peaks {
             metrics.peak_requests = Some(p.groups[gi].peak());
             metrics.peak_process_requests =
@@ -332,6 +407,7 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
     }
     let capacity = ctx.capacity_per_key * layout.keys.len() as f64;
     let mut metrics = overall.metrics(capacity, rec.convergence[0].since, Some(&all_waits));
+    metrics.fairness_windowed = windowed;
     if let Some(p) = &rec.peaks {
         metrics.peak_requests = p.keys.iter().map(PeakCounter::peak).max();
         metrics.peak_process_requests = p.processes.iter().map(PeakCounter::peak).max();

@@ -29,9 +29,12 @@ fn metrics_row(name: &str, m: &Metrics) -> Vec<String> {
         m.requests.to_string(),
         m.ok.to_string(),
         m.limited.to_string(),
+        m.errors.to_string(),
+        m.timed_out.to_string(),
         format!("{:.2}%", m.ratio_429 * 100.0),
         format!("{:.3}", m.utilization),
         format!("{:.3}", m.fairness),
+        opt(m.fairness_windowed, 3),
         format!("{:.1}", m.max_sleep),
         opt(m.convergence_s, 0),
         opt(m.wait_p50, 2),
@@ -39,36 +42,30 @@ fn metrics_row(name: &str, m: &Metrics) -> Vec<String> {
     ]
 }
 
-/// The overall row and one row per group, with a "dropped" column after "429" when the
-/// clients dropped requests without sending them (`timed_out`: a gate gave the job up), since
-/// those are neither requests nor 429s.
+/// The overall row and one row per group.
 pub fn metrics_table(s: &Summary) -> Table {
-    let dropped = s.metrics.timed_out > 0;
-    let mut header = vec!["group", "requests", "ok", "429"];
-    if dropped {
-        header.push("dropped");
-    }
-    header.extend([
+    let mut t = Table::new(&[
+        "group",
+        "requests",
+        "ok",
+        "429",
+        // Requests that got neither (5xx, refused, reset, timed out) and jobs given up:
+        // without these, requests = ok + 429 hid 900 errors of the outage scenario.
+        "errors",
+        "timed_out",
         "ratio_429",
         "utilization",
         "fairness",
+        "windowed",
         "max_sleep s",
         "converged s",
         "wait p50 s",
         "wait p99 s",
     ]);
-    let mut t = Table::new(&header);
-    let row = |name: &str, m: &Metrics| {
-        let mut r = metrics_row(name, m);
-        if dropped {
-            r.insert(4, m.timed_out.to_string());
-        }
-        r
-    };
-    t.row(row("all", &s.metrics));
+    t.row(metrics_row("all", &s.metrics));
     if s.groups.len() > 1 {
         for g in &s.groups {
-            t.row(row(&g.name, &g.metrics));
+            t.row(metrics_row(&g.name, &g.metrics));
         }
     }
     t
@@ -81,6 +78,7 @@ pub fn processes_table(s: &Summary) -> Table {
         "requests",
         "ok",
         "429",
+        "errors",
         "final sleep s",
         "backoffs",
     ]);
@@ -91,6 +89,7 @@ pub fn processes_table(s: &Summary) -> Table {
             p.requests.to_string(),
             p.ok.to_string(),
             p.limited.to_string(),
+            p.errors.to_string(),
             format!("{:.3}", p.final_sleep),
             p.backoffs.to_string(),
         ]);

@@ -249,7 +249,9 @@ fn run_html(run: &RunFolder, charts: &[WrittenChart]) -> String {
     page.raw(&table(&metrics_table(s), |_, _| false));
     page.paragraph(
         "ratio_429: 429s / requests. utilization: 2xx / the most the server could give. \
-         fairness: Jain's index over threads of their 2xx rate (1 = equal). converged: when \
+         fairness: Jain's index over threads of their 2xx rate (1 = equal). windowed: the \
+         same index per fairness_window over the threads running through it, averaged, so \
+         joins and leaves do not count as unfairness. converged: when \
          the processes' sleep values came within 25 % of each other (coefficient of \
          variation) and stayed there; - if never. wait: from wanting to send to the 2xx.",
     );

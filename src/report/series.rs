@@ -328,10 +328,17 @@ pub fn read_series_from<R: Read>(
             Err(e) => return Err(bad(path, e.position().map(|p| p.line()), e)),
         }
         let line = record.position().map(|p| p.line());
+        // NaN or inf would draw blank charts without a word (issue 11): refused by name.
         let num = |i: usize| -> Result<f64, ReportError> {
-            record[i]
-                .parse::<f64>()
-                .map_err(|_| bad(path, line, format!("{} is not a number", expected[i])))
+            match record[i].parse::<f64>() {
+                Ok(v) if v.is_finite() => Ok(v),
+                Ok(v) => Err(bad(
+                    path,
+                    line,
+                    format!("{} is {v}, not a finite number", expected[i]),
+                )),
+                Err(_) => Err(bad(path, line, format!("{} is not a number", expected[i]))),
+            }
         };
         let int = |i: usize| -> Result<u64, ReportError> {
             record[i].parse::<u64>().map_err(|_| {

@@ -4,7 +4,8 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::Scenario;
+use super::{Scenario, ServerConfig};
+use crate::limiter::LimiterConfig;
 use crate::throttle::Population;
 use crate::time::Nanos;
 
@@ -124,16 +125,27 @@ impl Layout {
         &self.groups[self.threads[thread].group as usize]
     }
 
-    /// Who uses server key `key` over the run, for the `oracle`: every group on the key with
-    /// its window and thread count, at the server's sustained `rate_per_sec`.
-    pub fn population(&self, key: usize, rate_per_sec: f64) -> Arc<Population> {
+    /// What the `oracle` may know of `key`: who uses it when, and the server (`rate` requests
+    /// per second, 0 when unknown).
+    pub fn population(&self, key: usize, rate: f64, server: &ServerConfig) -> Arc<Population> {
+        let rule = &server.limiter;
+        let on_key = || self.groups.iter().filter(move |g| g.key == key);
         Arc::new(Population {
-            rate_per_sec,
-            windows: self
-                .groups
-                .iter()
-                .filter(|g| g.key == key)
+            rate_per_sec: rate,
+            windows: on_key()
                 .map(|g| (g.start, g.stop, g.threads.len() as u32))
+                .collect(),
+            groups: on_key().map(|g| g.name.clone()).collect(),
+            allowance: rule.build().capacity(0),
+            windowed_rule: matches!(
+                rule,
+                LimiterConfig::FixedWindow(_) | LimiterConfig::SlidingWindow(_)
+            ),
+            outages: server
+                .faults
+                .outages
+                .iter()
+                .map(|[a, b]| (a.nanos(), b.nanos()))
                 .collect(),
         })
     }

@@ -17,6 +17,7 @@ use crate::config::{ConfigError, typed};
 use crate::limiter::{FaultConfig, LimiterConfig};
 use crate::store::StoreConfig;
 use crate::throttle::ThrottleConfig;
+use crate::time::HumanDuration;
 
 /// Everything wrong with one scenario, each problem with its place.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,8 +54,11 @@ impl fmt::Display for ScenarioError {
                 write!(f, "{}: ", p.field)?;
             }
             f.write_str(&p.message)?;
-            if let Some(o) = &p.from_override {
-                write!(f, " (from --set {o})")?;
+            match &p.from_override {
+                // A named flag (`--limit 5`) is quoted as the user typed it.
+                Some(o) if o.starts_with("--") => write!(f, " (from {o})")?,
+                Some(o) => write!(f, " (from --set {o})")?,
+                None => {}
             }
         }
         Ok(())
@@ -83,13 +87,36 @@ pub fn read_scenario(
     seed_if_absent: u64,
 ) -> Result<Scenario, ScenarioError> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path)
+    let text = read_bounded(path)
         .map_err(|e| ScenarioError::whole_file(&origin, format!("cannot read the file: {e}")))?;
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "scenario".into());
     parse_scenario(&text, &origin, &stem, overrides, seed_if_absent)
+}
+
+/// The largest scenario file read: the bundled ones are a few kilobytes; without a bound
+/// `run /dev/zero` read until memory ran out (issue 11).
+pub const MAX_SCENARIO_BYTES: u64 = 1 << 20;
+
+/// The file's text, refusing one past [`MAX_SCENARIO_BYTES`] (or endless, like a device).
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.is_dir() {
+        return Err(std::io::Error::other("it is a folder, not a scenario file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SCENARIO_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SCENARIO_BYTES {
+        return Err(std::io::Error::other(format!(
+            "it is larger than {} KiB; a scenario is a short TOML file",
+            MAX_SCENARIO_BYTES / 1024
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::other("it is not UTF-8 text; a scenario is a TOML file"))
 }
 
 /// Validate scenario text; `origin` names it in errors, `default_name` is used without `name`.
@@ -115,8 +142,14 @@ pub fn parse_scenario(
             });
         }
     };
-    let mut root: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        ScenarioError::whole_file(origin, format!("not valid TOML: {}", e.message()))
+    let mut root: toml::Table = text.parse().map_err(|e: toml::de::Error| ScenarioError {
+        origin: origin.into(),
+        problems: vec![Problem {
+            line: e.span().map(|s| line_of(text, s.start)),
+            field: String::new(),
+            message: toml_value_message(e.message()),
+            from_override: None,
+        }],
     })?;
 
     let mut applied = Vec::new();
@@ -168,9 +201,82 @@ pub const GROUP_COMMON: &[&str] = &[
     "pool",
     "stop_when_remaining_at_most",
     "key",
+    "keep_algorithm",
 ];
 /// The `[server]` fields every kind shares.
-pub const SERVER_COMMON: &[&str] = &["latency", "outages", "error_rate"];
+pub const SERVER_COMMON: &[&str] = &["latency", "outages", "error_rate", "headers"];
+
+/// The most seeds `[run] seeds` may ask for (as `compare --seeds`).
+pub const MAX_SEEDS: u32 = 10_000;
+
+/// The finest `[run] sample_every`: a series row per thread per millisecond is already far
+/// finer than any rate limit's window, and finer ones only fill the disk (issue 11).
+pub const MIN_SAMPLE_EVERY: HumanDuration = HumanDuration(1_000_000);
+
+/// The fastest a live run or `serve` may go. Virtual time is integer nanoseconds: at this
+/// scale its 584 years last 21 days of real time, and one millisecond of timer slack is
+/// already 10 s of the clients' time. At 1e12 the clock ran out at once and froze the
+/// bucket (issue 11).
+pub const MAX_TIME_SCALE: f64 = 10_000.0;
+
+/// `time_scale` (or `serve --time-scale`): above 0 and at most [`MAX_TIME_SCALE`].
+pub fn check_time_scale(scale: f64) -> Result<(), String> {
+    if !(scale.is_finite() && scale > 0.0) {
+        Err(format!("must be a number above 0 (got {scale})"))
+    } else if scale > MAX_TIME_SCALE {
+        Err(format!(
+            "must be at most {MAX_TIME_SCALE} (got {scale}): faster, timers are too coarse \
+             for the clients and the virtual clock runs out"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// A scenario's `name` becomes a folder under `results/`: `../../etc/x` once wrote outside
+/// it and `""` made `results/-<time>` (issue 11). Letters, digits, `_`, `-` and `.`, not
+/// starting with `.` or `-`, at most 100 characters.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    if name.is_empty() {
+        Err("must not be empty: it names the results folder".into())
+    } else if name.chars().count() > 100 {
+        Err(format!(
+            "is {} characters long; at most 100 (it names the results folder)",
+            name.chars().count()
+        ))
+    } else if name.starts_with(['.', '-']) || !name.chars().all(ok_char) {
+        Err(format!(
+            "`{name}` cannot name a results folder: use letters, digits, `_`, `-` and `.` \
+             (not first), e.g. `{}`",
+            safe_name(name)
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// `name` with every character [`check_name`] refuses replaced by `_` (and a leading `.` or
+/// `-` dropped), for names taken from a file's name.
+pub fn safe_name(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .take(100)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let s = s.trim_start_matches(['.', '-']);
+    if s.is_empty() {
+        "scenario".into()
+    } else {
+        s.into()
+    }
+}
 
 /// Collects every problem instead of stopping at the first, so one run of the tool shows all.
 #[derive(Default)]
@@ -229,7 +335,17 @@ impl Builder {
                 );
             }
         }
-        let name = self.string(root.remove("name"), &top.key("name"), default_name);
+        let name = match root.remove("name") {
+            // The file's name, made safe: it names the results folder.
+            None => safe_name(default_name),
+            Some(v) => {
+                let name = self.string(Some(v), &top.key("name"), default_name);
+                if let Err(message) = check_name(&name) {
+                    self.problem(top.key("name"), message);
+                }
+                name
+            }
+        };
         let description = self.string(root.remove("description"), &top.key("description"), "");
 
         let run_path = top.key("run");
@@ -304,6 +420,7 @@ impl Builder {
                 outages: common.outages,
                 error_rate: common.error_rate,
             },
+            headers: common.headers,
         })
     }
 
@@ -420,25 +537,54 @@ impl Builder {
         if run.seed.is_some_and(|s| i64::try_from(s).is_err()) {
             self.problem(at.key("seed"), format!("must be at most {}", i64::MAX));
         }
-        if run.duration.nanos() == 0 {
-            self.problem(at.key("duration"), "must be longer than 0s");
+        if run.duration < MIN_SAMPLE_EVERY {
+            self.problem(
+                at.key("duration"),
+                format!("must be at least {MIN_SAMPLE_EVERY} (got {})", run.duration),
+            );
         }
-        if run.sample_every.nanos() == 0 {
-            self.problem(at.key("sample_every"), "must be longer than 0s");
-        } else if run.sample_every > run.duration && run.duration.nanos() > 0 {
+        if run.sample_every < MIN_SAMPLE_EVERY {
+            self.problem(
+                at.key("sample_every"),
+                format!(
+                    "must be at least {MIN_SAMPLE_EVERY} (got {}): each sample writes a row per \
+                     thread, and rate limits are not measured in microseconds",
+                    run.sample_every
+                ),
+            );
+        } else if run.sample_every > run.duration && run.duration >= MIN_SAMPLE_EVERY {
             self.problem(
                 at.key("sample_every"),
                 format!("must be at most the run's duration ({})", run.duration),
             );
         }
-        if run.peak_window.is_some_and(|w| w.nanos() == 0) {
-            self.problem(at.key("peak_window"), "must be longer than 0s");
+        match run.peak_window {
+            Some(w) if w.nanos() == 0 => {
+                self.problem(at.key("peak_window"), "must be longer than 0s")
+            }
+            Some(w) if w > run.duration && run.duration.nanos() > 0 => self.problem(
+                at.key("peak_window"),
+                format!(
+                    "{w} is longer than the run ({}); a peak over the whole run is `requests`",
+                    run.duration
+                ),
+            ),
+            _ => {}
         }
-        if !(run.time_scale.is_finite() && run.time_scale > 0.0) {
+        if run.fairness_window.nanos() == 0 {
+            self.problem(at.key("fairness_window"), "must be longer than 0s");
+        }
+        if run.seeds.is_some_and(|n| !(1..=MAX_SEEDS).contains(&n)) {
             self.problem(
-                at.key("time_scale"),
-                format!("must be a number above 0 (got {})", run.time_scale),
+                at.key("seeds"),
+                format!(
+                    "must be from 1 to {MAX_SEEDS} (got {})",
+                    run.seeds.unwrap_or(0)
+                ),
             );
+        }
+        if let Err(message) = check_time_scale(run.time_scale) {
+            self.problem(at.key("time_scale"), message);
         }
     }
 
@@ -460,6 +606,16 @@ impl Builder {
             let here = at.index(i);
             if c.name.trim().is_empty() {
                 self.problem(here.key("name"), "must not be empty");
+            }
+            if c.name == "*" || c.name.contains('.') || c.name.parse::<usize>().is_ok() {
+                self.problem(
+                    here.key("name"),
+                    format!(
+                        "`{}` cannot name a group: --set clients.NAME.field reads `*` as every \
+                         group, a number as a position and `.` as a separator",
+                        c.name
+                    ),
+                );
             }
             if groups[..i].iter().any(|o| o.common.name == c.name) {
                 self.problem(here.key("name"), format!("`{}` names two groups", c.name));
@@ -506,6 +662,16 @@ impl Builder {
                 self.problem(
                     here.key("stop"),
                     format!("must be after start ({}) (got {stop})", c.start),
+                );
+            } else if let Some(stop) = c.stop
+                && stop > run.duration
+            {
+                self.problem(
+                    here.key("stop"),
+                    format!(
+                        "{stop} is after the end of the run ({}); leave stop out to run to the end",
+                        run.duration
+                    ),
                 );
             }
             total += u64::from(c.processes) * u64::from(c.threads);
@@ -584,13 +750,31 @@ impl Builder {
                         EXPECTABLE_METRICS.join(", ")
                     ),
                 );
-            } else if lo.is_nan() || hi.is_nan() || lo > hi {
+            } else if lo.is_nan() || hi.is_nan() {
+                self.problem(
+                    at.key(metric),
+                    format!("range [{lo}, {hi}] holds a value that is not a number"),
+                );
+            } else if lo > hi {
                 self.problem(
                     at.key(metric),
                     format!("range [{lo}, {hi}] is upside down; write [low, high]"),
                 );
             }
         }
+    }
+}
+
+/// A document that parses but holds a value TOML's types cannot (an integer past 64 bits).
+fn toml_value_message(m: &str) -> String {
+    if m.contains("as i128") {
+        format!(
+            "a whole number larger than TOML allows (at most {}): {}",
+            i64::MAX,
+            m.trim()
+        )
+    } else {
+        format!("not valid TOML: {}", m.trim())
     }
 }
 
@@ -967,6 +1151,24 @@ algorithm = "shared-bucket"
             e.contains("unknown algorithm `magic`, expected one of"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn names_that_would_leave_results_are_refused() {
+        for bad in ["../../etc/x", "", "a/b", ".hidden", "-x", "a b"] {
+            let e = err(
+                &BASE.replace("name = \"t\"", &format!("name = {bad:?}")),
+                &[],
+            );
+            assert!(e.starts_with("t.toml:2: name: "), "{bad:?}: {e}");
+        }
+        let e = err(BASE, &["name=../up"]);
+        assert!(e.contains("`../up` cannot name a results folder"), "{e}");
+        assert!(parse(BASE, &["name=ok_name-2.v1"]).is_ok());
+        // A file's name is made safe, not refused: the user did not write it.
+        let o: Vec<Override> = Vec::new();
+        let s = parse_scenario(&BASE.replace("name = \"t\"", ""), "f", "my run", &o, 1).unwrap();
+        assert_eq!(s.name, "my_run");
     }
 
     #[test]

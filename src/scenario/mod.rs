@@ -12,11 +12,14 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use layout::{GroupInfo, Layout, ProcessInfo, ThreadInfo};
-pub use load::{GROUP_COMMON, SERVER_COMMON, ScenarioError, parse_scenario, read_scenario};
+pub use load::{
+    GROUP_COMMON, MAX_TIME_SCALE, MIN_SAMPLE_EVERY, SERVER_COMMON, ScenarioError, check_time_scale,
+    parse_scenario, read_scenario,
+};
 pub use overrides::Override;
 pub use path::FieldPath;
 
-use crate::limiter::{FaultConfig, Latency, Limiter, LimiterConfig};
+use crate::limiter::{FaultConfig, Headers, Latency, Limiter, LimiterConfig};
 use crate::rng::SimRng;
 use crate::store::StoreConfig;
 use crate::throttle::ThrottleConfig;
@@ -60,6 +63,14 @@ pub struct RunConfig {
     /// than 60 in any minute"); without it those metrics are null.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_window: Option<HumanDuration>,
+    /// The window of `fairness_windowed`: Jain's index is taken in each window over the
+    /// threads active through it, then averaged. Default 10 min (cut to the run's length).
+    pub fairness_window: HumanDuration,
+    /// `check` judges `[expect]` on the mean over this many seeds (the run's seed and the ones
+    /// after it), and `compare` runs this many; `--seeds` overrides it. Default: `check` 1,
+    /// `compare` 5.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seeds: Option<u32>,
 }
 
 impl Default for RunConfig {
@@ -71,6 +82,8 @@ impl Default for RunConfig {
             time_scale: 1.0,
             sample_every: HumanDuration::from_secs(10),
             peak_window: None,
+            fairness_window: HumanDuration::from_secs(600),
+            seeds: None,
         }
     }
 }
@@ -89,6 +102,8 @@ pub struct ServerConfig {
     pub latency: Latency,
     /// Outages and random errors in front of the rule.
     pub faults: FaultConfig,
+    /// Which rate-limit fields the answers carry (`full` or `none`).
+    pub headers: Headers,
 }
 
 impl ServerConfig {
@@ -108,6 +123,8 @@ pub struct ServerCommon {
     pub outages: Vec<[HumanDuration; 2]>,
     /// Probability of a random 500. Default 0.
     pub error_rate: f64,
+    /// `full` (default): `RateLimit-*` and `Retry-After` on every answer; `none`: neither.
+    pub headers: Headers,
 }
 
 /// One `[[clients]]` group: `processes` processes of `threads` threads, one algorithm.
@@ -146,6 +163,10 @@ pub struct GroupCommon {
     /// The API token the group uses; groups without one share the default key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// `compare --algorithms` leaves this group's algorithm as written: a co-tenant on the same
+    /// key that is part of the case, not under study. Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_algorithm: bool,
 }
 
 fn one() -> u32 {
@@ -187,6 +208,7 @@ pub const EXPECTABLE_METRICS: &[&str] = &[
     "capacity",
     "utilization",
     "fairness",
+    "fairness_windowed",
     "request_count_stdev",
     "max_sleep",
     "convergence_s",
@@ -219,6 +241,7 @@ impl Scenario {
             latency: self.server.latency.clone(),
             outages: self.server.faults.outages.clone(),
             error_rate: self.server.faults.error_rate,
+            headers: self.server.headers,
         }));
         root.insert("server".into(), toml::Value::Table(server));
         let clients = self

@@ -26,6 +26,16 @@ impl Override {
     }
 }
 
+impl Override {
+    /// The override a named flag stands for, quoted in errors as the flag was typed
+    /// (`--limit 5`), not as a `--set` the user never wrote.
+    pub fn from_flag(flag: &str, shown: &str, path: &str, value: toml::Value) -> Self {
+        let mut o = Override::new(path, value).expect("flags map to valid paths");
+        o.raw = format!("{flag} {shown}");
+        o
+    }
+}
+
 fn split_path(path: &str, raw: &str) -> Result<Vec<String>, String> {
     let segs: Vec<String> = path
         .trim()
@@ -50,16 +60,35 @@ impl FromStr for Override {
             .split_once('=')
             .ok_or_else(|| format!("`{s}` needs the form path=value, e.g. server.limit=600"))?;
         let value_text = value.trim();
-        let value = toml::from_str::<toml::Table>(&format!("v = {value_text}"))
-            .ok()
-            .and_then(|mut t| t.remove("v"))
-            .unwrap_or_else(|| toml::Value::String(value_text.to_string()));
+        let value = match toml::from_str::<toml::Table>(&format!("v = {value_text}")) {
+            Ok(mut t) => t.remove("v").expect("the one key just parsed"),
+            // A list, a table, a quoted string or a number that is not valid TOML is a typo
+            // to show, not text to pass on (where it would only be "invalid type: string").
+            Err(e) if looks_like_toml(value_text) => {
+                return Err(format!(
+                    "`{s}`: the value `{value_text}` is not valid TOML: {}",
+                    e.message().trim()
+                ));
+            }
+            Err(_) => toml::Value::String(value_text.to_string()),
+        };
         Ok(Override {
             path: split_path(path, s)?,
             value,
             raw: s.to_string(),
         })
     }
+}
+
+/// A value meant as TOML rather than as plain text (`2h`, `fast`): a list, a table, a quoted
+/// string, or a number.
+fn looks_like_toml(v: &str) -> bool {
+    v.starts_with(['[', '{', '"', '\''])
+        || v.strip_prefix(['-', '+'])
+            .unwrap_or(v)
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '_')
+            && !v.is_empty()
 }
 
 impl fmt::Display for Override {

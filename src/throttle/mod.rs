@@ -89,17 +89,35 @@ impl BuildContext {
     }
 }
 
-/// Everything a perfect observer knows: the server's rate and, for the key this process uses,
-/// how many threads run at any time. Real clients cannot know this; the `oracle` baseline does.
+/// Everything a perfect observer knows: the server's rule for the key this process uses, and
+/// who uses that key at any time. Real clients cannot know this; the `oracle` baseline does.
 #[derive(Clone, Debug, Default)]
 pub struct Population {
     /// The server's sustained rate for the key, in requests per second (0 when unknown).
     pub rate_per_sec: f64,
-    /// `(start, stop, threads)` of every group on the key.
+    /// `(start, stop, threads)` of every group on the key, in the scenario's order.
     pub windows: Vec<(Nanos, Nanos, u32)>,
+    /// The names of those groups, in the same order.
+    pub groups: Vec<String>,
+    /// Requests the rule admits at t = 0 beyond its rate: a bucket's initial tokens (the
+    /// rule's `capacity(0)`; 0 for window rules).
+    pub allowance: f64,
+    /// The rule counts requests in windows (`fixed-window`, `sliding-window`): a request sent
+    /// later than planned may land in a window that is already full, so none is.
+    pub windowed_rule: bool,
+    /// `[start, end)` of the server's outages (answered 503, the rule not consulted), sorted.
+    pub outages: Vec<(Nanos, Nanos)>,
 }
 
 impl Population {
+    /// The end of the outage `t` falls in, if it falls in one.
+    pub fn outage_end(&self, t: Nanos) -> Option<Nanos> {
+        self.outages
+            .iter()
+            .find(|&&(a, b)| a <= t && t < b)
+            .map(|&(_, b)| b)
+    }
+
     /// Threads on the key at `now`.
     pub fn active_threads(&self, now: Nanos) -> u32 {
         self.windows
@@ -107,6 +125,22 @@ impl Population {
             .filter(|(start, stop, _)| *start <= now && now < *stop)
             .map(|w| w.2)
             .sum()
+    }
+
+    /// The place in line at `now` of the `first`-th thread of group `group` among the threads
+    /// on the key then (groups in the scenario's order): 0 ≤ rank < `active_threads(now)`
+    /// while the group runs.
+    pub fn rank(&self, now: Nanos, group: &str, first: u32) -> u32 {
+        let mut before = 0;
+        for ((start, stop, threads), name) in self.windows.iter().zip(&self.groups) {
+            if name == group {
+                break;
+            }
+            if *start <= now && now < *stop {
+                before += threads;
+            }
+        }
+        before + first
     }
 }
 

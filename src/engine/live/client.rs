@@ -15,6 +15,7 @@ use tokio::net::TcpStream;
 use super::headers::read_response;
 use crate::error::Error;
 use crate::exchange::{Response, Status};
+use crate::record::Failure;
 
 /// Where requests go and what they carry.
 #[derive(Clone, Debug)]
@@ -95,6 +96,8 @@ pub struct Exchange {
     pub status: Option<u16>,
     pub headers: HeaderMap,
     pub elapsed: std::time::Duration,
+    /// Which error it was, when it was one: the transport's, or the answer's status.
+    pub failure: Option<Failure>,
 }
 
 impl Exchange {
@@ -133,19 +136,26 @@ impl HttpClient {
         let started = Instant::now();
         let result = tokio::time::timeout(self.timeout, self.exchange()).await;
         let elapsed = started.elapsed();
+        let failed = |failure| Exchange {
+            status: None,
+            headers: HeaderMap::new(),
+            elapsed,
+            failure: Some(failure),
+        };
         match result {
             Ok(Ok((status, headers))) => Exchange {
                 status: Some(status),
                 headers,
                 elapsed,
+                failure: Failure::of_http(status),
             },
-            Ok(Err(_)) | Err(_) => {
+            Ok(Err(e)) => {
                 self.sender = None;
-                Exchange {
-                    status: None,
-                    headers: HeaderMap::new(),
-                    elapsed,
-                }
+                failed(Failure::of_transport(e.as_ref()))
+            }
+            Err(_) => {
+                self.sender = None;
+                failed(Failure::TimedOut)
             }
         }
     }

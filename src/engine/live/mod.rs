@@ -170,7 +170,8 @@ pub fn run<W: Write, R: Write>(
     );
 
     let mut rec = Recorder::new(&layout, scenario.run.sample_every.nanos(), series, requests)?
-        .with_peak_window(scenario.run.peak_window.map(|w| w.nanos()));
+        .with_peak_window(scenario.run.peak_window.map(|w| w.nanos()))
+        .with_fairness_window(scenario.run.fairness_window.nanos());
     let pacing = TickPacing {
         layout: &layout,
         clock,
@@ -184,6 +185,8 @@ pub fn run<W: Write, R: Write>(
     // The first store failure a worker reported: the run stops there.
     let mut failure: Option<String> = None;
     let mut stop_by: Option<Instant> = None;
+    // When the last counted 2xx was answered: the server admitted it by then.
+    let mut last_ok_answer: Nanos = 0;
 
     loop {
         if workers.all_ended() {
@@ -204,11 +207,16 @@ pub fn run<W: Write, R: Write>(
                             &sleeps,
                             control.progress,
                         )?;
+                        if r.response.status == crate::exchange::Status::Ok {
+                            last_ok_answer =
+                                last_ok_answer.max(r.t.saturating_add(r.response.latency));
+                        }
                         rec.record_request(&RequestRecord {
                             thread: i,
                             sent_at: r.t,
                             response: r.response,
                             waited: r.waited,
+                            failure: r.failure,
                         })?;
                         if let Some(wait) = r.job_wait {
                             rec.record_success(i, wait);
@@ -276,14 +284,20 @@ pub fn run<W: Write, R: Write>(
     }
 
     let end = interrupted_at.unwrap_or(duration);
-    rec.finish_rows(interrupted_at, &sleeps)?;
+    // The rows left are those of time already passed, written as it passed: few, so they
+    // are not cut short by a late Ctrl-C.
+    let settled = std::sync::atomic::AtomicBool::new(false);
+    rec.finish_rows(interrupted_at, &sleeps, &settled)?;
     (control.progress)(end);
 
     // Let every worker go: close its stdin, give it a moment, then kill what is left.
     let dead = workers.release(&rt, &layout);
 
+    // An overloaded server admits requests sent before the end only after it, with tokens
+    // that refilled meanwhile: the capacity counts up to the last 2xx the run counted, or
+    // utilization passes 1 (issue 11: 1.096 at 100,000 threads).
     let capacity = match server {
-        Some(server) => server.stop(&rt, end),
+        Some(server) => server.stop(&rt, end.max(last_ok_answer)),
         // An external API's capacity is not known.
         None => 0.0,
     };
@@ -352,6 +366,7 @@ fn start_server(
     );
     settings.keys = layout.keys.clone();
     settings.faults = scenario.server.faults.clone();
+    settings.headers = scenario.server.headers;
     // Clients may sleep long between requests; keep-alive connections stay open.
     settings.header_read_timeout = Duration::from_secs(600);
     let state = ServerState::new(settings, clock);

@@ -77,6 +77,9 @@ pub struct RequestEvent {
     pub response: Response,
     /// The wait chosen before it.
     pub waited: Nanos,
+    /// Which error it met, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<crate::record::Failure>,
     /// On a 2xx: how long since the thread first wanted to send this job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_wait: Option<Nanos>,
@@ -104,6 +107,7 @@ mod tests {
                 ..Response::bare(Status::Limited).with_remaining(0)
             },
             waited: 100,
+            failure: Some(crate::record::Failure::Http(502)),
             job_wait: None,
             finished: false,
             sleep: 1.6,

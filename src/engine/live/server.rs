@@ -29,7 +29,9 @@ use super::ScaledClock;
 use super::headers::{PolicyHeaders, write_decision};
 use crate::exchange::Status;
 use crate::limiter::SharedGcra;
-use crate::limiter::{Decision, FaultConfig, Latency, LatencySampler, Limiter, LimiterConfig};
+use crate::limiter::{
+    Decision, FaultConfig, Headers, Latency, LatencySampler, Limiter, LimiterConfig,
+};
 use crate::rng::{SimRng, Stream, stream};
 use crate::scenario::GroupCommon;
 use crate::time::Nanos;
@@ -50,6 +52,8 @@ pub struct ServerSettings {
     /// Outages and random errors on top of the rule, as in the sim.
     pub faults: FaultConfig,
     pub latency: Latency,
+    /// Which rate-limit fields the answers carry.
+    pub headers: Headers,
     /// Seeds the latency draws.
     pub seed: u64,
     /// Keys registered up front, in this order (a live run passes its layout's keys, so the
@@ -70,6 +74,7 @@ impl ServerSettings {
             limiter,
             faults: FaultConfig::default(),
             latency,
+            headers: Headers::default(),
             seed,
             keys: Vec::new(),
             header_read_timeout: Duration::from_secs(30),
@@ -191,12 +196,36 @@ impl ServerState {
         self.lock().limiter.capacity(duration)
     }
 
-    /// Counters per key, in key order.
+    /// Decide one request of `key` (the default key without one) at the clock's time, and
+    /// count it: the decision, the key's index and the latency to wait before answering.
+    fn decide(&self, key: Option<&str>, client: usize) -> (Decision, usize, Nanos) {
+        let mut k = self.lock();
+        let index = k.key(key.unwrap_or(GroupCommon::DEFAULT_KEY));
+        // Read the clock under the lock, so the limiter is told times in order.
+        let now = self.clock.now();
+        let d = k.limiter.admit_from(now, index, client);
+        let latency = self.latency.sample(&mut k.rng);
+        let s = &mut k.stats[index];
+        s.requests += 1;
+        match d.status {
+            Status::Ok => s.ok += 1,
+            Status::Limited => s.limited += 1,
+            Status::Unavailable | Status::Error => s.errors += 1,
+        }
+        // Only an admitted request held a place in flight (as in the sim).
+        if latency == 0 && d.status == Status::Ok {
+            k.limiter.release(now, index);
+        }
+        (d, index, latency)
+    }
+
+    /// Counters per key, in key order, each key shown as [`shown_key`] says: never the
+    /// token itself.
     pub fn stats(&self) -> Vec<(String, KeyStats)> {
         let k = self.lock();
         k.names
             .iter()
-            .cloned()
+            .map(|n| shown_key(n))
             .zip(k.stats.iter().copied())
             .collect()
     }
@@ -221,26 +250,7 @@ impl ServerState {
         if let Some(shared) = &self.settings.shared_limit {
             return self.handle_shared(shared, key.as_deref(), client).await;
         }
-        let (decision, index, latency) = {
-            let mut k = self.lock();
-            let index = k.key(key.as_deref().unwrap_or(GroupCommon::DEFAULT_KEY));
-            // Read the clock under the lock, so the limiter is told times in order.
-            let now = self.clock.now();
-            let d = k.limiter.admit_from(now, index, client);
-            let latency = self.latency.sample(&mut k.rng);
-            let s = &mut k.stats[index];
-            s.requests += 1;
-            match d.status {
-                Status::Ok => s.ok += 1,
-                Status::Limited => s.limited += 1,
-                Status::Unavailable | Status::Error => s.errors += 1,
-            }
-            // Only an admitted request held a place in flight (as in the sim).
-            if latency == 0 && d.status == Status::Ok {
-                k.limiter.release(now, index);
-            }
-            (d, index, latency)
-        };
+        let (decision, index, latency) = self.decide(key.as_deref(), client);
         if latency > 0 && decision.status == Status::Ok {
             tokio::time::sleep(self.clock.to_real(latency)).await;
             let mut k = self.lock();
@@ -302,8 +312,9 @@ impl ServerState {
         self.respond(&decision)
     }
 
-    /// The HTTP answer for a decision, with its rate-limit headers.
+    /// The HTTP answer for a decision, with the rate-limit headers the server sends.
     fn respond(&self, decision: &Decision) -> Response<Full<Bytes>> {
+        let decision = &self.settings.headers.shown(*decision);
         let status = match decision.status {
             Status::Ok => StatusCode::OK,
             Status::Limited => StatusCode::TOO_MANY_REQUESTS,
@@ -405,6 +416,16 @@ impl Limiter for InFront {
     }
 }
 
+/// A key as `/_stats` and the Ctrl-C summary show it: the shared key of requests without one
+/// and the overflow bucket by name, every token by its fingerprint.
+pub fn shown_key(name: &str) -> String {
+    if name == GroupCommon::DEFAULT_KEY || name == OVERFLOW_KEY {
+        name.to_string()
+    } else {
+        crate::fingerprint::fingerprint(name)
+    }
+}
+
 /// The key of a request: its `Authorization` header, else its `?key=` parameter.
 fn key_of<B>(req: &Request<B>) -> Option<std::borrow::Cow<'_, str>> {
     if let Some(v) = req.headers().get(hyper::header::AUTHORIZATION) {
@@ -495,6 +516,7 @@ pub fn serve_per_thread(
         .build()?;
     let listeners = {
         let _in = scratch.enter();
+        let addr = probe_free(addr)?;
         let first = reuseport_listener(addr)?;
         let bound = first.local_addr()?;
         let mut all = vec![first.into_std()?];
@@ -531,6 +553,33 @@ pub fn serve_per_thread(
         addr: bound,
         threads: handles,
     })
+}
+
+/// `SO_REUSEPORT` would let this serve share a port another serve (or any program with the
+/// option) already listens on, halving each one's limit unnoticed (issue 11). So first bind
+/// the address plainly, which fails with `AddrInUse` while anything holds it, and hand the
+/// port it got (port 0: a free one) to the listeners that share it among themselves. Another
+/// program binding the port in the moment between the two is not prevented.
+fn probe_free(addr: SocketAddr) -> std::io::Result<SocketAddr> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // Connections of an earlier serve still in TIME_WAIT do not make the port busy.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AddrInUse {
+            std::io::Error::new(
+                e.kind(),
+                "the port is already in use (another serve, or another program); stop it or \
+                 choose another --addr (port 0 picks a free one)",
+            )
+        } else {
+            e
+        }
+    })?;
+    socket.local_addr()
 }
 
 fn reuseport_listener(addr: SocketAddr) -> std::io::Result<TcpListener> {

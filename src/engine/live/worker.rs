@@ -77,7 +77,7 @@ impl Process {
                 group.name, spec.process
             ));
         }
-        let population = layout.population(group.key, spec.rate_per_sec);
+        let population = layout.population(group.key, spec.rate_per_sec, &scenario.server);
         let store = match (&scenario.store.url, &spec.store_namespace) {
             (Some(url), Some(namespace)) => {
                 let link = RedisLink::connect(url).map_err(|e| e.to_string())?;
@@ -277,6 +277,7 @@ impl ThreadRun {
                         t: sent_at,
                         response,
                         waited,
+                        failure: exchange.failure,
                         job_wait: answered.job_wait,
                         finished: answered.finished,
                         sleep,

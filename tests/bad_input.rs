@@ -1,0 +1,642 @@
+//! Every bad input a user can give, in one table: the arguments (and the scenario text, when
+//! the case needs a file of its own) → the exit code and a fragment of what the tool says
+//! (stderr and stdout together). Issue 11's defects and the cases handled before it; add a
+//! row for each new one.
+//!
+//! In the arguments: `{file}` is the row's scenario text written to a file, `{scen}` the
+//! bundled scenarios folder, `{tmp}` a fresh folder of the row's own, `{afile}` a file in it,
+//! `{busy}` an address something listens on, `{busy_port}` its port, `{closed}` a port nothing
+//! listens on, `{nan}` a results folder whose series.csv holds a NaN.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{Running, exe};
+
+/// A small valid scenario for rows to change.
+const BASE: &str = r#"name = "t"
+[run]
+duration = "1h"
+seed = 3
+[server]
+limit = 100
+[[clients]]
+name = "a"
+threads = 2
+"#;
+
+struct Case {
+    args: &'static str,
+    /// The scenario text `{file}` stands for.
+    file: Option<String>,
+    code: i32,
+    says: &'static str,
+    /// A path (with placeholders) that must not exist afterwards.
+    absent: Option<&'static str>,
+}
+
+fn case(args: &'static str, code: i32, says: &'static str) -> Case {
+    Case {
+        args,
+        file: None,
+        code,
+        says,
+        absent: None,
+    }
+}
+
+/// A row running `run {file} --quiet` on BASE with `from` replaced by `to`.
+fn edited(from: &str, to: &str, code: i32, says: &'static str) -> Case {
+    assert!(BASE.contains(from), "{from}");
+    text(BASE.replacen(from, to, 1), code, says)
+}
+
+/// A row running `run {file} --quiet` on BASE with `more` appended.
+fn plus(more: &str, code: i32, says: &'static str) -> Case {
+    text(format!("{BASE}{more}"), code, says)
+}
+
+fn text(file: String, code: i32, says: &'static str) -> Case {
+    Case {
+        args: "run {file} --quiet --no-charts --out {tmp}/r",
+        file: Some(file),
+        code,
+        says,
+        absent: None,
+    }
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        // Issue 11, item 1: output that fills the disk.
+        case(
+            "run {scen}/fast_slow.toml --set run.sample_every=1ms --no-charts --out {tmp}/r",
+            2,
+            "run.sample_every = 1ms would write about 8.5 GB of series.csv",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --set run.sample_every=1ms --out {tmp}/r",
+            2,
+            "or pass --allow-large-output",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --set run.sample_every=1ns --out {tmp}/r",
+            2,
+            "run.sample_every: must be at least 1ms (got 1ns)",
+        ),
+        case(
+            "compare {scen}/fast_slow.toml --set run.sample_every=1ms --out {tmp}/c",
+            2,
+            "variant `base`: run.sample_every = 1ms would write",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --duration 500us --out {tmp}/r",
+            2,
+            "run.duration: must be at least 1ms",
+        ),
+        // Item 2: compare keeps every metric (peak_requests was null).
+        case(
+            "compare {scen}/interval_lock.toml --seeds 2 --out {tmp}/c",
+            0,
+            "ranking:",
+        ),
+        case(
+            "compare {scen}/dual_bucket.toml --seeds 2 --out {tmp}/c",
+            0,
+            "ranking:",
+        ),
+        // Item 3: a busy port.
+        case(
+            "serve --addr {busy}",
+            2,
+            "the port is already in use (another serve, or another program)",
+        ),
+        // Item 4: names that leave results/.
+        edited(
+            "name = \"t\"",
+            "name = \"../../etc/x\"",
+            2,
+            ":1: name: `../../etc/x` cannot name a results folder",
+        ),
+        edited(
+            "name = \"t\"",
+            "name = \"\"",
+            2,
+            ":1: name: must not be empty",
+        ),
+        // Item 5: a clock that runs out.
+        case(
+            "serve --time-scale 1e12",
+            2,
+            "--time-scale: must be at most 10000",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --mode live --set run.time_scale=1e12 --out {tmp}/r",
+            2,
+            "run.time_scale: must be at most 10000",
+        ),
+        // Item 7: failures that looked like success.
+        case(
+            "client --target http://127.0.0.1:{closed}/ --algorithm fixed --set clients.*.sleep=50ms --duration 300ms --quiet --out {tmp}/c",
+            4,
+            "error: every one of the",
+        ),
+        case(
+            "client --target http://127.0.0.1:{closed}/ --duration 300ms --quiet --out {tmp}/c",
+            4,
+            "error: the run sent no requests",
+        ),
+        edited(
+            "threads = 2",
+            "algorithm = \"fixed\"\nsleep = \"2h\"\n[expect]\nrequests = [0, 10]",
+            4,
+            "the run sent no requests",
+        ),
+        // Item 8: poor messages and exit codes.
+        case(
+            "run {scen}/fast_slow.toml --out {afile}",
+            2,
+            "--out {afile}: is a file, not a folder",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --out {afile}/under",
+            2,
+            "--out {afile}/under: cannot create the folder",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --out /proc/throttle-sim-x",
+            2,
+            "--out /proc/throttle-sim-x: cannot",
+        ),
+        edited(
+            "limit = 100",
+            "limit = 99999999999999999999",
+            2,
+            ":6: a whole number larger than TOML allows",
+        ),
+        edited(
+            "duration = \"1h\"",
+            "duration = \"1000000000000000000s\"",
+            2,
+            "run.duration: `1000000000000000000s` is not a duration (too long",
+        ),
+        plus(
+            "[expect]\nratio_429 = [nan, 0.5]\n",
+            2,
+            "expect.ratio_429: range [NaN, 0.5] holds a value that is not a number",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --set expect.ratio_429=[0,",
+            2,
+            "the value `[0,` is not valid TOML",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --set server.limit=99999999999999999999",
+            2,
+            "`99999999999999999999` is not valid TOML",
+        ),
+        // A host name is resolved (the port is busy, so it stops there).
+        case(
+            "serve --addr localhost:{busy_port}",
+            2,
+            "cannot listen there: the port is already in use",
+        ),
+        case("serve --addr localhost", 2, "has no port"),
+        case("serve --addr nonexistent.invalid:80", 2, "cannot resolve"),
+        case("serve --limit -1", 2, "`-1` is not a whole number"),
+        case(
+            "serve --scenario {scen}/occ_contention.toml --limit 5",
+            2,
+            "server.limit: unknown field `limit`, expected `read_ahead`; every server also takes latency, outages, error_rate, headers (from --limit 5)",
+        ),
+        case(
+            "client --target http://127.0.0.1:{closed}/ --set server.limit=5",
+            2,
+            "--set server.limit=5: client runs against --target",
+        ),
+        edited(
+            "threads = 2",
+            "stop = \"2h\"",
+            2,
+            "clients[0].stop: 2h is after the end of the run (1h)",
+        ),
+        edited(
+            "seed = 3",
+            "peak_window = \"2h\"",
+            2,
+            "run.peak_window: 2h is longer than the run (1h)",
+        ),
+        edited(
+            "name = \"a\"",
+            "name = \"*\"",
+            2,
+            "clients[0].name: `*` cannot name a group",
+        ),
+        edited(
+            "name = \"a\"",
+            "name = \"0\"",
+            2,
+            "clients[0].name: `0` cannot name a group",
+        ),
+        case(
+            "plot {nan}",
+            2,
+            "series.csv:2: t is NaN, not a finite number",
+        ),
+        case(
+            "run /dev/zero",
+            2,
+            "/dev/zero: cannot read the file: it is larger than 1024 KiB",
+        ),
+        Case {
+            absent: Some("{tmp}/st"),
+            ..case(
+                "run {scen}/shared_redis.toml --set store.url=redis://127.0.0.1:{closed} --out {tmp}/st",
+                2,
+                "store.url: the store at redis://127.0.0.1:",
+            )
+        },
+        // Handled before issue 11.
+        case(
+            "run {tmp}/missing.toml",
+            2,
+            "missing.toml: cannot read the file",
+        ),
+        case("run {tmp}", 2, "it is a folder, not a scenario file"),
+        text("name = \"x\"\n[run\n".into(), 2, ":2: not valid TOML"),
+        plus("surprise = 1\n", 2, "surprise: unknown field"),
+        edited(
+            "threads = 2",
+            "jiter = 0.1",
+            2,
+            ":9: clients[0].jiter: unknown field `jiter`",
+        ),
+        edited(
+            "threads = 2",
+            "algorithm = \"magic\"",
+            2,
+            "unknown algorithm `magic`, expected one of: schneems",
+        ),
+        edited(
+            "limit = 100",
+            "kind = \"leaky\"",
+            2,
+            "server.kind: unknown kind `leaky`",
+        ),
+        edited(
+            "threads = 2",
+            "threads = 0",
+            2,
+            ":9: clients[0].threads: must be at least 1 (got 0)",
+        ),
+        edited(
+            "threads = 2",
+            "processes = 0",
+            2,
+            "clients[0].processes: must be at least 1",
+        ),
+        edited(
+            "threads = 2",
+            "jobs = 0",
+            2,
+            "clients[0].jobs: must be at least 1",
+        ),
+        edited(
+            "threads = 2",
+            "threads = \"two\"",
+            2,
+            "clients[0].threads: invalid type: string",
+        ),
+        edited(
+            "threads = 2",
+            "start = \"2h\"",
+            2,
+            "clients[0].start: 2h is not before the end of the run",
+        ),
+        edited(
+            "threads = 2",
+            "start = \"10m\"\nstop = \"5m\"",
+            2,
+            "clients[0].stop: must be after start",
+        ),
+        plus(
+            "[[clients]]\nname = \"a\"\n",
+            2,
+            "clients[1].name: `a` names two groups",
+        ),
+        text(
+            "[run]\nduration = \"1h\"\n".into(),
+            2,
+            "clients: missing: a scenario needs at least one [[clients]] group",
+        ),
+        text(
+            "clients = 3\n".into(),
+            2,
+            "clients: must be a list of [[clients]] tables",
+        ),
+        plus(
+            "[expect]\nspeed = [0, 1]\n",
+            2,
+            "expect.speed: unknown metric",
+        ),
+        plus(
+            "[expect]\nratio_429 = [0.5, 0.1]\n",
+            2,
+            "range [0.5, 0.1] is upside down",
+        ),
+        edited(
+            "limit = 100",
+            "limit = 100\noutages = [[\"50m\", \"2h\"]]",
+            2,
+            "server.outages[0]: ends at 2h, after the end of the run (1h)",
+        ),
+        edited(
+            "limit = 100",
+            "limit = 100\noutages = [[\"10m\", \"20m\"], [\"15m\", \"25m\"]]",
+            2,
+            "overlaps outages[0]",
+        ),
+        edited(
+            "limit = 100",
+            "limit = 100\nerror_rate = 1.5",
+            2,
+            "server.error_rate: must be a probability from 0 to 1 (got 1.5)",
+        ),
+        edited(
+            "duration = \"1h\"",
+            "duration = \"5 parsecs\"",
+            2,
+            "run.duration: `5 parsecs` is not a duration",
+        ),
+        edited(
+            "limit = 100",
+            "limit = -5",
+            2,
+            "server.limit: invalid value: integer `-5`",
+        ),
+        edited(
+            "seed = 3",
+            "sample_every = \"2h\"",
+            2,
+            "run.sample_every: must be at most the run's duration (1h)",
+        ),
+        edited(
+            "seed = 3",
+            "time_scale = -1.0",
+            2,
+            "run.time_scale: must be a number above 0 (got -1)",
+        ),
+        edited(
+            "seed = 3",
+            "peak_window = \"0s\"",
+            2,
+            "run.peak_window: must be longer than 0s",
+        ),
+        case(
+            "run {scen}/interval_lock.toml --mode live --out {tmp}/r",
+            2,
+            "interval-lock coordinates its",
+        ),
+        plus(
+            "[store]\nurl = \"http://127.0.0.1:6379\"\n",
+            2,
+            "store.url: `http://127.0.0.1:6379`: unknown scheme",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --seed 18446744073709551615",
+            2,
+            "is not a seed",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --duration 2parsecs",
+            2,
+            "is not a duration",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --mode fast",
+            2,
+            "invalid value 'fast' for '--mode <MODE>'",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --set server.limit",
+            2,
+            "needs the form path=value",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --set a..b=1",
+            2,
+            "`a..b` is not a field path",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --set clients.nosuch.threads=2",
+            2,
+            "`clients` has no entry named `nosuch` (names: fast, slow",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --set clients.*.threads=0",
+            2,
+            "(from --set clients.*.threads=0)",
+        ),
+        case(
+            "run {scen}/outage.toml --duration 5m",
+            2,
+            "server.outages[0]: ends at 40m, after the end of the run (5m)",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --duration 0s",
+            2,
+            "run.duration: must be at least 1ms (got 0s) (from --duration 0s)",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --quiet --out {tmp}",
+            2,
+            "the folder is not empty; results never overwrite an earlier run",
+        ),
+        case(
+            "compare {scen}/fast_slow.toml --variants nosuch --out {tmp}/c",
+            2,
+            "has no variant `nosuch`",
+        ),
+        case(
+            "compare {scen}/fast_slow.toml --algorithms magic --out {tmp}/c",
+            2,
+            "--algorithms: unknown algorithm `magic`",
+        ),
+        case(
+            "compare {scen}/fast_slow.toml --seeds 0",
+            2,
+            "0 is not in 1..=10000",
+        ),
+        case(
+            "client --target https://api.example.test/",
+            2,
+            "https is not supported",
+        ),
+        case(
+            "client --target notaurl",
+            2,
+            "--target notaurl: expected an http:// URL",
+        ),
+        case(
+            "client --target http://127.0.0.1:{closed}/ --algorithm magic",
+            2,
+            "--algorithm magic: unknown algorithm",
+        ),
+        case(
+            "client --target http://127.0.0.1:{closed}/ --header nocolon",
+            2,
+            "`nocolon` is not a header",
+        ),
+        case(
+            "serve --set server.limit=3",
+            2,
+            "--set needs --scenario FILE",
+        ),
+        case(
+            "serve --time-scale 0",
+            2,
+            "--time-scale: must be a number above 0",
+        ),
+        case(
+            "serve --store http://x",
+            2,
+            "--store: `http://x`: unknown scheme",
+        ),
+        case("plot {afile}", 2, "not a folder"),
+        case("plot {tmp}", 2, "scenario.toml: missing"),
+        case(
+            "check {scen}/fast_slow.toml {tmp}/missing.toml",
+            2,
+            "cannot read the file",
+        ),
+        case("list --bogus", 2, "unexpected argument '--bogus'"),
+        // Runs that work, and a missed [expect]: the other exit codes.
+        case(
+            "run {scen}/single_client.toml --duration 10m --set expect.ratio_429=[0.5,1] --quiet --no-charts --out {tmp}/r",
+            1,
+            "is outside [0.5, 1]",
+        ),
+        case(
+            "check {scen}/single_client.toml --set run.duration=10m --set expect.ratio_429=[0.5,1]",
+            1,
+            "MISSED",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --duration 30m --no-charts --out {tmp}/r",
+            0,
+            "fast_slow: 1800 s simulated",
+        ),
+    ]
+}
+
+/// A results folder whose series.csv starts with a NaN time.
+fn nan_results(dir: &Path) {
+    let out = Command::new(exe())
+        .arg("run")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/single_client.toml"))
+        .args(["--duration", "1m", "--quiet", "--no-charts", "--out"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some(), "{out:?}");
+    let series = dir.join("series.csv");
+    let text = std::fs::read_to_string(&series).unwrap();
+    let (header, rest) = text.split_once('\n').unwrap();
+    let (_, row) = rest.split_once(',').unwrap();
+    std::fs::write(&series, format!("{header}\nNaN,{row}")).unwrap();
+}
+
+#[test]
+fn every_bad_input_gets_its_exit_code_and_message() {
+    let shared = tempfile::tempdir().unwrap();
+    let scen = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy_addr = busy.local_addr().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let nan = shared.path().join("nan");
+    nan_results(&nan);
+
+    let cases = cases();
+    assert!(cases.len() >= 50, "{} rows", cases.len());
+    let mut failures = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("s.toml");
+        if let Some(text) = &c.file {
+            std::fs::write(&file, text).unwrap();
+        }
+        let afile = tmp.path().join("afile");
+        std::fs::write(&afile, "not a folder").unwrap();
+        let fill = |s: &str| {
+            s.replace("{file}", &file.display().to_string())
+                .replace("{scen}", &scen.display().to_string())
+                .replace("{tmp}", &tmp.path().display().to_string())
+                .replace("{afile}", &afile.display().to_string())
+                .replace("{busy_port}", &busy_addr.port().to_string())
+                .replace("{busy}", &busy_addr.to_string())
+                .replace("{closed}", &closed.to_string())
+                .replace("{nan}", &nan.display().to_string())
+        };
+        let args = fill(c.args);
+        let mut child = Running(
+            Command::new(exe())
+                .args(args.split(' '))
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        // Both pipes are read while it runs, so a chatty command never blocks on a full pipe
+        // and one that never ends cannot hang the test: it is killed at the deadline.
+        let read = |mut pipe: Box<dyn std::io::Read + Send>| {
+            std::thread::spawn(move || {
+                let mut s = String::new();
+                let _ = pipe.read_to_string(&mut s);
+                s
+            })
+        };
+        let out = read(Box::new(child.0.stdout.take().unwrap()));
+        let err = read(Box::new(child.0.stderr.take().unwrap()));
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let code = loop {
+            if let Some(status) = child.0.try_wait().unwrap() {
+                break status.code();
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.0.kill();
+                let _ = child.0.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let mut said = err.join().unwrap();
+        said.push_str(&out.join().unwrap());
+        let says = fill(c.says);
+        if code != Some(c.code) || !said.contains(&says) {
+            failures.push(format!(
+                "row {i}: {args}\n  wanted exit {} saying {says:?}\n  got {code:?}: {said}",
+                c.code
+            ));
+        }
+        if let Some(p) = c.absent {
+            let p = fill(p);
+            if Path::new(&p).exists() {
+                failures.push(format!("row {i}: {args}\n  left {p} behind"));
+            }
+        }
+        assert!(
+            !said.contains("panicked"),
+            "row {i}: {args} panicked: {said}"
+        );
+    }
+    drop(busy);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
