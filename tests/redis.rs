@@ -556,6 +556,14 @@ fn requests(dir: &Path) -> Vec<(f64, String, u64, String)> {
     out
 }
 
+/// How many processes sent at least one request.
+fn processes(sent: &[(f64, String, u64, String)]) -> usize {
+    sent.iter()
+        .map(|r| r.2)
+        .collect::<std::collections::BTreeSet<u64>>()
+        .len()
+}
+
 /// The shortest time between two consecutive requests, in seconds.
 fn smallest_gap(sent: &[(f64, String, u64, String)]) -> f64 {
     sent.windows(2)
@@ -612,8 +620,7 @@ fn the_lock_admits_at_most_one_request_per_interval_across_four_processes() {
     assert_eq!(control_code, 0, "{control_err}");
 
     let sent = requests(&shared_out);
-    let processes: std::collections::BTreeSet<u64> = sent.iter().map(|r| r.2).collect();
-    assert_eq!(processes.len(), 4, "every process got the lock at times");
+    assert_eq!(processes(&sent), 4, "every process got the lock at times");
     assert!(sent.iter().all(|r| r.3 == "ok"));
     // At most one per 1 s interval: consecutive requests an interval apart, less what the
     // clock readings can differ by: Redis counts whole milliseconds, and the worker reads its
@@ -663,8 +670,7 @@ fn the_shared_bucket_spaces_every_process_by_the_interval() {
     );
     let out = run_on_redis(&file, &tmp.path().join("r"), &redis);
     let sent = requests(&out);
-    let processes: std::collections::BTreeSet<u64> = sent.iter().map(|r| r.2).collect();
-    assert_eq!(processes.len(), 4, "every process got tokens");
+    assert_eq!(processes(&sent), 4, "every process got tokens");
     assert!(sent.iter().all(|r| r.3 == "ok"));
     // One token per 0.5 s between them all, less clock-reading noise (as for the lock).
     let min_gap = smallest_gap(&sent);
@@ -789,8 +795,7 @@ fn the_window_queue_never_lets_more_than_the_reservoir_through_per_window() {
     assert!(busiest <= 2, "{per_window:?}");
     // The reservoir was used: about two per window over the minute, by every process.
     assert!(sent.len() >= 100, "only {} requests", sent.len());
-    let processes: std::collections::BTreeSet<u64> = sent.iter().map(|r| r.2).collect();
-    assert_eq!(processes.len(), 4);
+    assert_eq!(processes(&sent), 4);
     let s = summary(&out);
     assert_eq!(s["partial"], false);
     assert!(s["processes"][0]["backoffs"].as_u64().unwrap() > 0, "{s}");
