@@ -19,7 +19,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Decision, Limiter, Rule};
-use crate::config::ParamProblem;
+use crate::config::{ParamProblem, check_quota};
 use crate::exchange::Status;
 use crate::time::{HumanDuration, Nanos};
 
@@ -69,12 +69,11 @@ impl Rule for GcraConfig {
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
-        if self.limit == 0 {
-            out.push(("limit", "must be at least 1 request per period".to_string()));
-        }
-        if self.period.nanos() == 0 {
-            out.push(("period", "must be longer than 0s".to_string()));
-        }
+        check_quota(
+            &mut out,
+            ("limit", self.limit, "request per period"),
+            ("period", self.period),
+        );
         if self.refused_cost > self.limit {
             out.push((
                 "refused_cost",

@@ -24,7 +24,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Decision, Limiter, Rule};
-use crate::config::ParamProblem;
+use crate::config::{ParamProblem, check_quota};
 use crate::exchange::Status;
 use crate::time::{HumanDuration, NANOS_PER_SEC, Nanos};
 
@@ -68,12 +68,11 @@ impl Rule for TokenBucketConfig {
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
-        if self.rate == 0 {
-            out.push(("rate", "must be at least 1 token per period".to_string()));
-        }
-        if self.period.nanos() == 0 {
-            out.push(("period", "must be longer than 0s".to_string()));
-        }
+        check_quota(
+            &mut out,
+            ("rate", self.rate, "token per period"),
+            ("period", self.period),
+        );
         if self.burst == 0 {
             out.push(("burst", "must be at least 1 token".to_string()));
         }
