@@ -165,6 +165,7 @@ fn judge(path: &Path, scenario: &Scenario, seeds: Vec<u64>, runs: Vec<Option<Met
     let variant = VariantRuns {
         name: scenario.name.clone(),
         runs,
+        expect: None,
     };
     let mut c = Comparison::new(&scenario.name, &seeds, &[variant], &scenario.expect);
     let v = c.variants.remove(0);

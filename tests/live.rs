@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 
 mod common;
-use common::{Running, exe, kill, serve};
+use common::{Running, exe, kill, serve, summary};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -26,10 +26,6 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 /// One HTTP/1.1 exchange on a fresh connection: the status line and the raw head.
 fn get(addr: &str, target: &str, extra: &str) -> (u16, String) {
     common::http_get(addr, target, extra, Duration::from_secs(5))
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// Series rows, and the requests they add up to.
@@ -295,10 +291,7 @@ fn a_live_run_writes_exactly_the_files_of_a_sim_run() {
         v
     };
     assert_eq!(names(&sim), names(&live));
-    let (s, l) = (
-        json(&sim.join("summary.json")),
-        json(&live.join("summary.json")),
-    );
+    let (s, l) = (summary(&sim), summary(&live));
     let keys = |v: &serde_json::Value| {
         let mut k: Vec<_> = v.as_object().unwrap().keys().cloned().collect();
         k.sort();
@@ -409,7 +402,7 @@ fn a_dead_worker_is_named_in_the_summary_and_its_samples_are_kept() {
     // The run finishes, and says it lost a worker (exit 3).
     assert_eq!(run.wait(Duration::from_secs(40)), Some(3));
     let out = tmp.path().join("r");
-    let s = json(&out.join("summary.json"));
+    let s = summary(&out);
     assert_eq!(s["partial"], false);
     assert_eq!(s["duration_s"], 6.0);
     let dead = s["dead_workers"].as_array().expect("dead_workers listed");
@@ -441,7 +434,7 @@ fn ctrl_c_in_a_live_run_leaves_flushed_csv_and_a_partial_summary() {
     run.signal(Signal::SIGINT);
     assert_eq!(run.wait(Duration::from_secs(30)), Some(130));
     let out = tmp.path().join("r");
-    let s = json(&out.join("summary.json"));
+    let s = summary(&out);
     assert_eq!(s["partial"], true);
     assert_eq!(s["partial_reason"], "interrupted");
     let covered = s["duration_s"].as_f64().unwrap();
@@ -485,7 +478,7 @@ fn the_client_runs_against_any_endpoint_with_its_headers() {
             .unwrap(),
     );
     assert_eq!(client.wait(Duration::from_secs(30)), Some(0));
-    let s = json(&out.join("summary.json"));
+    let s = summary(&out);
     assert_eq!(s["mode"], "live");
     // Five tokens, then 429s; the server counted them under the header's key.
     assert_eq!(s["ok"], 5, "{s}");
@@ -529,7 +522,7 @@ fn a_refused_target_counts_errors_and_the_run_still_finishes() {
     );
     // Finished, with every file written, but never a silent success: exit 4 (issue 11).
     assert_eq!(client.wait(Duration::from_secs(30)), Some(4));
-    let s = json(&out.join("summary.json"));
+    let s = summary(&out);
     assert!(s["errors"].as_u64().unwrap() >= 5, "{s}");
     assert_eq!(s["errors"], s["requests"]);
     assert_eq!(s["ok"], 0);

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 
 mod common;
-use common::{Running, exe};
+use common::{Running, exe, summary};
 
 /// `serve` with one serving thread, as these tests count what each instance admitted.
 fn serve(args: &[&str]) -> (Running, String) {
@@ -411,25 +411,9 @@ fn the_window_step_is_atomic_across_connections() {
     let reservoir = 5u64;
     let jobs = 40usize;
     // Eight connections (as eight processes would have) race for one window.
-    let answers: Vec<WindowAdmit> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..8)
-            .map(|_| {
-                let (url, ns) = (redis.url.clone(), ns.clone());
-                scope.spawn(move || {
-                    let mut s = RedisStore::new(RedisLink::connect(&url).unwrap(), &ns, 1.0);
-                    (0..jobs / 8)
-                        .map(|_| {
-                            s.window_admit("calls:7", 60_000, reservoir, "queued", false, 0)
-                                .unwrap()
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
+    let answers = race(&redis, &ns, 1.0, jobs / 8, |s| {
+        s.window_admit("calls:7", 60_000, reservoir, "queued", false, 0)
+            .unwrap()
     });
     let runs = answers.iter().filter(|a| **a == WindowAdmit::Run).count();
     assert_eq!(runs, reservoir as usize);
@@ -462,15 +446,33 @@ fn gcra_reservations_across_connections_each_get_their_own_token() {
     let interval = 2_000_000_000u64;
     let burst = 3u64;
     // Eight connections (eight processes of `shared-bucket`) reserve at the same virtual time.
-    let mut waits: Vec<u64> = std::thread::scope(|scope| {
+    let mut waits = race(&redis, &ns, 60.0, 5, |s| {
+        s.gcra_reserve("bucket", interval, burst, 7_000).unwrap()
+    });
+    waits.sort_unstable();
+    // The burst at once, then one token per interval: no two callers share one.
+    let mut expected = vec![0; burst as usize];
+    expected.extend((1..=(40 - burst)).map(|k| k * interval));
+    assert_eq!(waits, expected);
+}
+
+/// Eight connections to `redis` (as eight processes would have, each its own store in `ns`
+/// at `scale`) call `call` `calls` times each, at once; every answer, connection after
+/// connection.
+fn race<T: Send>(
+    redis: &Redis,
+    ns: &str,
+    scale: f64,
+    calls: usize,
+    call: impl Fn(&mut RedisStore) -> T + Sync,
+) -> Vec<T> {
+    std::thread::scope(|scope| {
         let handles: Vec<_> = (0..8)
             .map(|_| {
-                let (url, ns) = (redis.url.clone(), ns.clone());
+                let call = &call;
                 scope.spawn(move || {
-                    let mut s = RedisStore::new(RedisLink::connect(&url).unwrap(), &ns, 60.0);
-                    (0..5)
-                        .map(|_| s.gcra_reserve("bucket", interval, burst, 7_000).unwrap())
-                        .collect::<Vec<_>>()
+                    let mut s = RedisStore::new(RedisLink::connect(&redis.url).unwrap(), ns, scale);
+                    (0..calls).map(|_| call(&mut s)).collect::<Vec<_>>()
                 })
             })
             .collect();
@@ -478,12 +480,7 @@ fn gcra_reservations_across_connections_each_get_their_own_token() {
             .into_iter()
             .flat_map(|h| h.join().unwrap())
             .collect()
-    });
-    waits.sort_unstable();
-    // The burst at once, then one token per interval: no two callers share one.
-    let mut expected = vec![0; burst as usize];
-    expected.extend((1..=(40 - burst)).map(|k| k * interval));
-    assert_eq!(waits, expected);
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -528,6 +525,18 @@ fn run_live(scenario: &Path, out: &Path, extra: &[&str], limit: Duration) -> (i3
     (code, reader.join().unwrap())
 }
 
+/// Run a scenario live with `redis` as its store; it must succeed. Its results folder.
+fn run_on_redis(scenario: &Path, out: &Path, redis: &Redis) -> PathBuf {
+    let (code, err) = run_live(
+        scenario,
+        out,
+        &["--store", &redis.url],
+        Duration::from_secs(60),
+    );
+    assert_eq!(code, 0, "{err}");
+    out.to_path_buf()
+}
+
 /// `(t, group, process, status)` of every request, in time order.
 fn requests(dir: &Path) -> Vec<(f64, String, u64, String)> {
     let mut rdr = csv::Reader::from_path(dir.join("requests.csv")).unwrap();
@@ -547,8 +556,19 @@ fn requests(dir: &Path) -> Vec<(f64, String, u64, String)> {
     out
 }
 
-fn summary(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+/// How many processes sent at least one request.
+fn processes(sent: &[(f64, String, u64, String)]) -> usize {
+    sent.iter()
+        .map(|r| r.2)
+        .collect::<std::collections::BTreeSet<u64>>()
+        .len()
+}
+
+/// The shortest time between two consecutive requests, in seconds.
+fn smallest_gap(sent: &[(f64, String, u64, String)]) -> f64 {
+    sent.windows(2)
+        .map(|w| w[1].0 - w[0].0)
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// Seed 001's lock: a minute of virtual time at 6× (10 s real), a server that would take far
@@ -600,15 +620,13 @@ fn the_lock_admits_at_most_one_request_per_interval_across_four_processes() {
     assert_eq!(control_code, 0, "{control_err}");
 
     let sent = requests(&shared_out);
-    let processes: std::collections::BTreeSet<u64> = sent.iter().map(|r| r.2).collect();
-    assert_eq!(processes.len(), 4, "every process got the lock at times");
+    assert_eq!(processes(&sent), 4, "every process got the lock at times");
     assert!(sent.iter().all(|r| r.3 == "ok"));
     // At most one per 1 s interval: consecutive requests an interval apart, less what the
     // clock readings can differ by: Redis counts whole milliseconds, and the worker reads its
     // clock a moment after the lock's SET (about 0.1 real ms; 33 real ms, 0.2 s of virtual
     // time at 6×, are allowed for a loaded machine). Uncoordinated, the gaps are near 0.
-    let gaps: Vec<f64> = sent.windows(2).map(|w| w[1].0 - w[0].0).collect();
-    let min_gap = gaps.iter().copied().fold(f64::INFINITY, f64::min);
+    let min_gap = smallest_gap(&sent);
     assert!(min_gap >= 0.8, "two requests {min_gap:.4} s apart");
     assert!(sent.len() <= 61, "{} requests in 60 s", sent.len());
     // The lock let the run work: close to one request per interval.
@@ -627,10 +645,7 @@ fn the_lock_admits_at_most_one_request_per_interval_across_four_processes() {
     );
     // Without a shared lock the same check fails: the processes send side by side.
     let control = requests(&own_out);
-    let control_gap = control
-        .windows(2)
-        .map(|w| w[1].0 - w[0].0)
-        .fold(f64::INFINITY, f64::min);
+    let control_gap = smallest_gap(&control);
     assert!(control_gap < 0.5, "{control_gap}");
     assert!(control.len() > 150, "{}", control.len());
     // Nothing of either run is left in Redis.
@@ -653,23 +668,12 @@ fn the_shared_bucket_spaces_every_process_by_the_interval() {
              algorithm = \"shared-bucket\"\nlimit = 2\nperiod = \"1s\"\n[server]",
         ),
     );
-    let out = tmp.path().join("r");
-    let (code, err) = run_live(
-        &file,
-        &out,
-        &["--store", &redis.url],
-        Duration::from_secs(60),
-    );
-    assert_eq!(code, 0, "{err}");
+    let out = run_on_redis(&file, &tmp.path().join("r"), &redis);
     let sent = requests(&out);
-    let processes: std::collections::BTreeSet<u64> = sent.iter().map(|r| r.2).collect();
-    assert_eq!(processes.len(), 4, "every process got tokens");
+    assert_eq!(processes(&sent), 4, "every process got tokens");
     assert!(sent.iter().all(|r| r.3 == "ok"));
     // One token per 0.5 s between them all, less clock-reading noise (as for the lock).
-    let min_gap = sent
-        .windows(2)
-        .map(|w| w[1].0 - w[0].0)
-        .fold(f64::INFINITY, f64::min);
+    let min_gap = smallest_gap(&sent);
     assert!(min_gap >= 0.3, "two requests {min_gap:.4} s apart");
     assert!(
         (100..=121).contains(&sent.len()),
@@ -710,14 +714,7 @@ threads = 2
 algorithm = "aatb"
 "#,
     );
-    let out = tmp.path().join("r");
-    let (code, err) = run_live(
-        &file,
-        &out,
-        &["--store", &redis.url],
-        Duration::from_secs(60),
-    );
-    assert_eq!(code, 0, "{err}");
+    let out = run_on_redis(&file, &tmp.path().join("r"), &redis);
     let s = summary(&out);
     let g = &s["groups"][0];
     assert!(g["ok"].as_u64().unwrap() > 60, "{g}");
@@ -783,14 +780,7 @@ fn the_window_queue_never_lets_more_than_the_reservoir_through_per_window() {
     let Some(redis) = redis() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let file = write(tmp.path(), "queue.toml", QUEUE);
-    let out = tmp.path().join("r");
-    let (code, err) = run_live(
-        &file,
-        &out,
-        &["--store", &redis.url],
-        Duration::from_secs(60),
-    );
-    assert_eq!(code, 0, "{err}");
+    let out = run_on_redis(&file, &tmp.path().join("r"), &redis);
     let sent = requests(&out);
     let mut per_window: BTreeMap<u64, u32> = BTreeMap::new();
     for r in &sent {
@@ -805,8 +795,7 @@ fn the_window_queue_never_lets_more_than_the_reservoir_through_per_window() {
     assert!(busiest <= 2, "{per_window:?}");
     // The reservoir was used: about two per window over the minute, by every process.
     assert!(sent.len() >= 100, "only {} requests", sent.len());
-    let processes: std::collections::BTreeSet<u64> = sent.iter().map(|r| r.2).collect();
-    assert_eq!(processes.len(), 4);
+    assert_eq!(processes(&sent), 4);
     let s = summary(&out);
     assert_eq!(s["partial"], false);
     assert!(s["processes"][0]["backoffs"].as_u64().unwrap() > 0, "{s}");

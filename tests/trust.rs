@@ -10,11 +10,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-use common::{Running, exe};
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+use common::{Running, exe, summary};
 
 /// One thread that sends once an hour, sampled every millisecond: between two of its events
 /// the engine writes 3.6 million ticks, so an interrupt checked only every so many events
@@ -63,7 +59,7 @@ fn ctrl_c_is_honoured_between_events_while_ticks_are_written() {
     // Within ~100 ms on an idle machine; a loaded CI machine gets more.
     assert_eq!(run.wait(Duration::from_secs(3)), Some(130));
     let took = signalled.elapsed();
-    let s = json(&out.join("summary.json"));
+    let s = summary(&out);
     assert_eq!(s["partial"], true, "{took:?}");
     assert!(s["duration_s"].as_f64().unwrap() < 100.0 * 3600.0);
 }
@@ -178,7 +174,7 @@ fn utilization_never_exceeds_one_under_overload() {
             .unwrap(),
     );
     assert_eq!(run.wait(Duration::from_secs(60)), Some(0));
-    let s = json(&out.join("summary.json"));
+    let s = summary(&out);
     let (ok, capacity) = (s["ok"].as_f64().unwrap(), s["capacity"].as_f64().unwrap());
     let utilization = s["utilization"].as_f64().unwrap();
     assert!(utilization <= 1.0 + 1e-9, "{s}");

@@ -3,13 +3,13 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use super::run::report_run;
+use super::run::{report_run, run_options};
 use crate::cli::ClientArgs;
 use crate::engine::live::{LiveConfig, Target};
 use crate::error::Error;
 use crate::report;
 use crate::rng::fresh_seed;
-use crate::run::{RunOptions, run_live};
+use crate::run::run_live;
 use crate::scenario::{Scenario, parse_scenario};
 use crate::throttle::ThrottleConfig;
 use crate::time::HumanDuration;
@@ -27,24 +27,12 @@ pub fn client(args: &ClientArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
     let started = std::time::Instant::now();
     let result = run_live(
         &scenario,
-        &RunOptions {
-            out: args.output.out.clone(),
-            log_requests: args.log_requests,
-            progress: !args.output.quiet,
-            interrupt,
-            allow_large_output: args.output.allow_large_output,
-        },
+        &run_options(&args.output, args.log_requests, interrupt),
         &cfg,
     )?;
     let wall = started.elapsed();
     report::write_run_report(&result.dir)?;
-    Ok(report_run(
-        &scenario,
-        &result,
-        wall,
-        args.output.quiet,
-        args.output.json,
-    ))
+    Ok(report_run(&scenario, &result, wall, &args.output))
 }
 
 /// The scenario `throttle-sim client` runs: one group of `processes × threads` running the

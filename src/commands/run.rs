@@ -2,7 +2,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use crate::cli::RunArgs;
+use crate::cli::{OutputFlags, RunArgs};
 use crate::error::{Error, exit};
 use crate::report;
 use crate::rng::fresh_seed;
@@ -23,26 +23,29 @@ pub fn run(args: &RunArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
     let started = std::time::Instant::now();
     let result = run_scenario(
         &scenario,
-        &RunOptions {
-            out: args.output.out.clone(),
-            log_requests: args.log_requests,
-            progress: !args.output.quiet,
-            interrupt,
-            allow_large_output: args.output.allow_large_output,
-        },
+        &run_options(&args.output, args.log_requests, interrupt),
     )?;
     // The run's own time, without drawing the charts.
     let wall = started.elapsed();
     if !args.no_charts {
         report::write_run_report(&result.dir)?;
     }
-    Ok(report_run(
-        &scenario,
-        &result,
-        wall,
-        args.output.quiet,
-        args.output.json,
-    ))
+    Ok(report_run(&scenario, &result, wall, &args.output))
+}
+
+/// What `run` and `client` tell the engine from the same flags.
+pub(super) fn run_options<'a>(
+    output: &OutputFlags,
+    log_requests: bool,
+    interrupt: &'a AtomicBool,
+) -> RunOptions<'a> {
+    RunOptions {
+        out: output.out.clone(),
+        log_requests,
+        progress: !output.quiet,
+        interrupt,
+        allow_large_output: output.allow_large_output,
+    }
 }
 
 /// Print what a run did and choose the exit code.
@@ -50,9 +53,9 @@ pub(super) fn report_run(
     scenario: &Scenario,
     result: &RunResult,
     wall: std::time::Duration,
-    quiet: bool,
-    json: bool,
+    output: &OutputFlags,
 ) -> i32 {
+    let (quiet, json) = (output.quiet, output.json);
     let s = &result.summary;
     let wall = wall.as_secs_f64();
     if !quiet && scenario.run.mode == Mode::Live {

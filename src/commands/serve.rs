@@ -153,6 +153,7 @@ fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
                 limit: args.limit.unwrap_or(defaults.limit),
                 period: args.period.unwrap_or(defaults.period),
                 initial: args.initial,
+                ..Default::default()
             };
             if let Some((field, message)) = cfg.problems().into_iter().next() {
                 return Err(Error::Usage(format!("--{field}: {message}")));

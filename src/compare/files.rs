@@ -67,6 +67,7 @@ fn set(m: &mut Metrics, name: &str, v: Option<f64>) {
         "wait_p50" => m.wait_p50 = v,
         "wait_p99" => m.wait_p99 = v,
         "time_to_clear" => m.time_to_clear = v,
+        "retry_rate_thread_mean" => m.retry_rate_thread_mean = v,
         "peak_requests" => m.peak_requests = v.map(|x| x as u64),
         "peak_process_requests" => m.peak_process_requests = v.map(|x| x as u64),
         _ => {}
@@ -114,6 +115,7 @@ pub fn read_compare_csv(path: &Path) -> Result<(Vec<u64>, Vec<VariantRuns>), Rep
             None => variants.push(VariantRuns {
                 name: name.to_string(),
                 runs: vec![m],
+                expect: None,
             }),
         }
         if variants.len() == 1 {
@@ -145,6 +147,7 @@ mod tests {
             ok: 10,
             limited: 2,
             ratio_429: 1.0 / 6.0,
+            retry_rate_thread_mean: Some(0.283_333_333_333_333_3),
             utilization: 0.987_654_321,
             fairness: 0.75,
             convergence_s: None,
@@ -154,6 +157,7 @@ mod tests {
         let runs = vec![VariantRuns {
             name: "a, \"quoted\"".into(),
             runs: vec![m.clone(), Metrics::default()],
+            expect: None,
         }];
         let text = compare_csv(&[5, 6], &runs);
         let tmp = tempfile::tempdir().unwrap();
@@ -185,6 +189,7 @@ mod tests {
             let runs = vec![VariantRuns {
                 name: "v".into(),
                 runs: vec![m.clone()],
+                expect: None,
             }];
             std::fs::write(&path, compare_csv(&[1], &runs)).unwrap();
             let (_, back) = read_compare_csv(&path).unwrap();

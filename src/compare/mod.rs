@@ -320,6 +320,7 @@ pub fn run_compare(opts: &CompareOptions<'_>, plan: &Plan) -> Result<CompareResu
         .map(|v| VariantRuns {
             name: v.name.clone(),
             runs: Vec::new(),
+            expect: Some(v.scenario.expect.clone()),
         })
         .collect();
     let mut interrupted = false;

@@ -12,7 +12,7 @@ use crate::report::charts::{
 };
 use crate::report::html::{Page, escape, list};
 use crate::report::{RunFolder, WrittenChart, read_text, write_chart, write_run_report};
-use crate::scenario::read_scenario;
+use crate::scenario::{Override, read_scenario};
 
 /// The folder of variant `index` (0-based) named `name`: `variants/01-no-jitter`.
 pub fn variant_dir(dir: &Path, index: usize, name: &str) -> PathBuf {
@@ -40,7 +40,20 @@ pub fn load_comparison(dir: &Path) -> Result<Comparison, Error> {
     let scenario_path = dir.join("scenario.toml");
     read_text(&scenario_path)?;
     let scenario = read_scenario(&scenario_path, &[], 0)?;
-    let (seeds, runs) = read_compare_csv(&dir.join("compare.csv"))?;
+    let (seeds, mut runs) = read_compare_csv(&dir.join("compare.csv"))?;
+    // A [[variants]] entry may set its own `expect.*` ranges: judge it on those again.
+    for run in &mut runs {
+        if let Some(v) = scenario.variants.iter().find(|v| v.name == run.name) {
+            let sets = v
+                .set
+                .iter()
+                .map(|(path, value)| Override::new(path, value.clone()))
+                .collect::<Result<Vec<_>, _>>();
+            if let Ok(sets) = sets {
+                run.expect = Some(read_scenario(&scenario_path, &sets, 0)?.expect);
+            }
+        }
+    }
     Ok(Comparison::new(
         &scenario.name,
         &seeds,

@@ -116,6 +116,9 @@ fairness_window over the threads running through it).";
 pub struct VariantRuns {
     pub name: String,
     pub runs: Vec<Metrics>,
+    /// The ranges this variant is judged on when they are not the scenario's: a variant may
+    /// set its own (`set = { "expect.utilization" = [0.8, 1.0] }`).
+    pub expect: Option<Expect>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -171,7 +174,10 @@ impl Comparison {
                         (m.to_string(), Stat::of(&values))
                     })
                     .collect();
-                let expect: Vec<ExpectVerdict> = expect
+                let expect: Vec<ExpectVerdict> = v
+                    .expect
+                    .as_ref()
+                    .unwrap_or(expect)
                     .iter()
                     .map(|(metric, &[lo, hi])| {
                         let value = metrics.get(metric).and_then(|s| s.mean);
@@ -434,6 +440,7 @@ mod tests {
         let a = VariantRuns {
             name: "a".into(),
             runs: vec![metrics(0.02, 0.99, Some(100.0)), metrics(0.04, 0.97, None)],
+            expect: None,
         };
         let b = VariantRuns {
             name: "b".into(),
@@ -441,6 +448,7 @@ mod tests {
                 metrics(0.01, 0.95, Some(500.0)),
                 metrics(0.01, 0.95, Some(700.0)),
             ],
+            expect: None,
         };
         let mut expect = Expect::new();
         expect.insert("ratio_429".into(), [0.0, 0.025]);
@@ -472,6 +480,23 @@ mod tests {
     }
 
     #[test]
+    fn a_variant_with_its_own_ranges_is_judged_on_them() {
+        let mut own = Expect::new();
+        own.insert("ratio_429".into(), [0.025, 0.05]);
+        let runs = |expect| VariantRuns {
+            name: "a".into(),
+            runs: vec![metrics(0.02, 0.99, None), metrics(0.04, 0.97, None)],
+            expect,
+        };
+        let mut base = Expect::new();
+        base.insert("ratio_429".into(), [0.0, 0.025]);
+        // Mean 0.03: outside the scenario's range, inside the variant's own.
+        let c = Comparison::new("s", &[1, 2], &[runs(None), runs(Some(own))], &base);
+        assert_eq!((c.variants[0].missed, c.variants[1].missed), (1, 0));
+        assert_eq!(c.variants[1].expect[0].range, [0.025, 0.05]);
+    }
+
+    #[test]
     fn a_variant_that_misses_an_expectation_ranks_after_those_that_meet_them() {
         // `fast` wins five columns but sends 90 % 429s; the scenario allows at most 5 %.
         let mut fast = metrics(0.9, 1.0, Some(10.0));
@@ -483,10 +508,12 @@ mod tests {
             VariantRuns {
                 name: "fast".into(),
                 runs: vec![fast],
+                expect: None,
             },
             VariantRuns {
                 name: "careful".into(),
                 runs: vec![careful],
+                expect: None,
             },
         ];
         let mut expect = Expect::new();

@@ -9,6 +9,9 @@
 //! every call to the throttle, in the same order the sim always made them, so a seeded run
 //! draws the same random numbers.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::exchange::{Response, Status};
 use crate::rng::SimRng;
 use crate::throttle::{Acquire, Throttle};
@@ -37,6 +40,30 @@ pub struct Answered {
     pub finished: bool,
 }
 
+/// A group's shared job pool (`pool = N`): its threads take jobs from one count, and each
+/// works the job it took until it gets a 2xx. The group is done when the pool is empty and
+/// every job taken got its 2xx, so exactly `N` requests succeed.
+#[derive(Debug)]
+pub struct Pool(AtomicU64);
+
+impl Pool {
+    pub fn new(jobs: u64) -> Arc<Self> {
+        Arc::new(Pool(AtomicU64::new(jobs)))
+    }
+
+    /// Take one job; false when the pool is empty.
+    pub fn take(&self) -> bool {
+        self.0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+            .is_ok()
+    }
+
+    /// Jobs nobody has taken yet.
+    pub fn left(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
 /// One thread's state between two calls.
 #[derive(Clone, Debug)]
 pub struct ClientLoop {
@@ -50,6 +77,13 @@ pub struct ClientLoop {
     job_started: Nanos,
     /// The wait before the next send, summed over the gate's extra waits.
     waited: Nanos,
+    /// The group's shared pool, when it has one (then `jobs_left` is `None`).
+    pool: Option<Arc<Pool>>,
+    /// `stop_when_remaining_at_most`: the thread stops after an answer whose `remaining` is at
+    /// most this.
+    stop_when_remaining: Option<u64>,
+    /// The thread sends nothing more (its pool is empty or the server said stop).
+    done: bool,
 }
 
 impl ClientLoop {
@@ -60,7 +94,26 @@ impl ClientLoop {
             jobs_left: jobs,
             job_started: start,
             waited: 0,
+            pool: None,
+            stop_when_remaining: None,
+            done: false,
         }
+    }
+
+    /// Take jobs from the group's shared `pool` instead of a quota of the thread's own.
+    pub fn with_pool(mut self, pool: Option<Arc<Pool>>) -> Self {
+        if pool.is_some() {
+            self.jobs_left = None;
+        }
+        self.pool = pool;
+        self
+    }
+
+    /// Stop after an answer whose `remaining` is at most `at_most` (the gem's "time to clear"
+    /// benchmark).
+    pub fn with_stop_when_remaining(mut self, at_most: Option<u64>) -> Self {
+        self.stop_when_remaining = at_most;
+        self
     }
 
     /// The thread's index within its process.
@@ -78,6 +131,13 @@ impl ClientLoop {
     #[inline(always)]
     pub fn start(&mut self, now: Nanos, throttle: &mut dyn Throttle, rng: &mut SimRng) -> Step {
         self.job_started = now;
+        if let Some(pool) = &self.pool
+            && !pool.take()
+        {
+            // More threads than jobs: this one never gets one.
+            self.done = true;
+            return Step::Done;
+        }
         self.next_wait(now, throttle, rng, false)
     }
 
@@ -127,14 +187,26 @@ impl ClientLoop {
                 *left -= 1;
                 answered.finished = *left == 0;
             }
+            if let Some(pool) = &self.pool
+                && !pool.take()
+            {
+                answered.finished = true;
+            }
         }
+        if let (Some(at_most), Some(remaining)) = (self.stop_when_remaining, response.remaining)
+            && remaining <= at_most
+        {
+            answered.finished = true;
+        }
+        self.done |= answered.finished;
         answered
     }
 
-    /// After an answer at `now`: the next wait, or [`Step::Done`] once the jobs are done.
+    /// After an answer at `now`: the next wait, or [`Step::Done`] once the jobs are done (or
+    /// the pool is empty, or the server's `remaining` fell to the stop threshold).
     #[inline(always)]
     pub fn next(&mut self, now: Nanos, throttle: &mut dyn Throttle, rng: &mut SimRng) -> Step {
-        if self.jobs_left == Some(0) {
+        if self.done {
             Step::Done
         } else {
             self.next_wait(now, throttle, rng, false)
@@ -237,6 +309,69 @@ mod tests {
             vec![Status::Limited, Status::Ok, Status::Ok],
             "the throttle heard every answer"
         );
+    }
+
+    fn answer(
+        lp: &mut ClientLoop,
+        t: &mut Gate,
+        status: Status,
+        remaining: Option<u64>,
+    ) -> Answered {
+        let mut rng = test_rng();
+        let r = Response {
+            remaining,
+            ..Response::bare(status)
+        };
+        lp.answered(0, &r, t, &mut rng)
+    }
+
+    #[test]
+    fn threads_of_a_pool_share_one_count() {
+        // Three jobs for two threads: A takes one, B takes one, A's 2xx takes the last, B's
+        // 2xx finds the pool empty, then A's second 2xx does too. A 429 takes nothing.
+        let mut t = Gate {
+            acquires: 2,
+            answers: Vec::new(),
+        };
+        let mut rng = test_rng();
+        let pool = Pool::new(3);
+        let mut a = ClientLoop::new(0, 0, 100 * S, Some(99)).with_pool(Some(pool.clone()));
+        let mut b = ClientLoop::new(1, 0, 100 * S, None).with_pool(Some(pool.clone()));
+        assert_eq!(a.start(0, &mut t, &mut rng), sleep(S, false));
+        assert_eq!(b.start(0, &mut t, &mut rng), sleep(S, false));
+        assert_eq!(pool.left(), 1);
+        assert!(!answer(&mut a, &mut t, Status::Limited, None).finished);
+        assert_eq!(pool.left(), 1, "a 429 finishes no job");
+        assert!(!answer(&mut a, &mut t, Status::Ok, None).finished);
+        assert_eq!(pool.left(), 0);
+        assert_eq!(a.next(0, &mut t, &mut rng), sleep(S, false));
+        assert!(answer(&mut b, &mut t, Status::Ok, None).finished);
+        assert_eq!(b.next(0, &mut t, &mut rng), Step::Done);
+        assert!(answer(&mut a, &mut t, Status::Ok, None).finished);
+        assert_eq!(a.next(0, &mut t, &mut rng), Step::Done);
+        // A third thread joining now finds nothing to do.
+        let mut c = ClientLoop::new(2, 0, 100 * S, None).with_pool(Some(pool));
+        assert_eq!(c.start(0, &mut t, &mut rng), Step::Done);
+    }
+
+    #[test]
+    fn a_thread_stops_once_remaining_is_at_most_the_threshold() {
+        let mut t = Gate {
+            acquires: 2,
+            answers: Vec::new(),
+        };
+        let mut rng = test_rng();
+        let mut lp = ClientLoop::new(0, 0, 100 * S, None).with_stop_when_remaining(Some(10));
+        assert_eq!(lp.start(0, &mut t, &mut rng), sleep(S, false));
+        assert!(!answer(&mut lp, &mut t, Status::Ok, Some(11)).finished);
+        assert!(
+            !answer(&mut lp, &mut t, Status::Ok, None).finished,
+            "no header, no stop"
+        );
+        assert_eq!(lp.next(0, &mut t, &mut rng), sleep(S, false));
+        // A 429's remaining counts too: the server says the bucket is (nearly) empty.
+        assert!(answer(&mut lp, &mut t, Status::Limited, Some(10)).finished);
+        assert_eq!(lp.next(0, &mut t, &mut rng), Step::Done);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::client_loop::{ClientLoop, Step};
+use super::client_loop::{ClientLoop, Pool, Step};
 use super::{Control, EngineError};
 use crate::exchange::{Response, Status};
 use crate::limiter::Limiter;
@@ -82,6 +82,12 @@ pub fn run<W: Write, R: Write>(
             scenario.clients[p.group].throttle.build(ctx)
         })
         .collect();
+    // One shared job pool per group that has one, fresh for this run.
+    let pools: Vec<_> = layout
+        .groups
+        .iter()
+        .map(|g| g.pool.map(Pool::new))
+        .collect();
     let mut threads: Vec<SimThread> = layout
         .threads
         .iter()
@@ -92,7 +98,9 @@ pub fn run<W: Write, R: Write>(
                 phase: Phase::Start,
                 process: t.process,
                 key: g.key as u32,
-                client: ClientLoop::new(t.local, g.start, g.stop, g.jobs),
+                client: ClientLoop::new(t.local, g.start, g.stop, g.jobs)
+                    .with_pool(pools[t.group as usize].clone())
+                    .with_stop_when_remaining(g.stop_when_remaining),
                 pending: Response::bare(Status::Ok),
                 throttle_rng: stream(seed, i as u64, Stream::Throttle),
                 net_rng: stream(seed, i as u64, Stream::Network),

@@ -219,6 +219,7 @@ mod tests {
             limit,
             period: d(period_s),
             initial: None,
+            ..Default::default()
         }))
     }
 

@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Decision, Limiter, Rule};
-use crate::config::ParamProblem;
+use crate::config::{ParamProblem, check_quota};
 use crate::exchange::Status;
 use crate::time::{HumanDuration, NANOS_PER_SEC, Nanos};
 
@@ -46,12 +46,11 @@ impl Rule for FixedWindowConfig {
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
-        if self.limit == 0 {
-            out.push(("limit", "must be at least 1 request per window".to_string()));
-        }
-        if self.window.nanos() == 0 {
-            out.push(("window", "must be longer than 0s".to_string()));
-        }
+        check_quota(
+            &mut out,
+            ("limit", self.limit, "request per window"),
+            ("window", self.window),
+        );
         out
     }
 

@@ -2,13 +2,24 @@
 //! bucket of `limit` tokens refilled continuously at `limit` per `period`; each admitted request
 //! takes one token; a request that finds less than one whole token gets 429 and takes nothing.
 //!
+//! Two options, off by default, make it seed 002's own demo server (server/config.ru in the
+//! rate_throttle_clients repository), which is not the textbook rule: it takes a token
+//! *before* deciding, so a refused request costs one too and the level can fall below zero
+//! (`refused_cost = 1`), and it refuses when the whole tokens left after taking would be 0 or
+//! less, so the last token is never granted (`keep_last = true`). Clients that keep sending
+//! while refused then dig the bucket deeper and wait longer for it to refill
+//! (`scenarios/heroku_5x5_demo_server.toml`).
+//!
+//! `refill = false` turns it into a stock that only decreases (the rate_throttle_client gem's
+//! "time to clear" benchmark); a refusal then has no `Retry-After`.
+//!
 //! The level is kept in exact integer units (one token = `period` in nanoseconds, refill =
 //! `limit` units per nanosecond), so no rounding drift can ever admit one request too many.
 
 use serde::{Deserialize, Serialize};
 
 use super::{Decision, Limiter, Rule};
-use crate::config::ParamProblem;
+use crate::config::{ParamProblem, check_quota};
 use crate::exchange::Status;
 use crate::time::{HumanDuration, Nanos};
 
@@ -22,6 +33,15 @@ pub struct GcraConfig {
     /// Tokens in the bucket at t = 0. Default: full (`limit`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub initial: Option<u64>,
+    /// `false`: the bucket is never refilled, it only decreases (the rate_throttle_client
+    /// gem's "time to clear" benchmark drains a fixed stock). Default true.
+    pub refill: bool,
+    /// Tokens a refused request takes (the demo server's 1): the level may go below zero, and
+    /// a client that keeps asking keeps it there. Default 0.
+    pub refused_cost: u64,
+    /// Never grant the last token: admit only when at least one whole token is left after
+    /// taking (the demo server). Default false.
+    pub keep_last: bool,
 }
 
 impl Default for GcraConfig {
@@ -30,6 +50,9 @@ impl Default for GcraConfig {
             limit: 4500,
             period: HumanDuration::from_secs(3600),
             initial: None,
+            refill: true,
+            refused_cost: 0,
+            keep_last: false,
         }
     }
 }
@@ -42,16 +65,23 @@ impl GcraConfig {
 
 impl Rule for GcraConfig {
     const NAME: &'static str = "gcra";
-    const DESCRIPTION: &'static str =
-        "Heroku-style GCRA: `limit` per `period`, refilled continuously (seed 002's server)";
+    const DESCRIPTION: &'static str = "Heroku-style GCRA: `limit` per `period`, refilled continuously (seed 002's server; `refused_cost = 1`, `keep_last = true`: its demo server)";
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
-        if self.limit == 0 {
-            out.push(("limit", "must be at least 1 request per period".to_string()));
-        }
-        if self.period.nanos() == 0 {
-            out.push(("period", "must be longer than 0s".to_string()));
+        check_quota(
+            &mut out,
+            ("limit", self.limit, "request per period"),
+            ("period", self.period),
+        );
+        if self.refused_cost > self.limit {
+            out.push((
+                "refused_cost",
+                format!(
+                    "must be at most limit ({}) (got {})",
+                    self.limit, self.refused_cost
+                ),
+            ));
         }
         if let Some(i) = self.initial
             && i > self.limit
@@ -71,7 +101,8 @@ impl Rule for GcraConfig {
 
 #[derive(Clone, Copy, Debug)]
 struct Bucket {
-    level: u128,
+    /// Below zero only with `refused_cost`.
+    level: i128,
     updated: Nanos,
 }
 
@@ -81,6 +112,10 @@ pub struct Gcra {
     token: u128,
     capacity: u128,
     initial: u128,
+    refill: bool,
+    /// Units a request needs to be admitted: one token, or two with `keep_last`.
+    need: i128,
+    refused_cost: i128,
     buckets: Vec<Bucket>,
 }
 
@@ -93,6 +128,9 @@ impl Gcra {
             token,
             capacity: u128::from(limit) * token,
             initial: u128::from(cfg.initial_tokens().min(limit)) * token,
+            refill: cfg.refill,
+            need: token as i128 * if cfg.keep_last { 2 } else { 1 },
+            refused_cost: i128::from(cfg.refused_cost.min(limit)) * token as i128,
             buckets: Vec::new(),
         }
     }
@@ -100,7 +138,7 @@ impl Gcra {
     fn bucket(&mut self, key: usize) -> &mut Bucket {
         if key >= self.buckets.len() {
             let fresh = Bucket {
-                level: self.initial,
+                level: self.initial as i128,
                 updated: 0,
             };
             self.buckets.resize(key + 1, fresh);
@@ -108,7 +146,8 @@ impl Gcra {
         &mut self.buckets[key]
     }
 
-    fn whole_tokens(&self, level: u128) -> u64 {
+    fn whole_tokens(&self, level: i128) -> u64 {
+        let level = level.max(0) as u128;
         // Fast path: both fit in 64 bits for every realistic limit.
         match (u64::try_from(level), u64::try_from(self.token)) {
             (Ok(l), Ok(t)) => l / t,
@@ -119,18 +158,29 @@ impl Gcra {
 
 impl Limiter for Gcra {
     fn admit(&mut self, now: Nanos, key: usize) -> Decision {
-        let (limit, token, capacity) = (self.limit, self.token, self.capacity);
+        let (limit, token, capacity, refill) = (
+            self.limit,
+            self.token as i128,
+            self.capacity as i128,
+            self.refill,
+        );
+        let (need, refused_cost) = (self.need, self.refused_cost);
         let b = self.bucket(key);
-        if now > b.updated {
-            let refill = u128::from(now - b.updated) * u128::from(limit);
+        if refill && now > b.updated {
+            let refill = i128::from(now - b.updated) * i128::from(limit);
             b.level = (b.level + refill).min(capacity);
             b.updated = now;
         }
-        let (status, retry_after) = if b.level >= token {
+        let (status, retry_after) = if b.level >= need {
             b.level -= token;
             (Status::Ok, None)
+        } else if !refill {
+            b.level -= refused_cost;
+            // Nothing will ever come back: no time to name.
+            (Status::Limited, None)
         } else {
-            let missing = token - b.level;
+            b.level -= refused_cost;
+            let missing = (need - b.level) as u128;
             let wait = missing.div_ceil(u128::from(limit));
             (
                 Status::Limited,
@@ -152,11 +202,22 @@ impl Limiter for Gcra {
 
     fn capacity(&self, duration: Nanos) -> f64 {
         let initial = self.initial as f64 / self.token as f64;
+        if !self.refill {
+            return initial;
+        }
         initial + self.limit as f64 * duration as f64 / self.token as f64
     }
 
     fn capacity_with_outages(&self, duration: Nanos, closed: &[(Nanos, Nanos)]) -> f64 {
         let token = self.token as f64;
+        if !self.refill {
+            // Outages only delay taking the stock, unless one lasts to the end.
+            return if closed.iter().any(|&(a, b)| a == 0 && b >= duration) {
+                0.0
+            } else {
+                self.initial as f64 / token
+            };
+        }
         super::token_bucket::bucket_capacity_with_outages(
             self.initial as f64 / token,
             self.limit as f64,
@@ -178,6 +239,7 @@ mod tests {
             limit,
             period: HumanDuration::from_secs(period_s),
             initial: Some(initial),
+            ..Default::default()
         })
     }
 
@@ -216,6 +278,71 @@ mod tests {
     }
 
     #[test]
+    fn without_refill_the_bucket_only_decreases() {
+        let mut g = Gcra::new(&GcraConfig {
+            limit: 10,
+            period: HumanDuration::from_secs(10),
+            initial: Some(3),
+            refill: false,
+            ..Default::default()
+        });
+        let oks = (0..10)
+            .filter(|&i| g.admit(i * 1000 * NANOS_PER_SEC, 0).status == Status::Ok)
+            .count();
+        assert_eq!(oks, 3, "three tokens, and 9000 s of waiting adds none");
+        let d = g.admit(100_000 * NANOS_PER_SEC, 0);
+        assert_eq!(
+            (d.status, d.remaining, d.retry_after),
+            (Status::Limited, 0, None)
+        );
+        assert_eq!(g.capacity(100_000 * NANOS_PER_SEC), 3.0);
+    }
+
+    fn demo(limit: u64, period_s: u64, initial: u64, refused_cost: u64, keep_last: bool) -> Gcra {
+        Gcra::new(&GcraConfig {
+            limit,
+            period: HumanDuration::from_secs(period_s),
+            initial: Some(initial),
+            refused_cost,
+            keep_last,
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn keep_last_never_grants_the_last_token() {
+        // 3 tokens: the demo server admits while at least one whole token is left after
+        // taking, so 2 pass and the third (which would leave 0) is refused.
+        let mut g = demo(3600, 3600, 3, 0, true);
+        let d: Vec<_> = (0..3).map(|_| g.admit(0, 0)).collect();
+        assert_eq!(d[0].status, Status::Ok);
+        assert_eq!((d[1].status, d[1].remaining), (Status::Ok, 1));
+        assert_eq!(d[2].status, Status::Limited);
+        // One token left, two needed: one more second at one token per second.
+        assert_eq!(d[2].retry_after, Some(NANOS_PER_SEC));
+        assert_eq!(g.admit(NANOS_PER_SEC, 0).status, Status::Ok);
+    }
+
+    #[test]
+    fn a_refused_request_costs_a_token_and_digs_below_zero() {
+        // One token per second, 1 in the bucket, refusals cost one, last token kept (the demo
+        // server). At 0: level 1 < 2, refused, level 0. Four more refusals at 0 take it to −4.
+        let mut g = demo(3600, 3600, 1, 1, true);
+        for _ in 0..5 {
+            assert_eq!(g.admit(0, 0).status, Status::Limited);
+        }
+        // At 5 s the level is −4 + 5 = 1: still refused (now 0), and it says 2 s more.
+        let d = g.admit(5 * NANOS_PER_SEC, 0);
+        assert_eq!((d.status, d.remaining), (Status::Limited, 0));
+        assert_eq!(d.retry_after, Some(2 * NANOS_PER_SEC));
+        // At 7 s: level 2, admitted, 1 left.
+        let d = g.admit(7 * NANOS_PER_SEC, 0);
+        assert_eq!((d.status, d.remaining), (Status::Ok, 1));
+        // The textbook rule would have admitted at 0 already.
+        assert_eq!(demo(3600, 3600, 1, 0, false).admit(0, 0).status, Status::Ok);
+    }
+
+    #[test]
     fn keys_have_their_own_buckets() {
         let mut g = gcra(10, 10, 1);
         assert_eq!(g.admit(0, 0).status, Status::Ok);
@@ -247,9 +374,17 @@ mod tests {
             limit: 0,
             period: HumanDuration(0),
             initial: Some(5),
+            ..Default::default()
         };
         let fields: Vec<_> = cfg.problems().into_iter().map(|p| p.0).collect();
         assert_eq!(fields, ["limit", "period", "initial"]);
+        let cfg = GcraConfig {
+            limit: 10,
+            refused_cost: 11,
+            ..Default::default()
+        };
+        let fields: Vec<_> = cfg.problems().into_iter().map(|p| p.0).collect();
+        assert_eq!(fields, ["refused_cost"]);
     }
 
     proptest! {
@@ -266,6 +401,7 @@ mod tests {
                 limit,
                 period: HumanDuration::from_millis(period_ms),
                 initial: Some(initial),
+                ..Default::default()
             });
             let period = u128::from(period_ms) * 1_000_000;
             let (mut now, mut admitted) = (0u64, 0u128);

@@ -5,6 +5,7 @@ use std::fmt;
 use rand_distr::{Distribution, LogNormal};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::config::check_nonzero_duration;
 use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos, from_secs};
 
@@ -47,9 +48,7 @@ impl Latency {
             Latency::Fixed(_) => Vec::new(),
             Latency::LogNormal { median, sigma } => {
                 let mut out = Vec::new();
-                if median.nanos() == 0 {
-                    out.push(("latency.median", "must be longer than 0s".to_string()));
-                }
+                check_nonzero_duration(&mut out, "latency.median", *median);
                 if !(sigma.is_finite() && *sigma >= 0.0) {
                     out.push(("latency.sigma", format!("must be 0 or more (got {sigma})")));
                 }

@@ -14,6 +14,8 @@
 //! - `period`: default 1 h.
 //! - `burst`: the bucket's size, the most requests admitted at one instant. Default 500.
 //! - `initial`: tokens at t = 0. Default: full (`burst`).
+//! - `refill`: `false` makes a bucket that only decreases (a fixed stock to drain). Default
+//!   true.
 //!
 //! `RateLimit-Limit` is `burst` (the most a key can have), `RateLimit-Remaining` the whole
 //! tokens left. The level is kept in exact integer units, one token = `period` in nanoseconds,
@@ -22,7 +24,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Decision, Limiter, Rule};
-use crate::config::ParamProblem;
+use crate::config::{ParamProblem, check_quota};
 use crate::exchange::Status;
 use crate::time::{HumanDuration, NANOS_PER_SEC, Nanos};
 
@@ -38,6 +40,8 @@ pub struct TokenBucketConfig {
     /// Tokens in the bucket at t = 0. Default: full (`burst`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub initial: Option<u64>,
+    /// `false`: the bucket is never refilled, it only decreases. Default true.
+    pub refill: bool,
 }
 
 impl Default for TokenBucketConfig {
@@ -47,6 +51,7 @@ impl Default for TokenBucketConfig {
             period: HumanDuration::from_secs(3600),
             burst: 500,
             initial: None,
+            refill: true,
         }
     }
 }
@@ -63,12 +68,11 @@ impl Rule for TokenBucketConfig {
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
-        if self.rate == 0 {
-            out.push(("rate", "must be at least 1 token per period".to_string()));
-        }
-        if self.period.nanos() == 0 {
-            out.push(("period", "must be longer than 0s".to_string()));
-        }
+        check_quota(
+            &mut out,
+            ("rate", self.rate, "token per period"),
+            ("period", self.period),
+        );
         if self.burst == 0 {
             out.push(("burst", "must be at least 1 token".to_string()));
         }
@@ -100,6 +104,7 @@ pub struct TokenBucket {
     /// Units per token: the period in nanoseconds.
     token: u128,
     initial: u128,
+    refill: bool,
     buckets: Vec<Level>,
 }
 
@@ -112,6 +117,7 @@ impl TokenBucket {
             burst,
             token,
             initial: u128::from(cfg.initial_tokens().min(burst)) * token,
+            refill: cfg.refill,
             buckets: Vec::new(),
         }
     }
@@ -128,8 +134,9 @@ impl Limiter for TokenBucket {
         }
         let (rate, token) = (self.rate, self.token);
         let capacity = u128::from(self.burst) * token;
+        let refill = self.refill;
         let b = &mut self.buckets[key];
-        if now > b.updated {
+        if refill && now > b.updated {
             let refill = u128::from(now - b.updated) * u128::from(rate);
             b.units = (b.units + refill).min(capacity);
             b.updated = now;
@@ -137,6 +144,8 @@ impl Limiter for TokenBucket {
         let (status, retry_after) = if b.units >= token {
             b.units -= token;
             (Status::Ok, None)
+        } else if !refill {
+            (Status::Limited, None)
         } else {
             let wait = (token - b.units).div_ceil(u128::from(rate));
             (
@@ -159,6 +168,13 @@ impl Limiter for TokenBucket {
 
     fn capacity_with_outages(&self, duration: Nanos, closed: &[(Nanos, Nanos)]) -> f64 {
         let token = self.token as f64;
+        if !self.refill {
+            return if closed.iter().any(|&(a, b)| a == 0 && b >= duration) {
+                0.0
+            } else {
+                self.initial as f64 / token
+            };
+        }
         bucket_capacity_with_outages(
             self.initial as f64 / token,
             self.burst as f64,
@@ -218,7 +234,28 @@ mod tests {
             period: HumanDuration::from_secs(period_s),
             burst,
             initial: Some(initial),
+            ..Default::default()
         })
+    }
+
+    #[test]
+    fn without_refill_the_bucket_only_decreases() {
+        let mut b = TokenBucket::new(&TokenBucketConfig {
+            rate: 100,
+            period: HumanDuration::from_secs(1),
+            burst: 5,
+            initial: Some(2),
+            refill: false,
+        });
+        let oks = (0..6)
+            .filter(|&i| b.admit(i * 60 * S, 0).status == Status::Ok)
+            .count();
+        assert_eq!(
+            oks, 2,
+            "two tokens; at 100 per second a refill would have filled it"
+        );
+        assert_eq!(b.admit(3600 * S, 0).retry_after, None);
+        assert_eq!(b.capacity(3600 * S), 2.0);
     }
 
     #[test]
@@ -297,6 +334,7 @@ mod tests {
             period: HumanDuration(0),
             burst: 0,
             initial: Some(1),
+            ..Default::default()
         };
         let fields: Vec<_> = cfg.problems().into_iter().map(|p| p.0).collect();
         assert_eq!(fields, ["rate", "period", "burst", "initial"]);
@@ -320,6 +358,7 @@ mod tests {
                 period: HumanDuration::from_millis(period_ms),
                 burst,
                 initial: Some(initial),
+                ..Default::default()
             });
             let period = u128::from(period_ms) * 1_000_000;
             let (rate, burst) = (u128::from(rate), u128::from(burst));

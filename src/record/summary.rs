@@ -17,6 +17,12 @@ pub struct Metrics {
     /// Jobs the clients abandoned without sending (e.g. seed 001's 15 s timeout).
     pub timed_out: u64,
     pub ratio_429: f64,
+    /// The mean over threads of each thread's `limited / requests` (the rate_throttle_client
+    /// gem's "retry rate"); threads that sent nothing are left out, and it is `null` when no
+    /// thread sent anything. Unlike `ratio_429` it weighs every thread alike, so it differs
+    /// when threads send unequal numbers of requests.
+    #[serde(default)]
+    pub retry_rate_thread_mean: Option<f64>,
     /// The most 2xx the server could have given (for a group: its key's capacity).
     pub capacity: f64,
     pub utilization: f64,
@@ -57,6 +63,7 @@ impl Metrics {
             "errors" => self.errors as f64,
             "timed_out" => self.timed_out as f64,
             "ratio_429" => self.ratio_429,
+            "retry_rate_thread_mean" => return self.retry_rate_thread_mean,
             "capacity" => self.capacity,
             "utilization" => self.utilization,
             "fairness" => self.fairness,
@@ -236,6 +243,8 @@ struct Acc {
     timed_out: u64,
     rates: Vec<f64>,
     request_counts: Vec<f64>,
+    /// Per thread: `(limited, requests)`.
+    retries: Vec<(u64, u64)>,
     max_sleep: Nanos,
     /// The latest finish so far, and whether every thread with a workload finished.
     cleared_at: Option<Nanos>,
@@ -250,6 +259,7 @@ impl Acc {
             timed_out: 0,
             rates: Vec::new(),
             request_counts: Vec::new(),
+            retries: Vec::new(),
             max_sleep: 0,
             cleared_at: None,
             has_workload: false,
@@ -277,6 +287,7 @@ impl Acc {
             errors: c.errors,
             timed_out: self.timed_out,
             ratio_429: ratio(c.limited, c.requests as f64),
+            retry_rate_thread_mean: thread_mean_ratio(&self.retries),
             capacity,
             utilization: ratio(c.ok, capacity),
             fairness: jain_index(&self.rates),
@@ -294,6 +305,17 @@ impl Acc {
             peak_process_requests: None,
         }
     }
+}
+
+/// The mean over threads of `limited / requests`, from `(limited, requests)` per thread;
+/// threads without requests are left out (their ratio is undefined), `None` when none is left.
+pub fn thread_mean_ratio(threads: &[(u64, u64)]) -> Option<f64> {
+    let ratios: Vec<f64> = threads
+        .iter()
+        .filter(|&&(_, requests)| requests > 0)
+        .map(|&(limited, requests)| limited as f64 / requests as f64)
+        .collect();
+    (!ratios.is_empty()).then(|| ratios.iter().sum::<f64>() / ratios.len() as f64)
 }
 
 /// Jain's fairness index: 1 when all are equal, 1/n when one gets everything.
@@ -328,6 +350,15 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
     let mut groups = Vec::new();
     for (gi, g) in layout.groups.iter().enumerate() {
         let mut acc = Acc::new();
+        // A shared pool is cleared when it gave all its 2xx: threads that never took a job
+        // have no finish of their own.
+        if let Some(pool) = g.pool {
+            let ok: u64 = g.threads.clone().map(|t| rec.threads[t].total.ok).sum();
+            for a in [&mut acc, &mut overall] {
+                a.has_workload = true;
+                a.all_cleared &= ok >= pool;
+            }
+        }
         for th in g.threads.clone() {
             let s = &rec.threads[th];
             // A thread with a finite workload is active until its last job is done.
@@ -336,17 +367,19 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
                     .map_or(g.active_time(end), |f| f.saturating_sub(g.start)),
             );
             for a in [&mut acc, &mut overall] {
-                if g.jobs.is_some() {
+                if g.finite() {
                     a.has_workload = true;
                     match s.finished_at {
                         Some(f) => a.cleared_at = Some(a.cleared_at.map_or(f, |c| c.max(f))),
-                        None => a.all_cleared = false,
+                        None if g.pool.is_none() => a.all_cleared = false,
+                        None => {}
                     }
                 }
                 a.counts.merge(&s.total);
                 a.timed_out += s.gave_up;
                 a.max_sleep = a.max_sleep.max(s.max_sleep);
                 a.request_counts.push(s.total.requests as f64);
+                a.retries.push((s.total.limited, s.total.requests));
                 if active > 0.0 {
                     a.rates.push(s.total.ok as f64 / active);
                 }
@@ -427,6 +460,16 @@ mod tests {
         assert_eq!(jain_index(&[2.0, 2.0, 2.0, 2.0]), 1.0);
         assert!((jain_index(&[1.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
         assert!((jain_index(&[1.0, 3.0]) - 16.0 / 20.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn thread_mean_ratio_weighs_threads_alike() {
+        // 1 of 10, 3 of 4 and 0 of 6; a thread without requests is left out. The mean is
+        // (0.1 + 0.75 + 0) / 3 = 0.283…, where the pooled ratio would be 4 / 20 = 0.2.
+        let m = thread_mean_ratio(&[(1, 10), (3, 4), (0, 0), (0, 6)]).unwrap();
+        assert!((m - 0.85 / 3.0).abs() < 1e-12, "{m}");
+        assert_eq!(thread_mean_ratio(&[(0, 0)]), None);
+        assert_eq!(thread_mean_ratio(&[]), None);
     }
 
     #[test]

@@ -21,12 +21,22 @@ pub struct GroupInfo {
     pub threads: Range<usize>,
     /// Each thread is done after this many 2xx, if set.
     pub jobs: Option<u64>,
+    /// The group's threads share this many jobs, if set.
+    pub pool: Option<u64>,
+    /// Each thread stops after an answer with `remaining` at most this, if set.
+    pub stop_when_remaining: Option<u64>,
 }
 
 impl GroupInfo {
     /// Whether the group is running at `t` (a group that leaves at `t` still counts).
     pub fn active_at(&self, t: Nanos) -> bool {
         self.start <= t && t <= self.stop
+    }
+
+    /// Whether its threads have an end of their own (a quota, a shared pool or a stop rule),
+    /// so that `time_to_clear` means something.
+    pub fn finite(&self) -> bool {
+        self.jobs.is_some() || self.pool.is_some() || self.stop_when_remaining.is_some()
     }
 
     /// How long each of its threads runs in a run that ended at `end`.
@@ -104,6 +114,8 @@ impl Layout {
                 processes: p0..layout.processes.len(),
                 threads: t0..layout.threads.len(),
                 jobs: common.jobs,
+                pool: common.pool,
+                stop_when_remaining: common.stop_when_remaining_at_most,
             });
         }
         layout

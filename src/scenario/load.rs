@@ -198,6 +198,8 @@ pub const GROUP_COMMON: &[&str] = &[
     "start",
     "stop",
     "jobs",
+    "pool",
+    "stop_when_remaining_at_most",
     "key",
     "keep_algorithm",
 ];
@@ -623,6 +625,24 @@ impl Builder {
             }
             if c.jobs == Some(0) {
                 self.problem(here.key("jobs"), "must be at least 1 (got 0)");
+            }
+            if c.pool == Some(0) {
+                self.problem(here.key("pool"), "must be at least 1 (got 0)");
+            }
+            if c.pool.is_some() && c.jobs.is_some() {
+                self.problem(
+                    here.key("pool"),
+                    "a group has either `jobs` (per thread) or `pool` (shared), not both",
+                );
+            }
+            if c.pool.is_some() && run.mode == Mode::Live && c.processes > 1 {
+                self.problem(
+                    here.key("pool"),
+                    format!(
+                        "a live run shares a pool only between the threads of one process (got processes = {})",
+                        c.processes
+                    ),
+                );
             }
             if c.threads == 0 {
                 self.problem(here.key("threads"), "must be at least 1 (got 0)");
@@ -1171,6 +1191,51 @@ algorithm = "shared-bucket"
         assert!(e.contains("clients[0].stop: must be after start"), "{e}");
         let e = err(&format!("{BASE}\n[[clients]]\nname = \"a\"\n"), &[]);
         assert!(e.contains("clients[1].name: `a` names two groups"), "{e}");
+    }
+
+    #[test]
+    fn workloads_and_stop_rules_are_checked() {
+        let s = parse(
+            &BASE.replace(
+                "threads = 2",
+                "threads = 2\npool = 40\nstop_when_remaining_at_most = 10",
+            ),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(s.clients[0].common.pool, Some(40));
+        assert_eq!(s.clients[0].common.stop_when_remaining_at_most, Some(10));
+        let e = err(&BASE.replace("threads = 2", "threads = 2\npool = 0"), &[]);
+        assert_eq!(e, "t.toml:13: clients[0].pool: must be at least 1 (got 0)");
+        let e = err(&BASE.replace("threads = 2", "jobs = 3\npool = 9"), &[]);
+        assert!(
+            e.contains("t.toml:13: clients[0].pool: a group has either `jobs`"),
+            "{e}"
+        );
+        let e = err(
+            &BASE.replace("threads = 2", "processes = 2\npool = 9"),
+            &["run.mode=live"],
+        );
+        assert!(
+            e.contains("clients[0].pool: a live run shares a pool"),
+            "{e}"
+        );
+        let e = err(
+            &BASE.replace("threads = 2", "stop_when_remaining_at_most = -1"),
+            &[],
+        );
+        assert!(
+            e.starts_with("t.toml:12: clients[0].stop_when_remaining_at_most: invalid value"),
+            "{e}"
+        );
+        let e = err(
+            &BASE.replace("limit = 100", "limit = 100\nrefill = \"no\""),
+            &[],
+        );
+        assert!(
+            e.starts_with("t.toml:9: server.refill: invalid type: string"),
+            "{e}"
+        );
     }
 
     mod fuzz {

@@ -152,6 +152,14 @@ pub struct GroupCommon {
     /// A finite workload: each thread is done after this many 2xx (default: it never is).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jobs: Option<u64>,
+    /// A finite workload shared by the group: its threads take jobs from one count of this
+    /// many, and the group is done when the pool is empty (`engine::client_loop::Pool`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<u64>,
+    /// Each thread stops after an answer whose `RateLimit-Remaining` is at most this (the
+    /// rate_throttle_client gem's "time to clear" benchmark).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_when_remaining_at_most: Option<u64>,
     /// The API token the group uses; groups without one share the default key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
@@ -196,6 +204,7 @@ pub const EXPECTABLE_METRICS: &[&str] = &[
     "errors",
     "timed_out",
     "ratio_429",
+    "retry_rate_thread_mean",
     "capacity",
     "utilization",
     "fairness",

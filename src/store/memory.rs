@@ -84,8 +84,38 @@ impl MemoryStore {
         }
     }
 
+    /// `DEL key`: true when a live key was removed.
+    pub fn del(&mut self, key: &str, now: Nanos) -> bool {
+        self.live(key, now).is_some() && self.entries.remove(key).is_some()
+    }
+}
+
+/// Every call on a key of the right kind succeeds: the store is this process's memory.
+/// (The integer and set commands are written here, once; `set_nx_px`, `pttl` and `del`,
+/// which cannot fail, are also plain methods.)
+impl Store for MemoryStore {
+    fn set_nx_px(&mut self, key: &str, value: i64, ttl_ms: u64, now: Nanos) -> StoreResult<bool> {
+        Ok(MemoryStore::set_nx_px(self, key, value, ttl_ms, now))
+    }
+
+    fn pttl(&mut self, key: &str, now: Nanos) -> StoreResult<Ttl> {
+        Ok(MemoryStore::pttl(self, key, now))
+    }
+
+    fn mget(&mut self, keys: &[String], now: Nanos) -> StoreResult<Vec<Option<i64>>> {
+        // MGET answers nil for a key of another kind, where GET fails.
+        Ok(keys
+            .iter()
+            .map(|k| self.get(k, now).ok().flatten())
+            .collect())
+    }
+
+    fn del(&mut self, key: &str, now: Nanos) -> StoreResult<bool> {
+        Ok(MemoryStore::del(self, key, now))
+    }
+
     /// `GET key` as an integer.
-    pub fn get(&mut self, key: &str, now: Nanos) -> StoreResult<Option<i64>> {
+    fn get(&mut self, key: &str, now: Nanos) -> StoreResult<Option<i64>> {
         match self.live(key, now) {
             None => Ok(None),
             Some(Entry {
@@ -97,7 +127,7 @@ impl MemoryStore {
     }
 
     /// `INCRBY key delta`: a missing key counts from 0 and keeps no expiry.
-    pub fn incr_by(&mut self, key: &str, delta: i64, now: Nanos) -> StoreResult<i64> {
+    fn incr_by(&mut self, key: &str, delta: i64, now: Nanos) -> StoreResult<i64> {
         match self.live(key, now) {
             Some(Entry {
                 value: Value::Int(v),
@@ -121,7 +151,7 @@ impl MemoryStore {
 
     /// `INCR key` then, when the key was new, `PEXPIRE key ttl_ms`, as one atomic step (the
     /// window counters of seed 004 must not outlive their window).
-    pub fn incr_with_expiry(&mut self, key: &str, ttl_ms: u64, now: Nanos) -> StoreResult<i64> {
+    fn incr_with_expiry(&mut self, key: &str, ttl_ms: u64, now: Nanos) -> StoreResult<i64> {
         let v = self.incr_by(key, 1, now)?;
         if v == 1
             && let Some(e) = self.entries.get_mut(key)
@@ -132,7 +162,7 @@ impl MemoryStore {
     }
 
     /// `INCRBY key delta` then, when the key has no expiry, `PEXPIRE key ttl_ms`.
-    pub fn incr_by_with_expiry(
+    fn incr_by_with_expiry(
         &mut self,
         key: &str,
         delta: i64,
@@ -148,14 +178,9 @@ impl MemoryStore {
         Ok(v)
     }
 
-    /// `DEL key`: true when a live key was removed.
-    pub fn del(&mut self, key: &str, now: Nanos) -> bool {
-        self.live(key, now).is_some() && self.entries.remove(key).is_some()
-    }
-
     /// `SADD key member` then, when the key has no expiry, `PEXPIRE key ttl_ms`: true when the
     /// member is new.
-    pub fn sadd_with_expiry(
+    fn sadd_with_expiry(
         &mut self,
         key: &str,
         member: &str,
@@ -180,7 +205,7 @@ impl MemoryStore {
     }
 
     /// `SUNION key…`, counted: the distinct members of the live sets among `keys`.
-    pub fn sunion_count(&mut self, keys: &[String], now: Nanos) -> StoreResult<u64> {
+    fn sunion_count(&mut self, keys: &[String], now: Nanos) -> StoreResult<u64> {
         let mut union: BTreeSet<&str> = BTreeSet::new();
         for key in keys {
             self.live(key, now);
@@ -200,7 +225,7 @@ impl MemoryStore {
 
     /// A GCRA reservation (see [`Store::gcra_reserve`]); the key holds the theoretical arrival
     /// time in nanoseconds and expires when it passes.
-    pub fn gcra_reserve(
+    fn gcra_reserve(
         &mut self,
         key: &str,
         interval: Nanos,
@@ -219,75 +244,6 @@ impl MemoryStore {
             },
         );
         Ok(due - now)
-    }
-}
-
-/// Every call on a key of the right kind succeeds: the store is this process's memory.
-impl Store for MemoryStore {
-    fn set_nx_px(&mut self, key: &str, value: i64, ttl_ms: u64, now: Nanos) -> StoreResult<bool> {
-        Ok(MemoryStore::set_nx_px(self, key, value, ttl_ms, now))
-    }
-
-    fn pttl(&mut self, key: &str, now: Nanos) -> StoreResult<Ttl> {
-        Ok(MemoryStore::pttl(self, key, now))
-    }
-
-    fn get(&mut self, key: &str, now: Nanos) -> StoreResult<Option<i64>> {
-        MemoryStore::get(self, key, now)
-    }
-
-    fn mget(&mut self, keys: &[String], now: Nanos) -> StoreResult<Vec<Option<i64>>> {
-        // MGET answers nil for a key of another kind, where GET fails.
-        Ok(keys
-            .iter()
-            .map(|k| MemoryStore::get(self, k, now).ok().flatten())
-            .collect())
-    }
-
-    fn incr_by(&mut self, key: &str, delta: i64, now: Nanos) -> StoreResult<i64> {
-        MemoryStore::incr_by(self, key, delta, now)
-    }
-
-    fn incr_with_expiry(&mut self, key: &str, ttl_ms: u64, now: Nanos) -> StoreResult<i64> {
-        MemoryStore::incr_with_expiry(self, key, ttl_ms, now)
-    }
-
-    fn incr_by_with_expiry(
-        &mut self,
-        key: &str,
-        delta: i64,
-        ttl_ms: u64,
-        now: Nanos,
-    ) -> StoreResult<i64> {
-        MemoryStore::incr_by_with_expiry(self, key, delta, ttl_ms, now)
-    }
-
-    fn del(&mut self, key: &str, now: Nanos) -> StoreResult<bool> {
-        Ok(MemoryStore::del(self, key, now))
-    }
-
-    fn sadd_with_expiry(
-        &mut self,
-        key: &str,
-        member: &str,
-        ttl_ms: u64,
-        now: Nanos,
-    ) -> StoreResult<bool> {
-        MemoryStore::sadd_with_expiry(self, key, member, ttl_ms, now)
-    }
-
-    fn sunion_count(&mut self, keys: &[String], now: Nanos) -> StoreResult<u64> {
-        MemoryStore::sunion_count(self, keys, now)
-    }
-
-    fn gcra_reserve(
-        &mut self,
-        key: &str,
-        interval: Nanos,
-        burst: u64,
-        now: Nanos,
-    ) -> StoreResult<Nanos> {
-        MemoryStore::gcra_reserve(self, key, interval, burst, now)
     }
 }
 

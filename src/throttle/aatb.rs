@@ -48,7 +48,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::aatb_telemetry::{Aggregate, Telemetry};
-use super::atb::{AdaptiveBucket, check_bucket, check_step, grown, hundredths, initial_rate};
+use super::atb::{AdaptiveBucket, check_bucket, check_step, divided, grown};
 use super::{Acquire, Algorithm, BuildContext, Throttle};
 use crate::config::{ParamProblem, check_positive};
 use crate::exchange::{Response, Status};
@@ -181,7 +181,8 @@ impl AatbConfig {
             bucket: AdaptiveBucket::new(
                 self.bucket_size,
                 self.initial_tokens,
-                initial_rate(self.initial_rate_per_min, self.min_rate_per_sec),
+                self.initial_rate_per_min,
+                self.min_rate_per_sec,
                 ctx.threads,
             ),
             cfg: self.clone(),
@@ -301,7 +302,7 @@ impl Aatb {
         } else {
             3.0
         };
-        let rate = hundredths(self.bucket.rate() / divisor).max(self.cfg.min_rate_per_sec);
+        let rate = divided(self.bucket.rate(), divisor, self.cfg.min_rate_per_sec);
         self.bucket.set_rate(now, rate);
         self.bucket.set_tokens(now, TOKENS_AFTER_CONGESTION);
         self.last_rate_change = Some(now);
@@ -337,7 +338,7 @@ impl Throttle for Aatb {
 
     /// The bucket's spacing, `1 / rate`, in seconds.
     fn sleep_value(&self) -> f64 {
-        1.0 / self.bucket.rate()
+        self.bucket.spacing()
     }
 
     /// Congestion reports (each divided the rate and held the sends).

@@ -118,7 +118,8 @@ impl AtbConfig {
             bucket: AdaptiveBucket::new(
                 self.bucket_size,
                 self.initial_tokens,
-                initial_rate(self.initial_rate_per_min, self.min_rate_per_sec),
+                self.initial_rate_per_min,
+                self.min_rate_per_sec,
                 ctx.threads,
             ),
             last_congestion: self.initial_congestion_per_sec,
@@ -169,6 +170,12 @@ pub(crate) fn initial_rate(per_min: f64, min_rate: f64) -> f64 {
     hundredths(per_min / 60.0).max(min_rate)
 }
 
+/// The rate after a decrease: divided, rounded, at least the lowest rate (ATB halves; AATB
+/// halves or divides by 3).
+pub(crate) fn divided(rate: f64, divisor: f64, min_rate: f64) -> f64 {
+    hundredths(rate / divisor).max(min_rate)
+}
+
 /// The source's `max(rate + min_increase, rate × step)`, rounded.
 pub(crate) fn grown(rate: f64, step: f64, min_increase: f64) -> f64 {
     hundredths((rate + min_increase).max(rate * step))
@@ -191,11 +198,18 @@ pub(crate) struct AdaptiveBucket {
 }
 
 impl AdaptiveBucket {
-    pub(crate) fn new(size: f64, tokens: f64, rate: f64, threads: usize) -> Self {
+    /// A bucket as both algorithms' parameters describe it: the rate given per minute.
+    pub(crate) fn new(
+        size: f64,
+        tokens: f64,
+        rate_per_min: f64,
+        min_rate: f64,
+        threads: usize,
+    ) -> Self {
         AdaptiveBucket {
             size,
             tokens,
-            rate,
+            rate: initial_rate(rate_per_min, min_rate),
             updated: None,
             due: vec![None; threads.max(1)],
         }
@@ -203,6 +217,12 @@ impl AdaptiveBucket {
 
     pub(crate) fn rate(&self) -> f64 {
         self.rate
+    }
+
+    /// The time between tokens, `1 / rate`, in seconds: what both algorithms report as
+    /// their sleep value.
+    pub(crate) fn spacing(&self) -> f64 {
+        1.0 / self.rate
     }
 
     #[cfg(test)]
@@ -298,7 +318,7 @@ impl Throttle for Atb {
         let rate = self.bucket.rate();
         if is_failure(response.status) {
             self.last_congestion = rate;
-            let halved = hundredths(rate / 2.0).max(self.cfg.min_rate_per_sec);
+            let halved = divided(rate, 2.0, self.cfg.min_rate_per_sec);
             self.bucket.set_rate(now, halved);
             self.bucket.empty(now);
             self.decreases += 1;
@@ -315,7 +335,7 @@ impl Throttle for Atb {
 
     /// The bucket's spacing, `1 / rate`, in seconds.
     fn sleep_value(&self) -> f64 {
-        1.0 / self.bucket.rate()
+        self.bucket.spacing()
     }
 
     /// Failures that halved the rate.

@@ -28,7 +28,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::{Acquire, Algorithm, BuildContext, Throttle};
-use crate::config::ParamProblem;
+use crate::config::{ParamProblem, check_nonzero_duration};
 use crate::exchange::{Response, Status};
 use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos, secs};
@@ -116,9 +116,7 @@ impl Algorithm for DualBucketConfig {
             ("minute_window", self.minute_window),
             ("second_window", self.second_window),
         ] {
-            if w.nanos() == 0 {
-                out.push((field, "must be longer than 0s".to_string()));
-            }
+            check_nonzero_duration(&mut out, field, w);
         }
         if self.pull_requests == 0 || self.pull_requests > self.minute_slots {
             out.push((

@@ -13,6 +13,7 @@ mod aws_adaptive;
 mod backoff;
 mod baseline;
 mod dual_bucket;
+mod failure_window;
 mod fair_share;
 mod gem_backoff;
 mod gem_gradual;
@@ -35,6 +36,7 @@ pub use aws_adaptive::{AwsAdaptive, AwsAdaptiveConfig};
 pub use backoff::{Backoff, BackoffConfig, Jitter};
 pub use baseline::{FixedConfig, NoneConfig};
 pub use dual_bucket::{DualBucket, DualBucketConfig, MovingWindow, Workload};
+pub use failure_window::{FailureWindow, FailureWindowConfig};
 pub use fair_share::{FairShare, FairShareConfig};
 pub use gem_backoff::{GemBackoff, GemBackoffConfig};
 pub use gem_gradual::GemGradualConfig;
@@ -270,6 +272,7 @@ registry! {
     DualBucket(DualBucketConfig),
     IntervalLock(IntervalLockConfig),
     Backoff(BackoffConfig),
+    FailureWindow(FailureWindowConfig),
     WindowQueue(WindowQueueConfig),
     GemBackoff(GemBackoffConfig),
     GemGradual(GemGradualConfig),

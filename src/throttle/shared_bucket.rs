@@ -30,7 +30,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Acquire, Algorithm, BuildContext, Throttle};
-use crate::config::ParamProblem;
+use crate::config::{ParamProblem, check_quota};
 use crate::exchange::Response;
 use crate::rng::SimRng;
 use crate::store::SharedStore;
@@ -68,12 +68,11 @@ impl Algorithm for SharedBucketConfig {
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
-        if self.limit == 0 {
-            out.push(("limit", "must be at least 1 request per period".to_string()));
-        }
-        if self.period.nanos() == 0 {
-            out.push(("period", "must be longer than 0s".to_string()));
-        }
+        check_quota(
+            &mut out,
+            ("limit", self.limit, "request per period"),
+            ("period", self.period),
+        );
         if self.burst == 0 {
             out.push(("burst", "must be at least 1 token (got 0)".to_string()));
         }

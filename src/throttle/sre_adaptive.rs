@@ -18,7 +18,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 use super::{Acquire, Algorithm, BuildContext, Throttle};
-use crate::config::{ParamProblem, check_positive};
+use crate::config::{ParamProblem, check_nonzero_duration, check_positive};
 use crate::exchange::{Response, Status};
 use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos};
@@ -75,9 +75,7 @@ impl Algorithm for SreAdaptiveConfig {
                 format!("must be at least 120ns (got {})", self.window),
             ));
         }
-        if self.reject_wait.nanos() == 0 {
-            out.push(("reject_wait", "must be longer than 0s".to_string()));
-        }
+        check_nonzero_duration(&mut out, "reject_wait", self.reject_wait);
         out
     }
 

@@ -5,7 +5,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -13,6 +13,11 @@ use nix::sys::signal::Signal;
 
 pub fn kill(pid: u32, sig: Signal) {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig).unwrap();
+}
+
+/// A results folder's `summary.json`.
+pub fn summary(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
 }
 
 pub fn exe() -> PathBuf {

@@ -13,7 +13,7 @@ use super::ScaledClock;
 use super::client::{HttpClient, Target};
 use super::protocol::{Command, Event, RequestEvent, WorkerSpec};
 use super::server::CLIENT_ID;
-use crate::engine::client_loop::{ClientLoop, Step};
+use crate::engine::client_loop::{ClientLoop, Pool, Step};
 use crate::rng::{SimRng, Stream, stream};
 use crate::scenario::Layout;
 use crate::scenario::{Scenario, parse_scenario};
@@ -123,6 +123,9 @@ impl Process {
         let group = &self.layout.groups[p.group];
         let timeout = Duration::from_millis(self.spec.timeout_ms.max(1));
         let mut tasks = tokio::task::JoinSet::new();
+        // A pool is shared by the threads of this process (the scenario refuses a live pool
+        // over several processes).
+        let pool = group.pool.map(Pool::new);
         for global in p.threads.clone() {
             let mut target = self.target.clone();
             if self.spec.send_client_id {
@@ -134,7 +137,9 @@ impl Process {
                     group.start,
                     group.stop,
                     group.jobs,
-                ),
+                )
+                .with_pool(pool.clone())
+                .with_stop_when_remaining(group.stop_when_remaining),
                 start: group.start,
                 rng: stream(self.scenario.run.seed(), global as u64, Stream::Throttle),
                 client: HttpClient::new(target, timeout),
