@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use predicates::prelude::*;
 
+mod common;
+use common::json;
+
 fn bin() -> Command {
     Command::cargo_bin("throttle-sim").unwrap()
 }
@@ -25,10 +28,6 @@ fn run_into(dir: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
         .arg(dir)
         .args(extra)
         .assert()
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
 }
 
 #[test]

@@ -1,17 +1,16 @@
 //! Engine mechanics on small scenarios written inline.
 
 use throttle_sim::engine::sim::summarize;
-use throttle_sim::scenario::{Scenario, parse_scenario};
 
-fn scenario(text: &str) -> Scenario {
-    parse_scenario(text, "inline.toml", "inline", &[], 1).unwrap()
-}
+mod common;
+use common::inline;
+use throttle_sim::scenario::parse_scenario;
 
 #[test]
 fn a_finite_workload_clears_and_its_threads_stop() {
     // 2 unthrottled threads, 10 jobs each, 20 ms per answer and plenty of tokens:
     // each thread needs 10 round trips, so the last job is done at 200 ms.
-    let s = summarize(&scenario(
+    let s = summarize(&inline(
         r#"
 [run]
 duration = "1m"
@@ -35,7 +34,7 @@ algorithm = "none"
 #[test]
 fn a_workload_that_cannot_clear_has_no_time_to_clear() {
     // One token per minute cannot serve 5 jobs in one minute.
-    let s = summarize(&scenario(
+    let s = summarize(&inline(
         r#"
 [run]
 duration = "1m"
@@ -55,7 +54,7 @@ sleep = "1s"
 
 #[test]
 fn unthrottled_clients_get_exactly_the_capacity() {
-    let s = summarize(&scenario(
+    let s = summarize(&inline(
         r#"
 [run]
 duration = "10m"
@@ -113,19 +112,19 @@ algorithm = "fixed"
 name = "single"
 algorithm = "fixed"
 "#;
-    let s = summarize(&scenario(text));
+    let s = summarize(&inline(text));
     assert_eq!(s.metrics.peak_requests, Some(3));
     assert_eq!(s.metrics.peak_process_requests, Some(2));
     assert_eq!(s.groups[0].metrics.peak_requests, Some(2));
     assert_eq!(s.groups[1].metrics.peak_requests, Some(1));
     assert_eq!(s.groups[1].metrics.peak_process_requests, Some(1));
     // A window a little longer than the spacing of 1.02 s sees two rounds.
-    let s = summarize(&scenario(
+    let s = summarize(&inline(
         &text.replace("\"1s\"\n[server]", "\"1030ms\"\n[server]"),
     ));
     assert_eq!(s.metrics.peak_requests, Some(6));
     // Without a window the metrics are null, and `[expect]` on them is missed.
-    let s = summarize(&scenario(&format!(
+    let s = summarize(&inline(&format!(
         "{}\n[expect]\npeak_requests = [0, 10]\n",
         text.replace("peak_window = \"1s\"\n", "")
     )));
@@ -138,7 +137,7 @@ fn a_concurrency_slot_is_held_from_admission_to_answer_and_refusals_hold_none() 
     // 5 unthrottled threads, at most 2 in flight, every answer 20 ms after its request: each
     // round the two threads whose answers free the slots get them again at once, and the
     // three refused threads must not free slots they never held. 50 rounds in 1 s.
-    let s = summarize(&scenario(
+    let s = summarize(&inline(
         r#"
 [run]
 duration = "1s"
@@ -164,7 +163,7 @@ algorithm = "none"
 fn occ_clients_that_retry_at_once_succeed_one_per_round_trip() {
     // The AWS post's resource with unthrottled clients: 10 clients write at t = 0, one wins,
     // the others retry one round trip later, one wins again...: 10 + 9 + ... + 1 writes.
-    let s = summarize(&scenario(
+    let s = summarize(&inline(
         r#"
 [run]
 duration = "1m"
@@ -201,9 +200,9 @@ jobs = 1
 algorithm = "fixed"
 sleep = "1s"
 "#;
-    let lockstep = summarize(&scenario(text));
+    let lockstep = summarize(&inline(text));
     assert_eq!(lockstep.metrics.requests, 4 + 3 + 2 + 1);
-    let spread = summarize(&scenario(
+    let spread = summarize(&inline(
         &text.replace("sleep = \"1s\"", "sleep = \"1s\"\njitter = 1.0"),
     ));
     assert_eq!(spread.metrics.ok, 4);
@@ -226,21 +225,21 @@ outages = [["10s", "20s"]]
 name = "steady"
 algorithm = "none"
 "#;
-    let s = summarize(&scenario(text));
+    let s = summarize(&inline(text));
     assert_eq!(s.metrics.requests, 60);
     assert_eq!(s.metrics.errors, 10);
     assert_eq!(s.metrics.ok, 50);
 
     let noisy = text.replace("outages = [[\"10s\", \"20s\"]]", "error_rate = 0.5");
-    let a = summarize(&scenario(&noisy));
-    assert_eq!(a, summarize(&scenario(&noisy)));
+    let a = summarize(&inline(&noisy));
+    assert_eq!(a, summarize(&inline(&noisy)));
     assert!(
         (15..=45).contains(&a.metrics.errors),
         "{}",
         a.metrics.errors
     );
     assert_eq!(a.metrics.ok + a.metrics.errors, 60);
-    let other_seed = summarize(&scenario(&noisy.replace("seed = 5", "seed = 6")));
+    let other_seed = summarize(&inline(&noisy.replace("seed = 5", "seed = 6")));
     assert_ne!(a.metrics.errors, 0);
     assert_ne!(
         (a.metrics.errors, a.metrics.wait_p99),

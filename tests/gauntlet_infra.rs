@@ -3,25 +3,16 @@
 //! mean over several seeds with compare's own numbers.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use assert_cmd::Command;
 
 mod common;
+use common::{json, write};
 
 fn bin() -> Command {
     Command::cargo_bin("throttle-sim").unwrap()
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    fs::write(&path, text).unwrap();
-    path
 }
 
 /// Two processes of two `none` clients on 60 per minute, the bucket starting with 10, and a

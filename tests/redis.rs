@@ -11,7 +11,6 @@
 #![cfg(unix)]
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -22,7 +21,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 
 mod common;
-use common::{Running, exe, summary};
+use common::{Running, exe, summary, write};
 
 /// `serve` with one serving thread, as these tests count what each instance admitted.
 fn serve(args: &[&str]) -> (Running, String) {
@@ -485,12 +484,6 @@ fn race<T: Send>(
 
 // ---------------------------------------------------------------------------------------------
 // Live runs across real processes.
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    fs::write(&path, text).unwrap();
-    path
-}
 
 /// Run a scenario live (requests logged); exit code, stderr and the results folder.
 fn run_live(scenario: &Path, out: &Path, extra: &[&str], limit: Duration) -> (i32, String) {

@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use predicates::prelude::*;
 
+mod common;
+use common::json;
+
 fn bin() -> Command {
     let mut c = Command::cargo_bin("throttle-sim").unwrap();
     c.env_remove("NO_COLOR");
@@ -16,10 +19,6 @@ fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("scenarios")
         .join(name)
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// A short comparison of fast_slow's variants into `out`; returns stdout.

@@ -2,8 +2,9 @@
 //!
 //! Each thread is the closed loop of [`ClientLoop`] — ask its process's throttle for a delay,
 //! wait, send (the server decides on arrival), wait out the latency, hand the response to the
-//! throttle, repeat — so every thread has exactly one pending event. Ties are broken by the order events were
-//! scheduled, which with one seeded stream per thread makes a run byte-for-byte repeatable.
+//! throttle, repeat — so every thread has exactly one pending event. Ties are broken by the
+//! order events were scheduled, which with one seeded stream per thread makes a run
+//! byte-for-byte repeatable.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

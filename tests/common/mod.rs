@@ -15,9 +15,26 @@ pub fn kill(pid: u32, sig: Signal) {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig).unwrap();
 }
 
+/// A JSON file the tool wrote (`summary.json`, `compare.json`, `check --json`'s output).
+pub fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 /// A results folder's `summary.json`.
 pub fn summary(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+    json(&dir.join("summary.json"))
+}
+
+/// Write `text` to `dir/name` (a scenario file, usually) and give its path.
+pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A scenario given inline, seeded with 1 when it names no seed.
+pub fn inline(text: &str) -> throttle_sim::scenario::Scenario {
+    throttle_sim::scenario::parse_scenario(text, "inline.toml", "inline", &[], 1).unwrap()
 }
 
 pub fn exe() -> PathBuf {
