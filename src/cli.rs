@@ -140,8 +140,9 @@ pub struct ServeArgs {
     /// Wait this long before each answer (virtual time; default 0s, or the scenario's).
     #[arg(long, value_parser = parse_duration_arg)]
     pub latency: Option<HumanDuration>,
-    /// Which rate-limit fields the answers carry: full (RateLimit-* and Retry-After, the
-    /// default, or the scenario's) or none.
+    /// The dialect of the answers' rate-limit fields: full (every field: RateLimit-*,
+    /// Retry-After, retry-after-ms; the default, or the scenario's), ietf, heroku, github or
+    /// none (docs/headers.md).
     #[arg(long, value_name = "STYLE", value_parser = parse_headers)]
     pub headers: Option<Headers>,
     /// Close connections that take longer than this to send a request's headers.

@@ -26,7 +26,7 @@ use serde::Serialize;
 use tokio::net::TcpListener;
 
 use super::ScaledClock;
-use super::headers::{PolicyHeaders, write_decision};
+use super::headers::{PolicyHeaders, Waits, write_decision};
 use crate::exchange::Status;
 use crate::limiter::SharedGcra;
 use crate::limiter::{
@@ -314,7 +314,6 @@ impl ServerState {
 
     /// The HTTP answer for a decision, with the rate-limit headers the server sends.
     fn respond(&self, decision: &Decision) -> Response<Full<Bytes>> {
-        let decision = &self.settings.headers.shown(*decision);
         let status = match decision.status {
             Status::Ok => StatusCode::OK,
             Status::Limited => StatusCode::TOO_MANY_REQUESTS,
@@ -332,7 +331,7 @@ impl ServerState {
         let mut h = HeaderMap::with_capacity(8);
         h.insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
         // Injected faults come from no rule: they carry no rate-limit headers.
-        if !decision.has_headers() {
+        if !decision.has_headers() || self.settings.headers == Headers::None {
             *resp.headers_mut() = h;
             return resp;
         }
@@ -344,10 +343,22 @@ impl ServerState {
                 ));
             }
             let policy = cached.as_ref().expect("just set");
-            write_decision(&mut h, decision, policy, retry);
+            let waits = Waits::of(
+                decision,
+                retry,
+                self.until_whole(decision),
+                std::time::SystemTime::now(),
+            );
+            write_decision(&mut h, self.settings.headers, decision, policy, waits);
         });
         *resp.headers_mut() = h;
         resp
+    }
+
+    /// The real time the key of `decision` takes to earn back what it has used: when its
+    /// quota is whole again (the reset of the IETF and GitHub fields).
+    fn until_whole(&self, decision: &Decision) -> Duration {
+        self.window(decision.limit.saturating_sub(decision.remaining))
     }
 
     /// The real time one key takes to earn `limit` requests: the IETF policy's window.
