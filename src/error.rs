@@ -30,6 +30,9 @@ pub enum Error {
     /// The run could not be carried out (a worker would not start, a socket failed).
     #[error("{0}")]
     Failed(String),
+    /// Nothing can be sent to the target: a failed TLS handshake, found before the run.
+    #[error("{0}")]
+    Unreachable(String),
     /// A results folder's report could not be drawn.
     #[error("{0}")]
     Report(#[from] ReportError),
@@ -62,6 +65,7 @@ impl Error {
         match self {
             Error::Scenario(_) | Error::Usage(_) => exit::BAD_INPUT,
             Error::Io { .. } | Error::Failed(_) => exit::FAILED,
+            Error::Unreachable(_) => exit::NOTHING_WORKED,
             Error::Engine(e) => e.exit_code(),
             Error::Report(e) => e.exit_code(),
         }

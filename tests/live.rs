@@ -535,14 +535,14 @@ fn bad_client_flags_are_named() {
         .args([
             "client",
             "--target",
-            "https://api.example.test/",
+            "ftp://api.example.test/",
             "--duration",
             "1s",
         ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("https is not supported"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected an http:// or https://"));
     let out = Command::new(exe())
         .args([
             "client",

@@ -66,6 +66,8 @@ pub struct ServerSettings {
     /// `serve --store`: the GCRA kept in Redis, shared with every instance that uses the same
     /// namespace; `limiter` then only gives the rate for the policy headers.
     pub shared_limit: Option<SharedGcra>,
+    /// `serve --tls-cert --tls-key`: answer HTTPS (HTTP/1.1 over TLS) instead of HTTP.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl ServerSettings {
@@ -80,6 +82,7 @@ impl ServerSettings {
             header_read_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(5),
             shared_limit: None,
+            tls: None,
         }
     }
 }
@@ -461,6 +464,11 @@ pub async fn serve(listener: TcpListener, state: ServerState, shutdown: impl Fut
         .keep_alive(true)
         // Answers are small: copying the body after the head costs less than writev(2).
         .writev(false);
+    let tls = state
+        .settings
+        .tls
+        .clone()
+        .map(tokio_rustls::TlsAcceptor::from);
     let mut shutdown = std::pin::pin!(shutdown);
     // Requests clone this outer reference, whose count only this task's connections touch,
     // instead of the one every thread shares.
@@ -476,6 +484,23 @@ pub async fn serve(listener: TcpListener, state: ServerState, shutdown: impl Fut
                         let st = st.clone();
                         async move { Ok::<_, Infallible>(st.handle(req, conn_id).await) }
                     });
+                    if let Some(acceptor) = &tls {
+                        let (acceptor, builder) = (acceptor.clone(), builder.clone());
+                        let watcher = graceful.watcher();
+                        let limit = state.settings.header_read_timeout;
+                        // As below; a failed handshake, or one that takes longer than a
+                        // request's headers may, ends only its connection.
+                        tokio::spawn(async move {
+                            let Ok(Ok(stream)) =
+                                tokio::time::timeout(limit, acceptor.accept(stream)).await
+                            else {
+                                return;
+                            };
+                            let conn = builder.serve_connection(TokioIo::new(stream), service);
+                            let _ = watcher.watch(conn).await;
+                        });
+                        continue;
+                    }
                     let conn = builder.serve_connection(TokioIo::new(stream), service);
                     let watched = graceful.watch(conn);
                     // A connection's error (malformed request, reset, timeout) ends only that
