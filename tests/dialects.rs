@@ -157,18 +157,7 @@ sleep = "500ms"
 /// retry_after).
 type Row = (f64, String, Option<u64>, Option<f64>);
 
-fn sim_rows(dir: &Path, dialect: &str) -> Vec<Row> {
-    let file = write(dir, "small.toml", SMALL);
-    let out = dir.join(dialect);
-    Command::cargo_bin("throttle-sim")
-        .unwrap()
-        .arg("run")
-        .arg(&file)
-        .args(["--quiet", "--no-charts", "--log-requests"])
-        .args(["--set", &format!("server.headers={dialect}"), "--out"])
-        .arg(&out)
-        .assert()
-        .success();
+fn requests(out: &Path) -> Vec<Row> {
     let mut rdr = csv::Reader::from_path(out.join("requests.csv")).unwrap();
     rdr.deserialize::<std::collections::HashMap<String, String>>()
         .map(|r| {
@@ -182,6 +171,21 @@ fn sim_rows(dir: &Path, dialect: &str) -> Vec<Row> {
             )
         })
         .collect()
+}
+
+fn sim_rows(dir: &Path, dialect: &str) -> Vec<Row> {
+    let file = write(dir, "small.toml", SMALL);
+    let out = dir.join(dialect);
+    Command::cargo_bin("throttle-sim")
+        .unwrap()
+        .arg("run")
+        .arg(&file)
+        .args(["--quiet", "--no-charts", "--log-requests"])
+        .args(["--set", &format!("server.headers={dialect}"), "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    requests(&out)
 }
 
 #[test]
@@ -234,4 +238,47 @@ fn in_sim_each_dialect_tells_the_algorithm_only_what_it_writes() {
     let none = sim_rows(tmp.path(), "none");
     same_requests(&none);
     assert!(none.iter().all(|r| r.2.is_none() && r.3.is_none()));
+}
+
+/// `run --mode live` at 20×: the workers' parser hands the algorithm what the dialect
+/// writes, as requests.csv records it.
+fn live_rows(dir: &Path, dialect: &str) -> Vec<Row> {
+    let file = write(dir, "small.toml", SMALL);
+    let out = dir.join(format!("live-{dialect}"));
+    Command::cargo_bin("throttle-sim")
+        .unwrap()
+        .arg("run")
+        .arg(&file)
+        .args(["--mode", "live", "--quiet", "--no-charts", "--log-requests"])
+        .args(["--set", "run.time_scale=20"])
+        .args(["--set", &format!("server.headers={dialect}"), "--out"])
+        .arg(&out)
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    requests(&out)
+}
+
+#[cfg(unix)]
+#[test]
+fn in_a_live_run_the_workers_read_each_dialect() {
+    let tmp = tempfile::tempdir().unwrap();
+    for dialect in ["ietf", "heroku", "github", "none"] {
+        let rows = live_rows(tmp.path(), dialect);
+        let limited: Vec<&Row> = rows.iter().filter(|r| r.1 == "limited").collect();
+        assert!(!limited.is_empty(), "{dialect}: {rows:?}");
+        let counted = rows.iter().all(|r| r.2.is_some());
+        let waits = limited.iter().all(|r| r.3.is_some());
+        let no_wait = rows.iter().all(|r| r.3.is_none());
+        match dialect {
+            // Whole seconds of real time are 20 s of the run's time.
+            "ietf" => assert!(
+                counted && limited.iter().all(|r| r.3.is_some_and(|w| w >= 20.0)),
+                "{rows:?}"
+            ),
+            "heroku" => assert!(counted && no_wait, "{rows:?}"),
+            "github" => assert!(counted && waits, "{rows:?}"),
+            _ => assert!(rows.iter().all(|r| r.2.is_none()) && no_wait, "{rows:?}"),
+        }
+    }
 }

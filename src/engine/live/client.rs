@@ -18,7 +18,7 @@ use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
-use super::headers::read_response;
+use super::headers::{classify_answer, read_response};
 use super::tls;
 use crate::error::Error;
 use crate::exchange::{Response, Status};
@@ -205,9 +205,13 @@ impl HttpClient {
         match result {
             Ok(Ok((status, headers))) => Exchange {
                 status: Some(status),
+                // A refusal (GitHub's rate-limit 403 included) is no failure.
+                failure: match classify_answer(status, &headers) {
+                    Status::Ok | Status::Limited => None,
+                    _ => Failure::of_http(status),
+                },
                 headers,
                 elapsed,
-                failure: Failure::of_http(status),
             },
             Ok(Err(e)) => {
                 self.sender = None;

@@ -10,7 +10,8 @@
 //! The client reads whichever of these a real API sends: `RateLimit-Remaining`,
 //! `X-RateLimit-Remaining` (GitHub style) or the IETF `RateLimit` field (`r=` or the older
 //! `remaining=`); `retry-after-ms` or `Retry-After` as seconds or an HTTP date; and on a 429
-//! without either, GitHub's `x-ratelimit-reset` (epoch seconds) when nothing remains.
+//! without either, GitHub's `x-ratelimit-reset` (epoch seconds) when nothing remains. GitHub's
+//! rate-limit 403s count as 429s.
 
 use std::time::{Duration, SystemTime};
 
@@ -172,6 +173,19 @@ pub fn classify(status: u16) -> Status {
     }
 }
 
+/// The class of an answer, from its status and headers: as [`classify`], except that a 403
+/// carrying a rate-limit sign (`x-ratelimit-remaining: 0`, or a `Retry-After`) is a refusal,
+/// as GitHub answers its primary and secondary limits with 403 or 429.
+pub fn classify_answer(status: u16, headers: &HeaderMap) -> Status {
+    if status == 403
+        && (first_number(headers, &[X_RATELIMIT_REMAINING]) == Some(0)
+            || headers.contains_key(hyper::header::RETRY_AFTER))
+    {
+        return Status::Limited;
+    }
+    classify(status)
+}
+
 /// A response as a throttle sees it. `latency` is already virtual; `scale` turns the real
 /// waits the server asks for into virtual ones, and `now` dates an HTTP-date `Retry-After`.
 pub fn read_response(
@@ -188,7 +202,7 @@ pub fn read_response(
     let limit = first_number(headers, &[RATELIMIT_LIMIT, X_RATELIMIT_LIMIT])
         .or_else(|| policy.and_then(|f| param(f, &["q", "l"])))
         .or_else(|| ietf.and_then(|f| param(f, &["limit"])));
-    let status = classify(status);
+    let status = classify_answer(status, headers);
     // GitHub's primary limit names no wait but the epoch second its count resets.
     let wait = retry_after(headers, now).or_else(|| {
         (status == Status::Limited && first_number(headers, &[X_RATELIMIT_REMAINING]) == Some(0))
@@ -444,5 +458,14 @@ mod tests {
         assert_eq!(classify(503), Status::Unavailable);
         assert_eq!(classify(500), Status::Error);
         assert_eq!(classify(404), Status::Error);
+        // GitHub's rate-limit 403s are refusals; any other 403 is a failure.
+        let h = headers(&[("x-ratelimit-remaining", "0")]);
+        assert_eq!(classify_answer(403, &h), Status::Limited);
+        let h = headers(&[("retry-after", "60"), ("x-ratelimit-remaining", "12")]);
+        assert_eq!(classify_answer(403, &h), Status::Limited);
+        let h = headers(&[("x-ratelimit-remaining", "12")]);
+        assert_eq!(classify_answer(403, &h), Status::Error);
+        assert_eq!(classify_answer(403, &HeaderMap::new()), Status::Error);
+        assert_eq!(classify_answer(500, &h), Status::Error);
     }
 }
