@@ -61,6 +61,22 @@ impl Headers {
         d.status == Status::Limited && d.remaining == 0
     }
 
+    /// The decision as far as this dialect tells its counts: unchanged when it sends the
+    /// remaining count (every dialect but `none`), else without rate-limit fields
+    /// ([`Decision::has_headers`] false) and without its wait. For what records the remaining
+    /// count an answer carried; what a client reads of it is [`Headers::response`].
+    pub fn shown(self, d: Decision) -> Decision {
+        match self {
+            Headers::None => Decision {
+                status: d.status,
+                remaining: 0,
+                limit: 0,
+                retry_after: None,
+            },
+            _ => d,
+        }
+    }
+
     /// The answer to decision `d`, made at `now`, as a client of this dialect reads it: the
     /// status always; the counts and the wait only as far as the dialect writes them, rounded
     /// as it writes them (a decision with `limit` 0 carries no rate-limit headers, see
@@ -209,6 +225,15 @@ mod tests {
     fn none_hides_counts_and_retry_after() {
         assert_eq!(seen(Headers::None, REFUSED, 0), (None, None, None));
         assert_eq!(seen(Headers::None, ADMITTED, 0), (None, None, None));
+        assert!(!Headers::None.shown(ADMITTED).has_headers());
+        for dialect in [
+            Headers::Full,
+            Headers::Ietf,
+            Headers::Heroku,
+            Headers::Github,
+        ] {
+            assert_eq!(dialect.shown(ADMITTED), ADMITTED);
+        }
     }
 
     #[test]
