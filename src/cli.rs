@@ -33,7 +33,8 @@ pub enum Command {
     List(ListArgs),
     /// Run scenarios and print only their [expect] verdicts (exit 1 if one is missed).
     Check(CheckArgs),
-    /// Serve the mock rate-limited API over HTTP until Ctrl-C.
+    /// Serve the mock rate-limited API over HTTP until Ctrl-C (--record DIR: what its clients
+    /// did, as a run folder).
     Serve(ServeArgs),
     /// Run the same clients against any HTTP endpoint and record what they did.
     Client(ClientArgs),
