@@ -33,8 +33,7 @@ pub enum Command {
     List(ListArgs),
     /// Run scenarios and print only their [expect] verdicts (exit 1 if one is missed).
     Check(CheckArgs),
-    /// Serve the mock rate-limited API over HTTP until Ctrl-C (--record DIR: what its clients
-    /// did, as a run folder).
+    /// Serve the mock rate-limited API over HTTP until Ctrl-C (--record: a run folder of it).
     Serve(ServeArgs),
     /// Run the same clients against any HTTP endpoint and record what they did.
     Client(ClientArgs),
