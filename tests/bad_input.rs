@@ -521,6 +521,13 @@ fn cases() -> Vec<Case> {
             2,
             "--record {nan}: the folder is not empty",
         ),
+        Case {
+            args: "serve --addr {busy} --record {tmp}/r",
+            file: None,
+            code: 2,
+            says: "the port is already in use",
+            absent: Some("{tmp}/r"),
+        },
         case(
             "serve --addr 127.0.0.1:0 --record {tmp}/r --sample-every 500us",
             2,

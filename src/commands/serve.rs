@@ -49,8 +49,19 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         usize::from,
     );
-    let running = serve_per_thread(args.addr, state.clone(), threads, interrupt)
-        .map_err(|e| Error::Usage(format!("--addr {}: cannot listen there: {e}", args.addr)))?;
+    let running = match serve_per_thread(args.addr, state.clone(), threads, interrupt) {
+        Ok(r) => r,
+        Err(e) => {
+            // Nothing was served: leave no half-made results folder behind.
+            if let Some(rec) = recording {
+                rec.abandon();
+            }
+            return Err(Error::Usage(format!(
+                "--addr {}: cannot listen there: {e}",
+                args.addr
+            )));
+        }
+    };
     // The first line says where: scripts and tests read the port from it.
     let mut out = std::io::stdout();
     let _ = writeln!(

@@ -39,6 +39,11 @@ pub struct ClientName {
 }
 
 impl ClientName {
+    /// One text for the pair: `group/name` (a group never holds a `/`).
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.group, self.name)
+    }
+
     /// Name the sender of a request. The port of the peer is left out: a client that opens a
     /// new connection per request would otherwise count as a new client each time.
     pub fn of(client_id: Option<&str>, key: Option<&str>, peer: IpAddr) -> ClientName {

@@ -95,7 +95,8 @@ pub struct Client {
 /// What the serving threads share.
 struct Inner {
     file: BufWriter<File>,
-    index: HashMap<(String, String), u32>,
+    /// `group/name` (a group has no `/`) → client index.
+    index: HashMap<String, u32>,
     clients: Vec<Client>,
     groups: Vec<String>,
     overflow: Option<u32>,
@@ -173,7 +174,7 @@ impl Inner {
     /// The index of the client `id` (with the key of its first request), registering it while
     /// the caps allow; past them, the overflow client's or another group's.
     fn client(&mut self, mut id: ClientName, key: Option<&str>, t: Nanos) -> u32 {
-        if let Some(&i) = self.index.get(&(id.group.clone(), id.name.clone())) {
+        if let Some(&i) = self.index.get(&id.key()) {
             return i;
         }
         if self.clients.len() >= MAX_CLIENTS {
@@ -202,7 +203,7 @@ impl Inner {
                     );
                 }
                 id.group = OTHER_GROUP.into();
-                if let Some(&i) = self.index.get(&(id.group.clone(), id.name.clone())) {
+                if let Some(&i) = self.index.get(&id.key()) {
                     return i;
                 }
             }
@@ -215,7 +216,7 @@ impl Inner {
 
     fn push(&mut self, id: ClientName, key: Option<&str>, t: Nanos) -> u32 {
         let i = self.clients.len() as u32;
-        self.index.insert((id.group.clone(), id.name.clone()), i);
+        self.index.insert(id.key(), i);
         self.clients.push(Client {
             id,
             key: shown_key(key.unwrap_or(GroupCommon::DEFAULT_KEY)),

@@ -64,6 +64,14 @@ impl Recording {
         &self.dir
     }
 
+    /// Give up before anything was served: remove the scratch file, and the folder if that
+    /// leaves it empty (`claim_dir_for` made it, or it was empty before).
+    pub fn abandon(self) {
+        let done = self.journal.finish();
+        let _ = fs::remove_file(&done.path);
+        let _ = fs::remove_dir(&self.dir);
+    }
+
     /// Once the server has stopped at `end` (virtual time since it started): write the run
     /// folder. `capacity` is the server's rule's capacity for one key over `[0, span]`.
     pub fn finish(self, end: Nanos, capacity: &dyn Fn(Nanos) -> f64) -> Result<Recorded, Error> {

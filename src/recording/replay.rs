@@ -167,7 +167,7 @@ fn group(name: &str, processes: u32, start: Nanos, key: Option<String>) -> Clien
 
 /// What a client did so far, as the server saw it.
 #[derive(Clone, Copy, Debug, Default)]
-struct Seen {
+struct SoFar {
     /// When the answer to its last request went out.
     last_answer: Option<Nanos>,
     /// When the answer to its last 2xx went out, else its first request.
@@ -200,7 +200,7 @@ pub fn replay<W: Write>(
     )?
     .with_fairness_window(scenario.run.fairness_window.nanos());
     let mut sleeps = vec![0.0; layout.processes.len()];
-    let mut seen = vec![Seen::default(); layout.threads.len()];
+    let mut so_far = vec![SoFar::default(); layout.threads.len()];
     // The capacity counts up to the last answer: the idle time after the clients finished,
     // before serve was stopped, is not held against them.
     let mut last_answer: Nanos = 0;
@@ -214,7 +214,7 @@ pub fn replay<W: Write>(
             rec.tick(tick, &sleeps)?;
         }
         let process = layout.threads[thread].process as usize;
-        let s = &mut seen[thread];
+        let s = &mut so_far[thread];
         let answer = t.saturating_add(e.latency);
         let mut gap = 0;
         if let Some(prev) = s.last_answer {
