@@ -101,6 +101,16 @@ pub fn scenario_of(
     }
     let duration = end.max(latest_start + NANOS_PER_MS);
     let n_groups = scenario_groups.len();
+    // A recording may stop before its sampling interval, or in the middle of the scenario's
+    // outages: the scenario describes the span recorded.
+    let mut server = plan.server.clone();
+    server.faults.outages = server
+        .faults
+        .outages
+        .iter()
+        .filter(|[start, _]| start.nanos() < duration)
+        .map(|&[start, stop]| [start, HumanDuration(stop.nanos().min(duration))])
+        .collect();
     let mut scenario = Scenario {
         name: plan.name.clone(),
         description: format!(
@@ -118,12 +128,12 @@ pub fn scenario_of(
             seed: Some(plan.seed),
             mode: Mode::Live,
             time_scale: plan.time_scale,
-            sample_every: HumanDuration(plan.sample_every.max(NANOS_PER_MS)),
+            sample_every: HumanDuration(plan.sample_every.clamp(NANOS_PER_MS, duration)),
             peak_window: None,
             fairness_window: HumanDuration(plan.fairness_window.max(NANOS_PER_MS)),
             seeds: None,
         },
-        server: plan.server.clone(),
+        server,
         clients: scenario_groups,
         variants: Vec::new(),
         expect: Expect::new(),
@@ -374,6 +384,31 @@ mod tests {
             .map(|l| l.split(',').nth(5).unwrap().parse::<u64>().unwrap())
             .sum();
         assert_eq!(requests, 4);
+    }
+
+    #[test]
+    fn a_short_recording_makes_a_valid_scenario() {
+        let mut p = plan();
+        p.sample_every = 10 * NANOS_PER_SEC;
+        p.server.faults.outages = vec![
+            [HumanDuration::from_secs(1), HumanDuration::from_secs(3)],
+            [HumanDuration::from_secs(4), HumanDuration::from_secs(60)],
+            [HumanDuration::from_secs(70), HumanDuration::from_secs(80)],
+        ];
+        let clients = [client("g", "a", "default", 0)];
+        let (s, _, _) = scenario_of(&p, &clients, 5 * NANOS_PER_SEC);
+        assert_eq!(s.run.sample_every, HumanDuration::from_secs(5));
+        assert_eq!(
+            s.server.faults.outages,
+            [
+                [HumanDuration::from_secs(1), HumanDuration::from_secs(3)],
+                [HumanDuration::from_secs(4), HumanDuration::from_secs(5)],
+            ]
+        );
+        crate::scenario::parse_scenario(&s.to_toml(), "t", "t", &[], 0).unwrap();
+        // Nothing recorded at all, stopped at once: still a scenario.
+        let (s, _, _) = scenario_of(&p, &[], 0);
+        crate::scenario::parse_scenario(&s.to_toml(), "t", "t", &[], 0).unwrap();
     }
 
     #[test]

@@ -284,9 +284,9 @@ impl ServerState {
             }
         };
         if let Some(shared) = &self.settings.shared_limit {
-            let (decision, latency) = self.decide_shared(shared, key.as_deref(), client).await;
-            seen(&decision, latency);
-            return self.answer_shared(&decision, latency).await;
+            return self
+                .handle_shared(shared, key.as_deref(), client, seen)
+                .await;
         }
         let (decision, index, latency) = self.decide(key.as_deref(), client);
         seen(&decision, latency);
@@ -327,12 +327,13 @@ impl ServerState {
     /// One request against the limit kept in Redis: faults first (here), then one script in
     /// Redis decides. A Redis that does not answer in time gets the client a 503, never an
     /// admission nobody counted.
-    async fn decide_shared(
+    async fn handle_shared(
         &self,
         shared: &SharedGcra,
         key: Option<&str>,
         client: usize,
-    ) -> (Decision, Nanos) {
+        seen: impl FnOnce(&Decision, Nanos),
+    ) -> Response<Full<Bytes>> {
         let (front, index, name, latency) = {
             let mut k = self.lock();
             let index = k.key(key.unwrap_or(GroupCommon::DEFAULT_KEY));
@@ -370,15 +371,11 @@ impl ServerState {
                 Status::Unavailable | Status::Error => s.errors += 1,
             }
         }
-        (decision, latency)
-    }
-
-    /// The answer to a request the shared limit decided, after its latency.
-    async fn answer_shared(&self, decision: &Decision, latency: Nanos) -> Response<Full<Bytes>> {
+        seen(&decision, latency);
         if latency > 0 && decision.status == Status::Ok {
             tokio::time::sleep(self.clock.to_real(latency)).await;
         }
-        self.respond(decision)
+        self.respond(&decision)
     }
 
     /// The HTTP answer for a decision, with the rate-limit headers the server sends.
