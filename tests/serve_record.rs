@@ -159,6 +159,10 @@ fn clients_are_told_apart_by_header_key_and_peer_and_counted_exactly() {
     );
     let web = &clients[0];
     assert_eq!(web["requests"], "4");
+    // A gap before every request but each client's first: 3 of web's, 1 of lonely's.
+    assert_eq!(s["gaps"]["count"], 4);
+    assert_eq!(s["gaps"]["groups"][0]["name"], "web");
+    assert_eq!(s["gaps"]["groups"][0]["count"], 3);
     // The rows add up to the summary, and the folder is a whole run folder.
     assert_eq!(series_sum(&rec, "requests"), 8);
     assert_eq!(series_sum(&rec, "limited"), limited);
@@ -223,6 +227,15 @@ fn the_python_example_client_is_measured_and_compared_with_a_sim_run() {
     assert_eq!(
         series_sum(&rec, "requests"),
         said["requests"].as_u64().unwrap()
+    );
+    // Each thread waits for its answer before the next request: a gap before each but the first.
+    assert_eq!(
+        s["gaps"]["count"].as_u64(),
+        Some(said["requests"].as_u64().unwrap() - 3)
+    );
+    assert!(
+        printed.contains("observed gaps between a client's requests: p50"),
+        "{printed}"
     );
     let processes = s["processes"].as_array().unwrap();
     assert_eq!(processes.len(), 3, "{printed}");

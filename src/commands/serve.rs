@@ -156,6 +156,9 @@ fn finish_recording(
         eprintln!("serve --record: no requests were recorded");
     }
     print(&report::terminal_summary(s));
+    if let Some(g) = &s.gaps {
+        print(&format!("{}\n", crate::recording::gaps_line(g)));
+    }
     print(&format!(
         "recorded {} requests of {} client{}: {}\n",
         s.metrics.requests,

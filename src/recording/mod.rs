@@ -21,7 +21,7 @@ pub use replay::Plan;
 
 use crate::engine::live::ScaledClock;
 use crate::error::Error;
-use crate::record::{CsvSink, Summary};
+use crate::record::{CsvSink, GapPercentiles, Summary};
 use crate::run::write_summary;
 use crate::scenario::parse_scenario;
 use crate::time::{Nanos, secs};
@@ -95,6 +95,14 @@ impl Recording {
         let summary = replay::replay(&scenario, &thread_of, entries, series, capacity, gaps)
             .map_err(Error::io(&series_path))?;
         write_summary(dir, &summary, &scenario)?;
+        if let Some(g) = &summary.gaps {
+            // summary.md as a run writes it, and what only a recording has.
+            let md = dir.join("summary.md");
+            let mut text = fs::read_to_string(&md).map_err(Error::io(&md))?;
+            text.push_str("\n## Observed gaps\n\n");
+            text.push_str(&gaps_markdown(g));
+            fs::write(&md, text).map_err(Error::io(&md))?;
+        }
         write_clients(dir, &done.clients, &summary, &scenario, &thread_of)?;
         let _ = fs::remove_file(&done.path);
         Ok(Recorded {
@@ -152,4 +160,47 @@ fn write_clients(
         w.flush()
     };
     write(&mut w).map_err(Error::io(&path))
+}
+
+fn opt_secs(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"))
+}
+
+/// One line: the observed gaps' percentiles (what `serve` prints when it stops).
+pub fn gaps_line(g: &GapPercentiles) -> String {
+    format!(
+        "observed gaps between a client's requests: p50 {} s, p90 {} s, p99 {} s, max {} s \
+         ({} gaps)",
+        opt_secs(g.p50),
+        opt_secs(g.p90),
+        opt_secs(g.p99),
+        opt_secs(g.max),
+        g.count
+    )
+}
+
+/// The observed gaps as a Markdown table, overall and per group.
+pub fn gaps_markdown(g: &GapPercentiles) -> String {
+    let mut out = String::from(
+        "From the answer to a client's request to its next request's arrival, seconds \
+         (docs/serve-record.md).\n\n| group | gaps | p50 | p90 | p99 | max |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    let row = |name: &str, g: &GapPercentiles| {
+        format!(
+            "| {name} | {} | {} | {} | {} | {} |\n",
+            g.count,
+            opt_secs(g.p50),
+            opt_secs(g.p90),
+            opt_secs(g.p99),
+            opt_secs(g.max)
+        )
+    };
+    out.push_str(&row("all", g));
+    if g.groups.len() > 1 {
+        for group in &g.groups {
+            out.push_str(&row(&group.name, &group.gaps));
+        }
+    }
+    out
 }

@@ -9,7 +9,9 @@ use std::sync::atomic::AtomicBool;
 
 use super::journal::{Client, Entry};
 use crate::exchange::{Response, Status};
-use crate::record::{FinishContext, Recorder, RequestRecord, Summary};
+use hdrhistogram::Histogram;
+
+use crate::record::{FinishContext, GapPercentiles, GroupGaps, Recorder, RequestRecord, Summary};
 use crate::run::{MAX_SERIES_BYTES, series_bytes_estimate};
 use crate::scenario::{
     ClientGroup, Expect, GroupCommon, Layout, Mode, RunConfig, Scenario, ServerConfig,
@@ -211,6 +213,9 @@ pub fn replay<W: Write>(
     .with_fairness_window(scenario.run.fairness_window.nanos());
     let mut sleeps = vec![0.0; layout.processes.len()];
     let mut so_far = vec![SoFar::default(); layout.threads.len()];
+    let histogram = Histogram::<u64>::new(3).expect("3 significant figures is a valid precision");
+    // Observed gaps: index 0 overall, then one per group.
+    let mut gaps_seen = vec![histogram; layout.groups.len() + 1];
     // The capacity counts up to the last answer: the idle time after the clients finished,
     // before serve was stopped, is not held against them.
     let mut last_answer: Nanos = 0;
@@ -232,6 +237,11 @@ pub fn replay<W: Write>(
             gap = t.saturating_sub(prev);
             sleeps[process] = secs(gap);
             rec.record_delay(thread, gap);
+            let group = layout.threads[thread].group as usize + 1;
+            for i in [0, group] {
+                // Auto-resizing: only a value past u64 range fails, which a Nanos is not.
+                let _ = gaps_seen[i].record(gap.max(1));
+            }
         }
         let wait_from = *s.wait_from.get_or_insert(t);
         s.last_answer = Some(answer);
@@ -266,7 +276,7 @@ pub fn replay<W: Write>(
             "{n} requests past the recording's cap were not recorded"
         )),
     };
-    rec.finish(
+    let mut summary = rec.finish(
         duration,
         FinishContext {
             scenario: &scenario.name,
@@ -277,7 +287,19 @@ pub fn replay<W: Write>(
             processes: &processes,
             capacity_per_key: capacity(last_answer.min(duration)),
         },
-    )
+    )?;
+    let mut gaps = GapPercentiles::of(&gaps_seen[0]);
+    gaps.groups = layout
+        .groups
+        .iter()
+        .zip(&gaps_seen[1..])
+        .map(|(g, h)| GroupGaps {
+            name: g.name.clone(),
+            gaps: GapPercentiles::of(h),
+        })
+        .collect();
+    summary.gaps = Some(gaps);
+    Ok(summary)
 }
 
 #[cfg(test)]
@@ -377,6 +399,21 @@ mod tests {
         assert_eq!(sum.mode, "recorded");
         assert!(!sum.partial);
         assert_eq!(sum.processes[0].final_sleep, 1.0);
+        // The two gaps, 1.5 s and 1 s, both a's.
+        let g = sum.gaps.as_ref().unwrap();
+        assert_eq!(g.count, 2);
+        assert!((g.max.unwrap() - 1.5).abs() < 0.01, "{g:?}");
+        assert!((g.p50.unwrap() - 1.0).abs() < 0.01, "{g:?}");
+        assert_eq!(g.groups.len(), 2);
+        assert_eq!(
+            (g.groups[0].name.as_str(), g.groups[0].gaps.count),
+            ("g", 2)
+        );
+        assert_eq!(
+            (g.groups[1].name.as_str(), g.groups[1].gaps.count),
+            ("g-key2", 0)
+        );
+        assert_eq!(g.groups[1].gaps.p50, None);
         let text = String::from_utf8(series).unwrap();
         let requests: u64 = text
             .lines()
