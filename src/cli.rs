@@ -33,7 +33,7 @@ pub enum Command {
     List(ListArgs),
     /// Run scenarios and print only their [expect] verdicts (exit 1 if one is missed).
     Check(CheckArgs),
-    /// Serve the mock rate-limited API over HTTP until Ctrl-C.
+    /// Serve the mock rate-limited API over HTTP until Ctrl-C (--record: a run folder of it).
     Serve(ServeArgs),
     /// Run the same clients against any HTTP endpoint and record what they did.
     Client(ClientArgs),
@@ -53,7 +53,17 @@ the scenario's (or --seed) and the ones after it, the same for every variant."
 )]
 pub struct CompareArgs {
     /// The scenario file (TOML).
-    pub scenario: PathBuf,
+    #[arg(required_unless_present = "runs")]
+    pub scenario: Option<PathBuf>,
+    /// Put existing run folders side by side instead (e.g. one `serve --record` wrote next to
+    /// a `run`'s), without running anything.
+    #[arg(
+        long,
+        num_args = 1..,
+        value_name = "DIR",
+        conflicts_with_all = ["scenario", "algorithms", "variants", "seeds", "duration", "set", "seed"]
+    )]
+    pub runs: Vec<PathBuf>,
     /// Algorithms to run every client group with, e.g. `schneems,fixed`.
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
     pub algorithms: Vec<String>,
@@ -169,6 +179,17 @@ pub struct ServeArgs {
         requires = "store"
     )]
     pub store_namespace: String,
+    /// Record every client's requests and, on stop, write the run folder a `run` writes
+    /// (series.csv, summary.json, charts, report.html) into DIR (new or empty).
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
+    /// With --record: one series.csv row per client per this interval of virtual time
+    /// (default: the scenario's run.sample_every, else 10s).
+    #[arg(long, value_parser = parse_duration_arg, requires = "record")]
+    pub sample_every: Option<HumanDuration>,
+    /// Stop after this much virtual time (real time × the time scale), as Ctrl-C would.
+    #[arg(long, value_parser = parse_duration_arg)]
+    pub duration: Option<HumanDuration>,
 }
 
 #[derive(Debug, Args)]

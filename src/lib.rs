@@ -16,6 +16,7 @@ pub mod list;
 pub mod parallel;
 pub mod progress;
 pub mod record;
+pub mod recording;
 pub mod report;
 pub mod rng;
 pub mod run;

@@ -204,9 +204,15 @@ pub fn write_summary(dir: &Path, summary: &Summary, scenario: &Scenario) -> Resu
 
 /// `--out DIR`: may exist only if empty, so no earlier run is ever overwritten.
 pub fn claim_given_dir(dir: &Path) -> Result<PathBuf, Error> {
-    // What the user gave is wrong (a file, under a file, not writable): exit 2 naming --out,
-    // not a failed run.
-    let bad = |why: String| Error::Usage(format!("--out {}: {why}", dir.display()));
+    claim_dir_for("--out", dir)
+}
+
+/// A results folder the user named with `flag` (`--out`, `serve --record`): new or empty, and
+/// writable; any problem is bad input naming the flag.
+pub fn claim_dir_for(flag: &str, dir: &Path) -> Result<PathBuf, Error> {
+    // What the user gave is wrong (a file, under a file, not writable): exit 2 naming the
+    // flag, not a failed run.
+    let bad = |why: String| Error::Usage(format!("{flag} {}: {why}", dir.display()));
     if dir.exists() && !dir.is_dir() {
         return Err(bad(
             "is a file, not a folder; give a new or empty folder".into()
@@ -215,10 +221,9 @@ pub fn claim_given_dir(dir: &Path) -> Result<PathBuf, Error> {
     if dir.exists() {
         let mut entries = fs::read_dir(dir).map_err(|e| bad(format!("cannot read it: {e}")))?;
         if entries.next().is_some() {
-            return Err(Error::Usage(format!(
-                "--out {}: the folder is not empty; results never overwrite an earlier run",
-                dir.display()
-            )));
+            return Err(bad(
+                "the folder is not empty; results never overwrite an earlier run".into(),
+            ));
         }
     } else {
         fs::create_dir_all(dir).map_err(|e| bad(format!("cannot create the folder: {e}")))?;

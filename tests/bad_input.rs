@@ -520,6 +520,57 @@ fn cases() -> Vec<Case> {
             2,
             "--store: `http://x`: unknown scheme",
         ),
+        // serve --record and compare --runs (issue 14).
+        case(
+            "serve --addr 127.0.0.1:0 --record {afile}",
+            2,
+            "--record {afile}: is a file, not a folder",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --record {afile}/under",
+            2,
+            "--record {afile}/under: cannot create the folder",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --record {nan}",
+            2,
+            "--record {nan}: the folder is not empty",
+        ),
+        Case {
+            args: "serve --addr {busy} --record {tmp}/r",
+            file: None,
+            code: 2,
+            says: "the port is already in use",
+            absent: Some("{tmp}/r"),
+        },
+        case(
+            "serve --addr 127.0.0.1:0 --record {tmp}/r --sample-every 500us",
+            2,
+            "--sample-every 500us: must be at least 1ms",
+        ),
+        case("serve --sample-every 1s", 2, "--record <DIR>"),
+        case("serve --duration soon", 2, "--duration"),
+        case(
+            "compare --runs {tmp}/missing",
+            2,
+            "--runs {tmp}/missing: no such folder",
+        ),
+        case(
+            "compare --runs {tmp}",
+            2,
+            "--runs {tmp}: not a run folder: {tmp}/scenario.toml: missing",
+        ),
+        case(
+            "compare --runs {afile}",
+            2,
+            "--runs {afile}: is a file, not a run folder",
+        ),
+        case(
+            "compare {scen}/fast_slow.toml --runs {nan}",
+            2,
+            "cannot be used with",
+        ),
+        case("compare", 2, "<SCENARIO>"),
         case("plot {afile}", 2, "not a folder"),
         case("plot {tmp}", 2, "scenario.toml: missing"),
         case(

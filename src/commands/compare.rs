@@ -10,14 +10,18 @@ use crate::progress::{Progress, colour_stdout};
 use crate::run::print;
 
 pub fn compare(args: &CompareArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
+    let jobs = args.jobs.map_or_else(cores, |j| j as usize);
+    let Some(scenario) = &args.scenario else {
+        return compare_runs(args, jobs);
+    };
     let progress = Progress::new(args.output.quiet);
     let opts = CompareOptions {
-        scenario: args.scenario.clone(),
+        scenario: scenario.clone(),
         overrides: args.overrides(),
         variants: args.variants.clone(),
         algorithms: args.algorithms.clone(),
         seeds: args.seeds.map(|n| n as usize),
-        jobs: args.jobs.map_or_else(cores, |j| j as usize),
+        jobs,
         out: args.output.out.clone(),
         progress: &progress,
         interrupt,
@@ -82,4 +86,26 @@ pub fn compare(args: &CompareArgs, interrupt: &AtomicBool) -> Result<i32, Error>
     } else {
         exit::EXPECT_MISSED
     })
+}
+
+/// `compare --runs DIR…`: existing run folders side by side, nothing run.
+fn compare_runs(args: &CompareArgs, jobs: usize) -> Result<i32, Error> {
+    let result = compare::compare_runs(&args.runs, args.output.out.as_deref(), jobs)?;
+    let c = &result.comparison;
+    if args.output.json {
+        print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(c).expect("a comparison serializes")
+        ));
+    } else if !args.output.quiet {
+        let mut out = format!("{} runs side by side, one run each\n\n", c.variants.len());
+        out.push_str(&c.plain(colour_stdout()));
+        out.push_str("\none run per row (no interval); * best of its column\n\n");
+        for (name, dir) in &result.sources {
+            out.push_str(&format!("  {name}: {}\n", dir.display()));
+        }
+        out.push_str(&format!("\nresults: {}\n", result.dir.display()));
+        print(&out);
+    }
+    Ok(exit::OK)
 }

@@ -1,7 +1,7 @@
 //! `throttle-sim serve`: the mock rate-limited API on its own, for any client (curl included).
 
 use std::io::Write;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::cli::ServeArgs;
@@ -9,9 +9,14 @@ use crate::engine::live::server::{ServerSettings, ServerState, serve_per_thread}
 use crate::engine::live::{ScaledClock, raise_fd_limit};
 use crate::error::{Error, exit};
 use crate::limiter::{FaultConfig, GcraConfig, Headers, Latency, LimiterConfig, Rule, SharedGcra};
-use crate::scenario::{Override, check_time_scale, read_scenario};
+use crate::recording::{Plan, Recording};
+use crate::report;
+use crate::run::{claim_dir_for, print};
+use crate::scenario::{
+    MIN_SAMPLE_EVERY, Override, RunConfig, ServerConfig, check_time_scale, read_scenario,
+};
 use crate::store::{RedisLink, check_url};
-use crate::time::HumanDuration;
+use crate::time::{HumanDuration, Nanos};
 
 /// `throttle-sim serve`: answer until `interrupt` turns true (Ctrl-C, SIGTERM), then stop
 /// accepting and let requests in flight finish.
@@ -42,13 +47,30 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
             shared.prefix()
         ));
     }
-    let state = ServerState::new(settings, ScaledClock::starting_now(scale));
+    let clock = ScaledClock::starting_now(scale);
+    let recording = start_recording(args, &mut settings, clock)?;
+    let capacity_rule = settings
+        .shared_limit
+        .is_some()
+        .then(|| settings.limiter.build());
+    let state = ServerState::new(settings, clock);
     let threads = args.threads.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         usize::from,
     );
-    let running = serve_per_thread(args.addr, state.clone(), threads, interrupt)
-        .map_err(|e| Error::Usage(format!("--addr {}: cannot listen there: {e}", args.addr)))?;
+    let running = match serve_per_thread(args.addr, state.clone(), threads, interrupt) {
+        Ok(r) => r,
+        Err(e) => {
+            // Nothing was served: leave no half-made results folder behind.
+            if let Some(rec) = recording {
+                rec.abandon();
+            }
+            return Err(Error::Usage(format!(
+                "--addr {}: cannot listen there: {e}",
+                args.addr
+            )));
+        }
+    };
     // The first line says where: scripts and tests read the port from it.
     let mut out = std::io::stdout();
     let _ = writeln!(
@@ -57,6 +79,9 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
         running.addr
     );
     let _ = out.flush();
+    if let Some(d) = args.duration {
+        stop_after(clock, d.nanos(), interrupt);
+    }
     running.join();
     for (key, s) in state.stats() {
         if s.requests > 0 {
@@ -66,7 +91,106 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
             );
         }
     }
+    if let Some(rec) = recording {
+        // With the rule in Redis, the capacity is the rule's own (the state holds none).
+        let capacity = |span: Nanos| match &capacity_rule {
+            Some(rule) => rule.capacity(span),
+            None => state.capacity(span),
+        };
+        // A `--duration` stop ends the recording at that time, not at the moment the last
+        // serving thread noticed.
+        let now = clock.now();
+        let end = args.duration.map_or(now, |d| now.min(d.nanos()));
+        finish_recording(rec, end, &capacity)?;
+    }
     Ok(exit::OK)
+}
+
+/// `--record DIR`: claim the folder (bad input names `--record`) and hand the server the
+/// journal. The run settings come from `--scenario` when given.
+fn start_recording(
+    args: &ServeArgs,
+    settings: &mut ServerSettings,
+    clock: ScaledClock,
+) -> Result<Option<Recording>, Error> {
+    let Some(dir) = &args.record else {
+        return Ok(None);
+    };
+    let (name, run) = match &args.scenario {
+        Some(path) => {
+            let s = read_scenario(path, &args.set, 0)?;
+            (format!("{}-recorded", s.name), s.run)
+        }
+        None => ("serve-recorded".to_string(), RunConfig::default()),
+    };
+    let sample_every = args.sample_every.unwrap_or(run.sample_every);
+    if sample_every.nanos() < MIN_SAMPLE_EVERY.nanos() {
+        return Err(Error::Usage(format!(
+            "--sample-every {sample_every}: must be at least {MIN_SAMPLE_EVERY}"
+        )));
+    }
+    let dir = claim_dir_for("--record", dir)?;
+    let plan = Plan {
+        name,
+        server: ServerConfig {
+            limiter: settings.limiter.clone(),
+            latency: settings.latency.clone(),
+            faults: settings.faults.clone(),
+            headers: settings.headers,
+        },
+        time_scale: clock.scale(),
+        seed: settings.seed,
+        sample_every: sample_every.nanos(),
+        fairness_window: run.fairness_window.nanos(),
+    };
+    let rec = Recording::start(&dir, plan, clock)?;
+    settings.observer = Some(rec.journal());
+    Ok(Some(rec))
+}
+
+/// Write the recorded run folder and say what it holds.
+fn finish_recording(
+    rec: Recording,
+    end: Nanos,
+    capacity: &dyn Fn(Nanos) -> f64,
+) -> Result<(), Error> {
+    let dir = rec.dir().to_path_buf();
+    let done = rec.finish(end, capacity)?;
+    if let Some(note) = &done.note {
+        eprintln!("serve --record: {note}");
+    }
+    report::write_run_report(&dir)?;
+    let s = &done.summary;
+    if s.metrics.requests == 0 {
+        eprintln!("serve --record: no requests were recorded");
+    }
+    print(&report::terminal_summary(s));
+    if let Some(g) = &s.gaps {
+        print(&format!("{}\n", crate::recording::gaps_line(g)));
+    }
+    print(&format!(
+        "recorded {} requests of {} client{}: {}\n",
+        s.metrics.requests,
+        done.clients,
+        if done.clients == 1 { "" } else { "s" },
+        dir.display()
+    ));
+    Ok(())
+}
+
+/// `--duration`: stop serving once the server's clock reaches `end`, as Ctrl-C would.
+fn stop_after(clock: ScaledClock, end: Nanos, stop: &'static AtomicBool) {
+    let at = clock.instant_at(end);
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            let left = at.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                stop.store(true, Ordering::Relaxed);
+                break;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(50)));
+        }
+    });
 }
 
 /// `--store`: the GCRA in Redis, or why it cannot be.

@@ -9,6 +9,7 @@
 
 mod files;
 mod report;
+mod runs;
 mod stats;
 mod table;
 
@@ -20,6 +21,7 @@ use std::time::{Instant, SystemTime};
 
 pub use files::{compare_csv, read_compare_csv};
 pub use report::{is_comparison, load_comparison, variant_dir, write_compare_report};
+pub use runs::{RunsResult, compare_runs};
 pub use stats::{Stat, t_975};
 pub use table::{COLUMNS, Comparison, METHOD, VariantRuns, VariantStats, verdict_text};
 

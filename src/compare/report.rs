@@ -186,17 +186,33 @@ pub fn write_compare_report(dir: &Path, jobs: usize) -> Result<Comparison, Error
     ];
 
     let mut page = Page::new(&format!("{}: comparison", cmp.scenario));
-    page.meta(&format!(
-        "{} variants, each over the same {n_seeds} seed{} ({}); sim mode; throttle-sim {}",
-        cmp.variants.len(),
-        if n_seeds == 1 { "" } else { "s" },
-        cmp.seeds
-            .iter()
-            .map(u64::to_string)
-            .collect::<Vec<_>>()
-            .join(", "),
-        cmp.version
-    ));
+    let mut modes: Vec<&str> = variant_sections
+        .iter()
+        .map(|(_, r, _)| r.summary.mode.as_str())
+        .collect();
+    modes.sort_unstable();
+    modes.dedup();
+    if modes.iter().all(|&m| m == "sim") {
+        page.meta(&format!(
+            "{} variants, each over the same {n_seeds} seed{} ({}); sim mode; throttle-sim {}",
+            cmp.variants.len(),
+            if n_seeds == 1 { "" } else { "s" },
+            cmp.seeds
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            cmp.version
+        ));
+    } else {
+        // `compare --runs`: existing run folders, one run each, of other modes too.
+        page.meta(&format!(
+            "{} runs side by side, one run each ({} mode); throttle-sim {}",
+            cmp.variants.len(),
+            modes.join(", "),
+            cmp.version
+        ));
+    }
     if !scenario.description.is_empty() {
         page.paragraph(&scenario.description);
     }

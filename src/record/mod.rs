@@ -18,8 +18,8 @@ use hdrhistogram::Histogram;
 pub use failure::Failure;
 pub use peak::{PeakCounter, Peaks};
 pub use summary::{
-    DeadWorker, ExpectVerdict, GroupSummary, MANY_ERRORS, Metrics, ProcessSummary, RequestTrouble,
-    Summary,
+    DeadWorker, ExpectVerdict, GapPercentiles, GroupGaps, GroupSummary, MANY_ERRORS, Metrics,
+    ProcessSummary, RequestTrouble, Summary,
 };
 pub use writer::CsvSink;
 

@@ -192,6 +192,48 @@ pub struct Summary {
     /// the summary is then partial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// `serve --record`: percentiles of the observed gaps between a client's requests, overall
+    /// and per group (docs/serve-record.md); absent from other runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gaps: Option<GapPercentiles>,
+}
+
+/// Percentiles of a set of gaps, in seconds (`serve --record`'s observed gaps).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GapPercentiles {
+    /// How many gaps were measured (a client's requests after its first).
+    pub count: u64,
+    /// `null` without any gap.
+    pub p50: Option<f64>,
+    pub p90: Option<f64>,
+    pub p99: Option<f64>,
+    pub max: Option<f64>,
+    /// Per group, the same without `groups`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupGaps>,
+}
+
+/// One group's [`GapPercentiles`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupGaps {
+    pub name: String,
+    #[serde(flatten)]
+    pub gaps: GapPercentiles,
+}
+
+impl GapPercentiles {
+    /// The percentiles of the gaps in `h` (nanoseconds).
+    pub fn of(h: &Histogram<u64>) -> GapPercentiles {
+        let at = |q: f64| (!h.is_empty()).then(|| secs(h.value_at_quantile(q)));
+        GapPercentiles {
+            count: h.len(),
+            p50: at(0.5),
+            p90: at(0.9),
+            p99: at(0.99),
+            max: (!h.is_empty()).then(|| secs(h.max())),
+            groups: Vec::new(),
+        }
+    }
 }
 
 impl Summary {
@@ -448,6 +490,7 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
         expect: Vec::new(),
         dead_workers: Vec::new(),
         failure: None,
+        gaps: None,
     }
 }
 

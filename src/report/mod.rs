@@ -119,10 +119,10 @@ pub fn terminal_summary(s: &Summary) -> String {
         "{}: {} s {}{}, seed {}\n\n",
         s.scenario,
         s.duration_s,
-        if s.mode == "live" {
-            "run live"
-        } else {
-            "simulated"
+        match s.mode.as_str() {
+            "live" => "run live",
+            crate::recording::MODE => "recorded by serve",
+            _ => "simulated",
         },
         if s.partial { " (PARTIAL)" } else { "" },
         s.seed

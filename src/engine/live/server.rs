@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -66,8 +66,33 @@ pub struct ServerSettings {
     /// `serve --store`: the GCRA kept in Redis, shared with every instance that uses the same
     /// namespace; `limiter` then only gives the rate for the policy headers.
     pub shared_limit: Option<SharedGcra>,
+    /// `serve --record`: told of every answered request (`src/recording/`).
+    pub observer: Option<Arc<dyn Observer>>,
     /// `serve --tls-cert --tls-key`: answer HTTPS (HTTP/1.1 over TLS) instead of HTTP.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+}
+
+/// One answered request, as `serve --record` sees it from the server's side.
+#[derive(Clone, Copy, Debug)]
+pub struct Seen<'a> {
+    /// The `X-Client-Id` header, when sent and readable.
+    pub client_id: Option<&'a str>,
+    /// The request's key (`Authorization` or `?key=`), when it had one.
+    pub key: Option<&'a str>,
+    /// The TCP peer's address.
+    pub peer: IpAddr,
+    pub status: Status,
+    /// The `RateLimit-Remaining` the answer carries, if it carries one.
+    pub remaining: Option<u64>,
+    /// Virtual time the answer waits before it is sent (2xx only, as the server does).
+    pub latency: Nanos,
+}
+
+/// Something that wants to hear of every answered request (`serve --record`). It is called on
+/// the serving threads, after the decision and before the latency wait; it reads the time
+/// itself, so that what it is told comes in the order it hears it.
+pub trait Observer: Send + Sync + std::fmt::Debug {
+    fn observe(&self, seen: Seen<'_>);
 }
 
 impl ServerSettings {
@@ -82,6 +107,7 @@ impl ServerSettings {
             header_read_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(5),
             shared_limit: None,
+            observer: None,
             tls: None,
         }
     }
@@ -239,7 +265,12 @@ impl ServerState {
         self.keyed.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    async fn handle(&self, req: Request<Incoming>, conn: u64) -> Response<Full<Bytes>> {
+    async fn handle(
+        &self,
+        req: Request<Incoming>,
+        conn: u64,
+        peer: IpAddr,
+    ) -> Response<Full<Bytes>> {
         if req.uri().path() == "/_stats" {
             return self.stats_response();
         }
@@ -250,10 +281,18 @@ impl ServerState {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<usize>().ok())
             .unwrap_or(conn as usize);
+        let seen = |decision: &Decision, latency: Nanos| {
+            if let Some(o) = &self.settings.observer {
+                self.tell(o.as_ref(), &req, key.as_deref(), peer, decision, latency);
+            }
+        };
         if let Some(shared) = &self.settings.shared_limit {
-            return self.handle_shared(shared, key.as_deref(), client).await;
+            return self
+                .handle_shared(shared, key.as_deref(), client, seen)
+                .await;
         }
         let (decision, index, latency) = self.decide(key.as_deref(), client);
+        seen(&decision, latency);
         if latency > 0 && decision.status == Status::Ok {
             tokio::time::sleep(self.clock.to_real(latency)).await;
             let mut k = self.lock();
@@ -261,6 +300,31 @@ impl ServerState {
             k.limiter.release(now, index);
         }
         self.respond(&decision)
+    }
+
+    /// Tell `observer` of an answered request, with what its answer shows.
+    fn tell<B>(
+        &self,
+        observer: &dyn Observer,
+        req: &Request<B>,
+        key: Option<&str>,
+        peer: IpAddr,
+        decision: &Decision,
+        latency: Nanos,
+    ) {
+        let shown = self.settings.headers.shown(*decision);
+        observer.observe(Seen {
+            client_id: req.headers().get(CLIENT_ID).and_then(|v| v.to_str().ok()),
+            key,
+            peer,
+            status: decision.status,
+            remaining: shown.has_headers().then_some(shown.remaining),
+            latency: if decision.status == Status::Ok {
+                latency
+            } else {
+                0
+            },
+        });
     }
 
     /// One request against the limit kept in Redis: faults first (here), then one script in
@@ -271,6 +335,7 @@ impl ServerState {
         shared: &SharedGcra,
         key: Option<&str>,
         client: usize,
+        seen: impl FnOnce(&Decision, Nanos),
     ) -> Response<Full<Bytes>> {
         let (front, index, name, latency) = {
             let mut k = self.lock();
@@ -309,6 +374,7 @@ impl ServerState {
                 Status::Unavailable | Status::Error => s.errors += 1,
             }
         }
+        seen(&decision, latency);
         if latency > 0 && decision.status == Status::Ok {
             tokio::time::sleep(self.clock.to_real(latency)).await;
         }
@@ -476,13 +542,14 @@ pub async fn serve(listener: TcpListener, state: ServerState, shutdown: impl Fut
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
+                Ok((stream, peer)) => {
+                    let peer = peer.ip();
                     let _ = stream.set_nodelay(true);
                     let conn_id = state.connections.fetch_add(1, Ordering::Relaxed);
                     let st = local.clone();
                     let service = service_fn(move |req| {
                         let st = st.clone();
-                        async move { Ok::<_, Infallible>(st.handle(req, conn_id).await) }
+                        async move { Ok::<_, Infallible>(st.handle(req, conn_id, peer).await) }
                     });
                     if let Some(acceptor) = &tls {
                         let (acceptor, builder) = (acceptor.clone(), builder.clone());

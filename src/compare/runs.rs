@@ -1,0 +1,193 @@
+//! `compare --runs DIR…`: run folders that exist already (a `run`'s, a `client`'s, a `serve
+//! --record`'s, a comparison's `variants/*`), side by side in the comparison's table, charts
+//! and report, without running anything. Each folder is one variant of one run; its files are
+//! linked (or copied) under `variants/`, so the comparison folder stands on its own and
+//! `plot` draws it again.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::files::compare_csv;
+use super::report::{is_comparison, variant_dir, write_compare_report};
+use super::table::{Comparison, VariantRuns};
+use crate::error::Error;
+use crate::report::{RunFolder, VARIANT_NOTE, VariantNote};
+use crate::run::{claim_given_dir, claim_new_dir};
+use crate::scenario::Expect;
+use crate::time::HumanDuration;
+
+/// The files of a run folder the comparison needs (and `clients.csv` of a recording).
+const RUN_FILES: [&str; 4] = ["scenario.toml", "summary.json", "series.csv", "clients.csv"];
+
+/// What `compare --runs` wrote.
+pub struct RunsResult {
+    pub dir: PathBuf,
+    pub comparison: Comparison,
+    /// Each variant's name and the folder it came from.
+    pub sources: Vec<(String, PathBuf)>,
+}
+
+/// Check that `dir` is a run folder and load it; every problem names `--runs` and the folder.
+fn load(dir: &Path) -> Result<RunFolder, Error> {
+    let bad = |why: String| Error::Usage(format!("--runs {}: {why}", dir.display()));
+    if !dir.exists() {
+        return Err(bad("no such folder".into()));
+    }
+    if !dir.is_dir() {
+        return Err(bad("is a file, not a run folder".into()));
+    }
+    if is_comparison(dir) {
+        return Err(bad(
+            "is a comparison (it has compare.csv), not a run; give its variants/* folders".into(),
+        ));
+    }
+    RunFolder::load(dir).map_err(|e| bad(format!("not a run folder: {e}")))
+}
+
+/// The variant names: each run's own variant name, else its scenario's name, made unique.
+fn names(runs: &[RunFolder]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in runs {
+        let base = r
+            .variant
+            .as_ref()
+            .map_or_else(|| r.scenario.name.clone(), |v| v.name.clone());
+        let mut name = base.clone();
+        let mut n = 2;
+        while out.contains(&name) {
+            name = format!("{base}-{n}");
+            n += 1;
+        }
+        out.push(name);
+    }
+    out
+}
+
+/// Link `from` to `to`, or copy it where links cannot be made (another file system).
+fn link_or_copy(from: &Path, to: &Path) -> Result<(), Error> {
+    if fs::hard_link(from, to).is_ok() {
+        return Ok(());
+    }
+    fs::copy(from, to).map(|_| ()).map_err(Error::io(to))
+}
+
+/// Put `dirs` side by side in `out` (default a new folder under `results/`).
+pub fn compare_runs(
+    dirs: &[PathBuf],
+    out: Option<&Path>,
+    jobs: usize,
+) -> Result<RunsResult, Error> {
+    if dirs.is_empty() {
+        return Err(Error::Usage("--runs: give at least one run folder".into()));
+    }
+    let runs = dirs
+        .iter()
+        .map(|d| load(d))
+        .collect::<Result<Vec<_>, _>>()?;
+    let names = names(&runs);
+    let dir = match out {
+        Some(d) => claim_given_dir(d)?,
+        None => claim_new_dir(Path::new("results"), "runs-compare", SystemTime::now())?,
+    };
+
+    // The comparison's scenario: the first run's server, long enough for the longest run,
+    // with no variants and no [expect] (runs of different scenarios are shown, not judged).
+    let mut scenario = runs[0].scenario.clone();
+    scenario.name = "runs".into();
+    scenario.description = format!(
+        "{} run folders side by side: {}.",
+        runs.len(),
+        dirs.iter()
+            .zip(&names)
+            .map(|(d, n)| format!("{n} ({})", d.display()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    scenario.variants.clear();
+    scenario.expect = Expect::new();
+    let longest = runs
+        .iter()
+        .map(|r| r.scenario.run.duration.nanos())
+        .max()
+        .unwrap_or(0);
+    scenario.run.duration = HumanDuration(longest.max(scenario.run.duration.nanos()));
+    let path = dir.join("scenario.toml");
+    fs::write(&path, scenario.to_toml()).map_err(Error::io(&path))?;
+
+    let mut csv = String::new();
+    for (i, (run, name)) in runs.iter().zip(&names).enumerate() {
+        let vdir = variant_dir(&dir, i, name);
+        fs::create_dir_all(&vdir).map_err(Error::io(&vdir))?;
+        for file in RUN_FILES {
+            let from = run.dir.join(file);
+            if from.is_file() {
+                link_or_copy(&from, &vdir.join(file))?;
+            }
+        }
+        let note = VariantNote {
+            name: name.clone(),
+            description: format!("the {} run folder {}", run.summary.mode, dirs[i].display()),
+            set: Vec::new(),
+        };
+        let note_path = vdir.join(VARIANT_NOTE);
+        fs::write(
+            &note_path,
+            toml::to_string(&note).expect("a note serializes"),
+        )
+        .map_err(Error::io(&note_path))?;
+        // One row per run, with its own seed (compare.csv's rows need not share seeds).
+        let rows = compare_csv(
+            &[run.summary.seed],
+            &[VariantRuns {
+                name: name.clone(),
+                runs: vec![run.summary.metrics.clone()],
+                expect: None,
+            }],
+        );
+        let mut lines = rows.splitn(2, '\n');
+        let header = lines.next().unwrap_or_default();
+        if i == 0 {
+            csv.push_str(header);
+            csv.push('\n');
+        }
+        csv.push_str(lines.next().unwrap_or_default());
+    }
+    let csv_path = dir.join("compare.csv");
+    fs::write(&csv_path, csv).map_err(Error::io(&csv_path))?;
+    let comparison = write_compare_report(&dir, jobs)?;
+    let json_path = dir.join("compare.json");
+    let mut json = serde_json::to_string_pretty(&comparison).expect("a comparison serializes");
+    json.push('\n');
+    fs::write(&json_path, json).map_err(Error::io(&json_path))?;
+    let md_path = dir.join("compare.md");
+    fs::write(&md_path, comparison.markdown_page()).map_err(Error::io(&md_path))?;
+    Ok(RunsResult {
+        dir,
+        comparison,
+        sources: names.into_iter().zip(dirs.iter().cloned()).collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folders_that_are_not_runs_are_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        let missing = tmp.path().join("nope");
+        let e = load(&missing).err().unwrap().to_string();
+        assert!(e.contains("--runs") && e.contains("no such folder"), "{e}");
+        let empty = tmp.path().join("empty");
+        fs::create_dir(&empty).unwrap();
+        let e = load(&empty).err().unwrap().to_string();
+        assert!(
+            e.contains("not a run folder") && e.contains("scenario.toml"),
+            "{e}"
+        );
+        fs::write(empty.join("compare.csv"), "variant,seed\n").unwrap();
+        let e = load(&empty).err().unwrap().to_string();
+        assert!(e.contains("is a comparison"), "{e}");
+    }
+}
