@@ -150,8 +150,9 @@ pub struct ServeArgs {
     /// Wait this long before each answer (virtual time; default 0s, or the scenario's).
     #[arg(long, value_parser = parse_duration_arg)]
     pub latency: Option<HumanDuration>,
-    /// Which rate-limit fields the answers carry: full (RateLimit-* and Retry-After, the
-    /// default, or the scenario's) or none.
+    /// The dialect of the answers' rate-limit fields: full (every field: RateLimit-*,
+    /// Retry-After, retry-after-ms; the default, or the scenario's), ietf, heroku, github or
+    /// none (docs/headers.md).
     #[arg(long, value_name = "STYLE", value_parser = parse_headers)]
     pub headers: Option<Headers>,
     /// Close connections that take longer than this to send a request's headers.
@@ -160,6 +161,12 @@ pub struct ServeArgs {
     /// Serving threads, each with its own listener (default: one per core).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+    /// Serve HTTPS with this certificate chain (PEM, the server's certificate first).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM: PKCS#8, RSA or EC).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// Keep the GCRA state in Redis, e.g. redis://127.0.0.1:6379: every instance given the
     /// same url, namespace and rule shares one limit.
     #[arg(long, value_name = "URL")]
@@ -187,7 +194,7 @@ pub struct ServeArgs {
 
 #[derive(Debug, Args)]
 pub struct ClientArgs {
-    /// The endpoint, an http:// URL; every request is a GET of it.
+    /// The endpoint, an http:// or https:// URL; every request is a GET of it.
     #[arg(long, value_name = "URL")]
     pub target: String,
     /// The throttling algorithm (see the scenario docs for the names).
@@ -211,6 +218,10 @@ pub struct ClientArgs {
     /// A request that takes longer than this counts as an error.
     #[arg(long, default_value = "10s", value_parser = parse_duration_arg)]
     pub timeout: HumanDuration,
+    /// Trust the CA certificates in this PEM file too (an https:// test server's CA, or its
+    /// self-signed certificate), beside the usual public roots.
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
     #[command(flatten)]
     pub output: OutputFlags,
     /// Also write requests.csv, one row per request.

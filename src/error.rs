@@ -16,7 +16,8 @@ pub mod exit {
     pub const FAILED: i32 = 3;
     pub const INTERRUPTED: i32 = 130;
     /// The tool did its part, but nothing reached a server that answered: every request
-    /// failed (refused, reset, timed out, 5xx) or none was sent. Never a silent 0.
+    /// failed (refused, reset, timed out, 5xx) or none was sent, or (`client`) the TLS
+    /// handshake with the target failed before the run. Never a silent 0.
     pub const NOTHING_WORKED: i32 = 4;
 }
 
@@ -30,6 +31,9 @@ pub enum Error {
     /// The run could not be carried out (a worker would not start, a socket failed).
     #[error("{0}")]
     Failed(String),
+    /// Nothing can be sent to the target: a failed TLS handshake, found before the run.
+    #[error("{0}")]
+    Unreachable(String),
     /// A results folder's report could not be drawn.
     #[error("{0}")]
     Report(#[from] ReportError),
@@ -62,6 +66,7 @@ impl Error {
         match self {
             Error::Scenario(_) | Error::Usage(_) => exit::BAD_INPUT,
             Error::Io { .. } | Error::Failed(_) => exit::FAILED,
+            Error::Unreachable(_) => exit::NOTHING_WORKED,
             Error::Engine(e) => e.exit_code(),
             Error::Report(e) => e.exit_code(),
         }

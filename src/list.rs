@@ -73,8 +73,11 @@ pub fn text() -> String {
         toml::Value::try_from(Latency::default()).map_or("?".into(), |v| v.to_string())
     ));
     out.push_str(&format!(
-        "headers = one of {} (default \"{}\"): \"full\" sends RateLimit-* and Retry-After, \
-         \"none\" neither (the client sees only the status).\n",
+        "headers = one of {} (default \"{}\"): the dialect of the answers' rate-limit fields. \
+         \"full\" sends every field (RateLimit-*, Retry-After, retry-after-ms), \"ietf\" the \
+         draft's RateLimit and RateLimit-Policy, \"heroku\" RateLimit-Remaining only, \
+         \"github\" x-ratelimit-*, \"none\" nothing (the client sees only the status); \
+         docs/headers.md.\n",
         Headers::NAMES.join(", "),
         Headers::default().name()
     ));

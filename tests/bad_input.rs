@@ -471,14 +471,29 @@ fn cases() -> Vec<Case> {
             "0 is not in 1..=10000",
         ),
         case(
-            "client --target https://api.example.test/",
+            "client --target http://127.0.0.1:{closed}/ --ca-file Cargo.toml",
             2,
-            "https is not supported",
+            "--ca-file Cargo.toml: only an https:// --target uses it",
+        ),
+        case(
+            "client --target https://127.0.0.1:{closed}/ --ca-file Cargo.toml",
+            2,
+            "--ca-file Cargo.toml: no certificate in it",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --tls-cert Cargo.toml --tls-key Cargo.toml",
+            2,
+            "--tls-cert Cargo.toml: no certificate in it",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --tls-key Cargo.toml",
+            2,
+            "--tls-cert",
         ),
         case(
             "client --target notaurl",
             2,
-            "--target notaurl: expected an http:// URL",
+            "--target notaurl: expected an http:// or https:// URL",
         ),
         case(
             "client --target http://127.0.0.1:{closed}/ --algorithm magic",

@@ -139,10 +139,16 @@ fn a_bad_headers_value_names_the_field_and_the_valid_values() {
 fn list_names_the_headers_setting() {
     let out = bin().arg("list").assert().success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
-    assert!(text.contains("headers = one of full, none"), "{text}");
+    assert!(
+        text.contains("headers = one of full, ietf, heroku, github, none"),
+        "{text}"
+    );
     let out = bin().args(["list", "--json"]).assert().success();
     let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    assert_eq!(v["server_headers"], serde_json::json!(["full", "none"]));
+    assert_eq!(
+        v["server_headers"],
+        serde_json::json!(["full", "ietf", "heroku", "github", "none"])
+    );
     assert!(
         v["server_fields"]
             .as_array()
@@ -200,7 +206,7 @@ fn serve_with_headers_none_sends_no_rate_limit_fields_on_any_kind() {
         .code(2);
     let err = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
     assert!(
-        err.contains("--headers") && err.contains("full, none"),
+        err.contains("--headers") && err.contains("full, ietf, heroku, github, none"),
         "{err}"
     );
 }

@@ -39,6 +39,7 @@ macro_rules! bundled {
 
 bundled! {
     backoff_503,
+    dialects,
     discord_groups,
     dual_bucket,
     failure_window,

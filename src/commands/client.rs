@@ -106,15 +106,42 @@ pub(crate) fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<
 
 /// How `client` runs: against the URL with the headers given.
 pub fn client_config(args: &ClientArgs) -> Result<LiveConfig, Error> {
-    // Refuse a bad URL or header before any process starts.
-    crate::engine::live::client::Target::parse(&args.target, &args.headers)?;
+    // Refuse a bad URL, header or CA file before any process starts.
+    let target = crate::engine::live::client::Target::parse(
+        &args.target,
+        &args.headers,
+        args.ca_file.as_deref(),
+    )?;
+    check_handshake(&target)?;
     let mut cfg = LiveConfig::new(Target::External {
         url: args.target.clone(),
         headers: args.headers.clone(),
     })
     .map_err(|e| Error::Failed(format!("cannot find this program's binary: {e}")))?;
     cfg.request_timeout = Duration::from_nanos(args.timeout.nanos().max(1_000_000));
+    cfg.ca_file = args.ca_file.clone();
     Ok(cfg)
+}
+
+/// An `https://` target whose TLS handshake fails would fail every request alike: say why
+/// once, before any process starts (exit 4, as for a run in which every request failed).
+/// A target that does not take the connection is left to the run, which counts refusals.
+fn check_handshake(target: &crate::engine::live::client::Target) -> Result<(), Error> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Failed(format!("starting the async runtime: {e}")))?;
+    let check = rt.block_on(async {
+        tokio::time::timeout(Duration::from_secs(10), target.check_handshake()).await
+    });
+    match check {
+        Ok(Err(message)) => Err(Error::Unreachable(message)),
+        Ok(Ok(_)) => Ok(()),
+        Err(_) => Err(Error::Unreachable(format!(
+            "TLS handshake with {} did not finish within 10 s",
+            target.authority()
+        ))),
+    }
 }
 
 fn clamp_i64(v: u64) -> i64 {

@@ -26,6 +26,15 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
     if let Some(url) = &args.store {
         settings.shared_limit = Some(shared_limit(url, &args.store_namespace, &settings, scale)?);
     }
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        settings.tls =
+            Some(crate::engine::live::tls::server_config(cert, key).map_err(Error::Usage)?);
+    }
+    let scheme = if settings.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     raise_fd_limit();
     let mut what = describe(&settings.limiter, scale);
     if settings.headers != Headers::Full {
@@ -66,7 +75,7 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
     let mut out = std::io::stdout();
     let _ = writeln!(
         out,
-        "listening on http://{}/ ({what}); Ctrl-C stops",
+        "listening on {scheme}://{}/ ({what}); Ctrl-C stops",
         running.addr
     );
     let _ = out.flush();

@@ -186,15 +186,9 @@ pub fn run<W: Write, R: Write>(
             Step::Send { waited } => {
                 // What the client is told: the rule's decision, less the fields this server
                 // does not send.
-                let d = headers.shown(limiter.admit_from(now, th.key as usize, i));
+                let d = limiter.admit_from(now, th.key as usize, i);
                 let lat = latency.sample(&mut th.net_rng);
-                let response = Response {
-                    status: d.status,
-                    remaining: d.has_headers().then_some(d.remaining),
-                    limit: d.has_headers().then_some(d.limit),
-                    retry_after: d.retry_after,
-                    latency: lat,
-                };
+                let response = headers.response(d, now, lat);
                 th.pending = response;
                 rec.record_request(&RequestRecord {
                     thread: i,

@@ -1,78 +1,248 @@
-//! `[server] headers`: which rate-limit fields the server puts on its answers.
+//! `[server] headers`: which rate-limit fields the server puts on its answers, in which
+//! dialect.
 //!
-//! The rule decides; this setting only says how much of the decision the client is told. With
-//! `none` the answer carries no `RateLimit-*` fields and no `Retry-After`, as many APIs send
-//! (the client learns of the limit only from 429s). It is applied in one place per engine (the
-//! sim's send, the live server's answer), so every server kind and every fault gets it alike.
-//! An enum so further dialects (`ietf`, `heroku`, `github`: the same facts under other field
-//! names) can be added as variants.
+//! The rule decides; this setting only says how much of the decision the client is told, and
+//! under which names. Real APIs tell their clients different things: the IETF draft's
+//! structured fields give the remaining count and the quota, Heroku only the remaining count,
+//! GitHub the count, the quota and an epoch-second reset, and many APIs nothing but the status.
+//! It is applied in one place per engine (the sim's send through [`Headers::response`], the
+//! live server's answer in `engine/live/headers.rs`), so every server kind and every fault gets
+//! it alike, and the sim hands an algorithm exactly what the live client's parser would read
+//! off the same answer (at time scale 1). docs/headers.md lists the fields of each dialect.
 
 use serde::{Deserialize, Serialize};
 
 use super::Decision;
+use crate::exchange::{Response, Status};
+use crate::time::Nanos;
+
+const SECOND: Nanos = 1_000_000_000;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Headers {
-    /// `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`, the IETF `RateLimit` and
-    /// `RateLimit-Policy`, and `Retry-After` on refusals (the default, and the only style
-    /// before this setting existed).
+    /// Every field the tool writes: Heroku's `RateLimit-Remaining` and `RateLimit-Limit`, the
+    /// IETF `RateLimit` and `RateLimit-Policy`, and on refusals `Retry-After` plus the exact
+    /// `retry-after-ms`. No real API sends all of them; it is the default (and the only style
+    /// before dialects existed) because it tells a client the most, to the nanosecond.
     #[default]
     Full,
+    /// The IETF draft (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy:
+    /// "default";q=LIMIT;w=WINDOW` and `RateLimit: "default";r=REMAINING;t=RESET`, with
+    /// `Retry-After` in whole seconds on refusals.
+    Ietf,
+    /// Heroku's platform API: `RateLimit-Remaining` only; no limit, no `Retry-After`.
+    Heroku,
+    /// GitHub's REST API: `x-ratelimit-limit`, `-remaining`, `-used` and `-reset` (epoch
+    /// seconds). A refusal with nothing remaining is a primary limit: the reset says when to
+    /// come back. Any other refusal is a secondary limit and carries `retry-after` instead.
+    Github,
     /// No rate-limit fields and no `Retry-After`: only the status tells.
     None,
 }
 
 impl Headers {
     /// The valid values, as a scenario writes them.
-    pub const NAMES: &'static [&'static str] = &["full", "none"];
+    pub const NAMES: &'static [&'static str] = &["full", "ietf", "heroku", "github", "none"];
 
     pub fn name(self) -> &'static str {
         match self {
             Headers::Full => "full",
+            Headers::Ietf => "ietf",
+            Headers::Heroku => "heroku",
+            Headers::Github => "github",
             Headers::None => "none",
         }
     }
 
-    /// The decision as the client may see it: the status always; the counts and the
-    /// `Retry-After` only when this style sends them (a decision with `limit` 0 carries no
-    /// rate-limit headers, see [`Decision::has_headers`]).
-    #[inline]
+    /// Whether a refusal in this dialect is GitHub's primary limit (nothing remaining: the
+    /// reset is the wait) rather than a secondary one (`retry-after`).
+    pub fn is_primary_refusal(d: &Decision) -> bool {
+        d.status == Status::Limited && d.remaining == 0
+    }
+
+    /// The decision as far as this dialect tells its counts: unchanged when it sends the
+    /// remaining count (every dialect but `none`), else without rate-limit fields
+    /// ([`Decision::has_headers`] false) and without its wait. For what records the remaining
+    /// count an answer carried; what a client reads of it is [`Headers::response`].
     pub fn shown(self, d: Decision) -> Decision {
         match self {
-            Headers::Full => d,
             Headers::None => Decision {
                 status: d.status,
                 remaining: 0,
                 limit: 0,
                 retry_after: None,
             },
+            _ => d,
         }
     }
+
+    /// The answer to decision `d`, made at `now`, as a client of this dialect reads it: the
+    /// status always; the counts and the wait only as far as the dialect writes them, rounded
+    /// as it writes them (a decision with `limit` 0 carries no rate-limit headers, see
+    /// [`Decision::has_headers`]). The live parser (`engine/live/headers.rs`) reads the same
+    /// values off the fields the live server writes.
+    #[inline]
+    pub fn response(self, d: Decision, now: Nanos, latency: Nanos) -> Response {
+        let told = d.has_headers();
+        let (remaining, limit, retry_after) = match self {
+            // Exactly what the decision says (the run's output before dialects existed).
+            Headers::Full => (
+                told.then_some(d.remaining),
+                told.then_some(d.limit),
+                d.retry_after,
+            ),
+            _ if !told => (None, None, None),
+            Headers::Ietf => (
+                Some(d.remaining),
+                Some(d.limit),
+                d.retry_after.map(whole_seconds),
+            ),
+            Headers::Heroku => (Some(d.remaining), None, None),
+            Headers::Github => {
+                let wait = if Headers::is_primary_refusal(&d) {
+                    // Until the epoch second the reset names.
+                    let at = now.saturating_add(d.retry_after.unwrap_or(0));
+                    Some(at.div_ceil(SECOND).saturating_mul(SECOND) - now)
+                } else if d.status == Status::Limited {
+                    d.retry_after.map(whole_seconds)
+                } else {
+                    None
+                };
+                (Some(d.remaining), Some(d.limit), wait)
+            }
+            Headers::None => (None, None, None),
+        };
+        Response {
+            status: d.status,
+            remaining,
+            limit,
+            retry_after,
+            latency,
+        }
+    }
+}
+
+/// A wait as `Retry-After` in whole seconds carries it: rounded up, and at least one second.
+pub fn whole_seconds(wait: Nanos) -> Nanos {
+    wait.div_ceil(SECOND).max(1).saturating_mul(SECOND)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exchange::Status;
+
+    const REFUSED: Decision = Decision {
+        status: Status::Limited,
+        remaining: 0,
+        limit: 4500,
+        retry_after: Some(800_000_000),
+    };
+    const ADMITTED: Decision = Decision {
+        status: Status::Ok,
+        remaining: 41,
+        limit: 4500,
+        retry_after: None,
+    };
+    /// An injected fault: no rule answered.
+    const FAULT: Decision = Decision {
+        status: Status::Unavailable,
+        remaining: 0,
+        limit: 0,
+        retry_after: None,
+    };
+
+    fn seen(h: Headers, d: Decision, now: Nanos) -> (Option<u64>, Option<u64>, Option<Nanos>) {
+        let r = h.response(d, now, 7);
+        assert_eq!((r.status, r.latency), (d.status, 7));
+        (r.remaining, r.limit, r.retry_after)
+    }
 
     #[test]
-    fn none_hides_counts_and_retry_after_and_full_hides_nothing() {
-        let d = Decision {
-            status: Status::Limited,
-            remaining: 0,
-            limit: 4500,
-            retry_after: Some(800_000_000),
-        };
-        assert_eq!(Headers::Full.shown(d), d);
-        let hidden = Headers::None.shown(d);
-        assert_eq!(hidden.status, Status::Limited);
-        assert!(!hidden.has_headers());
-        assert_eq!(hidden.retry_after, None);
+    fn full_tells_the_decision_as_it_is() {
+        assert_eq!(
+            seen(Headers::Full, REFUSED, 0),
+            (Some(0), Some(4500), Some(800_000_000))
+        );
+        assert_eq!(
+            seen(Headers::Full, ADMITTED, 0),
+            (Some(41), Some(4500), None)
+        );
+        assert_eq!(seen(Headers::Full, FAULT, 0), (None, None, None));
         assert_eq!(Headers::default(), Headers::Full);
+    }
+
+    #[test]
+    fn ietf_rounds_the_wait_up_to_whole_seconds() {
+        assert_eq!(
+            seen(Headers::Ietf, REFUSED, 5),
+            (Some(0), Some(4500), Some(SECOND))
+        );
+        let long = Decision {
+            retry_after: Some(2 * SECOND + 1),
+            ..REFUSED
+        };
+        assert_eq!(seen(Headers::Ietf, long, 0).2, Some(3 * SECOND));
+        assert_eq!(
+            seen(Headers::Ietf, ADMITTED, 0),
+            (Some(41), Some(4500), None)
+        );
+        assert_eq!(seen(Headers::Ietf, FAULT, 0), (None, None, None));
+    }
+
+    #[test]
+    fn heroku_tells_only_the_remaining_count() {
+        assert_eq!(seen(Headers::Heroku, REFUSED, 0), (Some(0), None, None));
+        assert_eq!(seen(Headers::Heroku, ADMITTED, 0), (Some(41), None, None));
+        assert_eq!(seen(Headers::Heroku, FAULT, 0), (None, None, None));
+    }
+
+    #[test]
+    fn github_waits_for_the_reset_second_on_primary_and_retry_after_on_secondary_limits() {
+        // Refused at 10.5 s with 0.8 s to wait: the reset is the epoch second 12.
+        let now = 10 * SECOND + SECOND / 2;
+        assert_eq!(
+            seen(Headers::Github, REFUSED, now),
+            (Some(0), Some(4500), Some(12 * SECOND - now))
+        );
+        // A refusal while the count still shows some left is a secondary limit.
+        let secondary = Decision {
+            remaining: 1,
+            ..REFUSED
+        };
+        assert_eq!(
+            seen(Headers::Github, secondary, now),
+            (Some(1), Some(4500), Some(SECOND))
+        );
+        assert_eq!(
+            seen(Headers::Github, ADMITTED, now),
+            (Some(41), Some(4500), None)
+        );
+        assert_eq!(seen(Headers::Github, FAULT, now), (None, None, None));
+    }
+
+    #[test]
+    fn none_hides_counts_and_retry_after() {
+        assert_eq!(seen(Headers::None, REFUSED, 0), (None, None, None));
+        assert_eq!(seen(Headers::None, ADMITTED, 0), (None, None, None));
+        assert!(!Headers::None.shown(ADMITTED).has_headers());
+        for dialect in [
+            Headers::Full,
+            Headers::Ietf,
+            Headers::Heroku,
+            Headers::Github,
+        ] {
+            assert_eq!(dialect.shown(ADMITTED), ADMITTED);
+        }
+    }
+
+    #[test]
+    fn every_name_reads_back() {
         for name in Headers::NAMES {
             let v: Headers = toml::Value::String(name.to_string()).try_into().unwrap();
             assert_eq!(v.name(), *name);
         }
+        assert_eq!(whole_seconds(0), SECOND);
+        assert_eq!(whole_seconds(SECOND), SECOND);
     }
 }

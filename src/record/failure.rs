@@ -19,6 +19,9 @@ pub enum Failure {
     TimedOut,
     /// Something answered that is not HTTP/1.1.
     Malformed,
+    /// The TLS handshake failed (a certificate not trusted, not for this host, expired) or
+    /// the TLS layer broke off.
+    Tls,
     /// Any other transport failure (a name that does not resolve, no route, …).
     Transport,
     /// An answer with this status (5xx, or another code that is neither 2xx nor 429).
@@ -48,8 +51,15 @@ impl Failure {
     pub fn of_transport(e: &(dyn std::error::Error + 'static)) -> Failure {
         let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
         while let Some(c) = cause {
+            if c.is::<rustls::Error>() {
+                return Failure::Tls;
+            }
             if let Some(io) = c.downcast_ref::<std::io::Error>() {
                 use std::io::ErrorKind::*;
+                // tokio-rustls hands a failed handshake over as an I/O error around rustls's.
+                if io.get_ref().is_some_and(|i| i.is::<rustls::Error>()) {
+                    return Failure::Tls;
+                }
                 return match io.kind() {
                     ConnectionRefused => Failure::Refused,
                     ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof => {
@@ -80,13 +90,14 @@ impl Failure {
 }
 
 impl fmt::Display for Failure {
-    /// `refused`, `reset`, `timed_out`, `malformed`, `transport`, `http_503`.
+    /// `refused`, `reset`, `timed_out`, `malformed`, `tls`, `transport`, `http_503`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Failure::Refused => f.write_str("refused"),
             Failure::Reset => f.write_str("reset"),
             Failure::TimedOut => f.write_str("timed_out"),
             Failure::Malformed => f.write_str("malformed"),
+            Failure::Tls => f.write_str("tls"),
             Failure::Transport => f.write_str("transport"),
             Failure::Http(code) => write!(f, "http_{code}"),
         }
@@ -108,6 +119,12 @@ mod tests {
         assert_eq!(Failure::of_http(429), None);
         assert_eq!(Failure::of_status(Status::Error), Some(Failure::Http(500)));
         assert_eq!(Failure::TimedOut.to_string(), "timed_out");
+        let untrusted = std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
+        );
+        assert_eq!(Failure::of_transport(&untrusted), Failure::Tls);
+        assert_eq!(Failure::Tls.to_string(), "tls");
         let json = serde_json::to_string(&Failure::Http(502)).unwrap();
         assert_eq!(
             serde_json::from_str::<Failure>(&json).unwrap(),

@@ -94,7 +94,7 @@ pub fn serve(args: &[&str]) -> (Running, String) {
         .recv_timeout(Duration::from_secs(10))
         .expect("serve prints its address");
     let addr = line
-        .split("http://")
+        .split("://")
         .nth(1)
         .and_then(|r| r.split('/').next())
         .unwrap_or_else(|| panic!("no address in {line:?}"))

@@ -1,7 +1,10 @@
-//! One client thread's HTTP connection: keep-alive HTTP/1.1 over hyper's connection API, opened
-//! on first use and again after any failure. Every failure — refused, reset, timed out, a
-//! malformed answer — comes back as `Status::Error` with the time it took, never as a panic.
+//! One client thread's HTTP connection: keep-alive HTTP/1.1 over hyper's connection API, on
+//! plain TCP or TLS (`https://`, `tls.rs`), opened on first use and again after any failure.
+//! Every failure — refused, reset, timed out, a malformed answer, a failed TLS handshake —
+//! comes back as `Status::Error` with the time it took, never as a panic.
 
+use std::path::Path;
+use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use http_body_util::{BodyExt, Empty};
@@ -10,9 +13,13 @@ use hyper::client::conn::http1::{self, SendRequest};
 use hyper::header::{HOST, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Uri};
 use hyper_util::rt::TokioIo;
+use rustls::ClientConfig;
+use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
 
-use super::headers::read_response;
+use super::headers::{classify_answer, read_response};
+use super::tls;
 use crate::error::Error;
 use crate::exchange::{Response, Status};
 use crate::record::Failure;
@@ -25,31 +32,55 @@ pub struct Target {
     /// The request target: path and query.
     path: String,
     headers: HeaderMap,
+    /// For `https://`: the name the certificate must carry and what the client trusts.
+    tls: Option<Tls>,
+}
+
+#[derive(Clone, Debug)]
+struct Tls {
+    name: ServerName<'static>,
+    config: Arc<ClientConfig>,
 }
 
 impl Target {
-    /// An `http://` URL and extra headers (`Name: value`).
-    pub fn parse(url: &str, headers: &[(String, String)]) -> Result<Target, Error> {
+    /// An `http://` or `https://` URL and extra headers (`Name: value`); `ca_file` (PEM) is
+    /// trusted beside the usual roots for `https://`, and refused for `http://`.
+    pub fn parse(
+        url: &str,
+        headers: &[(String, String)],
+        ca_file: Option<&Path>,
+    ) -> Result<Target, Error> {
         let uri: Uri = url
             .parse()
             .map_err(|e| Error::Usage(format!("--target {url}: not a URL ({e})")))?;
-        match uri.scheme_str() {
-            Some("http") => {}
-            Some("https") => {
-                return Err(Error::Usage(format!(
-                    "--target {url}: https is not supported; use an http:// URL (e.g. through a local TLS-terminating proxy)"
-                )));
-            }
+        let https = match uri.scheme_str() {
+            Some("http") => false,
+            Some("https") => true,
             _ => {
                 return Err(Error::Usage(format!(
-                    "--target {url}: expected an http:// URL such as http://127.0.0.1:9292/"
+                    "--target {url}: expected an http:// or https:// URL such as \
+                     http://127.0.0.1:9292/"
                 )));
             }
-        }
+        };
         let host = uri
             .host()
             .ok_or_else(|| Error::Usage(format!("--target {url}: the URL has no host")))?;
-        let port = uri.port_u16().unwrap_or(80);
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let tls = match (https, ca_file) {
+            (true, ca_file) => Some(Tls {
+                name: tls::server_name(host)
+                    .map_err(|e| Error::Usage(format!("--target {url}: {e}")))?,
+                config: tls::client_config(ca_file).map_err(Error::Usage)?,
+            }),
+            (false, Some(ca)) => {
+                return Err(Error::Usage(format!(
+                    "--ca-file {}: only an https:// --target uses it, not {url}",
+                    ca.display()
+                )));
+            }
+            (false, None) => None,
+        };
         let mut map = HeaderMap::new();
         let host_value = match uri.port_u16() {
             Some(p) => format!("{host}:{p}"),
@@ -78,7 +109,36 @@ impl Target {
                 .path_and_query()
                 .map_or("/".to_string(), |p| p.as_str().to_string()),
             headers: map,
+            tls,
         })
+    }
+
+    /// `host:port`, as errors name it.
+    pub fn authority(&self) -> &str {
+        &self.authority
+    }
+
+    /// Connect and, for `https://`, complete the TLS handshake, without sending a request:
+    /// the one error that says most about a target nothing can be sent to (`client` checks
+    /// this before it starts its processes). A TCP failure is `Ok(false)`: the run counts
+    /// those as it counts any refused request.
+    pub async fn check_handshake(&self) -> Result<bool, String> {
+        let Some(tls) = &self.tls else {
+            return Ok(true);
+        };
+        let Ok(stream) = TcpStream::connect(&self.authority).await else {
+            return Ok(false);
+        };
+        match TlsConnector::from(tls.config.clone())
+            .connect(tls.name.clone(), stream)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(e) => Err(match tls::tls_error(&e) {
+                Some(t) => tls::explain(&self.authority, t),
+                None => format!("TLS handshake with {} failed: {e}", self.authority),
+            }),
+        }
     }
 
     /// Add a header to every request (the run's key, the client id).
@@ -145,9 +205,13 @@ impl HttpClient {
         match result {
             Ok(Ok((status, headers))) => Exchange {
                 status: Some(status),
+                // A refusal (GitHub's rate-limit 403 included) is no failure.
+                failure: match classify_answer(status, &headers) {
+                    Status::Ok | Status::Limited => None,
+                    _ => Failure::of_http(status),
+                },
                 headers,
                 elapsed,
-                failure: Failure::of_http(status),
             },
             Ok(Err(e)) => {
                 self.sender = None;
@@ -188,12 +252,30 @@ impl HttpClient {
     ) -> Result<SendRequest<Empty<Bytes>>, Box<dyn std::error::Error + Send + Sync>> {
         let stream = TcpStream::connect(&self.target.authority).await?;
         let _ = stream.set_nodelay(true);
-        let (sender, conn) = http1::handshake(TokioIo::new(stream)).await?;
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
-        Ok(sender)
+        match &self.target.tls {
+            None => handshake(stream).await,
+            Some(tls) => {
+                let stream = TlsConnector::from(tls.config.clone())
+                    .connect(tls.name.clone(), stream)
+                    .await?;
+                handshake(stream).await
+            }
+        }
     }
+}
+
+/// HTTP/1.1 over an open connection; the connection is driven by its own task.
+async fn handshake<IO>(
+    io: IO,
+) -> Result<SendRequest<Empty<Bytes>>, Box<dyn std::error::Error + Send + Sync>>
+where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (sender, conn) = http1::handshake(TokioIo::new(io)).await?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    Ok(sender)
 }
 
 #[cfg(test)]
@@ -205,22 +287,40 @@ mod tests {
         let t = Target::parse(
             "http://127.0.0.1:9292/v1/things?x=1",
             &[("Authorization".into(), "Bearer abc".into())],
+            None,
         )
         .unwrap();
         assert_eq!(t.authority, "127.0.0.1:9292");
         assert_eq!(t.path, "/v1/things?x=1");
         assert_eq!(t.headers["host"], "127.0.0.1:9292");
         assert_eq!(t.headers["authorization"], "Bearer abc");
-        let t = Target::parse("http://example.test", &[]).unwrap();
+        let t = Target::parse("http://example.test", &[], None).unwrap();
         assert_eq!(
             (t.authority.as_str(), t.path.as_str()),
             ("example.test:80", "/")
         );
-        let e = Target::parse("https://api.example.test/", &[]).unwrap_err();
-        assert!(e.to_string().contains("https is not supported"), "{e}");
-        let e = Target::parse("127.0.0.1:9292", &[]).unwrap_err();
-        assert!(e.to_string().contains("expected an http:// URL"), "{e}");
-        let e = Target::parse("http://h/", &[("Bad Name".into(), "x".into())]).unwrap_err();
+        assert!(t.tls.is_none());
+        let t = Target::parse("https://api.example.test/v1", &[], None).unwrap();
+        assert_eq!(t.authority, "api.example.test:443");
+        assert_eq!(t.headers["host"], "api.example.test");
+        assert!(t.tls.is_some());
+        let t = Target::parse("https://[::1]:8443/", &[], None).unwrap();
+        assert_eq!(t.authority, "[::1]:8443");
+        let e = Target::parse("127.0.0.1:9292", &[], None).unwrap_err();
+        assert!(
+            e.to_string().contains("expected an http:// or https://"),
+            "{e}"
+        );
+        let e = Target::parse("http://h/", &[("Bad Name".into(), "x".into())], None).unwrap_err();
         assert!(e.to_string().contains("not a header name"), "{e}");
+        let e = Target::parse("http://h/", &[], Some(Path::new("ca.pem"))).unwrap_err();
+        assert!(e.to_string().contains("only an https:// --target"), "{e}");
+        let e =
+            Target::parse("https://h/", &[], Some(Path::new("/nonexistent/ca.pem"))).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("--ca-file /nonexistent/ca.pem: cannot read"),
+            "{e}"
+        );
     }
 }

@@ -1,20 +1,24 @@
 //! Rate-limit headers: what the server writes and what the client reads.
 //!
-//! The server speaks seed 002's `RateLimit-Remaining` / `RateLimit-Limit`, the IETF draft's
-//! `RateLimit-Policy` / `RateLimit` structured fields, and on a 429 `Retry-After` (whole
-//! seconds, rounded up) plus `retry-after-ms` (as some APIs send it): with a time scale, whole
-//! seconds of real time are far too coarse for the client to recover the virtual wait.
+//! The server writes the dialect its `[server] headers` names (`limiter/headers.rs`;
+//! docs/headers.md lists each one's fields). `full` is seed 002's `RateLimit-Remaining` /
+//! `RateLimit-Limit`, the IETF draft's `RateLimit-Policy` / `RateLimit` structured fields, and
+//! on a 429 `Retry-After` (whole seconds, rounded up) plus `retry-after-ms` (as some APIs send
+//! it): with a time scale, whole seconds of real time are far too coarse for the client to
+//! recover the virtual wait. The other dialects write only what their API sends.
 //!
 //! The client reads whichever of these a real API sends: `RateLimit-Remaining`,
 //! `X-RateLimit-Remaining` (GitHub style) or the IETF `RateLimit` field (`r=` or the older
-//! `remaining=`), and `retry-after-ms` or `Retry-After` as seconds or an HTTP date.
+//! `remaining=`); `retry-after-ms` or `Retry-After` as seconds or an HTTP date; and on a 429
+//! without either, GitHub's `x-ratelimit-reset` (epoch seconds) when nothing remains. GitHub's
+//! rate-limit 403s count as 429s.
 
 use std::time::{Duration, SystemTime};
 
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::exchange::{Response, Status};
-use crate::limiter::Decision;
+use crate::limiter::{Decision, Headers};
 use crate::time::Nanos;
 
 pub const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
@@ -24,6 +28,8 @@ pub const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-poli
 pub const RETRY_AFTER_MS: HeaderName = HeaderName::from_static("retry-after-ms");
 const X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
 const X_RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+const X_RATELIMIT_USED: HeaderName = HeaderName::from_static("x-ratelimit-used");
+const X_RATELIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
 
 /// The two headers that depend only on the policy, built once and cloned (a reference count)
 /// into every response.
@@ -46,37 +52,109 @@ impl PolicyHeaders {
     }
 }
 
-/// Write the headers that describe one decision; `retry_after` is already in real time.
+/// The times an answer states, in real time.
+#[derive(Clone, Copy, Debug)]
+pub struct Waits {
+    /// On a refusal, how long until a request would be admitted (`Retry-After`).
+    pub retry_after: Option<Duration>,
+    /// Until the quota resets: the retry wait on a refusal, else until the key's allowance is
+    /// whole again (IETF `t`, GitHub's reset).
+    pub reset: Duration,
+    /// The wall clock at the decision, for GitHub's epoch-second reset.
+    pub now: SystemTime,
+}
+
+impl Waits {
+    /// The waits of decision `d`: `retry_after` its wait in real time, `until_whole` how long
+    /// the key takes to earn back what it has used.
+    pub fn of(
+        d: &Decision,
+        retry_after: Option<Duration>,
+        until_whole: Duration,
+        now: SystemTime,
+    ) -> Waits {
+        let reset = if d.status == Status::Limited {
+            retry_after.unwrap_or(Duration::ZERO)
+        } else {
+            until_whole
+        };
+        Waits {
+            retry_after,
+            reset,
+            now,
+        }
+    }
+}
+
+/// Write the headers of `dialect` that describe one decision (one a rule made: it has a
+/// limit).
 pub fn write_decision(
     h: &mut HeaderMap,
+    dialect: Headers,
     d: &Decision,
     policy: &PolicyHeaders,
-    retry_after: Option<Duration>,
+    waits: Waits,
 ) {
-    h.insert(RATELIMIT_LIMIT, policy.limit_value.clone());
-    h.insert(RATELIMIT_REMAINING, HeaderValue::from(d.remaining));
-    h.insert(RATELIMIT_POLICY, policy.policy_value.clone());
-    let reset_s = retry_after.map_or(0, |r| r.as_secs_f64().ceil() as u64);
-    // `"default";r=N;t=M`, written straight into the value's one buffer.
+    let reset_s = waits.reset.as_secs_f64().ceil() as u64;
+    match dialect {
+        Headers::None => {}
+        Headers::Heroku => {
+            h.insert(RATELIMIT_REMAINING, HeaderValue::from(d.remaining));
+        }
+        Headers::Ietf => {
+            h.insert(RATELIMIT_POLICY, policy.policy_value.clone());
+            h.insert(RATELIMIT, ietf_field(d.remaining, reset_s));
+            write_retry_after(h, waits.retry_after, false);
+        }
+        Headers::Full => {
+            h.insert(RATELIMIT_LIMIT, policy.limit_value.clone());
+            h.insert(RATELIMIT_REMAINING, HeaderValue::from(d.remaining));
+            h.insert(RATELIMIT_POLICY, policy.policy_value.clone());
+            h.insert(RATELIMIT, ietf_field(d.remaining, reset_s));
+            write_retry_after(h, waits.retry_after, true);
+        }
+        Headers::Github => {
+            h.insert(X_RATELIMIT_LIMIT, policy.limit_value.clone());
+            h.insert(X_RATELIMIT_REMAINING, HeaderValue::from(d.remaining));
+            h.insert(
+                X_RATELIMIT_USED,
+                HeaderValue::from(d.limit.saturating_sub(d.remaining)),
+            );
+            let at = (waits.now + waits.reset)
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap_or_default();
+            let epoch_s = at.as_secs() + u64::from(at.subsec_nanos() > 0);
+            h.insert(X_RATELIMIT_RESET, HeaderValue::from(epoch_s));
+            if d.status == Status::Limited && !Headers::is_primary_refusal(d) {
+                write_retry_after(h, waits.retry_after, false);
+            }
+        }
+    }
+}
+
+/// `"default";r=N;t=M`, written straight into the value's one buffer.
+fn ietf_field(remaining: u64, reset_s: u64) -> HeaderValue {
     let mut field = Vec::with_capacity(40);
     field.extend_from_slice(b"\"default\";r=");
-    field.extend_from_slice(itoa::Buffer::new().format(d.remaining).as_bytes());
+    field.extend_from_slice(itoa::Buffer::new().format(remaining).as_bytes());
     field.extend_from_slice(b";t=");
     field.extend_from_slice(itoa::Buffer::new().format(reset_s).as_bytes());
-    h.insert(
-        RATELIMIT,
-        HeaderValue::from_maybe_shared(hyper::body::Bytes::from(field))
-            .expect("digits and quotes are valid header text"),
-    );
+    HeaderValue::from_maybe_shared(hyper::body::Bytes::from(field))
+        .expect("digits and quotes are valid header text")
+}
+
+/// `Retry-After` in whole seconds (rounded up, at least 1), and with `ms` the exact
+/// `retry-after-ms`.
+fn write_retry_after(h: &mut HeaderMap, retry_after: Option<Duration>, ms: bool) {
     if let Some(r) = retry_after {
-        h.insert(
-            hyper::header::RETRY_AFTER,
-            HeaderValue::from(reset_s.max(1)),
-        );
-        h.insert(
-            RETRY_AFTER_MS,
-            text(&format!("{:.3}", r.as_secs_f64() * 1e3)),
-        );
+        let s = (r.as_secs_f64().ceil() as u64).max(1);
+        h.insert(hyper::header::RETRY_AFTER, HeaderValue::from(s));
+        if ms {
+            h.insert(
+                RETRY_AFTER_MS,
+                text(&format!("{:.3}", r.as_secs_f64() * 1e3)),
+            );
+        }
     }
 }
 
@@ -95,6 +173,19 @@ pub fn classify(status: u16) -> Status {
     }
 }
 
+/// The class of an answer, from its status and headers: as [`classify`], except that a 403
+/// carrying a rate-limit sign (`x-ratelimit-remaining: 0`, or a `Retry-After`) is a refusal,
+/// as GitHub answers its primary and secondary limits with 403 or 429.
+pub fn classify_answer(status: u16, headers: &HeaderMap) -> Status {
+    if status == 403
+        && (first_number(headers, &[X_RATELIMIT_REMAINING]) == Some(0)
+            || headers.contains_key(hyper::header::RETRY_AFTER))
+    {
+        return Status::Limited;
+    }
+    classify(status)
+}
+
 /// A response as a throttle sees it. `latency` is already virtual; `scale` turns the real
 /// waits the server asks for into virtual ones, and `now` dates an HTTP-date `Retry-After`.
 pub fn read_response(
@@ -111,9 +202,21 @@ pub fn read_response(
     let limit = first_number(headers, &[RATELIMIT_LIMIT, X_RATELIMIT_LIMIT])
         .or_else(|| policy.and_then(|f| param(f, &["q", "l"])))
         .or_else(|| ietf.and_then(|f| param(f, &["limit"])));
-    let retry_after = retry_after(headers, now).map(|d| (d.as_nanos() as f64 * scale) as Nanos);
+    let status = classify_answer(status, headers);
+    // GitHub's primary limit names no wait but the epoch second its count resets.
+    let wait = retry_after(headers, now).or_else(|| {
+        (status == Status::Limited && first_number(headers, &[X_RATELIMIT_REMAINING]) == Some(0))
+            .then(|| first_number(headers, &[X_RATELIMIT_RESET]))
+            .flatten()
+            .map(|at| {
+                (SystemTime::UNIX_EPOCH + Duration::from_secs(at))
+                    .duration_since(now)
+                    .unwrap_or(Duration::ZERO)
+            })
+    });
+    let retry_after = wait.map(|d| (d.as_nanos() as f64 * scale) as Nanos);
     Response {
-        status: classify(status),
+        status,
         remaining,
         limit,
         retry_after,
@@ -193,7 +296,12 @@ mod tests {
         };
         let policy = PolicyHeaders::new(4500, Duration::from_secs(3600));
         let mut map = HeaderMap::new();
-        write_decision(&mut map, &d, &policy, Some(Duration::from_millis(800)));
+        let waits = Waits {
+            retry_after: Some(Duration::from_millis(800)),
+            reset: Duration::from_millis(800),
+            now: SystemTime::now(),
+        };
+        write_decision(&mut map, Headers::Full, &d, &policy, waits);
         assert_eq!(map["ratelimit-policy"], "\"default\";q=4500;w=3600");
         assert_eq!(map["ratelimit"], "\"default\";r=0;t=1");
         assert_eq!(map["retry-after"], "1");
@@ -204,6 +312,108 @@ mod tests {
         // 0.8 s of real time at 60× is 48 s of virtual time.
         assert_eq!(r.retry_after, Some(48_000_000_000));
         assert_eq!(r.latency, 5);
+    }
+
+    /// Every dialect, written by the server and read by the client at time scale 1, gives the
+    /// algorithm what the sim gives it for the same decision at the same time.
+    #[test]
+    fn every_dialect_reads_back_as_the_sim_shows_it() {
+        let limited = |remaining, retry_after| Decision {
+            status: Status::Limited,
+            remaining,
+            limit: 60,
+            retry_after,
+        };
+        let decisions = [
+            limited(0, Some(800_000_000)),
+            limited(0, Some(2_300_000_000)),
+            limited(0, None),
+            limited(1, Some(1_500_000_000)),
+            Decision {
+                status: Status::Ok,
+                remaining: 41,
+                limit: 60,
+                retry_after: None,
+            },
+            // An injected fault carries no rate-limit headers in any dialect.
+            Decision {
+                status: Status::Unavailable,
+                remaining: 0,
+                limit: 0,
+                retry_after: None,
+            },
+        ];
+        let now_v: Nanos = 10_500_000_000;
+        let now = SystemTime::UNIX_EPOCH + Duration::from_nanos(now_v);
+        let policy = PolicyHeaders::new(60, Duration::from_secs(60));
+        for dialect in [
+            Headers::Full,
+            Headers::Ietf,
+            Headers::Heroku,
+            Headers::Github,
+            Headers::None,
+        ] {
+            for d in decisions {
+                let mut map = HeaderMap::new();
+                let retry_after = d.retry_after.map(Duration::from_nanos);
+                let waits = Waits::of(&d, retry_after, Duration::from_secs(19), now);
+                if d.has_headers() {
+                    write_decision(&mut map, dialect, &d, &policy, waits);
+                }
+                let code = match d.status {
+                    Status::Ok => 200,
+                    Status::Limited => 429,
+                    _ => 503,
+                };
+                let live = read_response(code, &map, 3, 1.0, now);
+                let sim = dialect.response(d, now_v, 3);
+                assert_eq!(live, sim, "{dialect:?} {d:?}: {map:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn each_dialect_writes_its_own_fields() {
+        let d = Decision {
+            status: Status::Ok,
+            remaining: 41,
+            limit: 60,
+            retry_after: None,
+        };
+        let policy = PolicyHeaders::new(60, Duration::from_secs(60));
+        let waits = Waits {
+            retry_after: None,
+            reset: Duration::from_millis(18_200),
+            now: SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_500),
+        };
+        let names = |dialect| {
+            let mut map = HeaderMap::new();
+            write_decision(&mut map, dialect, &d, &policy, waits);
+            let mut names: Vec<String> = map.keys().map(|k| k.to_string()).collect();
+            names.sort();
+            (names, map)
+        };
+        let (n, map) = names(Headers::Ietf);
+        assert_eq!(n, ["ratelimit", "ratelimit-policy"]);
+        assert_eq!(map["ratelimit"], "\"default\";r=41;t=19");
+        assert_eq!(map["ratelimit-policy"], "\"default\";q=60;w=60");
+        let (n, map) = names(Headers::Heroku);
+        assert_eq!(n, ["ratelimit-remaining"]);
+        assert_eq!(map["ratelimit-remaining"], "41");
+        let (n, map) = names(Headers::Github);
+        assert_eq!(
+            n,
+            [
+                "x-ratelimit-limit",
+                "x-ratelimit-remaining",
+                "x-ratelimit-reset",
+                "x-ratelimit-used"
+            ]
+        );
+        assert_eq!(map["x-ratelimit-used"], "19");
+        assert_eq!(map["x-ratelimit-reset"], "1700000019");
+        assert!(names(Headers::None).0.is_empty());
+        assert_eq!(names(Headers::Full).0.len(), 4);
     }
 
     #[test]
@@ -248,5 +458,14 @@ mod tests {
         assert_eq!(classify(503), Status::Unavailable);
         assert_eq!(classify(500), Status::Error);
         assert_eq!(classify(404), Status::Error);
+        // GitHub's rate-limit 403s are refusals; any other 403 is a failure.
+        let h = headers(&[("x-ratelimit-remaining", "0")]);
+        assert_eq!(classify_answer(403, &h), Status::Limited);
+        let h = headers(&[("retry-after", "60"), ("x-ratelimit-remaining", "12")]);
+        assert_eq!(classify_answer(403, &h), Status::Limited);
+        let h = headers(&[("x-ratelimit-remaining", "12")]);
+        assert_eq!(classify_answer(403, &h), Status::Error);
+        assert_eq!(classify_answer(403, &HeaderMap::new()), Status::Error);
+        assert_eq!(classify_answer(500, &h), Status::Error);
     }
 }

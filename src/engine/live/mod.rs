@@ -14,6 +14,7 @@ pub mod headers;
 mod pacing;
 pub mod protocol;
 pub mod server;
+pub mod tls;
 pub mod worker;
 mod workers;
 
@@ -57,6 +58,8 @@ pub struct LiveConfig {
     pub worker_exe: PathBuf,
     /// How long workers get to start, and to finish after the end or a stop.
     pub startup_timeout: Duration,
+    /// A CA file (PEM) trusted beside the usual roots for an `https://` target.
+    pub ca_file: Option<PathBuf>,
 }
 
 impl LiveConfig {
@@ -66,6 +69,7 @@ impl LiveConfig {
             request_timeout: Duration::from_secs(10),
             worker_exe: std::env::current_exe()?,
             startup_timeout: Duration::from_secs(30),
+            ca_file: None,
         })
     }
 }
@@ -142,6 +146,7 @@ pub fn run<W: Write, R: Write>(
         timeout_ms: cfg.request_timeout.as_millis() as u64,
         rate_per_sec,
         store_namespace: store.as_ref().map(|(_, ns)| ns.clone()),
+        ca_file: cfg.ca_file.clone(),
     });
     let mut workers = Workers::spawn(&rt, &cfg.worker_exe, specs)?;
 

@@ -34,6 +34,9 @@ pub struct WorkerSpec {
     /// worker of the run and no other run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_namespace: Option<String>,
+    /// `client --ca-file`: trusted beside the usual roots for an `https://` target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 /// Parent → worker.

@@ -26,7 +26,7 @@ use serde::Serialize;
 use tokio::net::TcpListener;
 
 use super::ScaledClock;
-use super::headers::{PolicyHeaders, write_decision};
+use super::headers::{PolicyHeaders, Waits, write_decision};
 use crate::exchange::Status;
 use crate::limiter::SharedGcra;
 use crate::limiter::{
@@ -68,6 +68,8 @@ pub struct ServerSettings {
     pub shared_limit: Option<SharedGcra>,
     /// `serve --record`: told of every answered request (`src/recording/`).
     pub observer: Option<Arc<dyn Observer>>,
+    /// `serve --tls-cert --tls-key`: answer HTTPS (HTTP/1.1 over TLS) instead of HTTP.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 /// One answered request, as `serve --record` sees it from the server's side.
@@ -106,6 +108,7 @@ impl ServerSettings {
             shutdown_grace: Duration::from_secs(5),
             shared_limit: None,
             observer: None,
+            tls: None,
         }
     }
 }
@@ -380,7 +383,6 @@ impl ServerState {
 
     /// The HTTP answer for a decision, with the rate-limit headers the server sends.
     fn respond(&self, decision: &Decision) -> Response<Full<Bytes>> {
-        let decision = &self.settings.headers.shown(*decision);
         let status = match decision.status {
             Status::Ok => StatusCode::OK,
             Status::Limited => StatusCode::TOO_MANY_REQUESTS,
@@ -398,7 +400,7 @@ impl ServerState {
         let mut h = HeaderMap::with_capacity(8);
         h.insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
         // Injected faults come from no rule: they carry no rate-limit headers.
-        if !decision.has_headers() {
+        if !decision.has_headers() || self.settings.headers == Headers::None {
             *resp.headers_mut() = h;
             return resp;
         }
@@ -410,10 +412,22 @@ impl ServerState {
                 ));
             }
             let policy = cached.as_ref().expect("just set");
-            write_decision(&mut h, decision, policy, retry);
+            let waits = Waits::of(
+                decision,
+                retry,
+                self.until_whole(decision),
+                std::time::SystemTime::now(),
+            );
+            write_decision(&mut h, self.settings.headers, decision, policy, waits);
         });
         *resp.headers_mut() = h;
         resp
+    }
+
+    /// The real time the key of `decision` takes to earn back what it has used: when its
+    /// quota is whole again (the reset of the IETF and GitHub fields).
+    fn until_whole(&self, decision: &Decision) -> Duration {
+        self.window(decision.limit.saturating_sub(decision.remaining))
     }
 
     /// The real time one key takes to earn `limit` requests: the IETF policy's window.
@@ -516,6 +530,11 @@ pub async fn serve(listener: TcpListener, state: ServerState, shutdown: impl Fut
         .keep_alive(true)
         // Answers are small: copying the body after the head costs less than writev(2).
         .writev(false);
+    let tls = state
+        .settings
+        .tls
+        .clone()
+        .map(tokio_rustls::TlsAcceptor::from);
     let mut shutdown = std::pin::pin!(shutdown);
     // Requests clone this outer reference, whose count only this task's connections touch,
     // instead of the one every thread shares.
@@ -532,6 +551,23 @@ pub async fn serve(listener: TcpListener, state: ServerState, shutdown: impl Fut
                         let st = st.clone();
                         async move { Ok::<_, Infallible>(st.handle(req, conn_id, peer).await) }
                     });
+                    if let Some(acceptor) = &tls {
+                        let (acceptor, builder) = (acceptor.clone(), builder.clone());
+                        let watcher = graceful.watcher();
+                        let limit = state.settings.header_read_timeout;
+                        // As below; a failed handshake, or one that takes longer than a
+                        // request's headers may, ends only its connection.
+                        tokio::spawn(async move {
+                            let Ok(Ok(stream)) =
+                                tokio::time::timeout(limit, acceptor.accept(stream)).await
+                            else {
+                                return;
+                            };
+                            let conn = builder.serve_connection(TokioIo::new(stream), service);
+                            let _ = watcher.watch(conn).await;
+                        });
+                        continue;
+                    }
                     let conn = builder.serve_connection(TokioIo::new(stream), service);
                     let watched = graceful.watch(conn);
                     // A connection's error (malformed request, reset, timeout) ends only that

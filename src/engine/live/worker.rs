@@ -96,7 +96,8 @@ impl Process {
             population,
         };
         let throttle = scenario.clients[spec.group].throttle.build(ctx);
-        let mut target = Target::parse(&spec.target, &spec.headers).map_err(|e| e.to_string())?;
+        let mut target = Target::parse(&spec.target, &spec.headers, spec.ca_file.as_deref())
+            .map_err(|e| e.to_string())?;
         if spec.send_key {
             target = target.with_header("authorization", &layout.keys[group.key]);
         }
@@ -428,7 +429,7 @@ mod tests {
             client_loop: ClientLoop::new(0, 0, run_for, None),
             start: 0,
             rng: stream(1, 0, Stream::Throttle),
-            client: HttpClient::new(Target::parse(url, &[]).unwrap(), timeout),
+            client: HttpClient::new(Target::parse(url, &[], None).unwrap(), timeout),
             throttle: Arc::new(Mutex::new(throttle)),
             store: crate::store::shared(),
             clock: ScaledClock::starting_now(1.0),
