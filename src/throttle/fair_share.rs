@@ -106,7 +106,8 @@ pub struct FairShareConfig {
     /// and heroku_5x5 a convergence of 66 s; 0.4 gives 0.997 and 28 s).
     pub gain: f64,
     /// Windows last at least this many of the thread's own periods. Default 1: every thread has
-    /// sent at the new rate before the effect is measured.
+    /// sent at the new rate before the effect is measured. (A process's first window lasts 0.7
+    /// of this: see `FIRST_WINDOW`.)
     pub window_periods: f64,
     /// Windows last at least this long. Default 2 s.
     pub min_window: HumanDuration,
