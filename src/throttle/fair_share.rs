@@ -10,7 +10,8 @@
 //! time measures the *total* send rate of everyone: `S = R − Δr/Δt`. A process collects the
 //! `(time counted, r)` of its threads' answers into windows; a window closes once it has lasted
 //! `W = max(min_window, window_periods / x)` (every thread of everyone has sent at the rate the
-//! last window set), holds `min_samples` answers and has seen `min_flow` tokens taken
+//! last window set; a process's first window `0.7 W`, see `FIRST_WINDOW`), holds
+//! `min_samples` answers and has seen `min_flow` tokens taken
 //! (`S·Δt`, so the integer `r` is a small error). Then, once per window, with `r̄` the window's
 //! mean level and `r` its last:
 //!
@@ -105,7 +106,8 @@ pub struct FairShareConfig {
     /// and heroku_5x5 a convergence of 66 s; 0.4 gives 0.997 and 28 s).
     pub gain: f64,
     /// Windows last at least this many of the thread's own periods. Default 1: every thread has
-    /// sent at the new rate before the effect is measured.
+    /// sent at the new rate before the effect is measured. (A process's first window lasts 0.7
+    /// of this: see `FIRST_WINDOW`.)
     pub window_periods: f64,
     /// Windows last at least this long. Default 2 s.
     pub min_window: HumanDuration,
@@ -287,6 +289,7 @@ impl FairShareConfig {
             last_increase: None,
             decreases: 0,
             reset_at: None,
+            updates: 0,
         }
     }
 }
@@ -335,6 +338,8 @@ pub struct FairShare {
     decreases: u64,
     /// When a reset of the level was last seen (seconds): the server is a fixed window.
     reset_at: Option<f64>,
+    /// Windows closed so far.
+    updates: u64,
 }
 
 /// Why the window's rate estimate moved `x`; for tests.
@@ -471,11 +476,13 @@ impl FairShare {
         // Counted with the nominal refill even on a windowed server: a window then closes a
         // little sooner (measured: sliding_window keeps utilization 0.96 instead of 0.92).
         let flow = self.rate * (t - first.t) - (r - first.r);
-        if t - first.t >= self.window_secs()
+        let periods = if self.updates == 0 { FIRST_WINDOW } else { 1.0 };
+        if t - first.t >= self.window_secs() * periods
             && self.samples >= self.cfg.min_samples
             && flow >= self.cfg.min_flow
         {
             let update = self.apply_window(first, s);
+            self.updates += 1;
             // The window's end opens the next, so no reading is wasted.
             self.window = Some(s);
             self.samples = 1;
@@ -503,6 +510,14 @@ impl FairShare {
         left.min(poll)
     }
 }
+
+/// A process's first window lasts this fraction of `W`. Before it closes, the process runs at
+/// its start rate, which may be far from its share (fast_slow starts one process at 4 s and one
+/// at 20 s); closing it a little early brings the first correction forward. Measured on the
+/// gauntlet, 10 seeds: fast_slow's convergence 63 s at 1.0, 57 s at 0.7 and at 0.5; threads_100's
+/// fairness 0.997 at 1.0 and 0.7, 0.961 at 0.5 (a half-period window misreads a hundred
+/// threads' first round). Later windows last the whole `W`.
+const FIRST_WINDOW: f64 = 0.7;
 
 /// A waiting thread looks at the rate again this many times per period...
 const POLLS_PER_PERIOD: f64 = 8.0;
@@ -746,6 +761,29 @@ mod tests {
     }
 
     #[test]
+    fn the_first_window_closes_after_most_of_a_period_later_ones_after_a_whole_one() {
+        // 100 s spacing, plenty of answers and flow: only the length decides.
+        let mut t = build(1);
+        t.x = 0.01;
+        let mut r = 4000.0;
+        let mut at = |t: &mut FairShare, s: f64| {
+            r -= 10.0;
+            t.observe(s, r)
+        };
+        assert!(at(&mut t, 0.0).is_none());
+        assert!(at(&mut t, 30.0).is_none());
+        assert!(at(&mut t, 69.0).is_none());
+        // 70 s = FIRST_WINDOW × 100 s: the first window closes.
+        assert!(at(&mut t, 70.0).is_some());
+        t.x = 0.01;
+        assert!(at(&mut t, 100.0).is_none());
+        assert!(at(&mut t, 140.0).is_none());
+        // The second one needs the whole 100 s.
+        assert!(at(&mut t, 169.0).is_none());
+        assert!(at(&mut t, 170.0).is_some());
+    }
+
+    #[test]
     fn after_a_reset_the_allowance_is_spread_to_the_next_reset_until_the_level_refills() {
         let mut t = build(1);
         assert!(t.observe(3500.0, 50.0).is_none());
@@ -845,7 +883,9 @@ mod tests {
     }
 
     /// Processes that start at very different paces, sharing a 4500/h bucket that starts with
-    /// 500 tokens, end at equal ones near R/N, without a 429, on virtual time.
+    /// 500 tokens, end with equal shares near R/N, without a 429, on virtual time: each
+    /// process's answers per thread over the last hour within 10 % of the fair share. (The
+    /// rate at one instant wanders by up to ±18 % around it, as the D term corrects the total.)
     #[test]
     fn processes_starting_far_apart_end_at_equal_shares() {
         let threads = [5usize, 5, 1, 3];
@@ -872,6 +912,8 @@ mod tests {
         }
         let (mut level, mut updated, mut refused) = (500.0f64, 0 as Nanos, 0);
         let end = 5 * 3600 * S;
+        let last_hour = end - 3600 * S;
+        let mut answered_late = vec![0u32; threads.len()];
         loop {
             let k = (0..due.len()).min_by_key(|&k| due[k].0).unwrap();
             let (now, p, i) = due[k];
@@ -891,6 +933,9 @@ mod tests {
                         refused += 1;
                         Status::Limited
                     };
+                    if now >= last_hour {
+                        answered_late[p] += 1;
+                    }
                     let answered = now + 20_000_000;
                     procs[p].on_response(answered, i, &answer(status, level as u64), &mut rng);
                     due[k].0 = answered + procs[p].delay(answered, i, &mut rng);
@@ -899,11 +944,11 @@ mod tests {
         }
         assert_eq!(refused, 0);
         let fair = R / n as f64;
-        for (p, t) in procs.iter().enumerate() {
-            let rel = t.thread_rate() / fair;
+        for (p, &count) in answered_late.iter().enumerate() {
+            let rel = f64::from(count) / threads[p] as f64 / 3600.0 / fair;
             assert!(
                 (0.9..1.1).contains(&rel),
-                "process {p}: {rel:.3} of the fair rate"
+                "process {p}: {rel:.3} of the fair share"
             );
         }
     }
