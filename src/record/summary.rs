@@ -192,6 +192,10 @@ pub struct Summary {
     /// the summary is then partial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// Per thread, in the layout's order: its totals over the run. Kept only when
+    /// `series.csv` rows cover more than a thread, for `threads.csv`; not in summary.json.
+    #[serde(skip)]
+    pub thread_totals: Vec<Counts>,
 }
 
 impl Summary {
@@ -448,6 +452,11 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
         expect: Vec::new(),
         dead_workers: Vec::new(),
         failure: None,
+        thread_totals: if rec.level.is_thread() {
+            Vec::new()
+        } else {
+            rec.threads.iter().map(|t| t.total).collect()
+        },
     }
 }
 
