@@ -268,6 +268,12 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             .then_some(self.next_tick)
     }
 
+    /// Start loading `thread`'s counters into the cache: its next request comes soon.
+    #[inline]
+    pub fn prefetch_thread(&self, thread: usize) {
+        crate::prefetch::prefetch(&self.threads[thread]);
+    }
+
     #[inline]
     pub fn record_delay(&mut self, thread: usize, delay: Nanos) {
         let s = &mut self.threads[thread];
@@ -373,16 +379,22 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             } else {
                 0..0
             };
+            // The time is the same on every row of the tick and the sleep on every row of a
+            // process: each is formatted once, not once per thread.
+            let mut t_buf = ryu::Buffer::new();
+            let t_text = writer::float_text(&mut t_buf, secs(t));
             for p in thread_rows {
                 let proc_info = &layout.processes[p];
+                let mut sleep_buf = ryu::Buffer::new();
+                let sleep_text = writer::float_text(&mut sleep_buf, sleeps[p]);
                 for th in proc_info.threads.clone() {
                     let s = &mut self.threads[th];
                     let row = &mut self.series;
-                    row.float(secs(t))?;
+                    row.text(t_text)?;
                     row.text(&g.name)?;
                     row.uint(proc_info.index as u64)?;
                     row.uint(u64::from(layout.threads[th].local))?;
-                    row.float(sleeps[p])?;
+                    row.text(sleep_text)?;
                     row.uint(s.interval.requests)?;
                     row.uint(s.interval.ok)?;
                     row.uint(s.interval.limited)?;
