@@ -1,13 +1,26 @@
 #!/usr/bin/env python3
-"""Server throughput on loopback: `throttle-sim serve` against nginx `limit_req`, both with a
-limit too high to refuse, measured by wrk with the same settings. Prints requests per second
-for each and the ratio (serve / nginx); the target is a ratio of at least 1.
+"""Server throughput and tail latency on loopback: `throttle-sim serve` against nginx
+`limit_req`, measured by wrk with the same settings, in two modes:
+
+- all-2xx: both with a limit too high to refuse;
+- mostly-429: both limited to 1,000 requests/s (GCRA / limit_req with a burst of 1,000,
+  answering 429 past it, with the same rate-limit headers), so nearly every answer is the
+  refusal rate-limited clients get.
+
+Prints requests per second, p50 / p99 / p99.9 latency (wrk's histogram, through a Lua
+`done` hook) and the share of non-2xx answers for each run, then the medians and the ratio
+serve / nginx; the targets are a ratio of at least 1 and a p99 no worse than nginx's.
+
+wrk is closed-loop (each connection sends its next request when the answer comes), so each
+server runs at its own maximum throughput; when the two are within a few percent of each
+other the latencies compare at about the same offered load.
 
 wrk and nginx come from Debian's packages (installed with apt-get when missing; needs root).
 Both servers get the machine's cores (tokio's default worker threads, nginx's
 `worker_processes auto`), and wrk shares the same cores, as it would on any one machine.
 
 Usage: python3 scripts/bench_serve.py [--duration 10] [--connections 64] [--threads 2]
+                                      [--rounds 3] [--mode all-2xx|mostly-429] [--bin PATH]
 """
 import argparse
 import os
@@ -20,7 +33,19 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "throttle-sim")
+TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+BIN = os.path.join(TARGET, "release", "throttle-sim")
+
+# The refusing mode's limit, per second, for both servers.
+LIMIT_429 = 1000
+
+# wrk's Lua hook: the percentiles of its latency histogram, in microseconds.
+WRK_LUA = """
+done = function(summary, latency, requests)
+  io.write(string.format("PCT %d %d %d\\n", latency:percentile(50), latency:percentile(99),
+                         latency:percentile(99.9)))
+end
+"""
 
 NGINX_CONF = """
 worker_processes auto;
@@ -29,18 +54,28 @@ pid {prefix}/nginx.pid;
 events {{ worker_connections 4096; }}
 http {{
     access_log off;
+    open_file_cache max=16;
     client_body_temp_path {prefix}/body;
     proxy_temp_path {prefix}/proxy;
     fastcgi_temp_path {prefix}/fastcgi;
     uwsgi_temp_path {prefix}/uwsgi;
     scgi_temp_path {prefix}/scgi;
     keepalive_requests 1000000;
-    limit_req_zone $binary_remote_addr zone=api:10m rate=100000000r/s;
+    limit_req_zone $binary_remote_addr zone=api:10m rate={rate}r/s;
+    limit_req_status 429;
     server_tokens off;
     server {{
         listen 127.0.0.1:{port};
+        error_page 429 = @limited;
+        location @limited {{
+            default_type text/plain;
+            add_header RateLimit-Limit {limit} always;
+            add_header RateLimit-Remaining 0 always;
+            add_header Retry-After 1 always;
+            return 429 "limited\\n";
+        }}
         location / {{
-            limit_req zone=api burst=100000000 nodelay;
+            limit_req zone=api burst={burst} nodelay;
             default_type text/plain;
             # The same rate-limit headers as serve's answers (static here: nginx does not
             # report its bucket), so both send the same bytes for wrk to parse.
@@ -48,7 +83,10 @@ http {{
             add_header RateLimit-Remaining 999999999;
             add_header RateLimit-Policy '"default";q=1000000000;w=1';
             add_header RateLimit '"default";r=999999999;t=0';
-            return 200 "ok\\n";
+            # A file, not `return`: `return` answers in the rewrite phase, before limit_req
+            # ever runs (the script measured nginx without its limit until issue 15).
+            root {prefix};
+            try_files /ok.txt =404;
         }}
     }}
 }}
@@ -82,21 +120,29 @@ def wait_for(port, limit=10.0):
 
 
 def wrk(port, args):
-    out = subprocess.run(
-        ["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.duration}s",
-         "--latency", f"http://127.0.0.1:{port}/"],
-        check=True, capture_output=True, text=True, timeout=args.duration + 60,
-    ).stdout
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
+        lua.write(WRK_LUA)
+    try:
+        out = subprocess.run(
+            ["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.duration}s",
+             "-s", lua.name, f"http://127.0.0.1:{port}/"],
+            check=True, capture_output=True, text=True, timeout=args.duration + 60,
+        ).stdout
+    finally:
+        os.unlink(lua.name)
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    p99 = re.search(r"99%\s+(\S+)", out)
+    total = int(re.search(r"(\d+) requests in", out).group(1))
+    p50, p99, p999 = (int(v) / 1000 for v in re.search(r"PCT (\d+) (\d+) (\d+)", out).groups())
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return rps, p99.group(1) if p99 else "?", int(non2xx.group(1)) if non2xx else 0
+    share = (int(non2xx.group(1)) if non2xx else 0) / max(total, 1)
+    return {"rps": rps, "p50": p50, "p99": p99, "p999": p999, "non2xx": share}
 
 
-def bench_serve(args):
+def bench_serve(args, mode):
     port = free_port()
+    limit = ["1000000000", "1s"] if mode == "all-2xx" else [str(LIMIT_429), "1s"]
     proc = subprocess.Popen(
-        [BIN, "serve", "--addr", f"127.0.0.1:{port}", "--limit", "1000000000", "--period", "1s"],
+        [args.bin, "serve", "--addr", f"127.0.0.1:{port}", "--limit", limit[0], "--period", limit[1]],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
@@ -107,12 +153,18 @@ def bench_serve(args):
         proc.wait(timeout=15)
 
 
-def bench_nginx(args):
+def bench_nginx(args, mode):
     prefix = tempfile.mkdtemp(prefix="bench-nginx-")
     port = free_port()
     conf = os.path.join(prefix, "nginx.conf")
+    rate, burst = (100000000, 100000000) if mode == "all-2xx" else (LIMIT_429, LIMIT_429)
     with open(conf, "w") as f:
-        f.write(NGINX_CONF.format(prefix=prefix, port=port))
+        f.write(NGINX_CONF.format(prefix=prefix, port=port, rate=rate, burst=burst, limit=rate))
+    with open(os.path.join(prefix, "ok.txt"), "w") as f:
+        f.write("ok\n")
+    # nginx's workers run as an unprivileged user; mkdtemp's folder is the owner's alone.
+    os.chmod(prefix, 0o755)
+    os.chmod(os.path.join(prefix, "ok.txt"), 0o644)
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     proc = subprocess.Popen([nginx, "-c", conf, "-p", prefix, "-g", "daemon off;"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -130,20 +182,33 @@ def main():
     p.add_argument("--duration", type=int, default=10, help="seconds per wrk run")
     p.add_argument("--connections", type=int, default=64)
     p.add_argument("--threads", type=int, default=2, help="wrk threads")
+    p.add_argument("--rounds", type=int, default=3, help="serve/nginx pairs per mode")
+    p.add_argument("--mode", choices=["all-2xx", "mostly-429"], action="append",
+                   help="default: both")
+    p.add_argument("--bin", help="the throttle-sim binary (default: build this tree's release)")
     args = p.parse_args()
     ensure_tools()
-    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
-    # Alternate the two, three times, so neither gets the quieter moment of the machine.
-    results = {"serve": [], "nginx": []}
-    for _ in range(3):
-        results["serve"].append(bench_serve(args))
-        results["nginx"].append(bench_nginx(args))
-    for name, runs in results.items():
-        for rps, p99, non2xx in runs:
-            print(f"{name:6} {rps:12.0f} req/s   p99 {p99:>8}   non-2xx {non2xx}")
-    median = lambda runs: sorted(r[0] for r in runs)[len(runs) // 2]
-    serve, nginx = median(results["serve"]), median(results["nginx"])
-    print(f"median: serve {serve:.0f} req/s, nginx {nginx:.0f} req/s, ratio serve/nginx {serve / nginx:.2f}")
+    if not args.bin:
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+        args.bin = BIN
+    print(f"{'mode':<11}{'server':<7}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'p99.9 ms':>10}{'non-2xx':>9}")
+    for mode in args.mode or ["all-2xx", "mostly-429"]:
+        # Alternate the two, so neither gets the quieter moment of the machine.
+        results = {"serve": [], "nginx": []}
+        for _ in range(args.rounds):
+            results["serve"].append(bench_serve(args, mode))
+            results["nginx"].append(bench_nginx(args, mode))
+        for name, runs in results.items():
+            for r in runs:
+                print(f"{mode:<11}{name:<7}{r['rps']:>10.0f}{r['p50']:>9.3f}{r['p99']:>9.3f}"
+                      f"{r['p999']:>10.3f}{r['non2xx']:>9.1%}", flush=True)
+        med = lambda runs, k: sorted(r[k] for r in runs)[len(runs) // 2]
+        s, n = results["serve"], results["nginx"]
+        print(f"{mode} medians: serve {med(s, 'rps'):.0f} req/s, p50/p99/p99.9 "
+              f"{med(s, 'p50'):.3f}/{med(s, 'p99'):.3f}/{med(s, 'p999'):.3f} ms; nginx "
+              f"{med(n, 'rps'):.0f} req/s, {med(n, 'p50'):.3f}/{med(n, 'p99'):.3f}/"
+              f"{med(n, 'p999'):.3f} ms; ratio serve/nginx {med(s, 'rps') / med(n, 'rps'):.2f}",
+              flush=True)
 
 
 if __name__ == "__main__":

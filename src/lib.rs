@@ -14,6 +14,7 @@ pub mod fingerprint;
 pub mod limiter;
 pub mod list;
 pub mod parallel;
+pub mod prefetch;
 pub mod progress;
 pub mod record;
 pub mod recording;

@@ -13,7 +13,7 @@ use crate::engine::{self, sim};
 use crate::error::Error;
 use crate::record::Summary;
 use crate::report;
-use crate::scenario::{Mode, Scenario};
+use crate::scenario::{Layout, Mode, Scenario, SeriesLevel};
 use crate::time::secs;
 
 pub struct RunOptions<'a> {
@@ -33,9 +33,10 @@ pub struct RunOptions<'a> {
 /// `sample_every` over a long run once filled a disk (issue 11).
 pub const MAX_SERIES_BYTES: u64 = 2_000_000_000;
 
-/// About how many bytes `series.csv` takes: a row per thread per tick (every thread counted
-/// at every tick, an upper bound for groups that join late or leave early), each row its
-/// group's name and about 43 bytes of numbers (measured: 47 for `fast`).
+/// About how many bytes `series.csv` takes: a row per thread (process, group: `[run] series`)
+/// per tick (every row counted at every tick, an upper bound for groups that join late or
+/// leave early), each row its group's name and about 43 bytes of numbers (measured: 47 for
+/// `fast`).
 pub fn series_bytes_estimate(scenario: &Scenario) -> u64 {
     let every = scenario.run.sample_every.nanos().max(1);
     let ticks = scenario.run.duration.nanos().div_ceil(every) + 1;
@@ -43,7 +44,11 @@ pub fn series_bytes_estimate(scenario: &Scenario) -> u64 {
         .clients
         .iter()
         .map(|g| {
-            let threads = u64::from(g.common.processes) * u64::from(g.common.threads);
+            let threads = match scenario.run.series {
+                SeriesLevel::Thread => u64::from(g.common.processes) * u64::from(g.common.threads),
+                SeriesLevel::Process => u64::from(g.common.processes),
+                SeriesLevel::Group => 1,
+            };
             let row = 43 + g.common.name.len() as u64;
             threads.saturating_mul(ticks).saturating_mul(row)
         })
@@ -64,7 +69,8 @@ pub fn check_series_size(scenario: &Scenario, allow: bool) -> Result<(), Error> 
     Err(Error::Usage(format!(
         "run.sample_every = {every} would write about {:.1} GB of series.csv ({} threads × {ticks} \
          samples), more than the {} GB allowed: sample less often (e.g. --set \
-         run.sample_every={}s), run shorter, or pass --allow-large-output",
+         run.sample_every={}s), write a row per process or group (--set run.series=group), \
+         run shorter, or pass --allow-large-output",
         bytes as f64 / 1e9,
         scenario.threads_total(),
         MAX_SERIES_BYTES / 1_000_000_000,
@@ -173,6 +179,9 @@ fn run_with(
 
     summary.judge(&scenario.expect);
     write_summary(&dir, &summary, scenario)?;
+    if !summary.thread_totals.is_empty() {
+        write_thread_totals(&dir, &summary, scenario)?;
+    }
     Ok(RunResult { dir, summary })
 }
 
@@ -191,6 +200,28 @@ fn progress_bar(wanted: bool, scenario: &Scenario) -> ProgressBar {
     );
     bar.set_message(scenario.name.clone());
     bar
+}
+
+/// `threads.csv`: every thread's totals, for a run whose `series.csv` rows cover more.
+fn write_thread_totals(dir: &Path, summary: &Summary, scenario: &Scenario) -> Result<(), Error> {
+    let path = dir.join(crate::record::THREADS_FILE);
+    let layout = Layout::new(scenario);
+    let file = File::create(&path).map_err(Error::io(&path))?;
+    let mut out = crate::record::CsvSink::new(file);
+    let write = |out: &mut crate::record::CsvSink<File>| -> std::io::Result<()> {
+        out.header(&crate::record::THREAD_COLUMNS)?;
+        for (info, c) in layout.threads.iter().zip(&summary.thread_totals) {
+            out.text(&layout.groups[info.group as usize].name)?;
+            out.uint(layout.processes[info.process as usize].index as u64)?;
+            out.uint(u64::from(info.local))?;
+            for v in [c.requests, c.ok, c.limited, c.errors] {
+                out.uint(v)?;
+            }
+            out.end_row()?;
+        }
+        out.flush()
+    };
+    write(&mut out).map_err(Error::io(&path))
 }
 
 pub fn write_summary(dir: &Path, summary: &Summary, scenario: &Scenario) -> Result<(), Error> {

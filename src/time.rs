@@ -27,8 +27,22 @@ pub fn from_secs(s: f64) -> Nanos {
         if n >= u64::MAX as f64 {
             u64::MAX
         } else {
-            n.round() as u64
+            round_non_negative(n)
         }
+    }
+}
+
+/// `n.round() as u64` for `0 ≤ n < 2^64` without the libm call `round` is on x86-64 (the
+/// engine converts a delay on every request): the cast truncates, and the fraction it drops,
+/// `n − trunc(n)`, is exact in floating point, so comparing it with one half rounds exactly as
+/// `round` does (halves away from zero).
+#[inline]
+fn round_non_negative(n: f64) -> u64 {
+    let whole = n as u64;
+    if n - whole as f64 >= 0.5 {
+        whole + 1
+    } else {
+        whole
     }
 }
 
@@ -187,6 +201,32 @@ impl<'de> Deserialize<'de> for HumanDuration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rounding_agrees_with_round_at_halves_and_edges() {
+        for n in [
+            0.0,
+            0.49999999999999994,
+            0.5,
+            1.5,
+            2.5,
+            4_503_599_627_370_495.5,
+            4_503_599_627_370_497.0,
+            9_007_199_254_740_993.0,
+            1.8e19,
+        ] {
+            assert_eq!(round_non_negative(n), n.round() as u64, "{n}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn rounding_agrees_with_round(bits in 0u64..0x43F0_0000_0000_0000) {
+            // Every non-negative float below 2^64, by its bit pattern.
+            let n = f64::from_bits(bits);
+            proptest::prop_assert_eq!(round_non_negative(n), n.round() as u64);
+        }
+    }
 
     #[test]
     fn parses_the_forms_scenarios_use() {

@@ -377,6 +377,23 @@ fn cases() -> Vec<Case> {
             2,
             "server.limit: invalid value: integer `-5`",
         ),
+        // Issue 15: series levels.
+        edited(
+            "seed = 3",
+            "series = \"threads\"",
+            2,
+            "run.series: unknown value `threads`, expected one of `thread`, `process`, `group`",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --set run.series=7 --out {tmp}/r",
+            2,
+            "run.series: invalid type",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --set run.sample_every=1ms --no-charts --out {tmp}/r",
+            2,
+            "write a row per process or group (--set run.series=group)",
+        ),
         edited(
             "seed = 3",
             "sample_every = \"2h\"",

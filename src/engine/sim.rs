@@ -111,7 +111,8 @@ pub fn run<W: Write, R: Write>(
 
     let mut rec = Recorder::new(&layout, scenario.run.sample_every.nanos(), series, requests)?
         .with_peak_window(scenario.run.peak_window.map(|w| w.nanos()))
-        .with_fairness_window(scenario.run.fairness_window.nanos());
+        .with_fairness_window(scenario.run.fairness_window.nanos())
+        .with_series_level(scenario.run.series);
     let mut queue: BinaryHeap<Reverse<u128>> = layout
         .threads
         .iter()
@@ -147,6 +148,17 @@ pub fn run<W: Write, R: Write>(
                 interrupted_at = Some(now);
                 break;
             }
+        }
+        // The event after this one is at one of the top's two children (unless this thread's
+        // next event comes first): start loading that thread's state now, while this event
+        // is handled, instead of stalling on it then. With 10,000 threads the states do not
+        // fit the nearest caches, and the stall was the engine's largest cost after the heap
+        // (issue 15).
+        if let [_, a, rest @ ..] = queue.as_slice() {
+            let Reverse(next) = rest.first().map_or(*a, |b| (*a).max(*b));
+            let n = next as u32 as usize;
+            crate::prefetch::prefetch(&threads[n]);
+            rec.prefetch_thread(n);
         }
         let i = id as usize;
         let th = &mut threads[i];

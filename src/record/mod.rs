@@ -6,6 +6,7 @@
 //! and computes the summary at the end.
 
 mod failure;
+mod levels;
 mod peak;
 mod summary;
 mod windowed;
@@ -24,7 +25,7 @@ pub use summary::{
 pub use writer::CsvSink;
 
 use crate::exchange::{Response, Status};
-use crate::scenario::Layout;
+use crate::scenario::{Layout, SeriesLevel};
 use crate::time::{Nanos, secs};
 
 /// `series.csv`'s columns, as the recorder writes them and the charts read them.
@@ -39,6 +40,16 @@ pub const SERIES_COLUMNS: [&str; 10] = [
     "limited",
     "errors",
     "remaining",
+];
+
+/// The file a run whose `series.csv` rows are coarser than threads also writes, so the
+/// per-thread charts (and anyone's notebook) still have every thread's totals.
+pub const THREADS_FILE: &str = "threads.csv";
+
+/// `threads.csv`'s columns: each thread's totals over the run, written when `series.csv`'s
+/// rows are per process or per group.
+pub const THREAD_COLUMNS: [&str; 7] = [
+    "group", "process", "thread", "requests", "ok", "limited", "errors",
 ];
 
 /// The window of `fairness_windowed` when the scenario names none: ten minutes, long enough
@@ -150,6 +161,9 @@ pub struct Recorder<'a, W: Write, R: Write> {
     peaks: Option<Peaks>,
     /// Per-window 2xx counts for `fairness_windowed`.
     windowed: windowed::Windowed,
+    /// What one `series.csv` row covers.
+    level: SeriesLevel,
+    level_scratch: levels::Scratch,
 }
 
 impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
@@ -194,7 +208,15 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             scratch: Vec::new(),
             peaks: None,
             windowed: windowed::Windowed::new(layout, DEFAULT_FAIRNESS_WINDOW),
+            level: SeriesLevel::Thread,
+            level_scratch: levels::Scratch::default(),
         })
+    }
+
+    /// Write `series.csv` rows per thread (the default), per process or per group.
+    pub fn with_series_level(mut self, level: SeriesLevel) -> Self {
+        self.level = level;
+        self
     }
 
     /// Judge `fairness_windowed` over windows of this length (default
@@ -244,6 +266,12 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
     pub fn next_tick(&self) -> Option<Nanos> {
         (self.next_tick <= self.layout.duration && self.next_tick != Nanos::MAX)
             .then_some(self.next_tick)
+    }
+
+    /// Start loading `thread`'s counters into the cache: its next request comes soon.
+    #[inline]
+    pub fn prefetch_thread(&self, thread: usize) {
+        crate::prefetch::prefetch(&self.threads[thread]);
     }
 
     #[inline]
@@ -333,16 +361,40 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             if g.start > t || (g.stop <= window_start && window_start > 0) {
                 continue;
             }
-            for p in g.processes.clone() {
+            if !self.level.is_thread() {
+                levels::write_rows(
+                    self.level,
+                    &mut self.series,
+                    layout,
+                    g,
+                    t,
+                    sleeps,
+                    &mut self.threads,
+                    &mut self.level_scratch,
+                )?;
+            }
+            // At the coarser levels the rows above are the group's.
+            let thread_rows = if self.level.is_thread() {
+                g.processes.clone()
+            } else {
+                0..0
+            };
+            // The time is the same on every row of the tick and the sleep on every row of a
+            // process: each is formatted once, not once per thread.
+            let mut t_buf = ryu::Buffer::new();
+            let t_text = writer::float_text(&mut t_buf, secs(t));
+            for p in thread_rows {
                 let proc_info = &layout.processes[p];
+                let mut sleep_buf = ryu::Buffer::new();
+                let sleep_text = writer::float_text(&mut sleep_buf, sleeps[p]);
                 for th in proc_info.threads.clone() {
                     let s = &mut self.threads[th];
                     let row = &mut self.series;
-                    row.float(secs(t))?;
+                    row.text(t_text)?;
                     row.text(&g.name)?;
                     row.uint(proc_info.index as u64)?;
                     row.uint(u64::from(layout.threads[th].local))?;
-                    row.float(sleeps[p])?;
+                    row.text(sleep_text)?;
                     row.uint(s.interval.requests)?;
                     row.uint(s.interval.ok)?;
                     row.uint(s.interval.limited)?;

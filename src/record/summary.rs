@@ -196,6 +196,10 @@ pub struct Summary {
     /// and per group (docs/serve-record.md); absent from other runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gaps: Option<GapPercentiles>,
+    /// Per thread, in the layout's order: its totals over the run. Kept only when
+    /// `series.csv` rows cover more than a thread, for `threads.csv`; not in summary.json.
+    #[serde(skip)]
+    pub thread_totals: Vec<Counts>,
 }
 
 /// Percentiles of a set of gaps, in seconds (`serve --record`'s observed gaps).
@@ -491,6 +495,11 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
         dead_workers: Vec::new(),
         failure: None,
         gaps: None,
+        thread_totals: if rec.level.is_thread() {
+            Vec::new()
+        } else {
+            rec.threads.iter().map(|t| t.total).collect()
+        },
     }
 }
 

@@ -38,11 +38,7 @@ impl<W: Write> CsvSink<W> {
 
     #[inline]
     pub fn float(&mut self, v: f64) -> std::io::Result<()> {
-        let s = if v.is_finite() {
-            self.float.format_finite(v)
-        } else {
-            ""
-        };
+        let s = float_text(&mut self.float, v);
         self.inner.write_field(s).map_err(into_io)
     }
 
@@ -69,6 +65,17 @@ impl<W: Write> CsvSink<W> {
 
     pub fn flush(&mut self) -> std::io::Result<()> {
         self.inner.flush()
+    }
+}
+
+/// A float as [`CsvSink::float`] writes it (shortest round-trip form; empty when not finite),
+/// for a value written on many rows.
+#[inline]
+pub fn float_text(buf: &mut ryu::Buffer, v: f64) -> &str {
+    if v.is_finite() {
+        buf.format_finite(v)
+    } else {
+        ""
     }
 }
 

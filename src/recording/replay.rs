@@ -134,6 +134,7 @@ pub fn scenario_of(
             peak_window: None,
             fairness_window: HumanDuration(plan.fairness_window.max(NANOS_PER_MS)),
             seeds: None,
+            series: Default::default(),
         },
         server,
         clients: scenario_groups,

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::ReportError;
 use crate::scenario::Layout;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, SeriesLevel};
 use crate::time::secs;
 
 /// The most time points a chart draws; runs with more ticks average ticks into buckets.
@@ -141,10 +141,69 @@ impl Mean {
     }
 }
 
-/// Read `path` (the `series.csv` of a run of `scenario`).
+/// Read `path` (the `series.csv` of a run of `scenario`), and beside it `threads.csv` when
+/// the rows are per process or per group.
 pub fn read_series(path: &Path, scenario: &Scenario) -> Result<SeriesData, ReportError> {
     let file = File::open(path).map_err(|e| bad(path, None, e))?;
-    read_series_from(file, path, scenario)
+    let mut data = read_series_from(file, path, scenario)?;
+    if scenario.run.series != SeriesLevel::Thread {
+        let threads_path = path.with_file_name(crate::record::THREADS_FILE);
+        let file = File::open(&threads_path).map_err(|e| bad(&threads_path, None, e))?;
+        read_thread_totals(file, &threads_path, &mut data.threads)?;
+    }
+    Ok(data)
+}
+
+/// Fill `threads` (in the layout's order) from `threads.csv`: one row per thread, in order.
+pub fn read_thread_totals<R: Read>(
+    input: R,
+    path: &Path,
+    threads: &mut [ThreadTotal],
+) -> Result<(), ReportError> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(input);
+    let header = rdr.headers().map_err(|e| bad(path, Some(1), e))?.clone();
+    let expected = crate::record::THREAD_COLUMNS;
+    if header.iter().collect::<Vec<_>>() != expected {
+        return Err(bad(
+            path,
+            Some(1),
+            format!("the header must be {}", expected.join(",")),
+        ));
+    }
+    let mut rows = 0;
+    for (i, record) in rdr.records().enumerate() {
+        let record = record.map_err(|e| bad(path, e.position().map(|p| p.line()), e))?;
+        let line = Some(i as u64 + 2);
+        let Some(t) = threads.get_mut(i) else {
+            return Err(bad(path, line, "more rows than the scenario has threads"));
+        };
+        let int = |c: usize| -> Result<u64, ReportError> {
+            record
+                .get(c)
+                .and_then(|v| v.parse::<u64>().ok())
+                .ok_or_else(|| bad(path, line, format!("{} is not a whole number", expected[c])))
+        };
+        if int(1)? != t.process as u64 || int(2)? != t.thread as u64 {
+            return Err(bad(
+                path,
+                line,
+                format!("expected process {} thread {} here", t.process, t.thread),
+            ));
+        }
+        t.requests = int(3)?;
+        t.ok = int(4)?;
+        rows += 1;
+    }
+    if rows != threads.len() {
+        return Err(bad(
+            path,
+            None,
+            format!("{rows} rows for the scenario's {} threads", threads.len()),
+        ));
+    }
+    Ok(())
 }
 
 /// Quantile `q` of sorted values, by linear interpolation between neighbours.
@@ -179,12 +238,28 @@ pub fn read_series_from<R: Read>(
         .enumerate()
         .map(|(i, g)| (g.name.as_str(), i))
         .collect();
-    let as_lines = layout.processes.len() <= MAX_PROCESS_LINES;
+    let level = scenario.run.series;
+    // Rows per group carry one sleep value per group (the median of its processes): a line each.
+    let per_group = level == SeriesLevel::Group;
+    let as_lines = per_group || layout.processes.len() <= MAX_PROCESS_LINES;
     let nan = || vec![f64::NAN; buckets];
 
     let mut lines: Vec<SleepLine> = Vec::new();
     let mut bands: Vec<SleepBand> = Vec::new();
-    if as_lines {
+    if per_group {
+        for (gi, g) in layout.groups.iter().enumerate() {
+            let label = if g.processes.len() == 1 {
+                g.name.clone()
+            } else {
+                format!("{} (median of {} processes)", g.name, g.processes.len())
+            };
+            lines.push(SleepLine {
+                label,
+                group: gi,
+                values: nan(),
+            });
+        }
+    } else if as_lines {
         for p in &layout.processes {
             let g = &layout.groups[p.group];
             let label = if g.processes.len() == 1 {
@@ -240,7 +315,7 @@ pub fn read_series_from<R: Read>(
         .collect();
 
     // Per-bucket state, flushed when the bucket changes.
-    let mut sleep_mean = vec![Mean::default(); layout.processes.len()];
+    let mut sleep_mean = vec![Mean::default(); layout.processes.len().max(layout.groups.len())];
     let mut remaining_tick: Vec<Vec<f64>> = vec![Vec::new(); layout.keys.len()];
     let mut remaining_bucket: Vec<(Mean, f64, f64)> =
         vec![(Mean::default(), f64::INFINITY, f64::NEG_INFINITY); layout.keys.len()];
@@ -270,7 +345,7 @@ pub fn read_series_from<R: Read>(
                         remaining: &mut Vec<RemainingSeries>,
                         scratch: &mut Vec<f64>| {
         if as_lines {
-            for (p, m) in sleep_mean.iter_mut().enumerate() {
+            for (p, m) in sleep_mean.iter_mut().enumerate().take(lines.len()) {
                 if let Some(v) = m.take() {
                     lines[p].values[b] = v;
                 }
@@ -358,8 +433,29 @@ pub fn read_series_from<R: Read>(
             )
         })?;
         let g = &layout.groups[gi];
-        let process = int(2)? as usize;
-        let thread = int(3)? as usize;
+        // The fields a coarser row leaves empty, and those it must not.
+        let empty_or = |i: usize, want_empty: bool| -> Result<Option<usize>, ReportError> {
+            match (record[i].is_empty(), want_empty) {
+                (true, true) => Ok(None),
+                (false, false) => Ok(Some(int(i)? as usize)),
+                (false, true) => Err(bad(
+                    path,
+                    line,
+                    format!(
+                        "{} must be empty: scenario.toml says series = \"{}\"",
+                        expected[i],
+                        level.as_str()
+                    ),
+                )),
+                (true, false) => Err(bad(
+                    path,
+                    line,
+                    format!("{} is not a whole number of 0 or more", expected[i]),
+                )),
+            }
+        };
+        let process = empty_or(2, per_group)?.unwrap_or(0);
+        let thread = empty_or(3, level != SeriesLevel::Thread)?.unwrap_or(0);
         if process >= g.processes.len() {
             return Err(bad(
                 path,
@@ -409,7 +505,9 @@ pub fn read_series_from<R: Read>(
             current_bucket = Some(bucket);
         }
         let bucket = tick / per_bucket;
-        if thread == 0 {
+        if per_group {
+            sleep_mean[gi].add(sleep);
+        } else if thread == 0 {
             sleep_mean[p].add(sleep);
         }
         for c in [0, gi + 1] {
@@ -421,8 +519,11 @@ pub fn read_series_from<R: Read>(
         {
             remaining_tick[g.key].push(r);
         }
-        threads[th].requests += requests;
-        threads[th].ok += ok;
+        // Coarser rows sum several threads: their totals come from threads.csv.
+        if level == SeriesLevel::Thread {
+            threads[th].requests += requests;
+            threads[th].ok += ok;
+        }
     }
     flush_tick(&mut remaining_tick, &mut remaining_bucket);
     if let Some(b) = current_bucket {

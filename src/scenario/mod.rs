@@ -47,6 +47,35 @@ pub enum Mode {
     Live,
 }
 
+/// `[run] series`: what one `series.csv` row covers at each tick. The summary's metrics do
+/// not depend on it (they come from the recorder's own per-thread counters); only the file's
+/// size and detail do (results/README.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeriesLevel {
+    /// A row per thread: every thread's counts (the default; small runs want the detail).
+    #[default]
+    Thread,
+    /// A row per process: its threads' counts summed, its own sleep value.
+    Process,
+    /// A row per group: its threads' counts summed, the median of its processes' sleep.
+    Group,
+}
+
+impl SeriesLevel {
+    pub fn is_thread(&self) -> bool {
+        *self == SeriesLevel::Thread
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SeriesLevel::Thread => "thread",
+            SeriesLevel::Process => "process",
+            SeriesLevel::Group => "group",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
@@ -59,6 +88,9 @@ pub struct RunConfig {
     pub time_scale: f64,
     /// One `series.csv` row per thread per this interval. Default 10 s.
     pub sample_every: HumanDuration,
+    /// What a `series.csv` row covers: "thread" (default), "process" or "group".
+    #[serde(skip_serializing_if = "SeriesLevel::is_thread")]
+    pub series: SeriesLevel,
     /// The window of `peak_requests` and `peak_process_requests` (e.g. "60s" for "never more
     /// than 60 in any minute"); without it those metrics are null.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -81,6 +113,7 @@ impl Default for RunConfig {
             mode: Mode::Sim,
             time_scale: 1.0,
             sample_every: HumanDuration::from_secs(10),
+            series: SeriesLevel::Thread,
             peak_window: None,
             fairness_window: HumanDuration::from_secs(600),
             seeds: None,

@@ -180,8 +180,15 @@ impl Schneems {
             self.retry_thread = None;
         }
         self.streak[thread] = 0;
+        let floor = self.cfg.min_sleep.secs();
+        // The decrease is never negative, so at the floor it cannot move `sleep_for`: skip its
+        // `exp`, which busy clients at their floor would otherwise pay on every 2xx.
+        if self.sleep_for <= floor {
+            self.sleep_for = floor;
+            return;
+        }
         let next = self.sleep_for - self.decrease(now, remaining);
-        self.sleep_for = next.max(self.cfg.min_sleep.secs());
+        self.sleep_for = next.max(floor);
     }
 }
 

@@ -176,7 +176,8 @@ pub fn run<W: Write, R: Write>(
 
     let mut rec = Recorder::new(&layout, scenario.run.sample_every.nanos(), series, requests)?
         .with_peak_window(scenario.run.peak_window.map(|w| w.nanos()))
-        .with_fairness_window(scenario.run.fairness_window.nanos());
+        .with_fairness_window(scenario.run.fairness_window.nanos())
+        .with_series_level(scenario.run.series);
     let pacing = TickPacing {
         layout: &layout,
         clock,
