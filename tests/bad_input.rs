@@ -114,6 +114,25 @@ fn cases() -> Vec<Case> {
             2,
             "the port is already in use (another serve, or another program)",
         ),
+        // Issue 12: the normal latency (each hop |N(mean, sd)|) names what it lacks.
+        edited(
+            "limit = 100",
+            "limit = 100\nlatency = { distribution = \"normal\", mean = \"10ms\" }",
+            2,
+            "normal needs `sd`",
+        ),
+        edited(
+            "limit = 100",
+            "limit = 100\nlatency = { distribution = \"normal\", mean = \"10ms\", sd = \"2ms\", sigma = 1 }",
+            2,
+            "`sigma` does not apply to the normal distribution",
+        ),
+        edited(
+            "limit = 100",
+            "limit = 100\nlatency = { distribution = \"normal\", mean = \"-1ms\", sd = \"2ms\" }",
+            2,
+            "server.latency",
+        ),
         // Item 4: names that leave results/.
         edited(
             "name = \"t\"",
