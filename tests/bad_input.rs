@@ -133,6 +133,23 @@ fn cases() -> Vec<Case> {
             2,
             "server.latency",
         ),
+        // Issue 12: [compare] metrics must name metrics, once each.
+        plus(
+            "[compare]\nmetrics = [\"speed\"]\n",
+            2,
+            "compare.metrics: unknown metric `speed`, expected one of: requests",
+        ),
+        plus(
+            "[compare]\nmetrics = []\n",
+            2,
+            "compare.metrics: name at least one metric",
+        ),
+        plus(
+            "[compare]\nmetrics = [\"requests\", \"requests\"]\n",
+            2,
+            "compare.metrics: `requests` is named twice",
+        ),
+        plus("[compare]\nrank = 1\n", 2, "compare.rank: unknown field"),
         // Item 4: names that leave results/.
         edited(
             "name = \"t\"",
