@@ -12,6 +12,8 @@ pub struct Entry {
     pub name: &'static str,
     pub description: &'static str,
     pub parameters: Parameters,
+    /// What the parameters mean beyond their names, printed under them.
+    pub notes: &'static [&'static str],
 }
 
 pub fn algorithms() -> Vec<Entry> {
@@ -21,6 +23,7 @@ pub fn algorithms() -> Vec<Entry> {
             name,
             description: crate::throttle::ThrottleConfig::describe(name).unwrap_or(""),
             parameters: algorithm_parameters(name).unwrap_or_default(),
+            notes: crate::throttle::ThrottleConfig::notes(name),
         })
         .collect()
 }
@@ -32,6 +35,7 @@ pub fn servers() -> Vec<Entry> {
             name,
             description: LimiterConfig::describe(name).unwrap_or(""),
             parameters: server_parameters(name).unwrap_or_default(),
+            notes: &[],
         })
         .collect()
 }
@@ -53,6 +57,9 @@ fn entries_text(out: &mut String, entries: &[Entry]) {
         let pw = e.parameters.iter().map(|p| p.0.len()).max().unwrap_or(0);
         for (k, v) in &e.parameters {
             out.push_str(&format!("    {k:pw$} {}\n", value_text(v)));
+        }
+        for line in e.notes {
+            out.push_str(&format!("    {line}\n"));
         }
     }
 }
@@ -104,7 +111,12 @@ fn entries_json(entries: &[Entry]) -> serde_json::Value {
                     )
                 })
                 .collect();
-            json!({"name": e.name, "description": e.description, "parameters": params})
+            let mut entry =
+                json!({"name": e.name, "description": e.description, "parameters": params});
+            if !e.notes.is_empty() {
+                entry["notes"] = json!(e.notes);
+            }
+            entry
         })
         .collect()
 }
@@ -141,6 +153,24 @@ mod tests {
         };
         assert!(line("initial_sleep").ends_with("= \"1.6s\""), "{t}");
         assert!(line("initial").ends_with("(optional, no default)"), "{t}");
+        // The backoff's notes say how base maps onto each jitter, with the AWS post's settings.
+        assert!(
+            t.contains("base = \"10ms\" for none/full/equal and base = \"5ms\" for decorrelated"),
+            "{t}"
+        );
+        let j = json();
+        let backoff = j["algorithms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == "backoff")
+            .unwrap();
+        assert!(
+            backoff["notes"][0]
+                .as_str()
+                .unwrap()
+                .contains("base × 2^(failures − 1)")
+        );
         let j = json();
         assert_eq!(j["algorithms"][0]["name"], "schneems");
         assert_eq!(j["algorithms"][0]["parameters"]["jitter"], 0.1);

@@ -114,6 +114,42 @@ fn cases() -> Vec<Case> {
             2,
             "the port is already in use (another serve, or another program)",
         ),
+        // Issue 12: the normal latency (each hop |N(mean, sd)|) names what it lacks.
+        edited(
+            "limit = 100",
+            "limit = 100\nlatency = { distribution = \"normal\", mean = \"10ms\" }",
+            2,
+            "normal needs `sd`",
+        ),
+        edited(
+            "limit = 100",
+            "limit = 100\nlatency = { distribution = \"normal\", mean = \"10ms\", sd = \"2ms\", sigma = 1 }",
+            2,
+            "`sigma` does not apply to the normal distribution",
+        ),
+        edited(
+            "limit = 100",
+            "limit = 100\nlatency = { distribution = \"normal\", mean = \"-1ms\", sd = \"2ms\" }",
+            2,
+            "server.latency",
+        ),
+        // Issue 12: [compare] metrics must name metrics, once each.
+        plus(
+            "[compare]\nmetrics = [\"speed\"]\n",
+            2,
+            "compare.metrics: unknown metric `speed`, expected one of: requests",
+        ),
+        plus(
+            "[compare]\nmetrics = []\n",
+            2,
+            "compare.metrics: name at least one metric",
+        ),
+        plus(
+            "[compare]\nmetrics = [\"requests\", \"requests\"]\n",
+            2,
+            "compare.metrics: `requests` is named twice",
+        ),
+        plus("[compare]\nrank = 1\n", 2, "compare.rank: unknown field"),
         // Item 4: names that leave results/.
         edited(
             "name = \"t\"",

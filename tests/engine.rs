@@ -161,8 +161,9 @@ algorithm = "none"
 
 #[test]
 fn occ_clients_that_retry_at_once_succeed_one_per_round_trip() {
-    // The AWS post's resource with unthrottled clients: 10 clients write at t = 0, one wins,
-    // the others retry one round trip later, one wins again...: 10 + 9 + ... + 1 writes.
+    // The AWS post's resource with unthrottled clients and a fixed 20 ms hop: 10 clients read
+    // at 20 ms and write at 60 ms, one wins, the others read again 40 ms later...: one success
+    // per round of four hops, 10 + 9 + ... + 1 writes, the last answered after 10 rounds.
     let s = summarize(&inline(
         r#"
 [run]
@@ -180,7 +181,60 @@ algorithm = "none"
     assert_eq!(s.metrics.ok, 10);
     assert_eq!(s.metrics.requests, 55);
     assert_eq!(s.metrics.limited, 45);
-    assert_eq!(s.metrics.time_to_clear, Some(0.2));
+    assert_eq!(s.metrics.time_to_clear, Some(0.8));
+}
+
+/// 50 clients of `algorithm` on the AWS post's network (every hop |N(10 ms, 2 ms)|): the mean
+/// write calls and time to clear over seeds 0..20.
+fn occ_means(algorithm: &str) -> (f64, f64) {
+    let text = format!(
+        r#"
+[run]
+duration = "10m"
+[server]
+kind = "occ"
+latency = {{ distribution = "normal", mean = "10ms", sd = "2ms" }}
+[[clients]]
+name = "writers"
+processes = 50
+jobs = 1
+{algorithm}
+"#
+    );
+    let (mut calls, mut time) = (0.0, 0.0);
+    for seed in 0..20 {
+        let mut scenario = inline(&text);
+        scenario.run.seed = Some(seed);
+        let s = summarize(&scenario);
+        assert_eq!(s.metrics.ok, 50);
+        calls += s.metrics.requests as f64 / 20.0;
+        time += s.metrics.time_to_clear.unwrap() / 20.0;
+    }
+    (calls, time)
+}
+
+#[test]
+fn occ_reads_are_round_trips_of_their_own_with_random_hops() {
+    // With every hop random, a client's read-to-write gap varies, so a write often gets in
+    // between others' reads and writes: fewer calls than the lockstep n(n + 1)/2 = 1275. An
+    // independent model of the post's simulator gives 689 ± 1 calls (500 trials) and 1.14 s;
+    // 20 seeds here spread about ±4 calls around their mean.
+    let (calls, time) = occ_means(r#"algorithm = "none""#);
+    assert!((675.0..705.0).contains(&calls), "no backoff: {calls} calls");
+    assert!((1.05..1.25).contains(&time), "no backoff: {time} s");
+    // Full jitter with the post's settings (5 ms × 2^attempt is base 10 ms here) halves the
+    // work and takes longer (the model: 332 calls, 2.9 s).
+    let (calls, time) = occ_means(
+        r#"algorithm = "backoff"
+jitter = "full"
+base = "10ms"
+cap = "2s""#,
+    );
+    assert!(
+        (325.0..340.0).contains(&calls),
+        "full jitter: {calls} calls"
+    );
+    assert!((2.4..3.4).contains(&time), "full jitter: {time} s");
 }
 
 #[test]

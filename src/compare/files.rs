@@ -148,6 +148,7 @@ mod tests {
             limited: 2,
             ratio_429: 1.0 / 6.0,
             retry_rate_thread_mean: Some(0.283_333_333_333_333_3),
+            capacity: 12.5,
             utilization: 0.987_654_321,
             fairness: 0.75,
             convergence_s: None,
@@ -179,7 +180,11 @@ mod tests {
         for (i, metric) in EXPECTABLE_METRICS.iter().enumerate() {
             // A value no default has, whole so the counts stay exact.
             let value = 7.0 + i as f64;
-            let mut m = Metrics::default();
+            // Utilization is null without a capacity.
+            let mut m = Metrics {
+                capacity: 1.0,
+                ..Metrics::default()
+            };
             set(&mut m, metric, Some(value));
             assert_eq!(
                 m.get(metric),

@@ -23,7 +23,7 @@ pub use files::{compare_csv, read_compare_csv};
 pub use report::{is_comparison, load_comparison, variant_dir, write_compare_report};
 pub use runs::{RunsResult, compare_runs};
 pub use stats::{Stat, t_975};
-pub use table::{COLUMNS, Comparison, METHOD, VariantRuns, VariantStats, verdict_text};
+pub use table::{CATALOGUE, Comparison, VariantRuns, VariantStats, column, verdict_text};
 
 use crate::engine::{self, sim};
 use crate::error::Error;

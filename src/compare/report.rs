@@ -54,11 +54,12 @@ pub fn load_comparison(dir: &Path) -> Result<Comparison, Error> {
             }
         }
     }
-    Ok(Comparison::new(
+    Ok(Comparison::with_metrics(
         &scenario.name,
         &seeds,
         &runs,
         &scenario.expect,
+        &scenario.compare_metrics(),
     ))
 }
 

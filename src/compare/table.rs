@@ -28,13 +28,52 @@ pub struct Column {
     pub digits: usize,
     /// What a variant with no value on any seed shows.
     pub never: &'static str,
-    /// Whether the column counts in the rank (`fairness_windowed` is shown, not ranked: it
-    /// measures what `fairness` does, and would count fairness twice).
-    pub ranked: bool,
 }
 
-/// The table's columns, in order.
-pub const COLUMNS: [Column; 7] = [
+/// Every metric `compare` can show (each `[expect]` metric), which way is better and how it is
+/// printed. A scenario picks its columns with `[compare] metrics`
+/// ([`crate::scenario::Scenario::compare_metrics`]).
+pub const CATALOGUE: [Column; 19] = [
+    Column {
+        metric: "requests",
+        header: "requests",
+        better: Better::Lower,
+        percent: false,
+        digits: 0,
+        never: "-",
+    },
+    Column {
+        metric: "ok",
+        header: "ok",
+        better: Better::Higher,
+        percent: false,
+        digits: 0,
+        never: "-",
+    },
+    Column {
+        metric: "limited",
+        header: "limited",
+        better: Better::Lower,
+        percent: false,
+        digits: 0,
+        never: "-",
+    },
+    Column {
+        metric: "errors",
+        header: "errors",
+        better: Better::Lower,
+        percent: false,
+        digits: 0,
+        never: "-",
+    },
+    Column {
+        metric: "timed_out",
+        header: "timed_out",
+        better: Better::Lower,
+        percent: false,
+        digits: 0,
+        never: "-",
+    },
     Column {
         metric: "ratio_429",
         header: "ratio_429",
@@ -42,7 +81,22 @@ pub const COLUMNS: [Column; 7] = [
         percent: true,
         digits: 2,
         never: "-",
-        ranked: true,
+    },
+    Column {
+        metric: "retry_rate_thread_mean",
+        header: "retry_rate_thread_mean",
+        better: Better::Lower,
+        percent: true,
+        digits: 2,
+        never: "-",
+    },
+    Column {
+        metric: "capacity",
+        header: "capacity",
+        better: Better::Higher,
+        percent: false,
+        digits: 0,
+        never: "-",
     },
     Column {
         metric: "utilization",
@@ -51,7 +105,6 @@ pub const COLUMNS: [Column; 7] = [
         percent: false,
         digits: 3,
         never: "-",
-        ranked: true,
     },
     Column {
         metric: "fairness",
@@ -60,7 +113,6 @@ pub const COLUMNS: [Column; 7] = [
         percent: false,
         digits: 3,
         never: "-",
-        ranked: true,
     },
     Column {
         metric: "fairness_windowed",
@@ -69,16 +121,14 @@ pub const COLUMNS: [Column; 7] = [
         percent: false,
         digits: 3,
         never: "-",
-        ranked: false,
     },
     Column {
-        metric: "convergence_s",
-        header: "convergence s",
+        metric: "request_count_stdev",
+        header: "request_count_stdev",
         better: Better::Lower,
         percent: false,
-        digits: 0,
-        never: "never",
-        ranked: true,
+        digits: 1,
+        never: "-",
     },
     Column {
         metric: "max_sleep",
@@ -87,7 +137,22 @@ pub const COLUMNS: [Column; 7] = [
         percent: false,
         digits: 1,
         never: "-",
-        ranked: true,
+    },
+    Column {
+        metric: "convergence_s",
+        header: "convergence s",
+        better: Better::Lower,
+        percent: false,
+        digits: 0,
+        never: "never",
+    },
+    Column {
+        metric: "wait_p50",
+        header: "wait_p50 s",
+        better: Better::Lower,
+        percent: false,
+        digits: 2,
+        never: "-",
     },
     Column {
         metric: "wait_p99",
@@ -96,20 +161,74 @@ pub const COLUMNS: [Column; 7] = [
         percent: false,
         digits: 2,
         never: "-",
-        ranked: true,
+    },
+    Column {
+        metric: "time_to_clear",
+        header: "time_to_clear s",
+        better: Better::Lower,
+        percent: false,
+        digits: 2,
+        never: "never",
+    },
+    Column {
+        metric: "peak_requests",
+        header: "peak_requests",
+        better: Better::Lower,
+        percent: false,
+        digits: 0,
+        never: "-",
+    },
+    Column {
+        metric: "peak_process_requests",
+        header: "peak_process_requests",
+        better: Better::Lower,
+        percent: false,
+        digits: 0,
+        never: "-",
     },
 ];
 
-/// How the interval and the nulls are handled, said once wherever the table appears.
-pub const METHOD: &str = "Each cell is the mean over the seeds ± the half-width of its 95 % \
-t-interval (mean ± t(0.975, n−1)·s/√n, s the sample standard deviation over seeds). A metric \
-that is null on some seed (convergence_s when the sleep values never settled, wait_p99 with no \
-2xx) is averaged over the seeds that have it and marked (k/n); in a column, more seeds with a \
-value beats a better mean over fewer. The best of each column is marked (* in text, bold in \
-the report; ties all marked). Rank: variants that meet every [expect] range of the scenario \
-(judged on their means) come first, then by the mean of their ranks over the six columns \
-other than windowed fairness (shown, not ranked: it measures what fairness does, per \
-fairness_window over the threads running through it).";
+/// The column of an `[expect]` metric.
+pub fn column(metric: &str) -> Option<&'static Column> {
+    CATALOGUE.iter().find(|c| c.metric == metric)
+}
+
+/// Whether `metric` counts in the rank when `shown` are the columns: all do, except windowed
+/// fairness beside fairness (it measures what fairness does, and would count it twice).
+fn ranked(metric: &str, shown: &[String]) -> bool {
+    metric != "fairness_windowed" || !shown.iter().any(|m| m == "fairness")
+}
+
+/// How the interval, the nulls and the rank are worked out, said wherever the table appears.
+fn method(shown: &[String]) -> String {
+    let (ranked_cols, unranked): (Vec<&String>, Vec<&String>) =
+        shown.iter().partition(|m| ranked(m, shown));
+    let list = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
+    let mut out = format!(
+        "Each cell is the mean over the seeds ± the half-width of its 95 % t-interval (mean ± \
+         t(0.975, n−1)·s/√n, s the sample standard deviation over seeds). A metric that is \
+         null on some seed (convergence_s when the sleep values never settled, wait_p99 with \
+         no 2xx, time_to_clear when some job never finished, utilization when the server \
+         states no capacity) is averaged over the seeds that have it and marked (k/n); in a \
+         column, more seeds with a value beats a better mean over fewer. The best of each \
+         column is marked (* in text, bold in the report; ties all marked). Rank: variants \
+         that meet every [expect] range of the scenario (judged on their means) come first, \
+         then by the mean of their ranks over {}.",
+        list(&ranked_cols)
+    );
+    if !unranked.is_empty() {
+        out.push_str(&format!(
+            " {} is shown, not ranked: it measures what fairness does, per fairness_window \
+             over the threads running through it.",
+            list(&unranked)
+        ));
+    }
+    out.push_str(
+        " The columns are the scenario's [compare] metrics, by default per workload \
+         (README, \"Comparing variants\").",
+    );
+    out
+}
 
 /// One variant's runs, one per seed in seed order.
 #[derive(Clone, Debug)]
@@ -163,7 +282,29 @@ fn cmp_stat(a: &Stat, b: &Stat, better: Better) -> Ordering {
 }
 
 impl Comparison {
+    /// On the columns a scenario that runs against a rate limit shows by default.
     pub fn new(scenario: &str, seeds: &[u64], variants: &[VariantRuns], expect: &Expect) -> Self {
+        let shown: Vec<String> = crate::scenario::COMPARE_RATE_METRICS
+            .iter()
+            .map(|m| m.to_string())
+            .collect();
+        Self::with_metrics(scenario, seeds, variants, expect, &shown)
+    }
+
+    /// Shown and ranked on `shown` (metric names of the [`CATALOGUE`], in column order;
+    /// unknown names are left out).
+    pub fn with_metrics(
+        scenario: &str,
+        seeds: &[u64],
+        variants: &[VariantRuns],
+        expect: &Expect,
+        shown: &[String],
+    ) -> Self {
+        let shown: Vec<String> = shown
+            .iter()
+            .filter(|m| column(m).is_some())
+            .cloned()
+            .collect();
         let mut out: Vec<VariantStats> = variants
             .iter()
             .map(|v| {
@@ -202,7 +343,7 @@ impl Comparison {
             .collect();
         let n = out.len();
         let mut rank_sum = vec![0usize; n];
-        for col in &COLUMNS {
+        for col in shown.iter().filter_map(|m| column(m)) {
             for i in 0..n {
                 let mine = &out[i].metrics[col.metric];
                 let better_than_me = (0..n)
@@ -210,7 +351,7 @@ impl Comparison {
                         cmp_stat(&out[j].metrics[col.metric], mine, col.better) == Ordering::Less
                     })
                     .count();
-                if col.ranked {
+                if ranked(col.metric, &shown) {
                     rank_sum[i] += 1 + better_than_me;
                 }
                 if better_than_me == 0 && mine.n > 0 {
@@ -219,7 +360,8 @@ impl Comparison {
             }
         }
         for (v, r) in out.iter_mut().zip(&rank_sum) {
-            v.score = *r as f64 / COLUMNS.iter().filter(|c| c.ranked).count() as f64;
+            let counted = shown.iter().filter(|m| ranked(m, &shown)).count();
+            v.score = *r as f64 / counted.max(1) as f64;
         }
         let before = |a: &VariantStats, b: &VariantStats| {
             a.missed.cmp(&b.missed).then(a.score.total_cmp(&b.score))
@@ -236,8 +378,8 @@ impl Comparison {
             scenario: scenario.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             seeds: seeds.to_vec(),
-            method: METHOD.to_string(),
-            columns: COLUMNS.iter().map(|c| c.metric.to_string()).collect(),
+            method: method(&shown),
+            columns: shown,
             ranking: order.iter().map(|&i| out[i].name.clone()).collect(),
             variants: out,
         }
@@ -245,14 +387,15 @@ impl Comparison {
 
     /// The table: a row per variant (in run order), the rank, and a cell per column.
     pub fn table(&self) -> (Table, Vec<Vec<bool>>) {
+        let columns: Vec<&Column> = self.columns.iter().filter_map(|m| column(m)).collect();
         let mut header = vec!["variant", "rank"];
-        header.extend(COLUMNS.iter().map(|c| c.header));
+        header.extend(columns.iter().map(|c| c.header));
         let mut t = Table::new(&header);
         let mut best = Vec::new();
         for v in &self.variants {
             let mut row = vec![v.name.clone(), v.rank.to_string()];
             let mut marks = vec![false, false];
-            for col in &COLUMNS {
+            for col in &columns {
                 row.push(cell(&v.metrics[col.metric], col));
                 marks.push(v.best.iter().any(|b| b == col.metric));
             }
@@ -427,6 +570,7 @@ mod tests {
     fn metrics(ratio: f64, util: f64, conv: Option<f64>) -> Metrics {
         Metrics {
             ratio_429: ratio,
+            capacity: 100.0,
             utilization: util,
             fairness: 0.9,
             convergence_s: conv,
@@ -477,6 +621,75 @@ mod tests {
         let missed: Vec<_> = c.missed().map(|(n, _)| n).collect();
         assert_eq!(missed, vec!["a"]);
         assert_eq!((a.missed, b.missed), (1, 0));
+    }
+
+    #[test]
+    fn every_expect_metric_has_a_column() {
+        for m in crate::scenario::EXPECTABLE_METRICS {
+            assert!(column(m).is_some(), "{m}");
+        }
+        assert_eq!(CATALOGUE.len(), crate::scenario::EXPECTABLE_METRICS.len());
+    }
+
+    #[test]
+    fn the_named_metrics_are_the_columns_and_the_rank() {
+        // Work metrics: a, many calls but done soon; b, few calls and late; c, fewest calls
+        // and nearly as soon as a.
+        let work = |requests: u64, clear: f64| Metrics {
+            requests,
+            time_to_clear: Some(clear),
+            ..Metrics::default()
+        };
+        let v = |name: &str, m: Metrics| VariantRuns {
+            name: name.into(),
+            runs: vec![m.clone(), m],
+            expect: None,
+        };
+        let shown = ["requests".to_string(), "time_to_clear".to_string()];
+        let c = Comparison::with_metrics(
+            "s",
+            &[1, 2],
+            &[
+                v("a", work(700, 1.1)),
+                v("b", work(340, 4.0)),
+                v("c", work(330, 2.0)),
+            ],
+            &Expect::new(),
+            &shown,
+        );
+        assert_eq!(c.columns, shown);
+        assert_eq!(c.ranking, vec!["c", "a", "b"]);
+        let (t, _) = c.table();
+        assert_eq!(
+            t.header(),
+            ["variant", "rank", "requests", "time_to_clear s"]
+        );
+        assert!(
+            c.method.contains("over requests, time_to_clear."),
+            "{}",
+            c.method
+        );
+        // A metric null on every seed (utilization without a capacity) shows `-`, never 0.
+        let no_capacity = Metrics {
+            utilization: 0.0,
+            capacity: 0.0,
+            ..Metrics::default()
+        };
+        let c = Comparison::with_metrics(
+            "s",
+            &[1],
+            &[v("a", no_capacity)],
+            &Expect::new(),
+            &["utilization".to_string()],
+        );
+        assert_eq!(c.variants[0].metrics["utilization"].mean, None);
+        assert_eq!(c.table().0.rows()[0][2], "-");
+        // Windowed fairness counts in the rank only without fairness beside it.
+        assert!(!ranked(
+            "fairness_windowed",
+            &["fairness".into(), "fairness_windowed".into()]
+        ));
+        assert!(ranked("fairness_windowed", &["fairness_windowed".into()]));
     }
 
     #[test]
@@ -549,6 +762,6 @@ mod tests {
         let coloured = c.plain(true);
         assert!(coloured.contains("\x1b[1;32m"), "{coloured}");
         let never = Stat::of(&[None, None]);
-        assert_eq!(cell(&never, &COLUMNS[4]), "never");
+        assert_eq!(cell(&never, column("convergence_s").unwrap()), "never");
     }
 }

@@ -2,7 +2,9 @@
 //!
 //! Each thread is the closed loop of [`ClientLoop`] — ask its process's throttle for a delay,
 //! wait, send (the server decides on arrival), wait out the latency, hand the response to the
-//! throttle, repeat — so every thread has exactly one pending event. Ties are broken by the
+//! throttle, repeat — so every thread has exactly one pending event. For a rule whose clients
+//! read before they write (`occ`), a send is first a read round trip and then the write, each
+//! leg a draw of the latency, still one pending event at a time. Ties are broken by the
 //! order events were scheduled, which with one seeded stream per thread makes a run
 //! byte-for-byte repeatable.
 
@@ -29,6 +31,10 @@ enum Phase {
     Start,
     /// The wait is over: pass the gate and send.
     Wake,
+    /// The read sent before a write reaches the server (rules that read first).
+    Read,
+    /// That write reaches the server, its read's answer having come back.
+    Write,
     /// The answer arrives.
     Respond,
 }
@@ -40,6 +46,8 @@ struct SimThread {
     client: ClientLoop,
     /// The answer on its way back (the server decided when the request arrived).
     pending: Response,
+    /// How long the request on its way (read first) waited before it was sent.
+    waited: Nanos,
     throttle_rng: SimRng,
     net_rng: SimRng,
 }
@@ -63,6 +71,7 @@ pub fn run<W: Write, R: Write>(
             .build_limiter(stream(seed, 0, Stream::Server));
     let latency = scenario.server.latency.sampler();
     let headers = scenario.server.headers;
+    let reads_first = limiter.reads_first();
     let store = crate::store::shared();
     let populations: Vec<Arc<Population>> = (0..layout.keys.len())
         .map(|key| layout.population(key, limiter.rate_per_sec(), &scenario.server))
@@ -103,6 +112,7 @@ pub fn run<W: Write, R: Write>(
                     .with_pool(pools[t.group as usize].clone())
                     .with_stop_when_remaining(g.stop_when_remaining),
                 pending: Response::bare(Status::Ok),
+                waited: 0,
                 throttle_rng: stream(seed, i as u64, Stream::Throttle),
                 net_rng: stream(seed, i as u64, Stream::Network),
             }
@@ -163,11 +173,26 @@ pub fn run<W: Write, R: Write>(
         let i = id as usize;
         let th = &mut threads[i];
         let throttle = &mut throttles[th.process as usize];
+        if th.phase == Phase::Read {
+            limiter.read(now, th.key as usize, i);
+            // The read's answer comes back, then the write goes out.
+            let legs = latency
+                .sample(&mut th.net_rng)
+                .saturating_add(latency.sample(&mut th.net_rng));
+            th.phase = Phase::Write;
+            *queue.peek_mut().expect("the handled event is on top") =
+                Reverse(event_key(now.saturating_add(legs), id));
+            continue;
+        }
         let step = match th.phase {
             Phase::Start => th
                 .client
                 .start(now, throttle.as_mut(), &mut th.throttle_rng),
             Phase::Wake => th.client.wake(now, throttle.as_mut(), &mut th.throttle_rng),
+            Phase::Read => unreachable!("handled above"),
+            // A write due past the group's stop is not sent, as a send never is.
+            Phase::Write if th.client.stopped_at(now) => Step::Done,
+            Phase::Write => Step::Send { waited: th.waited },
             Phase::Respond => {
                 let response = th.pending;
                 // Only an admitted request held a place in the server; a refusal never did.
@@ -194,6 +219,12 @@ pub fn run<W: Write, R: Write>(
                 rec.record_delay(i, delay);
                 th.phase = Phase::Wake;
                 Some(now.saturating_add(delay))
+            }
+            Step::Send { waited } if reads_first && th.phase == Phase::Wake => {
+                // The client sends its read now; its write follows once the answer is back.
+                th.waited = waited;
+                th.phase = Phase::Read;
+                Some(now.saturating_add(latency.sample(&mut th.net_rng)))
             }
             Step::Send { waited } => {
                 // What the client is told: the rule's decision, less the fields this server

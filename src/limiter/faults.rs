@@ -186,6 +186,15 @@ impl Limiter for Faulty {
         }
     }
 
+    fn reads_first(&self) -> bool {
+        self.inner.reads_first()
+    }
+
+    /// A read is not a request the faults apply to: it always reaches the rule.
+    fn read(&mut self, now: Nanos, key: usize, client: usize) {
+        self.inner.read(now, key, client);
+    }
+
     /// Only requests the rule admitted are released, and faults never reach the rule.
     fn release(&mut self, now: Nanos, key: usize) {
         self.inner.release(now, key);

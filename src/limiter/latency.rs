@@ -1,15 +1,17 @@
-//! Service latency: how long the server takes to answer, fixed or lognormal.
+//! Service latency: how long the server takes to answer, fixed, lognormal, or the absolute value
+//! of a normal draw (the AWS backoff simulator's network hop, |N(10 ms, 2 ms)|).
 
 use std::fmt;
 
-use rand_distr::{Distribution, LogNormal};
+use rand_distr::{Distribution, LogNormal, Normal};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::config::check_nonzero_duration;
 use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos, from_secs};
 
-/// `latency = "20ms"`, or `latency = { distribution = "lognormal", median = "20ms", sigma = 0.5 }`.
+/// `latency = "20ms"`, `latency = { distribution = "lognormal", median = "20ms", sigma = 0.5 }`
+/// or `latency = { distribution = "normal", mean = "10ms", sd = "2ms" }`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Latency {
     Fixed(HumanDuration),
@@ -17,6 +19,12 @@ pub enum Latency {
     LogNormal {
         median: HumanDuration,
         sigma: f64,
+    },
+    /// |N(mean, sd)|: a normal draw folded at zero, as the AWS backoff post's simulator draws
+    /// each network hop (so a wide `sd` never gives a negative time).
+    Normal {
+        mean: HumanDuration,
+        sd: HumanDuration,
     },
 }
 
@@ -31,6 +39,8 @@ impl Default for Latency {
 pub enum LatencySampler {
     Fixed(Nanos),
     LogNormal(LogNormal<f64>),
+    /// Seconds.
+    Normal(Normal<f64>),
 }
 
 impl LatencySampler {
@@ -38,6 +48,7 @@ impl LatencySampler {
         match self {
             LatencySampler::Fixed(n) => *n,
             LatencySampler::LogNormal(d) => from_secs(d.sample(rng)),
+            LatencySampler::Normal(d) => from_secs(d.sample(rng).abs()),
         }
     }
 }
@@ -54,6 +65,7 @@ impl Latency {
                 }
                 out
             }
+            Latency::Normal { .. } => Vec::new(),
         }
     }
 
@@ -66,21 +78,69 @@ impl Latency {
                     .expect("lognormal parameters are validated before a run");
                 LatencySampler::LogNormal(d)
             }
+            Latency::Normal { mean, sd } => LatencySampler::Normal(
+                Normal::new(mean.secs(), sd.secs()).expect("a duration is finite and not negative"),
+            ),
         }
     }
 }
 
+/// The table form; which fields a distribution needs is checked after reading.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LatencyTable {
     distribution: String,
-    median: HumanDuration,
-    #[serde(default = "default_sigma")]
-    sigma: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    median: Option<HumanDuration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sigma: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mean: Option<HumanDuration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sd: Option<HumanDuration>,
 }
 
-fn default_sigma() -> f64 {
-    0.5
+/// lognormal's `sigma` when none is given.
+const DEFAULT_SIGMA: f64 = 0.5;
+
+impl LatencyTable {
+    fn latency(self) -> Result<Latency, String> {
+        let only = |allowed: &[&str]| {
+            let given = [
+                ("median", self.median.is_some()),
+                ("sigma", self.sigma.is_some()),
+                ("mean", self.mean.is_some()),
+                ("sd", self.sd.is_some()),
+            ];
+            match given.iter().find(|(f, set)| *set && !allowed.contains(f)) {
+                Some((f, _)) => Err(format!(
+                    "`{f}` does not apply to the {} distribution (it takes {})",
+                    self.distribution,
+                    allowed.join(" and ")
+                )),
+                None => Ok(()),
+            }
+        };
+        match self.distribution.as_str() {
+            "lognormal" => {
+                only(&["median", "sigma"])?;
+                Ok(Latency::LogNormal {
+                    median: self.median.ok_or("lognormal needs `median`")?,
+                    sigma: self.sigma.unwrap_or(DEFAULT_SIGMA),
+                })
+            }
+            "normal" => {
+                only(&["mean", "sd"])?;
+                Ok(Latency::Normal {
+                    mean: self.mean.ok_or("normal needs `mean`")?,
+                    sd: self.sd.ok_or("normal needs `sd`")?,
+                })
+            }
+            other => Err(format!(
+                "unknown latency distribution `{other}`, expected `lognormal` or `normal`"
+            )),
+        }
+    }
 }
 
 impl Serialize for Latency {
@@ -89,8 +149,18 @@ impl Serialize for Latency {
             Latency::Fixed(d) => d.serialize(s),
             Latency::LogNormal { median, sigma } => LatencyTable {
                 distribution: "lognormal".into(),
-                median: *median,
-                sigma: *sigma,
+                median: Some(*median),
+                sigma: Some(*sigma),
+                mean: None,
+                sd: None,
+            }
+            .serialize(s),
+            Latency::Normal { mean, sd } => LatencyTable {
+                distribution: "normal".into(),
+                median: None,
+                sigma: None,
+                mean: Some(*mean),
+                sd: Some(*sd),
             }
             .serialize(s),
         }
@@ -107,14 +177,7 @@ impl<'de> Deserialize<'de> for Latency {
         }
         match Form::deserialize(d) {
             Ok(Form::Fixed(v)) => Ok(Latency::Fixed(v)),
-            Ok(Form::Table(t)) if t.distribution == "lognormal" => Ok(Latency::LogNormal {
-                median: t.median,
-                sigma: t.sigma,
-            }),
-            Ok(Form::Table(t)) => Err(serde::de::Error::custom(format!(
-                "unknown latency distribution `{}`, expected `lognormal`",
-                t.distribution
-            ))),
+            Ok(Form::Table(t)) => t.latency().map_err(serde::de::Error::custom),
             Err(_) => Err(serde::de::Error::custom(Expected)),
         }
     }
@@ -125,7 +188,7 @@ struct Expected;
 impl fmt::Display for Expected {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(
-            "expected a duration such as \"20ms\", or { distribution = \"lognormal\", median = \"20ms\", sigma = 0.5 }",
+            "expected a duration such as \"20ms\", { distribution = \"lognormal\", median = \"20ms\", sigma = 0.5 } or { distribution = \"normal\", mean = \"10ms\", sd = \"2ms\" }",
         )
     }
 }
@@ -147,6 +210,57 @@ mod tests {
         v.sort_unstable();
         let median = v[10_000] as f64 / 1e6;
         assert!((median - 20.0).abs() < 1.0, "median {median} ms");
+    }
+
+    #[test]
+    fn normal_is_folded_at_zero_with_the_given_mean() {
+        let hop = Latency::Normal {
+            mean: HumanDuration::from_millis(10),
+            sd: HumanDuration::from_millis(2),
+        };
+        let s = hop.sampler();
+        let mut rng = test_rng();
+        let v: Vec<_> = (0..20_000)
+            .map(|_| s.sample(&mut rng) as f64 / 1e6)
+            .collect();
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        assert!((mean - 10.0).abs() < 0.1, "mean {mean} ms");
+        // A mean of 0 is all fold: every draw is |N(0, sd)|, never negative, mean sd·√(2/π).
+        let wide = Latency::Normal {
+            mean: HumanDuration::from_millis(0),
+            sd: HumanDuration::from_millis(10),
+        }
+        .sampler();
+        let v: Vec<_> = (0..20_000)
+            .map(|_| wide.sample(&mut rng) as f64 / 1e6)
+            .collect();
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        assert!((mean - 7.98).abs() < 0.2, "folded mean {mean} ms");
+    }
+
+    #[test]
+    fn a_table_names_what_its_distribution_lacks_or_does_not_take() {
+        let read = |t: &str| {
+            toml::from_str::<toml::Table>(&format!("l = {t}")).unwrap()["l"]
+                .clone()
+                .try_into::<Latency>()
+        };
+        assert_eq!(
+            read(r#"{ distribution = "normal", mean = "10ms", sd = "2ms" }"#).unwrap(),
+            Latency::Normal {
+                mean: HumanDuration::from_millis(10),
+                sd: HumanDuration::from_millis(2)
+            }
+        );
+        let e = read(r#"{ distribution = "normal", mean = "10ms" }"#).unwrap_err();
+        assert!(e.to_string().contains("normal needs `sd`"), "{e}");
+        let e = read(r#"{ distribution = "lognormal", median = "10ms", sd = "1ms" }"#).unwrap_err();
+        assert!(e.to_string().contains("`sd` does not apply"), "{e}");
+        let e = read(r#"{ distribution = "pareto", median = "10ms" }"#).unwrap_err();
+        assert!(
+            e.to_string().contains("unknown latency distribution"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -62,6 +62,16 @@ pub trait Limiter: Send {
     fn admit_from(&mut self, now: Nanos, key: usize, _client: usize) -> Decision {
         self.admit(now, key)
     }
+    /// Whether a client reads the key's state in a round trip of its own before each request
+    /// (`occ`: read the row's version, then write with it). The sim then sends a read before
+    /// every request, each of the four legs a draw of the server's latency, and tells the rule
+    /// with [`Limiter::read`] when the read reaches it.
+    fn reads_first(&self) -> bool {
+        false
+    }
+    /// Client `client`'s read of `key` reaches the server at `now` (only for rules that
+    /// [`Limiter::reads_first`]).
+    fn read(&mut self, _now: Nanos, _key: usize, _client: usize) {}
     /// The answer to a request this rule admitted (`Status::Ok`) has been delivered at `now`:
     /// the request is no longer in flight. Engines call it exactly once per admitted request
     /// and never for a refused one (a refusal never held a slot). For models that count

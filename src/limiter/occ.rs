@@ -6,20 +6,20 @@
 //! read. The post measures the total write calls and the time until every client is done
 //! (`requests` and `time_to_clear` with `jobs = 1`).
 //!
-//! When the read happens. In the AWS simulator a client reads the row, and one network round
-//! trip later its write reaches the server; after a failed write it backs off, then reads again.
-//! Here the read is not a separate request; the version a write carries is the newer of:
-//! - a fresh read that reached the row `read_ahead` before the write (the round trip between
-//!   the read and the write; any wait the client chose comes before that read), and
-//! - the version reported by the answer to the client's own previous write (a failed
-//!   conditional write reports the current version, as a compare-and-swap does), so a client
-//!   that retries sooner than `read_ahead` after its last answer does not write with a version
-//!   older than it has already seen.
+//! The read is a round trip of its own, as in the AWS simulator: a client that wants to write
+//! sends a read, and the version it carries is the row's version when that read reached the row
+//! ([`Limiter::read`]); the write reaches the row after the read's answer came back and the
+//! write went out. The sim draws each of those legs (read out, read back, write out, write
+//! back) from the server's `latency`, so with `latency = { distribution = "normal", mean =
+//! "10ms", sd = "2ms" }` it is the post's network, and the randomness of every hop decides how
+//! soon another writer gets in between a client's read and its write. A failed write is
+//! followed, after the client's wait, by a new read.
 //!
-//! The fresh read sees every write that succeeded at or before its instant; the answer to a
-//! write sees the writes decided before it (the engine decides same-instant requests in a fixed
-//! order). The first write of a client uses the fresh read alone. Which client writes comes
-//! from [`Limiter::admit_from`]; [`Limiter::admit`] is a client with no earlier write.
+//! Writers that send no read of their own (the live engine's clients, and any client of
+//! `throttle-sim serve`, which only sends writes) are given the version a read would have seen
+//! `read_ahead` before the write, or the version the answer to their own previous write
+//! reported if that is newer (a failed conditional write reports the current version, as a
+//! compare-and-swap does). [`Limiter::admit`] is such a writer with no earlier write.
 //!
 //! A failed write is a 409 Conflict in HTTP. It is answered as [`Status::Limited`] (429),
 //! because "someone else got there first, back off and retry" is exactly what backoff
@@ -28,10 +28,9 @@
 //! and 0 after a conflict.
 //!
 //! Parameters and defaults:
-//! - `read_ahead`: how long before its write a client's fresh read reaches the row. Default
-//!   20 ms: the AWS simulator's two network hops of 10 ms (read answer back, write out), which
-//!   is also the default server latency, so a client that retries at once reads right at its
-//!   previous write.
+//! - `read_ahead`: for a writer that sends no read of its own, how long before its write the
+//!   read it is credited with reached the row. Default 20 ms: two network hops of 10 ms (read
+//!   answer back, write out). The sim's clients always read, so the sim never uses it.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -45,7 +44,8 @@ use crate::time::{HumanDuration, Nanos};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct OccConfig {
-    /// How long before its write a client's fresh read reaches the row. Default 20 ms.
+    /// For a writer that sends no read of its own, how long before its write the read it is
+    /// credited with reached the row. Default 20 ms.
     pub read_ahead: HumanDuration,
 }
 
@@ -61,8 +61,8 @@ impl Rule for OccConfig {
     const NAME: &'static str = "occ";
     const DESCRIPTION: &'static str = "one versioned row per key written optimistically; a stale write conflicts (409, answered as 429) (AWS backoff post)";
 
-    /// Every `read_ahead` is valid; 0 means each read happens at its write's instant, after
-    /// every write decided before it, so nothing ever conflicts.
+    /// Every `read_ahead` is valid; 0 means a writer without a read of its own reads at its
+    /// write's instant, after every write decided before it, so it never conflicts.
     fn problems(&self) -> Vec<ParamProblem> {
         Vec::new()
     }
@@ -80,6 +80,8 @@ struct Row {
     recent: VecDeque<Nanos>,
     /// Per client, the version the answer to its last write reported.
     answered: HashMap<usize, u64>,
+    /// Per client, the version its read saw, until the write it was for.
+    read: HashMap<usize, u64>,
 }
 
 pub struct Occ {
@@ -100,12 +102,16 @@ impl Occ {
         self.rows.get(key).map_or(0, |r| r.version)
     }
 
-    fn write(&mut self, now: Nanos, key: usize, client: Option<usize>) -> Decision {
+    fn row(&mut self, key: usize) -> &mut Row {
         if key >= self.rows.len() {
             self.rows.resize_with(key + 1, Row::default);
         }
+        &mut self.rows[key]
+    }
+
+    fn write(&mut self, now: Nanos, key: usize, client: Option<usize>) -> Decision {
         let ahead = self.read_ahead;
-        let row = &mut self.rows[key];
+        let row = self.row(key);
         // A read at `now − ahead` saw every success at or before it.
         while row
             .recent
@@ -116,7 +122,10 @@ impl Occ {
         }
         let fresh = row.version - row.recent.len() as u64;
         let answered = client.and_then(|c| row.answered.get(&c).copied());
-        let carried = answered.map_or(fresh, |a| a.max(fresh));
+        let carried = match client.and_then(|c| row.read.remove(&c)) {
+            Some(read) => read,
+            None => answered.map_or(fresh, |a| a.max(fresh)),
+        };
         let status = if carried == row.version {
             row.version += 1;
             row.recent.push_back(now);
@@ -143,6 +152,16 @@ impl Limiter for Occ {
 
     fn admit_from(&mut self, now: Nanos, key: usize, client: usize) -> Decision {
         self.write(now, key, Some(client))
+    }
+
+    fn reads_first(&self) -> bool {
+        true
+    }
+
+    fn read(&mut self, _now: Nanos, key: usize, client: usize) {
+        let row = self.row(key);
+        let version = row.version;
+        row.read.insert(client, version);
     }
 
     /// 0: "no bound this rule can state". A row accepts any number of writes from a client
@@ -235,6 +254,28 @@ mod tests {
         assert_eq!(o.admit_from(85 * MS, 1, 9).status, Status::Ok);
         assert_eq!((o.version(0), o.version(1)), (5, 1));
         assert_eq!((o.capacity(1), o.rate_per_sec()), (0.0, 0.0));
+    }
+
+    #[test]
+    fn a_write_carries_the_version_its_own_read_saw() {
+        // read_ahead is for writers without a read; it must not matter here.
+        let mut o = occ(1000);
+        assert!(o.reads_first());
+        o.read(0, 0, 0);
+        o.read(MS, 0, 1);
+        assert_eq!(o.admit_from(30 * MS, 0, 0).status, Status::Ok);
+        // Client 1 read version 0 before client 0's write: stale however long ago.
+        assert_eq!(o.admit_from(31 * MS, 0, 1).status, Status::Limited);
+        // Its next read sees version 1, and nobody wrote since.
+        o.read(40 * MS, 0, 1);
+        assert_eq!(o.admit_from(60 * MS, 0, 1).status, Status::Ok);
+        // A read serves one write: a second write without a new read falls back to what a
+        // writer without reads gets (a read 1 s back saw version 0, but its answer said 2).
+        assert_eq!(o.admit_from(70 * MS, 0, 1).status, Status::Ok);
+        // Reads are per key.
+        o.read(80 * MS, 1, 0);
+        assert_eq!(o.admit_from(81 * MS, 1, 0).status, Status::Ok);
+        assert_eq!((o.version(0), o.version(1)), (3, 1));
     }
 
     #[test]

@@ -65,6 +65,8 @@ impl Metrics {
             "ratio_429" => self.ratio_429,
             "retry_rate_thread_mean" => return self.retry_rate_thread_mean,
             "capacity" => self.capacity,
+            // Without a capacity (`concurrency`, `occ`) there is nothing to use up.
+            "utilization" if self.capacity <= 0.0 => return None,
             "utilization" => self.utilization,
             "fairness" => self.fairness,
             "fairness_windowed" => return self.fairness_windowed,

@@ -139,6 +139,7 @@ pub fn scenario_of(
         server,
         clients: scenario_groups,
         variants: Vec::new(),
+        compare: Default::default(),
         expect: Expect::new(),
         store: StoreConfig::default(),
     };

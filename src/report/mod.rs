@@ -32,7 +32,7 @@ fn metrics_row(name: &str, m: &Metrics) -> Vec<String> {
         m.errors.to_string(),
         m.timed_out.to_string(),
         format!("{:.2}%", m.ratio_429 * 100.0),
-        format!("{:.3}", m.utilization),
+        opt(m.get("utilization"), 3),
         format!("{:.3}", m.fairness),
         opt(m.fairness_windowed, 3),
         format!("{:.1}", m.max_sleep),

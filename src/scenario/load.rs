@@ -10,8 +10,8 @@ use super::overrides::{apply, set_by};
 use super::params::drop_foreign_fields;
 use super::path::{FieldPath, Segment, line_of};
 use super::{
-    ClientGroup, EXPECTABLE_METRICS, Expect, GroupCommon, Mode, Override, RunConfig, Scenario,
-    ServerCommon, ServerConfig, Variant,
+    ClientGroup, CompareConfig, EXPECTABLE_METRICS, Expect, GroupCommon, Mode, Override, RunConfig,
+    Scenario, ServerCommon, ServerConfig, Variant,
 };
 use crate::config::{ConfigError, typed};
 use crate::limiter::{FaultConfig, LimiterConfig};
@@ -189,6 +189,7 @@ const TOP_LEVEL: &[&str] = &[
     "variants",
     "expect",
     "store",
+    "compare",
 ];
 /// The `[[clients]]` fields every algorithm shares.
 pub const GROUP_COMMON: &[&str] = &[
@@ -360,9 +361,12 @@ impl Builder {
         let expect: Option<Expect> = self.typed(section(root.remove("expect")), &top.key("expect"));
         let store: Option<StoreConfig> =
             self.typed(section(root.remove("store")), &top.key("store"));
+        let compare: Option<CompareConfig> =
+            self.typed(section(root.remove("compare")), &top.key("compare"));
 
-        let (mut run, server, clients, variants, expect, store) =
-            (run?, server?, clients?, variants?, expect?, store?);
+        let (mut run, server, clients, variants, expect, store, compare) = (
+            run?, server?, clients?, variants?, expect?, store?, compare?,
+        );
         run.seed.get_or_insert(seed_if_absent);
         self.check_run(&run, &run_path);
         self.check_faults(&server.faults, &run, &top.key("server"));
@@ -370,6 +374,7 @@ impl Builder {
         self.check_variants(&variants, &top.key("variants"));
         self.check_expect(&expect, &top.key("expect"));
         self.check_store(&store, &run, &clients, &top);
+        self.check_compare(&compare, &top.key("compare").key("metrics"));
         Some(Scenario {
             name,
             description,
@@ -379,6 +384,7 @@ impl Builder {
             variants,
             expect,
             store,
+            compare,
         })
     }
 
@@ -737,6 +743,28 @@ impl Builder {
                     g.throttle.name()
                 ),
             );
+        }
+    }
+
+    fn check_compare(&mut self, compare: &CompareConfig, at: &FieldPath) {
+        let Some(metrics) = &compare.metrics else {
+            return;
+        };
+        if metrics.is_empty() {
+            self.problem(at.clone(), "name at least one metric");
+        }
+        for (i, m) in metrics.iter().enumerate() {
+            if !EXPECTABLE_METRICS.contains(&m.as_str()) {
+                self.problem(
+                    at.clone(),
+                    format!(
+                        "unknown metric `{m}`, expected one of: {}",
+                        EXPECTABLE_METRICS.join(", ")
+                    ),
+                );
+            } else if metrics[..i].contains(m) {
+                self.problem(at.clone(), format!("`{m}` is named twice"));
+            }
         }
     }
 

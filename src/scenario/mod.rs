@@ -37,7 +37,38 @@ pub struct Scenario {
     pub expect: Expect,
     /// `[store]`: where a live run's processes keep shared state (default: in memory).
     pub store: StoreConfig,
+    /// `[compare]`: what `compare` shows and ranks on.
+    pub compare: CompareConfig,
 }
+
+/// `[compare]`: what a comparison of this scenario's variants shows and ranks on.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CompareConfig {
+    /// Metrics (names as in `[expect]`), in column order. Default: per workload, see
+    /// [`Scenario::compare_metrics`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<Vec<String>>,
+}
+
+/// What `compare` shows and ranks on for a scenario that runs for its duration against a rate
+/// limit: how few 429s, how much of the capacity, how fairly, how soon settled, how long the
+/// longest sleep and wait.
+pub const COMPARE_RATE_METRICS: &[&str] = &[
+    "ratio_429",
+    "utilization",
+    "fairness",
+    "fairness_windowed",
+    "convergence_s",
+    "max_sleep",
+    "wait_p99",
+];
+
+/// What `compare` shows and ranks on for a finite workload (`jobs`, `pool`) or the `occ` row:
+/// the work it took (requests; for `occ`, the write calls) and how long until it was done.
+/// Utilization means nothing there: the clients stop when the work is done, and `occ` states no
+/// capacity.
+pub const COMPARE_WORK_METRICS: &[&str] = &["requests", "time_to_clear"];
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -253,6 +284,27 @@ pub const EXPECTABLE_METRICS: &[&str] = &[
 ];
 
 impl Scenario {
+    /// The metrics `compare` shows and ranks on: `[compare] metrics`, else
+    /// [`COMPARE_WORK_METRICS`] when every group has a finite workload or the server is
+    /// `occ`, else [`COMPARE_RATE_METRICS`].
+    pub fn compare_metrics(&self) -> Vec<String> {
+        if let Some(m) = &self.compare.metrics {
+            return m.clone();
+        }
+        let finite = !self.clients.is_empty()
+            && self
+                .clients
+                .iter()
+                .all(|c| c.common.jobs.is_some() || c.common.pool.is_some());
+        let occ = matches!(self.server.limiter, LimiterConfig::Occ(_));
+        let names = if finite || occ {
+            COMPARE_WORK_METRICS
+        } else {
+            COMPARE_RATE_METRICS
+        };
+        names.iter().map(|m| m.to_string()).collect()
+    }
+
     pub fn threads_total(&self) -> u64 {
         self.clients
             .iter()
@@ -296,6 +348,9 @@ impl Scenario {
         if !self.store.is_empty() {
             root.insert("store".into(), to_value(&self.store));
         }
+        if self.compare.metrics.is_some() {
+            root.insert("compare".into(), to_value(&self.compare));
+        }
         toml::to_string(&root).expect("a scenario always serializes")
     }
 }
@@ -308,5 +363,36 @@ fn table_of<T: Serialize>(v: &T) -> toml::Table {
     match to_value(v) {
         toml::Value::Table(t) => t,
         other => panic!("expected a table, got {other:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metrics_of(text: &str) -> Vec<String> {
+        parse_scenario(text, "t.toml", "t", &[], 1)
+            .unwrap()
+            .compare_metrics()
+    }
+
+    #[test]
+    fn compare_metrics_default_per_workload_unless_named() {
+        let open = "[server]\nlimit = 100\n[[clients]]\nname = \"a\"\n";
+        assert_eq!(metrics_of(open), COMPARE_RATE_METRICS);
+        let jobs = format!("{open}jobs = 10\n");
+        assert_eq!(metrics_of(&jobs), COMPARE_WORK_METRICS);
+        // One open group among finite ones keeps the rate metrics.
+        let mixed = format!("{jobs}[[clients]]\nname = \"b\"\n");
+        assert_eq!(metrics_of(&mixed), COMPARE_RATE_METRICS);
+        let occ = "[server]\nkind = \"occ\"\n[[clients]]\nname = \"a\"\n";
+        assert_eq!(metrics_of(occ), COMPARE_WORK_METRICS);
+        let named = format!("{open}[compare]\nmetrics = [\"timed_out\", \"ratio_429\"]\n");
+        assert_eq!(metrics_of(&named), ["timed_out", "ratio_429"]);
+        // Written back out, the list survives.
+        let s = parse_scenario(&named, "t.toml", "t", &[], 1).unwrap();
+        assert!(s.to_toml().contains("[compare]"), "{}", s.to_toml());
+        let again = parse_scenario(&s.to_toml(), "t.toml", "t", &[], 1).unwrap();
+        assert_eq!(again.compare, s.compare);
     }
 }

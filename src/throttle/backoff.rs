@@ -18,6 +18,17 @@
 //!
 //! where `previous` is the delay the last failed request had waited (at least `base`).
 //! Without failures nothing is delayed: the client sends as soon as it wants to.
+//!
+//! How `base` maps onto the usual formulas. The post writes its exponential ones as
+//! `min(cap, base_post × 2^attempt)`; its simulator counts `attempt` from 1 at the first
+//! failure, so the first delay is `2 × base_post`. Here the first delay of `none`, `full` and
+//! `equal` is `base` itself (`base × 2^(failures − 1)`), so `base = 2 × base_post`. Decorrelated
+//! jitter uses `base` as the lower bound of every draw and the first `previous`, exactly as the
+//! post's `base`, so there `base = base_post`. Worked example, the post's settings (base 5 ms,
+//! cap 2 s; `scenarios/occ_contention.toml`): `jitter = "none"`, `"full"` or `"equal"` with
+//! `base = "10ms"`, `cap = "2s"` (delays 10, 20, 40 ms … up to 2 s, jittered as the formula
+//! says); `jitter = "decorrelated"` with `base = "5ms"`, `cap = "2s"` (the first delay random
+//! in 5-15 ms).
 
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
@@ -85,6 +96,13 @@ impl Algorithm for BackoffConfig {
     const NAME: &'static str = "backoff";
     const DESCRIPTION: &'static str =
         "seed 003's per-key backoff after 429/503 (503 first), full/equal/decorrelated/no jitter";
+    const NOTES: &'static [&'static str] = &[
+        "none/full/equal: exp = min(cap, base × 2^(failures − 1)), so the first delay's ceiling is base;",
+        "  none waits exp, full random(0, exp), equal exp/2 + random(0, exp/2).",
+        "decorrelated: min(cap, random(base, 3 × previous)), base the lower bound and first previous.",
+        "The AWS post's min(cap, b × 2^attempt) counts attempt from 1, so its b = 5 ms, cap = 2 s is",
+        "  base = \"10ms\" for none/full/equal and base = \"5ms\" for decorrelated (cap = \"2s\").",
+    ];
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();

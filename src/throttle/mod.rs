@@ -185,6 +185,9 @@ pub trait Algorithm: Sized {
     const NAME: &'static str;
     /// One line for `throttle-sim list`: what the algorithm is and where it comes from.
     const DESCRIPTION: &'static str;
+    /// Lines `throttle-sim list` prints under the parameters, for what a parameter means that
+    /// its name and default cannot say. Default none.
+    const NOTES: &'static [&'static str] = &[];
     /// Parameters out of their valid range.
     fn problems(&self) -> Vec<ParamProblem> {
         Vec::new()
@@ -220,6 +223,14 @@ macro_rules! registry {
                     return Some(<$config as Algorithm>::DESCRIPTION);
                 })+
                 None
+            }
+
+            /// The lines `throttle-sim list` prints under the parameters of `name`.
+            pub fn notes(name: &str) -> &'static [&'static str] {
+                $(if name == <$config as Algorithm>::NAME {
+                    return <$config as Algorithm>::NOTES;
+                })+
+                &[]
             }
 
             pub fn name(&self) -> &'static str {

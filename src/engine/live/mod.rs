@@ -398,10 +398,12 @@ fn run_namespace(scenario: &str) -> String {
     )
 }
 
-/// A latency worth waiting for before a tick is written: the fixed value or the median.
+/// A latency worth waiting for before a tick is written: the fixed value, the median or the
+/// mean.
 fn typical_latency(l: &Latency) -> Nanos {
     match l {
         Latency::Fixed(d) => d.nanos(),
         Latency::LogNormal { median, .. } => median.nanos(),
+        Latency::Normal { mean, .. } => mean.nanos(),
     }
 }
