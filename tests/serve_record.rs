@@ -298,3 +298,65 @@ fn the_python_example_client_is_measured_and_compared_with_a_sim_run() {
     assert!(cmp.join("report.html").is_file());
     assert!(cmp.join("variants/01-serve-recorded/report.html").is_file());
 }
+
+/// throttle-sim's own `client` against `serve --record`: each of its threads names itself
+/// (`GROUP/pP/tT`), so the recording has one client per thread and the counts add up to the
+/// client's own.
+#[test]
+fn throttle_sims_own_client_threads_are_told_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("rec");
+    let out = tmp.path().join("client");
+    let (mut serve, addr, _out) = serve_recording(&[
+        "--limit",
+        "20",
+        "--period",
+        "1h",
+        "--time-scale",
+        "60",
+        "--duration",
+        "5m",
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    let ran = Command::new(exe())
+        .args(["client", "--target"])
+        .arg(format!("http://{addr}/"))
+        .args([
+            "--algorithm",
+            "none",
+            "--processes",
+            "2",
+            "--threads",
+            "2",
+            "--duration",
+            "1s",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(ran.success(), "{ran:?}");
+    assert_eq!(serve.wait(Duration::from_secs(30)), Some(0));
+
+    let sent = summary(&out)["requests"].as_u64().unwrap();
+    let clients = csv_rows(&rec.join("clients.csv"));
+    let mut names: Vec<&str> = clients.iter().map(|c| c["client"].as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(clients.len(), 4, "{clients:?}");
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert!(
+        clients.iter().all(|c| c["identified_by"] == "x-client-id"),
+        "{clients:?}"
+    );
+    let recorded: u64 = clients
+        .iter()
+        .map(|c| c["requests"].parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(recorded, sent);
+    assert_eq!(summary(&rec)["requests"].as_u64(), Some(sent));
+}

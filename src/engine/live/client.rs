@@ -148,6 +148,16 @@ impl Target {
         }
         self
     }
+
+    /// Add a header unless the user's `--header` already set it.
+    pub fn with_header_unless_set(mut self, name: &'static str, value: &str) -> Self {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            self.headers
+                .entry(HeaderName::from_static(name))
+                .or_insert(v);
+        }
+        self
+    }
 }
 
 /// What one request came to, before the throttle's view: the status (none when the transport

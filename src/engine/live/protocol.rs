@@ -23,7 +23,7 @@ pub struct WorkerSpec {
     /// Send the group's key as `Authorization` (the in-process server); external targets get
     /// only the headers given.
     pub send_key: bool,
-    /// Tell the server the client's global thread index (`x-client-id`).
+    /// `x-client-id` is the global thread index (our own server), else `group/pP/tT`.
     pub send_client_id: bool,
     /// How long one request may take, real milliseconds, before it counts as an error.
     pub timeout_ms: u64,

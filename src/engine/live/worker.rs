@@ -129,9 +129,15 @@ impl Process {
         let pool = group.pool.map(Pool::new);
         for global in p.threads.clone() {
             let mut target = self.target.clone();
-            if self.spec.send_client_id {
-                target = target.with_header(CLIENT_ID, &global.to_string());
-            }
+            // Our own server takes the global thread index; any other target is told
+            // `group/pP/tT`, so `serve --record` (and the target's logs) tell threads apart.
+            target = if self.spec.send_client_id {
+                target.with_header(CLIENT_ID, &global.to_string())
+            } else {
+                let local = self.layout.threads[global].local;
+                let id = format!("{}/p{}/t{local}", group.name, p.index);
+                target.with_header_unless_set(CLIENT_ID, &id)
+            };
             let t = ThreadRun {
                 client_loop: ClientLoop::new(
                     self.layout.threads[global].local,
