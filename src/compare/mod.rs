@@ -341,21 +341,27 @@ pub fn run_compare(opts: &CompareOptions<'_>, plan: &Plan) -> Result<CompareResu
         });
     }
 
+    let comparison = write_comparison(&dir, compare_csv(&plan.seeds, &runs), opts.jobs)?;
+    Ok(CompareResult {
+        dir,
+        comparison,
+        interrupted: false,
+    })
+}
+
+/// Write `compare.csv` into `dir`, then the table, report, `compare.json` and `compare.md`,
+/// all read back from that CSV as `plot` does it (a comparison of seeds and `compare --runs`).
+pub(crate) fn write_comparison(dir: &Path, csv: String, jobs: usize) -> Result<Comparison, Error> {
     let csv_path = dir.join("compare.csv");
-    fs::write(&csv_path, compare_csv(&plan.seeds, &runs)).map_err(Error::io(&csv_path))?;
-    // The table, the JSON and the report all come from compare.csv, as `plot` does it.
-    let comparison = write_compare_report(&dir, opts.jobs)?;
+    fs::write(&csv_path, csv).map_err(Error::io(&csv_path))?;
+    let comparison = write_compare_report(dir, jobs)?;
     let json_path = dir.join("compare.json");
     let mut json = serde_json::to_string_pretty(&comparison).expect("a comparison serializes");
     json.push('\n');
     fs::write(&json_path, json).map_err(Error::io(&json_path))?;
     let md_path = dir.join("compare.md");
     fs::write(&md_path, comparison.markdown_page()).map_err(Error::io(&md_path))?;
-    Ok(CompareResult {
-        dir,
-        comparison,
-        interrupted: false,
-    })
+    Ok(comparison)
 }
 
 /// The first seed of a variant: a complete run folder with its series and a note naming the

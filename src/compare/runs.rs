@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::files::compare_csv;
-use super::report::{is_comparison, variant_dir, write_compare_report};
+use super::report::{is_comparison, variant_dir};
 use super::table::{Comparison, VariantRuns};
+use super::write_comparison;
 use crate::error::Error;
 use crate::report::{RunFolder, VARIANT_NOTE, VariantNote};
 use crate::run::{claim_given_dir, claim_new_dir};
@@ -153,15 +154,7 @@ pub fn compare_runs(
         }
         csv.push_str(lines.next().unwrap_or_default());
     }
-    let csv_path = dir.join("compare.csv");
-    fs::write(&csv_path, csv).map_err(Error::io(&csv_path))?;
-    let comparison = write_compare_report(&dir, jobs)?;
-    let json_path = dir.join("compare.json");
-    let mut json = serde_json::to_string_pretty(&comparison).expect("a comparison serializes");
-    json.push('\n');
-    fs::write(&json_path, json).map_err(Error::io(&json_path))?;
-    let md_path = dir.join("compare.md");
-    fs::write(&md_path, comparison.markdown_page()).map_err(Error::io(&md_path))?;
+    let comparison = write_comparison(&dir, csv, jobs)?;
     Ok(RunsResult {
         dir,
         comparison,
