@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{Running, exe, http_get, json, summary};
+use common::{Running, address_in, exe, http_get, json, summary};
 use nix::sys::signal::Signal;
 
 /// Start `serve --record` on a free port; the child, its address, and a thread collecting
@@ -28,12 +28,7 @@ fn serve_recording(args: &[&str]) -> (Running, String, std::thread::JoinHandle<S
     let running = Running(child);
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
+    let addr = address_in(&line);
     let rest = std::thread::spawn(move || {
         let mut s = String::new();
         let _ = stdout.read_to_string(&mut s);

@@ -107,6 +107,22 @@ struct Inner {
     failure: Option<String>,
 }
 
+impl Inner {
+    /// Nothing heard yet, writing to `file`.
+    fn new(file: BufWriter<File>) -> Inner {
+        Inner {
+            file,
+            index: HashMap::new(),
+            clients: Vec::new(),
+            groups: Vec::new(),
+            overflow: None,
+            bytes: 0,
+            unrecorded: 0,
+            failure: None,
+        }
+    }
+}
+
 /// The [`Observer`] `serve --record` hands the server.
 pub struct Journal {
     clock: ScaledClock,
@@ -136,16 +152,7 @@ impl Journal {
         Ok(Journal {
             clock,
             path,
-            inner: Mutex::new(Inner {
-                file,
-                index: HashMap::new(),
-                clients: Vec::new(),
-                groups: Vec::new(),
-                overflow: None,
-                bytes: 0,
-                unrecorded: 0,
-                failure: None,
-            }),
+            inner: Mutex::new(Inner::new(file)),
         })
     }
 
@@ -315,16 +322,7 @@ mod tests {
     }
 
     fn inner(dir: &Path) -> Inner {
-        Inner {
-            file: BufWriter::new(File::create(dir.join("j")).unwrap()),
-            index: HashMap::new(),
-            clients: Vec::new(),
-            groups: Vec::new(),
-            overflow: None,
-            bytes: 0,
-            unrecorded: 0,
-            failure: None,
-        }
+        Inner::new(BufWriter::new(File::create(dir.join("j")).unwrap()))
     }
 
     fn named(group: &str, name: &str) -> ClientName {

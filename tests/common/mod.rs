@@ -93,13 +93,16 @@ pub fn serve(args: &[&str]) -> (Running, String) {
     let line = rx
         .recv_timeout(Duration::from_secs(10))
         .expect("serve prints its address");
-    let addr = line
-        .split("://")
+    (running, address_in(&line))
+}
+
+/// The `host:port` of the URL in `serve`'s first line (`… on http://127.0.0.1:PORT/`).
+pub fn address_in(line: &str) -> String {
+    line.split("://")
         .nth(1)
         .and_then(|r| r.split('/').next())
         .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
-    (running, addr)
+        .to_string()
 }
 
 /// One HTTP/1.1 GET on a fresh connection, waiting at most `timeout` for the answer: the
