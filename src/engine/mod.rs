@@ -8,6 +8,7 @@ use crate::time::Nanos;
 pub mod client_loop;
 mod error;
 pub mod live;
+mod queue;
 pub mod sim;
 
 pub use error::EngineError;

@@ -4,17 +4,16 @@
 //! wait, send (the server decides on arrival), wait out the latency, hand the response to the
 //! throttle, repeat — so every thread has exactly one pending event. For a rule whose clients
 //! read before they write (`occ`), a send is first a read round trip and then the write, each
-//! leg a draw of the latency, still one pending event at a time. Ties are broken by the
-//! order events were scheduled, which with one seeded stream per thread makes a run
+//! leg a draw of the latency, still one pending event at a time. Ties are broken by thread
+//! index (`engine/queue.rs`), which with one seeded stream per thread makes a run
 //! byte-for-byte repeatable.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::client_loop::{ClientLoop, Pool, Step};
+use super::queue::{Event, EventQueue};
 use super::{Control, EngineError};
 use crate::exchange::{Response, Status};
 use crate::limiter::Limiter;
@@ -123,18 +122,21 @@ pub fn run<W: Write, R: Write>(
         .with_peak_window(scenario.run.peak_window.map(|w| w.nanos()))
         .with_fairness_window(scenario.run.fairness_window.nanos())
         .with_series_level(scenario.run.series);
-    let mut queue: BinaryHeap<Reverse<u128>> = layout
-        .threads
-        .iter()
-        .enumerate()
-        .map(|(i, t)| Reverse(event_key(layout.groups[t.group as usize].start, i as u32)))
-        .collect();
+    let mut queue = EventQueue::new(
+        layout.threads.len(),
+        duration,
+        layout
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Event::new(layout.groups[t.group as usize].start, i as u32)),
+    );
     let mut sleeps = vec![0.0; throttles.len()];
     let mut interrupted_at = None;
     let mut events: u64 = 0;
 
-    'events: while let Some(&Reverse(key)) = queue.peek() {
-        let (now, id) = ((key >> 32) as Nanos, key as u32);
+    'events: while let Some(event) = queue.peek() {
+        let (now, id) = (event.at, event.thread);
         if now > duration {
             break;
         }
@@ -159,14 +161,13 @@ pub fn run<W: Write, R: Write>(
                 break;
             }
         }
-        // The event after this one is at one of the top's two children (unless this thread's
-        // next event comes first): start loading that thread's state now, while this event
-        // is handled, instead of stalling on it then. With 10,000 threads the states do not
-        // fit the nearest caches, and the stall was the engine's largest cost after the heap
-        // (issue 15).
-        if let [_, a, rest @ ..] = queue.as_slice() {
-            let Reverse(next) = rest.first().map_or(*a, |b| (*a).max(*b));
-            let n = next as u32 as usize;
+        queue.remove_top();
+        // Start loading the state of the thread whose event is next (unless this thread's
+        // next event comes first) now, while this event is handled, instead of stalling on it
+        // then. With 10,000 threads the states do not fit the nearest caches, and the stall
+        // was the engine's largest cost after the heap (issue 15).
+        if let Some(next) = queue.peek() {
+            let n = next.thread as usize;
             crate::prefetch::prefetch(&threads[n]);
             rec.prefetch_thread(n);
         }
@@ -180,8 +181,7 @@ pub fn run<W: Write, R: Write>(
                 .sample(&mut th.net_rng)
                 .saturating_add(latency.sample(&mut th.net_rng));
             th.phase = Phase::Write;
-            *queue.peek_mut().expect("the handled event is on top") =
-                Reverse(event_key(now.saturating_add(legs), id));
+            queue.push(Event::new(now.saturating_add(legs), id), true);
             continue;
         }
         let step = match th.phase {
@@ -218,13 +218,13 @@ pub fn run<W: Write, R: Write>(
                 }
                 rec.record_delay(i, delay);
                 th.phase = Phase::Wake;
-                Some(now.saturating_add(delay))
+                Some((now.saturating_add(delay), false))
             }
             Step::Send { waited } if reads_first && th.phase == Phase::Wake => {
                 // The client sends its read now; its write follows once the answer is back.
                 th.waited = waited;
                 th.phase = Phase::Read;
-                Some(now.saturating_add(latency.sample(&mut th.net_rng)))
+                Some((now.saturating_add(latency.sample(&mut th.net_rng)), true))
             }
             Step::Send { waited } => {
                 // What the client is told: the rule's decision, less the fields this server
@@ -241,20 +241,13 @@ pub fn run<W: Write, R: Write>(
                     failure: crate::record::Failure::of_status(d.status),
                 })?;
                 th.phase = Phase::Respond;
-                Some(now.saturating_add(lat))
+                Some((now.saturating_add(lat), true))
             }
             Step::Done => None,
         };
-        match next {
-            // The thread's next event replaces the one just handled: one sift instead of the
-            // two a pop and a push would cost.
-            Some(at) => {
-                *queue.peek_mut().expect("the handled event is on top") =
-                    Reverse(event_key(at, id));
-            }
-            None => {
-                queue.pop();
-            }
+        // The thread's next event, if it has one; one a latency away is `soon`.
+        if let Some((at, soon)) = next {
+            queue.push(Event::new(at, id), soon);
         }
     }
 
@@ -281,13 +274,6 @@ pub fn run<W: Write, R: Write>(
         },
     )?;
     Ok(summary)
-}
-
-/// Events order by time, then by thread: each thread has exactly one pending event, so this
-/// is a total order and the run is deterministic.
-#[inline]
-fn event_key(at: Nanos, thread: u32) -> u128 {
-    (u128::from(at) << 32) | u128::from(thread)
 }
 
 /// Run without writing any file: the summary alone (for tests, sweeps and comparisons).
