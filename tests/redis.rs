@@ -710,7 +710,10 @@ algorithm = "aatb"
     let out = run_on_redis(&file, &tmp.path().join("r"), &redis);
     let s = summary(&out);
     let g = &s["groups"][0];
-    assert!(g["ok"].as_u64().unwrap() > 60, "{g}");
+    // The sim of the same run gives 57-89 successes over seeds 1-20 (78 on ten of them: AATB's
+    // halvings land at different times), so a live run is held above the sim's least less a
+    // margin for real timing, not above 60, which four of those twenty seeds miss.
+    assert!(g["ok"].as_u64().unwrap() >= 45, "{g}");
     // 40/min each from three processes is twice the server's rate: AATB meets 429s and backs
     // off, so the limit holds without a flood of them.
     assert!(g["ratio_429"].as_f64().unwrap() < 0.5, "{g}");
