@@ -9,6 +9,8 @@ For each thread, from requests.csv: the actual wait before request i is
 minus the wait it chose (`waited`). Prints the overshoot's p50, p99 and max in milliseconds.
 
 Usage: python3 scripts/bench_client_timing.py [--threads 1000] [--duration 30s] [--sleep 1s]
+                                              [--jitter 0.0]
+THROTTLE_SIM=path/to/throttle-sim runs that binary instead of building target/release's.
 """
 import argparse
 import csv
@@ -21,7 +23,7 @@ import time
 from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "throttle-sim")
+BIN = os.environ.get("THROTTLE_SIM") or os.path.join(ROOT, "target", "release", "throttle-sim")
 
 
 def free_port():
@@ -39,19 +41,24 @@ def main():
     p.add_argument("--threads", type=int, default=1000)
     p.add_argument("--duration", default="30s")
     p.add_argument("--sleep", default="1s")
+    p.add_argument("--jitter", default="0.0",
+                   help="fixed's jitter: spread the waits so the threads do not wake in bursts")
     args = p.parse_args()
-    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    if not os.environ.get("THROTTLE_SIM"):
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
     port = free_port()
     server = subprocess.Popen(
         [BIN, "serve", "--addr", f"127.0.0.1:{port}", "--limit", "1000000000", "--period", "1s"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
+    tmp = tempfile.TemporaryDirectory(prefix="bench-timing-")
     try:
         time.sleep(0.5)
-        out = os.path.join(tempfile.mkdtemp(prefix="bench-timing-"), "run")
+        out = os.path.join(tmp.name, "run")
         subprocess.run(
             [BIN, "client", "--target", f"http://127.0.0.1:{port}/", "--algorithm", "fixed",
-             "--set", f"clients.*.sleep={args.sleep}", "--processes", "1",
+             "--set", f"clients.*.sleep={args.sleep}", "--set", f"clients.*.jitter={args.jitter}",
+             "--processes", "1",
              "--threads", str(args.threads), "--duration", args.duration,
              "--log-requests", "--quiet", "--out", out],
             check=True, timeout=600,
@@ -60,7 +67,7 @@ def main():
         server.terminate()
         server.wait(timeout=15)
     by_thread = defaultdict(list)
-    with open(os.path.join(out, "requests.csv")) as f:
+    with tmp, open(os.path.join(out, "requests.csv")) as f:
         for row in csv.DictReader(f):
             by_thread[row["thread"]].append(
                 (float(row["t"]), float(row["latency"]), float(row["waited"]), row["status"]))

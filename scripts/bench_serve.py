@@ -16,8 +16,11 @@ server runs at its own maximum throughput; when the two are within a few percent
 other the latencies compare at about the same offered load.
 
 wrk and nginx come from Debian's packages (installed with apt-get when missing; needs root).
-Both servers get the machine's cores (tokio's default worker threads, nginx's
+Both servers get the machine's cores (one serving thread per core, nginx's
 `worker_processes auto`), and wrk shares the same cores, as it would on any one machine.
+How each spreads wrk's connections over its workers is its own: serve's threads share them
+by `SO_REUSEPORT` hashing, while nginx (one listening socket, `accept_mutex off`) usually
+ends up with all 64 on one worker, leaving the other core to wrk.
 
 Usage: python3 scripts/bench_serve.py [--duration 10] [--connections 64] [--threads 2]
                                       [--rounds 3] [--mode all-2xx|mostly-429] [--bin PATH]
@@ -63,15 +66,22 @@ http {{
     keepalive_requests 1000000;
     limit_req_zone $binary_remote_addr zone=api:10m rate={rate}r/s;
     limit_req_status 429;
+    # nginx logs every refusal (an error-level line) by default; serve logs none, so neither
+    # writes a line per request (info is below error_log's warn).
+    limit_req_log_level info;
     server_tokens off;
     server {{
         listen 127.0.0.1:{port};
         error_page 429 = @limited;
         location @limited {{
             default_type text/plain;
+            # The fields serve's refusals carry (static here), so both send as many bytes.
             add_header RateLimit-Limit {limit} always;
             add_header RateLimit-Remaining 0 always;
+            add_header RateLimit-Policy '"default";q={limit};w=1' always;
+            add_header RateLimit '"default";r=0;t=1' always;
             add_header Retry-After 1 always;
+            add_header retry-after-ms 0.500 always;
             return 429 "limited\\n";
         }}
         location / {{

@@ -194,6 +194,10 @@ pub struct Summary {
     /// the summary is then partial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// Live mode: what the time scale asked of the machine's timing that it cannot give (the
+    /// warning printed before the run); absent when nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing_warning: Option<String>,
     /// `serve --record`: percentiles of the observed gaps between a client's requests, overall
     /// and per group (docs/serve-record.md); absent from other runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -496,6 +500,7 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
         expect: Vec::new(),
         dead_workers: Vec::new(),
         failure: None,
+        timing_warning: None,
         gaps: None,
         thread_totals: if rec.level.is_thread() {
             Vec::new()

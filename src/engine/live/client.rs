@@ -18,7 +18,9 @@ use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
+use super::ScaledClock;
 use super::headers::{classify_answer, read_response};
+use super::server::SENT_AT;
 use super::tls;
 use crate::error::Error;
 use crate::exchange::{Response, Status};
@@ -189,6 +191,9 @@ pub struct HttpClient {
     target: Target,
     timeout: std::time::Duration,
     sender: Option<SendRequest<Empty<Bytes>>>,
+    /// Set for our own server: stamp each request with the run's time as it goes out
+    /// ([`SENT_AT`]).
+    stamp: Option<ScaledClock>,
 }
 
 impl HttpClient {
@@ -197,7 +202,15 @@ impl HttpClient {
             target,
             timeout,
             sender: None,
+            stamp: None,
         }
+    }
+
+    /// With a clock (our own server), stamp every request with its time as it is written, so
+    /// the server can take the trip to it out of the latency it holds the answer for.
+    pub fn stamped(mut self, clock: Option<ScaledClock>) -> Self {
+        self.stamp = clock;
+        self
     }
 
     /// Send one GET; a transport failure or the timeout gives an exchange without a status,
@@ -249,6 +262,10 @@ impl HttpClient {
             .uri(self.target.path.as_str())
             .body(Empty::<Bytes>::new())?;
         *req.headers_mut() = self.target.headers.clone();
+        if let Some(clock) = &self.stamp {
+            req.headers_mut()
+                .insert(SENT_AT, HeaderValue::from(clock.now()));
+        }
         let resp = sender.send_request(req).await?;
         let status = resp.status().as_u16();
         let (parts, body) = resp.into_parts();

@@ -60,7 +60,8 @@ pub struct Waits {
     /// Until the quota resets: the retry wait on a refusal, else until the key's allowance is
     /// whole again (IETF `t`, GitHub's reset).
     pub reset: Duration,
-    /// The wall clock at the decision, for GitHub's epoch-second reset.
+    /// The wall clock at the decision, for GitHub's epoch-second reset (the only field that
+    /// reads it: the server leaves it at the epoch for the other dialects).
     pub now: SystemTime,
 }
 
@@ -99,7 +100,7 @@ pub fn write_decision(
     match dialect {
         Headers::None => {}
         Headers::Heroku => {
-            h.insert(RATELIMIT_REMAINING, HeaderValue::from(d.remaining));
+            h.insert(RATELIMIT_REMAINING, number(d.remaining));
         }
         Headers::Ietf => {
             h.insert(RATELIMIT_POLICY, policy.policy_value.clone());
@@ -108,23 +109,23 @@ pub fn write_decision(
         }
         Headers::Full => {
             h.insert(RATELIMIT_LIMIT, policy.limit_value.clone());
-            h.insert(RATELIMIT_REMAINING, HeaderValue::from(d.remaining));
+            h.insert(RATELIMIT_REMAINING, number(d.remaining));
             h.insert(RATELIMIT_POLICY, policy.policy_value.clone());
             h.insert(RATELIMIT, ietf_field(d.remaining, reset_s));
             write_retry_after(h, waits.retry_after, true);
         }
         Headers::Github => {
             h.insert(X_RATELIMIT_LIMIT, policy.limit_value.clone());
-            h.insert(X_RATELIMIT_REMAINING, HeaderValue::from(d.remaining));
+            h.insert(X_RATELIMIT_REMAINING, number(d.remaining));
             h.insert(
                 X_RATELIMIT_USED,
-                HeaderValue::from(d.limit.saturating_sub(d.remaining)),
+                number(d.limit.saturating_sub(d.remaining)),
             );
             let at = (waits.now + waits.reset)
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .unwrap_or_default();
             let epoch_s = at.as_secs() + u64::from(at.subsec_nanos() > 0);
-            h.insert(X_RATELIMIT_RESET, HeaderValue::from(epoch_s));
+            h.insert(X_RATELIMIT_RESET, number(epoch_s));
             if d.status == Status::Limited && !Headers::is_primary_refusal(d) {
                 write_retry_after(h, waits.retry_after, false);
             }
@@ -132,15 +133,15 @@ pub fn write_decision(
     }
 }
 
-/// `"default";r=N;t=M`, written straight into the value's one buffer.
+/// `"default";r=N;t=M`, written on the stack and copied once into the value (a `Vec` that
+/// turns into `Bytes` with spare room costs a second allocation).
 fn ietf_field(remaining: u64, reset_s: u64) -> HeaderValue {
-    let mut field = Vec::with_capacity(40);
-    field.extend_from_slice(b"\"default\";r=");
-    field.extend_from_slice(itoa::Buffer::new().format(remaining).as_bytes());
-    field.extend_from_slice(b";t=");
-    field.extend_from_slice(itoa::Buffer::new().format(reset_s).as_bytes());
-    HeaderValue::from_maybe_shared(hyper::body::Bytes::from(field))
-        .expect("digits and quotes are valid header text")
+    let mut field = Field::default();
+    field.push(b"\"default\";r=");
+    field.push(itoa::Buffer::new().format(remaining).as_bytes());
+    field.push(b";t=");
+    field.push(itoa::Buffer::new().format(reset_s).as_bytes());
+    field.value()
 }
 
 /// `Retry-After` in whole seconds (rounded up, at least 1), and with `ms` the exact
@@ -148,13 +149,85 @@ fn ietf_field(remaining: u64, reset_s: u64) -> HeaderValue {
 fn write_retry_after(h: &mut HeaderMap, retry_after: Option<Duration>, ms: bool) {
     if let Some(r) = retry_after {
         let s = (r.as_secs_f64().ceil() as u64).max(1);
-        h.insert(hyper::header::RETRY_AFTER, HeaderValue::from(s));
+        h.insert(hyper::header::RETRY_AFTER, number(s));
         if ms {
-            h.insert(
-                RETRY_AFTER_MS,
-                text(&format!("{:.3}", r.as_secs_f64() * 1e3)),
-            );
+            h.insert(RETRY_AFTER_MS, millis(r));
         }
+    }
+}
+
+/// A count as a header value. The digits 0–9 (the `RateLimit-Remaining: 0` and
+/// `Retry-After: 1` of nearly every refusal) are static values that cost no allocation;
+/// `HeaderValue::from(u64)` would cost two.
+fn number(n: u64) -> HeaderValue {
+    static DIGITS: [HeaderValue; 10] = [
+        HeaderValue::from_static("0"),
+        HeaderValue::from_static("1"),
+        HeaderValue::from_static("2"),
+        HeaderValue::from_static("3"),
+        HeaderValue::from_static("4"),
+        HeaderValue::from_static("5"),
+        HeaderValue::from_static("6"),
+        HeaderValue::from_static("7"),
+        HeaderValue::from_static("8"),
+        HeaderValue::from_static("9"),
+    ];
+    if n < 10 {
+        return DIGITS[n as usize].clone();
+    }
+    let mut field = Field::default();
+    field.push(itoa::Buffer::new().format(n).as_bytes());
+    field.value()
+}
+
+/// A wait in milliseconds with three decimals, the text `format!("{:.3}", ms)` gives for the
+/// wait as an `f64`, written from its integer nanoseconds: formatting the float took more time
+/// than the rest of a refusal's headers. Exact ties (a whole number of microseconds plus
+/// 500 ns) and waits past a day go through the float, whose rounding the text then follows.
+fn millis(r: Duration) -> HeaderValue {
+    let n = r.as_nanos();
+    if n % 1000 == 500 || n >= 86_400 * 1_000_000_000 {
+        return text(&format!("{:.3}", r.as_secs_f64() * 1e3));
+    }
+    let micros = (n + 500) / 1000;
+    let mut field = Field::default();
+    field.push(itoa::Buffer::new().format(micros / 1000).as_bytes());
+    let frac = micros % 1000;
+    let digit = |d: u128| b'0' + d as u8;
+    field.push(&[
+        b'.',
+        digit(frac / 100),
+        digit(frac / 10 % 10),
+        digit(frac % 10),
+    ]);
+    field.value()
+}
+
+/// A header value built on the stack: long enough for any field written here (the IETF
+/// field with two 20-digit numbers is 45 bytes).
+struct Field {
+    buf: [u8; 64],
+    len: usize,
+}
+
+impl Default for Field {
+    fn default() -> Self {
+        Field {
+            buf: [0; 64],
+            len: 0,
+        }
+    }
+}
+
+impl Field {
+    fn push(&mut self, bytes: &[u8]) {
+        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+    }
+
+    fn value(&self) -> HeaderValue {
+        HeaderValue::from_bytes(&self.buf[..self.len])
+            .expect("digits and quotes are valid header text")
     }
 }
 
@@ -414,6 +487,52 @@ mod tests {
         assert_eq!(map["x-ratelimit-reset"], "1700000019");
         assert!(names(Headers::None).0.is_empty());
         assert_eq!(names(Headers::Full).0.len(), 4);
+    }
+
+    /// The values written from integers read exactly as the formatting they replace wrote
+    /// them: `retry-after-ms` as `{:.3}` of the float, counts as `HeaderValue::from`.
+    #[test]
+    fn values_are_the_text_the_standard_formatting_gives() {
+        const DAY: u64 = 86_400_000_000_000;
+        let mut waits = vec![
+            0,
+            1,
+            499,
+            500,
+            501,
+            999,
+            1_000,
+            1_499,
+            1_500,
+            70_500,
+            999_499,
+            999_500,
+            999_501,
+            999_999,
+            1_000_000,
+            DAY - 1,
+            DAY,
+            u64::MAX,
+        ];
+        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
+        for _ in 0..100_000 {
+            // xorshift64: spread over short waits and over many days.
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            waits.extend([x % 10_000_000, x % (30 * DAY), x % 1_000 * 1_000 + 500]);
+        }
+        for n in waits {
+            let d = Duration::from_nanos(n);
+            let float = format!("{:.3}", d.as_secs_f64() * 1e3);
+            assert_eq!(millis(d), float.as_str(), "{n} ns");
+            assert_eq!(number(n), HeaderValue::from(n), "{n}");
+            assert_eq!(number(n % 20), HeaderValue::from(n % 20));
+        }
+        assert_eq!(
+            ietf_field(u64::MAX, u64::MAX),
+            format!("\"default\";r={0};t={0}", u64::MAX).as_str()
+        );
     }
 
     #[test]

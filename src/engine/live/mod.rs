@@ -14,6 +14,7 @@ pub mod headers;
 mod pacing;
 pub mod protocol;
 pub mod server;
+pub mod timer;
 pub mod tls;
 pub mod worker;
 mod workers;
@@ -119,6 +120,12 @@ pub fn run<W: Write, R: Write>(
         }
         Target::External { url, headers } => (None, url.clone(), headers.clone(), false),
     };
+    let timing_warning = in_process
+        .then(|| timing_warning(&scenario.server.latency, ScaledClock::starting_now(scale)))
+        .flatten();
+    if let Some(w) = &timing_warning {
+        eprintln!("warning: {w}");
+    }
     let rate_per_sec = if in_process {
         scenario.server.limiter.build().rate_per_sec()
     } else {
@@ -337,6 +344,7 @@ pub fn run<W: Write, R: Write>(
     )?;
     summary.dead_workers = dead;
     summary.failure = failure;
+    summary.timing_warning = timing_warning;
     Ok(summary)
 }
 
@@ -396,6 +404,24 @@ fn run_namespace(scenario: &str) -> String {
         std::process::id(),
         RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     )
+}
+
+/// Why the scale asks for waits shorter than the machine can time, if it does: the server's
+/// typical latency in real time against [`timer::PRECISION`].
+fn timing_warning(latency: &Latency, clock: ScaledClock) -> Option<String> {
+    let virt = typical_latency(latency);
+    let real = clock.to_real(virt);
+    (virt > 0 && real < timer::PRECISION).then(|| {
+        format!(
+            "at time_scale {} the server's latency ({} ms) is {} µs of real time, below the \
+             {} µs this machine's timers and loopback resolve; live numbers may differ from \
+             the sim's (a lower time_scale avoids it)",
+            clock.scale(),
+            virt as f64 / 1e6,
+            real.as_micros(),
+            timer::PRECISION.as_micros()
+        )
+    })
 }
 
 /// A latency worth waiting for before a tick is written: the fixed value, the median or the

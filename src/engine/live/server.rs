@@ -25,8 +25,8 @@ use hyper_util::server::graceful::GracefulShutdown;
 use serde::Serialize;
 use tokio::net::TcpListener;
 
-use super::ScaledClock;
 use super::headers::{PolicyHeaders, Waits, write_decision};
+use super::{ScaledClock, timer};
 use crate::exchange::Status;
 use crate::limiter::SharedGcra;
 use crate::limiter::{
@@ -44,6 +44,14 @@ const OVERFLOW_KEY: &str = "<overflow>";
 /// The header our own clients send so limiters that tell clients apart (`admit_from`) see the
 /// same client indices as in the sim.
 pub const CLIENT_ID: &str = "x-client-id";
+
+/// The header our own clients stamp each request with: the run's virtual time (nanoseconds)
+/// as it was written. The scenario's latency is the whole trip; the loopback's own trip,
+/// tens of microseconds, is multiplied by the time scale into milliseconds of virtual time,
+/// so the server holds the answer for the latency less the trip (taken as the trip here,
+/// measured, twice: there and back), keeping the trip the client measures the scenario's
+/// (docs/live-timing.md).
+pub const SENT_AT: &str = "x-sim-sent-at";
 
 /// What the server is built from.
 #[derive(Clone, Debug)]
@@ -84,7 +92,7 @@ pub struct Seen<'a> {
     pub status: Status,
     /// The `RateLimit-Remaining` the answer carries, if it carries one.
     pub remaining: Option<u64>,
-    /// Virtual time the answer waits before it is sent (2xx only, as the server does).
+    /// Virtual time the answer waits before it is sent (every answer, as in the sim).
     pub latency: Nanos,
 }
 
@@ -128,6 +136,8 @@ struct Keyed {
     names: Vec<String>,
     stats: Vec<KeyStats>,
     rng: SimRng,
+    /// The index of the shared key of requests without one, found without hashing its name.
+    default: usize,
 }
 
 thread_local! {
@@ -137,6 +147,14 @@ thread_local! {
 }
 
 impl Keyed {
+    /// The index of a request's key, the shared default key without one.
+    fn index_of(&mut self, key: Option<&str>) -> usize {
+        match key {
+            Some(name) => self.key(name),
+            None => self.default,
+        }
+    }
+
     fn key(&mut self, name: &str) -> usize {
         if let Some(&i) = self.index.get(name) {
             return i;
@@ -200,11 +218,12 @@ impl ServerState {
             names: Vec::new(),
             stats: Vec::new(),
             rng: stream(settings.seed, u64::MAX, Stream::Network),
+            default: 0,
         };
         for k in &settings.keys {
             keyed.key(k);
         }
-        keyed.key(GroupCommon::DEFAULT_KEY);
+        keyed.default = keyed.key(GroupCommon::DEFAULT_KEY);
         ServerState(Arc::new(Shared {
             rate,
             keyed: Mutex::new(keyed),
@@ -226,10 +245,11 @@ impl ServerState {
     }
 
     /// Decide one request of `key` (the default key without one) at the clock's time, and
-    /// count it: the decision, the key's index and the latency to wait before answering.
-    fn decide(&self, key: Option<&str>, client: usize) -> (Decision, usize, Nanos) {
+    /// count it: the decision, the key's index, the time it was decided and the latency to
+    /// wait before answering.
+    fn decide(&self, key: Option<&str>, client: usize) -> (Decision, usize, Nanos, Nanos) {
         let mut k = self.lock();
-        let index = k.key(key.unwrap_or(GroupCommon::DEFAULT_KEY));
+        let index = k.index_of(key);
         // Read the clock under the lock, so the limiter is told times in order.
         let now = self.clock.now();
         let d = k.limiter.admit_from(now, index, client);
@@ -245,7 +265,7 @@ impl ServerState {
         if latency == 0 && d.status == Status::Ok {
             k.limiter.release(now, index);
         }
-        (d, index, latency)
+        (d, index, now, latency)
     }
 
     /// Counters per key, in key order, each key shown as [`shown_key`] says: never the
@@ -275,12 +295,18 @@ impl ServerState {
             return self.stats_response();
         }
         let key = key_of(&req);
-        let client = req
+        let own = req
             .headers()
             .get(CLIENT_ID)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok())
-            .unwrap_or(conn as usize);
+            .and_then(|v| v.parse::<usize>().ok());
+        let client = own.unwrap_or(conn as usize);
+        let sent_at = own.and_then(|_| {
+            req.headers()
+                .get(SENT_AT)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse::<Nanos>().ok())
+        });
         let seen = |decision: &Decision, latency: Nanos| {
             if let Some(o) = &self.settings.observer {
                 self.tell(o.as_ref(), &req, key.as_deref(), peer, decision, latency);
@@ -288,16 +314,21 @@ impl ServerState {
         };
         if let Some(shared) = &self.settings.shared_limit {
             return self
-                .handle_shared(shared, key.as_deref(), client, seen)
+                .handle_shared(shared, key.as_deref(), client, sent_at, seen)
                 .await;
         }
-        let (decision, index, latency) = self.decide(key.as_deref(), client);
+        let (decision, index, decided, latency) = self.decide(key.as_deref(), client);
         seen(&decision, latency);
-        if latency > 0 && decision.status == Status::Ok {
-            tokio::time::sleep(self.clock.to_real(latency)).await;
-            let mut k = self.lock();
-            let now = self.clock.now();
-            k.limiter.release(now, index);
+        if latency > 0 {
+            // Every answer waits out its latency, as in the sim, on the precise timer
+            // (tokio's rounds up to the next millisecond, which the scale multiplies).
+            self.answer_at(decided, sent_at, latency).await;
+            // Only an admitted request held a place in flight.
+            if decision.status == Status::Ok {
+                let mut k = self.lock();
+                let now = self.clock.now();
+                k.limiter.release(now, index);
+            }
         }
         self.respond(&decision)
     }
@@ -319,11 +350,7 @@ impl ServerState {
             peer,
             status: decision.status,
             remaining: shown.has_headers().then_some(shown.remaining),
-            latency: if decision.status == Status::Ok {
-                latency
-            } else {
-                0
-            },
+            latency,
         });
     }
 
@@ -335,15 +362,16 @@ impl ServerState {
         shared: &SharedGcra,
         key: Option<&str>,
         client: usize,
+        sent_at: Option<Nanos>,
         seen: impl FnOnce(&Decision, Nanos),
     ) -> Response<Full<Bytes>> {
-        let (front, index, name, latency) = {
+        let (front, index, name, decided, latency) = {
             let mut k = self.lock();
-            let index = k.key(key.unwrap_or(GroupCommon::DEFAULT_KEY));
+            let index = k.index_of(key);
             let now = self.clock.now();
             let d = k.limiter.admit_from(now, index, client);
             let latency = self.latency.sample(&mut k.rng);
-            (d, index, k.names[index].clone(), latency)
+            (d, index, k.names[index].clone(), now, latency)
         };
         let decision = if front.status == Status::Ok {
             match shared.admit(&name).await {
@@ -375,10 +403,26 @@ impl ServerState {
             }
         }
         seen(&decision, latency);
-        if latency > 0 && decision.status == Status::Ok {
-            tokio::time::sleep(self.clock.to_real(latency)).await;
+        if latency > 0 {
+            self.answer_at(decided, sent_at, latency).await;
         }
         self.respond(&decision)
+    }
+
+    /// Hold an answer decided at `decided` for `latency`, on the precise timer ([`timer`]).
+    /// A request stamped with the time it was sent ([`SENT_AT`]) had its trip here already:
+    /// the answer then leaves `latency` after the send less the trip back, taken as long as
+    /// the trip here, so the client sees the scenario's latency, not it plus the loopback's.
+    async fn answer_at(&self, decided: Nanos, sent_at: Option<Nanos>, latency: Nanos) {
+        let at = match sent_at {
+            // A stamp from the future (a client's clock a little ahead) counts no trip.
+            Some(sent) if sent <= decided => {
+                let trip = decided - sent;
+                sent.saturating_add(latency).saturating_sub(trip)
+            }
+            _ => decided.saturating_add(latency),
+        };
+        timer::sleep_until(self.clock.instant_at(at)).await;
     }
 
     /// The HTTP answer for a decision, with the rate-limit headers the server sends.
@@ -412,12 +456,13 @@ impl ServerState {
                 ));
             }
             let policy = cached.as_ref().expect("just set");
-            let waits = Waits::of(
-                decision,
-                retry,
-                self.until_whole(decision),
-                std::time::SystemTime::now(),
-            );
+            // Only GitHub's epoch-second reset reads the wall clock; the others skip the call.
+            let now = if self.settings.headers == Headers::Github {
+                std::time::SystemTime::now()
+            } else {
+                std::time::SystemTime::UNIX_EPOCH
+            };
+            let waits = Waits::of(decision, retry, self.until_whole(decision), now);
             write_decision(&mut h, self.settings.headers, decision, policy, waits);
         });
         *resp.headers_mut() = h;
@@ -731,6 +776,7 @@ mod tests {
         let mut k = state.lock();
         assert_eq!((k.key("a"), k.key("b")), (0, 1));
         assert_eq!(k.key(GroupCommon::DEFAULT_KEY), 2);
+        assert_eq!(k.index_of(None), 2);
         for i in 0..MAX_KEYS {
             k.key(&format!("client-{i}"));
         }

@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
 
-use super::ScaledClock;
 use super::client::{HttpClient, Target};
 use super::protocol::{Command, Event, RequestEvent, WorkerSpec};
 use super::server::CLIENT_ID;
+use super::{ScaledClock, timer};
 use crate::engine::client_loop::{ClientLoop, Pool, Step};
 use crate::rng::{SimRng, Stream, stream};
 use crate::scenario::Layout;
@@ -149,7 +149,8 @@ impl Process {
                 .with_stop_when_remaining(group.stop_when_remaining),
                 start: group.start,
                 rng: stream(self.scenario.run.seed(), global as u64, Stream::Throttle),
-                client: HttpClient::new(target, timeout),
+                client: HttpClient::new(target, timeout)
+                    .stamped(self.spec.send_client_id.then_some(clock)),
                 throttle: self.throttle.clone(),
                 store: self.store.clone(),
                 clock,
@@ -165,7 +166,15 @@ impl Process {
             group.stop,
             events.clone(),
         ));
-        while tasks.join_next().await.is_some() {}
+        while let Some(ended) = tasks.join_next().await {
+            // A thread that panicked sent nothing more: the run must not look complete.
+            if let Err(e) = ended
+                && e.is_panic()
+            {
+                let message = format!("a client thread of process {} panicked", self.index);
+                let _ = events.send(Event::Failed { message });
+            }
+        }
         ticker.abort();
         let t = lock(&self.throttle);
         (t.sleep_value(), t.backoffs())
@@ -215,11 +224,12 @@ struct ThreadRun {
 }
 
 impl ThreadRun {
-    /// Sleep until virtual time `t`; false when told to stop first.
+    /// Sleep until virtual time `t` on the precise timer (tokio's rounds up to the next
+    /// millisecond, which the scale multiplies); false when told to stop first.
     async fn sleep_until(&mut self, t: Nanos) -> bool {
         let at: Instant = self.clock.instant_at(t);
         tokio::select! {
-            () = tokio::time::sleep_until(at.into()) => true,
+            () = timer::sleep_until(at) => true,
             _ = self.halt.wait_for(|s| *s) => false,
         }
     }
