@@ -13,7 +13,12 @@ serve / nginx; the targets are a ratio of at least 1 and a p99 no worse than ngi
 
 wrk is closed-loop (each connection sends its next request when the answer comes), so each
 server runs at its own maximum throughput; when the two are within a few percent of each
-other the latencies compare at about the same offered load.
+other the latencies compare at about the same offered load. `--rate N` compares them at
+exactly the same offered load instead: wrk2 (github.com/giltene/wrk2, built from source:
+`make` in its folder; `--wrk2 PATH` or `$WRK2`, default `wrk2` on the PATH) sends N requests
+per second whatever the answers do, and reports latency from each request's intended send
+time (no coordinated omission). wrk2 spends its first ~10 s calibrating and drops them, so
+open-loop runs last 30 s unless `--duration` says otherwise.
 
 wrk and nginx come from Debian's packages (installed with apt-get when missing; needs root).
 Both servers get the machine's cores (one serving thread per core, nginx's
@@ -24,6 +29,7 @@ ends up with all 64 on one worker, leaving the other core to wrk.
 
 Usage: python3 scripts/bench_serve.py [--duration 10] [--connections 64] [--threads 2]
                                       [--rounds 3] [--mode all-2xx|mostly-429] [--bin PATH]
+                                      [--rate N [--wrk2 PATH]]
 """
 import argparse
 import os
@@ -133,8 +139,9 @@ def wrk(port, args):
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
         lua.write(WRK_LUA)
     try:
+        tool = [args.wrk2, f"-R{args.rate}"] if args.rate else ["wrk"]
         out = subprocess.run(
-            ["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.duration}s",
+            [*tool, f"-t{args.threads}", f"-c{args.connections}", f"-d{args.duration}s",
              "-s", lua.name, f"http://127.0.0.1:{port}/"],
             check=True, capture_output=True, text=True, timeout=args.duration + 60,
         ).stdout
@@ -189,7 +196,9 @@ def bench_nginx(args, mode):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--duration", type=int, default=10, help="seconds per wrk run")
+    p.add_argument("--duration", type=int, help="seconds per wrk run (default 10, 30 with --rate)")
+    p.add_argument("--rate", type=int, help="open loop: this many requests/s in all, with wrk2")
+    p.add_argument("--wrk2", default=os.environ.get("WRK2", "wrk2"), help="wrk2's binary")
     p.add_argument("--connections", type=int, default=64)
     p.add_argument("--threads", type=int, default=2, help="wrk threads")
     p.add_argument("--rounds", type=int, default=3, help="serve/nginx pairs per mode")
@@ -197,10 +206,17 @@ def main():
                    help="default: both")
     p.add_argument("--bin", help="the throttle-sim binary (default: build this tree's release)")
     args = p.parse_args()
+    if args.duration is None:
+        args.duration = 30 if args.rate else 10
     ensure_tools()
+    if args.rate and shutil.which(args.wrk2) is None:
+        sys.exit(f"--rate needs wrk2: {args.wrk2} is not a program (build github.com/giltene/wrk2 "
+                 "with make and pass --wrk2 PATH)")
     if not args.bin:
         subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
         args.bin = BIN
+    if args.rate:
+        print(f"open loop: {args.rate} requests/s offered to each server by wrk2")
     print(f"{'mode':<11}{'server':<7}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'p99.9 ms':>10}{'non-2xx':>9}")
     for mode in args.mode or ["all-2xx", "mostly-429"]:
         # Alternate the two, so neither gets the quieter moment of the machine.
