@@ -17,6 +17,7 @@
 //!
 //! ```text
 //! target  R_t = max(R/4, R + (r̄ − r0)/τ_r)       τ_r = max(drain_min, drain_periods / x)
+//!         (full start: the surplus term at most full_drain · R)
 //! D term  ln x += γ · clamp(ln(R_t / S))           clamp to [−ln 100, ln 2]
 //! P term  ln x += λ · max(ln min(g(r), R_t) − ln x, −ln 100)
 //!                                                  g(r) = (R/K) · e^((r − r0)/L)
@@ -42,8 +43,23 @@
 //! the server has reset a window: the window restarts there, and from then on the level is read
 //! as an allowance that nothing refills until the next reset one `period` later: `S = −Δr/Δt`
 //! and `R_t = max(R/20, (r̄ − r0) / time to the next reset)`, so the allowance is spread over
-//! the window instead of drained in `τ_r` by whoever is fastest after the reset. A rise of the
-//! level without a reset (a sliding window returning what an hour ago took) switches back.
+//! the window instead of drained in `τ_r` by whoever is fastest after the reset. The price is
+//! then read against the allowance's plan, `g(r − p(t))` with `p(t) = (limit − r0) · left /
+//! period` the level an even spend would be at with `left` seconds to the reset, so that it
+//! steers shares all window long as it does on a bucket at rest. A rise of the level without a
+//! reset (a sliding window returning what an hour ago took) switches back.
+//!
+//! **A full start.** A process whose first reading finds the bucket at least `full_level` full
+//! cannot tell a deep token bucket from a sliding window, which refills nothing for an hour and
+//! then returns whatever was spent, as it was spent. Until the level first comes down to `r0`
+//! (or a fixed window resets) it spends the surplus at most at `full_drain · R` on top of the
+//! refill (`R_t ≤ (1 + full_drain)·R`), and its pull is capped at its own share of the target
+//! (`R_t · x / S`) instead of `R_t`: the common cap lets a slow process catch up while a surplus
+//! drains but makes the total overshoot the target about `N^0.56` times, which would spend a
+//! sliding window's hour in minutes and get it back as a burst an hour later, every hour. On a
+//! sliding window the level then falls at `R`, so a full window lasts its hour and comes back
+//! as evenly as it went; on a bucket the same 4,500 tokens last an hour instead of minutes,
+//! which costs nothing (the level is below the top, so no refill is lost).
 //!
 //! **A 429** multiplies `x` by `decrease` once per round (answers to requests sent before the
 //! last decrease do not decrease again) and restarts the window; the thread waits at least
@@ -121,6 +137,14 @@ pub struct FairShareConfig {
     pub drain_periods: f64,
     /// ... and at least this long. Default 300 s.
     pub drain_min: HumanDuration,
+    /// A process whose first reading finds the bucket at least this full (a fraction of the
+    /// `RateLimit-Limit` it reports) starts in full-start mode. Default 0.9: a bucket that
+    /// deep may be a sliding window, which returns a burst an hour later.
+    pub full_level: f64,
+    /// In full-start mode the surplus is spent at most this many times `R` on top of the
+    /// refill: `R_t ≤ (1 + full_drain)·R`. Default 1: on a sliding window, which refills nothing
+    /// in its first hour, the level then falls at `R` and a full window lasts its hour.
+    pub full_drain: f64,
     /// The pull's time constant in own periods per `L / N̂`. Default 4: the pull's loop gain
     /// per window is then about 1/4.
     pub pull_periods: f64,
@@ -161,6 +185,8 @@ impl Default for FairShareConfig {
             min_flow: 30.0,
             drain_periods: 4.0,
             drain_min: HumanDuration::from_secs(300),
+            full_level: 0.9,
+            full_drain: 1.0,
             pull_periods: 4.0,
             pull_max: 0.5,
             decrease: 0.5,
@@ -200,6 +226,7 @@ impl FairShareConfig {
             ("gain", self.gain),
             ("drain_periods", self.drain_periods),
             ("drain_min", self.drain_min.secs()),
+            ("full_drain", self.full_drain),
             ("pull_periods", self.pull_periods),
             ("error_backoff", self.error_backoff.secs()),
             ("min_rate", self.min_rate),
@@ -214,6 +241,7 @@ impl FairShareConfig {
             ("retry_jitter", self.retry_jitter),
             ("increase", self.increase),
             ("min_flow", self.min_flow),
+            ("full_level", self.full_level),
         ] {
             check_non_negative(&mut out, field, v);
         }
@@ -289,6 +317,7 @@ impl FairShareConfig {
             last_increase: None,
             decreases: 0,
             reset_at: None,
+            full_start: false,
             updates: 0,
         }
     }
@@ -338,6 +367,9 @@ pub struct FairShare {
     decreases: u64,
     /// When a reset of the level was last seen (seconds): the server is a fixed window.
     reset_at: Option<f64>,
+    /// Full-start mode: the first reading found the bucket nearly full, and the level has not
+    /// yet come down to the reserve (nor has a fixed window reset).
+    full_start: bool,
     /// Windows closed so far.
     updates: u64,
 }
@@ -373,7 +405,8 @@ impl FairShare {
         self.rate / self.cfg.crowd * exponent.exp()
     }
 
-    /// `R_t = max(R/4, R + (r − r0)/τ_r)`.
+    /// `R_t = max(R/4, R + (r − r0)/τ_r)`, the surplus term at most `full_drain · R` in
+    /// full-start mode; on a fixed window what is left spread to the next reset.
     pub fn target(&self, r: f64, t: f64) -> f64 {
         if let Some(reset) = self.reset_at {
             // A windowed server: spend what is left above the reserve evenly until the next
@@ -388,7 +421,11 @@ impl FairShare {
             .drain_min
             .secs()
             .max(self.cfg.drain_periods / self.x);
-        (self.rate + (r - self.reserve()) / tau).max(self.rate / 4.0)
+        let mut surplus = (r - self.reserve()) / tau;
+        if self.full_start {
+            surplus = surplus.min(self.cfg.full_drain * self.rate);
+        }
+        (self.rate + surplus).max(self.rate / 4.0)
     }
 
     /// What the server adds per second between resets: `R` for a bucket, none for a window.
@@ -398,6 +435,19 @@ impl FairShare {
         } else {
             self.rate
         }
+    }
+
+    /// On a fixed window, the level the allowance would be at by `t` if it were spent evenly
+    /// until the next reset (above the reserve); none on a bucket. The price is read relative
+    /// to it, so that it sits in its sensitive range all window long, as on a bucket at rest,
+    /// rather than far above every rate until the window's end.
+    fn planned(&self, t: f64) -> f64 {
+        let Some(reset) = self.reset_at else {
+            return 0.0;
+        };
+        let period = self.cfg.period.secs();
+        let left = period - (t - reset).rem_euclid(period);
+        (self.limit - self.reserve()).max(0.0) * left / period
     }
 
     /// The window length `W` at the current rate, seconds.
@@ -424,14 +474,26 @@ impl FairShare {
         // Threads of this size sharing the key, sized by the larger of the own rate and the
         // common price so that a process that fell behind does not conclude it has many peers
         // and stop pulling itself back; at least the process's own threads.
-        let crowd = (total / self.x.max(self.price(last.r))).max(self.threads.len() as f64);
+        let price = self.price(last.r - self.planned(last.t));
+        let crowd = (total / self.x.max(price)).max(self.threads.len() as f64);
         let tau_p = self.cfg.pull_periods * crowd / (self.cfg.slope * self.x);
         let pull = (dt / tau_p).min(self.cfg.pull_max);
         // The price is capped at the target total: no thread ever needs more than everyone
         // together. The cap is common to all and the step is not clamped upward, so while the
         // bucket drains a surplus (the price far above every rate) the pull still narrows
         // differences instead of pushing everyone up by the same clamped step.
-        let pulled_to = self.price(last.r).min(target).ln();
+        //
+        // In full-start mode the cap is this process's own share of the target instead, so the
+        // pull cannot push the total past it: the overshoot that lets the common cap even
+        // shares out while a surplus drains (the total settles near `N^0.56 · R_t`) would
+        // spend a sliding window's hour in minutes, and the window returns that burst an hour
+        // later, every hour, to whoever is fastest then.
+        let cap = if self.full_start {
+            target * self.x / total
+        } else {
+            target
+        };
+        let pulled_to = price.min(cap).ln();
         ln_x += pull * (pulled_to - ln_x).max(-(100f64.ln()));
         self.set_rate(ln_x.exp());
         Update {
@@ -444,6 +506,11 @@ impl FairShare {
     /// A reading of the level at `t` (seconds): open, extend or close the window.
     fn observe(&mut self, t: f64, r: f64) -> Option<Update> {
         let s = Sample { t, r };
+        if self.newest.is_none() && r >= self.cfg.full_level * self.limit {
+            self.full_start = true;
+        } else if self.full_start && (r <= self.reserve() || self.reset_at.is_some()) {
+            self.full_start = false;
+        }
         if let Some(newest) = self.newest {
             if t >= newest.t {
                 let refill = self.refill() * (t - newest.t);
@@ -800,6 +867,79 @@ mod tests {
         // The level rising a little without a reset: the server refills after all.
         t.observe(3640.0, 4440.0);
         assert_eq!(t.reset_at, None);
+    }
+
+    #[test]
+    fn a_full_first_reading_spends_the_surplus_at_the_refill_rate_and_pulls_to_its_own_share() {
+        let mut t = build(1);
+        let r0 = t.reserve();
+        // A first reading at 4050 of 4500 or more: full start. The surplus term,
+        // 4477.5 / 300 s ≈ 14.9 per second, is held to R: R_t = 2R.
+        assert!(t.observe(0.0, 4500.0).is_none());
+        assert!(t.full_start);
+        assert!((t.target(4500.0, 0.0) - 2.0 * R).abs() < 1e-12);
+        // Below R on top of the refill the surplus term is as on any bucket.
+        assert!((t.target(r0 + 150.0, 0.0) - (R + 0.5)).abs() < 1e-12);
+        // A window far above the reserve: the price is far above every rate, so the pull aims
+        // at the cap, which is the process's own share of the target, R_t · x / S, not R_t.
+        let x = t.thread_rate();
+        let first = Sample { t: 0.0, r: 4500.0 };
+        let last = Sample { t: 10.0, r: 4450.0 };
+        let u = t.apply_window(first, last);
+        // Read as a bucket: 50 tokens down in 10 s with R refilled is S = R + 5.
+        assert!((u.total - (R + 5.0)).abs() < 1e-12);
+        let d = x.ln() + 0.4 * (u.target / u.total).ln();
+        let cap = (u.target * x / u.total).ln();
+        let want = d + u.pull * (cap - d);
+        assert!((t.thread_rate().ln() - want).abs() < 1e-9);
+        // The level down to the reserve ends it: the surplus term is no longer held.
+        t.observe(20.0, r0);
+        assert!(!t.full_start);
+        assert!((t.target(4500.0, 20.0) - (R + 4477.5 / 300.0)).abs() < 1e-12);
+        // A first reading below 0.9 of the bucket never starts it.
+        let mut u = build(1);
+        u.observe(0.0, 4000.0);
+        assert!(!u.full_start);
+        assert!((u.target(4500.0, 0.0) - (R + 4477.5 / 300.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn on_a_fixed_window_the_price_is_read_against_an_even_spend_to_the_reset() {
+        let mut t = build(1);
+        // A bucket: no plan.
+        t.observe(3500.0, 50.0);
+        assert_eq!(t.planned(3550.0), 0.0);
+        // A window turns over at 3600 s: 4477.5 above the reserve, spent evenly, would be all
+        // there at the reset, half at 5400 s, a quarter at 6300 s, and all again at 7200 s.
+        t.observe(3600.0, 4500.0);
+        assert_eq!(t.reset_at, Some(3600.0));
+        assert!((t.planned(3600.0) - 4477.5).abs() < 1e-9);
+        assert!((t.planned(5400.0) - 4477.5 / 2.0).abs() < 1e-9);
+        assert!((t.planned(6300.0) - 4477.5 / 4.0).abs() < 1e-9);
+        assert!((t.planned(7200.0) - 4477.5).abs() < 1e-9);
+        // A window that ends 10·ln 40 ≈ 37 tokens above the plan (and the reserve), where
+        // g = 40·R/K = R/25, the share of 25 threads: the pull aims there, where without the plan the level's price would be far
+        // above the target and the pull would aim at the target itself.
+        let x = t.thread_rate();
+        let above = t.reserve() + 10.0 * 40f64.ln();
+        let first = Sample {
+            t: 5390.0,
+            r: t.planned(5390.0) + above + 12.0,
+        };
+        let last = Sample {
+            t: 5400.0,
+            r: t.planned(5400.0) + above,
+        };
+        let u = t.apply_window(first, last);
+        let d = x.ln() + 0.4 * (u.target / u.total).ln();
+        let want = d + u.pull * ((R / 25.0).min(u.target).ln() - d).max(-(100f64.ln()));
+        assert!(R / 25.0 < u.target && t.price(last.r) > u.target);
+        assert!(
+            (t.thread_rate().ln() - want).abs() < 1e-9,
+            "{} vs {} ({u:?})",
+            t.thread_rate(),
+            want.exp()
+        );
     }
 
     #[test]
