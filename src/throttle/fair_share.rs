@@ -21,6 +21,7 @@
 //! D term  ln x += γ · clamp(ln(R_t / S))           clamp to [−ln 100, ln 2]
 //! P term  ln x += λ · max(ln min(g(r), R_t) − ln x, −ln 100)
 //!                                                  g(r) = (R/K) · e^((r − r0)/L)
+//!         (full start: R_t · x / S in place of R_t; fixed window: g(r − p(t)), below)
 //!         λ = min(pull_max, W / τ_p)               τ_p = pull_periods · N̂ / (L · x)
 //!         N̂ = max(S / max(x, g(r)), n)
 //! ```
