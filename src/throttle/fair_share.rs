@@ -409,12 +409,10 @@ impl FairShare {
     /// `R_t = max(R/4, R + (r − r0)/τ_r)`, the surplus term at most `full_drain · R` in
     /// full-start mode; on a fixed window what is left spread to the next reset.
     pub fn target(&self, r: f64, t: f64) -> f64 {
-        if let Some(reset) = self.reset_at {
+        if let Some(left) = self.to_reset(t) {
             // A windowed server: spend what is left above the reserve evenly until the next
-            // reset, one period after the last.
-            let period = self.cfg.period.secs();
-            let into = (t - reset).rem_euclid(period);
-            let left = (period - into).max(self.window_secs());
+            // reset.
+            let left = left.max(self.window_secs());
             return ((r - self.reserve()) / left).max(self.rate / 20.0);
         }
         let tau = self
@@ -443,12 +441,17 @@ impl FairShare {
     /// to it, so that it sits in its sensitive range all window long, as on a bucket at rest,
     /// rather than far above every rate until the window's end.
     fn planned(&self, t: f64) -> f64 {
-        let Some(reset) = self.reset_at else {
-            return 0.0;
-        };
+        self.to_reset(t).map_or(0.0, |left| {
+            (self.limit - self.reserve()).max(0.0) * left / self.cfg.period.secs()
+        })
+    }
+
+    /// On a fixed window, seconds from `t` to its next reset, one period after the last seen;
+    /// none on a bucket.
+    fn to_reset(&self, t: f64) -> Option<f64> {
         let period = self.cfg.period.secs();
-        let left = period - (t - reset).rem_euclid(period);
-        (self.limit - self.reserve()).max(0.0) * left / period
+        self.reset_at
+            .map(|reset| period - (t - reset).rem_euclid(period))
     }
 
     /// The window length `W` at the current rate, seconds.
@@ -509,7 +512,7 @@ impl FairShare {
         let s = Sample { t, r };
         if self.newest.is_none() && r >= self.cfg.full_level * self.limit {
             self.full_start = true;
-        } else if self.full_start && (r <= self.reserve() || self.reset_at.is_some()) {
+        } else if r <= self.reserve() {
             self.full_start = false;
         }
         if let Some(newest) = self.newest {
@@ -520,6 +523,8 @@ impl FairShare {
                     // A reset (a fixed window turned over): what came before says nothing, and
                     // from now on the level is read as a window's allowance, not a bucket.
                     self.reset_at = Some(t);
+                    // A fixed window is no deep bucket: the full start (if any) ends here.
+                    self.full_start = false;
                     self.window = Some(s);
                     self.samples = 1;
                     self.newest = Some(s);

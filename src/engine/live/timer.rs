@@ -165,11 +165,6 @@ pub async fn sleep_until(at: Instant) {
     t.learn(late);
 }
 
-/// Wait for `d` from now (see [`sleep_until`]).
-pub async fn sleep(d: Duration) {
-    sleep_until(Instant::now() + d).await;
-}
-
 /// Ask the kernel not to defer this thread's timed wake-ups (Linux adds up to 50 µs by
 /// default to merge them). Elsewhere nothing is changed.
 fn set_fine_timer_slack() {
@@ -218,15 +213,15 @@ mod tests {
 
     #[tokio::test]
     async fn an_abandoned_wait_does_not_stop_the_others() {
-        let short = sleep(Duration::from_millis(1));
-        let long = sleep(Duration::from_secs(60));
+        let short = sleep_until(Instant::now() + Duration::from_millis(1));
+        let long = sleep_until(Instant::now() + Duration::from_secs(60));
         tokio::select! {
             () = short => {}
             () = long => panic!("the long wait ended first"),
         }
         // The abandoned 60 s wait is still in the heap; a new one still fires.
         let t = Instant::now();
-        sleep(Duration::from_millis(10)).await;
+        sleep_until(t + Duration::from_millis(10)).await;
         assert!(t.elapsed() + Duration::from_nanos(MAX_LEAD as u64) >= Duration::from_millis(10));
     }
 
