@@ -23,7 +23,9 @@ import time
 from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.environ.get("THROTTLE_SIM") or os.path.join(ROOT, "target", "release", "throttle-sim")
+BIN = os.environ.get("THROTTLE_SIM") or os.path.join(
+    os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "throttle-sim"
+)
 
 
 def free_port():

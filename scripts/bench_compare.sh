@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bin=${THROTTLE_SIM:-target/release/throttle-sim}
+bin=${THROTTLE_SIM:-${CARGO_TARGET_DIR:-target}/release/throttle-sim}
 [[ -x "$bin" ]] || cargo build --release
 scenario=${1:-scenarios/fast_slow.toml}
 shift || true

@@ -8,7 +8,7 @@
 # --seeds: seeds per algorithm and case (default 10). --jobs: runs at a time (default: every
 # core). --keep: keep each case's compare folder (charts, compare.json) under DIR; by default
 # they go to a temporary folder that is removed at the end. Environment: THROTTLE_SIM (the
-# binary; default target/release/throttle-sim, built when missing), GAUNTLET_DIR (default
+# binary; default $CARGO_TARGET_DIR or target, /release/throttle-sim, built when missing), GAUNTLET_DIR (default
 # scenarios/gauntlet), GAUNTLET_MD and GAUNTLET_SVG (default docs/gauntlet.md and .svg).
 # Every algorithm runs in sim mode, so those that need Redis live use the in-memory store.
 set -euo pipefail
@@ -36,7 +36,7 @@ if [[ ${#cases[@]} -eq 0 ]]; then
     exit 0
 fi
 
-bin=${THROTTLE_SIM:-target/release/throttle-sim}
+bin=${THROTTLE_SIM:-${CARGO_TARGET_DIR:-target}/release/throttle-sim}
 [[ -x "$bin" ]] || cargo build --release
 algorithms=$("$bin" list --json | python3 -c \
     'import json, sys; print(",".join(a["name"] for a in json.load(sys.stdin)["algorithms"]))')

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 seeds=${1:-20}
 shift || true
 counts=${*:-10 20 50 100 150 190}
-bin=${THROTTLE_SIM:-target/release/throttle-sim}
+bin=${THROTTLE_SIM:-${CARGO_TARGET_DIR:-target}/release/throttle-sim}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "| clients | variant | write calls | time to clear s |"

@@ -13,7 +13,7 @@ series.csv:
 - count Jain: Jain's index over the threads of their 2xx counts in each 5-minute window from
   1 h to 3 h (every thread is active through all of them).
 
-Environment: THROTTLE_SIM (the binary; default target/release/throttle-sim). Standard library
+Environment: THROTTLE_SIM (the binary; default target/release/throttle-sim, under $CARGO_TARGET_DIR when set). Standard library
 only; the run folders go to a temporary directory that is removed at the end.
 """
 
@@ -60,7 +60,8 @@ def one_seed(binary, algorithm, seed, out):
 
 def main():
     algorithm = sys.argv[1] if len(sys.argv) > 1 else "fair-share"
-    binary = os.environ.get("THROTTLE_SIM", "target/release/throttle-sim")
+    target = os.environ.get("CARGO_TARGET_DIR", "target")
+    binary = os.environ.get("THROTTLE_SIM", os.path.join(target, "release", "throttle-sim"))
     os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     print(f"{algorithm} on scale_out; seed: s after the join until rate Jain stays >= {TICK_JAIN}"
           f" | 5-min count Jain: first window, lowest, mean (1 h to 3 h)")
