@@ -8,8 +8,9 @@
 # --seeds: seeds per algorithm and case (default 10). --jobs: runs at a time (default: every
 # core). --keep: keep each case's compare folder (charts, compare.json) under DIR; by default
 # they go to a temporary folder that is removed at the end. Environment: THROTTLE_SIM (the
-# binary; default $CARGO_TARGET_DIR or target, /release/throttle-sim, built when missing), GAUNTLET_DIR (default
-# scenarios/gauntlet), GAUNTLET_MD and GAUNTLET_SVG (default docs/gauntlet.md and .svg).
+# binary; default ${CARGO_TARGET_DIR:-target}/release/throttle-sim, built when missing),
+# GAUNTLET_DIR (default scenarios/gauntlet), GAUNTLET_MD and GAUNTLET_SVG (default
+# docs/gauntlet.md and .svg).
 # Every algorithm runs in sim mode, so those that need Redis live use the in-memory store.
 set -euo pipefail
 cd "$(dirname "$0")/.."

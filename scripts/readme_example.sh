@@ -2,7 +2,10 @@
 # Make the README's example again, with the tool, from the bundled fast_slow scenario: the
 # sleep convergence chart, the 429-against-utilization chart and the comparison table.
 #
-#   scripts/readme_example.sh        (uses $CARGO_TARGET_DIR or target, /release/throttle-sim, building it if needed)
+#   scripts/readme_example.sh
+#
+# Uses ${CARGO_TARGET_DIR:-target}/release/throttle-sim (THROTTLE_SIM overrides), building it
+# if needed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -13,8 +13,9 @@ series.csv:
 - count Jain: Jain's index over the threads of their 2xx counts in each 5-minute window from
   1 h to 3 h (every thread is active through all of them).
 
-Environment: THROTTLE_SIM (the binary; default target/release/throttle-sim, under $CARGO_TARGET_DIR when set). Standard library
-only; the run folders go to a temporary directory that is removed at the end.
+Environment: THROTTLE_SIM (the binary; default release/throttle-sim under $CARGO_TARGET_DIR,
+or under target when that is unset). Standard library only; the run folders go to a temporary
+directory that is removed at the end.
 """
 
 import collections

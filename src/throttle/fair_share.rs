@@ -65,10 +65,10 @@
 //! **A 429** multiplies `x` by `decrease` once per round (answers to requests sent before the
 //! last decrease do not decrease again) and restarts the window; the thread waits at least
 //! `Retry-After + U[0, retry_jitter] × min(Retry-After, 1/x)`, never less, so clients refused
-//! together do not return together (and a fixed window's hour-long `Retry-After` does not spread
-//! them over half an hour). **A 503 or a transport error** changes no rate (it says nothing about the
-//! quota) but holds the thread back for `error_backoff`, doubling per consecutive error up to
-//! `error_backoff_max`.
+//! together do not return together (and a fixed window's hour-long `Retry-After` does not
+//! spread them over half an hour). **A 503 or a transport error** changes no rate (it says
+//! nothing about the quota) but holds the thread back for `error_backoff`, doubling per
+//! consecutive error up to `error_backoff_max`.
 //!
 //! **Without a remaining count** (a server that sends none) there is no level to read: the
 //! rate grows additively, `x += increase · Δt` per success, and a 429 multiplies it by
@@ -860,8 +860,9 @@ mod tests {
     fn after_a_reset_the_allowance_is_spread_to_the_next_reset_until_the_level_refills() {
         let mut t = build(1);
         assert!(t.observe(3500.0, 50.0).is_none());
-        // 4500 back at 3600 s, far more than 100 s of refill: a fixed window turned over. The 4477.5 above the reserve are
-        // spread over the hour to the next reset, not drained over 300 s.
+        // 4500 back at 3600 s, far more than 100 s of refill: a fixed window turned over. The
+        // 4477.5 above the reserve are spread over the hour to the next reset, not drained over
+        // 300 s.
         assert!(t.observe(3600.0, 4500.0).is_none());
         assert_eq!(t.reset_at, Some(3600.0));
         assert!((t.target(4500.0, 3600.0) - 4477.5 / 3600.0).abs() < 1e-12);
@@ -924,8 +925,9 @@ mod tests {
         assert!((t.planned(6300.0) - 4477.5 / 4.0).abs() < 1e-9);
         assert!((t.planned(7200.0) - 4477.5).abs() < 1e-9);
         // A window that ends 10·ln 40 ≈ 37 tokens above the plan (and the reserve), where
-        // g = 40·R/K = R/25, the share of 25 threads: the pull aims there, where without the plan the level's price would be far
-        // above the target and the pull would aim at the target itself.
+        // g = 40·R/K = R/25, the share of 25 threads: the pull aims there, where without the
+        // plan the level's price would be far above the target and the pull would aim at the
+        // target itself.
         let x = t.thread_rate();
         let above = t.reserve() + 10.0 * 40f64.ln();
         let first = Sample {
