@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use super::run::{report_run, run_options};
 use crate::cli::ClientArgs;
+use crate::engine::live::client::{self, TargetError};
+use crate::engine::live::tls::HandshakeError;
 use crate::engine::live::{LiveConfig, Target};
 use crate::error::Error;
 use crate::report;
@@ -107,11 +109,11 @@ pub(crate) fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<
 /// How `client` runs: against the URL with the headers given.
 pub fn client_config(args: &ClientArgs) -> Result<LiveConfig, Error> {
     // Refuse a bad URL, header or CA file before any process starts.
-    let target = crate::engine::live::client::Target::parse(
-        &args.target,
-        &args.headers,
-        args.ca_file.as_deref(),
-    )?;
+    let target = client::Target::parse(&args.target, &args.headers, args.ca_file.as_deref())
+        .map_err(|e| {
+            let flag = target_flag(args, &e);
+            Error::flag(flag)(e)
+        })?;
     check_handshake(&target)?;
     let mut cfg = LiveConfig::new(Target::External {
         url: args.target.clone(),
@@ -126,21 +128,40 @@ pub fn client_config(args: &ClientArgs) -> Result<LiveConfig, Error> {
 /// An `https://` target whose TLS handshake fails would fail every request alike: say why
 /// once, before any process starts (exit 4, as for a run in which every request failed).
 /// A target that does not take the connection is left to the run, which counts refusals.
-fn check_handshake(target: &crate::engine::live::client::Target) -> Result<(), Error> {
+fn check_handshake(target: &client::Target) -> Result<(), Error> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::Failed(format!("starting the async runtime: {e}")))?;
     let check = rt.block_on(async {
-        tokio::time::timeout(Duration::from_secs(10), target.check_handshake()).await
+        tokio::time::timeout(HANDSHAKE_TIMEOUT, target.check_handshake()).await
     });
     match check {
-        Ok(Err(message)) => Err(Error::Unreachable(message)),
+        Ok(Err(e)) => Err(e.into()),
         Ok(Ok(_)) => Ok(()),
-        Err(_) => Err(Error::Unreachable(format!(
-            "TLS handshake with {} did not finish within 10 s",
-            target.authority()
-        ))),
+        Err(_) => Err(HandshakeError::TimedOut {
+            authority: target.authority().to_string(),
+            within: HANDSHAKE_TIMEOUT,
+        }
+        .into()),
+    }
+}
+
+/// How long the handshake checked before the run may take: a TLS server answers within
+/// milliseconds; one that takes this long would fail the run's requests anyway.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The flag, as typed, whose value `e` is about.
+fn target_flag(args: &ClientArgs, e: &TargetError) -> String {
+    match e {
+        TargetError::HeaderName { name } | TargetError::HeaderValue { name } => {
+            format!("--header {name}")
+        }
+        TargetError::CaFile(_) | TargetError::CaFileWithoutTls { .. } => {
+            let ca = args.ca_file.as_deref().unwrap_or(std::path::Path::new(""));
+            format!("--ca-file {}", ca.display())
+        }
+        _ => format!("--target {}", args.target),
     }
 }
 

@@ -2,7 +2,8 @@
 
 use crate::cli::PlotArgs;
 use crate::compare;
-use crate::error::{Error, exit};
+use crate::error::Error;
+use crate::exit;
 use crate::parallel::cores;
 use crate::report;
 

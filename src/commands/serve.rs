@@ -6,9 +6,11 @@ use std::time::Duration;
 
 use crate::cli::ServeArgs;
 use crate::engine::live::server::{ServerSettings, ServerState, serve_per_thread};
-use crate::engine::live::{ScaledClock, raise_fd_limit};
-use crate::error::{Error, exit};
-use crate::limiter::{FaultConfig, GcraConfig, Headers, Latency, LimiterConfig, Rule, SharedGcra};
+use crate::engine::live::tls::{self, TlsError};
+use crate::engine::live::{ScaledClock, SharedGcra, raise_fd_limit};
+use crate::error::Error;
+use crate::exit;
+use crate::limiter::{FaultConfig, GcraConfig, Headers, Latency, LimiterConfig, Rule};
 use crate::recording::{Plan, Recording};
 use crate::report;
 use crate::run::{claim_dir_for, print};
@@ -27,8 +29,21 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
         settings.shared_limit = Some(shared_limit(url, &args.store_namespace, &settings, scale)?);
     }
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
-        settings.tls =
-            Some(crate::engine::live::tls::server_config(cert, key).map_err(Error::Usage)?);
+        let config = tls::server_config(cert, key).map_err(|e| {
+            let flag = match &e {
+                TlsError::PrivateKey { .. } => format!("--tls-key {}", key.display()),
+                TlsError::KeyMismatch { .. } => {
+                    format!(
+                        "--tls-cert {} with --tls-key {}",
+                        cert.display(),
+                        key.display()
+                    )
+                }
+                _ => format!("--tls-cert {}", cert.display()),
+            };
+            Error::flag(flag)(e)
+        })?;
+        settings.tls = Some(config);
     }
     let scheme = if settings.tls.is_some() {
         "https"

@@ -61,7 +61,7 @@ pub struct CompareOptions<'a> {
     pub out: Option<PathBuf>,
     pub progress: &'a Progress,
     pub interrupt: &'a AtomicBool,
-    /// `--allow-large-output`: a variant's `series.csv` may pass `run::MAX_SERIES_BYTES`.
+    /// `--allow-large-output`: a variant's `series.csv` may pass `record::MAX_SERIES_BYTES`.
     pub allow_large_output: bool,
 }
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::files::read_compare_csv;
 use super::table::Comparison;
 use crate::error::Error;
+use crate::record::RunMode;
 use crate::report::charts::{
     FairnessChart, Heading, RatioChart, RatioLine, TradeoffChart, VariantPoint, window_text,
 };
@@ -187,13 +188,14 @@ pub fn write_compare_report(dir: &Path, jobs: usize) -> Result<Comparison, Error
     ];
 
     let mut page = Page::new(&format!("{}: comparison", cmp.scenario));
+    // By name, as the page lists them.
     let mut modes: Vec<&str> = variant_sections
         .iter()
         .map(|(_, r, _)| r.summary.mode.as_str())
         .collect();
     modes.sort_unstable();
     modes.dedup();
-    if modes.iter().all(|&m| m == "sim") {
+    if modes.iter().all(|&m| m == RunMode::Sim.as_str()) {
         page.meta(&format!(
             "{} variants, each over the same {n_seeds} seed{} ({}); sim mode; throttle-sim {}",
             cmp.variants.len(),

@@ -17,7 +17,7 @@ use super::queue::{Event, EventQueue};
 use super::{Control, EngineError};
 use crate::exchange::{Response, Status};
 use crate::limiter::Limiter;
-use crate::record::{FinishContext, Recorder, RequestRecord, Summary};
+use crate::record::{FinishContext, Recorder, RequestRecord, RunMode, Summary};
 use crate::rng::{SimRng, Stream, stream};
 use crate::scenario::{Layout, Scenario};
 use crate::throttle::{BuildContext, Population, Throttle};
@@ -266,7 +266,7 @@ pub fn run<W: Write, R: Write>(
         FinishContext {
             scenario: &scenario.name,
             seed,
-            mode: "sim",
+            mode: RunMode::Sim,
             partial: interrupted_at.is_some(),
             partial_reason: interrupted_at.map(|_| "interrupted".to_string()),
             processes: &processes,

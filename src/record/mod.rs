@@ -8,7 +8,9 @@
 mod failure;
 mod levels;
 mod peak;
+mod series_size;
 mod summary;
+mod thread_totals;
 mod windowed;
 mod writer;
 
@@ -18,10 +20,12 @@ use hdrhistogram::Histogram;
 
 pub use failure::Failure;
 pub use peak::{PeakCounter, Peaks};
+pub use series_size::{MAX_SERIES_BYTES, SeriesTooLarge, series_bytes_estimate, too_large};
 pub use summary::{
     DeadWorker, ExpectVerdict, GapPercentiles, GroupGaps, GroupSummary, MANY_ERRORS, Metrics,
-    ProcessSummary, RequestTrouble, Summary,
+    ProcessSummary, RequestTrouble, RunMode, Summary,
 };
+pub use thread_totals::{THREAD_COLUMNS, THREADS_FILE, write_thread_totals};
 pub use writer::CsvSink;
 
 use crate::exchange::{Response, Status};
@@ -40,16 +44,6 @@ pub const SERIES_COLUMNS: [&str; 10] = [
     "limited",
     "errors",
     "remaining",
-];
-
-/// The file a run whose `series.csv` rows are coarser than threads also writes, so the
-/// per-thread charts (and anyone's notebook) still have every thread's totals.
-pub const THREADS_FILE: &str = "threads.csv";
-
-/// `threads.csv`'s columns: each thread's totals over the run, written when `series.csv`'s
-/// rows are per process or per group.
-pub const THREAD_COLUMNS: [&str; 7] = [
-    "group", "process", "thread", "requests", "ok", "limited", "errors",
 ];
 
 /// The window of `fairness_windowed` when the scenario names none: ten minutes, long enough
@@ -441,7 +435,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
 pub struct FinishContext<'a> {
     pub scenario: &'a str,
     pub seed: u64,
-    pub mode: &'a str,
+    pub mode: RunMode,
     pub partial: bool,
     /// Why the run is partial, when it is.
     pub partial_reason: Option<String>,

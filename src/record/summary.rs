@@ -170,11 +170,40 @@ pub struct ExpectVerdict {
     pub pass: bool,
 }
 
+/// How a run's requests were made, `summary.json`'s `mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunMode {
+    /// The sim engine, on a virtual clock.
+    Sim,
+    /// The live engine, real processes and HTTP.
+    Live,
+    /// Clients throttle-sim did not write, recorded by `serve --record`.
+    Recorded,
+}
+
+impl RunMode {
+    /// As `summary.json` writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunMode::Sim => "sim",
+            RunMode::Live => "live",
+            RunMode::Recorded => "recorded",
+        }
+    }
+}
+
+impl std::fmt::Display for RunMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub scenario: String,
     pub version: String,
-    pub mode: String,
+    pub mode: RunMode,
     pub seed: u64,
     /// Seconds of the run covered (less than planned when partial).
     pub duration_s: f64,
@@ -489,7 +518,7 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
     Summary {
         scenario: ctx.scenario.to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
-        mode: ctx.mode.to_string(),
+        mode: ctx.mode,
         seed: ctx.seed,
         duration_s: secs(end),
         partial: ctx.partial,
@@ -513,6 +542,23 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_run_mode_reads_and_writes_as_the_words_summary_json_always_had() {
+        for (mode, word) in [
+            (RunMode::Sim, "sim"),
+            (RunMode::Live, "live"),
+            (RunMode::Recorded, "recorded"),
+        ] {
+            assert_eq!(serde_json::to_string(&mode).unwrap(), format!("\"{word}\""));
+            assert_eq!(
+                serde_json::from_str::<RunMode>(&format!("\"{word}\"")).unwrap(),
+                mode
+            );
+            assert_eq!(mode.to_string(), word);
+        }
+        assert!(serde_json::from_str::<RunMode>("\"replay\"").is_err());
+    }
 
     #[test]
     fn jain_index_on_fixed_numbers() {

@@ -22,12 +22,9 @@ pub use replay::Plan;
 use crate::engine::live::ScaledClock;
 use crate::error::Error;
 use crate::record::{CsvSink, GapPercentiles, Summary};
-use crate::run::write_summary;
+use crate::report::write_summary;
 use crate::scenario::parse_scenario;
 use crate::time::{Nanos, secs};
-
-/// `summary.json`'s `mode` for a recorded run.
-pub const MODE: &str = "recorded";
 
 /// A recording in progress: the journal the server writes to, and where the folder goes.
 pub struct Recording {

@@ -8,17 +8,18 @@ use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
 use super::journal::{Client, Entry};
-use crate::exchange::{Response, Status};
+use crate::exchange::{DEFAULT_KEY, Response, Status};
 use hdrhistogram::Histogram;
 
-use crate::record::{FinishContext, GapPercentiles, GroupGaps, Recorder, RequestRecord, Summary};
-use crate::run::{MAX_SERIES_BYTES, series_bytes_estimate};
+use crate::record::{
+    FinishContext, GapPercentiles, GroupGaps, Recorder, RequestRecord, RunMode, Summary, too_large,
+};
 use crate::scenario::{
     ClientGroup, Expect, GroupCommon, Layout, Mode, RunConfig, Scenario, ServerConfig,
 };
 use crate::store::StoreConfig;
 use crate::throttle::ThrottleConfig;
-use crate::time::{HumanDuration, NANOS_PER_MS, NANOS_PER_SEC, Nanos, secs};
+use crate::time::{HumanDuration, NANOS_PER_MS, Nanos, secs};
 
 /// What the recording is made of besides the requests.
 #[derive(Clone, Debug)]
@@ -95,7 +96,7 @@ pub fn scenario_of(
             .iter()
             .min_by_key(|&&m| clients[m].first_at)
             .map(|&m| clients[m].key.clone())
-            .filter(|k| k != GroupCommon::DEFAULT_KEY);
+            .filter(|k| k != DEFAULT_KEY);
         scenario_groups.push(group(name, members.len() as u32, start, key));
     }
     if scenario_groups.is_empty() {
@@ -144,20 +145,17 @@ pub fn scenario_of(
         store: StoreConfig::default(),
     };
     // Many clients over a long recording: sample less often rather than fill a disk.
-    let bytes = series_bytes_estimate(&scenario);
-    let mut note = None;
-    if bytes > MAX_SERIES_BYTES {
-        let every = scenario.run.sample_every;
-        let fits = (bytes as f64 / MAX_SERIES_BYTES as f64 * every.secs()).ceil() as u64;
-        scenario.run.sample_every = HumanDuration(fits.max(1) * NANOS_PER_SEC);
-        note = Some(format!(
-            "sample_every {every} would write about {:.1} GB of series.csv for {} clients; \
+    let note = too_large(&scenario).map(|big| {
+        scenario.run.sample_every = big.fitting_every;
+        format!(
+            "sample_every {} would write about {:.1} GB of series.csv for {} clients; \
              sampled every {} instead",
-            bytes as f64 / 1e9,
+            big.sample_every,
+            big.bytes as f64 / 1e9,
             clients.len(),
-            scenario.run.sample_every
-        ));
-    }
+            big.fitting_every
+        )
+    });
     (scenario, thread_of, note)
 }
 
@@ -283,7 +281,7 @@ pub fn replay<W: Write>(
         FinishContext {
             scenario: &scenario.name,
             seed: scenario.run.seed(),
-            mode: super::MODE,
+            mode: RunMode::Recorded,
             partial: partial_reason.is_some(),
             partial_reason,
             processes: &processes,
@@ -308,6 +306,7 @@ pub fn replay<W: Write>(
 mod tests {
     use super::super::identity::{ClientName, IdentifiedBy};
     use super::*;
+    use crate::time::NANOS_PER_SEC;
 
     fn client(group: &str, name: &str, key: &str, first_s: u64) -> Client {
         Client {
@@ -398,7 +397,7 @@ mod tests {
         assert!((m.wait_p99.unwrap() - 3.0).abs() < 0.01, "{m:?}");
         // Two keys, each counted up to the last answer (4.5 s).
         assert_eq!(m.capacity, 2.0 * 14.5);
-        assert_eq!(sum.mode, "recorded");
+        assert_eq!(sum.mode, RunMode::Recorded);
         assert!(!sum.partial);
         assert_eq!(sum.processes[0].final_sleep, 1.0);
         // The two gaps, 1.5 s and 1 s, both a's.
@@ -480,6 +479,6 @@ mod tests {
         p.sample_every = NANOS_PER_SEC;
         let (s, _, note) = scenario_of(&p, &clients, 24 * 3600 * NANOS_PER_SEC);
         assert!(note.unwrap().contains("sampled every"));
-        assert!(series_bytes_estimate(&s) <= MAX_SERIES_BYTES);
+        assert!(crate::record::series_bytes_estimate(&s) <= crate::record::MAX_SERIES_BYTES);
     }
 }

@@ -19,6 +19,7 @@ pub use load::{
 pub use overrides::Override;
 pub use path::FieldPath;
 
+use crate::exchange::DEFAULT_KEY;
 use crate::limiter::{FaultConfig, Headers, Latency, Limiter, LimiterConfig};
 use crate::rng::SimRng;
 use crate::store::StoreConfig;
@@ -238,11 +239,9 @@ fn one() -> u32 {
 }
 
 impl GroupCommon {
-    /// The key groups without a `key` share.
-    pub const DEFAULT_KEY: &'static str = "default";
-
+    /// The group's server key, [`DEFAULT_KEY`] when it names none.
     pub fn key(&self) -> &str {
-        self.key.as_deref().unwrap_or(Self::DEFAULT_KEY)
+        self.key.as_deref().unwrap_or(DEFAULT_KEY)
     }
 }
 

@@ -53,7 +53,7 @@ pub use window_queue::{WindowQueue, WindowQueueConfig};
 use std::sync::Arc;
 
 use crate::config::{ConfigError, ParamProblem, typed};
-use crate::exchange::Response;
+use crate::exchange::{DEFAULT_KEY, Response};
 use crate::rng::SimRng;
 use crate::store::SharedStore;
 use crate::time::Nanos;
@@ -84,7 +84,7 @@ impl BuildContext {
             threads,
             group: "clients".into(),
             process: 0,
-            key: crate::scenario::GroupCommon::DEFAULT_KEY.into(),
+            key: DEFAULT_KEY.into(),
             store: crate::store::shared(),
             population: Arc::new(Population::default()),
         }

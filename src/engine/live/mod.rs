@@ -14,6 +14,7 @@ pub mod headers;
 mod pacing;
 pub mod protocol;
 pub mod server;
+mod shared_gcra;
 pub mod timer;
 pub mod tls;
 pub mod worker;
@@ -25,6 +26,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 pub use clock::ScaledClock;
+pub use shared_gcra::SharedGcra;
 
 use self::pacing::TickPacing;
 use self::protocol::{Command, Event, WorkerSpec};
@@ -32,7 +34,7 @@ use self::server::{ServerSettings, ServerState};
 use self::workers::{Msg, WorkerState, Workers};
 use super::{Control, EngineError};
 use crate::limiter::Latency;
-use crate::record::{FinishContext, Recorder, RequestRecord, Summary};
+use crate::record::{FinishContext, Recorder, RequestRecord, RunMode, Summary};
 use crate::scenario::Layout;
 use crate::scenario::Scenario;
 use crate::store::RedisLink;
@@ -335,7 +337,7 @@ pub fn run<W: Write, R: Write>(
         FinishContext {
             scenario: &scenario.name,
             seed: scenario.run.seed(),
-            mode: "live",
+            mode: RunMode::Live,
             partial: interrupted_at.is_some(),
             partial_reason,
             processes: &processes,

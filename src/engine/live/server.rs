@@ -25,15 +25,14 @@ use hyper_util::server::graceful::GracefulShutdown;
 use serde::Serialize;
 use tokio::net::TcpListener;
 
+use super::SharedGcra;
 use super::headers::{PolicyHeaders, Waits, write_decision};
 use super::{ScaledClock, timer};
-use crate::exchange::Status;
-use crate::limiter::SharedGcra;
+use crate::exchange::{DEFAULT_KEY, Status};
 use crate::limiter::{
     Decision, FaultConfig, Headers, Latency, LatencySampler, Limiter, LimiterConfig,
 };
 use crate::rng::{SimRng, Stream, stream};
-use crate::scenario::GroupCommon;
 use crate::time::Nanos;
 
 /// Distinct keys the server tracks; past this, new keys share one overflow bucket, so a
@@ -223,7 +222,7 @@ impl ServerState {
         for k in &settings.keys {
             keyed.key(k);
         }
-        keyed.default = keyed.key(GroupCommon::DEFAULT_KEY);
+        keyed.default = keyed.key(DEFAULT_KEY);
         ServerState(Arc::new(Shared {
             rate,
             keyed: Mutex::new(keyed),
@@ -544,7 +543,7 @@ impl Limiter for InFront {
 /// A key as `/_stats` and the Ctrl-C summary show it: the shared key of requests without one
 /// and the overflow bucket by name, every token by its fingerprint.
 pub fn shown_key(name: &str) -> String {
-    if name == GroupCommon::DEFAULT_KEY || name == OVERFLOW_KEY {
+    if name == DEFAULT_KEY || name == OVERFLOW_KEY {
         name.to_string()
     } else {
         crate::fingerprint::fingerprint(name)
@@ -775,7 +774,7 @@ mod tests {
         let state = ServerState::new(settings, ScaledClock::starting_now(1.0));
         let mut k = state.lock();
         assert_eq!((k.key("a"), k.key("b")), (0, 1));
-        assert_eq!(k.key(GroupCommon::DEFAULT_KEY), 2);
+        assert_eq!(k.key(DEFAULT_KEY), 2);
         assert_eq!(k.index_of(None), 2);
         for i in 0..MAX_KEYS {
             k.key(&format!("client-{i}"));

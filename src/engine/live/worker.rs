@@ -33,17 +33,17 @@ pub fn main() -> i32 {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("worker: cannot start the async runtime: {e}");
-            return crate::error::exit::FAILED;
+            return crate::exit::FAILED;
         }
     };
     let result = rt.block_on(run());
     // Reading stdin blocks a thread the runtime would otherwise wait for.
     rt.shutdown_background();
     match result {
-        Ok(()) => crate::error::exit::OK,
+        Ok(()) => crate::exit::OK,
         Err(e) => {
             eprintln!("worker: {e}");
-            crate::error::exit::FAILED
+            crate::exit::FAILED
         }
     }
 }

@@ -1,6 +1,8 @@
-//! One GCRA limit shared by several `serve` instances: the bucket of every key lives in Redis
-//! and each decision is one Lua script, so two instances on different ports (or machines)
-//! together admit no more than one limit.
+//! One GCRA limit shared by several `serve` instances (`serve --store`): the bucket of every
+//! key lives in Redis and each decision is one Lua script, so two instances on different ports
+//! (or machines) together admit no more than one limit. It lives with the live server rather
+//! than in `limiter/` because it does I/O: the rules there are pure (told the time), so the
+//! sim can run them.
 //!
 //! The rule is `limiter::Gcra`'s, in whole virtual microseconds instead of nanoseconds (Lua's
 //! numbers are doubles, exact to 2^53): a bucket of `limit` tokens, one token = `period` µs of
@@ -21,8 +23,8 @@ use std::sync::LazyLock;
 
 use redis::Script;
 
-use super::{Decision, GcraConfig};
 use crate::exchange::Status;
+use crate::limiter::{Decision, GcraConfig};
 use crate::store::{RedisLink, StoreResult, key_segment};
 
 /// The largest bucket, in level units, whose arithmetic stays exact in Lua (twice it must fit
