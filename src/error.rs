@@ -1,4 +1,6 @@
-//! The errors a user can meet, each mapped to an exit code.
+//! The errors a user can meet, each mapped to an exit code. Each area has its own typed
+//! error that names what is wrong and where; this is where they meet, where the flag that
+//! gave a value is added, and where each gets its exit code (`exit.rs`).
 
 use std::path::PathBuf;
 
@@ -10,26 +12,25 @@ use crate::report::ReportError;
 use crate::scenario::ScenarioError;
 use crate::time::NANOS_PER_SEC;
 
+/// An area's own typed error, boxed, for the areas on the floors above this one (`run`,
+/// `compare`, the commands), whose types this enum cannot name.
+pub type Cause = Box<dyn std::error::Error + Send + Sync>;
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{0}")]
     Scenario(#[from] ScenarioError),
-    /// A request the tool cannot carry out as given (a flag, a mode, an output folder).
+    /// A request the tool cannot carry out as given, not tied to one flag's value (exit 2).
     #[error("{0}")]
-    Usage(String),
-    /// The run could not be carried out (a worker would not start, a socket failed).
-    #[error("{0}")]
-    Failed(String),
-    /// Nothing can be sent to the target: a failed TLS handshake, found before the run.
-    #[error("{0}")]
-    Unreachable(String),
-    /// A value given to a flag that cannot be used: the flag as typed, with its value where
-    /// that helps (`--target http://x`), and what the area that took the value found wrong.
+    Usage(Cause),
+    /// A value that cannot be used (exit 2): the flag as typed, with its value where that
+    /// helps (`--target http://x`), or the scenario setting it came from (`store.url`), and
+    /// what the area that took the value found wrong.
     #[error("{flag}: {problem}")]
-    Flag {
-        flag: String,
-        problem: Box<dyn std::error::Error + Send + Sync>,
-    },
+    Flag { flag: String, problem: Cause },
+    /// The run could not be carried out (exit 3).
+    #[error("{0}")]
+    Failed(Cause),
     /// `client`: the TLS handshake with the target failed before the run; nothing can be sent.
     #[error("{0}")]
     Handshake(#[from] HandshakeError),
@@ -64,6 +65,16 @@ pub enum Error {
 }
 
 impl Error {
+    /// A request the tool cannot carry out as given: `problem` says why.
+    pub fn usage(problem: impl std::error::Error + Send + Sync + 'static) -> Error {
+        Error::Usage(Box::new(problem))
+    }
+
+    /// A run that could not be carried out: `problem` says why.
+    pub fn failed(problem: impl std::error::Error + Send + Sync + 'static) -> Error {
+        Error::Failed(Box::new(problem))
+    }
+
     /// For `map_err`: an area's error about the value of `flag` (as typed, e.g. `--store`, or
     /// `--target URL`).
     pub fn flag<E>(flag: impl Into<String>) -> impl FnOnce(E) -> Error
@@ -97,7 +108,6 @@ impl Error {
             Error::SeriesTooLarge { .. } => exit::BAD_INPUT,
             Error::Handshake(_) => exit::NOTHING_WORKED,
             Error::Io { .. } | Error::Failed(_) => exit::FAILED,
-            Error::Unreachable(_) => exit::NOTHING_WORKED,
             Error::Engine(e) => e.exit_code(),
             Error::Report(e) => e.exit_code(),
         }

@@ -64,8 +64,7 @@ pub fn run_scenario_with(
     match scenario.run.mode {
         Mode::Sim => run_with(scenario, opts, None, on_progress),
         Mode::Live => {
-            let cfg = LiveConfig::new(Target::InProcess)
-                .map_err(|e| Error::Failed(format!("cannot find this program's binary: {e}")))?;
+            let cfg = LiveConfig::new(Target::InProcess).map_err(Error::Engine)?;
             run_with(scenario, opts, Some(&cfg), on_progress)
         }
     }
@@ -108,8 +107,7 @@ fn run_with(
         && let Some(url) = &scenario.store.url
     {
         // What the user named cannot be reached: bad input (2), not a run that failed (3).
-        crate::store::RedisLink::connect(url)
-            .map_err(|e| Error::Usage(format!("store.url: {e}")))?;
+        crate::store::RedisLink::connect(url).map_err(Error::flag("store.url"))?;
     }
     let dir = match &opts.out {
         Some(dir) => claim_given_dir(dir)?,
@@ -177,33 +175,48 @@ pub fn claim_given_dir(dir: &Path) -> Result<PathBuf, Error> {
     claim_dir_for("--out", dir)
 }
 
+/// Why a folder the user named cannot take a run's results.
+#[derive(Debug, thiserror::Error)]
+pub enum FolderError {
+    #[error("is a file, not a folder; give a new or empty folder")]
+    IsAFile,
+    #[error("cannot read it: {0}")]
+    Unreadable(std::io::Error),
+    #[error("the folder is not empty; results never overwrite an earlier run")]
+    NotEmpty,
+    #[error("cannot create the folder: {0}")]
+    Uncreatable(std::io::Error),
+    #[error("cannot write in it: {0}")]
+    Unwritable(std::io::Error),
+}
+
 /// A results folder the user named with `flag` (`--out`, `serve --record`): new or empty, and
 /// writable; any problem is bad input naming the flag.
 pub fn claim_dir_for(flag: &str, dir: &Path) -> Result<PathBuf, Error> {
     // What the user gave is wrong (a file, under a file, not writable): exit 2 naming the
     // flag, not a failed run.
-    let bad = |why: String| Error::Usage(format!("{flag} {}: {why}", dir.display()));
+    check_folder(dir).map_err(Error::flag(format!("{flag} {}", dir.display())))?;
+    Ok(dir.to_path_buf())
+}
+
+/// Make `dir` if it is missing; refuse it if it is a file, holds anything, or cannot be
+/// written (found now rather than mid-run).
+fn check_folder(dir: &Path) -> Result<(), FolderError> {
     if dir.exists() && !dir.is_dir() {
-        return Err(bad(
-            "is a file, not a folder; give a new or empty folder".into()
-        ));
+        return Err(FolderError::IsAFile);
     }
     if dir.exists() {
-        let mut entries = fs::read_dir(dir).map_err(|e| bad(format!("cannot read it: {e}")))?;
+        let mut entries = fs::read_dir(dir).map_err(FolderError::Unreadable)?;
         if entries.next().is_some() {
-            return Err(bad(
-                "the folder is not empty; results never overwrite an earlier run".into(),
-            ));
+            return Err(FolderError::NotEmpty);
         }
     } else {
-        fs::create_dir_all(dir).map_err(|e| bad(format!("cannot create the folder: {e}")))?;
+        fs::create_dir_all(dir).map_err(FolderError::Uncreatable)?;
     }
-    // A folder that exists but cannot be written fails here rather than mid-run.
     let probe = dir.join(".throttle-sim-write-test");
     fs::write(&probe, b"")
         .and_then(|()| fs::remove_file(&probe))
-        .map_err(|e| bad(format!("cannot write in it: {e}")))?;
-    Ok(dir.to_path_buf())
+        .map_err(FolderError::Unwritable)
 }
 
 /// `results/<name>-<UTC timestamp>`, with `-2`, `-3`, … when that exists already.
@@ -263,6 +276,11 @@ mod tests {
         assert!(claim_given_dir(tmp.path()).is_ok());
         fs::write(tmp.path().join("summary.json"), "{}").unwrap();
         let e = claim_given_dir(tmp.path()).unwrap_err();
-        assert!(e.to_string().contains("not empty"), "{e}");
+        assert!(
+            matches!(&e, Error::Flag { flag, problem } if flag.starts_with("--out ")
+                && matches!(problem.downcast_ref(), Some(FolderError::NotEmpty))),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains(": the folder is not empty"), "{e}");
     }
 }

@@ -94,11 +94,44 @@ pub fn seeds_from(first: u64, n: usize) -> Vec<u64> {
         .collect()
 }
 
+/// Why `compare` cannot run as asked; each names what to change (the flag, when one gave the
+/// value, is added by [`plan`]).
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("--seeds must be at least 1")]
+    NoSeeds,
+    #[error(
+        "unknown algorithm `{name}`, expected one of: {}",
+        ThrottleConfig::NAMES.join(", ")
+    )]
+    UnknownAlgorithm { name: String },
+    #[error("{} has no variant `{name}`; its variants: {}", scenario.display(), known.join(", "))]
+    NoSuchVariant {
+        scenario: PathBuf,
+        name: String,
+        known: Vec<String>,
+    },
+    #[error(
+        "every client group of {} has keep_algorithm = true; nothing to switch",
+        .0.display()
+    )]
+    NothingToSwitch(PathBuf),
+    #[error("`{0}` is named twice; each variant and algorithm may appear once")]
+    NamedTwice(String),
+}
+
+/// A variant chosen by name or algorithm, before its scenario is resolved.
+struct Chosen {
+    name: String,
+    description: String,
+    sets: Vec<Override>,
+}
+
 /// Check the request and resolve every variant's scenario, before anything runs: a bad name
 /// or a variant that does not validate is a usage error (exit 2) naming it.
 pub fn plan(opts: &CompareOptions<'_>) -> Result<Plan, Error> {
     if opts.seeds == Some(0) {
-        return Err(Error::Usage("--seeds must be at least 1".into()));
+        return Err(Error::usage(PlanError::NoSeeds));
     }
     let mut base_overrides = opts.overrides.clone();
     base_overrides.push(sim_mode());
@@ -107,17 +140,36 @@ pub fn plan(opts: &CompareOptions<'_>) -> Result<Plan, Error> {
         .seeds
         .unwrap_or_else(|| base.run.seeds.map_or(DEFAULT_SEEDS, |n| n as usize));
     let seeds = seeds_from(base.run.seed(), n);
-    let seed = Override::new("run.seed", toml::Value::Integer(seeds[0] as i64))
-        .expect("a fixed valid path");
-
-    for a in &opts.algorithms {
-        if !ThrottleConfig::NAMES.contains(&a.as_str()) {
-            return Err(Error::Usage(format!(
-                "--algorithms: unknown algorithm `{a}`, expected one of: {}",
-                ThrottleConfig::NAMES.join(", ")
-            )));
+    if let Some(a) = opts
+        .algorithms
+        .iter()
+        .find(|a| !ThrottleConfig::NAMES.contains(&a.as_str()))
+    {
+        return Err(Error::flag("--algorithms")(PlanError::UnknownAlgorithm {
+            name: a.clone(),
+        }));
+    }
+    let mut chosen = named_variants(opts, &base)?;
+    chosen.extend(algorithm_variants(opts, &base)?);
+    for (i, c) in chosen.iter().enumerate() {
+        if chosen[..i].iter().any(|o| o.name == c.name) {
+            return Err(Error::usage(PlanError::NamedTwice(c.name.clone())));
         }
     }
+    let variants = chosen
+        .into_iter()
+        .map(|c| resolve(opts, c, seeds[0]))
+        .collect::<Result<_, _>>()?;
+    Ok(Plan {
+        base,
+        variants,
+        seeds,
+    })
+}
+
+/// The variants `--variants` names (every `[[variants]]` and `base` when it names none and
+/// no `--algorithms` are given).
+fn named_variants(opts: &CompareOptions<'_>, base: &Scenario) -> Result<Vec<Chosen>, Error> {
     let names: Vec<String> = if !opts.variants.is_empty() {
         opts.variants.clone()
     } else if opts.algorithms.is_empty() {
@@ -127,94 +179,102 @@ pub fn plan(opts: &CompareOptions<'_>) -> Result<Plan, Error> {
     } else {
         Vec::new()
     };
-    // (name, description, overrides)
-    let mut chosen: Vec<(String, String, Vec<Override>)> = Vec::new();
-    for name in &names {
+    let mut chosen = Vec::new();
+    for name in names {
         if name == BASE {
-            chosen.push((BASE.into(), "the scenario as written".into(), Vec::new()));
+            chosen.push(Chosen {
+                name,
+                description: "the scenario as written".into(),
+                sets: Vec::new(),
+            });
             continue;
         }
-        let Some(v) = base.variants.iter().find(|v| &v.name == name) else {
+        let Some(v) = base.variants.iter().find(|v| v.name == name) else {
             let mut known = vec![format!("{BASE} (the scenario as written)")];
             known.extend(base.variants.iter().map(|v| v.name.clone()));
-            return Err(Error::Usage(format!(
-                "--variants: {} has no variant `{name}`; its variants: {}",
-                opts.scenario.display(),
-                known.join(", ")
-            )));
+            return Err(Error::flag("--variants")(PlanError::NoSuchVariant {
+                scenario: opts.scenario.clone(),
+                name,
+                known,
+            }));
         };
         let sets = v
             .set
             .iter()
             .map(|(p, value)| Override::new(p, value.clone()))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| Error::Usage(format!("variant `{name}`: {e}")))?;
-        chosen.push((v.name.clone(), v.description.clone(), sets));
+            .map_err(Error::flag(format!("variant `{name}`")))?;
+        chosen.push(Chosen {
+            name: v.name.clone(),
+            description: v.description.clone(),
+            sets,
+        });
     }
-    // Groups marked `keep_algorithm` (a co-tenant that is part of the case) keep theirs.
+    Ok(chosen)
+}
+
+/// One variant per `--algorithms` entry: every client group switched to it, but those marked
+/// `keep_algorithm` (a co-tenant that is part of the case).
+fn algorithm_variants(opts: &CompareOptions<'_>, base: &Scenario) -> Result<Vec<Chosen>, Error> {
     let studied: Vec<usize> = (0..base.clients.len())
         .filter(|&i| !base.clients[i].common.keep_algorithm)
         .collect();
     if !opts.algorithms.is_empty() && studied.is_empty() {
-        return Err(Error::Usage(format!(
-            "--algorithms: every client group of {} has keep_algorithm = true; nothing to switch",
-            opts.scenario.display()
-        )));
+        let e = PlanError::NothingToSwitch(opts.scenario.clone());
+        return Err(Error::flag("--algorithms")(e));
     }
-    for a in &opts.algorithms {
-        let value = toml::Value::String(a.clone());
-        let (sets, which) = if studied.len() == base.clients.len() {
-            let all = Override::new("clients.*.algorithm", value).expect("a fixed valid path");
-            (vec![all], "every client group runs".to_string())
-        } else {
-            let sets = studied
-                .iter()
-                .map(|i| {
-                    Override::new(&format!("clients.{i}.algorithm"), value.clone())
-                        .expect("a valid path")
-                })
-                .collect();
-            let names: Vec<&str> = studied
-                .iter()
-                .map(|&i| base.clients[i].common.name.as_str())
-                .collect();
-            (sets, format!("groups {} run", names.join(", ")))
-        };
-        chosen.push((
-            a.clone(),
-            format!("{which} `{a}` (parameters it does not take dropped)"),
-            sets,
-        ));
-    }
-    for (i, (name, _, _)) in chosen.iter().enumerate() {
-        if chosen[..i].iter().any(|c| &c.0 == name) {
-            return Err(Error::Usage(format!(
-                "`{name}` is named twice; each variant and algorithm may appear once"
-            )));
-        }
-    }
+    let which = if studied.len() == base.clients.len() {
+        "every client group runs".to_string()
+    } else {
+        let names: Vec<&str> = studied
+            .iter()
+            .map(|&i| base.clients[i].common.name.as_str())
+            .collect();
+        format!("groups {} run", names.join(", "))
+    };
+    Ok(opts
+        .algorithms
+        .iter()
+        .map(|a| {
+            let value = toml::Value::String(a.clone());
+            let sets = if studied.len() == base.clients.len() {
+                vec![Override::new("clients.*.algorithm", value).expect("a fixed valid path")]
+            } else {
+                studied
+                    .iter()
+                    .map(|i| {
+                        Override::new(&format!("clients.{i}.algorithm"), value.clone())
+                            .expect("a valid path")
+                    })
+                    .collect()
+            };
+            Chosen {
+                name: a.clone(),
+                description: format!("{which} `{a}` (parameters it does not take dropped)"),
+                sets,
+            }
+        })
+        .collect())
+}
 
-    let mut variants = Vec::new();
-    for (name, description, sets) in chosen {
-        let mut all = opts.overrides.clone();
-        all.extend(sets.iter().cloned());
-        all.push(sim_mode());
-        all.push(seed.clone());
-        let scenario = read_scenario(&opts.scenario, &all, seeds[0])
-            .map_err(|e| Error::Usage(format!("variant `{name}`: {e}")))?;
-        check_series_size(&scenario, opts.allow_large_output)
-            .map_err(|e| Error::Usage(format!("variant `{name}`: {e}")))?;
-        variants.push(PlannedVariant {
-            name,
-            description,
-            set: sets.iter().map(|o| o.raw.clone()).collect(),
-            scenario,
-        });
-    }
-    Ok(Plan {
-        base,
-        variants,
-        seeds,
+/// The variant's scenario at the first seed, checked like any scenario and for its
+/// `series.csv`'s size.
+fn resolve(opts: &CompareOptions<'_>, c: Chosen, first_seed: u64) -> Result<PlannedVariant, Error> {
+    let seed = Override::new("run.seed", toml::Value::Integer(first_seed as i64))
+        .expect("a fixed valid path");
+    let mut all = opts.overrides.clone();
+    all.extend(c.sets.iter().cloned());
+    all.push(sim_mode());
+    all.push(seed);
+    let in_variant = format!("variant `{}`", c.name);
+    let scenario =
+        read_scenario(&opts.scenario, &all, first_seed).map_err(Error::flag(&in_variant))?;
+    check_series_size(&scenario, opts.allow_large_output).map_err(Error::flag(in_variant))?;
+    Ok(PlannedVariant {
+        name: c.name,
+        description: c.description,
+        set: c.sets.iter().map(|o| o.raw.clone()).collect(),
+        scenario,
     })
 }
 

@@ -13,7 +13,7 @@ use super::report::{is_comparison, variant_dir};
 use super::table::{Comparison, VariantRuns};
 use super::write_comparison;
 use crate::error::Error;
-use crate::report::{RunFolder, VARIANT_NOTE, VariantNote};
+use crate::report::{ReportError, RunFolder, VARIANT_NOTE, VariantNote};
 use crate::run::{claim_given_dir, claim_new_dir};
 use crate::scenario::Expect;
 use crate::time::HumanDuration;
@@ -29,21 +29,37 @@ pub struct RunsResult {
     pub sources: Vec<(String, PathBuf)>,
 }
 
+/// Why `compare --runs` cannot use a folder.
+#[derive(Debug, thiserror::Error)]
+enum RunsError {
+    #[error("give at least one run folder")]
+    NoneGiven,
+    #[error("no such folder")]
+    Missing,
+    #[error("is a file, not a run folder")]
+    IsAFile,
+    #[error("is a comparison (it has compare.csv), not a run; give its variants/* folders")]
+    IsAComparison,
+    #[error("not a run folder: {0}")]
+    NotARun(ReportError),
+}
+
 /// Check that `dir` is a run folder and load it; every problem names `--runs` and the folder.
 fn load(dir: &Path) -> Result<RunFolder, Error> {
-    let bad = |why: String| Error::Usage(format!("--runs {}: {why}", dir.display()));
+    check_run_folder(dir).map_err(Error::flag(format!("--runs {}", dir.display())))
+}
+
+fn check_run_folder(dir: &Path) -> Result<RunFolder, RunsError> {
     if !dir.exists() {
-        return Err(bad("no such folder".into()));
+        return Err(RunsError::Missing);
     }
     if !dir.is_dir() {
-        return Err(bad("is a file, not a run folder".into()));
+        return Err(RunsError::IsAFile);
     }
     if is_comparison(dir) {
-        return Err(bad(
-            "is a comparison (it has compare.csv), not a run; give its variants/* folders".into(),
-        ));
+        return Err(RunsError::IsAComparison);
     }
-    RunFolder::load(dir).map_err(|e| bad(format!("not a run folder: {e}")))
+    RunFolder::load(dir).map_err(RunsError::NotARun)
 }
 
 /// The variant names: each run's own variant name, else its scenario's name, made unique.
@@ -80,7 +96,7 @@ pub fn compare_runs(
     jobs: usize,
 ) -> Result<RunsResult, Error> {
     if dirs.is_empty() {
-        return Err(Error::Usage("--runs: give at least one run folder".into()));
+        return Err(Error::flag("--runs")(RunsError::NoneGiven));
     }
     let runs = dirs
         .iter()

@@ -19,6 +19,9 @@ pub enum EngineError {
         what: &'static str,
         source: std::io::Error,
     },
+    /// This program's own binary, which live runs start again as workers, cannot be found.
+    #[error("cannot find this program's binary: {0}")]
+    OwnBinary(std::io::Error),
     /// A worker process could not be started.
     #[error("starting worker {}: {source}", exe.display())]
     WorkerSpawn {

@@ -29,7 +29,7 @@ pub use thread_totals::{THREAD_COLUMNS, THREADS_FILE, write_thread_totals};
 pub use writer::CsvSink;
 
 use crate::exchange::{Response, Status};
-use crate::scenario::{Layout, SeriesLevel};
+use crate::scenario::{Layout, RunConfig, SeriesLevel};
 use crate::time::{Nanos, secs};
 
 /// `series.csv`'s columns, as the recorder writes them and the charts read them.
@@ -205,6 +205,22 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             level: SeriesLevel::Thread,
             level_scratch: levels::Scratch::default(),
         })
+    }
+
+    /// A recorder as a run of `run`'s settings wants it: rows every `sample_every` at the
+    /// `series` level, `fairness_window`, and `peak_window` when it names one.
+    pub fn for_run(
+        layout: &'a Layout,
+        run: &RunConfig,
+        series: W,
+        requests: Option<R>,
+    ) -> std::io::Result<Self> {
+        Ok(
+            Recorder::new(layout, run.sample_every.nanos(), series, requests)?
+                .with_peak_window(run.peak_window.map(|w| w.nanos()))
+                .with_fairness_window(run.fairness_window.nanos())
+                .with_series_level(run.series),
+        )
     }
 
     /// Write `series.csv` rows per thread (the default), per process or per group.

@@ -204,13 +204,7 @@ pub fn replay<W: Write>(
 ) -> std::io::Result<Summary> {
     let layout = Layout::new(scenario);
     let duration = layout.duration;
-    let mut rec = Recorder::new(
-        &layout,
-        scenario.run.sample_every.nanos(),
-        series,
-        None::<std::io::Sink>,
-    )?
-    .with_fairness_window(scenario.run.fairness_window.nanos());
+    let mut rec = Recorder::for_run(&layout, &scenario.run, series, None::<std::io::Sink>)?;
     let mut sleeps = vec![0.0; layout.processes.len()];
     let mut so_far = vec![SoFar::default(); layout.threads.len()];
     let histogram = Histogram::<u64>::new(3).expect("3 significant figures is a valid precision");

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::canvas::DrawError;
 use crate::exit;
 use crate::scenario::ScenarioError;
 
@@ -25,8 +26,8 @@ pub enum ReportError {
     #[error("{0}")]
     Scenario(#[from] ScenarioError),
     /// The chart library or the PNG encoder failed.
-    #[error("drawing {chart}: {message}")]
-    Draw { chart: String, message: String },
+    #[error("drawing {chart}: {source}")]
+    Draw { chart: String, source: DrawError },
     /// Reading or writing a file of the folder failed.
     #[error("{}: {source}", path.display())]
     Io {

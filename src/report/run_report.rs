@@ -108,9 +108,9 @@ pub struct WrittenChart {
 pub fn write_chart(dir: &Path, chart: &impl Chart) -> Result<WrittenChart, ReportError> {
     let charts = dir.join("charts");
     fs::create_dir_all(&charts).map_err(ReportError::io(&charts))?;
-    let r = render(chart).map_err(|message| ReportError::Draw {
+    let r = render(chart).map_err(|source| ReportError::Draw {
         chart: chart.stem().to_string(),
-        message,
+        source,
     })?;
     let svg_path = charts.join(format!("{}.svg", chart.stem()));
     fs::write(&svg_path, &r.svg).map_err(ReportError::io(&svg_path))?;

@@ -154,7 +154,8 @@ pub fn parse_scenario(
 
     let mut applied = Vec::new();
     for o in overrides {
-        let paths = apply(&mut root, o).map_err(|e| ScenarioError::whole_file(origin, e))?;
+        let paths = apply(&mut root, o)
+            .map_err(|e| ScenarioError::whole_file(origin, format!("--set {}: {e}", o.raw)))?;
         drop_foreign_fields(&mut root, &paths, GROUP_COMMON, SERVER_COMMON);
         applied.extend(paths.into_iter().map(|p| (p, o.raw.clone())));
     }
@@ -220,38 +221,59 @@ pub const MIN_SAMPLE_EVERY: HumanDuration = HumanDuration(1_000_000);
 /// bucket (issue 11).
 pub const MAX_TIME_SCALE: f64 = 10_000.0;
 
+/// Why a `time_scale` cannot be run.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum TimeScaleError {
+    #[error("must be a number above 0 (got {0})")]
+    NotPositive(f64),
+    #[error(
+        "must be at most {MAX_TIME_SCALE} (got {0}): faster, timers are too coarse for the \
+         clients and the virtual clock runs out"
+    )]
+    TooFast(f64),
+}
+
 /// `time_scale` (or `serve --time-scale`): above 0 and at most [`MAX_TIME_SCALE`].
-pub fn check_time_scale(scale: f64) -> Result<(), String> {
+pub fn check_time_scale(scale: f64) -> Result<(), TimeScaleError> {
     if !(scale.is_finite() && scale > 0.0) {
-        Err(format!("must be a number above 0 (got {scale})"))
+        Err(TimeScaleError::NotPositive(scale))
     } else if scale > MAX_TIME_SCALE {
-        Err(format!(
-            "must be at most {MAX_TIME_SCALE} (got {scale}): faster, timers are too coarse \
-             for the clients and the virtual clock runs out"
-        ))
+        Err(TimeScaleError::TooFast(scale))
     } else {
         Ok(())
     }
 }
 
-/// A scenario's `name` becomes a folder under `results/`: `../../etc/x` once wrote outside
-/// it and `""` made `results/-<time>` (issue 11). Letters, digits, `_`, `-` and `.`, not
-/// starting with `.` or `-`, at most 100 characters.
-pub fn check_name(name: &str) -> Result<(), String> {
+/// The longest scenario name, in characters.
+const MAX_NAME_CHARS: usize = 100;
+
+/// Why a scenario's `name` cannot name its results folder.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("must not be empty: it names the results folder")]
+    Empty,
+    #[error("is {0} characters long; at most {MAX_NAME_CHARS} (it names the results folder)")]
+    TooLong(usize),
+    #[error(
+        "`{name}` cannot name a results folder: use letters, digits, `_`, `-` and `.` (not \
+         first), e.g. `{}`",
+        safe_name(name)
+    )]
+    BadCharacters { name: String },
+}
+
+/// A scenario's `name` becomes a folder under `results/`, so it may not climb out of it
+/// (`../../etc/x`) or be empty (`results/-<time>`): letters, digits, `_`, `-` and `.`, not
+/// starting with `.` or `-`, at most [`MAX_NAME_CHARS`] characters.
+pub fn check_name(name: &str) -> Result<(), NameError> {
     let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    let chars = name.chars().count();
     if name.is_empty() {
-        Err("must not be empty: it names the results folder".into())
-    } else if name.chars().count() > 100 {
-        Err(format!(
-            "is {} characters long; at most 100 (it names the results folder)",
-            name.chars().count()
-        ))
+        Err(NameError::Empty)
+    } else if chars > MAX_NAME_CHARS {
+        Err(NameError::TooLong(chars))
     } else if name.starts_with(['.', '-']) || !name.chars().all(ok_char) {
-        Err(format!(
-            "`{name}` cannot name a results folder: use letters, digits, `_`, `-` and `.` \
-             (not first), e.g. `{}`",
-            safe_name(name)
-        ))
+        Err(NameError::BadCharacters { name: name.into() })
     } else {
         Ok(())
     }
@@ -262,7 +284,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
 pub fn safe_name(name: &str) -> String {
     let s: String = name
         .chars()
-        .take(100)
+        .take(MAX_NAME_CHARS)
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
                 c
@@ -286,8 +308,8 @@ struct Builder {
 }
 
 impl Builder {
-    fn problem(&mut self, path: FieldPath, message: impl Into<String>) {
-        self.problems.push((path, message.into()));
+    fn problem(&mut self, path: FieldPath, message: impl fmt::Display) {
+        self.problems.push((path, message.to_string()));
     }
 
     /// Extend the last problem's message when it is of the given kind.

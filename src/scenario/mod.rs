@@ -16,7 +16,7 @@ pub use load::{
     GROUP_COMMON, MAX_TIME_SCALE, MIN_SAMPLE_EVERY, SERVER_COMMON, ScenarioError, check_time_scale,
     parse_scenario, read_scenario,
 };
-pub use overrides::Override;
+pub use overrides::{Override, OverrideError};
 pub use path::FieldPath;
 
 use crate::exchange::DEFAULT_KEY;

@@ -112,7 +112,7 @@ impl ServerSettings {
             seed,
             keys: Vec::new(),
             header_read_timeout: Duration::from_secs(30),
-            shutdown_grace: Duration::from_secs(5),
+            shutdown_grace: super::STOP_GRACE,
             shared_limit: None,
             observer: None,
             tls: None,
