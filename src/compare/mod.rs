@@ -308,74 +308,11 @@ pub fn run_compare(opts: &CompareOptions<'_>, plan: &Plan) -> Result<CompareResu
     let scenario_path = dir.join("scenario.toml");
     fs::write(&scenario_path, base.to_toml()).map_err(Error::io(&scenario_path))?;
 
+    let jobs = Jobs::new(opts, plan, &dir);
     let n_seeds = plan.seeds.len();
-    let total = plan.variants.len() * n_seeds;
-    let duration_s = |v: &PlannedVariant| v.scenario.run.duration.secs() as u64;
-    // One bar per variant, added when its first run starts and cleared when its last ends.
-    let bars: Vec<Mutex<Option<indicatif::ProgressBar>>> =
-        plan.variants.iter().map(|_| Mutex::new(None)).collect();
-    let left: Vec<AtomicUsize> = plan
-        .variants
-        .iter()
-        .map(|_| AtomicUsize::new(n_seeds))
-        .collect();
-
-    let results = crate::parallel::run_all(total, opts.jobs, |job| {
-        let (vi, si) = (job / n_seeds, job % n_seeds);
-        let v = &plan.variants[vi];
-        if opts.interrupt.load(Ordering::Relaxed) {
-            return JobResult::Skipped;
-        }
-        let bar = {
-            let mut slot = bars[vi].lock().expect("bar lock");
-            slot.get_or_insert_with(|| {
-                opts.progress
-                    .bar(&v.name, duration_s(v).saturating_mul(n_seeds as u64))
-            })
-            .clone()
-        };
-        let mut scenario = v.scenario.clone();
-        scenario.run.seed = Some(plan.seeds[si]);
-        let started = Instant::now();
-        let mut last: u64 = 0;
-        let mut on_progress = |t: Nanos| {
-            let now = secs(t) as u64;
-            bar.inc(now.saturating_sub(last));
-            last = now;
-        };
-        let outcome = if si == 0 {
-            run_first_seed(&dir, vi, v, &scenario, opts.interrupt, &mut on_progress)
-        } else {
-            let control = engine::Control {
-                progress: &mut on_progress,
-                interrupt: opts.interrupt,
-            };
-            sim::run(&scenario, std::io::sink(), None::<std::io::Sink>, control)
-                .map_err(Error::engine("(memory)"))
-        };
-        let result = match outcome {
-            Ok(s) if s.partial => JobResult::Skipped,
-            Ok(s) => {
-                opts.progress
-                    .run_done(&run_line(&plan.base.name, v, &s, started));
-                JobResult::Done(Box::new(s))
-            }
-            Err(e) => JobResult::Failed(e),
-        };
-        if left[vi].fetch_sub(1, Ordering::SeqCst) == 1 {
-            opts.progress.task_done(
-                &bar,
-                &format!(
-                    "{}: {} seed{} done",
-                    v.name,
-                    n_seeds,
-                    if n_seeds == 1 { "" } else { "s" }
-                ),
-            );
-        }
-        result
+    let results = crate::parallel::run_all(plan.variants.len() * n_seeds, opts.jobs, |job| {
+        jobs.run(job / n_seeds, job % n_seeds)
     });
-
     let mut runs: Vec<VariantRuns> = plan
         .variants
         .iter()
@@ -407,6 +344,93 @@ pub fn run_compare(opts: &CompareOptions<'_>, plan: &Plan) -> Result<CompareResu
         comparison,
         interrupted: false,
     })
+}
+
+/// The comparison's runs, one per variant and seed, run on worker threads.
+struct Jobs<'a> {
+    opts: &'a CompareOptions<'a>,
+    plan: &'a Plan,
+    dir: &'a Path,
+    /// One bar per variant, added when its first run starts and cleared when its last ends.
+    bars: Vec<Mutex<Option<indicatif::ProgressBar>>>,
+    /// Per variant: the runs not yet ended.
+    left: Vec<AtomicUsize>,
+}
+
+impl<'a> Jobs<'a> {
+    fn new(opts: &'a CompareOptions<'a>, plan: &'a Plan, dir: &'a Path) -> Self {
+        let n_seeds = plan.seeds.len();
+        Jobs {
+            opts,
+            plan,
+            dir,
+            bars: plan.variants.iter().map(|_| Mutex::new(None)).collect(),
+            left: plan
+                .variants
+                .iter()
+                .map(|_| AtomicUsize::new(n_seeds))
+                .collect(),
+        }
+    }
+
+    /// Variant `vi` at seed number `si`: the first seed as a full run folder, the others in
+    /// memory only.
+    fn run(&self, vi: usize, si: usize) -> JobResult {
+        let (opts, v) = (self.opts, &self.plan.variants[vi]);
+        if opts.interrupt.load(Ordering::Relaxed) {
+            return JobResult::Skipped;
+        }
+        let bar = self.bar(vi);
+        let mut scenario = v.scenario.clone();
+        scenario.run.seed = Some(self.plan.seeds[si]);
+        let started = Instant::now();
+        let mut last: u64 = 0;
+        let mut on_progress = |t: Nanos| {
+            let now = secs(t) as u64;
+            bar.inc(now.saturating_sub(last));
+            last = now;
+        };
+        let outcome = if si == 0 {
+            run_first_seed(self.dir, vi, v, &scenario, opts.interrupt, &mut on_progress)
+        } else {
+            let control = engine::Control {
+                progress: &mut on_progress,
+                interrupt: opts.interrupt,
+            };
+            sim::run(&scenario, std::io::sink(), None::<std::io::Sink>, control)
+                .map_err(Error::engine("(memory)"))
+        };
+        let result = match outcome {
+            Ok(s) if s.partial => JobResult::Skipped,
+            Ok(s) => {
+                opts.progress
+                    .run_done(&run_line(&self.plan.base.name, v, &s, started));
+                JobResult::Done(Box::new(s))
+            }
+            Err(e) => JobResult::Failed(e),
+        };
+        if self.left[vi].fetch_sub(1, Ordering::SeqCst) == 1 {
+            let n = self.plan.seeds.len();
+            let plural = if n == 1 { "" } else { "s" };
+            let done = format!("{}: {n} seed{plural} done", v.name);
+            self.opts.progress.task_done(&bar, &done);
+        }
+        result
+    }
+
+    /// Variant `vi`'s bar, made when its first run starts.
+    fn bar(&self, vi: usize) -> indicatif::ProgressBar {
+        let v = &self.plan.variants[vi];
+        let seeds = self.plan.seeds.len() as u64;
+        let mut slot = self.bars[vi].lock().expect("bar lock");
+        slot.get_or_insert_with(|| {
+            let duration_s = v.scenario.run.duration.secs() as u64;
+            self.opts
+                .progress
+                .bar(&v.name, duration_s.saturating_mul(seeds))
+        })
+        .clone()
+    }
 }
 
 /// Write `compare.csv` into `dir`, then the table, report, `compare.json` and `compare.md`,

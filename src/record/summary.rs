@@ -5,6 +5,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::{Counts, FinishContext, PeakCounter, Recorder};
+use crate::scenario::GroupInfo;
 use crate::time::{Nanos, secs};
 
 /// The metrics shared by the whole run and each group.
@@ -431,41 +432,7 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
     let mut groups = Vec::new();
     for (gi, g) in layout.groups.iter().enumerate() {
         let mut acc = Acc::new();
-        // A shared pool is cleared when it gave all its 2xx: threads that never took a job
-        // have no finish of their own.
-        if let Some(pool) = g.pool {
-            let ok: u64 = g.threads.clone().map(|t| rec.threads[t].total.ok).sum();
-            for a in [&mut acc, &mut overall] {
-                a.has_workload = true;
-                a.all_cleared &= ok >= pool;
-            }
-        }
-        for th in g.threads.clone() {
-            let s = &rec.threads[th];
-            // A thread with a finite workload is active until its last job is done.
-            let active = secs(
-                s.finished_at
-                    .map_or(g.active_time(end), |f| f.saturating_sub(g.start)),
-            );
-            for a in [&mut acc, &mut overall] {
-                if g.finite() {
-                    a.has_workload = true;
-                    match s.finished_at {
-                        Some(f) => a.cleared_at = Some(a.cleared_at.map_or(f, |c| c.max(f))),
-                        None if g.pool.is_none() => a.all_cleared = false,
-                        None => {}
-                    }
-                }
-                a.counts.merge(&s.total);
-                a.timed_out += s.gave_up;
-                a.max_sleep = a.max_sleep.max(s.max_sleep);
-                a.request_counts.push(s.total.requests as f64);
-                a.retries.push((s.total.limited, s.total.requests));
-                if active > 0.0 {
-                    a.rates.push(s.total.ok as f64 / active);
-                }
-            }
-        }
+        add_group(rec, g, end, [&mut acc, &mut overall]);
         all_waits
             .add(&rec.waits[gi])
             .expect("histograms of one precision merge");
@@ -493,28 +460,6 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
         metrics.peak_requests = p.keys.iter().map(PeakCounter::peak).max();
         metrics.peak_process_requests = p.processes.iter().map(PeakCounter::peak).max();
     }
-    let processes = layout
-        .processes
-        .iter()
-        .enumerate()
-        .map(|(pi, p)| {
-            let mut c = Counts::default();
-            for th in p.threads.clone() {
-                c.merge(&rec.threads[th].total);
-            }
-            let (final_sleep, backoffs) = ctx.processes.get(pi).copied().unwrap_or_default();
-            ProcessSummary {
-                group: layout.groups[p.group].name.clone(),
-                process: p.index,
-                requests: c.requests,
-                ok: c.ok,
-                limited: c.limited,
-                errors: c.errors,
-                final_sleep,
-                backoffs,
-            }
-        })
-        .collect();
     Summary {
         scenario: ctx.scenario.to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -525,7 +470,7 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
         partial_reason: ctx.partial_reason,
         metrics,
         groups,
-        processes,
+        processes: process_summaries(rec, ctx.processes),
         expect: Vec::new(),
         dead_workers: Vec::new(),
         failure: None,
@@ -537,6 +482,81 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
             rec.threads.iter().map(|t| t.total).collect()
         },
     }
+}
+
+/// Count group `g`'s threads, over a run that reached `end`, into both accumulators (the
+/// group's own and the overall one).
+fn add_group<W: std::io::Write, R: std::io::Write>(
+    rec: &Recorder<'_, W, R>,
+    g: &GroupInfo,
+    end: Nanos,
+    mut accs: [&mut Acc; 2],
+) {
+    // A shared pool is cleared when it gave all its 2xx: threads that never took a job
+    // have no finish of their own.
+    if let Some(pool) = g.pool {
+        let ok: u64 = g.threads.clone().map(|t| rec.threads[t].total.ok).sum();
+        for a in &mut accs {
+            a.has_workload = true;
+            a.all_cleared &= ok >= pool;
+        }
+    }
+    for th in g.threads.clone() {
+        let s = &rec.threads[th];
+        // A thread with a finite workload is active until its last job is done.
+        let active = secs(
+            s.finished_at
+                .map_or(g.active_time(end), |f| f.saturating_sub(g.start)),
+        );
+        for a in &mut accs {
+            if g.finite() {
+                a.has_workload = true;
+                match s.finished_at {
+                    Some(f) => a.cleared_at = Some(a.cleared_at.map_or(f, |c| c.max(f))),
+                    None if g.pool.is_none() => a.all_cleared = false,
+                    None => {}
+                }
+            }
+            a.counts.merge(&s.total);
+            a.timed_out += s.gave_up;
+            a.max_sleep = a.max_sleep.max(s.max_sleep);
+            a.request_counts.push(s.total.requests as f64);
+            a.retries.push((s.total.limited, s.total.requests));
+            if active > 0.0 {
+                a.rates.push(s.total.ok as f64 / active);
+            }
+        }
+    }
+}
+
+/// Every process's totals, with its final sleep value and backoffs as the engine saw them.
+fn process_summaries<W: std::io::Write, R: std::io::Write>(
+    rec: &Recorder<'_, W, R>,
+    sleeps_and_backoffs: &[(f64, u64)],
+) -> Vec<ProcessSummary> {
+    let layout = rec.layout;
+    layout
+        .processes
+        .iter()
+        .enumerate()
+        .map(|(pi, p)| {
+            let mut c = Counts::default();
+            for th in p.threads.clone() {
+                c.merge(&rec.threads[th].total);
+            }
+            let (final_sleep, backoffs) = sleeps_and_backoffs.get(pi).copied().unwrap_or_default();
+            ProcessSummary {
+                group: layout.groups[p.group].name.clone(),
+                process: p.index,
+                requests: c.requests,
+                ok: c.ok,
+                limited: c.limited,
+                errors: c.errors,
+                final_sleep,
+                backoffs,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,23 +1,28 @@
 //! Scenario files: the TOML schema, loading with `--set` overrides, and validation whose
 //! errors name the file, the line and the field.
 
+mod checks;
+mod error;
 mod layout;
 mod load;
 mod overrides;
 pub mod params;
 mod path;
+mod read;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use layout::{GroupInfo, Layout, ProcessInfo, ThreadInfo};
-pub use load::{
-    GROUP_COMMON, MAX_TIME_SCALE, MIN_SAMPLE_EVERY, SERVER_COMMON, ScenarioError, check_time_scale,
-    parse_scenario, read_scenario,
+pub use checks::{
+    MAX_TIME_SCALE, MIN_SAMPLE_EVERY, NameError, TimeScaleError, check_name, check_time_scale,
 };
+pub use error::{Problem, ScenarioError};
+pub use layout::{GroupInfo, Layout, ProcessInfo, ThreadInfo};
+pub use load::{GROUP_COMMON, SERVER_COMMON, parse_scenario};
 pub use overrides::{Override, OverrideError};
 pub use path::FieldPath;
+pub use read::{MAX_SCENARIO_BYTES, read_scenario};
 
 use crate::exchange::DEFAULT_KEY;
 use crate::limiter::{FaultConfig, Headers, Latency, Limiter, LimiterConfig};

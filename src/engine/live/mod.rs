@@ -14,7 +14,6 @@ pub mod headers;
 mod pacing;
 pub mod protocol;
 pub mod server;
-mod shared_gcra;
 pub mod timer;
 pub mod tls;
 pub mod worker;
@@ -27,7 +26,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 pub use clock::ScaledClock;
-pub use shared_gcra::{SharedGcra, SharedGcraError};
+pub use server::{SharedGcra, SharedGcraError};
 
 use self::pacing::TickPacing;
 use self::protocol::{Command, Event, RequestEvent, WorkerSpec};
@@ -129,19 +128,9 @@ pub fn run<W: Write, R: Write>(
     if let Some(w) = &timing_warning {
         eprintln!("warning: {w}");
     }
-    // Shared state in Redis: reachable now (or the run does not start), under a namespace
-    // of this run only, removed at the end.
-    let store = match &scenario.store.url {
-        Some(url) => Some((RedisLink::connect(url)?, run_namespace(&scenario.name))),
-        None => None,
-    };
-    let specs = worker_specs(
-        scenario,
-        &layout,
-        cfg,
-        &endpoint,
-        store.as_ref().map(|s| &s.1),
-    );
+    let store = RunStore::connect(scenario)?;
+    let namespace = store.as_ref().map(|s| &s.namespace);
+    let specs = worker_specs(scenario, &layout, cfg, &endpoint, namespace);
     let mut workers = Workers::spawn(&rt, &cfg.worker_exe, specs)?;
     // Every worker builds its throttle and says ready; only then does the clock start, so
     // slow process start-up does not eat into the run.
@@ -175,14 +164,41 @@ pub fn run<W: Write, R: Write>(
     let end_by = clock.instant_at(layout.duration) + cfg.request_timeout + cfg.startup_timeout;
     parent.follow(&rt, &mut workers, &pacing, end_by, control)?;
     let mut summary = parent.finish(scenario, &rt, &mut workers, server)?;
-    if let Some((link, namespace)) = &store
-        && let Err(e) = link.delete_prefixed(namespace)
-        && summary.failure.is_none()
-    {
-        eprintln!("warning: could not remove the run's keys ({namespace}*): {e}");
+    if let Some(store) = store {
+        // After a store failure, the run's summary says so already.
+        store.clean(summary.failure.is_none());
     }
     summary.timing_warning = timing_warning;
     Ok(summary)
+}
+
+/// Shared state in Redis: reachable before the run (or it does not start), under a
+/// namespace of this run only, removed at the end.
+struct RunStore {
+    link: RedisLink,
+    namespace: String,
+}
+
+impl RunStore {
+    fn connect(scenario: &Scenario) -> Result<Option<Self>, EngineError> {
+        let Some(url) = &scenario.store.url else {
+            return Ok(None);
+        };
+        Ok(Some(RunStore {
+            link: RedisLink::connect(url)?,
+            namespace: run_namespace(&scenario.name),
+        }))
+    }
+
+    /// Remove the run's keys; `warn` when that fails.
+    fn clean(self, warn: bool) {
+        if let Err(e) = self.link.delete_prefixed(&self.namespace)
+            && warn
+        {
+            let namespace = &self.namespace;
+            eprintln!("warning: could not remove the run's keys ({namespace}*): {e}");
+        }
+    }
 }
 
 /// Where the workers send: the in-process server's socket (bound before the workers start,
