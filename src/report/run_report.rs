@@ -30,6 +30,10 @@ pub struct VariantNote {
 
 pub const VARIANT_NOTE: &str = "variant.toml";
 
+/// Up to this many processes `report.html` has a table of them; past it the table would bury
+/// the charts (`summary.md` always has it).
+const MAX_PROCESSES_IN_REPORT: usize = 50;
+
 /// Everything a run folder holds that the report needs.
 pub struct RunFolder {
     pub dir: PathBuf,
@@ -265,7 +269,7 @@ fn run_html(run: &RunFolder, charts: &[WrittenChart]) -> String {
     for c in charts {
         page.figure(&c.svg, caption(&c.stem));
     }
-    if s.processes.len() <= 50 {
+    if s.processes.len() <= MAX_PROCESSES_IN_REPORT {
         page.heading("Processes");
         page.raw(&table(&processes_table(s), |_, _| false));
     }

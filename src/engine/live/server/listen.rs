@@ -16,6 +16,17 @@ use tokio::net::TcpListener;
 
 use super::ServerState;
 
+/// After a failed accept (out of file descriptors, a connection reset before it was taken):
+/// a pause rather than a spin, the open connections still served.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(5);
+
+/// How often each serving thread looks at its stop flag.
+const STOP_POLL: Duration = Duration::from_millis(50);
+
+/// Connections the kernel queues before they are accepted: room for a burst of thousands
+/// arriving at once.
+const BACKLOG: u32 = 4096;
+
 /// Serve connections from `listener` until `shutdown` completes, then stop accepting and give
 /// requests in flight the settings' grace to finish.
 pub async fn serve(listener: TcpListener, state: ServerState, shutdown: impl Future<Output = ()>) {
@@ -73,9 +84,7 @@ pub async fn serve(listener: TcpListener, state: ServerState, shutdown: impl Fut
                         let _ = watched.await;
                     });
                 }
-                // Out of file descriptors or a connection reset before accept: wait a moment
-                // rather than spin, and keep serving the connections already open.
-                Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+                Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
             },
             () = &mut shutdown => break,
         }
@@ -141,7 +150,7 @@ pub fn serve_per_thread(
                     };
                     serve(listener, state, async {
                         while !stop.load(Ordering::Relaxed) {
-                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            tokio::time::sleep(STOP_POLL).await;
                         }
                     })
                     .await;
@@ -191,8 +200,7 @@ fn reuseport_listener(addr: SocketAddr) -> std::io::Result<TcpListener> {
     socket.set_reuseaddr(true)?;
     socket.set_reuseport(true)?;
     socket.bind(addr)?;
-    // Room for a burst of thousands of connections arriving at once.
-    socket.listen(4096)
+    socket.listen(BACKLOG)
 }
 
 /// Bind `addr` (port 0 picks a free one) and report the address actually bound.
