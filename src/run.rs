@@ -101,7 +101,7 @@ fn run_with(
     on_progress: &mut dyn FnMut(crate::time::Nanos),
 ) -> Result<RunResult, Error> {
     check_series_size(scenario, opts.allow_large_output)?;
-    // An unreachable store once left a folder with an empty series.csv and no summary:
+    // An unreachable store would leave a folder with an empty series.csv and no summary:
     // try it before anything is written.
     if live.is_some()
         && let Some(url) = &scenario.store.url

@@ -145,7 +145,7 @@ impl<'a, W: Write, R: Write> Sim<'a, W, R> {
             // Start loading the state of the thread whose event is next (unless this thread's
             // next event comes first) now, while this event is handled, instead of stalling
             // on it then. With 10,000 threads the states do not fit the nearest caches, and
-            // the stall was the engine's largest cost after the heap.
+            // the stall is the engine's largest cost after the heap (docs/engine-notes.md).
             if let Some(next) = queue.peek() {
                 let n = next.thread as usize;
                 crate::prefetch::prefetch(&self.threads[n]);

@@ -84,7 +84,8 @@ impl Counts {
 #[derive(Clone, Debug, Default)]
 struct ThreadStats {
     total: Counts,
-    /// Jobs abandoned by the client (e.g. seed 001's timeout); nothing was sent for them.
+    /// Jobs abandoned by the client (e.g. the timeout of Rebased's Redis interval lock); nothing
+    /// was sent for them.
     gave_up: u64,
     /// When a thread with a finite workload got its last 2xx.
     finished_at: Option<Nanos>,

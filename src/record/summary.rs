@@ -15,7 +15,8 @@ pub struct Metrics {
     pub ok: u64,
     pub limited: u64,
     pub errors: u64,
-    /// Jobs the clients abandoned without sending (e.g. seed 001's 15 s timeout).
+    /// Jobs the clients abandoned without sending (e.g. the 15 s timeout of Rebased's Redis
+    /// interval lock).
     pub timed_out: u64,
     pub ratio_429: f64,
     /// The mean over threads of each thread's `limited / requests` (the rate_throttle_client
@@ -102,7 +103,7 @@ pub struct ProcessSummary {
     pub errors: u64,
     /// The sleep value at the end, seconds.
     pub final_sleep: f64,
-    /// How often the process backed off (seed 002's `rate_limit_count`).
+    /// How often the process backed off (the Heroku GCRA demo client's `rate_limit_count`).
     pub backoffs: u64,
 }
 
@@ -288,7 +289,7 @@ impl Summary {
                     range: [lo, hi],
                     value,
                     // A run that sent nothing shows nothing about its clients: it never
-                    // passes, whatever the ranges allow (issue 11).
+                    // passes, whatever the ranges allow.
                     pass: self.metrics.requests > 0 && value.is_some_and(|v| lo <= v && v <= hi),
                 }
             })

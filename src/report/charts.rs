@@ -236,7 +236,7 @@ fn legend<'a, DB: DrawingBackend + 'a, X: Ranged, Y: Ranged>(
         .map_err(err)
 }
 
-/// Every process's sleep value over time (seed 002's own chart); bands past
+/// Every process's sleep value over time (the Heroku GCRA demo client's own chart); bands past
 /// [`super::series::MAX_PROCESS_LINES`] processes.
 pub struct SleepChart<'a> {
     pub heading: &'a Heading,

@@ -43,7 +43,7 @@ pub fn metrics_table(s: &Summary) -> Table {
         "ok",
         "429",
         // Requests that got neither (5xx, refused, reset, timed out) and jobs given up:
-        // without these, requests = ok + 429 hid 900 errors of the outage scenario.
+        // without these, requests = ok + 429 would hide an outage's errors.
         "errors",
         "timed_out",
         "ratio_429",

@@ -21,8 +21,8 @@ pub fn read_scenario(
     parse_scenario(&text, &origin, &stem, overrides, seed_if_absent)
 }
 
-/// The largest scenario file read: the bundled ones are a few kilobytes; without a bound
-/// `run /dev/zero` read until memory ran out (issue 11).
+/// The largest scenario file read: the bundled ones are a few kilobytes; without a bound a
+/// device such as `/dev/zero` would be read until memory runs out.
 pub const MAX_SCENARIO_BYTES: u64 = 1 << 20;
 
 /// The file's text, refusing one past [`MAX_SCENARIO_BYTES`] (or endless, like a device).

@@ -1,6 +1,6 @@
-//! Shared state that several client processes coordinate through, with the exact semantics of
-//! the Redis commands the seed algorithms name (seed 001's `SET NX PX` and `PTTL`, seed 004's
-//! `INCR` window counters and `DECR`).
+//! Shared state that several client processes coordinate through, with the exact semantics of the
+//! Redis commands the coordinating algorithms name (Rebased's Redis interval lock's `SET NX PX` and
+//! `PTTL`, the Discord job queue's `INCR` window counters and `DECR`).
 //!
 //! Two implementations of one [`Store`] trait:
 //! - [`MemoryStore`]: a key space in this process, told the time like everything else (keys
@@ -41,7 +41,7 @@ pub enum Ttl {
     Millis(u64),
 }
 
-/// Seed 004's decision for one job (see [`Store::window_admit`]).
+/// The Discord job queue's decision for one job (see [`Store::window_admit`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WindowAdmit {
     /// The window's count is within the reservoir: run now.
@@ -121,11 +121,11 @@ pub trait Store: Send {
         now: Nanos,
     ) -> StoreResult<Nanos>;
 
-    /// Seed 004's flow chart for one job, as one atomic step so that no other process's job
-    /// comes between the window check and the waiting count: `calls = INCR calls_key` (with
-    /// `PEXPIRE window_ms` when new); if `calls <= reservoir` the job runs, first leaving the
-    /// waiting count (`DECR enqueued_key`) if it had been delayed; otherwise it joins it
-    /// (`INCR enqueued_key`), and the count before it is returned.
+    /// The Discord job queue's flow chart for one job, as one atomic step so that no other
+    /// process's job comes between the window check and the waiting count: `calls = INCR calls_key`
+    /// (with `PEXPIRE window_ms` when new); if `calls <= reservoir` the job runs, first leaving the
+    /// waiting count (`DECR enqueued_key`) if it had been delayed; otherwise it joins it (`INCR
+    /// enqueued_key`), and the count before it is returned.
     ///
     /// The default runs the steps one after another, which is atomic for a store behind the
     /// [`SharedStore`] mutex; a store other processes share must override it.

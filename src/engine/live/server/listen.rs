@@ -165,7 +165,7 @@ pub fn serve_per_thread(
 }
 
 /// `SO_REUSEPORT` would let this serve share a port another serve (or any program with the
-/// option) already listens on, halving each one's limit unnoticed (issue 11). So first bind
+/// option) already listens on, halving each one's limit unnoticed. So first bind
 /// the address plainly, which fails with `AddrInUse` while anything holds it, and hand the
 /// port it got (port 0: a free one) to the listeners that share it among themselves. Another
 /// program binding the port in the moment between the two is not prevented.
