@@ -14,20 +14,11 @@ use crate::report::charts::{
 };
 use crate::report::html::{Page, escape, list};
 use crate::report::{RunFolder, WrittenChart, read_text, write_chart, write_run_report};
-use crate::scenario::{Override, Scenario, read_scenario};
+use crate::scenario::{Override, Scenario, folder_char, read_scenario};
 
 /// The folder of variant `index` (0-based) named `name`: `variants/01-no-jitter`.
 pub fn variant_dir(dir: &Path, index: usize, name: &str) -> PathBuf {
-    let safe: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let safe: String = name.chars().map(folder_char).collect();
     dir.join("variants")
         .join(format!("{:02}-{}", index + 1, safe.trim_start_matches('.')))
 }

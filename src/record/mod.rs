@@ -55,7 +55,8 @@ pub const DEFAULT_FAIRNESS_WINDOW: Nanos = 600 * crate::time::NANOS_PER_SEC;
 /// as converged (`convergence_s`; README, "Metrics").
 pub const CONVERGED_CV: f64 = 0.25;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Requests and what they were answered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Counts {
     pub requests: u64,
     pub ok: u64,
@@ -64,7 +65,8 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, status: Status) {
+    /// One more request, answered with `status`.
+    pub fn add(&mut self, status: Status) {
         self.requests += 1;
         match status {
             Status::Ok => self.ok += 1,

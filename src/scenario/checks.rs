@@ -72,7 +72,7 @@ pub enum NameError {
 /// (`../../etc/x`) or be empty (`results/-<time>`): letters, digits, `_`, `-` and `.`, not
 /// starting with `.` or `-`, at most [`MAX_NAME_CHARS`] characters.
 pub fn check_name(name: &str) -> Result<(), NameError> {
-    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    let ok_char = |c: char| folder_char(c) == c;
     let chars = name.chars().count();
     if name.is_empty() {
         Err(NameError::Empty)
@@ -85,20 +85,20 @@ pub fn check_name(name: &str) -> Result<(), NameError> {
     }
 }
 
+/// `c` when a folder's name may hold it anywhere on any system (letters, digits, `_`, `-`,
+/// `.`), else `_`.
+pub fn folder_char(c: char) -> char {
+    if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+        c
+    } else {
+        '_'
+    }
+}
+
 /// `name` with every character [`check_name`] refuses replaced by `_` (and a leading `.` or
 /// `-` dropped), for names taken from a file's name.
 pub fn safe_name(name: &str) -> String {
-    let s: String = name
-        .chars()
-        .take(MAX_NAME_CHARS)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let s: String = name.chars().take(MAX_NAME_CHARS).map(folder_char).collect();
     let s = s.trim_start_matches(['.', '-']);
     if s.is_empty() {
         "scenario".into()

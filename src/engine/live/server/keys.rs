@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 
 use hyper::Request;
-use serde::Serialize;
 
-use crate::exchange::{DEFAULT_KEY, Status};
+use crate::exchange::DEFAULT_KEY;
 use crate::limiter::Limiter;
+use crate::record::Counts;
 use crate::rng::SimRng;
 
 /// Distinct keys the server tracks; past this, new keys share one overflow bucket, so a
@@ -16,26 +16,8 @@ use crate::rng::SimRng;
 pub const MAX_KEYS: usize = 100_000;
 pub(super) const OVERFLOW_KEY: &str = "<overflow>";
 
-/// Counters of one key, as `GET /_stats` shows them.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
-pub struct KeyStats {
-    pub requests: u64,
-    pub ok: u64,
-    pub limited: u64,
-    pub errors: u64,
-}
-
-impl KeyStats {
-    /// One more request answered with `status`.
-    pub(super) fn count(&mut self, status: Status) {
-        self.requests += 1;
-        match status {
-            Status::Ok => self.ok += 1,
-            Status::Limited => self.limited += 1,
-            Status::Unavailable | Status::Error => self.errors += 1,
-        }
-    }
-}
+/// Counters of one key, as `GET /_stats` shows them: a recorder's counts, one per answer.
+pub type KeyStats = Counts;
 
 /// The rule and every key's place in it, behind the server's one mutex.
 pub(super) struct Keyed {

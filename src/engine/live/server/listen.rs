@@ -170,13 +170,7 @@ pub fn serve_per_thread(
 /// port it got (port 0: a free one) to the listeners that share it among themselves. Another
 /// program binding the port in the moment between the two is not prevented.
 fn probe_free(addr: SocketAddr) -> std::io::Result<SocketAddr> {
-    let socket = if addr.is_ipv4() {
-        tokio::net::TcpSocket::new_v4()?
-    } else {
-        tokio::net::TcpSocket::new_v6()?
-    };
-    // Connections of an earlier serve still in TIME_WAIT do not make the port busy.
-    socket.set_reuseaddr(true)?;
+    let socket = tcp_socket(addr)?;
     socket.bind(addr).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AddrInUse {
             std::io::Error::new(
@@ -191,13 +185,20 @@ fn probe_free(addr: SocketAddr) -> std::io::Result<SocketAddr> {
     socket.local_addr()
 }
 
-fn reuseport_listener(addr: SocketAddr) -> std::io::Result<TcpListener> {
+/// A TCP socket of `addr`'s family that may bind a port whose earlier connections are still
+/// in TIME_WAIT (they do not make the port busy).
+fn tcp_socket(addr: SocketAddr) -> std::io::Result<tokio::net::TcpSocket> {
     let socket = if addr.is_ipv4() {
         tokio::net::TcpSocket::new_v4()?
     } else {
         tokio::net::TcpSocket::new_v6()?
     };
     socket.set_reuseaddr(true)?;
+    Ok(socket)
+}
+
+fn reuseport_listener(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = tcp_socket(addr)?;
     socket.set_reuseport(true)?;
     socket.bind(addr)?;
     socket.listen(BACKLOG)

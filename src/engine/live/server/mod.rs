@@ -122,16 +122,28 @@ impl ServerState {
     /// wait before answering.
     fn decide(&self, key: Option<&str>, client: usize) -> (Decision, usize, Nanos, Nanos) {
         let mut k = self.lock();
-        let index = k.index_of(key);
-        // Read the clock under the lock, so the limiter is told times in order.
-        let now = self.clock.now();
-        let d = k.limiter.admit_from(now, index, client);
-        let latency = self.latency.sample(&mut k.rng);
-        k.stats[index].count(d.status);
+        let (d, index, now, latency) = self.admit(&mut k, key, client);
+        k.stats[index].add(d.status);
         // Only an admitted request held a place in flight (as in the sim).
         if latency == 0 && d.status == Status::Ok {
             k.limiter.release(now, index);
         }
+        (d, index, now, latency)
+    }
+
+    /// With the lock held (`k`): the index of `key`, the clock's time (read under the lock, so
+    /// the limiter is told times in order), the rule's decision, and the latency to wait
+    /// before answering.
+    fn admit(
+        &self,
+        k: &mut Keyed,
+        key: Option<&str>,
+        client: usize,
+    ) -> (Decision, usize, Nanos, Nanos) {
+        let index = k.index_of(key);
+        let now = self.clock.now();
+        let d = k.limiter.admit_from(now, index, client);
+        let latency = self.latency.sample(&mut k.rng);
         (d, index, now, latency)
     }
 

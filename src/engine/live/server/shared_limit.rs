@@ -26,10 +26,7 @@ impl ServerState {
     ) -> Response<Full<Bytes>> {
         let (front, index, name, decided, latency) = {
             let mut k = self.lock();
-            let index = k.index_of(key);
-            let now = self.clock.now();
-            let d = k.limiter.admit_from(now, index, client);
-            let latency = self.latency.sample(&mut k.rng);
+            let (d, index, now, latency) = self.admit(&mut k, key, client);
             (d, index, k.names[index].clone(), now, latency)
         };
         let decision = if front.status == Status::Ok {
@@ -51,7 +48,7 @@ impl ServerState {
         } else {
             front
         };
-        self.lock().stats[index].count(decision.status);
+        self.lock().stats[index].add(decision.status);
         seen(&decision, latency);
         if latency > 0 {
             self.answer_at(decided, sent_at, latency).await;
