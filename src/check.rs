@@ -9,7 +9,8 @@ use serde::Serialize;
 
 use crate::compare::{Comparison, Stat, VariantRuns, seeds_from};
 use crate::engine::{self, sim};
-use crate::error::{Error, exit};
+use crate::error::Error;
+use crate::exit;
 use crate::progress::Progress;
 use crate::record::{ExpectVerdict, Metrics};
 use crate::rng::fresh_seed;

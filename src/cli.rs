@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::limiter::Headers;
-use crate::scenario::{Mode, Override};
+use crate::scenario::{Mode, Override, OverrideError};
 use crate::time::{HumanDuration, parse_duration};
 
 #[derive(Debug, Parser)]
@@ -85,12 +85,20 @@ pub struct CompareArgs {
     pub output: OutputFlags,
 }
 
-/// `--set` and `--seed`, shared by the commands that build a scenario.
+/// `--set`, shared by every command that builds a scenario; each may word its help its own
+/// way (`mut_arg("set", …)`).
 #[derive(Debug, Args)]
-pub struct ScenarioFlags {
+pub struct SetFlags {
     /// Override any scenario value: `--set server.limit=600 --set clients.*.jitter=0`.
     #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
     pub set: Vec<Override>,
+}
+
+/// `--set` and `--seed`, shared by the commands that run a scenario of their own.
+#[derive(Debug, Args)]
+pub struct ScenarioFlags {
+    #[command(flatten)]
+    pub sets: SetFlags,
     /// The seed of every random choice; `compare`'s first seed (default: the scenario's, else
     /// a fresh one). At most 2^63 − 1, the largest integer a TOML file can record.
     #[arg(long, value_parser = parse_seed)]
@@ -100,7 +108,7 @@ pub struct ScenarioFlags {
 impl ScenarioFlags {
     /// `--set`s, then `--seed` and `--duration` as overrides.
     pub fn overrides(&self, duration: Option<HumanDuration>) -> Vec<Override> {
-        run_overrides(&self.set, self.seed, duration)
+        run_overrides(&self.sets.set, self.seed, duration)
     }
 }
 
@@ -125,6 +133,7 @@ pub struct OutputFlags {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("set", |a| a.help("Override scenario values, as for `run`: `--set server.limit=600`")))]
 pub struct ServeArgs {
     /// The address to listen on, `host:port` (port 0 picks a free one).
     #[arg(long, default_value = "127.0.0.1:9292", value_parser = parse_listen_addr)]
@@ -144,9 +153,8 @@ pub struct ServeArgs {
     /// Take the `[server]` table (any kind, latency) and `time_scale` from a scenario file.
     #[arg(long, value_name = "FILE")]
     pub scenario: Option<PathBuf>,
-    /// Override scenario values, as for `run`: `--set server.limit=600`.
-    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
-    pub set: Vec<Override>,
+    #[command(flatten)]
+    pub sets: SetFlags,
     /// Wait this long before each answer (virtual time; default 0s, or the scenario's).
     #[arg(long, value_parser = parse_duration_arg)]
     pub latency: Option<HumanDuration>,
@@ -257,13 +265,13 @@ pub struct ListArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("set", |a| a.help("Override any value in every scenario: `--set server.limit=600`")))]
 pub struct CheckArgs {
     /// Scenario files (TOML), each with an [expect] table.
     #[arg(required = true)]
     pub scenarios: Vec<PathBuf>,
-    /// Override any value in every scenario: `--set server.limit=600`.
-    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
-    pub set: Vec<Override>,
+    #[command(flatten)]
+    pub sets: SetFlags,
     /// Judge [expect] on the mean over this many seeds (the scenario's seed and the ones after
     /// it, as compare uses them); default: the scenario's `[run] seeds`, else 1.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
@@ -366,7 +374,7 @@ fn parse_headers(s: &str) -> Result<Headers, String> {
 }
 
 fn parse_override(s: &str) -> Result<Override, String> {
-    s.parse()
+    s.parse().map_err(|e: OverrideError| e.to_string())
 }
 
 fn parse_duration_arg(s: &str) -> Result<HumanDuration, String> {

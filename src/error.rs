@@ -1,45 +1,62 @@
-//! The errors a user can meet, each mapped to an exit code.
+//! The errors a user can meet, each mapped to an exit code. Each area has its own typed
+//! error that names what is wrong and where; this is where they meet, where the flag that
+//! gave a value is added, and where each gets its exit code (`exit.rs`).
 
 use std::path::PathBuf;
 
 use crate::engine::EngineError;
+use crate::engine::live::tls::HandshakeError;
+use crate::exit;
+use crate::record::{MAX_SERIES_BYTES, SeriesTooLarge};
 use crate::report::ReportError;
 use crate::scenario::ScenarioError;
+use crate::time::NANOS_PER_SEC;
 
-/// Exit codes: 0 done, 1 an `[expect]` range missed, 2 bad input, 3 the run itself failed,
-/// 4 the run ended but every request failed or none was sent, 130 interrupted (Ctrl-C; the
-/// shells' 128 + SIGINT).
-pub mod exit {
-    pub const OK: i32 = 0;
-    pub const EXPECT_MISSED: i32 = 1;
-    pub const BAD_INPUT: i32 = 2;
-    pub const FAILED: i32 = 3;
-    pub const INTERRUPTED: i32 = 130;
-    /// The tool did its part, but nothing reached a server that answered: every request
-    /// failed (refused, reset, timed out, 5xx) or none was sent, or (`client`) the TLS
-    /// handshake with the target failed before the run. Never a silent 0.
-    pub const NOTHING_WORKED: i32 = 4;
-}
+/// An area's own typed error, boxed, for the areas on the floors above this one (`run`,
+/// `compare`, the commands), whose types this enum cannot name.
+pub type Cause = Box<dyn std::error::Error + Send + Sync>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{0}")]
     Scenario(#[from] ScenarioError),
-    /// A request the tool cannot carry out as given (a flag, a mode, an output folder).
+    /// A request the tool cannot carry out as given, not tied to one flag's value (exit 2).
     #[error("{0}")]
-    Usage(String),
-    /// The run could not be carried out (a worker would not start, a socket failed).
+    Usage(Cause),
+    /// A value that cannot be used (exit 2): the flag as typed, with its value where that
+    /// helps (`--target http://x`), or the scenario setting it came from (`store.url`), and
+    /// what the area that took the value found wrong.
+    #[error("{flag}: {problem}")]
+    Flag { flag: String, problem: Cause },
+    /// The run could not be carried out (exit 3).
     #[error("{0}")]
-    Failed(String),
-    /// Nothing can be sent to the target: a failed TLS handshake, found before the run.
+    Failed(Cause),
+    /// `client`: the TLS handshake with the target failed before the run; nothing can be sent.
     #[error("{0}")]
-    Unreachable(String),
+    Handshake(#[from] HandshakeError),
     /// A results folder's report could not be drawn.
     #[error("{0}")]
     Report(#[from] ReportError),
     /// The engine could not run (or, live, could not start) the scenario.
     #[error("{0}")]
     Engine(EngineError),
+    /// `series.csv` would pass [`MAX_SERIES_BYTES`] and `--allow-large-output` was not given:
+    /// name `sample_every`, the estimate and the ways out.
+    #[error(
+        "run.sample_every = {} would write about {:.1} GB of series.csv ({threads} threads × {} \
+         samples), more than the {} GB allowed: sample less often (e.g. --set \
+         run.sample_every={}s), write a row per process or group (--set run.series=group), run \
+         shorter, or pass --allow-large-output",
+        estimate.sample_every,
+        estimate.bytes as f64 / 1e9,
+        estimate.ticks,
+        MAX_SERIES_BYTES / 1_000_000_000,
+        estimate.fitting_every.nanos() / NANOS_PER_SEC
+    )]
+    SeriesTooLarge {
+        estimate: SeriesTooLarge,
+        threads: u64,
+    },
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -48,6 +65,29 @@ pub enum Error {
 }
 
 impl Error {
+    /// A request the tool cannot carry out as given: `problem` says why.
+    pub fn usage(problem: impl std::error::Error + Send + Sync + 'static) -> Error {
+        Error::Usage(Box::new(problem))
+    }
+
+    /// A run that could not be carried out: `problem` says why.
+    pub fn failed(problem: impl std::error::Error + Send + Sync + 'static) -> Error {
+        Error::Failed(Box::new(problem))
+    }
+
+    /// For `map_err`: an area's error about the value of `flag` (as typed, e.g. `--store`, or
+    /// `--target URL`).
+    pub fn flag<E>(flag: impl Into<String>) -> impl FnOnce(E) -> Error
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let flag = flag.into();
+        move |problem| Error::Flag {
+            flag,
+            problem: Box::new(problem),
+        }
+    }
+
     pub fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
         let path = path.into();
         move |source| Error::Io { path, source }
@@ -64,11 +104,26 @@ impl Error {
 
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Scenario(_) | Error::Usage(_) => exit::BAD_INPUT,
+            Error::Scenario(_) | Error::Usage(_) | Error::Flag { .. } => exit::BAD_INPUT,
+            Error::SeriesTooLarge { .. } => exit::BAD_INPUT,
+            Error::Handshake(_) => exit::NOTHING_WORKED,
             Error::Io { .. } | Error::Failed(_) => exit::FAILED,
-            Error::Unreachable(_) => exit::NOTHING_WORKED,
             Error::Engine(e) => e.exit_code(),
             Error::Report(e) => e.exit_code(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_engine_error_keeps_its_exit_code_and_a_write_failure_names_its_file() {
+        let e = Error::engine("r/series.csv")(EngineError::Write(std::io::Error::other("full")));
+        assert_eq!(e.to_string(), "r/series.csv: full");
+        assert_eq!(e.exit_code(), exit::FAILED);
+        let e = Error::engine("r/series.csv")(EngineError::Interrupted);
+        assert_eq!(e.exit_code(), exit::INTERRUPTED);
     }
 }

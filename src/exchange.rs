@@ -6,6 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::time::Nanos;
 
+/// The server key of a request whose group names none (`[[clients]] key`): groups without a
+/// key share its bucket, and the live server files unkeyed requests under it.
+pub const DEFAULT_KEY: &str = "default";
+
 /// What a request came back with, as a client sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

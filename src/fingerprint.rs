@@ -1,5 +1,6 @@
 //! A short, stable stand-in for a secret: `serve` shows API keys (`Authorization` values) in
-//! `GET /_stats` and its Ctrl-C summary by fingerprint, never as typed (issue 11).
+//! `GET /_stats` and its Ctrl-C summary by fingerprint, never as typed: a screen or a log is no
+//! place for a credential.
 //!
 //! The hash is 64-bit FNV-1a, written out here because std's `DefaultHasher` may change
 //! between Rust releases and the fingerprint must not: the same token gives the same

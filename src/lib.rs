@@ -10,6 +10,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod exchange;
+pub mod exit;
 pub mod fingerprint;
 pub mod limiter;
 pub mod list;

@@ -8,7 +8,8 @@ use clap::Parser;
 use throttle_sim::cli::{Cli, Command};
 use throttle_sim::commands;
 use throttle_sim::engine::live::worker;
-use throttle_sim::error::{Error, exit};
+use throttle_sim::error::Error;
+use throttle_sim::exit;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 

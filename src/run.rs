@@ -11,9 +11,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::engine::live::{self, LiveConfig, Target};
 use crate::engine::{self, sim};
 use crate::error::Error;
-use crate::record::Summary;
-use crate::report;
-use crate::scenario::{Layout, Mode, Scenario, SeriesLevel};
+use crate::record::{self, Summary, THREADS_FILE, too_large};
+use crate::report::write_summary;
+use crate::scenario::{Layout, Mode, Scenario};
 use crate::time::secs;
 
 pub struct RunOptions<'a> {
@@ -25,57 +25,20 @@ pub struct RunOptions<'a> {
     pub progress: bool,
     /// Set by Ctrl-C: end early, keep what was recorded, mark the summary partial.
     pub interrupt: &'a AtomicBool,
-    /// `--allow-large-output`: write a `series.csv` past [`MAX_SERIES_BYTES`].
+    /// `--allow-large-output`: write a `series.csv` past [`record::MAX_SERIES_BYTES`].
     pub allow_large_output: bool,
 }
 
-/// The largest `series.csv` a run writes without `--allow-large-output`: a fine
-/// `sample_every` over a long run once filled a disk (issue 11).
-pub const MAX_SERIES_BYTES: u64 = 2_000_000_000;
-
-/// About how many bytes `series.csv` takes: a row per thread (process, group: `[run] series`)
-/// per tick (every row counted at every tick, an upper bound for groups that join late or
-/// leave early), each row its group's name and about 43 bytes of numbers (measured: 47 for
-/// `fast`).
-pub fn series_bytes_estimate(scenario: &Scenario) -> u64 {
-    let every = scenario.run.sample_every.nanos().max(1);
-    let ticks = scenario.run.duration.nanos().div_ceil(every) + 1;
-    scenario
-        .clients
-        .iter()
-        .map(|g| {
-            let threads = match scenario.run.series {
-                SeriesLevel::Thread => u64::from(g.common.processes) * u64::from(g.common.threads),
-                SeriesLevel::Process => u64::from(g.common.processes),
-                SeriesLevel::Group => 1,
-            };
-            let row = 43 + g.common.name.len() as u64;
-            threads.saturating_mul(ticks).saturating_mul(row)
-        })
-        .fold(0u64, u64::saturating_add)
-}
-
-/// Refuse (exit 2) a run whose `series.csv` would pass [`MAX_SERIES_BYTES`], unless allowed,
-/// before anything is written: name `sample_every`, the estimate and the ways out.
+/// Refuse (exit 2) a run whose `series.csv` would pass [`record::MAX_SERIES_BYTES`], unless allowed,
+/// before anything is written.
 pub fn check_series_size(scenario: &Scenario, allow: bool) -> Result<(), Error> {
-    let bytes = series_bytes_estimate(scenario);
-    if allow || bytes <= MAX_SERIES_BYTES {
-        return Ok(());
+    match too_large(scenario) {
+        Some(estimate) if !allow => Err(Error::SeriesTooLarge {
+            estimate,
+            threads: scenario.threads_total(),
+        }),
+        _ => Ok(()),
     }
-    let every = scenario.run.sample_every;
-    let ticks = scenario.run.duration.nanos().div_ceil(every.nanos().max(1));
-    // The sample interval that would fit, rounded up to whole seconds.
-    let fits = (bytes as f64 / MAX_SERIES_BYTES as f64 * every.secs()).ceil() as u64;
-    Err(Error::Usage(format!(
-        "run.sample_every = {every} would write about {:.1} GB of series.csv ({} threads × {ticks} \
-         samples), more than the {} GB allowed: sample less often (e.g. --set \
-         run.sample_every={}s), write a row per process or group (--set run.series=group), \
-         run shorter, or pass --allow-large-output",
-        bytes as f64 / 1e9,
-        scenario.threads_total(),
-        MAX_SERIES_BYTES / 1_000_000_000,
-        fits.max(1)
-    )))
 }
 
 pub struct RunResult {
@@ -101,8 +64,7 @@ pub fn run_scenario_with(
     match scenario.run.mode {
         Mode::Sim => run_with(scenario, opts, None, on_progress),
         Mode::Live => {
-            let cfg = LiveConfig::new(Target::InProcess)
-                .map_err(|e| Error::Failed(format!("cannot find this program's binary: {e}")))?;
+            let cfg = LiveConfig::new(Target::InProcess).map_err(Error::Engine)?;
             run_with(scenario, opts, Some(&cfg), on_progress)
         }
     }
@@ -139,14 +101,13 @@ fn run_with(
     on_progress: &mut dyn FnMut(crate::time::Nanos),
 ) -> Result<RunResult, Error> {
     check_series_size(scenario, opts.allow_large_output)?;
-    // An unreachable store once left a folder with an empty series.csv and no summary:
+    // An unreachable store would leave a folder with an empty series.csv and no summary:
     // try it before anything is written.
     if live.is_some()
         && let Some(url) = &scenario.store.url
     {
         // What the user named cannot be reached: bad input (2), not a run that failed (3).
-        crate::store::RedisLink::connect(url)
-            .map_err(|e| Error::Usage(format!("store.url: {e}")))?;
+        crate::store::RedisLink::connect(url).map_err(Error::flag("store.url"))?;
     }
     let dir = match &opts.out {
         Some(dir) => claim_given_dir(dir)?,
@@ -204,33 +165,9 @@ fn progress_bar(wanted: bool, scenario: &Scenario) -> ProgressBar {
 
 /// `threads.csv`: every thread's totals, for a run whose `series.csv` rows cover more.
 fn write_thread_totals(dir: &Path, summary: &Summary, scenario: &Scenario) -> Result<(), Error> {
-    let path = dir.join(crate::record::THREADS_FILE);
-    let layout = Layout::new(scenario);
+    let path = dir.join(THREADS_FILE);
     let file = File::create(&path).map_err(Error::io(&path))?;
-    let mut out = crate::record::CsvSink::new(file);
-    let write = |out: &mut crate::record::CsvSink<File>| -> std::io::Result<()> {
-        out.header(&crate::record::THREAD_COLUMNS)?;
-        for (info, c) in layout.threads.iter().zip(&summary.thread_totals) {
-            out.text(&layout.groups[info.group as usize].name)?;
-            out.uint(layout.processes[info.process as usize].index as u64)?;
-            out.uint(u64::from(info.local))?;
-            for v in [c.requests, c.ok, c.limited, c.errors] {
-                out.uint(v)?;
-            }
-            out.end_row()?;
-        }
-        out.flush()
-    };
-    write(&mut out).map_err(Error::io(&path))
-}
-
-pub fn write_summary(dir: &Path, summary: &Summary, scenario: &Scenario) -> Result<(), Error> {
-    let json_path = dir.join("summary.json");
-    let mut json = serde_json::to_string_pretty(summary).expect("a summary serializes");
-    json.push('\n');
-    fs::write(&json_path, json).map_err(Error::io(&json_path))?;
-    let md_path = dir.join("summary.md");
-    fs::write(&md_path, report::summary_markdown(summary, scenario)).map_err(Error::io(&md_path))
+    record::write_thread_totals(file, summary, &Layout::new(scenario)).map_err(Error::io(&path))
 }
 
 /// `--out DIR`: may exist only if empty, so no earlier run is ever overwritten.
@@ -238,33 +175,48 @@ pub fn claim_given_dir(dir: &Path) -> Result<PathBuf, Error> {
     claim_dir_for("--out", dir)
 }
 
+/// Why a folder the user named cannot take a run's results.
+#[derive(Debug, thiserror::Error)]
+pub enum FolderError {
+    #[error("is a file, not a folder; give a new or empty folder")]
+    IsAFile,
+    #[error("cannot read it: {0}")]
+    Unreadable(std::io::Error),
+    #[error("the folder is not empty; results never overwrite an earlier run")]
+    NotEmpty,
+    #[error("cannot create the folder: {0}")]
+    Uncreatable(std::io::Error),
+    #[error("cannot write in it: {0}")]
+    Unwritable(std::io::Error),
+}
+
 /// A results folder the user named with `flag` (`--out`, `serve --record`): new or empty, and
 /// writable; any problem is bad input naming the flag.
 pub fn claim_dir_for(flag: &str, dir: &Path) -> Result<PathBuf, Error> {
     // What the user gave is wrong (a file, under a file, not writable): exit 2 naming the
     // flag, not a failed run.
-    let bad = |why: String| Error::Usage(format!("{flag} {}: {why}", dir.display()));
+    check_folder(dir).map_err(Error::flag(format!("{flag} {}", dir.display())))?;
+    Ok(dir.to_path_buf())
+}
+
+/// Make `dir` if it is missing; refuse it if it is a file, holds anything, or cannot be
+/// written (found now rather than mid-run).
+fn check_folder(dir: &Path) -> Result<(), FolderError> {
     if dir.exists() && !dir.is_dir() {
-        return Err(bad(
-            "is a file, not a folder; give a new or empty folder".into()
-        ));
+        return Err(FolderError::IsAFile);
     }
     if dir.exists() {
-        let mut entries = fs::read_dir(dir).map_err(|e| bad(format!("cannot read it: {e}")))?;
+        let mut entries = fs::read_dir(dir).map_err(FolderError::Unreadable)?;
         if entries.next().is_some() {
-            return Err(bad(
-                "the folder is not empty; results never overwrite an earlier run".into(),
-            ));
+            return Err(FolderError::NotEmpty);
         }
     } else {
-        fs::create_dir_all(dir).map_err(|e| bad(format!("cannot create the folder: {e}")))?;
+        fs::create_dir_all(dir).map_err(FolderError::Uncreatable)?;
     }
-    // A folder that exists but cannot be written fails here rather than mid-run.
     let probe = dir.join(".throttle-sim-write-test");
     fs::write(&probe, b"")
         .and_then(|()| fs::remove_file(&probe))
-        .map_err(|e| bad(format!("cannot write in it: {e}")))?;
-    Ok(dir.to_path_buf())
+        .map_err(FolderError::Unwritable)
 }
 
 /// `results/<name>-<UTC timestamp>`, with `-2`, `-3`, … when that exists already.
@@ -324,6 +276,11 @@ mod tests {
         assert!(claim_given_dir(tmp.path()).is_ok());
         fs::write(tmp.path().join("summary.json"), "{}").unwrap();
         let e = claim_given_dir(tmp.path()).unwrap_err();
-        assert!(e.to_string().contains("not empty"), "{e}");
+        assert!(
+            matches!(&e, Error::Flag { flag, problem } if flag.starts_with("--out ")
+                && matches!(problem.downcast_ref(), Some(FolderError::NotEmpty))),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains(": the folder is not empty"), "{e}");
     }
 }

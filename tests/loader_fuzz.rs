@@ -233,7 +233,7 @@ fn the_loader_answers_every_mutated_scenario_and_set() {
                     Ok(o) => overrides.push(o),
                     Err(message) => {
                         // clap shows this as `invalid value` and exits 2.
-                        prop_assert!(!message.is_empty());
+                        prop_assert!(!message.to_string().is_empty());
                         outcomes[2].set(outcomes[2].get() + 1);
                         return Ok(());
                     }

@@ -13,7 +13,7 @@ pub fn check(args: &CheckArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
     let jobs = args.jobs.map_or_else(cores, |j| j as usize);
     let results = crate::check::check_all(
         &args.scenarios,
-        &args.set,
+        &args.sets.set,
         args.seeds.map(|n| n as usize),
         jobs,
         &progress,

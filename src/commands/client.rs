@@ -4,7 +4,11 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use super::run::{report_run, run_options};
+use super::toml_integer;
 use crate::cli::ClientArgs;
+use crate::engine::EngineError;
+use crate::engine::live::client::{self, TargetError};
+use crate::engine::live::tls::HandshakeError;
 use crate::engine::live::{LiveConfig, Target};
 use crate::error::Error;
 use crate::report;
@@ -13,6 +17,18 @@ use crate::run::run_live;
 use crate::scenario::{Scenario, parse_scenario};
 use crate::throttle::ThrottleConfig;
 use crate::time::HumanDuration;
+
+/// What is wrong with a flag of `client` (the flag is named by the caller).
+#[derive(Debug, thiserror::Error)]
+enum ClientFlagError {
+    #[error("unknown algorithm, expected one of: {}", ThrottleConfig::NAMES.join(", "))]
+    UnknownAlgorithm,
+    #[error(
+        "client runs against --target, whose limits are its own; only clients.*, run.*, \
+         store.* and expect.* apply (serve --limit … sets a mock server's)"
+    )]
+    ServerSetting,
+}
 
 /// Run our clients against any HTTP endpoint and record what they did.
 pub fn client(args: &ClientArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
@@ -39,23 +55,20 @@ pub fn client(args: &ClientArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
 /// algorithm, in live mode, with `--set` applied as for any scenario.
 pub(crate) fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<Scenario, Error> {
     if !ThrottleConfig::NAMES.contains(&args.algorithm.as_str()) {
-        return Err(Error::Usage(format!(
-            "--algorithm {}: unknown algorithm, expected one of: {}",
-            args.algorithm,
-            ThrottleConfig::NAMES.join(", ")
-        )));
+        let flag = format!("--algorithm {}", args.algorithm);
+        return Err(Error::flag(flag)(ClientFlagError::UnknownAlgorithm));
     }
     // The server is the target's own: a `server.*` value would be silently ignored.
     if let Some(o) = args
         .scenario_flags
+        .sets
         .set
         .iter()
         .find(|o| o.path[0] == "server")
     {
-        return Err(Error::Usage(format!(
-            "--set {o}: client runs against --target, whose limits are its own; only \
-             clients.*, run.*, store.* and expect.* apply (serve --limit … sets a mock server's)"
-        )));
+        return Err(Error::flag(format!("--set {o}"))(
+            ClientFlagError::ServerSetting,
+        ));
     }
     let every = args.sample_every.unwrap_or(HumanDuration::from_secs(10));
     let every = if every > args.duration && args.sample_every.is_none() {
@@ -74,7 +87,7 @@ pub(crate) fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<
     run.insert("mode".into(), "live".into());
     run.insert("sample_every".into(), every.to_string().into());
     if let Some(seed) = args.scenario_flags.seed {
-        run.insert("seed".into(), toml::Value::Integer(clamp_i64(seed)));
+        run.insert("seed".into(), toml_integer(seed));
     }
     root.insert("run".into(), toml::Value::Table(run));
     if let Some(url) = &args.store {
@@ -99,7 +112,7 @@ pub(crate) fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<
         &text,
         "<client flags>",
         "client",
-        &args.scenario_flags.set,
+        &args.scenario_flags.sets.set,
         seed_if_absent,
     )?)
 }
@@ -107,17 +120,17 @@ pub(crate) fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<
 /// How `client` runs: against the URL with the headers given.
 pub fn client_config(args: &ClientArgs) -> Result<LiveConfig, Error> {
     // Refuse a bad URL, header or CA file before any process starts.
-    let target = crate::engine::live::client::Target::parse(
-        &args.target,
-        &args.headers,
-        args.ca_file.as_deref(),
-    )?;
+    let target = client::Target::parse(&args.target, &args.headers, args.ca_file.as_deref())
+        .map_err(|e| {
+            let flag = target_flag(args, &e);
+            Error::flag(flag)(e)
+        })?;
     check_handshake(&target)?;
     let mut cfg = LiveConfig::new(Target::External {
         url: args.target.clone(),
         headers: args.headers.clone(),
     })
-    .map_err(|e| Error::Failed(format!("cannot find this program's binary: {e}")))?;
+    .map_err(Error::Engine)?;
     cfg.request_timeout = Duration::from_nanos(args.timeout.nanos().max(1_000_000));
     cfg.ca_file = args.ca_file.clone();
     Ok(cfg)
@@ -126,24 +139,44 @@ pub fn client_config(args: &ClientArgs) -> Result<LiveConfig, Error> {
 /// An `https://` target whose TLS handshake fails would fail every request alike: say why
 /// once, before any process starts (exit 4, as for a run in which every request failed).
 /// A target that does not take the connection is left to the run, which counts refusals.
-fn check_handshake(target: &crate::engine::live::client::Target) -> Result<(), Error> {
+fn check_handshake(target: &client::Target) -> Result<(), Error> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::Failed(format!("starting the async runtime: {e}")))?;
+        .map_err(|source| {
+            Error::Engine(EngineError::Setup {
+                what: "starting the async runtime",
+                source,
+            })
+        })?;
     let check = rt.block_on(async {
-        tokio::time::timeout(Duration::from_secs(10), target.check_handshake()).await
+        tokio::time::timeout(HANDSHAKE_TIMEOUT, target.check_handshake()).await
     });
     match check {
-        Ok(Err(message)) => Err(Error::Unreachable(message)),
+        Ok(Err(e)) => Err(e.into()),
         Ok(Ok(_)) => Ok(()),
-        Err(_) => Err(Error::Unreachable(format!(
-            "TLS handshake with {} did not finish within 10 s",
-            target.authority()
-        ))),
+        Err(_) => Err(HandshakeError::TimedOut {
+            authority: target.authority().to_string(),
+            within: HANDSHAKE_TIMEOUT,
+        }
+        .into()),
     }
 }
 
-fn clamp_i64(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
+/// How long the handshake checked before the run may take: a TLS server answers within
+/// milliseconds; one that takes this long would fail the run's requests anyway.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The flag, as typed, whose value `e` is about.
+fn target_flag(args: &ClientArgs, e: &TargetError) -> String {
+    match e {
+        TargetError::HeaderName { name } | TargetError::HeaderValue { name } => {
+            format!("--header {name}")
+        }
+        TargetError::CaFile(_) | TargetError::CaFileWithoutTls { .. } => {
+            let ca = args.ca_file.as_deref().unwrap_or(std::path::Path::new(""));
+            format!("--ca-file {}", ca.display())
+        }
+        _ => format!("--target {}", args.target),
+    }
 }

@@ -4,7 +4,8 @@ use std::sync::atomic::AtomicBool;
 
 use crate::cli::CompareArgs;
 use crate::compare::{self, CompareOptions};
-use crate::error::{Error, exit};
+use crate::error::Error;
+use crate::exit;
 use crate::parallel::cores;
 use crate::progress::{Progress, colour_stdout};
 use crate::run::print;

@@ -1,7 +1,8 @@
 //! `throttle-sim list`: every algorithm and server kind with its parameters.
 
 use crate::cli::ListArgs;
-use crate::error::{Error, exit};
+use crate::error::Error;
+use crate::exit;
 use crate::run::print;
 
 pub fn list(args: &ListArgs) -> Result<i32, Error> {

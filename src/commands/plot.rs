@@ -2,17 +2,20 @@
 
 use crate::cli::PlotArgs;
 use crate::compare;
-use crate::error::{Error, exit};
+use crate::error::Error;
+use crate::exit;
 use crate::parallel::cores;
 use crate::report;
+
+/// `plot DIR` with a `DIR` that is no folder.
+#[derive(Debug, thiserror::Error)]
+#[error("not a folder; give a results folder of `run` or `compare`")]
+struct NotAFolder;
 
 pub fn plot(args: &PlotArgs) -> Result<i32, Error> {
     let dir = &args.dir;
     if !dir.is_dir() {
-        return Err(Error::Usage(format!(
-            "{}: not a folder; give a results folder of `run` or `compare`",
-            dir.display()
-        )));
+        return Err(Error::flag(dir.display().to_string())(NotAFolder));
     }
     let what = if compare::is_comparison(dir) {
         compare::write_compare_report(dir, cores())?;

@@ -3,7 +3,8 @@
 use std::sync::atomic::AtomicBool;
 
 use crate::cli::{OutputFlags, RunArgs};
-use crate::error::{Error, exit};
+use crate::error::Error;
+use crate::exit;
 use crate::report;
 use crate::rng::fresh_seed;
 use crate::run::{RunOptions, RunResult, print, run_scenario};

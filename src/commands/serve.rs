@@ -1,14 +1,20 @@
 //! `throttle-sim serve`: the mock rate-limited API on its own, for any client (curl included).
 
 use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use super::toml_integer;
 use crate::cli::ServeArgs;
 use crate::engine::live::server::{ServerSettings, ServerState, serve_per_thread};
-use crate::engine::live::{ScaledClock, raise_fd_limit};
-use crate::error::{Error, exit};
-use crate::limiter::{FaultConfig, GcraConfig, Headers, Latency, LimiterConfig, Rule, SharedGcra};
+use crate::engine::live::tls::{self, TlsError};
+use crate::engine::live::{ScaledClock, SharedGcra, raise_fd_limit};
+use crate::error::Error;
+use crate::exit;
+use crate::limiter::{FaultConfig, GcraConfig, Headers, Latency, LimiterConfig, Rule};
+use crate::parallel::cores;
 use crate::recording::{Plan, Recording};
 use crate::report;
 use crate::run::{claim_dir_for, print};
@@ -17,6 +23,25 @@ use crate::scenario::{
 };
 use crate::store::{RedisLink, check_url};
 use crate::time::{HumanDuration, Nanos};
+
+/// What is wrong with how `serve` was asked to run; the flag is added where it is found.
+#[derive(Debug, thiserror::Error)]
+enum ServeError {
+    #[error("cannot listen there: {0}")]
+    Listen(std::io::Error),
+    #[error("must be at least {MIN_SAMPLE_EVERY}")]
+    SampleEveryTooShort,
+    #[error(
+        "only the gcra server kind keeps its state in Redis, not {0}; serve it without \
+         --store (each instance then has its own limit)"
+    )]
+    NotGcra(&'static str),
+    #[error("--set needs --scenario FILE")]
+    SetWithoutScenario,
+    /// A rule's parameter out of its range, as the rule words it.
+    #[error("{0}")]
+    Parameter(String),
+}
 
 /// `throttle-sim serve`: answer until `interrupt` turns true (Ctrl-C, SIGTERM), then stop
 /// accepting and let requests in flight finish.
@@ -27,37 +52,23 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
         settings.shared_limit = Some(shared_limit(url, &args.store_namespace, &settings, scale)?);
     }
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
-        settings.tls =
-            Some(crate::engine::live::tls::server_config(cert, key).map_err(Error::Usage)?);
+        settings.tls = Some(tls_config(cert, key)?);
     }
-    let scheme = if settings.tls.is_some() {
-        "https"
-    } else {
-        "http"
-    };
     raise_fd_limit();
-    let mut what = describe(&settings.limiter, scale);
-    if settings.headers != Headers::Full {
-        what.push_str(&format!(", headers {}", settings.headers.name()));
-    }
-    if let Some(shared) = &settings.shared_limit {
-        what.push_str(&format!(
-            ", shared through {} as {}*",
-            shared.url(),
-            shared.prefix()
-        ));
-    }
+    let what = describe(&settings, scale);
     let clock = ScaledClock::starting_now(scale);
     let recording = start_recording(args, &mut settings, clock)?;
     let capacity_rule = settings
         .shared_limit
         .is_some()
         .then(|| settings.limiter.build());
+    let scheme = if settings.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let state = ServerState::new(settings, clock);
-    let threads = args.threads.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get()),
-        usize::from,
-    );
+    let threads = args.threads.map_or_else(cores, usize::from);
     let running = match serve_per_thread(args.addr, state.clone(), threads, interrupt) {
         Ok(r) => r,
         Err(e) => {
@@ -65,10 +76,9 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
             if let Some(rec) = recording {
                 rec.abandon();
             }
-            return Err(Error::Usage(format!(
-                "--addr {}: cannot listen there: {e}",
-                args.addr
-            )));
+            return Err(Error::flag(format!("--addr {}", args.addr))(
+                ServeError::Listen(e),
+            ));
         }
     };
     // The first line says where: scripts and tests read the port from it.
@@ -83,14 +93,7 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
         stop_after(clock, d.nanos(), interrupt);
     }
     running.join();
-    for (key, s) in state.stats() {
-        if s.requests > 0 {
-            eprintln!(
-                "key {key}: {} requests, {} ok, {} limited",
-                s.requests, s.ok, s.limited
-            );
-        }
-    }
+    print_key_stats(&state);
     if let Some(rec) = recording {
         // With the rule in Redis, the capacity is the rule's own (the state holds none).
         let capacity = |span: Nanos| match &capacity_rule {
@@ -106,6 +109,36 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
     Ok(exit::OK)
 }
 
+/// `--tls-cert` and `--tls-key`, or what is wrong with them, named by the flag at fault.
+fn tls_config(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig>, Error> {
+    tls::server_config(cert, key).map_err(|e| {
+        let flag = match &e {
+            TlsError::PrivateKey { .. } => format!("--tls-key {}", key.display()),
+            TlsError::KeyMismatch { .. } => {
+                format!(
+                    "--tls-cert {} with --tls-key {}",
+                    cert.display(),
+                    key.display()
+                )
+            }
+            _ => format!("--tls-cert {}", cert.display()),
+        };
+        Error::flag(flag)(e)
+    })
+}
+
+/// Once stopped: what each key that was asked got.
+fn print_key_stats(state: &ServerState) {
+    for (key, s) in state.stats() {
+        if s.requests > 0 {
+            eprintln!(
+                "key {key}: {} requests, {} ok, {} limited",
+                s.requests, s.ok, s.limited
+            );
+        }
+    }
+}
+
 /// `--record DIR`: claim the folder (bad input names `--record`) and hand the server the
 /// journal. The run settings come from `--scenario` when given.
 fn start_recording(
@@ -118,16 +151,15 @@ fn start_recording(
     };
     let (name, run) = match &args.scenario {
         Some(path) => {
-            let s = read_scenario(path, &args.set, 0)?;
+            let s = read_scenario(path, &args.sets.set, 0)?;
             (format!("{}-recorded", s.name), s.run)
         }
         None => ("serve-recorded".to_string(), RunConfig::default()),
     };
     let sample_every = args.sample_every.unwrap_or(run.sample_every);
     if sample_every.nanos() < MIN_SAMPLE_EVERY.nanos() {
-        return Err(Error::Usage(format!(
-            "--sample-every {sample_every}: must be at least {MIN_SAMPLE_EVERY}"
-        )));
+        let flag = format!("--sample-every {sample_every}");
+        return Err(Error::flag(flag)(ServeError::SampleEveryTooShort));
     }
     let dir = claim_dir_for("--record", dir)?;
     let plan = Plan {
@@ -200,20 +232,34 @@ fn shared_limit(
     settings: &ServerSettings,
     scale: f64,
 ) -> Result<SharedGcra, Error> {
-    check_url(url).map_err(|e| Error::Usage(format!("--store: {e}")))?;
+    check_url(url).map_err(Error::flag("--store"))?;
     let LimiterConfig::Gcra(cfg) = &settings.limiter else {
-        return Err(Error::Usage(format!(
-            "--store: only the gcra server kind keeps its state in Redis, not {}; serve it \
-             without --store (each instance then has its own limit)",
-            settings.limiter.name()
-        )));
+        let kind = settings.limiter.name();
+        return Err(Error::flag("--store")(ServeError::NotGcra(kind)));
     };
-    SharedGcra::check(cfg).map_err(|e| Error::Usage(format!("--store: {e}")))?;
-    let link = RedisLink::connect(url).map_err(|e| Error::Failed(e.to_string()))?;
-    SharedGcra::start(link, namespace, cfg, scale).map_err(Error::Failed)
+    SharedGcra::check(cfg).map_err(Error::flag("--store"))?;
+    let link = RedisLink::connect(url).map_err(Error::failed)?;
+    SharedGcra::start(link, namespace, cfg, scale).map_err(Error::failed)
 }
 
-fn describe(limiter: &LimiterConfig, scale: f64) -> String {
+/// The rule served, for the first line: its kind (and for a GCRA its numbers), the time
+/// scale, the headers when not all are sent, and where its state is shared.
+fn describe(settings: &ServerSettings, scale: f64) -> String {
+    let mut what = describe_rule(&settings.limiter, scale);
+    if settings.headers != Headers::Full {
+        what.push_str(&format!(", headers {}", settings.headers.name()));
+    }
+    if let Some(shared) = &settings.shared_limit {
+        what.push_str(&format!(
+            ", shared through {} as {}*",
+            shared.url(),
+            shared.prefix()
+        ));
+    }
+    what
+}
+
+fn describe_rule(limiter: &LimiterConfig, scale: f64) -> String {
     let kind = match limiter {
         LimiterConfig::Gcra(g) => format!(
             "gcra: {} per {}, {} to start",
@@ -235,12 +281,12 @@ fn describe(limiter: &LimiterConfig, scale: f64) -> String {
 fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
     let (limiter, latency, scale, seed, faults, headers) = match &args.scenario {
         Some(path) => {
-            let mut sets = args.set.clone();
+            let mut sets = args.sets.set.clone();
             let mut push = |flag: &str, shown: String, path: &str, v: toml::Value| {
                 sets.push(Override::from_flag(flag, &shown, path, v));
             };
             if let Some(l) = args.limit {
-                let v = toml::Value::Integer(clamp_i64(l));
+                let v = toml_integer(l);
                 push("--limit", l.to_string(), "server.limit", v);
             }
             if let Some(p) = args.period {
@@ -248,7 +294,7 @@ fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
                 push("--period", p.to_string(), "server.period", v);
             }
             if let Some(i) = args.initial {
-                let v = toml::Value::Integer(clamp_i64(i));
+                let v = toml_integer(i);
                 push("--initial", i.to_string(), "server.initial", v);
             }
             if let Some(l) = args.latency {
@@ -278,8 +324,8 @@ fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
             )
         }
         None => {
-            if !args.set.is_empty() {
-                return Err(Error::Usage("--set needs --scenario FILE".into()));
+            if !args.sets.set.is_empty() {
+                return Err(Error::usage(ServeError::SetWithoutScenario));
             }
             let defaults = GcraConfig::default();
             let cfg = GcraConfig {
@@ -289,10 +335,12 @@ fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
                 ..Default::default()
             };
             if let Some((field, message)) = cfg.problems().into_iter().next() {
-                return Err(Error::Usage(format!("--{field}: {message}")));
+                return Err(Error::flag(format!("--{field}"))(ServeError::Parameter(
+                    message,
+                )));
             }
             let scale = args.time_scale.unwrap_or(1.0);
-            check_time_scale(scale).map_err(|m| Error::Usage(format!("--time-scale: {m}")))?;
+            check_time_scale(scale).map_err(Error::flag("--time-scale"))?;
             let latency = Latency::Fixed(args.latency.unwrap_or(HumanDuration(0)));
             (
                 LimiterConfig::Gcra(cfg),
@@ -308,8 +356,4 @@ fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
     settings.faults = faults;
     settings.headers = headers;
     Ok((settings, scale))
-}
-
-fn clamp_i64(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
 }

@@ -173,7 +173,7 @@ mod tests {
     }
 
     /// Every metric `[expect]` can judge must come back from compare.csv, or `compare` judges
-    /// a null (issue 11: the peaks were lost).
+    /// a null.
     #[test]
     fn every_expectable_metric_survives_compare_csv() {
         let tmp = tempfile::tempdir().unwrap();

@@ -61,7 +61,7 @@ pub struct CompareOptions<'a> {
     pub out: Option<PathBuf>,
     pub progress: &'a Progress,
     pub interrupt: &'a AtomicBool,
-    /// `--allow-large-output`: a variant's `series.csv` may pass `run::MAX_SERIES_BYTES`.
+    /// `--allow-large-output`: a variant's `series.csv` may pass `record::MAX_SERIES_BYTES`.
     pub allow_large_output: bool,
 }
 
@@ -94,11 +94,44 @@ pub fn seeds_from(first: u64, n: usize) -> Vec<u64> {
         .collect()
 }
 
+/// Why `compare` cannot run as asked; each names what to change (the flag, when one gave the
+/// value, is added by [`plan`]).
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("--seeds must be at least 1")]
+    NoSeeds,
+    #[error(
+        "unknown algorithm `{name}`, expected one of: {}",
+        ThrottleConfig::NAMES.join(", ")
+    )]
+    UnknownAlgorithm { name: String },
+    #[error("{} has no variant `{name}`; its variants: {}", scenario.display(), known.join(", "))]
+    NoSuchVariant {
+        scenario: PathBuf,
+        name: String,
+        known: Vec<String>,
+    },
+    #[error(
+        "every client group of {} has keep_algorithm = true; nothing to switch",
+        .0.display()
+    )]
+    NothingToSwitch(PathBuf),
+    #[error("`{0}` is named twice; each variant and algorithm may appear once")]
+    NamedTwice(String),
+}
+
+/// A variant chosen by name or algorithm, before its scenario is resolved.
+struct Chosen {
+    name: String,
+    description: String,
+    sets: Vec<Override>,
+}
+
 /// Check the request and resolve every variant's scenario, before anything runs: a bad name
 /// or a variant that does not validate is a usage error (exit 2) naming it.
 pub fn plan(opts: &CompareOptions<'_>) -> Result<Plan, Error> {
     if opts.seeds == Some(0) {
-        return Err(Error::Usage("--seeds must be at least 1".into()));
+        return Err(Error::usage(PlanError::NoSeeds));
     }
     let mut base_overrides = opts.overrides.clone();
     base_overrides.push(sim_mode());
@@ -107,17 +140,36 @@ pub fn plan(opts: &CompareOptions<'_>) -> Result<Plan, Error> {
         .seeds
         .unwrap_or_else(|| base.run.seeds.map_or(DEFAULT_SEEDS, |n| n as usize));
     let seeds = seeds_from(base.run.seed(), n);
-    let seed = Override::new("run.seed", toml::Value::Integer(seeds[0] as i64))
-        .expect("a fixed valid path");
-
-    for a in &opts.algorithms {
-        if !ThrottleConfig::NAMES.contains(&a.as_str()) {
-            return Err(Error::Usage(format!(
-                "--algorithms: unknown algorithm `{a}`, expected one of: {}",
-                ThrottleConfig::NAMES.join(", ")
-            )));
+    if let Some(a) = opts
+        .algorithms
+        .iter()
+        .find(|a| !ThrottleConfig::NAMES.contains(&a.as_str()))
+    {
+        return Err(Error::flag("--algorithms")(PlanError::UnknownAlgorithm {
+            name: a.clone(),
+        }));
+    }
+    let mut chosen = named_variants(opts, &base)?;
+    chosen.extend(algorithm_variants(opts, &base)?);
+    for (i, c) in chosen.iter().enumerate() {
+        if chosen[..i].iter().any(|o| o.name == c.name) {
+            return Err(Error::usage(PlanError::NamedTwice(c.name.clone())));
         }
     }
+    let variants = chosen
+        .into_iter()
+        .map(|c| resolve(opts, c, seeds[0]))
+        .collect::<Result<_, _>>()?;
+    Ok(Plan {
+        base,
+        variants,
+        seeds,
+    })
+}
+
+/// The variants `--variants` names (every `[[variants]]` and `base` when it names none and
+/// no `--algorithms` are given).
+fn named_variants(opts: &CompareOptions<'_>, base: &Scenario) -> Result<Vec<Chosen>, Error> {
     let names: Vec<String> = if !opts.variants.is_empty() {
         opts.variants.clone()
     } else if opts.algorithms.is_empty() {
@@ -127,94 +179,102 @@ pub fn plan(opts: &CompareOptions<'_>) -> Result<Plan, Error> {
     } else {
         Vec::new()
     };
-    // (name, description, overrides)
-    let mut chosen: Vec<(String, String, Vec<Override>)> = Vec::new();
-    for name in &names {
+    let mut chosen = Vec::new();
+    for name in names {
         if name == BASE {
-            chosen.push((BASE.into(), "the scenario as written".into(), Vec::new()));
+            chosen.push(Chosen {
+                name,
+                description: "the scenario as written".into(),
+                sets: Vec::new(),
+            });
             continue;
         }
-        let Some(v) = base.variants.iter().find(|v| &v.name == name) else {
+        let Some(v) = base.variants.iter().find(|v| v.name == name) else {
             let mut known = vec![format!("{BASE} (the scenario as written)")];
             known.extend(base.variants.iter().map(|v| v.name.clone()));
-            return Err(Error::Usage(format!(
-                "--variants: {} has no variant `{name}`; its variants: {}",
-                opts.scenario.display(),
-                known.join(", ")
-            )));
+            return Err(Error::flag("--variants")(PlanError::NoSuchVariant {
+                scenario: opts.scenario.clone(),
+                name,
+                known,
+            }));
         };
         let sets = v
             .set
             .iter()
             .map(|(p, value)| Override::new(p, value.clone()))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| Error::Usage(format!("variant `{name}`: {e}")))?;
-        chosen.push((v.name.clone(), v.description.clone(), sets));
+            .map_err(Error::flag(format!("variant `{name}`")))?;
+        chosen.push(Chosen {
+            name: v.name.clone(),
+            description: v.description.clone(),
+            sets,
+        });
     }
-    // Groups marked `keep_algorithm` (a co-tenant that is part of the case) keep theirs.
+    Ok(chosen)
+}
+
+/// One variant per `--algorithms` entry: every client group switched to it, but those marked
+/// `keep_algorithm` (a co-tenant that is part of the case).
+fn algorithm_variants(opts: &CompareOptions<'_>, base: &Scenario) -> Result<Vec<Chosen>, Error> {
     let studied: Vec<usize> = (0..base.clients.len())
         .filter(|&i| !base.clients[i].common.keep_algorithm)
         .collect();
     if !opts.algorithms.is_empty() && studied.is_empty() {
-        return Err(Error::Usage(format!(
-            "--algorithms: every client group of {} has keep_algorithm = true; nothing to switch",
-            opts.scenario.display()
-        )));
+        let e = PlanError::NothingToSwitch(opts.scenario.clone());
+        return Err(Error::flag("--algorithms")(e));
     }
-    for a in &opts.algorithms {
-        let value = toml::Value::String(a.clone());
-        let (sets, which) = if studied.len() == base.clients.len() {
-            let all = Override::new("clients.*.algorithm", value).expect("a fixed valid path");
-            (vec![all], "every client group runs".to_string())
-        } else {
-            let sets = studied
-                .iter()
-                .map(|i| {
-                    Override::new(&format!("clients.{i}.algorithm"), value.clone())
-                        .expect("a valid path")
-                })
-                .collect();
-            let names: Vec<&str> = studied
-                .iter()
-                .map(|&i| base.clients[i].common.name.as_str())
-                .collect();
-            (sets, format!("groups {} run", names.join(", ")))
-        };
-        chosen.push((
-            a.clone(),
-            format!("{which} `{a}` (parameters it does not take dropped)"),
-            sets,
-        ));
-    }
-    for (i, (name, _, _)) in chosen.iter().enumerate() {
-        if chosen[..i].iter().any(|c| &c.0 == name) {
-            return Err(Error::Usage(format!(
-                "`{name}` is named twice; each variant and algorithm may appear once"
-            )));
-        }
-    }
+    let which = if studied.len() == base.clients.len() {
+        "every client group runs".to_string()
+    } else {
+        let names: Vec<&str> = studied
+            .iter()
+            .map(|&i| base.clients[i].common.name.as_str())
+            .collect();
+        format!("groups {} run", names.join(", "))
+    };
+    Ok(opts
+        .algorithms
+        .iter()
+        .map(|a| {
+            let value = toml::Value::String(a.clone());
+            let sets = if studied.len() == base.clients.len() {
+                vec![Override::new("clients.*.algorithm", value).expect("a fixed valid path")]
+            } else {
+                studied
+                    .iter()
+                    .map(|i| {
+                        Override::new(&format!("clients.{i}.algorithm"), value.clone())
+                            .expect("a valid path")
+                    })
+                    .collect()
+            };
+            Chosen {
+                name: a.clone(),
+                description: format!("{which} `{a}` (parameters it does not take dropped)"),
+                sets,
+            }
+        })
+        .collect())
+}
 
-    let mut variants = Vec::new();
-    for (name, description, sets) in chosen {
-        let mut all = opts.overrides.clone();
-        all.extend(sets.iter().cloned());
-        all.push(sim_mode());
-        all.push(seed.clone());
-        let scenario = read_scenario(&opts.scenario, &all, seeds[0])
-            .map_err(|e| Error::Usage(format!("variant `{name}`: {e}")))?;
-        check_series_size(&scenario, opts.allow_large_output)
-            .map_err(|e| Error::Usage(format!("variant `{name}`: {e}")))?;
-        variants.push(PlannedVariant {
-            name,
-            description,
-            set: sets.iter().map(|o| o.raw.clone()).collect(),
-            scenario,
-        });
-    }
-    Ok(Plan {
-        base,
-        variants,
-        seeds,
+/// The variant's scenario at the first seed, checked like any scenario and for its
+/// `series.csv`'s size.
+fn resolve(opts: &CompareOptions<'_>, c: Chosen, first_seed: u64) -> Result<PlannedVariant, Error> {
+    let seed = Override::new("run.seed", toml::Value::Integer(first_seed as i64))
+        .expect("a fixed valid path");
+    let mut all = opts.overrides.clone();
+    all.extend(c.sets.iter().cloned());
+    all.push(sim_mode());
+    all.push(seed);
+    let in_variant = format!("variant `{}`", c.name);
+    let scenario =
+        read_scenario(&opts.scenario, &all, first_seed).map_err(Error::flag(&in_variant))?;
+    check_series_size(&scenario, opts.allow_large_output).map_err(Error::flag(in_variant))?;
+    Ok(PlannedVariant {
+        name: c.name,
+        description: c.description,
+        set: c.sets.iter().map(|o| o.raw.clone()).collect(),
+        scenario,
     })
 }
 
@@ -248,74 +308,11 @@ pub fn run_compare(opts: &CompareOptions<'_>, plan: &Plan) -> Result<CompareResu
     let scenario_path = dir.join("scenario.toml");
     fs::write(&scenario_path, base.to_toml()).map_err(Error::io(&scenario_path))?;
 
+    let jobs = Jobs::new(opts, plan, &dir);
     let n_seeds = plan.seeds.len();
-    let total = plan.variants.len() * n_seeds;
-    let duration_s = |v: &PlannedVariant| v.scenario.run.duration.secs() as u64;
-    // One bar per variant, added when its first run starts and cleared when its last ends.
-    let bars: Vec<Mutex<Option<indicatif::ProgressBar>>> =
-        plan.variants.iter().map(|_| Mutex::new(None)).collect();
-    let left: Vec<AtomicUsize> = plan
-        .variants
-        .iter()
-        .map(|_| AtomicUsize::new(n_seeds))
-        .collect();
-
-    let results = crate::parallel::run_all(total, opts.jobs, |job| {
-        let (vi, si) = (job / n_seeds, job % n_seeds);
-        let v = &plan.variants[vi];
-        if opts.interrupt.load(Ordering::Relaxed) {
-            return JobResult::Skipped;
-        }
-        let bar = {
-            let mut slot = bars[vi].lock().expect("bar lock");
-            slot.get_or_insert_with(|| {
-                opts.progress
-                    .bar(&v.name, duration_s(v).saturating_mul(n_seeds as u64))
-            })
-            .clone()
-        };
-        let mut scenario = v.scenario.clone();
-        scenario.run.seed = Some(plan.seeds[si]);
-        let started = Instant::now();
-        let mut last: u64 = 0;
-        let mut on_progress = |t: Nanos| {
-            let now = secs(t) as u64;
-            bar.inc(now.saturating_sub(last));
-            last = now;
-        };
-        let outcome = if si == 0 {
-            run_first_seed(&dir, vi, v, &scenario, opts.interrupt, &mut on_progress)
-        } else {
-            let control = engine::Control {
-                progress: &mut on_progress,
-                interrupt: opts.interrupt,
-            };
-            sim::run(&scenario, std::io::sink(), None::<std::io::Sink>, control)
-                .map_err(Error::engine("(memory)"))
-        };
-        let result = match outcome {
-            Ok(s) if s.partial => JobResult::Skipped,
-            Ok(s) => {
-                opts.progress
-                    .run_done(&run_line(&plan.base.name, v, &s, started));
-                JobResult::Done(Box::new(s))
-            }
-            Err(e) => JobResult::Failed(e),
-        };
-        if left[vi].fetch_sub(1, Ordering::SeqCst) == 1 {
-            opts.progress.task_done(
-                &bar,
-                &format!(
-                    "{}: {} seed{} done",
-                    v.name,
-                    n_seeds,
-                    if n_seeds == 1 { "" } else { "s" }
-                ),
-            );
-        }
-        result
+    let results = crate::parallel::run_all(plan.variants.len() * n_seeds, opts.jobs, |job| {
+        jobs.run(job / n_seeds, job % n_seeds)
     });
-
     let mut runs: Vec<VariantRuns> = plan
         .variants
         .iter()
@@ -347,6 +344,93 @@ pub fn run_compare(opts: &CompareOptions<'_>, plan: &Plan) -> Result<CompareResu
         comparison,
         interrupted: false,
     })
+}
+
+/// The comparison's runs, one per variant and seed, run on worker threads.
+struct Jobs<'a> {
+    opts: &'a CompareOptions<'a>,
+    plan: &'a Plan,
+    dir: &'a Path,
+    /// One bar per variant, added when its first run starts and cleared when its last ends.
+    bars: Vec<Mutex<Option<indicatif::ProgressBar>>>,
+    /// Per variant: the runs not yet ended.
+    left: Vec<AtomicUsize>,
+}
+
+impl<'a> Jobs<'a> {
+    fn new(opts: &'a CompareOptions<'a>, plan: &'a Plan, dir: &'a Path) -> Self {
+        let n_seeds = plan.seeds.len();
+        Jobs {
+            opts,
+            plan,
+            dir,
+            bars: plan.variants.iter().map(|_| Mutex::new(None)).collect(),
+            left: plan
+                .variants
+                .iter()
+                .map(|_| AtomicUsize::new(n_seeds))
+                .collect(),
+        }
+    }
+
+    /// Variant `vi` at seed number `si`: the first seed as a full run folder, the others in
+    /// memory only.
+    fn run(&self, vi: usize, si: usize) -> JobResult {
+        let (opts, v) = (self.opts, &self.plan.variants[vi]);
+        if opts.interrupt.load(Ordering::Relaxed) {
+            return JobResult::Skipped;
+        }
+        let bar = self.bar(vi);
+        let mut scenario = v.scenario.clone();
+        scenario.run.seed = Some(self.plan.seeds[si]);
+        let started = Instant::now();
+        let mut last: u64 = 0;
+        let mut on_progress = |t: Nanos| {
+            let now = secs(t) as u64;
+            bar.inc(now.saturating_sub(last));
+            last = now;
+        };
+        let outcome = if si == 0 {
+            run_first_seed(self.dir, vi, v, &scenario, opts.interrupt, &mut on_progress)
+        } else {
+            let control = engine::Control {
+                progress: &mut on_progress,
+                interrupt: opts.interrupt,
+            };
+            sim::run(&scenario, std::io::sink(), None::<std::io::Sink>, control)
+                .map_err(Error::engine("(memory)"))
+        };
+        let result = match outcome {
+            Ok(s) if s.partial => JobResult::Skipped,
+            Ok(s) => {
+                opts.progress
+                    .run_done(&run_line(&self.plan.base.name, v, &s, started));
+                JobResult::Done(Box::new(s))
+            }
+            Err(e) => JobResult::Failed(e),
+        };
+        if self.left[vi].fetch_sub(1, Ordering::SeqCst) == 1 {
+            let n = self.plan.seeds.len();
+            let plural = if n == 1 { "" } else { "s" };
+            let done = format!("{}: {n} seed{plural} done", v.name);
+            self.opts.progress.task_done(&bar, &done);
+        }
+        result
+    }
+
+    /// Variant `vi`'s bar, made when its first run starts.
+    fn bar(&self, vi: usize) -> indicatif::ProgressBar {
+        let v = &self.plan.variants[vi];
+        let seeds = self.plan.seeds.len() as u64;
+        let mut slot = self.bars[vi].lock().expect("bar lock");
+        slot.get_or_insert_with(|| {
+            let duration_s = v.scenario.run.duration.secs() as u64;
+            self.opts
+                .progress
+                .bar(&v.name, duration_s.saturating_mul(seeds))
+        })
+        .clone()
+    }
 }
 
 /// Write `compare.csv` into `dir`, then the table, report, `compare.json` and `compare.md`,

@@ -7,25 +7,18 @@ use std::path::{Path, PathBuf};
 use super::files::read_compare_csv;
 use super::table::Comparison;
 use crate::error::Error;
+use crate::record::RunMode;
 use crate::report::charts::{
-    FairnessChart, Heading, RatioChart, RatioLine, TradeoffChart, VariantPoint, window_text,
+    FairnessChart, Heading, RatioChart, RatioLine, TimeAxis, TradeoffChart, VariantPoint,
+    window_text,
 };
 use crate::report::html::{Page, escape, list};
 use crate::report::{RunFolder, WrittenChart, read_text, write_chart, write_run_report};
-use crate::scenario::{Override, read_scenario};
+use crate::scenario::{Override, Scenario, folder_char, read_scenario};
 
 /// The folder of variant `index` (0-based) named `name`: `variants/01-no-jitter`.
 pub fn variant_dir(dir: &Path, index: usize, name: &str) -> PathBuf {
-    let safe: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let safe: String = name.chars().map(folder_char).collect();
     dir.join("variants")
         .join(format!("{:02}-{}", index + 1, safe.trim_start_matches('.')))
 }
@@ -87,35 +80,46 @@ fn caption(stem: &str, seeds: usize) -> String {
 pub fn write_compare_report(dir: &Path, jobs: usize) -> Result<Comparison, Error> {
     let scenario = read_scenario(&dir.join("scenario.toml"), &[], 0)?;
     let cmp = load_comparison(dir)?;
-    let n_seeds = cmp.seeds.len();
+    let sections = draw_variants(dir, &cmp, jobs)?;
+    let charts = write_charts(dir, &cmp, &scenario, &sections)?;
+    let html = compare_html(dir, &cmp, &scenario, &charts, &sections);
+    let path = dir.join("report.html");
+    fs::write(&path, html).map_err(Error::io(&path))?;
+    Ok(cmp)
+}
 
-    // Each variant's own report (drawn `jobs` at a time), and what the comparison's charts
-    // need from it.
-    let drawn = crate::parallel::run_all(cmp.variants.len(), jobs, |i| {
+/// A variant's first-seed run folder, with its report drawn.
+struct VariantSection {
+    dir: PathBuf,
+    run: RunFolder,
+    /// Its sleep chart, shown again in the comparison.
+    sleep: Option<WrittenChart>,
+}
+
+/// Each variant's own report, drawn `jobs` at a time.
+fn draw_variants(dir: &Path, cmp: &Comparison, jobs: usize) -> Result<Vec<VariantSection>, Error> {
+    crate::parallel::run_all(cmp.variants.len(), jobs, |i| {
         let vdir = variant_dir(dir, i, &cmp.variants[i].name);
         let charts = write_run_report(&vdir)?;
-        let run = RunFolder::load(&vdir)?;
-        let sleep = charts.into_iter().find(|c| c.stem == "sleep");
-        Ok::<_, Error>((vdir, run, sleep))
-    });
-    let mut ratio_lines = Vec::new();
-    let mut window = None;
-    let mut variant_sections = Vec::new();
-    for (v, d) in cmp.variants.iter().zip(drawn) {
-        let (vdir, run, sleep) = d?;
-        let w = *window.get_or_insert_with(|| run.series.default_window());
-        ratio_lines.push(RatioLine {
-            label: v.name.clone(),
-            overall: false,
-            times: run.series.times.clone(),
-            ratio: run.series.rolling_ratio(0, w),
-        });
-        variant_sections.push((vdir, run, sleep));
-    }
-    let bucket_s = variant_sections
-        .first()
-        .map_or(1.0, |(_, r, _)| r.series.bucket_s);
+        Ok(VariantSection {
+            run: RunFolder::load(&vdir)?,
+            sleep: charts.into_iter().find(|c| c.stem == "sleep"),
+            dir: vdir,
+        })
+    })
+    .into_iter()
+    .collect()
+}
 
+/// The comparison's own charts: the trade-off, the fairness bars, and the 429 ratio of every
+/// variant's first seed over one rolling window.
+fn write_charts(
+    dir: &Path,
+    cmp: &Comparison,
+    scenario: &Scenario,
+    sections: &[VariantSection],
+) -> Result<Vec<WrittenChart>, Error> {
+    let n_seeds = cmp.seeds.len();
     let many = Heading {
         scenario: cmp.scenario.clone(),
         variant: None,
@@ -126,12 +130,53 @@ pub fn write_compare_report(dir: &Path, jobs: usize) -> Result<Comparison, Error
         variant: None,
         detail: format!("seed {}", cmp.seeds.first().copied().unwrap_or(0)),
     };
-    let stat = |v: &super::table::VariantStats, m: &str| v.metrics[m].clone();
-    let points = cmp
+    let window = sections.first().map(|s| s.run.series.default_window());
+    let bucket_s = sections.first().map_or(1.0, |s| s.run.series.bucket_s);
+    let lines = cmp
         .variants
         .iter()
+        .zip(sections)
+        .map(|(v, s)| RatioLine {
+            label: v.name.clone(),
+            overall: false,
+            times: s.run.series.times.clone(),
+            ratio: s.run.series.rolling_ratio(0, window.unwrap_or(1)),
+        })
+        .collect();
+    Ok(vec![
+        write_chart(
+            dir,
+            &TradeoffChart {
+                heading: &many,
+                points: tradeoff_points(cmp),
+            },
+        )?,
+        write_chart(
+            dir,
+            &FairnessChart {
+                heading: &many,
+                bars: fairness_bars(cmp),
+            },
+        )?,
+        write_chart(
+            dir,
+            &RatioChart {
+                heading: &first,
+                lines,
+                window: window_text(window.unwrap_or(1) as f64 * bucket_s),
+                axis: TimeAxis::for_duration(scenario.run.duration.secs()),
+            },
+        )?,
+    ])
+}
+
+/// Each variant's mean utilization against its mean 429 ratio, with their intervals and
+/// the single seeds.
+fn tradeoff_points(cmp: &Comparison) -> Vec<VariantPoint> {
+    cmp.variants
+        .iter()
         .map(|v| {
-            let (u, r) = (stat(v, "utilization"), stat(v, "ratio_429"));
+            let (u, r) = (&v.metrics["utilization"], &v.metrics["ratio_429"]);
             VariantPoint {
                 name: v.name.clone(),
                 x: u.mean.unwrap_or(0.0),
@@ -146,12 +191,15 @@ pub fn write_compare_report(dir: &Path, jobs: usize) -> Result<Comparison, Error
                     .collect(),
             }
         })
-        .collect();
-    let bars = cmp
-        .variants
+        .collect()
+}
+
+/// Each variant's mean fairness, its interval and the single seeds.
+fn fairness_bars(cmp: &Comparison) -> Vec<(String, f64, Option<f64>, Vec<f64>)> {
+    cmp.variants
         .iter()
         .map(|v| {
-            let f = stat(v, "fairness");
+            let f = &v.metrics["fairness"];
             (
                 v.name.clone(),
                 f.mean.unwrap_or(0.0),
@@ -159,61 +207,19 @@ pub fn write_compare_report(dir: &Path, jobs: usize) -> Result<Comparison, Error
                 f.values.iter().flatten().copied().collect(),
             )
         })
-        .collect();
-    let charts: Vec<WrittenChart> = vec![
-        write_chart(
-            dir,
-            &TradeoffChart {
-                heading: &many,
-                points,
-            },
-        )?,
-        write_chart(
-            dir,
-            &FairnessChart {
-                heading: &many,
-                bars,
-            },
-        )?,
-        write_chart(
-            dir,
-            &RatioChart {
-                heading: &first,
-                lines: ratio_lines,
-                window: window_text(window.unwrap_or(1) as f64 * bucket_s),
-                axis: crate::report::charts::TimeAxis::for_duration(scenario.run.duration.secs()),
-            },
-        )?,
-    ];
+        .collect()
+}
 
+/// The comparison's `report.html`.
+fn compare_html(
+    dir: &Path,
+    cmp: &Comparison,
+    scenario: &Scenario,
+    charts: &[WrittenChart],
+    sections: &[VariantSection],
+) -> String {
     let mut page = Page::new(&format!("{}: comparison", cmp.scenario));
-    let mut modes: Vec<&str> = variant_sections
-        .iter()
-        .map(|(_, r, _)| r.summary.mode.as_str())
-        .collect();
-    modes.sort_unstable();
-    modes.dedup();
-    if modes.iter().all(|&m| m == "sim") {
-        page.meta(&format!(
-            "{} variants, each over the same {n_seeds} seed{} ({}); sim mode; throttle-sim {}",
-            cmp.variants.len(),
-            if n_seeds == 1 { "" } else { "s" },
-            cmp.seeds
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
-            cmp.version
-        ));
-    } else {
-        // `compare --runs`: existing run folders, one run each, of other modes too.
-        page.meta(&format!(
-            "{} runs side by side, one run each ({} mode); throttle-sim {}",
-            cmp.variants.len(),
-            modes.join(", "),
-            cmp.version
-        ));
-    }
+    page.meta(&page_meta(cmp, sections));
     if !scenario.description.is_empty() {
         page.paragraph(&scenario.description);
     }
@@ -227,17 +233,17 @@ pub fn write_compare_report(dir: &Path, jobs: usize) -> Result<Comparison, Error
     page.heading("Comparison");
     page.raw(&cmp.html());
     page.paragraph(&cmp.method);
-    let missed: Vec<String> = cmp
-        .missed()
-        .map(|(name, e)| {
-            format!(
-                "<span class=\"missed\">MISSED</span> {}: {}",
-                escape(name),
-                escape(&super::table::verdict_text(e))
-            )
-        })
-        .collect();
     if cmp.variants.iter().any(|v| !v.expect.is_empty()) {
+        let missed: Vec<String> = cmp
+            .missed()
+            .map(|(name, e)| {
+                format!(
+                    "<span class=\"missed\">MISSED</span> {}: {}",
+                    escape(name),
+                    escape(&super::table::verdict_text(e))
+                )
+            })
+            .collect();
         page.heading("Expectations (on the means over seeds)");
         if missed.is_empty() {
             page.paragraph("Every variant is within every [expect] range.");
@@ -246,47 +252,85 @@ pub fn write_compare_report(dir: &Path, jobs: usize) -> Result<Comparison, Error
         }
     }
     page.heading("Charts");
-    for c in &charts {
-        page.figure(&c.svg, &caption(&c.stem, n_seeds));
+    for c in charts {
+        page.figure(&c.svg, &caption(&c.stem, cmp.seeds.len()));
     }
     page.heading("Variants");
-    for (vdir, run, sleep) in &variant_sections {
-        let name = run.variant.as_ref().map_or("?", |v| v.name.as_str());
-        let rel = vdir
-            .strip_prefix(dir)
-            .unwrap_or(vdir)
-            .join("report.html")
-            .to_string_lossy()
-            .replace('\\', "/");
-        let mut text = format!("<h3>{}</h3>\n<p>", escape(name));
-        if let Some(v) = &run.variant {
-            if !v.description.is_empty() {
-                text.push_str(&format!("{}. ", escape(&v.description)));
-            }
-            if v.set.is_empty() {
-                text.push_str("The scenario as written. ");
-            } else {
-                text.push_str(&format!(
-                    "Sets <code>{}</code>. ",
-                    escape(&v.set.join(", "))
-                ));
-            }
-        }
-        text.push_str(&format!(
-            "<a href=\"{}\">Its full report</a> (seed {}).</p>\n",
-            escape(&rel),
-            run.summary.seed
-        ));
-        page.raw(&text);
-        if let Some(s) = sleep {
+    for section in sections {
+        page.raw(&variant_html(dir, section));
+        if let Some(s) = &section.sleep {
             page.figure(&s.svg, crate::report::caption("sleep"));
         }
     }
-    let html = page.finish(
+    page.finish(
         "Made by throttle-sim from compare.csv, scenario.toml and the variants/ folders; \
          `throttle-sim plot <this folder>` draws it again.",
-    );
-    let path = dir.join("report.html");
-    fs::write(&path, html).map_err(Error::io(&path))?;
-    Ok(cmp)
+    )
+}
+
+/// The line under the title: the variants and seeds of a comparison, or the runs and their
+/// modes of `compare --runs`.
+fn page_meta(cmp: &Comparison, sections: &[VariantSection]) -> String {
+    let n_seeds = cmp.seeds.len();
+    // By name, as the line lists them.
+    let mut modes: Vec<&str> = sections
+        .iter()
+        .map(|s| s.run.summary.mode.as_str())
+        .collect();
+    modes.sort_unstable();
+    modes.dedup();
+    if modes.iter().all(|&m| m == RunMode::Sim.as_str()) {
+        format!(
+            "{} variants, each over the same {n_seeds} seed{} ({}); sim mode; throttle-sim {}",
+            cmp.variants.len(),
+            if n_seeds == 1 { "" } else { "s" },
+            cmp.seeds
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            cmp.version
+        )
+    } else {
+        // `compare --runs`: existing run folders, one run each, of other modes too.
+        format!(
+            "{} runs side by side, one run each ({} mode); throttle-sim {}",
+            cmp.variants.len(),
+            modes.join(", "),
+            cmp.version
+        )
+    }
+}
+
+/// A variant's heading and paragraph: what it sets, and a link to its own report.
+fn variant_html(dir: &Path, section: &VariantSection) -> String {
+    let run = &section.run;
+    let name = run.variant.as_ref().map_or("?", |v| v.name.as_str());
+    let rel = section
+        .dir
+        .strip_prefix(dir)
+        .unwrap_or(&section.dir)
+        .join("report.html")
+        .to_string_lossy()
+        .replace('\\', "/");
+    let mut text = format!("<h3>{}</h3>\n<p>", escape(name));
+    if let Some(v) = &run.variant {
+        if !v.description.is_empty() {
+            text.push_str(&format!("{}. ", escape(&v.description)));
+        }
+        if v.set.is_empty() {
+            text.push_str("The scenario as written. ");
+        } else {
+            text.push_str(&format!(
+                "Sets <code>{}</code>. ",
+                escape(&v.set.join(", "))
+            ));
+        }
+    }
+    text.push_str(&format!(
+        "<a href=\"{}\">Its full report</a> (seed {}).</p>\n",
+        escape(&rel),
+        run.summary.seed
+    ));
+    text
 }

@@ -13,9 +13,9 @@ use super::report::{is_comparison, variant_dir};
 use super::table::{Comparison, VariantRuns};
 use super::write_comparison;
 use crate::error::Error;
-use crate::report::{RunFolder, VARIANT_NOTE, VariantNote};
+use crate::report::{ReportError, RunFolder, VARIANT_NOTE, VariantNote};
 use crate::run::{claim_given_dir, claim_new_dir};
-use crate::scenario::Expect;
+use crate::scenario::{Expect, Scenario};
 use crate::time::HumanDuration;
 
 /// The files of a run folder the comparison needs (and `clients.csv` of a recording).
@@ -29,21 +29,37 @@ pub struct RunsResult {
     pub sources: Vec<(String, PathBuf)>,
 }
 
+/// Why `compare --runs` cannot use a folder.
+#[derive(Debug, thiserror::Error)]
+enum RunsError {
+    #[error("give at least one run folder")]
+    NoneGiven,
+    #[error("no such folder")]
+    Missing,
+    #[error("is a file, not a run folder")]
+    IsAFile,
+    #[error("is a comparison (it has compare.csv), not a run; give its variants/* folders")]
+    IsAComparison,
+    #[error("not a run folder: {0}")]
+    NotARun(ReportError),
+}
+
 /// Check that `dir` is a run folder and load it; every problem names `--runs` and the folder.
 fn load(dir: &Path) -> Result<RunFolder, Error> {
-    let bad = |why: String| Error::Usage(format!("--runs {}: {why}", dir.display()));
+    check_run_folder(dir).map_err(Error::flag(format!("--runs {}", dir.display())))
+}
+
+fn check_run_folder(dir: &Path) -> Result<RunFolder, RunsError> {
     if !dir.exists() {
-        return Err(bad("no such folder".into()));
+        return Err(RunsError::Missing);
     }
     if !dir.is_dir() {
-        return Err(bad("is a file, not a run folder".into()));
+        return Err(RunsError::IsAFile);
     }
     if is_comparison(dir) {
-        return Err(bad(
-            "is a comparison (it has compare.csv), not a run; give its variants/* folders".into(),
-        ));
+        return Err(RunsError::IsAComparison);
     }
-    RunFolder::load(dir).map_err(|e| bad(format!("not a run folder: {e}")))
+    RunFolder::load(dir).map_err(RunsError::NotARun)
 }
 
 /// The variant names: each run's own variant name, else its scenario's name, made unique.
@@ -80,7 +96,7 @@ pub fn compare_runs(
     jobs: usize,
 ) -> Result<RunsResult, Error> {
     if dirs.is_empty() {
-        return Err(Error::Usage("--runs: give at least one run folder".into()));
+        return Err(Error::flag("--runs")(RunsError::NoneGiven));
     }
     let runs = dirs
         .iter()
@@ -91,52 +107,12 @@ pub fn compare_runs(
         Some(d) => claim_given_dir(d)?,
         None => claim_new_dir(Path::new("results"), "runs-compare", SystemTime::now())?,
     };
-
-    // The comparison's scenario: the first run's server, long enough for the longest run,
-    // with no variants and no [expect] (runs of different scenarios are shown, not judged).
-    let mut scenario = runs[0].scenario.clone();
-    scenario.name = "runs".into();
-    scenario.description = format!(
-        "{} run folders side by side: {}.",
-        runs.len(),
-        dirs.iter()
-            .zip(&names)
-            .map(|(d, n)| format!("{n} ({})", d.display()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    scenario.variants.clear();
-    scenario.expect = Expect::new();
-    let longest = runs
-        .iter()
-        .map(|r| r.scenario.run.duration.nanos())
-        .max()
-        .unwrap_or(0);
-    scenario.run.duration = HumanDuration(longest.max(scenario.run.duration.nanos()));
+    let scenario = side_by_side(&runs, dirs, &names);
     let path = dir.join("scenario.toml");
     fs::write(&path, scenario.to_toml()).map_err(Error::io(&path))?;
-
     let mut csv = String::new();
     for (i, (run, name)) in runs.iter().zip(&names).enumerate() {
-        let vdir = variant_dir(&dir, i, name);
-        fs::create_dir_all(&vdir).map_err(Error::io(&vdir))?;
-        for file in RUN_FILES {
-            let from = run.dir.join(file);
-            if from.is_file() {
-                link_or_copy(&from, &vdir.join(file))?;
-            }
-        }
-        let note = VariantNote {
-            name: name.clone(),
-            description: format!("the {} run folder {}", run.summary.mode, dirs[i].display()),
-            set: Vec::new(),
-        };
-        let note_path = vdir.join(VARIANT_NOTE);
-        fs::write(
-            &note_path,
-            toml::to_string(&note).expect("a note serializes"),
-        )
-        .map_err(Error::io(&note_path))?;
+        place_run(&dir, i, name, run, &dirs[i])?;
         // One row per run, with its own seed (compare.csv's rows need not share seeds).
         let rows = compare_csv(
             &[run.summary.seed],
@@ -160,6 +136,61 @@ pub fn compare_runs(
         comparison,
         sources: names.into_iter().zip(dirs.iter().cloned()).collect(),
     })
+}
+
+/// The comparison's scenario: the first run's server, long enough for the longest run, with
+/// no variants and no [expect] (runs of different scenarios are shown, not judged).
+fn side_by_side(runs: &[RunFolder], dirs: &[PathBuf], names: &[String]) -> Scenario {
+    let mut scenario = runs[0].scenario.clone();
+    scenario.name = "runs".into();
+    scenario.description = format!(
+        "{} run folders side by side: {}.",
+        runs.len(),
+        dirs.iter()
+            .zip(names)
+            .map(|(d, n)| format!("{n} ({})", d.display()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    scenario.variants.clear();
+    scenario.expect = Expect::new();
+    let longest = runs
+        .iter()
+        .map(|r| r.scenario.run.duration.nanos())
+        .max()
+        .unwrap_or(0);
+    scenario.run.duration = HumanDuration(longest.max(scenario.run.duration.nanos()));
+    scenario
+}
+
+/// Run `i`, from the folder `source`, as the comparison's variant `name`: its files and a
+/// note saying where it came from.
+fn place_run(
+    dir: &Path,
+    i: usize,
+    name: &str,
+    run: &RunFolder,
+    source: &Path,
+) -> Result<(), Error> {
+    let vdir = variant_dir(dir, i, name);
+    fs::create_dir_all(&vdir).map_err(Error::io(&vdir))?;
+    for file in RUN_FILES {
+        let from = run.dir.join(file);
+        if from.is_file() {
+            link_or_copy(&from, &vdir.join(file))?;
+        }
+    }
+    let note = VariantNote {
+        name: name.to_string(),
+        description: format!("the {} run folder {}", run.summary.mode, source.display()),
+        set: Vec::new(),
+    };
+    let note_path = vdir.join(VARIANT_NOTE);
+    fs::write(
+        &note_path,
+        toml::to_string(&note).expect("a note serializes"),
+    )
+    .map_err(Error::io(&note_path))
 }
 
 #[cfg(test)]

@@ -207,6 +207,71 @@ fn ranked(metric: &str, shown: &[String]) -> bool {
     metric != "fairness_windowed" || !shown.iter().any(|m| m == "fairness")
 }
 
+impl VariantStats {
+    /// A variant's statistics over its seeds, and its own `[expect]` (else `expect`) judged
+    /// on their means; unranked.
+    fn of(v: &VariantRuns, expect: &Expect) -> Self {
+        let metrics: BTreeMap<String, Stat> = EXPECTABLE_METRICS
+            .iter()
+            .map(|m| {
+                let values: Vec<Option<f64>> = v.runs.iter().map(|r| r.get(m)).collect();
+                (m.to_string(), Stat::of(&values))
+            })
+            .collect();
+        let expect: Vec<ExpectVerdict> = v
+            .expect
+            .as_ref()
+            .unwrap_or(expect)
+            .iter()
+            .map(|(metric, &[lo, hi])| {
+                let value = metrics.get(metric).and_then(|s| s.mean);
+                ExpectVerdict {
+                    metric: metric.clone(),
+                    range: [lo, hi],
+                    value,
+                    pass: value.is_some_and(|v| lo <= v && v <= hi),
+                }
+            })
+            .collect();
+        VariantStats {
+            name: v.name.clone(),
+            rank: 0,
+            score: 0.0,
+            missed: expect.iter().filter(|e| !e.pass).count(),
+            best: Vec::new(),
+            metrics,
+            expect,
+        }
+    }
+}
+
+/// Each variant's score, its mean rank over the ranked columns of `shown` (1 = best; ties
+/// share the better rank), and the columns it is best in.
+fn score(out: &mut [VariantStats], shown: &[String]) {
+    let n = out.len();
+    let mut rank_sum = vec![0usize; n];
+    for col in shown.iter().filter_map(|m| column(m)) {
+        for i in 0..n {
+            let mine = &out[i].metrics[col.metric];
+            let better_than_me = (0..n)
+                .filter(|&j| {
+                    cmp_stat(&out[j].metrics[col.metric], mine, col.better) == Ordering::Less
+                })
+                .count();
+            if ranked(col.metric, shown) {
+                rank_sum[i] += 1 + better_than_me;
+            }
+            if better_than_me == 0 && mine.n > 0 {
+                out[i].best.push(col.metric.to_string());
+            }
+        }
+    }
+    let counted = shown.iter().filter(|m| ranked(m, shown)).count();
+    for (v, r) in out.iter_mut().zip(&rank_sum) {
+        v.score = *r as f64 / counted.max(1) as f64;
+    }
+}
+
 /// How the interval, the nulls and the rank are worked out, said wherever the table appears.
 fn method(shown: &[String]) -> String {
     let (ranked_cols, unranked): (Vec<&String>, Vec<&String>) =
@@ -315,66 +380,13 @@ impl Comparison {
             .collect();
         let mut out: Vec<VariantStats> = variants
             .iter()
-            .map(|v| {
-                let metrics: BTreeMap<String, Stat> = EXPECTABLE_METRICS
-                    .iter()
-                    .map(|m| {
-                        let values: Vec<Option<f64>> = v.runs.iter().map(|r| r.get(m)).collect();
-                        (m.to_string(), Stat::of(&values))
-                    })
-                    .collect();
-                let expect: Vec<ExpectVerdict> = v
-                    .expect
-                    .as_ref()
-                    .unwrap_or(expect)
-                    .iter()
-                    .map(|(metric, &[lo, hi])| {
-                        let value = metrics.get(metric).and_then(|s| s.mean);
-                        ExpectVerdict {
-                            metric: metric.clone(),
-                            range: [lo, hi],
-                            value,
-                            pass: value.is_some_and(|v| lo <= v && v <= hi),
-                        }
-                    })
-                    .collect();
-                VariantStats {
-                    name: v.name.clone(),
-                    rank: 0,
-                    score: 0.0,
-                    missed: expect.iter().filter(|e| !e.pass).count(),
-                    best: Vec::new(),
-                    metrics,
-                    expect,
-                }
-            })
+            .map(|v| VariantStats::of(v, expect))
             .collect();
-        let n = out.len();
-        let mut rank_sum = vec![0usize; n];
-        for col in shown.iter().filter_map(|m| column(m)) {
-            for i in 0..n {
-                let mine = &out[i].metrics[col.metric];
-                let better_than_me = (0..n)
-                    .filter(|&j| {
-                        cmp_stat(&out[j].metrics[col.metric], mine, col.better) == Ordering::Less
-                    })
-                    .count();
-                if ranked(col.metric, &shown) {
-                    rank_sum[i] += 1 + better_than_me;
-                }
-                if better_than_me == 0 && mine.n > 0 {
-                    out[i].best.push(col.metric.to_string());
-                }
-            }
-        }
-        for (v, r) in out.iter_mut().zip(&rank_sum) {
-            let counted = shown.iter().filter(|m| ranked(m, &shown)).count();
-            v.score = *r as f64 / counted.max(1) as f64;
-        }
+        score(&mut out, &shown);
         let before = |a: &VariantStats, b: &VariantStats| {
             a.missed.cmp(&b.missed).then(a.score.total_cmp(&b.score))
         };
-        let mut order: Vec<usize> = (0..n).collect();
+        let mut order: Vec<usize> = (0..out.len()).collect();
         order.sort_by(|&a, &b| before(&out[a], &out[b]).then(a.cmp(&b)));
         for &i in &order {
             out[i].rank = 1 + out

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::error::exit;
+use crate::exit;
 use crate::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
@@ -19,6 +19,9 @@ pub enum EngineError {
         what: &'static str,
         source: std::io::Error,
     },
+    /// This program's own binary, which live runs start again as workers, cannot be found.
+    #[error("cannot find this program's binary: {0}")]
+    OwnBinary(std::io::Error),
     /// A worker process could not be started.
     #[error("starting worker {}: {source}", exe.display())]
     WorkerSpawn {
@@ -48,7 +51,6 @@ impl EngineError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
 
     #[test]
     fn each_error_names_what_failed_and_gets_its_exit_code() {
@@ -63,11 +65,5 @@ mod tests {
                 .starts_with("starting worker /no/such/throttle-sim: ")
         );
         assert_eq!(spawn.exit_code(), exit::FAILED);
-        // A write failure becomes an I/O error naming the file being written.
-        let e = Error::engine("r/series.csv")(EngineError::Write(std::io::Error::other("full")));
-        assert_eq!(e.to_string(), "r/series.csv: full");
-        assert_eq!(e.exit_code(), exit::FAILED);
-        let e = Error::engine("r/series.csv")(EngineError::Interrupted);
-        assert_eq!(e.exit_code(), exit::INTERRUPTED);
     }
 }

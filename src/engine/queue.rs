@@ -7,15 +7,10 @@
 //! all: they go to a FIFO lane, and only the wakes pay for the heap (`queue/heap.rs`). An
 //! event goes to the lane only when it sorts after everything already there, so the lane stays
 //! sorted whatever the latency distribution, and the queue's order — the smaller of the two
-//! fronts — is exactly the order of one heap over all events (byte-identical runs, issue 15).
-//! The heap's sifts were the engine's largest cost; the lane halves them per request, and the
-//! heap's shape (`queue/heap.rs`) makes each cheaper. (A 4-ary heap, a radix heap and a timing
-//! wheel over all events were measured slower than the plain binary heap before this. A
-//! calendar queue for the wakes alone — buckets of an adaptive width over the packed keys,
-//! sorted lists linked by key, an occupancy bitmap, this heap as its overflow — kept the order
-//! byte for byte but was no faster on 10,000 busy threads, about 6 M requests/s either way,
-//! and 10–20 % slower on 25 and 1,000: it trades the heap's last-level misses for one miss a
-//! pop and one or two a push in arrays just as large.)
+//! fronts — is exactly the order of one heap over all events, so runs stay byte-identical.
+//! The heap's sifts are the engine's largest cost; the lane halves them per request, and the
+//! heap's shape (`queue/heap.rs`) makes each cheaper. The other queues measured against this
+//! one, and why none was kept, are in docs/engine-notes.md.
 
 mod heap;
 

@@ -1,6 +1,6 @@
 //! Fault injection for any server kind: outage windows answered with 503 and random 500s, as a
-//! wrapper around the rule. It is what seed 003's SDK retries against (503 counted like 429) and
-//! what the backoff algorithms of the AWS post are for.
+//! wrapper around the rule. It is what Keen's full-jitter retry retries against (503 counted like
+//! 429) and what the backoff algorithms of the AWS post are for.
 //!
 //! Fields of `[server]` (shared by every kind):
 //! - `outages`: `[["10m", "12m"], ...]`, half-open windows `[start, end)` of run time. A request

@@ -1,6 +1,6 @@
-//! `fixed-window`: the fixed-window counter. It is the count seed 004's job queue keeps in
-//! Redis per `⌊timestamp / window⌋` for Discord's "10 requests per 10 s", here as the server's
-//! rule, and the rule of the many APIs that reset a count on the hour.
+//! `fixed-window`: the fixed-window counter. It is the count the Discord job queue's fixed window
+//! keeps in Redis per `⌊timestamp / window⌋` for Discord's "10 requests per 10 s", here as the
+//! server's rule, and the rule of the many APIs that reset a count on the hour.
 //!
 //! Time is cut into windows aligned to t = 0: a request at `t` belongs to window
 //! `floor(t / window)`. Each key may have `limit` requests admitted per window; the count
@@ -42,7 +42,7 @@ impl Default for FixedWindowConfig {
 
 impl Rule for FixedWindowConfig {
     const NAME: &'static str = "fixed-window";
-    const DESCRIPTION: &'static str = "fixed-window counter: `limit` per `window`, windows aligned to t = 0, Retry-After to the next window (seed 004's server)";
+    const DESCRIPTION: &'static str = "fixed-window counter: `limit` per `window`, windows aligned to t = 0, Retry-After to the next window (the Discord job queue's fixed window)";
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();

@@ -1,8 +1,9 @@
-//! `gcra`: the Generic Cell Rate Algorithm as Heroku's API applies it (seed 002's server): a
-//! bucket of `limit` tokens refilled continuously at `limit` per `period`; each admitted request
-//! takes one token; a request that finds less than one whole token gets 429 and takes nothing.
+//! `gcra`: the Generic Cell Rate Algorithm as Heroku's API applies it (the Heroku GCRA demo
+//! server): a bucket of `limit` tokens refilled continuously at `limit` per `period`; each admitted
+//! request takes one token; a request that finds less than one whole token gets 429 and takes
+//! nothing.
 //!
-//! Two options, off by default, make it seed 002's own demo server (server/config.ru in the
+//! Two options, off by default, make it the Heroku GCRA demo server itself (server/config.ru in the
 //! rate_throttle_clients repository), which is not the textbook rule: it takes a token
 //! *before* deciding, so a refused request costs one too and the level can fall below zero
 //! (`refused_cost = 1`), and it refuses when the whole tokens left after taking would be 0 or
@@ -65,7 +66,7 @@ impl GcraConfig {
 
 impl Rule for GcraConfig {
     const NAME: &'static str = "gcra";
-    const DESCRIPTION: &'static str = "Heroku-style GCRA: `limit` per `period`, refilled continuously (seed 002's server; `refused_cost = 1`, `keep_last = true`: its demo server)";
+    const DESCRIPTION: &'static str = "Heroku-style GCRA: `limit` per `period`, refilled continuously (the Heroku GCRA demo server; `refused_cost = 1`, `keep_last = true`: its demo server)";
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();

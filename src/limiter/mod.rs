@@ -10,7 +10,6 @@ mod gcra;
 mod headers;
 mod latency;
 mod occ;
-mod redis_gcra;
 mod sliding_window;
 mod token_bucket;
 
@@ -23,7 +22,6 @@ pub use gcra::{Gcra, GcraConfig};
 pub use headers::Headers;
 pub use latency::{Latency, LatencySampler};
 pub use occ::{Occ, OccConfig};
-pub use redis_gcra::SharedGcra;
 pub use sliding_window::{SlidingWindow, SlidingWindowConfig};
 pub use token_bucket::{TokenBucket, TokenBucketConfig};
 

@@ -8,8 +8,8 @@
 //! `burst = limit`. A small burst forces clients to space their requests evenly; a large one
 //! lets them save up.
 //!
-//! Parameters and defaults (the default `gcra`'s sustained rate, and seed 002's run's 500
-//! tokens as the burst):
+//! Parameters and defaults (the default `gcra`'s sustained rate, and the Heroku GCRA demo's run's
+//! 500 tokens as the burst):
 //! - `rate`: tokens added per `period`. Default 4500.
 //! - `period`: default 1 h.
 //! - `burst`: the bucket's size, the most requests admitted at one instant. Default 500.

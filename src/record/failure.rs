@@ -1,5 +1,5 @@
-//! Which error a failed request met, for `requests.csv`'s `error` column: a live run's errors
-//! were one count, so 259,535 errors of an overloaded run could not be told apart (issue 11).
+//! Which error a failed request met, for `requests.csv`'s `error` column: as one count, the
+//! errors of an overloaded live run (refused, reset, timed out, 5xx) cannot be told apart.
 
 use std::fmt;
 

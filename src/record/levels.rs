@@ -1,6 +1,6 @@
 //! `series.csv` rows at the coarser `[run] series` levels: one row per process or per group
 //! per tick instead of one per thread, so a run of 10,000 threads over a day writes megabytes,
-//! not gigabytes (issue 15; results/README.md).
+//! not gigabytes (results/README.md).
 //!
 //! The columns stay those of [`super::SERIES_COLUMNS`], so every reader of the file keeps
 //! working: the counts are the sums over the row's threads, `process` and `thread` are empty

@@ -8,7 +8,9 @@
 mod failure;
 mod levels;
 mod peak;
+mod series_size;
 mod summary;
+mod thread_totals;
 mod windowed;
 mod writer;
 
@@ -18,14 +20,16 @@ use hdrhistogram::Histogram;
 
 pub use failure::Failure;
 pub use peak::{PeakCounter, Peaks};
+pub use series_size::{MAX_SERIES_BYTES, SeriesTooLarge, series_bytes_estimate, too_large};
 pub use summary::{
     DeadWorker, ExpectVerdict, GapPercentiles, GroupGaps, GroupSummary, MANY_ERRORS, Metrics,
-    ProcessSummary, RequestTrouble, Summary,
+    ProcessSummary, RequestTrouble, RunMode, Summary,
 };
+pub use thread_totals::{THREAD_COLUMNS, THREADS_FILE, write_thread_totals};
 pub use writer::CsvSink;
 
 use crate::exchange::{Response, Status};
-use crate::scenario::{Layout, SeriesLevel};
+use crate::scenario::{Layout, RunConfig, SeriesLevel};
 use crate::time::{Nanos, secs};
 
 /// `series.csv`'s columns, as the recorder writes them and the charts read them.
@@ -42,16 +46,6 @@ pub const SERIES_COLUMNS: [&str; 10] = [
     "remaining",
 ];
 
-/// The file a run whose `series.csv` rows are coarser than threads also writes, so the
-/// per-thread charts (and anyone's notebook) still have every thread's totals.
-pub const THREADS_FILE: &str = "threads.csv";
-
-/// `threads.csv`'s columns: each thread's totals over the run, written when `series.csv`'s
-/// rows are per process or per group.
-pub const THREAD_COLUMNS: [&str; 7] = [
-    "group", "process", "thread", "requests", "ok", "limited", "errors",
-];
-
 /// The window of `fairness_windowed` when the scenario names none: ten minutes, long enough
 /// that a thread sending every 20 s has 30 answers in it, short enough that a population that
 /// changes every half hour is steady in most windows.
@@ -61,7 +55,8 @@ pub const DEFAULT_FAIRNESS_WINDOW: Nanos = 600 * crate::time::NANOS_PER_SEC;
 /// as converged (`convergence_s`; README, "Metrics").
 pub const CONVERGED_CV: f64 = 0.25;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Requests and what they were answered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Counts {
     pub requests: u64,
     pub ok: u64,
@@ -70,7 +65,8 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, status: Status) {
+    /// One more request, answered with `status`.
+    pub fn add(&mut self, status: Status) {
         self.requests += 1;
         match status {
             Status::Ok => self.ok += 1,
@@ -92,7 +88,8 @@ struct ThreadStats {
     total: Counts,
     /// Requests sent in the second half of the run (`ratio_429_late`).
     late: Counts,
-    /// Jobs abandoned by the client (e.g. seed 001's timeout); nothing was sent for them.
+    /// Jobs abandoned by the client (e.g. the timeout of Rebased's Redis interval lock); nothing
+    /// was sent for them.
     gave_up: u64,
     /// When a thread with a finite workload got its last 2xx.
     finished_at: Option<Nanos>,
@@ -213,6 +210,22 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             level: SeriesLevel::Thread,
             level_scratch: levels::Scratch::default(),
         })
+    }
+
+    /// A recorder as a run of `run`'s settings wants it: rows every `sample_every` at the
+    /// `series` level, `fairness_window`, and `peak_window` when it names one.
+    pub fn for_run(
+        layout: &'a Layout,
+        run: &RunConfig,
+        series: W,
+        requests: Option<R>,
+    ) -> std::io::Result<Self> {
+        Ok(
+            Recorder::new(layout, run.sample_every.nanos(), series, requests)?
+                .with_peak_window(run.peak_window.map(|w| w.nanos()))
+                .with_fairness_window(run.fairness_window.nanos())
+                .with_series_level(run.series),
+        )
     }
 
     /// Write `series.csv` rows per thread (the default), per process or per group.
@@ -446,7 +459,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
 pub struct FinishContext<'a> {
     pub scenario: &'a str,
     pub seed: u64,
-    pub mode: &'a str,
+    pub mode: RunMode,
     pub partial: bool,
     /// Why the run is partial, when it is.
     pub partial_reason: Option<String>,

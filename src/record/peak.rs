@@ -1,6 +1,6 @@
-//! The most requests sent within any window of a given length: the number behind claims such
-//! as seed 000's "never more than 60 requests in a window of one minute" and seed 001's "at
-//! least a 1 second delay between calls".
+//! The most requests sent within any window of a given length: the number behind claims such as
+//! Toggl's dual buckets' "never more than 60 requests in a window of one minute" and Rebased's
+//! Redis interval lock's "at least a 1 second delay between calls".
 //!
 //! A window is half-open, `[t, t + w)`, so two requests exactly `w` apart never share one. Only
 //! the send times still inside the latest window are kept: memory is bounded by the peak

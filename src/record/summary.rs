@@ -5,6 +5,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::{Counts, FinishContext, PeakCounter, Recorder};
+use crate::scenario::GroupInfo;
 use crate::time::{Nanos, secs};
 
 /// The metrics shared by the whole run and each group.
@@ -14,7 +15,8 @@ pub struct Metrics {
     pub ok: u64,
     pub limited: u64,
     pub errors: u64,
-    /// Jobs the clients abandoned without sending (e.g. seed 001's 15 s timeout).
+    /// Jobs the clients abandoned without sending (e.g. the 15 s timeout of Rebased's Redis
+    /// interval lock).
     pub timed_out: u64,
     pub ratio_429: f64,
     /// `limited / requests` over the requests sent in the second half of the run: what is left
@@ -106,7 +108,7 @@ pub struct ProcessSummary {
     pub errors: u64,
     /// The sleep value at the end, seconds.
     pub final_sleep: f64,
-    /// How often the process backed off (seed 002's `rate_limit_count`).
+    /// How often the process backed off (the Heroku GCRA demo client's `rate_limit_count`).
     pub backoffs: u64,
 }
 
@@ -175,11 +177,40 @@ pub struct ExpectVerdict {
     pub pass: bool,
 }
 
+/// How a run's requests were made, `summary.json`'s `mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunMode {
+    /// The sim engine, on a virtual clock.
+    Sim,
+    /// The live engine, real processes and HTTP.
+    Live,
+    /// Clients throttle-sim did not write, recorded by `serve --record`.
+    Recorded,
+}
+
+impl RunMode {
+    /// As `summary.json` writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunMode::Sim => "sim",
+            RunMode::Live => "live",
+            RunMode::Recorded => "recorded",
+        }
+    }
+}
+
+impl std::fmt::Display for RunMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub scenario: String,
     pub version: String,
-    pub mode: String,
+    pub mode: RunMode,
     pub seed: u64,
     /// Seconds of the run covered (less than planned when partial).
     pub duration_s: f64,
@@ -263,7 +294,7 @@ impl Summary {
                     range: [lo, hi],
                     value,
                     // A run that sent nothing shows nothing about its clients: it never
-                    // passes, whatever the ranges allow (issue 11).
+                    // passes, whatever the ranges allow.
                     pass: self.metrics.requests > 0 && value.is_some_and(|v| lo <= v && v <= hi),
                 }
             })
@@ -410,42 +441,7 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
     let mut groups = Vec::new();
     for (gi, g) in layout.groups.iter().enumerate() {
         let mut acc = Acc::new();
-        // A shared pool is cleared when it gave all its 2xx: threads that never took a job
-        // have no finish of their own.
-        if let Some(pool) = g.pool {
-            let ok: u64 = g.threads.clone().map(|t| rec.threads[t].total.ok).sum();
-            for a in [&mut acc, &mut overall] {
-                a.has_workload = true;
-                a.all_cleared &= ok >= pool;
-            }
-        }
-        for th in g.threads.clone() {
-            let s = &rec.threads[th];
-            // A thread with a finite workload is active until its last job is done.
-            let active = secs(
-                s.finished_at
-                    .map_or(g.active_time(end), |f| f.saturating_sub(g.start)),
-            );
-            for a in [&mut acc, &mut overall] {
-                if g.finite() {
-                    a.has_workload = true;
-                    match s.finished_at {
-                        Some(f) => a.cleared_at = Some(a.cleared_at.map_or(f, |c| c.max(f))),
-                        None if g.pool.is_none() => a.all_cleared = false,
-                        None => {}
-                    }
-                }
-                a.counts.merge(&s.total);
-                a.late.merge(&s.late);
-                a.timed_out += s.gave_up;
-                a.max_sleep = a.max_sleep.max(s.max_sleep);
-                a.request_counts.push(s.total.requests as f64);
-                a.retries.push((s.total.limited, s.total.requests));
-                if active > 0.0 {
-                    a.rates.push(s.total.ok as f64 / active);
-                }
-            }
-        }
+        add_group(rec, g, end, [&mut acc, &mut overall]);
         all_waits
             .add(&rec.waits[gi])
             .expect("histograms of one precision merge");
@@ -473,39 +469,17 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
         metrics.peak_requests = p.keys.iter().map(PeakCounter::peak).max();
         metrics.peak_process_requests = p.processes.iter().map(PeakCounter::peak).max();
     }
-    let processes = layout
-        .processes
-        .iter()
-        .enumerate()
-        .map(|(pi, p)| {
-            let mut c = Counts::default();
-            for th in p.threads.clone() {
-                c.merge(&rec.threads[th].total);
-            }
-            let (final_sleep, backoffs) = ctx.processes.get(pi).copied().unwrap_or_default();
-            ProcessSummary {
-                group: layout.groups[p.group].name.clone(),
-                process: p.index,
-                requests: c.requests,
-                ok: c.ok,
-                limited: c.limited,
-                errors: c.errors,
-                final_sleep,
-                backoffs,
-            }
-        })
-        .collect();
     Summary {
         scenario: ctx.scenario.to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
-        mode: ctx.mode.to_string(),
+        mode: ctx.mode,
         seed: ctx.seed,
         duration_s: secs(end),
         partial: ctx.partial,
         partial_reason: ctx.partial_reason,
         metrics,
         groups,
-        processes,
+        processes: process_summaries(rec, ctx.processes),
         expect: Vec::new(),
         dead_workers: Vec::new(),
         failure: None,
@@ -519,9 +493,102 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
     }
 }
 
+/// Count group `g`'s threads, over a run that reached `end`, into both accumulators (the
+/// group's own and the overall one).
+fn add_group<W: std::io::Write, R: std::io::Write>(
+    rec: &Recorder<'_, W, R>,
+    g: &GroupInfo,
+    end: Nanos,
+    mut accs: [&mut Acc; 2],
+) {
+    // A shared pool is cleared when it gave all its 2xx: threads that never took a job
+    // have no finish of their own.
+    if let Some(pool) = g.pool {
+        let ok: u64 = g.threads.clone().map(|t| rec.threads[t].total.ok).sum();
+        for a in &mut accs {
+            a.has_workload = true;
+            a.all_cleared &= ok >= pool;
+        }
+    }
+    for th in g.threads.clone() {
+        let s = &rec.threads[th];
+        // A thread with a finite workload is active until its last job is done.
+        let active = secs(
+            s.finished_at
+                .map_or(g.active_time(end), |f| f.saturating_sub(g.start)),
+        );
+        for a in &mut accs {
+            if g.finite() {
+                a.has_workload = true;
+                match s.finished_at {
+                    Some(f) => a.cleared_at = Some(a.cleared_at.map_or(f, |c| c.max(f))),
+                    None if g.pool.is_none() => a.all_cleared = false,
+                    None => {}
+                }
+            }
+            a.counts.merge(&s.total);
+            a.late.merge(&s.late);
+            a.timed_out += s.gave_up;
+            a.max_sleep = a.max_sleep.max(s.max_sleep);
+            a.request_counts.push(s.total.requests as f64);
+            a.retries.push((s.total.limited, s.total.requests));
+            if active > 0.0 {
+                a.rates.push(s.total.ok as f64 / active);
+            }
+        }
+    }
+}
+
+/// Every process's totals, with its final sleep value and backoffs as the engine saw them.
+fn process_summaries<W: std::io::Write, R: std::io::Write>(
+    rec: &Recorder<'_, W, R>,
+    sleeps_and_backoffs: &[(f64, u64)],
+) -> Vec<ProcessSummary> {
+    let layout = rec.layout;
+    layout
+        .processes
+        .iter()
+        .enumerate()
+        .map(|(pi, p)| {
+            let mut c = Counts::default();
+            for th in p.threads.clone() {
+                c.merge(&rec.threads[th].total);
+            }
+            let (final_sleep, backoffs) = sleeps_and_backoffs.get(pi).copied().unwrap_or_default();
+            ProcessSummary {
+                group: layout.groups[p.group].name.clone(),
+                process: p.index,
+                requests: c.requests,
+                ok: c.ok,
+                limited: c.limited,
+                errors: c.errors,
+                final_sleep,
+                backoffs,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_run_mode_reads_and_writes_as_the_words_summary_json_always_had() {
+        for (mode, word) in [
+            (RunMode::Sim, "sim"),
+            (RunMode::Live, "live"),
+            (RunMode::Recorded, "recorded"),
+        ] {
+            assert_eq!(serde_json::to_string(&mode).unwrap(), format!("\"{word}\""));
+            assert_eq!(
+                serde_json::from_str::<RunMode>(&format!("\"{word}\"")).unwrap(),
+                mode
+            );
+            assert_eq!(mode.to_string(), word);
+        }
+        assert!(serde_json::from_str::<RunMode>("\"replay\"").is_err());
+    }
 
     #[test]
     fn jain_index_on_fixed_numbers() {

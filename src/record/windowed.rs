@@ -133,7 +133,7 @@ impl Windowed {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{FinishContext, RequestRecord, Summary};
+    use super::super::{FinishContext, RequestRecord, RunMode, Summary};
     use super::*;
     use crate::exchange::{Response, Status};
     use crate::record::Recorder;
@@ -170,7 +170,7 @@ mod tests {
             FinishContext {
                 scenario: "t",
                 seed: 1,
-                mode: "sim",
+                mode: RunMode::Sim,
                 partial: false,
                 partial_reason: None,
                 processes: &procs,

@@ -13,8 +13,7 @@ use std::sync::Mutex;
 use super::identity::{ClientName, IdentifiedBy};
 use crate::engine::live::ScaledClock;
 use crate::engine::live::server::{Observer, Seen, shown_key};
-use crate::exchange::Status;
-use crate::scenario::GroupCommon;
+use crate::exchange::{DEFAULT_KEY, Status};
 use crate::time::Nanos;
 
 /// Distinct clients recorded one by one; requests of clients first seen past this are
@@ -226,7 +225,7 @@ impl Inner {
         self.index.insert(id.key(), i);
         self.clients.push(Client {
             id,
-            key: shown_key(key.unwrap_or(GroupCommon::DEFAULT_KEY)),
+            key: shown_key(key.unwrap_or(DEFAULT_KEY)),
             first_at: t,
         });
         i

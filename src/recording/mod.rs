@@ -22,12 +22,15 @@ pub use replay::Plan;
 use crate::engine::live::ScaledClock;
 use crate::error::Error;
 use crate::record::{CsvSink, GapPercentiles, Summary};
-use crate::run::write_summary;
-use crate::scenario::parse_scenario;
+use crate::report::write_summary;
+use crate::scenario::{ScenarioError, parse_scenario};
 use crate::time::{Nanos, secs};
 
-/// `summary.json`'s `mode` for a recorded run.
-pub const MODE: &str = "recorded";
+/// The scenario made of the recorded clients does not load back as a scenario (a fault of
+/// this program, said rather than written into a folder no report can read).
+#[derive(Debug, thiserror::Error)]
+#[error("the recorded clients make no valid scenario: {0}")]
+pub struct InvalidRecording(ScenarioError);
 
 /// A recording in progress: the journal the server writes to, and where the folder goes.
 pub struct Recording {
@@ -79,9 +82,8 @@ impl Recording {
         let (scenario, thread_of, note) = replay::scenario_of(&self.plan, &done.clients, end);
         let text = scenario.to_toml();
         // The report reads scenario.toml back: it must load as any scenario does.
-        parse_scenario(&text, "scenario.toml", &scenario.name, &[], 0).map_err(|e| {
-            Error::Failed(format!("the recorded clients make no valid scenario: {e}"))
-        })?;
+        parse_scenario(&text, "scenario.toml", &scenario.name, &[], 0)
+            .map_err(|e| Error::failed(InvalidRecording(e)))?;
         let dir = &self.dir;
         let path = dir.join("scenario.toml");
         fs::write(&path, text).map_err(Error::io(&path))?;

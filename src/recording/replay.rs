@@ -8,17 +8,18 @@ use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
 use super::journal::{Client, Entry};
-use crate::exchange::{Response, Status};
+use crate::exchange::{DEFAULT_KEY, Response, Status};
 use hdrhistogram::Histogram;
 
-use crate::record::{FinishContext, GapPercentiles, GroupGaps, Recorder, RequestRecord, Summary};
-use crate::run::{MAX_SERIES_BYTES, series_bytes_estimate};
+use crate::record::{
+    FinishContext, GapPercentiles, GroupGaps, Recorder, RequestRecord, RunMode, Summary, too_large,
+};
 use crate::scenario::{
     ClientGroup, Expect, GroupCommon, Layout, Mode, RunConfig, Scenario, ServerConfig,
 };
 use crate::store::StoreConfig;
 use crate::throttle::ThrottleConfig;
-use crate::time::{HumanDuration, NANOS_PER_MS, NANOS_PER_SEC, Nanos, secs};
+use crate::time::{HumanDuration, NANOS_PER_MS, Nanos, secs};
 
 /// What the recording is made of besides the requests.
 #[derive(Clone, Debug)]
@@ -43,8 +44,57 @@ pub fn scenario_of(
     clients: &[Client],
     end: Nanos,
 ) -> (Scenario, Vec<usize>, Option<String>) {
-    // A scenario's group has one key: clients of one group that use several keys become one
-    // group per key (`web`, `web-key2`, …), so the capacity counts every key's bucket.
+    let mut groups = group_clients(clients);
+    let mut thread_of = vec![0; clients.len()];
+    let mut next = 0;
+    let mut latest_start = 0;
+    let mut scenario_groups = Vec::new();
+    for (name, members) in &mut groups {
+        members.sort_by(|&a, &b| clients[a].id.name.cmp(&clients[b].id.name));
+        for &m in members.iter() {
+            thread_of[m] = next;
+            next += 1;
+        }
+        let first = members
+            .iter()
+            .map(|&m| clients[m].first_at)
+            .min()
+            .unwrap_or(0);
+        // Whole milliseconds: the start is written to scenario.toml and read back.
+        let start = first / NANOS_PER_MS * NANOS_PER_MS;
+        latest_start = latest_start.max(start);
+        let key = members
+            .iter()
+            .min_by_key(|&&m| clients[m].first_at)
+            .map(|&m| clients[m].key.clone())
+            .filter(|k| k != DEFAULT_KEY);
+        scenario_groups.push(group(name, members.len() as u32, start, key));
+    }
+    if scenario_groups.is_empty() {
+        scenario_groups.push(group(super::identity::DEFAULT_GROUP, 1, 0, None));
+    }
+    let duration = end.max(latest_start + NANOS_PER_MS);
+    let mut scenario = recorded_scenario(plan, clients.len(), scenario_groups, duration);
+    // Many clients over a long recording: sample less often rather than fill a disk.
+    let note = too_large(&scenario).map(|big| {
+        scenario.run.sample_every = big.fitting_every;
+        format!(
+            "sample_every {} would write about {:.1} GB of series.csv for {} clients; \
+             sampled every {} instead",
+            big.sample_every,
+            big.bytes as f64 / 1e9,
+            clients.len(),
+            big.fitting_every
+        )
+    });
+    (scenario, thread_of, note)
+}
+
+/// The recorded clients by scenario group, in the order the groups were first seen: a
+/// scenario's group has one key, so clients of one group that use several keys become one
+/// group per key (`web`, `web-key2`, …) and the capacity counts every key's bucket.
+fn group_clients(clients: &[Client]) -> Vec<(String, Vec<usize>)> {
+    // (client group, key, scenario group)
     let mut split: Vec<(&str, &str, String)> = Vec::new();
     let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
     for (i, c) in clients.iter().enumerate() {
@@ -73,36 +123,18 @@ pub fn scenario_of(
             None => groups.push((name, vec![i])),
         }
     }
-    let mut thread_of = vec![0; clients.len()];
-    let mut next = 0;
-    let mut latest_start = 0;
-    let mut scenario_groups = Vec::new();
-    for (name, members) in &mut groups {
-        members.sort_by(|&a, &b| clients[a].id.name.cmp(&clients[b].id.name));
-        for &m in members.iter() {
-            thread_of[m] = next;
-            next += 1;
-        }
-        let first = members
-            .iter()
-            .map(|&m| clients[m].first_at)
-            .min()
-            .unwrap_or(0);
-        // Whole milliseconds: the start is written to scenario.toml and read back.
-        let start = first / NANOS_PER_MS * NANOS_PER_MS;
-        latest_start = latest_start.max(start);
-        let key = members
-            .iter()
-            .min_by_key(|&&m| clients[m].first_at)
-            .map(|&m| clients[m].key.clone())
-            .filter(|k| k != GroupCommon::DEFAULT_KEY);
-        scenario_groups.push(group(name, members.len() as u32, start, key));
-    }
-    if scenario_groups.is_empty() {
-        scenario_groups.push(group(super::identity::DEFAULT_GROUP, 1, 0, None));
-    }
-    let duration = end.max(latest_start + NANOS_PER_MS);
-    let n_groups = scenario_groups.len();
+    groups
+}
+
+/// The scenario of a recording of `n_clients` clients in `groups` over `duration`, with the
+/// server and run settings of `plan`.
+fn recorded_scenario(
+    plan: &Plan,
+    n_clients: usize,
+    groups: Vec<ClientGroup>,
+    duration: Nanos,
+) -> Scenario {
+    let n_groups = groups.len();
     // A recording may stop before its sampling interval, or in the middle of the scenario's
     // outages: the scenario describes the span recorded.
     let mut server = plan.server.clone();
@@ -113,16 +145,15 @@ pub fn scenario_of(
         .filter(|[start, _]| start.nanos() < duration)
         .map(|&[start, stop]| [start, HumanDuration(stop.nanos().min(duration))])
         .collect();
-    let mut scenario = Scenario {
+    Scenario {
         name: plan.name.clone(),
         description: format!(
-            "Recorded by `throttle-sim serve --record`: {} client{} in {n_groups} group{} \
-             (clients.csv names each). Each [[clients]] group stands for recorded clients, \
-             one process of one thread per client; its algorithm `{PLACEHOLDER}` is a \
-             placeholder, the clients ran their own code. sleep is the observed gap between \
+            "Recorded by `throttle-sim serve --record`: {n_clients} client{} in {n_groups} \
+             group{} (clients.csv names each). Each [[clients]] group stands for recorded \
+             clients, one process of one thread per client; its algorithm `{PLACEHOLDER}` is \
+             a placeholder, the clients ran their own code. sleep is the observed gap between \
              a client's requests, wait the time between its 2xx (docs/serve-record.md).",
-            clients.len(),
-            if clients.len() == 1 { "" } else { "s" },
+            if n_clients == 1 { "" } else { "s" },
             if n_groups == 1 { "" } else { "s" },
         ),
         run: RunConfig {
@@ -137,28 +168,12 @@ pub fn scenario_of(
             series: Default::default(),
         },
         server,
-        clients: scenario_groups,
+        clients: groups,
         variants: Vec::new(),
         compare: Default::default(),
         expect: Expect::new(),
         store: StoreConfig::default(),
-    };
-    // Many clients over a long recording: sample less often rather than fill a disk.
-    let bytes = series_bytes_estimate(&scenario);
-    let mut note = None;
-    if bytes > MAX_SERIES_BYTES {
-        let every = scenario.run.sample_every;
-        let fits = (bytes as f64 / MAX_SERIES_BYTES as f64 * every.secs()).ceil() as u64;
-        scenario.run.sample_every = HumanDuration(fits.max(1) * NANOS_PER_SEC);
-        note = Some(format!(
-            "sample_every {every} would write about {:.1} GB of series.csv for {} clients; \
-             sampled every {} instead",
-            bytes as f64 / 1e9,
-            clients.len(),
-            scenario.run.sample_every
-        ));
     }
-    (scenario, thread_of, note)
 }
 
 fn group(name: &str, processes: u32, start: Nanos, key: Option<String>) -> ClientGroup {
@@ -205,50 +220,71 @@ pub fn replay<W: Write>(
     gaps: Gaps,
 ) -> std::io::Result<Summary> {
     let layout = Layout::new(scenario);
-    let duration = layout.duration;
-    let mut rec = Recorder::new(
-        &layout,
-        scenario.run.sample_every.nanos(),
-        series,
-        None::<std::io::Sink>,
-    )?
-    .with_fairness_window(scenario.run.fairness_window.nanos());
-    let mut sleeps = vec![0.0; layout.processes.len()];
-    let mut so_far = vec![SoFar::default(); layout.threads.len()];
-    let histogram = Histogram::<u64>::new(3).expect("3 significant figures is a valid precision");
-    // Observed gaps: index 0 overall, then one per group.
-    let mut gaps_seen = vec![histogram; layout.groups.len() + 1];
-    // The capacity counts up to the last answer: the idle time after the clients finished,
-    // before serve was stopped, is not held against them.
-    let mut last_answer: Nanos = 0;
+    let mut replayer = Replayer::new(scenario, &layout, series)?;
     for entry in entries {
         let e = entry?;
-        let Some(&thread) = thread_of.get(e.client as usize) else {
-            continue;
-        };
-        let t = e.t.min(duration);
-        while let Some(tick) = rec.next_tick().filter(|&k| k < t && k < duration) {
-            rec.tick(tick, &sleeps)?;
+        if let Some(&thread) = thread_of.get(e.client as usize) {
+            replayer.entry(thread, &e)?;
         }
-        let process = layout.threads[thread].process as usize;
-        let s = &mut so_far[thread];
+    }
+    replayer.finish(scenario, capacity, &gaps)
+}
+
+/// The journal's entries fed, in time order, to a run's `Recorder`, with what a client
+/// would have known estimated from what the server saw.
+struct Replayer<'a, W: Write> {
+    layout: &'a Layout,
+    rec: Recorder<'a, W, std::io::Sink>,
+    /// Per process (one client each): its last observed gap, as the sleep value.
+    sleeps: Vec<f64>,
+    so_far: Vec<SoFar>,
+    /// Observed gaps: index 0 overall, then one per group.
+    gaps_seen: Vec<Histogram<u64>>,
+    /// The capacity counts up to the last answer: the idle time after the clients finished,
+    /// before serve was stopped, is not held against them.
+    last_answer: Nanos,
+}
+
+impl<'a, W: Write> Replayer<'a, W> {
+    fn new(scenario: &Scenario, layout: &'a Layout, series: W) -> std::io::Result<Self> {
+        let histogram =
+            Histogram::<u64>::new(3).expect("3 significant figures is a valid precision");
+        Ok(Replayer {
+            layout,
+            rec: Recorder::for_run(layout, &scenario.run, series, None)?,
+            sleeps: vec![0.0; layout.processes.len()],
+            so_far: vec![SoFar::default(); layout.threads.len()],
+            gaps_seen: vec![histogram; layout.groups.len() + 1],
+            last_answer: 0,
+        })
+    }
+
+    /// One recorded request of the client that is `thread`.
+    fn entry(&mut self, thread: usize, e: &Entry) -> std::io::Result<()> {
+        let duration = self.layout.duration;
+        let t = e.t.min(duration);
+        while let Some(tick) = self.rec.next_tick().filter(|&k| k < t && k < duration) {
+            self.rec.tick(tick, &self.sleeps)?;
+        }
+        let process = self.layout.threads[thread].process as usize;
+        let s = &mut self.so_far[thread];
         let answer = t.saturating_add(e.latency);
         let mut gap = 0;
         if let Some(prev) = s.last_answer {
             // Requests of one client that overlap (threads sharing an id) have no gap.
             gap = t.saturating_sub(prev);
-            sleeps[process] = secs(gap);
-            rec.record_delay(thread, gap);
-            let group = layout.threads[thread].group as usize + 1;
+            self.sleeps[process] = secs(gap);
+            self.rec.record_delay(thread, gap);
+            let group = self.layout.threads[thread].group as usize + 1;
             for i in [0, group] {
                 // Auto-resizing: only a value past u64 range fails, which a Nanos is not.
-                let _ = gaps_seen[i].record(gap.max(1));
+                let _ = self.gaps_seen[i].record(gap.max(1));
             }
         }
         let wait_from = *s.wait_from.get_or_insert(t);
         s.last_answer = Some(answer);
-        last_answer = last_answer.max(answer);
-        rec.record_request(&RequestRecord {
+        self.last_answer = self.last_answer.max(answer);
+        self.rec.record_request(&RequestRecord {
             thread,
             sent_at: t,
             response: Response {
@@ -262,52 +298,72 @@ pub fn replay<W: Write>(
             failure: None,
         })?;
         if e.status == Status::Ok {
-            rec.record_success(thread, answer.saturating_sub(wait_from));
+            self.rec
+                .record_success(thread, answer.saturating_sub(wait_from));
             s.wait_from = Some(answer);
         }
+        Ok(())
     }
-    let settled = AtomicBool::new(false);
-    rec.finish_rows(None, &sleeps, &settled)?;
-    let processes: Vec<(f64, u64)> = sleeps.iter().map(|&s| (s, 0)).collect();
-    let partial_reason = match (&gaps.failure, gaps.unrecorded) {
-        (Some(f), n) => Some(format!(
-            "the recording failed ({f}); {n} requests not recorded"
-        )),
-        (None, 0) => None,
-        (None, n) => Some(format!(
-            "{n} requests past the recording's cap were not recorded"
-        )),
-    };
-    let mut summary = rec.finish(
-        duration,
-        FinishContext {
-            scenario: &scenario.name,
-            seed: scenario.run.seed(),
-            mode: super::MODE,
-            partial: partial_reason.is_some(),
-            partial_reason,
-            processes: &processes,
-            capacity_per_key: capacity(last_answer.min(duration)),
-        },
-    )?;
-    let mut gaps = GapPercentiles::of(&gaps_seen[0]);
-    gaps.groups = layout
-        .groups
-        .iter()
-        .zip(&gaps_seen[1..])
-        .map(|(g, h)| GroupGaps {
-            name: g.name.clone(),
-            gaps: GapPercentiles::of(h),
-        })
-        .collect();
-    summary.gaps = Some(gaps);
-    Ok(summary)
+
+    fn finish(
+        mut self,
+        scenario: &Scenario,
+        capacity: &dyn Fn(Nanos) -> f64,
+        gaps: &Gaps,
+    ) -> std::io::Result<Summary> {
+        let duration = self.layout.duration;
+        let settled = AtomicBool::new(false);
+        self.rec.finish_rows(None, &self.sleeps, &settled)?;
+        let processes: Vec<(f64, u64)> = self.sleeps.iter().map(|&s| (s, 0)).collect();
+        let partial_reason = gaps.partial_reason();
+        let mut summary = self.rec.finish(
+            duration,
+            FinishContext {
+                scenario: &scenario.name,
+                seed: scenario.run.seed(),
+                mode: RunMode::Recorded,
+                partial: partial_reason.is_some(),
+                partial_reason,
+                processes: &processes,
+                capacity_per_key: capacity(self.last_answer.min(duration)),
+            },
+        )?;
+        let mut observed = GapPercentiles::of(&self.gaps_seen[0]);
+        observed.groups = self
+            .layout
+            .groups
+            .iter()
+            .zip(&self.gaps_seen[1..])
+            .map(|(g, h)| GroupGaps {
+                name: g.name.clone(),
+                gaps: GapPercentiles::of(h),
+            })
+            .collect();
+        summary.gaps = Some(observed);
+        Ok(summary)
+    }
+}
+
+impl Gaps {
+    /// Why the recording is partial, if it is.
+    fn partial_reason(&self) -> Option<String> {
+        match (&self.failure, self.unrecorded) {
+            (Some(f), n) => Some(format!(
+                "the recording failed ({f}); {n} requests not recorded"
+            )),
+            (None, 0) => None,
+            (None, n) => Some(format!(
+                "{n} requests past the recording's cap were not recorded"
+            )),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::identity::{ClientName, IdentifiedBy};
     use super::*;
+    use crate::time::NANOS_PER_SEC;
 
     fn client(group: &str, name: &str, key: &str, first_s: u64) -> Client {
         Client {
@@ -398,7 +454,7 @@ mod tests {
         assert!((m.wait_p99.unwrap() - 3.0).abs() < 0.01, "{m:?}");
         // Two keys, each counted up to the last answer (4.5 s).
         assert_eq!(m.capacity, 2.0 * 14.5);
-        assert_eq!(sum.mode, "recorded");
+        assert_eq!(sum.mode, RunMode::Recorded);
         assert!(!sum.partial);
         assert_eq!(sum.processes[0].final_sleep, 1.0);
         // The two gaps, 1.5 s and 1 s, both a's.
@@ -480,6 +536,6 @@ mod tests {
         p.sample_every = NANOS_PER_SEC;
         let (s, _, note) = scenario_of(&p, &clients, 24 * 3600 * NANOS_PER_SEC);
         assert!(note.unwrap().contains("sampled every"));
-        assert!(series_bytes_estimate(&s) <= MAX_SERIES_BYTES);
+        assert!(crate::record::series_bytes_estimate(&s) <= crate::record::MAX_SERIES_BYTES);
     }
 }

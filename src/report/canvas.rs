@@ -30,8 +30,14 @@ pub fn register_font() {
 pub trait Chart {
     /// The file stem under `charts/` (`sleep`, `ratio_429`, …).
     fn stem(&self) -> &str;
-    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String>;
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), DrawError>;
 }
+
+/// What the chart library or the PNG encoder said when it failed. Their errors are generic
+/// over the drawing backend, so only their text is kept.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct DrawError(String);
 
 /// One chart in both formats.
 pub struct Rendered {
@@ -40,19 +46,19 @@ pub struct Rendered {
 }
 
 /// Draw `chart` as SVG text and as a PNG file's bytes.
-pub fn render(chart: &impl Chart) -> Result<Rendered, String> {
+pub fn render(chart: &impl Chart) -> Result<Rendered, DrawError> {
     register_font();
     let mut svg = String::new();
     {
         let area = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         chart.draw(&area)?;
-        area.present().map_err(|e| e.to_string())?;
+        area.present().map_err(err)?;
     }
     let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
     {
         let area = BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area();
         chart.draw(&area)?;
-        area.present().map_err(|e| e.to_string())?;
+        area.present().map_err(err)?;
     }
     Ok(Rendered {
         svg,
@@ -61,23 +67,23 @@ pub fn render(chart: &impl Chart) -> Result<Rendered, String> {
 }
 
 /// RGB8 pixels to PNG bytes (the png crate's output is deterministic, so charts are too).
-pub fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, String> {
+pub fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, DrawError> {
     let mut out = Vec::new();
     {
         let mut enc = png::Encoder::new(&mut out, width, height);
         enc.set_color(png::ColorType::Rgb);
         enc.set_depth(png::BitDepth::Eight);
         enc.set_compression(png::Compression::Fast);
-        let mut w = enc.write_header().map_err(|e| e.to_string())?;
-        w.write_image_data(rgb).map_err(|e| e.to_string())?;
-        w.finish().map_err(|e| e.to_string())?;
+        let mut w = enc.write_header().map_err(err)?;
+        w.write_image_data(rgb).map_err(err)?;
+        w.finish().map_err(err)?;
     }
     Ok(out)
 }
 
-/// Turn any plotters error into the text the caller reports.
-pub fn err<E: std::fmt::Display>(e: E) -> String {
-    e.to_string()
+/// For `map_err`: any plotters or PNG error as a [`DrawError`].
+pub fn err<E: std::fmt::Display>(e: E) -> DrawError {
+    DrawError(e.to_string())
 }
 
 /// Ten colours that stay apart from each other (Tableau 10), assigned in order.

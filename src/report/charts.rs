@@ -4,7 +4,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::canvas::{Chart, colour, err};
+use super::canvas::{Chart, DrawError, colour, err};
 use super::series::{SeriesData, SleepSeries};
 
 const TITLE_SIZE: u32 = 22;
@@ -125,7 +125,7 @@ fn frame<'a, DB: DrawingBackend>(
     x: std::ops::Range<f64>,
     y: std::ops::Range<f64>,
     y_label_area: u32,
-) -> Result<ChartContext<'a, DB, Plane>, String> {
+) -> Result<ChartContext<'a, DB, Plane>, DrawError> {
     ChartBuilder::on(area)
         .caption(title, ("sans-serif", TITLE_SIZE))
         .margin(14)
@@ -142,7 +142,7 @@ fn grid<'a, 'b, DB: DrawingBackend>(
     x_desc: &str,
     y_desc: &str,
     adjust: impl FnOnce(&mut plotters::chart::MeshStyle<'a, 'b, Axis, Axis, DB>),
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     let mut mesh = chart.configure_mesh();
     mesh.x_label_formatter(&tick)
         .y_label_formatter(&tick)
@@ -225,7 +225,7 @@ fn legend_box(c: RGBColor, opacity: f64) -> impl Fn((i32, i32)) -> Rectangle<(i3
 fn legend<'a, DB: DrawingBackend + 'a, X: Ranged, Y: Ranged>(
     chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
     position: SeriesLabelPosition,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     chart
         .configure_series_labels()
         .position(position)
@@ -236,7 +236,7 @@ fn legend<'a, DB: DrawingBackend + 'a, X: Ranged, Y: Ranged>(
         .map_err(err)
 }
 
-/// Every process's sleep value over time (seed 002's own chart); bands past
+/// Every process's sleep value over time (the Heroku GCRA demo client's own chart); bands past
 /// [`super::series::MAX_PROCESS_LINES`] processes.
 pub struct SleepChart<'a> {
     pub heading: &'a Heading,
@@ -249,7 +249,7 @@ impl Chart for SleepChart<'_> {
         "sleep"
     }
 
-    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), DrawError> {
         area.fill(&WHITE).map_err(err)?;
         let d = self.data;
         let xs: Vec<f64> = d.times.iter().map(|&t| self.axis.x(t)).collect();
@@ -377,7 +377,7 @@ impl Chart for RatioChart<'_> {
         "ratio_429"
     }
 
-    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), DrawError> {
         area.fill(&WHITE).map_err(err)?;
         let x_max = self
             .lines
@@ -440,7 +440,7 @@ impl Chart for RemainingChart<'_> {
         "remaining"
     }
 
-    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), DrawError> {
         area.fill(&WHITE).map_err(err)?;
         let d = self.data;
         let xs: Vec<f64> = d.times.iter().map(|&t| self.axis.x(t)).collect();
@@ -503,7 +503,7 @@ impl Chart for OkPerThreadChart<'_> {
         "ok_per_thread"
     }
 
-    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), DrawError> {
         area.fill(&WHITE).map_err(err)?;
         let d = self.data;
         if d.threads.len() <= MAX_THREAD_BARS {
@@ -515,7 +515,7 @@ impl Chart for OkPerThreadChart<'_> {
 }
 
 impl OkPerThreadChart<'_> {
-    fn bars<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+    fn bars<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), DrawError> {
         let d = self.data;
         let n = d.threads.len();
         let top = y_top(
@@ -572,7 +572,10 @@ impl OkPerThreadChart<'_> {
         legend(&mut chart, SeriesLabelPosition::LowerRight)
     }
 
-    fn histogram<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+    fn histogram<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+    ) -> Result<(), DrawError> {
         const BINS: usize = 30;
         let d = self.data;
         let lo = d.threads.iter().map(|t| t.ok).min().unwrap_or(0) as f64;
@@ -655,7 +658,7 @@ impl Chart for TradeoffChart<'_> {
         "tradeoff"
     }
 
-    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), DrawError> {
         area.fill(&WHITE).map_err(err)?;
         // x = utilization, y = ratio_429 in %.
         let xs = self.points.iter().flat_map(|p| {
@@ -743,7 +746,7 @@ impl Chart for FairnessChart<'_> {
         "fairness"
     }
 
-    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), DrawError> {
         area.fill(&WHITE).map_err(err)?;
         let n = self.bars.len().max(1);
         let names: Vec<String> = self.bars.iter().map(|b| b.0.clone()).collect();

@@ -12,7 +12,6 @@ use super::charts::{Heading, OkPerThreadChart, RatioChart, RemainingChart, Sleep
 use super::html::{Page, escape, list, table};
 use super::series::{SeriesData, read_series};
 use super::{metrics_table, processes_table};
-use crate::error::Error;
 use crate::record::Summary;
 use crate::scenario::{Scenario, read_scenario};
 
@@ -31,6 +30,10 @@ pub struct VariantNote {
 
 pub const VARIANT_NOTE: &str = "variant.toml";
 
+/// Up to this many processes `report.html` has a table of them; past it the table would bury
+/// the charts (`summary.md` always has it).
+const MAX_PROCESSES_IN_REPORT: usize = 50;
+
 /// Everything a run folder holds that the report needs.
 pub struct RunFolder {
     pub dir: PathBuf,
@@ -40,38 +43,41 @@ pub struct RunFolder {
     pub series: SeriesData,
 }
 
-fn usage(path: &Path, message: impl std::fmt::Display) -> Error {
-    Error::Usage(format!("{}: {message}", path.display()))
-}
-
 /// Read a JSON or TOML file of a results folder, naming it in any error.
-pub fn read_text(path: &Path) -> Result<String, Error> {
+pub fn read_text(path: &Path) -> Result<String, ReportError> {
     fs::read_to_string(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
-            usage(path, "missing; is this a throttle-sim results folder?")
+            ReportError::Missing {
+                path: path.to_path_buf(),
+                why: "is this a throttle-sim results folder?",
+            }
         } else {
-            Error::io(path)(e)
+            ReportError::io(path)(e)
         }
     })
 }
 
 impl RunFolder {
-    pub fn load(dir: &Path) -> Result<Self, Error> {
+    pub fn load(dir: &Path) -> Result<Self, ReportError> {
         let scenario_path = dir.join("scenario.toml");
         read_text(&scenario_path)?;
         let scenario = read_scenario(&scenario_path, &[], 0)?;
         let summary_path = dir.join("summary.json");
         let summary: Summary = serde_json::from_str(&read_text(&summary_path)?)
-            .map_err(|e| usage(&summary_path, e))?;
+            .map_err(|e| ReportError::bad_file(&summary_path, None, e))?;
         let note_path = dir.join(VARIANT_NOTE);
         let variant = if note_path.is_file() {
-            Some(toml::from_str(&read_text(&note_path)?).map_err(|e| usage(&note_path, e))?)
+            let text = read_text(&note_path)?;
+            Some(toml::from_str(&text).map_err(|e| ReportError::bad_file(&note_path, None, e))?)
         } else {
             None
         };
         let series_path = dir.join("series.csv");
         if !series_path.is_file() {
-            return Err(usage(&series_path, "missing; the charts are drawn from it"));
+            return Err(ReportError::Missing {
+                path: series_path,
+                why: "the charts are drawn from it",
+            });
         }
         let series = read_series(&series_path, &scenario)?;
         Ok(RunFolder {
@@ -103,17 +109,17 @@ pub struct WrittenChart {
 }
 
 /// Render `chart` into `dir/charts/`.
-pub fn write_chart(dir: &Path, chart: &impl Chart) -> Result<WrittenChart, Error> {
+pub fn write_chart(dir: &Path, chart: &impl Chart) -> Result<WrittenChart, ReportError> {
     let charts = dir.join("charts");
-    fs::create_dir_all(&charts).map_err(Error::io(&charts))?;
-    let r = render(chart).map_err(|message| ReportError::Draw {
+    fs::create_dir_all(&charts).map_err(ReportError::io(&charts))?;
+    let r = render(chart).map_err(|source| ReportError::Draw {
         chart: chart.stem().to_string(),
-        message,
+        source,
     })?;
     let svg_path = charts.join(format!("{}.svg", chart.stem()));
-    fs::write(&svg_path, &r.svg).map_err(Error::io(&svg_path))?;
+    fs::write(&svg_path, &r.svg).map_err(ReportError::io(&svg_path))?;
     let png_path = charts.join(format!("{}.png", chart.stem()));
-    fs::write(&png_path, &r.png).map_err(Error::io(&png_path))?;
+    fs::write(&png_path, &r.png).map_err(ReportError::io(&png_path))?;
     Ok(WrittenChart {
         stem: chart.stem().to_string(),
         svg: r.svg,
@@ -151,7 +157,7 @@ pub fn caption(stem: &str) -> &'static str {
 }
 
 /// (Re)write a run folder's charts and `report.html`; returns the charts written.
-pub fn write_run_report(dir: &Path) -> Result<Vec<WrittenChart>, Error> {
+pub fn write_run_report(dir: &Path) -> Result<Vec<WrittenChart>, ReportError> {
     let run = RunFolder::load(dir)?;
     let heading = run.heading();
     let axis = run.axis();
@@ -184,7 +190,7 @@ pub fn write_run_report(dir: &Path) -> Result<Vec<WrittenChart>, Error> {
     ];
     let html = run_html(&run, &charts);
     let path = dir.join("report.html");
-    fs::write(&path, html).map_err(Error::io(&path))?;
+    fs::write(&path, html).map_err(ReportError::io(&path))?;
     Ok(charts)
 }
 
@@ -263,7 +269,7 @@ fn run_html(run: &RunFolder, charts: &[WrittenChart]) -> String {
     for c in charts {
         page.figure(&c.svg, caption(&c.stem));
     }
-    if s.processes.len() <= 50 {
+    if s.processes.len() <= MAX_PROCESSES_IN_REPORT {
         page.heading("Processes");
         page.raw(&table(&processes_table(s), |_, _| false));
     }

@@ -163,15 +163,8 @@ pub fn read_thread_totals<R: Read>(
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(true)
         .from_reader(input);
-    let header = rdr.headers().map_err(|e| bad(path, Some(1), e))?.clone();
     let expected = crate::record::THREAD_COLUMNS;
-    if header.iter().collect::<Vec<_>>() != expected {
-        return Err(bad(
-            path,
-            Some(1),
-            format!("the header must be {}", expected.join(",")),
-        ));
-    }
+    check_header(&mut rdr, path, &expected)?;
     let mut rows = 0;
     for (i, record) in rdr.records().enumerate() {
         let record = record.map_err(|e| bad(path, e.position().map(|p| p.line()), e))?;
@@ -216,185 +209,18 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
+/// Read a `series.csv` of a run of `scenario` from `input` (`path` names it in errors).
 pub fn read_series_from<R: Read>(
     input: R,
     path: &Path,
     scenario: &Scenario,
 ) -> Result<SeriesData, ReportError> {
     let layout = Layout::new(scenario);
-    let every = scenario.run.sample_every.secs();
-    let duration = secs(layout.duration);
-    let ticks = (duration / every).ceil().max(1.0) as usize;
-    let per_bucket = ticks.div_ceil(MAX_POINTS).max(1);
-    let buckets = ticks.div_ceil(per_bucket);
-    let bucket_s = per_bucket as f64 * every;
-    let times: Vec<f64> = (0..buckets)
-        .map(|b| ((b + 1) as f64 * bucket_s).min(duration))
-        .collect();
-
-    let group_index: HashMap<&str, usize> = layout
-        .groups
-        .iter()
-        .enumerate()
-        .map(|(i, g)| (g.name.as_str(), i))
-        .collect();
-    let level = scenario.run.series;
-    // Rows per group carry one sleep value per group (the median of its processes): a line each.
-    let per_group = level == SeriesLevel::Group;
-    let as_lines = per_group || layout.processes.len() <= MAX_PROCESS_LINES;
-    let nan = || vec![f64::NAN; buckets];
-
-    let mut lines: Vec<SleepLine> = Vec::new();
-    let mut bands: Vec<SleepBand> = Vec::new();
-    if per_group {
-        for (gi, g) in layout.groups.iter().enumerate() {
-            let label = if g.processes.len() == 1 {
-                g.name.clone()
-            } else {
-                format!("{} (median of {} processes)", g.name, g.processes.len())
-            };
-            lines.push(SleepLine {
-                label,
-                group: gi,
-                values: nan(),
-            });
-        }
-    } else if as_lines {
-        for p in &layout.processes {
-            let g = &layout.groups[p.group];
-            let label = if g.processes.len() == 1 {
-                g.name.clone()
-            } else {
-                format!("{} #{}", g.name, p.index)
-            };
-            lines.push(SleepLine {
-                label,
-                group: p.group,
-                values: nan(),
-            });
-        }
-    } else {
-        for gi in 0..layout.groups.len() {
-            bands.push(SleepBand {
-                group: gi,
-                min: nan(),
-                p10: nan(),
-                median: nan(),
-                p90: nan(),
-                max: nan(),
-            });
-        }
-    }
-    let mut counts = vec![
-        CountSeries {
-            requests: vec![0; buckets],
-            limited: vec![0; buckets],
-        };
-        layout.groups.len() + 1
-    ];
-    let mut remaining: Vec<RemainingSeries> = layout
-        .keys
-        .iter()
-        .map(|k| RemainingSeries {
-            key: k.clone(),
-            median: nan(),
-            min: nan(),
-            max: nan(),
-        })
-        .collect();
-    let mut threads: Vec<ThreadTotal> = layout
-        .threads
-        .iter()
-        .map(|t| ThreadTotal {
-            group: t.group as usize,
-            process: layout.processes[t.process as usize].index,
-            thread: t.local as usize,
-            requests: 0,
-            ok: 0,
-        })
-        .collect();
-
-    // Per-bucket state, flushed when the bucket changes.
-    let mut sleep_mean = vec![Mean::default(); layout.processes.len().max(layout.groups.len())];
-    let mut remaining_tick: Vec<Vec<f64>> = vec![Vec::new(); layout.keys.len()];
-    let mut remaining_bucket: Vec<(Mean, f64, f64)> =
-        vec![(Mean::default(), f64::INFINITY, f64::NEG_INFINITY); layout.keys.len()];
-    let mut scratch: Vec<f64> = Vec::new();
-    let mut current_tick: Option<usize> = None;
-    let mut current_bucket: Option<usize> = None;
-
-    let flush_tick = |remaining_tick: &mut Vec<Vec<f64>>,
-                      remaining_bucket: &mut Vec<(Mean, f64, f64)>| {
-        for (k, vals) in remaining_tick.iter_mut().enumerate() {
-            if vals.is_empty() {
-                continue;
-            }
-            vals.sort_by(f64::total_cmp);
-            let acc = &mut remaining_bucket[k];
-            acc.0.add(quantile(vals, 0.5));
-            acc.1 = acc.1.min(vals[0]);
-            acc.2 = acc.2.max(vals[vals.len() - 1]);
-            vals.clear();
-        }
-    };
-    let flush_bucket = |b: usize,
-                        sleep_mean: &mut Vec<Mean>,
-                        remaining_bucket: &mut Vec<(Mean, f64, f64)>,
-                        lines: &mut Vec<SleepLine>,
-                        bands: &mut Vec<SleepBand>,
-                        remaining: &mut Vec<RemainingSeries>,
-                        scratch: &mut Vec<f64>| {
-        if as_lines {
-            for (p, m) in sleep_mean.iter_mut().enumerate().take(lines.len()) {
-                if let Some(v) = m.take() {
-                    lines[p].values[b] = v;
-                }
-            }
-        } else {
-            for (gi, g) in layout.groups.iter().enumerate() {
-                scratch.clear();
-                scratch.extend(g.processes.clone().filter_map(|p| sleep_mean[p].take()));
-                if scratch.is_empty() {
-                    continue;
-                }
-                scratch.sort_by(f64::total_cmp);
-                let band = &mut bands[gi];
-                band.min[b] = scratch[0];
-                band.p10[b] = quantile(scratch, 0.1);
-                band.median[b] = quantile(scratch, 0.5);
-                band.p90[b] = quantile(scratch, 0.9);
-                band.max[b] = scratch[scratch.len() - 1];
-            }
-        }
-        for (k, acc) in remaining_bucket.iter_mut().enumerate() {
-            if let Some(m) = acc.0.take() {
-                remaining[k].median[b] = m;
-                remaining[k].min[b] = acc.1;
-                remaining[k].max[b] = acc.2;
-            }
-            acc.1 = f64::INFINITY;
-            acc.2 = f64::NEG_INFINITY;
-        }
-    };
-
-    // Thread index by (group, process, thread), from the layout's dense numbering.
-    let mut process_base: Vec<usize> = Vec::with_capacity(layout.groups.len());
-    for g in &layout.groups {
-        process_base.push(g.processes.start);
-    }
-
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(true)
         .from_reader(input);
-    let header = rdr.headers().map_err(|e| bad(path, Some(1), e))?.clone();
-    let expected = crate::record::SERIES_COLUMNS;
-    if header.iter().collect::<Vec<_>>() != expected {
-        return Err(bad(
-            path,
-            Some(1),
-            format!("the header must be {}", expected.join(",")),
-        ));
-    }
+    check_header(&mut rdr, path, &crate::record::SERIES_COLUMNS)?;
+    let mut acc = Accumulator::new(scenario, &layout);
     let mut record = csv::StringRecord::new();
     loop {
         match rdr.read_record(&mut record) {
@@ -403,153 +229,430 @@ pub fn read_series_from<R: Read>(
             Err(e) => return Err(bad(path, e.position().map(|p| p.line()), e)),
         }
         let line = record.position().map(|p| p.line());
-        // NaN or inf would draw blank charts without a word (issue 11): refused by name.
+        let row = acc.parse(&record, |m| bad(path, line, m))?;
+        acc.add(&row).map_err(|m| bad(path, line, m))?;
+    }
+    Ok(acc.finish())
+}
+
+/// Refuse a CSV file whose header is not `expected`, naming line 1.
+fn check_header<R: Read>(
+    rdr: &mut csv::Reader<R>,
+    path: &Path,
+    expected: &[&str],
+) -> Result<(), ReportError> {
+    let header = rdr.headers().map_err(|e| bad(path, Some(1), e))?;
+    if header.iter().ne(expected.iter().copied()) {
+        return Err(bad(
+            path,
+            Some(1),
+            format!("the header must be {}", expected.join(",")),
+        ));
+    }
+    Ok(())
+}
+
+/// How the run's sampling ticks fall into the charts' buckets: every tick when there are
+/// few, else [`MAX_POINTS`] buckets of several ticks each.
+struct Grid {
+    /// `sample_every`, seconds.
+    every: f64,
+    ticks: usize,
+    per_bucket: usize,
+    buckets: usize,
+    /// The run's duration, seconds.
+    duration: f64,
+}
+
+impl Grid {
+    fn new(scenario: &Scenario, layout: &Layout) -> Self {
+        let every = scenario.run.sample_every.secs();
+        let duration = secs(layout.duration);
+        let ticks = (duration / every).ceil().max(1.0) as usize;
+        let per_bucket = ticks.div_ceil(MAX_POINTS).max(1);
+        Grid {
+            every,
+            ticks,
+            per_bucket,
+            buckets: ticks.div_ceil(per_bucket),
+            duration,
+        }
+    }
+
+    fn bucket_s(&self) -> f64 {
+        self.per_bucket as f64 * self.every
+    }
+
+    /// The end of each bucket, seconds.
+    fn times(&self) -> Vec<f64> {
+        (0..self.buckets)
+            .map(|b| ((b + 1) as f64 * self.bucket_s()).min(self.duration))
+            .collect()
+    }
+
+    /// The tick a row written at `t` seconds belongs to.
+    fn tick_of(&self, t: f64) -> usize {
+        ((t / self.every - 1e-6).ceil().max(1.0) as usize - 1).min(self.ticks - 1)
+    }
+
+    fn nan(&self) -> Vec<f64> {
+        vec![f64::NAN; self.buckets]
+    }
+}
+
+/// One row of `series.csv`, checked against the scenario.
+struct Row {
+    t: f64,
+    group: usize,
+    /// Global process index (the group's first when the row is per group).
+    process: usize,
+    /// Global thread index (the process's first when the row is coarser).
+    thread: usize,
+    /// The row's own thread number within its process (0 when coarser).
+    local_thread: usize,
+    sleep: f64,
+    requests: u64,
+    ok: u64,
+    limited: u64,
+    /// The `RateLimit-Remaining` seen, when one was.
+    seen: Option<f64>,
+}
+
+/// Over one bucket: the running mean of each tick's median `RateLimit-Remaining`, and the
+/// lowest and highest seen.
+#[derive(Clone, Copy)]
+struct Spread {
+    median: Mean,
+    min: f64,
+    max: f64,
+}
+
+impl Default for Spread {
+    fn default() -> Self {
+        Spread {
+            median: Mean::default(),
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+        }
+    }
+}
+
+/// `series.csv` read row by row into what the charts keep: per tick, then per bucket.
+struct Accumulator<'a> {
+    layout: &'a Layout,
+    grid: Grid,
+    level: SeriesLevel,
+    /// Rows per group carry one sleep value per group (the median of its processes).
+    per_group: bool,
+    /// One sleep line per process (or group), else bands per group.
+    as_lines: bool,
+    group_index: HashMap<&'a str, usize>,
+    lines: Vec<SleepLine>,
+    bands: Vec<SleepBand>,
+    counts: Vec<CountSeries>,
+    remaining: Vec<RemainingSeries>,
+    threads: Vec<ThreadTotal>,
+    /// Per process (or group), over the current bucket.
+    sleep_mean: Vec<Mean>,
+    /// Per key: the values seen in the current tick, then their spread over the bucket.
+    remaining_tick: Vec<Vec<f64>>,
+    remaining_bucket: Vec<Spread>,
+    scratch: Vec<f64>,
+    current_tick: Option<usize>,
+    current_bucket: Option<usize>,
+}
+
+impl<'a> Accumulator<'a> {
+    fn new(scenario: &Scenario, layout: &'a Layout) -> Self {
+        let grid = Grid::new(scenario, layout);
+        let level = scenario.run.series;
+        let per_group = level == SeriesLevel::Group;
+        let as_lines = per_group || layout.processes.len() <= MAX_PROCESS_LINES;
+        let (lines, bands) = empty_sleep(layout, &grid, per_group, as_lines);
+        let counts = CountSeries {
+            requests: vec![0; grid.buckets],
+            limited: vec![0; grid.buckets],
+        };
+        Accumulator {
+            layout,
+            level,
+            per_group,
+            as_lines,
+            group_index: layout
+                .groups
+                .iter()
+                .enumerate()
+                .map(|(i, g)| (g.name.as_str(), i))
+                .collect(),
+            lines,
+            bands,
+            counts: vec![counts; layout.groups.len() + 1],
+            remaining: layout
+                .keys
+                .iter()
+                .map(|k| RemainingSeries {
+                    key: k.clone(),
+                    median: grid.nan(),
+                    min: grid.nan(),
+                    max: grid.nan(),
+                })
+                .collect(),
+            threads: layout
+                .threads
+                .iter()
+                .map(|t| ThreadTotal {
+                    group: t.group as usize,
+                    process: layout.processes[t.process as usize].index,
+                    thread: t.local as usize,
+                    requests: 0,
+                    ok: 0,
+                })
+                .collect(),
+            sleep_mean: vec![Mean::default(); layout.processes.len().max(layout.groups.len())],
+            remaining_tick: vec![Vec::new(); layout.keys.len()],
+            remaining_bucket: vec![Spread::default(); layout.keys.len()],
+            scratch: Vec::new(),
+            current_tick: None,
+            current_bucket: None,
+            grid,
+        }
+    }
+
+    /// Check one record against the header's meaning and the scenario; `bad` makes the error
+    /// (naming the line) from what is wrong.
+    fn parse(
+        &self,
+        record: &csv::StringRecord,
+        bad: impl Fn(String) -> ReportError,
+    ) -> Result<Row, ReportError> {
+        let columns = crate::record::SERIES_COLUMNS;
+        // NaN or inf would draw blank charts without a word: refused by name.
         let num = |i: usize| -> Result<f64, ReportError> {
             match record[i].parse::<f64>() {
                 Ok(v) if v.is_finite() => Ok(v),
-                Ok(v) => Err(bad(
-                    path,
-                    line,
-                    format!("{} is {v}, not a finite number", expected[i]),
-                )),
-                Err(_) => Err(bad(path, line, format!("{} is not a number", expected[i]))),
+                Ok(v) => Err(bad(format!("{} is {v}, not a finite number", columns[i]))),
+                Err(_) => Err(bad(format!("{} is not a number", columns[i]))),
             }
         };
         let int = |i: usize| -> Result<u64, ReportError> {
-            record[i].parse::<u64>().map_err(|_| {
-                bad(
-                    path,
-                    line,
-                    format!("{} is not a whole number of 0 or more", expected[i]),
-                )
-            })
+            record[i]
+                .parse::<u64>()
+                .map_err(|_| bad(format!("{} is not a whole number of 0 or more", columns[i])))
         };
-        let t = num(0)?;
-        let gi = *group_index.get(&record[1]).ok_or_else(|| {
-            bad(
-                path,
-                line,
-                format!("group `{}` is not in scenario.toml", &record[1]),
-            )
-        })?;
-        let g = &layout.groups[gi];
         // The fields a coarser row leaves empty, and those it must not.
         let empty_or = |i: usize, want_empty: bool| -> Result<Option<usize>, ReportError> {
             match (record[i].is_empty(), want_empty) {
                 (true, true) => Ok(None),
                 (false, false) => Ok(Some(int(i)? as usize)),
-                (false, true) => Err(bad(
-                    path,
-                    line,
-                    format!(
-                        "{} must be empty: scenario.toml says series = \"{}\"",
-                        expected[i],
-                        level.as_str()
-                    ),
-                )),
-                (true, false) => Err(bad(
-                    path,
-                    line,
-                    format!("{} is not a whole number of 0 or more", expected[i]),
-                )),
+                (false, true) => Err(bad(format!(
+                    "{} must be empty: scenario.toml says series = \"{}\"",
+                    columns[i],
+                    self.level.as_str()
+                ))),
+                (true, false) => Err(bad(format!(
+                    "{} is not a whole number of 0 or more",
+                    columns[i]
+                ))),
             }
         };
-        let process = empty_or(2, per_group)?.unwrap_or(0);
-        let thread = empty_or(3, level != SeriesLevel::Thread)?.unwrap_or(0);
+        let t = num(0)?;
+        let group = *self
+            .group_index
+            .get(&record[1])
+            .ok_or_else(|| bad(format!("group `{}` is not in scenario.toml", &record[1])))?;
+        let g = &self.layout.groups[group];
+        let process = empty_or(2, self.per_group)?.unwrap_or(0);
+        let local_thread = empty_or(3, self.level != SeriesLevel::Thread)?.unwrap_or(0);
         if process >= g.processes.len() {
-            return Err(bad(
-                path,
-                line,
-                format!("group {} has no process {process}", g.name),
-            ));
+            return Err(bad(format!("group {} has no process {process}", g.name)));
         }
-        let p = process_base[gi] + process;
-        let th_range = layout.processes[p].threads.clone();
-        if thread >= th_range.len() {
-            return Err(bad(
-                path,
-                line,
-                format!("process {process} has no thread {thread}"),
-            ));
+        let p = g.processes.start + process;
+        let th_range = self.layout.processes[p].threads.clone();
+        if local_thread >= th_range.len() {
+            return Err(bad(format!(
+                "process {process} has no thread {local_thread}"
+            )));
         }
-        let th = th_range.start + thread;
-        let sleep = num(4)?;
-        let (requests, ok, limited) = (int(5)?, int(6)?, int(7)?);
-        let seen = if record[9].is_empty() {
-            None
-        } else {
-            Some(int(9)? as f64)
-        };
+        Ok(Row {
+            t,
+            group,
+            process: p,
+            thread: th_range.start + local_thread,
+            local_thread,
+            sleep: num(4)?,
+            requests: int(5)?,
+            ok: int(6)?,
+            limited: int(7)?,
+            seen: if record[9].is_empty() {
+                None
+            } else {
+                Some(int(9)? as f64)
+            },
+        })
+    }
 
-        let tick = ((t / every - 1e-6).ceil().max(1.0) as usize - 1).min(ticks - 1);
-        if current_tick != Some(tick) {
-            if current_tick.is_some_and(|c| c > tick) {
-                return Err(bad(path, line, "rows must be in time order"));
+    /// Count one row; rows must come in time order.
+    fn add(&mut self, row: &Row) -> Result<(), &'static str> {
+        let tick = self.grid.tick_of(row.t);
+        if self.current_tick != Some(tick) {
+            if self.current_tick.is_some_and(|c| c > tick) {
+                return Err("rows must be in time order");
             }
-            flush_tick(&mut remaining_tick, &mut remaining_bucket);
-            current_tick = Some(tick);
-            let bucket = tick / per_bucket;
-            if let Some(prev) = current_bucket
+            self.flush_tick();
+            self.current_tick = Some(tick);
+            let bucket = tick / self.grid.per_bucket;
+            if let Some(prev) = self.current_bucket
                 && prev != bucket
             {
-                flush_bucket(
-                    prev,
-                    &mut sleep_mean,
-                    &mut remaining_bucket,
-                    &mut lines,
-                    &mut bands,
-                    &mut remaining,
-                    &mut scratch,
-                );
+                self.flush_bucket(prev);
             }
-            current_bucket = Some(bucket);
+            self.current_bucket = Some(bucket);
         }
-        let bucket = tick / per_bucket;
-        if per_group {
-            sleep_mean[gi].add(sleep);
-        } else if thread == 0 {
-            sleep_mean[p].add(sleep);
+        let bucket = tick / self.grid.per_bucket;
+        if self.per_group {
+            self.sleep_mean[row.group].add(row.sleep);
+        } else if row.local_thread == 0 {
+            self.sleep_mean[row.process].add(row.sleep);
         }
-        for c in [0, gi + 1] {
-            counts[c].requests[bucket] += requests;
-            counts[c].limited[bucket] += limited;
+        for c in [0, row.group + 1] {
+            self.counts[c].requests[bucket] += row.requests;
+            self.counts[c].limited[bucket] += row.limited;
         }
-        if requests > 0
-            && let Some(r) = seen
+        if row.requests > 0
+            && let Some(r) = row.seen
         {
-            remaining_tick[g.key].push(r);
+            self.remaining_tick[self.layout.groups[row.group].key].push(r);
         }
         // Coarser rows sum several threads: their totals come from threads.csv.
-        if level == SeriesLevel::Thread {
-            threads[th].requests += requests;
-            threads[th].ok += ok;
+        if self.level == SeriesLevel::Thread {
+            self.threads[row.thread].requests += row.requests;
+            self.threads[row.thread].ok += row.ok;
+        }
+        Ok(())
+    }
+
+    /// A tick is over: each key's median `RateLimit-Remaining` joins its bucket's spread.
+    fn flush_tick(&mut self) {
+        for (vals, acc) in self
+            .remaining_tick
+            .iter_mut()
+            .zip(&mut self.remaining_bucket)
+        {
+            if vals.is_empty() {
+                continue;
+            }
+            vals.sort_by(f64::total_cmp);
+            acc.median.add(quantile(vals, 0.5));
+            acc.min = acc.min.min(vals[0]);
+            acc.max = acc.max.max(vals[vals.len() - 1]);
+            vals.clear();
         }
     }
-    flush_tick(&mut remaining_tick, &mut remaining_bucket);
-    if let Some(b) = current_bucket {
-        flush_bucket(
-            b,
-            &mut sleep_mean,
-            &mut remaining_bucket,
-            &mut lines,
-            &mut bands,
-            &mut remaining,
-            &mut scratch,
-        );
-    }
-    Ok(SeriesData {
-        groups: layout.groups.iter().map(|g| g.name.clone()).collect(),
-        bucket_s,
-        times,
-        sleep: if as_lines {
-            SleepSeries::Lines(lines)
+
+    /// Bucket `b` is over: its sleep values and remaining spread become points.
+    fn flush_bucket(&mut self, b: usize) {
+        if self.as_lines {
+            for (line, m) in self.lines.iter_mut().zip(&mut self.sleep_mean) {
+                if let Some(v) = m.take() {
+                    line.values[b] = v;
+                }
+            }
         } else {
-            SleepSeries::Bands(bands)
-        },
-        counts,
-        remaining,
-        threads,
-    })
+            for (g, band) in self.layout.groups.iter().zip(&mut self.bands) {
+                let scratch = &mut self.scratch;
+                scratch.clear();
+                scratch.extend(
+                    g.processes
+                        .clone()
+                        .filter_map(|p| self.sleep_mean[p].take()),
+                );
+                if scratch.is_empty() {
+                    continue;
+                }
+                scratch.sort_by(f64::total_cmp);
+                band.min[b] = scratch[0];
+                band.p10[b] = quantile(scratch, 0.1);
+                band.median[b] = quantile(scratch, 0.5);
+                band.p90[b] = quantile(scratch, 0.9);
+                band.max[b] = scratch[scratch.len() - 1];
+            }
+        }
+        for (acc, series) in self.remaining_bucket.iter_mut().zip(&mut self.remaining) {
+            if let Some(m) = acc.median.take() {
+                series.median[b] = m;
+                series.min[b] = acc.min;
+                series.max[b] = acc.max;
+            }
+            acc.min = f64::INFINITY;
+            acc.max = f64::NEG_INFINITY;
+        }
+    }
+
+    fn finish(mut self) -> SeriesData {
+        self.flush_tick();
+        if let Some(b) = self.current_bucket {
+            self.flush_bucket(b);
+        }
+        SeriesData {
+            groups: self.layout.groups.iter().map(|g| g.name.clone()).collect(),
+            bucket_s: self.grid.bucket_s(),
+            times: self.grid.times(),
+            sleep: if self.as_lines {
+                SleepSeries::Lines(self.lines)
+            } else {
+                SleepSeries::Bands(self.bands)
+            },
+            counts: self.counts,
+            remaining: self.remaining,
+            threads: self.threads,
+        }
+    }
+}
+
+/// The sleep chart's series, all NaN: a line per group (rows per group), a line per process
+/// (few processes), else a band per group.
+fn empty_sleep(
+    layout: &Layout,
+    grid: &Grid,
+    per_group: bool,
+    as_lines: bool,
+) -> (Vec<SleepLine>, Vec<SleepBand>) {
+    if per_group {
+        let lines = layout.groups.iter().enumerate().map(|(gi, g)| SleepLine {
+            label: if g.processes.len() == 1 {
+                g.name.clone()
+            } else {
+                format!("{} (median of {} processes)", g.name, g.processes.len())
+            },
+            group: gi,
+            values: grid.nan(),
+        });
+        (lines.collect(), Vec::new())
+    } else if as_lines {
+        let lines = layout.processes.iter().map(|p| {
+            let g = &layout.groups[p.group];
+            SleepLine {
+                label: if g.processes.len() == 1 {
+                    g.name.clone()
+                } else {
+                    format!("{} #{}", g.name, p.index)
+                },
+                group: p.group,
+                values: grid.nan(),
+            }
+        });
+        (lines.collect(), Vec::new())
+    } else {
+        let bands = (0..layout.groups.len()).map(|gi| SleepBand {
+            group: gi,
+            min: grid.nan(),
+            p10: grid.nan(),
+            median: grid.nan(),
+            p90: grid.nan(),
+            max: grid.nan(),
+        });
+        (Vec::new(), bands.collect())
+    }
 }
 
 #[cfg(test)]

@@ -1,123 +1,23 @@
-//! From file text to a validated [`Scenario`]: parse, apply overrides, type each section with
-//! its path tracked, check ranges, and report every problem with its line.
+//! From scenario text to a validated [`Scenario`]: parse, apply overrides, type each section
+//! with its path tracked, run the range checks (`checks.rs`), and report every problem with
+//! its line.
 
 use std::fmt;
-use std::path::Path;
 
 use serde::de::DeserializeOwned;
 
+use super::checks::{check_name, safe_name};
 use super::overrides::{apply, set_by};
 use super::params::drop_foreign_fields;
 use super::path::{FieldPath, Segment, line_of};
 use super::{
-    ClientGroup, CompareConfig, EXPECTABLE_METRICS, Expect, GroupCommon, Mode, Override, RunConfig,
-    Scenario, ServerCommon, ServerConfig, Variant,
+    ClientGroup, CompareConfig, Expect, GroupCommon, Override, Problem, RunConfig, Scenario,
+    ScenarioError, ServerCommon, ServerConfig, Variant,
 };
 use crate::config::{ConfigError, typed};
 use crate::limiter::{FaultConfig, LimiterConfig};
 use crate::store::StoreConfig;
 use crate::throttle::ThrottleConfig;
-use crate::time::HumanDuration;
-
-/// Everything wrong with one scenario, each problem with its place.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScenarioError {
-    /// The file (or `<inline>`).
-    pub origin: String,
-    pub problems: Vec<Problem>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Problem {
-    pub line: Option<usize>,
-    /// Empty for problems with the file as a whole.
-    pub field: String,
-    pub message: String,
-    /// The `--set` that put the value there, when one did.
-    pub from_override: Option<String>,
-}
-
-impl std::error::Error for ScenarioError {}
-
-impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, p) in self.problems.iter().enumerate() {
-            if i > 0 {
-                writeln!(f)?;
-            }
-            write!(f, "{}", self.origin)?;
-            if let Some(line) = p.line {
-                write!(f, ":{line}")?;
-            }
-            f.write_str(": ")?;
-            if !p.field.is_empty() {
-                write!(f, "{}: ", p.field)?;
-            }
-            f.write_str(&p.message)?;
-            match &p.from_override {
-                // A named flag (`--limit 5`) is quoted as the user typed it.
-                Some(o) if o.starts_with("--") => write!(f, " (from {o})")?,
-                Some(o) => write!(f, " (from --set {o})")?,
-                None => {}
-            }
-        }
-        Ok(())
-    }
-}
-
-impl ScenarioError {
-    pub fn whole_file(origin: &str, message: impl Into<String>) -> Self {
-        ScenarioError {
-            origin: origin.to_string(),
-            problems: vec![Problem {
-                line: None,
-                field: String::new(),
-                message: message.into(),
-                from_override: None,
-            }],
-        }
-    }
-}
-
-/// Read and validate a scenario file. `seed_if_absent` fixes the seed when neither the file nor
-/// an override gives one.
-pub fn read_scenario(
-    path: &Path,
-    overrides: &[Override],
-    seed_if_absent: u64,
-) -> Result<Scenario, ScenarioError> {
-    let origin = path.display().to_string();
-    let text = read_bounded(path)
-        .map_err(|e| ScenarioError::whole_file(&origin, format!("cannot read the file: {e}")))?;
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "scenario".into());
-    parse_scenario(&text, &origin, &stem, overrides, seed_if_absent)
-}
-
-/// The largest scenario file read: the bundled ones are a few kilobytes; without a bound
-/// `run /dev/zero` read until memory ran out (issue 11).
-pub const MAX_SCENARIO_BYTES: u64 = 1 << 20;
-
-/// The file's text, refusing one past [`MAX_SCENARIO_BYTES`] (or endless, like a device).
-fn read_bounded(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)?;
-    if file.metadata()?.is_dir() {
-        return Err(std::io::Error::other("it is a folder, not a scenario file"));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_SCENARIO_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_SCENARIO_BYTES {
-        return Err(std::io::Error::other(format!(
-            "it is larger than {} KiB; a scenario is a short TOML file",
-            MAX_SCENARIO_BYTES / 1024
-        )));
-    }
-    String::from_utf8(bytes)
-        .map_err(|_| std::io::Error::other("it is not UTF-8 text; a scenario is a TOML file"))
-}
 
 /// Validate scenario text; `origin` names it in errors, `default_name` is used without `name`.
 pub fn parse_scenario(
@@ -154,7 +54,8 @@ pub fn parse_scenario(
 
     let mut applied = Vec::new();
     for o in overrides {
-        let paths = apply(&mut root, o).map_err(|e| ScenarioError::whole_file(origin, e))?;
+        let paths = apply(&mut root, o)
+            .map_err(|e| ScenarioError::whole_file(origin, format!("--set {}: {e}", o.raw)))?;
         drop_foreign_fields(&mut root, &paths, GROUP_COMMON, SERVER_COMMON);
         applied.extend(paths.into_iter().map(|p| (p, o.raw.clone())));
     }
@@ -207,87 +108,15 @@ pub const GROUP_COMMON: &[&str] = &[
 /// The `[server]` fields every kind shares.
 pub const SERVER_COMMON: &[&str] = &["latency", "outages", "error_rate", "headers"];
 
-/// The most seeds `[run] seeds` may ask for (as `compare --seeds`).
-pub const MAX_SEEDS: u32 = 10_000;
-
-/// The finest `[run] sample_every`: a series row per thread per millisecond is already far
-/// finer than any rate limit's window, and finer ones only fill the disk (issue 11).
-pub const MIN_SAMPLE_EVERY: HumanDuration = HumanDuration(1_000_000);
-
-/// The fastest a live run or `serve` may go. Virtual time is integer nanoseconds: at this
-/// scale its 584 years last 21 days of real time, and one millisecond of timer slack is
-/// already 10 s of the clients' time. At 1e12 the clock ran out at once and froze the
-/// bucket (issue 11).
-pub const MAX_TIME_SCALE: f64 = 10_000.0;
-
-/// `time_scale` (or `serve --time-scale`): above 0 and at most [`MAX_TIME_SCALE`].
-pub fn check_time_scale(scale: f64) -> Result<(), String> {
-    if !(scale.is_finite() && scale > 0.0) {
-        Err(format!("must be a number above 0 (got {scale})"))
-    } else if scale > MAX_TIME_SCALE {
-        Err(format!(
-            "must be at most {MAX_TIME_SCALE} (got {scale}): faster, timers are too coarse \
-             for the clients and the virtual clock runs out"
-        ))
-    } else {
-        Ok(())
-    }
-}
-
-/// A scenario's `name` becomes a folder under `results/`: `../../etc/x` once wrote outside
-/// it and `""` made `results/-<time>` (issue 11). Letters, digits, `_`, `-` and `.`, not
-/// starting with `.` or `-`, at most 100 characters.
-pub fn check_name(name: &str) -> Result<(), String> {
-    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
-    if name.is_empty() {
-        Err("must not be empty: it names the results folder".into())
-    } else if name.chars().count() > 100 {
-        Err(format!(
-            "is {} characters long; at most 100 (it names the results folder)",
-            name.chars().count()
-        ))
-    } else if name.starts_with(['.', '-']) || !name.chars().all(ok_char) {
-        Err(format!(
-            "`{name}` cannot name a results folder: use letters, digits, `_`, `-` and `.` \
-             (not first), e.g. `{}`",
-            safe_name(name)
-        ))
-    } else {
-        Ok(())
-    }
-}
-
-/// `name` with every character [`check_name`] refuses replaced by `_` (and a leading `.` or
-/// `-` dropped), for names taken from a file's name.
-pub fn safe_name(name: &str) -> String {
-    let s: String = name
-        .chars()
-        .take(100)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let s = s.trim_start_matches(['.', '-']);
-    if s.is_empty() {
-        "scenario".into()
-    } else {
-        s.into()
-    }
-}
-
 /// Collects every problem instead of stopping at the first, so one run of the tool shows all.
 #[derive(Default)]
-struct Builder {
+pub(super) struct Builder {
     problems: Vec<(FieldPath, String)>,
 }
 
 impl Builder {
-    fn problem(&mut self, path: FieldPath, message: impl Into<String>) {
-        self.problems.push((path, message.into()));
+    pub(super) fn problem(&mut self, path: FieldPath, message: impl fmt::Display) {
+        self.problems.push((path, message.to_string()));
     }
 
     /// Extend the last problem's message when it is of the given kind.
@@ -538,259 +367,6 @@ impl Builder {
             }
         }
     }
-
-    fn check_run(&mut self, run: &RunConfig, at: &FieldPath) {
-        if run.seed.is_some_and(|s| i64::try_from(s).is_err()) {
-            self.problem(at.key("seed"), format!("must be at most {}", i64::MAX));
-        }
-        if run.duration < MIN_SAMPLE_EVERY {
-            self.problem(
-                at.key("duration"),
-                format!("must be at least {MIN_SAMPLE_EVERY} (got {})", run.duration),
-            );
-        }
-        if run.sample_every < MIN_SAMPLE_EVERY {
-            self.problem(
-                at.key("sample_every"),
-                format!(
-                    "must be at least {MIN_SAMPLE_EVERY} (got {}): each sample writes a row per \
-                     thread, and rate limits are not measured in microseconds",
-                    run.sample_every
-                ),
-            );
-        } else if run.sample_every > run.duration && run.duration >= MIN_SAMPLE_EVERY {
-            self.problem(
-                at.key("sample_every"),
-                format!("must be at most the run's duration ({})", run.duration),
-            );
-        }
-        match run.peak_window {
-            Some(w) if w.nanos() == 0 => {
-                self.problem(at.key("peak_window"), "must be longer than 0s")
-            }
-            Some(w) if w > run.duration && run.duration.nanos() > 0 => self.problem(
-                at.key("peak_window"),
-                format!(
-                    "{w} is longer than the run ({}); a peak over the whole run is `requests`",
-                    run.duration
-                ),
-            ),
-            _ => {}
-        }
-        if run.fairness_window.nanos() == 0 {
-            self.problem(at.key("fairness_window"), "must be longer than 0s");
-        }
-        if run.seeds.is_some_and(|n| !(1..=MAX_SEEDS).contains(&n)) {
-            self.problem(
-                at.key("seeds"),
-                format!(
-                    "must be from 1 to {MAX_SEEDS} (got {})",
-                    run.seeds.unwrap_or(0)
-                ),
-            );
-        }
-        if let Err(message) = check_time_scale(run.time_scale) {
-            self.problem(at.key("time_scale"), message);
-        }
-    }
-
-    fn check_faults(&mut self, faults: &FaultConfig, run: &RunConfig, at: &FieldPath) {
-        for p in faults.problems(run.duration) {
-            let field = at.key(p.field);
-            let path = match p.index {
-                Some(i) => field.index(i),
-                None => field,
-            };
-            self.problem(path, p.message);
-        }
-    }
-
-    fn check_clients(&mut self, groups: &[ClientGroup], run: &RunConfig, at: &FieldPath) {
-        let mut total: u64 = 0;
-        for (i, g) in groups.iter().enumerate() {
-            let c = &g.common;
-            let here = at.index(i);
-            if c.name.trim().is_empty() {
-                self.problem(here.key("name"), "must not be empty");
-            }
-            if c.name == "*" || c.name.contains('.') || c.name.parse::<usize>().is_ok() {
-                self.problem(
-                    here.key("name"),
-                    format!(
-                        "`{}` cannot name a group: --set clients.NAME.field reads `*` as every \
-                         group, a number as a position and `.` as a separator",
-                        c.name
-                    ),
-                );
-            }
-            if groups[..i].iter().any(|o| o.common.name == c.name) {
-                self.problem(here.key("name"), format!("`{}` names two groups", c.name));
-            }
-            if c.processes == 0 {
-                self.problem(here.key("processes"), "must be at least 1 (got 0)");
-            }
-            if c.jobs == Some(0) {
-                self.problem(here.key("jobs"), "must be at least 1 (got 0)");
-            }
-            if c.pool == Some(0) {
-                self.problem(here.key("pool"), "must be at least 1 (got 0)");
-            }
-            if c.pool.is_some() && c.jobs.is_some() {
-                self.problem(
-                    here.key("pool"),
-                    "a group has either `jobs` (per thread) or `pool` (shared), not both",
-                );
-            }
-            if c.pool.is_some() && run.mode == Mode::Live && c.processes > 1 {
-                self.problem(
-                    here.key("pool"),
-                    format!(
-                        "a live run shares a pool only between the threads of one process (got processes = {})",
-                        c.processes
-                    ),
-                );
-            }
-            if c.threads == 0 {
-                self.problem(here.key("threads"), "must be at least 1 (got 0)");
-            }
-            if c.start >= run.duration {
-                self.problem(
-                    here.key("start"),
-                    format!(
-                        "{} is not before the end of the run ({})",
-                        c.start, run.duration
-                    ),
-                );
-            }
-            if let Some(stop) = c.stop
-                && stop <= c.start
-            {
-                self.problem(
-                    here.key("stop"),
-                    format!("must be after start ({}) (got {stop})", c.start),
-                );
-            } else if let Some(stop) = c.stop
-                && stop > run.duration
-            {
-                self.problem(
-                    here.key("stop"),
-                    format!(
-                        "{stop} is after the end of the run ({}); leave stop out to run to the end",
-                        run.duration
-                    ),
-                );
-            }
-            total += u64::from(c.processes) * u64::from(c.threads);
-        }
-        const MAX_THREADS: u64 = 10_000_000;
-        if total > MAX_THREADS {
-            self.problem(
-                at.clone(),
-                format!("{total} threads in all; at most {MAX_THREADS} are supported"),
-            );
-        }
-    }
-
-    fn check_variants(&mut self, variants: &[Variant], at: &FieldPath) {
-        for (i, v) in variants.iter().enumerate() {
-            if variants[..i].iter().any(|o| o.name == v.name) {
-                self.problem(
-                    at.index(i).key("name"),
-                    format!("`{}` names two variants", v.name),
-                );
-            }
-            for (path, value) in &v.set {
-                if let Err(e) = Override::new(path, value.clone()) {
-                    self.problem(at.index(i).key("set"), e);
-                }
-            }
-        }
-    }
-
-    /// The url, and: a live run whose processes coordinate through the store needs one they
-    /// all reach (in memory, each process would have its own).
-    fn check_store(
-        &mut self,
-        store: &StoreConfig,
-        run: &RunConfig,
-        groups: &[ClientGroup],
-        top: &FieldPath,
-    ) {
-        for (field, message) in store.problems() {
-            self.problem(top.key("store").key(field), message);
-        }
-        if run.mode != Mode::Live || store.url.is_some() {
-            return;
-        }
-        let mut scopes: Vec<(String, u64, usize)> = Vec::new();
-        for (i, g) in groups.iter().enumerate() {
-            if let Some(scope) = g.throttle.store_scope(&g.common.name, g.common.key()) {
-                match scopes.iter_mut().find(|(s, _, _)| *s == scope) {
-                    Some(entry) => entry.1 += u64::from(g.common.processes),
-                    None => scopes.push((scope, u64::from(g.common.processes), i)),
-                }
-            }
-        }
-        for (_, processes, first) in scopes.into_iter().filter(|(_, p, _)| *p > 1) {
-            let g = &groups[first];
-            self.problem(
-                top.key("clients").index(first).key("algorithm"),
-                format!(
-                    "{} coordinates its {processes} processes through a shared store, and the \
-                     processes of a live run share none without Redis: add `[store] url = \
-                     \"redis://127.0.0.1:6379\"` to the scenario or pass --store \
-                     redis://127.0.0.1:6379 (or use one process, or sim mode)",
-                    g.throttle.name()
-                ),
-            );
-        }
-    }
-
-    fn check_compare(&mut self, compare: &CompareConfig, at: &FieldPath) {
-        let Some(metrics) = &compare.metrics else {
-            return;
-        };
-        if metrics.is_empty() {
-            self.problem(at.clone(), "name at least one metric");
-        }
-        for (i, m) in metrics.iter().enumerate() {
-            if !EXPECTABLE_METRICS.contains(&m.as_str()) {
-                self.problem(
-                    at.clone(),
-                    format!(
-                        "unknown metric `{m}`, expected one of: {}",
-                        EXPECTABLE_METRICS.join(", ")
-                    ),
-                );
-            } else if metrics[..i].contains(m) {
-                self.problem(at.clone(), format!("`{m}` is named twice"));
-            }
-        }
-    }
-
-    fn check_expect(&mut self, expect: &Expect, at: &FieldPath) {
-        for (metric, [lo, hi]) in expect {
-            if !EXPECTABLE_METRICS.contains(&metric.as_str()) {
-                self.problem(
-                    at.key(metric),
-                    format!(
-                        "unknown metric, expected one of: {}",
-                        EXPECTABLE_METRICS.join(", ")
-                    ),
-                );
-            } else if lo.is_nan() || hi.is_nan() {
-                self.problem(
-                    at.key(metric),
-                    format!("range [{lo}, {hi}] holds a value that is not a number"),
-                );
-            } else if lo > hi {
-                self.problem(
-                    at.key(metric),
-                    format!("range [{lo}, {hi}] is upside down; write [low, high]"),
-                );
-            }
-        }
-    }
 }
 
 /// A document that parses but holds a value TOML's types cannot (an integer past 64 bits).
@@ -848,6 +424,38 @@ initial_sleep = "4s"
 
     fn err(text: &str, sets: &[&str]) -> String {
         parse(text, sets).unwrap_err().to_string()
+    }
+
+    /// The fields a `deny_unknown_fields` struct declares, as serde lists them when it meets
+    /// one it does not know.
+    fn declared_fields<T: serde::de::DeserializeOwned + std::fmt::Debug>() -> Vec<String> {
+        let probe = toml::Value::Table(toml::toml! { not_a_field = 1 });
+        let message = probe.try_into::<T>().unwrap_err().to_string();
+        let list = message
+            .split_once("expected one of ")
+            .unwrap_or_else(|| panic!("serde names the fields: {message}"))
+            .1;
+        let mut fields: Vec<String> = list
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(String::from)
+            .collect();
+        fields.sort();
+        fields
+    }
+
+    #[test]
+    fn the_common_field_lists_are_the_fields_of_the_common_structs() {
+        // The loader splits a group's (a server's) table into these fields and the
+        // algorithm's (kind's) own: a field added to the struct and not to the list would be
+        // handed to the algorithm and refused as unknown.
+        let mut group: Vec<String> = GROUP_COMMON.iter().map(|s| s.to_string()).collect();
+        group.sort();
+        assert_eq!(group, declared_fields::<GroupCommon>());
+        let mut server: Vec<String> = SERVER_COMMON.iter().map(|s| s.to_string()).collect();
+        server.sort();
+        assert_eq!(server, declared_fields::<ServerCommon>());
     }
 
     #[test]

@@ -1,24 +1,31 @@
 //! Scenario files: the TOML schema, loading with `--set` overrides, and validation whose
 //! errors name the file, the line and the field.
 
+mod checks;
+mod error;
 mod layout;
 mod load;
 mod overrides;
 pub mod params;
 mod path;
+mod read;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use layout::{GroupInfo, Layout, ProcessInfo, ThreadInfo};
-pub use load::{
-    GROUP_COMMON, MAX_TIME_SCALE, MIN_SAMPLE_EVERY, SERVER_COMMON, ScenarioError, check_time_scale,
-    parse_scenario, read_scenario,
+pub use checks::{
+    MAX_TIME_SCALE, MIN_SAMPLE_EVERY, NameError, TimeScaleError, check_name, check_time_scale,
+    folder_char,
 };
-pub use overrides::Override;
+pub use error::{Problem, ScenarioError};
+pub use layout::{GroupInfo, Layout, ProcessInfo, ThreadInfo};
+pub use load::{GROUP_COMMON, SERVER_COMMON, parse_scenario};
+pub use overrides::{Override, OverrideError};
 pub use path::FieldPath;
+pub use read::{MAX_SCENARIO_BYTES, read_scenario};
 
+use crate::exchange::DEFAULT_KEY;
 use crate::limiter::{FaultConfig, Headers, Latency, Limiter, LimiterConfig};
 use crate::rng::SimRng;
 use crate::store::StoreConfig;
@@ -238,11 +245,9 @@ fn one() -> u32 {
 }
 
 impl GroupCommon {
-    /// The key groups without a `key` share.
-    pub const DEFAULT_KEY: &'static str = "default";
-
+    /// The group's server key, [`DEFAULT_KEY`] when it names none.
     pub fn key(&self) -> &str {
-        self.key.as_deref().unwrap_or(Self::DEFAULT_KEY)
+        self.key.as_deref().unwrap_or(DEFAULT_KEY)
     }
 }
 

@@ -7,6 +7,38 @@ use std::str::FromStr;
 
 use super::path::{FieldPath, Segment};
 
+/// What is wrong with an override: as written (`path=value`), or where it is applied.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum OverrideError {
+    #[error("`{raw}` needs the form path=value, e.g. server.limit=600")]
+    NoValue { raw: String },
+    #[error("`{raw}`: `{path}` is not a field path; write e.g. server.limit=600")]
+    NotAPath { raw: String, path: String },
+    /// A value that looks like TOML (a list, a quoted string, a number) but does not parse.
+    #[error("`{raw}`: the value `{value}` is not valid TOML: {message}")]
+    NotToml {
+        raw: String,
+        value: String,
+        message: String,
+    },
+    #[error("`{at}` is a list; name an element and a field, e.g. {at}.*.{field}")]
+    ListNeedsElement { at: FieldPath, field: String },
+    #[error("`{at}` has {len} entries, no [{index}]")]
+    NoIndex {
+        at: FieldPath,
+        len: usize,
+        index: usize,
+    },
+    #[error("`{at}` has no entry named `{name}` (names: {}; or use * or an index)", names.join(", "))]
+    NoName {
+        at: FieldPath,
+        name: String,
+        names: Vec<String>,
+    },
+    #[error("`{at}` is a single value, not a table")]
+    NotATable { at: FieldPath },
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Override {
     pub path: Vec<String>,
@@ -16,7 +48,7 @@ pub struct Override {
 }
 
 impl Override {
-    pub fn new(path: &str, value: toml::Value) -> Result<Self, String> {
+    pub fn new(path: &str, value: toml::Value) -> Result<Self, OverrideError> {
         let raw = format!("{path}={value}");
         Ok(Override {
             path: split_path(path, &raw)?,
@@ -36,39 +68,41 @@ impl Override {
     }
 }
 
-fn split_path(path: &str, raw: &str) -> Result<Vec<String>, String> {
+fn split_path(path: &str, raw: &str) -> Result<Vec<String>, OverrideError> {
     let segs: Vec<String> = path
         .trim()
         .split('.')
         .map(|s| s.trim().to_string())
         .collect();
     if segs.iter().any(String::is_empty) {
-        return Err(format!(
-            "`{raw}`: `{path}` is not a field path; write e.g. server.limit=600"
-        ));
+        return Err(OverrideError::NotAPath {
+            raw: raw.to_string(),
+            path: path.to_string(),
+        });
     }
     Ok(segs)
 }
 
 impl FromStr for Override {
-    type Err = String;
+    type Err = OverrideError;
 
     /// `server.limit=600`, `run.duration=2h`, `clients.*.jitter=0.0`, `expect.ratio_429=[0,0.1]`.
     /// The value is read as TOML, and as a plain string when it is not TOML (`2h`, `fast`).
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, OverrideError> {
         let (path, value) = s
             .split_once('=')
-            .ok_or_else(|| format!("`{s}` needs the form path=value, e.g. server.limit=600"))?;
+            .ok_or_else(|| OverrideError::NoValue { raw: s.to_string() })?;
         let value_text = value.trim();
         let value = match toml::from_str::<toml::Table>(&format!("v = {value_text}")) {
             Ok(mut t) => t.remove("v").expect("the one key just parsed"),
             // A list, a table, a quoted string or a number that is not valid TOML is a typo
             // to show, not text to pass on (where it would only be "invalid type: string").
             Err(e) if looks_like_toml(value_text) => {
-                return Err(format!(
-                    "`{s}`: the value `{value_text}` is not valid TOML: {}",
-                    e.message().trim()
-                ));
+                return Err(OverrideError::NotToml {
+                    raw: s.to_string(),
+                    value: value_text.to_string(),
+                    message: e.message().trim().to_string(),
+                });
             }
             Err(_) => toml::Value::String(value_text.to_string()),
         };
@@ -98,10 +132,9 @@ impl fmt::Display for Override {
 }
 
 /// Apply one override; returns the concrete paths it set.
-pub fn apply(root: &mut toml::Table, o: &Override) -> Result<Vec<FieldPath>, String> {
+pub fn apply(root: &mut toml::Table, o: &Override) -> Result<Vec<FieldPath>, OverrideError> {
     let mut set = Vec::new();
-    apply_table(root, &o.path, &o.value, FieldPath::root(), &mut set)
-        .map_err(|e| format!("--set {}: {e}", o.raw))?;
+    apply_table(root, &o.path, &o.value, FieldPath::root(), &mut set)?;
     Ok(set)
 }
 
@@ -111,7 +144,7 @@ fn apply_table(
     value: &toml::Value,
     at: FieldPath,
     set: &mut Vec<FieldPath>,
-) -> Result<(), String> {
+) -> Result<(), OverrideError> {
     let (first, rest) = segs.split_first().expect("paths are never empty");
     let here = at.key(first);
     if rest.is_empty() {
@@ -131,21 +164,26 @@ fn apply_value(
     value: &toml::Value,
     at: FieldPath,
     set: &mut Vec<FieldPath>,
-) -> Result<(), String> {
+) -> Result<(), OverrideError> {
     match node {
         toml::Value::Table(t) => apply_table(t, segs, value, at, set),
         toml::Value::Array(items) => {
             let (sel, rest) = segs.split_first().expect("paths are never empty");
             if rest.is_empty() {
-                return Err(format!(
-                    "`{at}` is a list; name an element and a field, e.g. {at}.*.{sel}"
-                ));
+                return Err(OverrideError::ListNeedsElement {
+                    at,
+                    field: sel.clone(),
+                });
             }
             let chosen: Vec<usize> = if sel == "*" {
                 (0..items.len()).collect()
             } else if let Ok(i) = sel.parse::<usize>() {
                 if i >= items.len() {
-                    return Err(format!("`{at}` has {} entries, no [{i}]", items.len()));
+                    return Err(OverrideError::NoIndex {
+                        at,
+                        len: items.len(),
+                        index: i,
+                    });
                 }
                 vec![i]
             } else {
@@ -156,14 +194,16 @@ fn apply_value(
                     .map(|(i, _)| i)
                     .collect();
                 if named.is_empty() {
-                    let names: Vec<&str> = items
+                    let names = items
                         .iter()
                         .filter_map(|v| v.get("name").and_then(|n| n.as_str()))
+                        .map(str::to_string)
                         .collect();
-                    return Err(format!(
-                        "`{at}` has no entry named `{sel}` (names: {}; or use * or an index)",
-                        names.join(", ")
-                    ));
+                    return Err(OverrideError::NoName {
+                        at,
+                        name: sel.clone(),
+                        names,
+                    });
                 }
                 named
             };
@@ -172,7 +212,7 @@ fn apply_value(
             }
             Ok(())
         }
-        _ => Err(format!("`{at}` is a single value, not a table")),
+        _ => Err(OverrideError::NotATable { at }),
     }
 }
 
@@ -231,10 +271,28 @@ mod tests {
         apply(&mut t, &"server.limit=10".parse().unwrap()).unwrap();
         assert_eq!(t["server"]["limit"].as_integer(), Some(10));
         let e = apply(&mut t, &"clients.b.threads=1".parse().unwrap()).unwrap_err();
-        assert!(e.contains("no entry named `b`"), "{e}");
+        assert!(
+            matches!(&e, OverrideError::NoName { name, .. } if name == "b"),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains("no entry named `b` (names: a;"),
+            "{e}"
+        );
         let e = apply(&mut t, &"clients.4.threads=1".parse().unwrap()).unwrap_err();
-        assert!(e.contains("no [4]"), "{e}");
+        assert!(
+            matches!(
+                e,
+                OverrideError::NoIndex {
+                    len: 1,
+                    index: 4,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert_eq!(e.to_string(), "`clients` has 1 entries, no [4]");
         let e = apply(&mut t, &"server.limit.x=1".parse().unwrap()).unwrap_err();
-        assert!(e.contains("single value"), "{e}");
+        assert!(e.to_string().contains("single value"), "{e}");
     }
 }

@@ -150,7 +150,7 @@ impl Store for MemoryStore {
     }
 
     /// `INCR key` then, when the key was new, `PEXPIRE key ttl_ms`, as one atomic step (the
-    /// window counters of seed 004 must not outlive their window).
+    /// window counters of the Discord job queue must not outlive their window).
     fn incr_with_expiry(&mut self, key: &str, ttl_ms: u64, now: Nanos) -> StoreResult<i64> {
         let v = self.incr_by(key, 1, now)?;
         if v == 1

@@ -1,6 +1,6 @@
-//! Shared state that several client processes coordinate through, with the exact semantics of
-//! the Redis commands the seed algorithms name (seed 001's `SET NX PX` and `PTTL`, seed 004's
-//! `INCR` window counters and `DECR`).
+//! Shared state that several client processes coordinate through, with the exact semantics of the
+//! Redis commands the coordinating algorithms name (Rebased's Redis interval lock's `SET NX PX` and
+//! `PTTL`, the Discord job queue's `INCR` window counters and `DECR`).
 //!
 //! Two implementations of one [`Store`] trait:
 //! - [`MemoryStore`]: a key space in this process, told the time like everything else (keys
@@ -41,7 +41,7 @@ pub enum Ttl {
     Millis(u64),
 }
 
-/// Seed 004's decision for one job (see [`Store::window_admit`]).
+/// The Discord job queue's decision for one job (see [`Store::window_admit`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WindowAdmit {
     /// The window's count is within the reservoir: run now.
@@ -121,11 +121,11 @@ pub trait Store: Send {
         now: Nanos,
     ) -> StoreResult<Nanos>;
 
-    /// Seed 004's flow chart for one job, as one atomic step so that no other process's job
-    /// comes between the window check and the waiting count: `calls = INCR calls_key` (with
-    /// `PEXPIRE window_ms` when new); if `calls <= reservoir` the job runs, first leaving the
-    /// waiting count (`DECR enqueued_key`) if it had been delayed; otherwise it joins it
-    /// (`INCR enqueued_key`), and the count before it is returned.
+    /// The Discord job queue's flow chart for one job, as one atomic step so that no other
+    /// process's job comes between the window check and the waiting count: `calls = INCR calls_key`
+    /// (with `PEXPIRE window_ms` when new); if `calls <= reservoir` the job runs, first leaving the
+    /// waiting count (`DECR enqueued_key`) if it had been delayed; otherwise it joins it (`INCR
+    /// enqueued_key`), and the count before it is returned.
     ///
     /// The default runs the steps one after another, which is atomic for a store behind the
     /// [`SharedStore`] mutex; a store other processes share must override it.
@@ -236,37 +236,51 @@ impl StoreConfig {
         match &self.url {
             Some(url) => check_url(url)
                 .err()
-                .map(|m| vec![("url", m)])
+                .map(|e| vec![("url", e.to_string())])
                 .unwrap_or_default(),
             None => Vec::new(),
         }
     }
 }
 
+/// Why a url names no Redis this program can use.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    #[error("`{url}` is not a url; write e.g. redis://127.0.0.1:6379")]
+    NoScheme { url: String },
+    #[error("`{url}`: TLS (rediss://) is not supported; use redis:// on a trusted network")]
+    Tls { url: String },
+    #[error(
+        "`{url}`: unknown scheme `{scheme}://`, expected redis://host:port, e.g. \
+         redis://127.0.0.1:6379"
+    )]
+    UnknownScheme { url: String, scheme: String },
+    #[error("`{url}` is not a Redis url: {reason}")]
+    NotRedis { url: String, reason: String },
+}
+
 /// A Redis url this program can use, or why not.
-pub fn check_url(url: &str) -> Result<(), String> {
+pub fn check_url(url: &str) -> Result<(), UrlError> {
     let scheme = url.split("://").next().unwrap_or_default();
     if !url.contains("://") {
-        return Err(format!(
-            "`{url}` is not a url; write e.g. redis://127.0.0.1:6379"
-        ));
+        return Err(UrlError::NoScheme { url: url.into() });
     }
     match scheme {
         "redis" => {}
-        "rediss" => {
-            return Err(format!(
-                "`{url}`: TLS (rediss://) is not supported; use redis:// on a trusted network"
-            ));
-        }
+        "rediss" => return Err(UrlError::Tls { url: url.into() }),
         other => {
-            return Err(format!(
-                "`{url}`: unknown scheme `{other}://`, expected redis://host:port, e.g. redis://127.0.0.1:6379"
-            ));
+            return Err(UrlError::UnknownScheme {
+                url: url.into(),
+                scheme: other.into(),
+            });
         }
     }
     ::redis::Client::open(url)
         .map(|_| ())
-        .map_err(|e| format!("`{url}` is not a Redis url: {e}"))
+        .map_err(|e| UrlError::NotRedis {
+            url: url.into(),
+            reason: e.to_string(),
+        })
 }
 
 /// Turn any text into a key segment without glob or separator characters, so a namespace can
@@ -295,11 +309,13 @@ mod tests {
         assert!(check_url("redis://127.0.0.1:6379").is_ok());
         assert!(check_url("redis://127.0.0.1:6379/3").is_ok());
         let e = check_url("http://127.0.0.1:6379").unwrap_err();
-        assert!(e.contains("unknown scheme `http://`"), "{e}");
+        assert!(matches!(&e, UrlError::UnknownScheme { scheme, .. } if scheme == "http"));
+        assert!(e.to_string().contains("unknown scheme `http://`"), "{e}");
         let e = check_url("rediss://h:1").unwrap_err();
-        assert!(e.contains("TLS"), "{e}");
+        assert!(matches!(e, UrlError::Tls { .. }), "{e}");
         let e = check_url("localhost:6379").unwrap_err();
-        assert!(e.contains("not a url"), "{e}");
+        assert!(matches!(e, UrlError::NoScheme { .. }), "{e}");
+        assert!(e.to_string().contains("not a url"), "{e}");
     }
 
     #[test]

@@ -59,7 +59,7 @@ impl RedisLink {
     /// As [`RedisLink::connect`], every call bounded by `timeout`.
     pub fn connect_with_timeout(url: &str, timeout: Duration) -> StoreResult<RedisLink> {
         let unreachable = |e: String| StoreError::new(url, format!("cannot reach it: {e}"));
-        super::check_url(url).map_err(|e| StoreError::new(url, e))?;
+        super::check_url(url).map_err(|e| StoreError::new(url, e.to_string()))?;
         let client = redis::Client::open(url).map_err(|e| unreachable(e.to_string()))?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

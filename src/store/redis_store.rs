@@ -1,5 +1,5 @@
-//! The store on a real Redis server: the very commands the seeds name, under a namespace of the
-//! run, with Redis's own expiry.
+//! The store on a real Redis server: the very commands the coordinating algorithms name, under a
+//! namespace of the run, with Redis's own expiry.
 //!
 //! Time: Redis expires keys on its own (real) clock and ignores the `now` it is told. With
 //! a live run's `time_scale`, a TTL of `t` virtual milliseconds goes to Redis as
@@ -8,10 +8,10 @@
 //! (rounded down, as Redis rounds). At scale 1 both are exact.
 //!
 //! Steps that must not interleave with other processes' are Lua scripts, which Redis runs
-//! atomically: `INCR` + `PEXPIRE` of a new window key, `INCRBY`/`SADD` + `PEXPIRE` of a slot
-//! key, seed 004's whole window step, and a GCRA reservation. The GCRA is the one exception to
-//! Redis's clock: it runs on the caller's virtual time, which every process of a live run
-//! shares (as `window-queue`'s window numbers do), so it decides exactly as the memory store.
+//! atomically: `INCR` + `PEXPIRE` of a new window key, `INCRBY`/`SADD` + `PEXPIRE` of a slot key,
+//! the Discord job queue's whole window step, and a GCRA reservation. The GCRA is the one exception
+//! to Redis's clock: it runs on the caller's virtual time, which every process of a live run shares
+//! (as `window-queue`'s window numbers do), so it decides exactly as the memory store.
 
 use std::sync::{Arc, LazyLock, OnceLock};
 
@@ -31,8 +31,8 @@ return v
     )
 });
 
-/// Seed 004's window step (see `Store::window_admit`): returns -1 to run, else the waiting
-/// count before this job.
+/// The Discord job queue's window step (see `Store::window_admit`): returns -1 to run, else the
+/// waiting count before this job.
 static WINDOW_ADMIT: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"

@@ -1,8 +1,8 @@
-//! `backoff`: seed 003's retry policy for an SDK's ad-hoc queries, with the four delay formulas
-//! of the AWS Architecture Blog's "Exponential Backoff And Jitter" (Marc Brooker, 2015), which
-//! the seed cites as [1].
+//! `backoff`: Keen's full-jitter retry, the retry policy proposed for an SDK's ad-hoc queries
+//! (docs/sources.md), with the four delay formulas of the AWS Architecture Blog's "Exponential
+//! Backoff And Jitter" (Marc Brooker, 2015), which the proposal cites as [1].
 //!
-//! As the seed proposes, failures are recorded per key (the seed's project; in the sim a
+//! As the proposal says, failures are recorded per key (Keen's project; in the sim a
 //! process uses one key, so its threads share the record): a 429 or a 503 adds one to its kind's
 //! count and stamps the time of the most recent failure; a success clears both. Before each
 //! request the record is looked up, 503s first ("prioritizing 503 codes"), and the request is
@@ -11,7 +11,7 @@
 //!
 //! ```text
 //! none          delay = exp
-//! full          delay = random(0, exp)                     (the seed's choice)
+//! full          delay = random(0, exp)                     (the proposal's choice)
 //! equal         delay = exp / 2 + random(0, exp / 2)
 //! decorrelated  delay = min(cap, random(base, 3 × previous))
 //! ```
@@ -45,7 +45,7 @@ use crate::time::{HumanDuration, Nanos, from_secs};
 pub enum Jitter {
     /// Plain capped exponential backoff.
     None,
-    /// `random(0, exp)`: seed 003's formula.
+    /// `random(0, exp)`: Keen's full-jitter formula.
     #[default]
     Full,
     /// Half fixed, half random.
@@ -57,14 +57,14 @@ pub enum Jitter {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BackoffConfig {
-    /// `full` (default, the seed's), `none`, `equal` or `decorrelated`.
+    /// `full` (default, the proposal's), `none`, `equal` or `decorrelated`.
     pub jitter: Jitter,
     /// `base_delay`. Default 30 s ("a base_delay of 30 seconds could make sense").
     pub base: HumanDuration,
-    /// `max_delay`, the cap. The seed leaves it open; default 1 h, the window of the
+    /// `max_delay`, the cap. The proposal leaves it open; default 1 h, the window of the
     /// implementation it replaces.
     pub cap: HumanDuration,
-    /// Record 503s like 429s, and look them up first. Default true (the seed's proposal);
+    /// Record 503s like 429s, and look them up first. Default true (as proposed);
     /// off, 503s are ignored.
     pub count_503: bool,
 }
@@ -94,8 +94,7 @@ impl BackoffConfig {
 
 impl Algorithm for BackoffConfig {
     const NAME: &'static str = "backoff";
-    const DESCRIPTION: &'static str =
-        "seed 003's per-key backoff after 429/503 (503 first), full/equal/decorrelated/no jitter";
+    const DESCRIPTION: &'static str = "Keen's full-jitter retry: per-key backoff after 429/503 (503 first), full/equal/decorrelated/no jitter";
     const NOTES: &'static [&'static str] = &[
         "none/full/equal: exp = min(cap, base × 2^(failures − 1)), so the first delay's ceiling is base;",
         "  none waits exp, full random(0, exp), equal exp/2 + random(0, exp/2).",

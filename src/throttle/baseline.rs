@@ -41,14 +41,15 @@ impl Throttle for Unthrottled {
     }
 }
 
-/// `fixed`: the same sleep before every request whatever the server says (seed 001's
-/// `sleep 1`, which stopped working as soon as several processes made calls).
+/// `fixed`: the same sleep before every request whatever the server says (the `sleep 1` that
+/// Rebased's Redis interval lock replaced: it stopped working as soon as several processes
+/// made calls).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FixedConfig {
-    /// The wait before every request. Default 1 s, seed 001's.
+    /// The wait before every request. Default 1 s, as that `sleep 1`.
     pub sleep: HumanDuration,
-    /// Extra wait, uniform in `[0, jitter × sleep]`. Default 0: the seed had none.
+    /// Extra wait, uniform in `[0, jitter × sleep]`. Default 0: that `sleep 1` had none.
     pub jitter: f64,
 }
 
@@ -72,8 +73,7 @@ impl FixedConfig {
 
 impl Algorithm for FixedConfig {
     const NAME: &'static str = "fixed";
-    const DESCRIPTION: &'static str =
-        "a constant sleep before every request (seed 001's naive `sleep 1`)";
+    const DESCRIPTION: &'static str = "a constant sleep before every request (the naive `sleep 1` of Rebased's Redis interval lock)";
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();

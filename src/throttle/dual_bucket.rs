@@ -1,6 +1,6 @@
-//! `dual-bucket`: seed 000, the Toggl mobile app's two local "leaky buckets" (a minute bucket
-//! of 60 requests per 60 s and a seconds bucket of 3 per 1 s), every number a parameter whose
-//! default is the seed's.
+//! `dual-bucket`: Toggl's dual buckets, the Toggl mobile app's two local "leaky buckets" (a
+//! minute bucket of 60 requests per 60 s and a seconds bucket of 3 per 1 s; docs/sources.md),
+//! every number a parameter whose default is the app's.
 //!
 //! Each bucket is the app's moving window: it remembers the times of its last `slots` claims,
 //! and a slot is free again one `window` after the claim that took it. Claiming `n` slots at
@@ -13,13 +13,13 @@
 //! gives when refused and asks again, then is sent.
 //!
 //! - `workload = "pull"`: a sync is `pull_requests` (9) GET requests sent in parallel waves;
-//!   the group's `threads` are the parallel requests (3 for the seed's waves of 3), each thread
+//!   the group's `threads` are the parallel requests (3 for the app's waves of 3), each thread
 //!   taking the next request of the sync. A new sync starts `every` after the last one started,
 //!   or as soon as the last one's requests are all handed out, whichever is later.
 //! - `workload = "push"`: one request at a time (give the group 1 thread), each its own
 //!   minute-bucket claim of 1; a refusal waits and restarts the push.
 //!
-//! The seed does not say what a sync does on a 429; the app fails the sync, so here any
+//! The source does not say what a sync does on a 429; the app fails the sync, so here any
 //! answer other than 2xx cancels the sync's requests not yet sent and the next sync starts
 //! afresh (its requests claim minute slots again).
 
@@ -59,8 +59,8 @@ pub struct DualBucketConfig {
     pub workload: Workload,
     /// Requests in one pull sync. Default 9 ("we make 9 GET requests at once").
     pub pull_requests: u32,
-    /// Pull only: the time from the start of one sync to the start of the next. Default 0 s:
-    /// back to back, a device that always has something to sync (the seed gives no period).
+    /// Pull only: the time from the start of one sync to the start of the next. Default 0 s: back
+    /// to back, a device that always has something to sync (the app's description gives no period).
     pub every: HumanDuration,
 }
 
@@ -100,7 +100,7 @@ impl DualBucketConfig {
 impl Algorithm for DualBucketConfig {
     const NAME: &'static str = "dual-bucket";
     const DESCRIPTION: &'static str =
-        "seed 000's two local buckets (60/60 s, 3/1 s); pull syncs of 9 or one-at-a-time pushes";
+        "Toggl's dual buckets (60/60 s, 3/1 s); pull syncs of 9 or one-at-a-time pushes";
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
@@ -349,9 +349,9 @@ mod tests {
     }
 
     #[test]
-    fn claims_wait_as_the_seed_describes() {
-        // 60 requests at 3 per second go out from 0 s to 19 s; the 61st then waits 41 s for
-        // the first minute slot (the seed rounds these to "20 seconds" and "up to 40").
+    fn claims_wait_as_the_app_describes() {
+        // 60 requests at 3 per second go out from 0 s to 19 s; the 61st then waits 41 s for the
+        // first minute slot (the app's description rounds these to "20 seconds" and "up to 40").
         let mut minute = MovingWindow::new(60, 60 * S);
         let mut seconds = MovingWindow::new(3, S);
         let mut now = 0;
@@ -369,7 +369,7 @@ mod tests {
         }
         assert_eq!(now, 19 * S);
         assert_eq!(minute.try_claim(now, 1), Err(41 * S));
-        // The seed's "if we tried to send 60 requests in parallel, at least one of them will
+        // The description's "if we tried to send 60 requests in parallel, at least one of them will
         // wait for at least 20 seconds": with the first three sent at once, the 60th waits 19.
         assert_eq!(MovingWindow::new(3, S).time_to_free(0, 60), 19 * S);
     }

@@ -1,9 +1,9 @@
-//! `failure-window`: the system seed 003 replaces. Failures (the 400 series; in this tool the
-//! only one is 429) are counted per *query* — the request's description, not the project it
-//! is billed to — and once a query has failed `threshold` times within a `window` that started
-//! at its first failure, the client drops that query's requests until the window has passed;
-//! then its count starts again from zero. A success does not clear the count, and 503s (like
-//! other 5xx) are not handled at all: they neither count nor block.
+//! `failure-window`: the system Keen's full-jitter retry replaces. Failures (the 400 series; in
+//! this tool the only one is 429) are counted per *query* — the request's description, not the
+//! project it is billed to — and once a query has failed `threshold` times within a `window` that
+//! started at its first failure, the client drops that query's requests until the window has
+//! passed; then its count starts again from zero. A success does not clear the count, and 503s
+//! (like other 5xx) are not handled at all: they neither count nor block.
 //!
 //! Its two shortcomings, which `scenarios/failure_window.toml` shows against `backoff`:
 //! - the server limits the *project*, but the count is per query, so a project running many
@@ -54,7 +54,7 @@ impl Default for FailureWindowConfig {
 
 impl Algorithm for FailureWindowConfig {
     const NAME: &'static str = "failure-window";
-    const DESCRIPTION: &'static str = "seed 003's first system: drop a query's requests for `window` once it failed `threshold` times (per query, 503s ignored)";
+    const DESCRIPTION: &'static str = "the system Keen's full-jitter retry replaces: drop a query's requests for `window` once it failed `threshold` times (per query, 503s ignored)";
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();

@@ -1,6 +1,6 @@
 //! `gem-gradual`: `ExponentialIncreaseGradualDecrease` of the Ruby gem `rate_throttle_client`
-//! (zombocom/rate_throttle_client, Richard Schneeman, grown out of seed 002). Shared
-//! `sleep_for`, slept before every attempt; on a 429 `sleep_for += min_sleep`, sleep, then
+//! (zombocom/rate_throttle_client, Richard Schneeman, grown out of the Heroku GCRA demo client).
+//! Shared `sleep_for`, slept before every attempt; on a 429 `sleep_for += min_sleep`, sleep, then
 //! `sleep_for *= multiplier`; when the call ends, `sleep_for -= decrease` (never below 0). The
 //! state machine is in `gem_increase`.
 
@@ -22,7 +22,8 @@ pub struct GemGradualConfig {
     pub jitter: f64,
     /// `sleep_for` at start. Default 0 s (`start_sleep_for: 0`).
     pub initial_sleep: HumanDuration,
-    /// Subtracted when a call ends. Default: `min_sleep`, as the gem's `decrease || @minimum_sleep`.
+    /// Subtracted when a call ends. Default: `min_sleep`, as the gem's
+    /// `decrease || @minimum_sleep`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decrease: Option<HumanDuration>,
 }

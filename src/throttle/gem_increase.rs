@@ -1,7 +1,7 @@
 //! The state machine shared by the three "ExponentialIncrease…Decrease" classes of the Ruby gem
-//! `rate_throttle_client` (Richard Schneeman, zombocom/rate_throttle_client), which grew out of
-//! seed 002. Each algorithm file (`gem_gradual`, `gem_proportional`, `gem_remaining`) supplies
-//! its decrease; the rest is here, as the gem's `call` does it:
+//! `rate_throttle_client` (Richard Schneeman, zombocom/rate_throttle_client), which grew out of the
+//! Heroku GCRA demo client. Each algorithm file (`gem_gradual`, `gem_proportional`,
+//! `gem_remaining`) supplies its decrease; the rest is here, as the gem's `call` does it:
 //!
 //! ```text
 //! sleep_for = @sleep_for                    # the process's shared value, read per call

@@ -1,5 +1,6 @@
-//! `interval-lock`: seed 001, Rebased's rate limiter for the Toggl API ("a limiter shared by
-//! many processes through Redis"), every number a parameter whose default is the seed's.
+//! `interval-lock`: Rebased's Redis interval lock, their rate limiter for the Toggl API ("a
+//! limiter shared by many processes through Redis"; docs/sources.md), every number a
+//! parameter whose default is theirs.
 //!
 //! Before each call a thread claims the time slot with `SET lock 'locked' NX PX interval`. If
 //! another caller holds it, the thread waits `PTTL(lock) + offset(retries)` and claims again,
@@ -9,12 +10,12 @@
 //! offset(retries) = max(10 ms, 50 ms − min(retries, 50) ms)
 //! ```
 //!
-//! so callers that have waited longer wake earlier and are served first. A caller that is
-//! still refused after `timeout` gives up (the seed raises `TimedOut`; the engine counts it in
-//! `timed_out` and the thread moves on to its next job). The lock lives in the run's shared
-//! store, so every process of the group — or of every group naming the same `lock` — shares
-//! it, as the seed's web server, Rake tasks, background jobs and cron shared one Redis key: in
-//! the sim an in-memory store, in a live run a real Redis (`[store] url`).
+//! so callers that have waited longer wake earlier and are served first. A caller that is still
+//! refused after `timeout` gives up (Rebased's limiter raises `TimedOut`; the engine counts it in
+//! `timed_out` and the thread moves on to its next job). The lock lives in the run's shared store,
+//! so every process of the group — or of every group naming the same `lock` — shares it, as
+//! Rebased's web server, Rake tasks, background jobs and cron shared one Redis key: in the sim an
+//! in-memory store, in a live run a real Redis (`[store] url`).
 
 use serde::{Deserialize, Serialize};
 
@@ -75,7 +76,7 @@ impl IntervalLockConfig {
 
 impl Algorithm for IntervalLockConfig {
     const NAME: &'static str = "interval-lock";
-    const DESCRIPTION: &'static str = "seed 001's lock shared by a group's processes: SET NX PX 1 s, wait PTTL + offset, 15 s timeout";
+    const DESCRIPTION: &'static str = "Rebased's Redis interval lock, shared by a group's processes: SET NX PX 1 s, wait PTTL + offset, 15 s timeout";
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
@@ -125,7 +126,7 @@ pub struct IntervalLock {
 }
 
 impl IntervalLock {
-    /// `max(min_offset, max_offset − retries ms)`: the seed's `[10, 50 - [retries, 50].min].max`.
+    /// `max(min_offset, max_offset − retries ms)`: Rebased's `[10, 50 - [retries, 50].min].max`.
     pub fn offset(&self, retries: u32) -> Nanos {
         let shrink = u64::from(retries).saturating_mul(NANOS_PER_MS);
         self.cfg
@@ -218,7 +219,7 @@ mod tests {
     }
 
     #[test]
-    fn offset_matches_the_seeds_table() {
+    fn offset_matches_rebaseds_table() {
         let store = crate::store::shared();
         let t = IntervalLockConfig::default().build(ctx(1, "g", &store));
         // calculate_next_slot_offset(0) => 50, (5) => 45, ... (50) => 10, (100) => 10.

@@ -1,9 +1,10 @@
 //! Client-side throttling algorithms: pure state machines that are told the time.
 //!
 //! One [`Throttle`] instance belongs to one client *process*; that process's threads share it,
-//! which is how seed 002's clients share `sleep_for`. Engines ask [`Throttle::delay`] before every
-//! send and report every answer through [`Throttle::on_response`]; no algorithm sleeps, reads a
-//! clock or owns its randomness, so each is testable on virtual time in microseconds.
+//! which is how the Heroku GCRA demo client's threads share `sleep_for`. Engines ask
+//! [`Throttle::delay`] before every send and report every answer through [`Throttle::on_response`];
+//! no algorithm sleeps, reads a clock or owns its randomness, so each is testable on virtual time
+//! in microseconds.
 
 mod aatb;
 mod aatb_telemetry;
@@ -53,7 +54,7 @@ pub use window_queue::{WindowQueue, WindowQueueConfig};
 use std::sync::Arc;
 
 use crate::config::{ConfigError, ParamProblem, typed};
-use crate::exchange::Response;
+use crate::exchange::{DEFAULT_KEY, Response};
 use crate::rng::SimRng;
 use crate::store::SharedStore;
 use crate::time::Nanos;
@@ -71,7 +72,8 @@ pub struct BuildContext {
     /// The server key (API token) the group sends with: what the algorithms that coordinate
     /// per token (`shared-bucket`'s bucket, `aatb`'s aggregator) key their state by.
     pub key: String,
-    /// State shared by every process of the run (seed 001's and seed 004's Redis).
+    /// State shared by every process of the run (the Redis of Rebased's interval lock and of
+    /// the Discord job queue).
     pub store: SharedStore,
     /// Who uses the same server key over time; only the `oracle` may look.
     pub population: Arc<Population>,
@@ -84,7 +86,7 @@ impl BuildContext {
             threads,
             group: "clients".into(),
             process: 0,
-            key: crate::scenario::GroupCommon::DEFAULT_KEY.into(),
+            key: DEFAULT_KEY.into(),
             store: crate::store::shared(),
             population: Arc::new(Population::default()),
         }
@@ -154,7 +156,8 @@ pub enum Acquire {
     /// A local limiter refused (a lock held elsewhere, a local bucket empty, a client-side
     /// rejection): wait this long, then ask again. Nothing is sent.
     Wait(Nanos),
-    /// Abandon this job (e.g. seed 001's 15 s timeout); the thread moves on to its next job.
+    /// Abandon this job (e.g. the 15 s timeout of Rebased's Redis interval lock); the thread moves
+    /// on to its next job.
     GiveUp,
 }
 
@@ -169,9 +172,9 @@ pub trait Throttle: Send {
     }
     /// The answer to `thread`'s last request arrived at `now`.
     fn on_response(&mut self, now: Nanos, thread: usize, response: &Response, rng: &mut SimRng);
-    /// The state worth charting, in seconds (seed 002's `sleep_for`).
+    /// The state worth charting, in seconds (the Heroku GCRA demo client's `sleep_for`).
     fn sleep_value(&self) -> f64;
-    /// How many times this process backed off (seed 002's `rate_limit_count`).
+    /// How many times this process backed off (the Heroku GCRA demo client's `rate_limit_count`).
     fn backoffs(&self) -> u64 {
         0
     }

@@ -1,5 +1,5 @@
-//! `schneems`: the adaptive client of seed 002 (Richard Schneeman's "Rate Limit GCRA Client
-//! Demo"), every knob a parameter whose default is the seed's value.
+//! `schneems`: the Heroku GCRA demo client (Richard Schneeman's "Rate Limit GCRA Client
+//! Demo"; docs/sources.md), every knob a parameter whose default is the demo's value.
 //!
 //! The state belongs to the process and its threads share it. Before each request a thread
 //! waits `sleep_for + U[0, jitter × sleep_for]`. On a 429 the first thread to see one becomes
@@ -35,7 +35,7 @@ pub struct SchneemsConfig {
     pub jitter: f64,
     /// The server's limit the client assumes, the one number it must know. Default 4500.
     pub max_limit: f64,
-    /// Denominator of the time factor's exponent. Default 3600 s, as the seed's text gives.
+    /// Denominator of the time factor's exponent. Default 3600 s, as the demo's text gives.
     pub time_factor_period: HumanDuration,
     /// How long ago the last multiply is taken to be at start. Default 1800 s.
     pub initial_since_multiply: HumanDuration,
@@ -75,7 +75,7 @@ impl Default for SchneemsConfig {
 
 impl Algorithm for SchneemsConfig {
     const NAME: &'static str = "schneems";
-    const DESCRIPTION: &'static str = "seed 002's adaptive client: double on 429, decrease by remaining and time since the last doubling";
+    const DESCRIPTION: &'static str = "the Heroku GCRA demo client: double on 429, decrease by remaining and time since the last doubling";
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
@@ -137,7 +137,7 @@ impl Schneems {
         }
     }
 
-    /// `1 − e^(−t / period)`, the reciprocal of the seed's time factor. Kept in this form so a
+    /// `1 − e^(−t / period)`, the reciprocal of the demo's time factor. Kept in this form so a
     /// multiply that just happened gives 0 (no decrease) instead of an infinite factor.
     fn inverse_time_factor(&self, now: f64) -> f64 {
         if !self.cfg.time_factor {
@@ -206,7 +206,7 @@ impl Throttle for Schneems {
         match response.status {
             Status::Limited => self.on_limited(now, thread),
             Status::Ok => self.on_ok(now, thread, response.remaining),
-            // Seed 002 reacts to 429 only; errors neither raise nor lower the sleep.
+            // The demo client reacts to 429 only; errors neither raise nor lower the sleep.
             Status::Unavailable | Status::Error => {}
         }
     }
@@ -245,7 +245,7 @@ mod tests {
     }
 
     #[test]
-    fn decrease_matches_the_seed_formula_on_fixed_numbers() {
+    fn decrease_matches_the_demos_formula_on_fixed_numbers() {
         let cfg = SchneemsConfig {
             initial_sleep: HumanDuration::from_secs(20),
             ..SchneemsConfig::default()
@@ -255,7 +255,7 @@ mod tests {
         let tf = 1.0 / (1.0 - (-1.0f64).exp());
         let want = 100.0 * 20.0 / (4500.0 * tf);
         assert!((t.decrease(1800.0, Some(100)) - want).abs() < 1e-12);
-        // The seed's worked example without the time factor: with 100 left, a 20 s client
+        // The demo's worked example without the time factor: with 100 left, a 20 s client
         // drops by 100 × 20 / 4500 = 0.44 s.
         let no_tf = SchneemsConfig {
             initial_sleep: HumanDuration::from_secs(20),
@@ -267,7 +267,7 @@ mod tests {
     }
 
     #[test]
-    fn time_factor_matches_the_seeds_examples() {
+    fn time_factor_matches_the_demos_examples() {
         // "1.0/(1.0 - Math::E ** -(30/3600.0)) # => 120" and "... (3600/3600.0) => 1.58".
         let mut t = Schneems::new(SchneemsConfig::default(), ctx(1));
         t.last_multiply_at = 0.0;

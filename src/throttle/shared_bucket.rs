@@ -21,11 +21,11 @@
 //! those tools do not. The bucket is keyed by the server key the group sends with, so groups
 //! sharing a token share a bucket; `bucket` names another.
 //!
-//! Defaults: the server's rate is seed 002's Heroku rate, 4500 per hour. `burst` is 1 (redis-cell's
-//! `max_burst = 0`; Bottleneck's `minTime` alone): neither tool fixes one, and 1 never sends
-//! faster than the rate, so the server's bucket never drains. A server bucket that starts full
-//! is then not spent, which costs utilization; a larger `burst` spends it (at the risk of 429s
-//! when the server's bucket starts lower than the client's).
+//! Defaults: the server's rate is the Heroku GCRA demo server's, 4500 per hour. `burst` is 1
+//! (redis-cell's `max_burst = 0`; Bottleneck's `minTime` alone): neither tool fixes one, and 1
+//! never sends faster than the rate, so the server's bucket never drains. A server bucket that
+//! starts full is then not spent, which costs utilization; a larger `burst` spends it (at the risk
+//! of 429s when the server's bucket starts lower than the client's).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,5 +1,6 @@
-//! `window-queue`: seed 004, a job queue's rate limiting for Discord (10 member role updates per
-//! 10 s per Discord server), kept in Redis by every worker of the queue.
+//! `window-queue`: the Discord job queue's fixed window, a job queue's rate limiting for
+//! Discord (10 member role updates per 10 s per Discord server; docs/sources.md), kept in Redis
+//! by every worker of the queue.
 //!
 //! Time is cut into fixed windows of `window`, numbered `⌊t / window⌋`. Before running, a job
 //! increments its group's call counter for the current window (`INCR
@@ -16,7 +17,7 @@
 //! in the run's shared store (in memory in the sim, a real Redis in a live run with `[store]
 //! url`), keyed by the group (`delay_group`, default the client group's name), so all
 //! processes of a group count together; the count and the waiting count change in one atomic
-//! step (`Store::window_admit`). Like the seed's flow chart, a job that is
+//! step (`Store::window_admit`). Like the queue's flow chart, a job that is
 //! delayed twice joins the waiting count twice and leaves it once.
 
 use serde::{Deserialize, Serialize};
@@ -78,8 +79,7 @@ impl WindowQueueConfig {
 
 impl Algorithm for WindowQueueConfig {
     const NAME: &'static str = "window-queue";
-    const DESCRIPTION: &'static str =
-        "seed 004's fixed-window counters per group and delay to the window a job's turn falls in";
+    const DESCRIPTION: &'static str = "the Discord job queue's fixed-window counters per group and delay to the window a job's turn falls in";
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
@@ -218,7 +218,7 @@ mod tests {
     }
 
     #[test]
-    fn ready_timestamp_matches_the_seeds_formula() {
+    fn ready_timestamp_matches_the_queues_formula() {
         let t = build("g", &crate::store::shared(), 1);
         // Refused at 13 s: the next window starts at 20 s.
         assert_eq!(t.ready_at(13 * S, 0), 20 * S);

@@ -3,7 +3,7 @@
 //! Every failure — refused, reset, timed out, a malformed answer, a failed TLS handshake —
 //! comes back as `Status::Error` with the time it took, never as a panic.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
@@ -21,8 +21,7 @@ use tokio_rustls::TlsConnector;
 use super::ScaledClock;
 use super::headers::{classify_answer, read_response};
 use super::server::SENT_AT;
-use super::tls;
-use crate::error::Error;
+use super::tls::{self, HandshakeError, TlsError};
 use crate::exchange::{Response, Status};
 use crate::record::Failure;
 
@@ -44,6 +43,33 @@ struct Tls {
     config: Arc<ClientConfig>,
 }
 
+/// What is wrong with a target: its URL, an extra header or the CA file. Each names the part
+/// at fault (the URL, the header's name, the file); the command that took them adds its flag.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("not a URL ({0})")]
+    NotAUrl(hyper::http::uri::InvalidUri),
+    #[error("expected an http:// or https:// URL such as http://127.0.0.1:9292/")]
+    NotHttp,
+    #[error("the URL has no host")]
+    NoHost,
+    #[error("bad host")]
+    BadHost,
+    /// An `https://` host no certificate can be checked against.
+    #[error("{0}")]
+    ServerName(TlsError),
+    /// The CA file does not give what the client is to trust.
+    #[error("{0}")]
+    CaFile(TlsError),
+    /// A CA file with an `http://` URL, which would not use it.
+    #[error("only an https:// --target uses it, not {url}")]
+    CaFileWithoutTls { ca_file: PathBuf, url: String },
+    #[error("not a header name")]
+    HeaderName { name: String },
+    #[error("not a header value")]
+    HeaderValue { name: String },
+}
+
 impl Target {
     /// An `http://` or `https://` URL and extra headers (`Name: value`); `ca_file` (PEM) is
     /// trusted beside the usual roots for `https://`, and refused for `http://`.
@@ -51,35 +77,25 @@ impl Target {
         url: &str,
         headers: &[(String, String)],
         ca_file: Option<&Path>,
-    ) -> Result<Target, Error> {
-        let uri: Uri = url
-            .parse()
-            .map_err(|e| Error::Usage(format!("--target {url}: not a URL ({e})")))?;
+    ) -> Result<Target, TargetError> {
+        let uri: Uri = url.parse().map_err(TargetError::NotAUrl)?;
         let https = match uri.scheme_str() {
             Some("http") => false,
             Some("https") => true,
-            _ => {
-                return Err(Error::Usage(format!(
-                    "--target {url}: expected an http:// or https:// URL such as \
-                     http://127.0.0.1:9292/"
-                )));
-            }
+            _ => return Err(TargetError::NotHttp),
         };
-        let host = uri
-            .host()
-            .ok_or_else(|| Error::Usage(format!("--target {url}: the URL has no host")))?;
+        let host = uri.host().ok_or(TargetError::NoHost)?;
         let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
         let tls = match (https, ca_file) {
             (true, ca_file) => Some(Tls {
-                name: tls::server_name(host)
-                    .map_err(|e| Error::Usage(format!("--target {url}: {e}")))?,
-                config: tls::client_config(ca_file).map_err(Error::Usage)?,
+                name: tls::server_name(host).map_err(TargetError::ServerName)?,
+                config: tls::client_config(ca_file).map_err(TargetError::CaFile)?,
             }),
             (false, Some(ca)) => {
-                return Err(Error::Usage(format!(
-                    "--ca-file {}: only an https:// --target uses it, not {url}",
-                    ca.display()
-                )));
+                return Err(TargetError::CaFileWithoutTls {
+                    ca_file: ca.to_path_buf(),
+                    url: url.to_string(),
+                });
             }
             (false, None) => None,
         };
@@ -90,14 +106,13 @@ impl Target {
         };
         map.insert(
             HOST,
-            HeaderValue::from_str(&host_value)
-                .map_err(|_| Error::Usage(format!("--target {url}: bad host")))?,
+            HeaderValue::from_str(&host_value).map_err(|_| TargetError::BadHost)?,
         );
         for (name, value) in headers {
             let n = HeaderName::from_bytes(name.trim().as_bytes())
-                .map_err(|_| Error::Usage(format!("--header {name}: not a header name")))?;
+                .map_err(|_| TargetError::HeaderName { name: name.clone() })?;
             let v = HeaderValue::from_str(value.trim())
-                .map_err(|_| Error::Usage(format!("--header {name}: not a header value")))?;
+                .map_err(|_| TargetError::HeaderValue { name: name.clone() })?;
             map.append(n, v);
         }
         let authority = if host.contains(':') {
@@ -124,7 +139,7 @@ impl Target {
     /// the one error that says most about a target nothing can be sent to (`client` checks
     /// this before it starts its processes). A TCP failure is `Ok(false)`: the run counts
     /// those as it counts any refused request.
-    pub async fn check_handshake(&self) -> Result<bool, String> {
+    pub async fn check_handshake(&self) -> Result<bool, HandshakeError> {
         let Some(tls) = &self.tls else {
             return Ok(true);
         };
@@ -137,8 +152,14 @@ impl Target {
         {
             Ok(_) => Ok(true),
             Err(e) => Err(match tls::tls_error(&e) {
-                Some(t) => tls::explain(&self.authority, t),
-                None => format!("TLS handshake with {} failed: {e}", self.authority),
+                Some(t) => HandshakeError::Refused {
+                    authority: self.authority.clone(),
+                    source: t.clone(),
+                },
+                None => HandshakeError::Broken {
+                    authority: self.authority.clone(),
+                    source: e,
+                },
             }),
         }
     }
@@ -334,20 +355,31 @@ mod tests {
         let t = Target::parse("https://[::1]:8443/", &[], None).unwrap();
         assert_eq!(t.authority, "[::1]:8443");
         let e = Target::parse("127.0.0.1:9292", &[], None).unwrap_err();
+        assert!(matches!(e, TargetError::NotHttp), "{e}");
         assert!(
             e.to_string().contains("expected an http:// or https://"),
             "{e}"
         );
         let e = Target::parse("http://h/", &[("Bad Name".into(), "x".into())], None).unwrap_err();
-        assert!(e.to_string().contains("not a header name"), "{e}");
+        assert!(
+            matches!(&e, TargetError::HeaderName { name } if name == "Bad Name"),
+            "{e}"
+        );
+        assert_eq!(e.to_string(), "not a header name");
         let e = Target::parse("http://h/", &[], Some(Path::new("ca.pem"))).unwrap_err();
         assert!(e.to_string().contains("only an https:// --target"), "{e}");
         let e =
             Target::parse("https://h/", &[], Some(Path::new("/nonexistent/ca.pem"))).unwrap_err();
         assert!(
-            e.to_string()
-                .contains("--ca-file /nonexistent/ca.pem: cannot read"),
-            "{e}"
+            matches!(
+                &e,
+                TargetError::CaFile(TlsError::Certificates {
+                    path,
+                    problem: tls::PemProblem::Unreadable(_),
+                }) if path == Path::new("/nonexistent/ca.pem")
+            ),
+            "{e:?}"
         );
+        assert!(e.to_string().starts_with("cannot read it"), "{e}");
     }
 }

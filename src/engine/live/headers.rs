@@ -1,11 +1,11 @@
 //! Rate-limit headers: what the server writes and what the client reads.
 //!
 //! The server writes the dialect its `[server] headers` names (`limiter/headers.rs`;
-//! docs/headers.md lists each one's fields). `full` is seed 002's `RateLimit-Remaining` /
-//! `RateLimit-Limit`, the IETF draft's `RateLimit-Policy` / `RateLimit` structured fields, and
-//! on a 429 `Retry-After` (whole seconds, rounded up) plus `retry-after-ms` (as some APIs send
-//! it): with a time scale, whole seconds of real time are far too coarse for the client to
-//! recover the virtual wait. The other dialects write only what their API sends.
+//! docs/headers.md lists each one's fields). `full` is the Heroku GCRA demo server's
+//! `RateLimit-Remaining` / `RateLimit-Limit`, the IETF draft's `RateLimit-Policy` / `RateLimit`
+//! structured fields, and on a 429 `Retry-After` (whole seconds, rounded up) plus `retry-after-ms`
+//! (as some APIs send it): with a time scale, whole seconds of real time are far too coarse for the
+//! client to recover the virtual wait. The other dialects write only what their API sends.
 //!
 //! The client reads whichever of these a real API sends: `RateLimit-Remaining`,
 //! `X-RateLimit-Remaining` (GitHub style) or the IETF `RateLimit` field (`r=` or the older

@@ -21,18 +21,21 @@ mod workers;
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 pub use clock::ScaledClock;
+pub use server::{SharedGcra, SharedGcraError};
 
 use self::pacing::TickPacing;
-use self::protocol::{Command, Event, WorkerSpec};
+use self::protocol::{Command, Event, RequestEvent, WorkerSpec};
 use self::server::{ServerSettings, ServerState};
 use self::workers::{Msg, WorkerState, Workers};
 use super::{Control, EngineError};
+use crate::exchange::Status;
 use crate::limiter::Latency;
-use crate::record::{FinishContext, Recorder, RequestRecord, Summary};
+use crate::record::{FinishContext, Recorder, RequestRecord, RunMode, Summary};
 use crate::scenario::Layout;
 use crate::scenario::Scenario;
 use crate::store::RedisLink;
@@ -64,11 +67,11 @@ pub struct LiveConfig {
 }
 
 impl LiveConfig {
-    pub fn new(target: Target) -> std::io::Result<Self> {
+    pub fn new(target: Target) -> Result<Self, EngineError> {
         Ok(LiveConfig {
             target,
             request_timeout: Duration::from_secs(10),
-            worker_exe: std::env::current_exe()?,
+            worker_exe: std::env::current_exe().map_err(EngineError::OwnBinary)?,
             startup_timeout: Duration::from_secs(30),
             ca_file: None,
         })
@@ -86,6 +89,17 @@ pub fn raise_fd_limit() {
     }
 }
 
+/// Threads of the parent's async runtime: it only relays pipes and runs the in-process
+/// server's accept loop; the answering happens on the same two.
+const RUNTIME_THREADS: usize = 2;
+
+/// How long workers (and the in-process server's answers in flight) get to finish after
+/// being told to stop, before they are killed (or cut off).
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Lines of a worker that are not events shown as warnings; the rest are only counted.
+const GARBLED_SHOWN: usize = 3;
+
 /// Run `scenario` live, streaming rows to `series` (and `requests`).
 pub fn run<W: Write, R: Write>(
     scenario: &Scenario,
@@ -96,10 +110,8 @@ pub fn run<W: Write, R: Write>(
 ) -> Result<Summary, EngineError> {
     raise_fd_limit();
     let layout = Layout::new(scenario);
-    let scale = scenario.run.time_scale;
-    let duration = layout.duration;
     let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(RUNTIME_THREADS)
         .enable_all()
         .build()
         .map_err(|source| EngineError::Setup {
@@ -107,62 +119,23 @@ pub fn run<W: Write, R: Write>(
             source,
         })?;
     let _guard = rt.enter();
-
-    let (listener, url, headers, in_process) = match &cfg.target {
-        Target::InProcess => {
-            let (listener, addr) = rt
-                .block_on(server::bind(([127, 0, 0, 1], 0).into()))
-                .map_err(|source| EngineError::Setup {
-                    what: "opening the server's socket on 127.0.0.1",
-                    source,
-                })?;
-            (Some(listener), format!("http://{addr}/"), Vec::new(), true)
-        }
-        Target::External { url, headers } => (None, url.clone(), headers.clone(), false),
-    };
-    let timing_warning = in_process
-        .then(|| timing_warning(&scenario.server.latency, ScaledClock::starting_now(scale)))
-        .flatten();
+    let endpoint = Endpoint::open(&rt, &cfg.target)?;
+    // Our own server's latency is known: say so when the scale asks too much of the timers.
+    let timing_warning = endpoint
+        .listener
+        .as_ref()
+        .and_then(|_| timing_warning(scenario));
     if let Some(w) = &timing_warning {
         eprintln!("warning: {w}");
     }
-    let rate_per_sec = if in_process {
-        scenario.server.limiter.build().rate_per_sec()
-    } else {
-        0.0
-    };
-
-    // Shared state in Redis: reachable now (or the run does not start), under a namespace
-    // of this run only, removed at the end.
-    let store = match &scenario.store.url {
-        Some(url) => {
-            let link = RedisLink::connect(url)?;
-            Some((link, run_namespace(&scenario.name)))
-        }
-        None => None,
-    };
-    let resolved = scenario.to_toml();
-    let specs = layout.processes.iter().map(|p| WorkerSpec {
-        scenario: resolved.clone(),
-        group: p.group,
-        process: p.index,
-        target: url.clone(),
-        headers: headers.clone(),
-        send_key: in_process,
-        send_client_id: in_process,
-        timeout_ms: cfg.request_timeout.as_millis() as u64,
-        rate_per_sec,
-        store_namespace: store.as_ref().map(|(_, ns)| ns.clone()),
-        ca_file: cfg.ca_file.clone(),
-    });
+    let store = RunStore::connect(scenario)?;
+    let namespace = store.as_ref().map(|s| &s.namespace);
+    let specs = worker_specs(scenario, &layout, cfg, &endpoint, namespace);
     let mut workers = Workers::spawn(&rt, &cfg.worker_exe, specs)?;
-
-    let mut sleeps = vec![0.0; layout.processes.len()];
-    let mut backoffs = vec![0u64; layout.processes.len()];
-    let mut garbled = 0usize;
-
     // Every worker builds its throttle and says ready; only then does the clock start, so
     // slow process start-up does not eat into the run.
+    let mut sleeps = vec![0.0; layout.processes.len()];
+    let mut backoffs = vec![0; layout.processes.len()];
     workers.wait_ready(
         &rt,
         &layout,
@@ -171,181 +144,334 @@ pub fn run<W: Write, R: Write>(
         &mut sleeps,
         &mut backoffs,
     )?;
-
-    let clock = ScaledClock::starting_now(scale);
-    let server = listener.map(|l| start_server(&rt, l, scenario, &layout, clock));
+    let clock = ScaledClock::starting_now(scenario.run.time_scale);
+    let server = endpoint
+        .listener
+        .map(|l| start_server(&rt, l, scenario, &layout, clock));
     workers.send_all(
         &rt,
         &Command::Go {
             origin_unix_nanos: clock.unix_origin(),
         },
     );
-
-    let mut rec = Recorder::new(&layout, scenario.run.sample_every.nanos(), series, requests)?
-        .with_peak_window(scenario.run.peak_window.map(|w| w.nanos()))
-        .with_fairness_window(scenario.run.fairness_window.nanos())
-        .with_series_level(scenario.run.series);
+    let mut parent = Parent::new(scenario, &layout, series, requests, sleeps, backoffs)?;
     let pacing = TickPacing {
         layout: &layout,
         clock,
-        // Answers sent just before a tick may still be on their way when it falls due.
-        grace: Duration::from_millis(100)
-            + clock.to_real(typical_latency(&scenario.server.latency)) * 3,
+        grace: answer_grace(&scenario.server.latency, clock),
         every: scenario.run.sample_every.nanos(),
     };
-    let end_by = clock.instant_at(duration) + cfg.request_timeout + cfg.startup_timeout;
-    let mut interrupted_at: Option<Nanos> = None;
-    // The first store failure a worker reported: the run stops there.
-    let mut failure: Option<String> = None;
-    let mut stop_by: Option<Instant> = None;
-    // When the last counted 2xx was answered: the server admitted it by then.
-    let mut last_ok_answer: Nanos = 0;
+    let end_by = clock.instant_at(layout.duration) + cfg.request_timeout + cfg.startup_timeout;
+    parent.follow(&rt, &mut workers, &pacing, end_by, control)?;
+    let mut summary = parent.finish(scenario, &rt, &mut workers, server)?;
+    if let Some(store) = store {
+        // After a store failure, the run's summary says so already.
+        store.clean(summary.failure.is_none());
+    }
+    summary.timing_warning = timing_warning;
+    Ok(summary)
+}
 
-    loop {
-        if workers.all_ended() {
-            break;
+/// Shared state in Redis: reachable before the run (or it does not start), under a
+/// namespace of this run only, removed at the end.
+struct RunStore {
+    link: RedisLink,
+    namespace: String,
+}
+
+impl RunStore {
+    fn connect(scenario: &Scenario) -> Result<Option<Self>, EngineError> {
+        let Some(url) = &scenario.store.url else {
+            return Ok(None);
+        };
+        Ok(Some(RunStore {
+            link: RedisLink::connect(url)?,
+            namespace: run_namespace(&scenario.name),
+        }))
+    }
+
+    /// Remove the run's keys; `warn` when that fails.
+    fn clean(self, warn: bool) {
+        if let Err(e) = self.link.delete_prefixed(&self.namespace)
+            && warn
+        {
+            let namespace = &self.namespace;
+            eprintln!("warning: could not remove the run's keys ({namespace}*): {e}");
         }
-        match workers.events.recv_timeout(pacing.wait(&rec)) {
-            Ok((w, Msg::Event(ev))) => {
-                let first = layout.processes[w].threads.start;
-                let threads = layout.processes[w].threads.len();
-                let thread = |th: u32| (th as usize) < threads;
-                match ev {
-                    Event::Request(r) if thread(r.th) => {
-                        let i = first + r.th as usize;
-                        pacing.rows_before(
-                            &mut rec,
-                            r.t,
-                            &workers.list,
-                            &sleeps,
-                            control.progress,
-                        )?;
-                        if r.response.status == crate::exchange::Status::Ok {
-                            last_ok_answer =
-                                last_ok_answer.max(r.t.saturating_add(r.response.latency));
-                        }
-                        rec.record_request(&RequestRecord {
-                            thread: i,
-                            sent_at: r.t,
-                            response: r.response,
-                            waited: r.waited,
-                            failure: r.failure,
-                        })?;
-                        if let Some(wait) = r.job_wait {
-                            rec.record_success(i, wait);
-                        }
-                        if r.finished {
-                            rec.record_finished(i, r.t.saturating_add(r.response.latency));
-                        }
-                        sleeps[w] = r.sleep;
-                        backoffs[w] = r.backoffs;
-                    }
-                    Event::Delay { th, d } if thread(th) => {
-                        rec.record_delay(first + th as usize, d)
-                    }
-                    Event::GiveUp { th } if thread(th) => rec.record_give_up(first + th as usize),
-                    Event::Sleep { value, backoffs: b } => {
-                        sleeps[w] = value;
-                        backoffs[w] = b;
-                    }
-                    Event::Failed { message } => {
-                        failure.get_or_insert(message);
-                    }
-                    Event::Done { sleep, backoffs: b } => {
-                        sleeps[w] = sleep;
-                        backoffs[w] = b;
-                        workers.list[w].state = WorkerState::Done;
-                    }
-                    _ => garbled += 1,
+    }
+}
+
+/// Where the workers send: the in-process server's socket (bound before the workers start,
+/// so its address can be in their specs) or an external URL with its extra headers.
+struct Endpoint {
+    listener: Option<tokio::net::TcpListener>,
+    url: String,
+    headers: Vec<(String, String)>,
+}
+
+impl Endpoint {
+    fn open(rt: &tokio::runtime::Runtime, target: &Target) -> Result<Self, EngineError> {
+        Ok(match target {
+            Target::InProcess => {
+                let (listener, addr) = rt
+                    .block_on(server::bind(([127, 0, 0, 1], 0).into()))
+                    .map_err(|source| EngineError::Setup {
+                        what: "opening the server's socket on 127.0.0.1",
+                        source,
+                    })?;
+                Endpoint {
+                    listener: Some(listener),
+                    url: format!("http://{addr}/"),
+                    headers: Vec::new(),
                 }
             }
-            Ok((w, Msg::Closed)) => workers.list[w].lost(clock.now().min(duration)),
-            Ok((_, Msg::Garbled(line))) => {
-                garbled += 1;
-                if garbled <= 3 {
-                    eprintln!("warning: a worker wrote a line that is not an event: {line:?}");
+            Target::External { url, headers } => Endpoint {
+                listener: None,
+                url: url.clone(),
+                headers: headers.clone(),
+            },
+        })
+    }
+}
+
+/// What each worker is told, made as each is started: the resolved scenario, which process
+/// it is, where to send, and the store namespace of the run when processes share one.
+fn worker_specs<'a>(
+    scenario: &Scenario,
+    layout: &'a Layout,
+    cfg: &'a LiveConfig,
+    endpoint: &'a Endpoint,
+    store_namespace: Option<&'a String>,
+) -> impl Iterator<Item = WorkerSpec> + 'a {
+    let in_process = endpoint.listener.is_some();
+    // The oracle may know its key's rate only from our own server.
+    let rate_per_sec = if in_process {
+        scenario.server.limiter.build().rate_per_sec()
+    } else {
+        0.0
+    };
+    let resolved = scenario.to_toml();
+    layout.processes.iter().map(move |p| WorkerSpec {
+        scenario: resolved.clone(),
+        group: p.group,
+        process: p.index,
+        target: endpoint.url.clone(),
+        headers: endpoint.headers.clone(),
+        send_key: in_process,
+        send_client_id: in_process,
+        timeout_ms: cfg.request_timeout.as_millis() as u64,
+        rate_per_sec,
+        store_namespace: store_namespace.cloned(),
+        ca_file: cfg.ca_file.clone(),
+    })
+}
+
+/// The parent's side of a live run: what it learns from the workers' events, and the
+/// recorder it feeds.
+struct Parent<'a, W: Write, R: Write> {
+    layout: &'a Layout,
+    rec: Recorder<'a, W, R>,
+    /// Per process: its last sleep value and backoffs.
+    sleeps: Vec<f64>,
+    backoffs: Vec<u64>,
+    /// Lines that were not events, and events of threads a worker does not have.
+    garbled: usize,
+    interrupted_at: Option<Nanos>,
+    /// The first store failure a worker reported: the run stops there.
+    failure: Option<String>,
+    /// After a stop: when workers that have not ended count as dead.
+    stop_by: Option<Instant>,
+    /// When the last counted 2xx was answered: the server admitted it by then.
+    last_ok_answer: Nanos,
+}
+
+impl<'a, W: Write, R: Write> Parent<'a, W, R> {
+    /// With every process's sleep value and backoffs as the workers said when ready.
+    fn new(
+        scenario: &Scenario,
+        layout: &'a Layout,
+        series: W,
+        requests: Option<R>,
+        sleeps: Vec<f64>,
+        backoffs: Vec<u64>,
+    ) -> Result<Self, EngineError> {
+        Ok(Parent {
+            layout,
+            rec: Recorder::for_run(layout, &scenario.run, series, requests)?,
+            sleeps,
+            backoffs,
+            garbled: 0,
+            interrupted_at: None,
+            failure: None,
+            stop_by: None,
+            last_ok_answer: 0,
+        })
+    }
+
+    /// Record the workers' events and write the rows as they fall due, until every worker
+    /// has ended (or is overdue: past `end_by`, or the grace after a stop).
+    fn follow(
+        &mut self,
+        rt: &tokio::runtime::Runtime,
+        workers: &mut Workers,
+        pacing: &TickPacing<'_>,
+        end_by: Instant,
+        control: Control<'_>,
+    ) -> Result<(), EngineError> {
+        let now = || pacing.clock.now().min(self.layout.duration);
+        while !workers.all_ended() {
+            match workers.events.recv_timeout(pacing.wait(&self.rec)) {
+                Ok((w, Msg::Event(ev))) => {
+                    self.on_event(w, ev, workers, pacing, control.progress)?
+                }
+                Ok((w, Msg::Closed)) => workers.list[w].lost(now()),
+                Ok((_, Msg::Garbled(line))) => {
+                    self.garbled += 1;
+                    if self.garbled <= GARBLED_SHOWN {
+                        eprintln!("warning: a worker wrote a line that is not an event: {line:?}");
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    for w in &mut workers.list {
+                        w.lost(now());
+                    }
+                    break;
                 }
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
+            if self.interrupted_at.is_none() {
+                pacing.rows_due(&mut self.rec, &workers.list, &self.sleeps, control.progress)?;
+                if self.failure.is_some() || control.interrupt.load(Ordering::Relaxed) {
+                    self.interrupted_at = Some(now());
+                    self.stop_by = Some(Instant::now() + STOP_GRACE);
+                    workers.send_all(rt, &Command::Stop);
+                }
+            }
+            if Instant::now() > self.stop_by.unwrap_or(end_by) {
                 for w in &mut workers.list {
-                    w.lost(clock.now().min(duration));
+                    if matches!(w.state, WorkerState::Running | WorkerState::Starting) {
+                        w.state = WorkerState::Dead;
+                        w.died_at = now();
+                    }
                 }
                 break;
             }
         }
-        if interrupted_at.is_none() {
-            pacing.rows_due(&mut rec, &workers.list, &sleeps, control.progress)?;
-        }
-        if interrupted_at.is_none()
-            && (failure.is_some() || control.interrupt.load(std::sync::atomic::Ordering::Relaxed))
-        {
-            interrupted_at = Some(clock.now().min(duration));
-            stop_by = Some(Instant::now() + Duration::from_secs(5));
-            workers.send_all(&rt, &Command::Stop);
-        }
-        let overdue = stop_by.unwrap_or(end_by);
-        if Instant::now() > overdue {
-            for w in &mut workers.list {
-                if matches!(w.state, WorkerState::Running | WorkerState::Starting) {
-                    w.state = WorkerState::Dead;
-                    w.died_at = clock.now().min(duration);
-                }
+        // The rows left are those of time already passed, written as it passed: few, so
+        // they are not cut short by a late Ctrl-C.
+        let settled = AtomicBool::new(false);
+        self.rec
+            .finish_rows(self.interrupted_at, &self.sleeps, &settled)?;
+        (control.progress)(self.interrupted_at.unwrap_or(self.layout.duration));
+        Ok(())
+    }
+
+    /// One event of worker `w`.
+    fn on_event(
+        &mut self,
+        w: usize,
+        ev: Event,
+        workers: &mut Workers,
+        pacing: &TickPacing<'_>,
+        progress: &mut dyn FnMut(Nanos),
+    ) -> Result<(), EngineError> {
+        let first = self.layout.processes[w].threads.start;
+        let threads = self.layout.processes[w].threads.len();
+        let thread = |th: u32| (th as usize) < threads;
+        match ev {
+            Event::Request(r) if thread(r.th) => {
+                pacing.rows_before(&mut self.rec, r.t, &workers.list, &self.sleeps, progress)?;
+                self.on_request(first + r.th as usize, &r)?;
+                self.sleeps[w] = r.sleep;
+                self.backoffs[w] = r.backoffs;
             }
-            break;
+            Event::Delay { th, d } if thread(th) => self.rec.record_delay(first + th as usize, d),
+            Event::GiveUp { th } if thread(th) => self.rec.record_give_up(first + th as usize),
+            Event::Sleep { value, backoffs } => {
+                self.sleeps[w] = value;
+                self.backoffs[w] = backoffs;
+            }
+            Event::Failed { message } => {
+                self.failure.get_or_insert(message);
+            }
+            Event::Done { sleep, backoffs } => {
+                self.sleeps[w] = sleep;
+                self.backoffs[w] = backoffs;
+                workers.list[w].state = WorkerState::Done;
+            }
+            _ => self.garbled += 1,
         }
+        Ok(())
     }
 
-    let end = interrupted_at.unwrap_or(duration);
-    // The rows left are those of time already passed, written as it passed: few, so they
-    // are not cut short by a late Ctrl-C.
-    let settled = std::sync::atomic::AtomicBool::new(false);
-    rec.finish_rows(interrupted_at, &sleeps, &settled)?;
-    (control.progress)(end);
-
-    // Let every worker go: close its stdin, give it a moment, then kill what is left.
-    let dead = workers.release(&rt, &layout);
-
-    // An overloaded server admits requests sent before the end only after it, with tokens
-    // that refilled meanwhile: the capacity counts up to the last 2xx the run counted, or
-    // utilization passes 1 (issue 11: 1.096 at 100,000 threads).
-    let capacity = match server {
-        Some(server) => server.stop(&rt, end.max(last_ok_answer)),
-        // An external API's capacity is not known.
-        None => 0.0,
-    };
-    let processes: Vec<(f64, u64)> = sleeps
-        .iter()
-        .copied()
-        .zip(backoffs.iter().copied())
-        .collect();
-    if let Some((link, namespace)) = &store
-        && let Err(e) = link.delete_prefixed(namespace)
-        && failure.is_none()
-    {
-        eprintln!("warning: could not remove the run's keys ({namespace}*): {e}");
+    /// A request of thread `i` and what became of it.
+    fn on_request(&mut self, i: usize, r: &RequestEvent) -> Result<(), EngineError> {
+        let answered_at = r.t.saturating_add(r.response.latency);
+        if r.response.status == Status::Ok {
+            self.last_ok_answer = self.last_ok_answer.max(answered_at);
+        }
+        self.rec.record_request(&RequestRecord {
+            thread: i,
+            sent_at: r.t,
+            response: r.response,
+            waited: r.waited,
+            failure: r.failure,
+        })?;
+        if let Some(wait) = r.job_wait {
+            self.rec.record_success(i, wait);
+        }
+        if r.finished {
+            self.rec.record_finished(i, answered_at);
+        }
+        Ok(())
     }
-    let partial_reason = match (&failure, interrupted_at) {
-        (Some(f), _) => Some(f.clone()),
-        (None, Some(_)) => Some("interrupted".to_string()),
-        (None, None) => None,
-    };
-    let mut summary = rec.finish(
-        end,
-        FinishContext {
-            scenario: &scenario.name,
-            seed: scenario.run.seed(),
-            mode: "live",
-            partial: interrupted_at.is_some(),
-            partial_reason,
-            processes: &processes,
-            capacity_per_key: capacity,
-        },
-    )?;
-    summary.dead_workers = dead;
-    summary.failure = failure;
-    summary.timing_warning = timing_warning;
-    Ok(summary)
+
+    /// Let the workers go, stop the server, and compute the summary.
+    fn finish(
+        self,
+        scenario: &Scenario,
+        rt: &tokio::runtime::Runtime,
+        workers: &mut Workers,
+        server: Option<InProcessServer>,
+    ) -> Result<Summary, EngineError> {
+        let end = self.interrupted_at.unwrap_or(self.layout.duration);
+        // Let every worker go: close its stdin, give it a moment, then kill what is left.
+        let dead = workers.release(rt, self.layout);
+        // An overloaded server admits requests sent before the end only after it, with tokens
+        // that refilled meanwhile: the capacity counts up to the last 2xx the run counted, or
+        // utilization passes 1 (it reached 1.096 at 100,000 threads).
+        let capacity = match server {
+            Some(server) => server.stop(rt, end.max(self.last_ok_answer)),
+            // An external API's capacity is not known.
+            None => 0.0,
+        };
+        let processes: Vec<(f64, u64)> = self
+            .sleeps
+            .iter()
+            .copied()
+            .zip(self.backoffs.iter().copied())
+            .collect();
+        let partial_reason = match (&self.failure, self.interrupted_at) {
+            (Some(f), _) => Some(f.clone()),
+            (None, Some(_)) => Some("interrupted".to_string()),
+            (None, None) => None,
+        };
+        let mut summary = self.rec.finish(
+            end,
+            FinishContext {
+                scenario: &scenario.name,
+                seed: scenario.run.seed(),
+                mode: RunMode::Live,
+                partial: self.interrupted_at.is_some(),
+                partial_reason,
+                processes: &processes,
+                capacity_per_key: capacity,
+            },
+        )?;
+        summary.dead_workers = dead;
+        summary.failure = self.failure;
+        Ok(summary)
+    }
 }
 
 /// The in-process server of a run against its own scenario.
@@ -360,7 +486,9 @@ impl InProcessServer {
     fn stop(self, rt: &tokio::runtime::Runtime, end: Nanos) -> f64 {
         let _ = self.stop.send(());
         let task = self.task;
-        let _ = rt.block_on(async { tokio::time::timeout(Duration::from_secs(6), task).await });
+        // The server's own grace for answers in flight, and a second for it to notice.
+        let wait = STOP_GRACE + Duration::from_secs(1);
+        let _ = rt.block_on(async { tokio::time::timeout(wait, task).await });
         self.state.capacity(end)
     }
 }
@@ -406,9 +534,17 @@ fn run_namespace(scenario: &str) -> String {
     )
 }
 
+/// How long past a row's time answers sent before it may still arrive: a fixed margin for
+/// the pipes and three typical latencies.
+fn answer_grace(latency: &Latency, clock: ScaledClock) -> Duration {
+    Duration::from_millis(100) + clock.to_real(typical_latency(latency)) * 3
+}
+
 /// Why the scale asks for waits shorter than the machine can time, if it does: the server's
 /// typical latency in real time against [`timer::PRECISION`].
-fn timing_warning(latency: &Latency, clock: ScaledClock) -> Option<String> {
+fn timing_warning(scenario: &Scenario) -> Option<String> {
+    let clock = ScaledClock::starting_now(scenario.run.time_scale);
+    let latency = &scenario.server.latency;
     let virt = typical_latency(latency);
     let real = clock.to_real(virt);
     (virt > 0 && real < timer::PRECISION).then(|| {

@@ -13,10 +13,9 @@
 //! and the task running again, 30-50 µs on a busy 2-core machine: small, but always late, so
 //! it adds up wait after wait. The timer fires early by that delay as it learns it from the
 //! wake-ups themselves ([`Timer::learn`]), so wake-ups are on time at the median and their
-//! lateness averages to about zero. Spinning through the last stretch before a deadline was
-//! tried instead: a 5 µs median on a quiet machine but a worse tail on a busy one (a thread
-//! that yields loses its turn; one that sleeps is favoured when it wakes). Measured in
-//! docs/live-timing.md.
+//! lateness averages to about zero. Spinning through the last stretch before a deadline would
+//! give a 5 µs median on a quiet machine but a worse tail on a busy one (a thread that yields
+//! loses its turn; one that sleeps is favoured when it wakes). Measured in docs/live-timing.md.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

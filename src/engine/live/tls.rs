@@ -3,31 +3,77 @@
 //! roots, plus a CA file for a test server), the server's for `serve --tls-cert --tls-key`, and
 //! a handshake error told in words a user can act on.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
-use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::pem::{Error as PemError, PemObject};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, RootCertStore, ServerConfig};
 
 /// Only HTTP/1.1 is spoken, and both ends say so in ALPN.
 const ALPN_HTTP1: &[u8] = b"http/1.1";
 
+/// What is wrong with a PEM file or the TLS setup. The file is named by its path; the command
+/// that took it adds its flag (`--ca-file`, `--tls-cert`, `--tls-key`).
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A certificate file (a CA to trust, or the server's chain) that gives no certificate.
+    #[error("{problem}")]
+    Certificates { path: PathBuf, problem: PemProblem },
+    /// A CA file's certificate that cannot be a trust root.
+    #[error("a certificate in it cannot be a trust root ({source})")]
+    TrustRoot {
+        path: PathBuf,
+        source: rustls::Error,
+    },
+    /// The server's key file gives no private key.
+    #[error(
+        "no private key read from it ({source}); expected PEM: -----BEGIN PRIVATE KEY----- \
+         (PKCS#8), RSA or EC"
+    )]
+    PrivateKey { path: PathBuf, source: PemError },
+    /// The server's certificate and key do not go together.
+    #[error("{source} (is the key the certificate's?)")]
+    KeyMismatch { source: rustls::Error },
+    /// rustls refused its own settings (not expected with the `ring` provider).
+    #[error("TLS setup: {0}")]
+    Setup(rustls::Error),
+    /// A target host no certificate can be checked against.
+    #[error("`{host}` cannot be checked against a certificate ({source})")]
+    ServerName {
+        host: String,
+        source: rustls::pki_types::InvalidDnsNameError,
+    },
+}
+
+/// Why a PEM file gives no certificate.
+#[derive(Debug, thiserror::Error)]
+pub enum PemProblem {
+    #[error("cannot read it ({0})")]
+    Unreadable(PemError),
+    #[error("not a PEM file ({0})")]
+    NotPem(PemError),
+    #[error("no certificate in it (expected PEM: -----BEGIN CERTIFICATE-----)")]
+    NoCertificate,
+}
+
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-/// The certificates of a PEM file, or what is wrong with it (`what` names the flag).
-fn certificates(path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>, String> {
-    let shown = path.display();
+/// The certificates of a PEM file, or what is wrong with it.
+fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let bad = |problem| TlsError::Certificates {
+        path: path.to_path_buf(),
+        problem,
+    };
     let certs = CertificateDer::pem_file_iter(path)
-        .map_err(|e| format!("{what} {shown}: cannot read it ({e})"))?
+        .map_err(|e| bad(PemProblem::Unreadable(e)))?
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("{what} {shown}: not a PEM file ({e})"))?;
+        .map_err(|e| bad(PemProblem::NotPem(e)))?;
     if certs.is_empty() {
-        return Err(format!(
-            "{what} {shown}: no certificate in it (expected PEM: -----BEGIN CERTIFICATE-----)"
-        ));
+        return Err(bad(PemProblem::NoCertificate));
     }
     Ok(certs)
 }
@@ -35,22 +81,20 @@ fn certificates(path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>,
 /// What the client trusts: the Mozilla roots that `webpki-roots` carries (so no system store
 /// is needed), and every certificate of `ca_file` (a test server's own CA, or its
 /// self-signed certificate).
-pub fn client_config(ca_file: Option<&Path>) -> Result<Arc<ClientConfig>, String> {
+pub fn client_config(ca_file: Option<&Path>) -> Result<Arc<ClientConfig>, TlsError> {
     let mut roots = RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     if let Some(path) = ca_file {
-        for cert in certificates(path, "--ca-file")? {
-            roots.add(cert).map_err(|e| {
-                format!(
-                    "--ca-file {}: a certificate in it cannot be a trust root ({e})",
-                    path.display()
-                )
+        for cert in certificates(path)? {
+            roots.add(cert).map_err(|source| TlsError::TrustRoot {
+                path: path.to_path_buf(),
+                source,
             })?;
         }
     }
     let mut config = ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS setup: {e}"))?
+        .map_err(TlsError::Setup)?
         .with_root_certificates(roots)
         .with_no_client_auth();
     config.alpn_protocols = vec![ALPN_HTTP1.to_vec()];
@@ -59,35 +103,30 @@ pub fn client_config(ca_file: Option<&Path>) -> Result<Arc<ClientConfig>, String
 
 /// `serve --tls-cert CERT --tls-key KEY`: the certificate chain (the server's first) and its
 /// private key, both PEM.
-pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, String> {
-    let chain = certificates(cert, "--tls-cert")?;
-    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| {
-        format!(
-            "--tls-key {}: no private key read from it ({e}); expected PEM: -----BEGIN PRIVATE \
-             KEY----- (PKCS#8), RSA or EC",
-            key.display()
-        )
+pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, TlsError> {
+    let chain = certificates(cert)?;
+    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|source| TlsError::PrivateKey {
+        path: key.to_path_buf(),
+        source,
     })?;
     let mut config = ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS setup: {e}"))?
+        .map_err(TlsError::Setup)?
         .with_no_client_auth()
         .with_single_cert(chain, key_der)
-        .map_err(|e| {
-            format!(
-                "--tls-cert {} with --tls-key {}: {e} (is the key the certificate's?)",
-                cert.display(),
-                key.display()
-            )
-        })?;
+        .map_err(|source| TlsError::KeyMismatch { source })?;
     config.alpn_protocols = vec![ALPN_HTTP1.to_vec()];
     Ok(Arc::new(config))
 }
 
 /// The name the server's certificate must carry: the URL's host, a DNS name or an IP address.
-pub fn server_name(host: &str) -> Result<ServerName<'static>, String> {
-    ServerName::try_from(host.trim_matches(['[', ']']).to_string())
-        .map_err(|e| format!("`{host}` cannot be checked against a certificate ({e})"))
+pub fn server_name(host: &str) -> Result<ServerName<'static>, TlsError> {
+    ServerName::try_from(host.trim_matches(['[', ']']).to_string()).map_err(|source| {
+        TlsError::ServerName {
+            host: host.to_string(),
+            source,
+        }
+    })
 }
 
 /// The rustls error somewhere in a transport error's chain, if it is one.
@@ -107,10 +146,30 @@ pub fn tls_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a rus
     None
 }
 
-/// A failed handshake with `authority`, said so a user knows what to do.
-pub fn explain(authority: &str, e: &rustls::Error) -> String {
+/// A TLS handshake with a target that failed, found before the run: nothing could be sent.
+#[derive(Debug, thiserror::Error)]
+pub enum HandshakeError {
+    /// The TLS layer refused: said with what a user can do about it.
+    #[error("TLS handshake with {authority} failed: {source}: {}", hint(source))]
+    Refused {
+        authority: String,
+        source: rustls::Error,
+    },
+    /// The connection failed during the handshake for another reason.
+    #[error("TLS handshake with {authority} failed: {source}")]
+    Broken {
+        authority: String,
+        source: std::io::Error,
+    },
+    /// No answer within the time allowed.
+    #[error("TLS handshake with {authority} did not finish within {} s", within.as_secs())]
+    TimedOut { authority: String, within: Duration },
+}
+
+/// What to do about a refused handshake.
+fn hint(e: &rustls::Error) -> &'static str {
     use rustls::{CertificateError, Error};
-    let hint = match e {
+    match e {
         Error::InvalidCertificate(CertificateError::UnknownIssuer) => {
             "the server's certificate is not signed by a trusted root; for a test server, pass \
              the CA (or the self-signed certificate) that signed it with --ca-file FILE (PEM)"
@@ -131,6 +190,5 @@ pub fn explain(authority: &str, e: &rustls::Error) -> String {
         }
         Error::InvalidCertificate(_) => "the server's certificate was rejected",
         _ => "the TLS handshake failed (is it a TLS server? does it speak TLS 1.2 or 1.3?)",
-    };
-    format!("TLS handshake with {authority} failed: {e}: {hint}")
+    }
 }

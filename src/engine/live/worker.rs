@@ -9,15 +9,15 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
 
-use super::client::{HttpClient, Target};
+use super::client::{HttpClient, Target, TargetError};
 use super::protocol::{Command, Event, RequestEvent, WorkerSpec};
 use super::server::CLIENT_ID;
 use super::{ScaledClock, timer};
 use crate::engine::client_loop::{ClientLoop, Pool, Step};
 use crate::rng::{SimRng, Stream, stream};
 use crate::scenario::Layout;
-use crate::scenario::{Scenario, parse_scenario};
-use crate::store::{RedisLink, RedisStore, SharedStore};
+use crate::scenario::{Scenario, ScenarioError, parse_scenario};
+use crate::store::{RedisLink, RedisStore, SharedStore, StoreError};
 use crate::throttle::{BuildContext, Throttle};
 use crate::time::Nanos;
 
@@ -33,19 +33,49 @@ pub fn main() -> i32 {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("worker: cannot start the async runtime: {e}");
-            return crate::error::exit::FAILED;
+            return crate::exit::FAILED;
         }
     };
     let result = rt.block_on(run());
     // Reading stdin blocks a thread the runtime would otherwise wait for.
     rt.shutdown_background();
     match result {
-        Ok(()) => crate::error::exit::OK,
+        Ok(()) => crate::exit::OK,
         Err(e) => {
             eprintln!("worker: {e}");
-            crate::error::exit::FAILED
+            crate::exit::FAILED
         }
     }
+}
+
+/// Why a worker could not run its process: the parent's spec or commands do not make sense
+/// (a fault of this program), or what the process needs cannot be reached.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error("{0}")]
+    Scenario(#[from] ScenarioError),
+    #[error("no group {0} in the scenario")]
+    NoGroup(usize),
+    #[error("group {group} has no process {process}")]
+    NoProcess { group: String, process: usize },
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    #[error("--target {url}: {source}")]
+    Target { url: String, source: TargetError },
+    #[error("bad command line {line:?}: {source}")]
+    BadCommand {
+        line: String,
+        source: serde_json::Error,
+    },
+    #[error("reading commands: {0}")]
+    Stdin(std::io::Error),
+    #[error("expected {expected}, got {got:?}")]
+    UnexpectedCommand {
+        expected: &'static str,
+        got: Box<Command>,
+    },
+    #[error("no start command on stdin")]
+    NoStart,
 }
 
 /// A worker's view of its process, built from the spec before the run starts.
@@ -62,25 +92,24 @@ pub struct Process {
 }
 
 impl Process {
-    pub fn build(spec: WorkerSpec) -> Result<Process, String> {
-        let scenario = parse_scenario(&spec.scenario, "<worker spec>", "worker", &[], 0)
-            .map_err(|e| e.to_string())?;
+    pub fn build(spec: WorkerSpec) -> Result<Process, WorkerError> {
+        let scenario = parse_scenario(&spec.scenario, "<worker spec>", "worker", &[], 0)?;
         let layout = Layout::new(&scenario);
         let group = layout
             .groups
             .get(spec.group)
-            .ok_or_else(|| format!("no group {} in the scenario", spec.group))?;
+            .ok_or(WorkerError::NoGroup(spec.group))?;
         let index = group.processes.start + spec.process;
         if !group.processes.contains(&index) {
-            return Err(format!(
-                "group {} has no process {}",
-                group.name, spec.process
-            ));
+            return Err(WorkerError::NoProcess {
+                group: group.name.clone(),
+                process: spec.process,
+            });
         }
         let population = layout.population(group.key, spec.rate_per_sec, &scenario.server);
         let store = match (&scenario.store.url, &spec.store_namespace) {
             (Some(url), Some(namespace)) => {
-                let link = RedisLink::connect(url).map_err(|e| e.to_string())?;
+                let link = RedisLink::connect(url)?;
                 SharedStore::redis(RedisStore::new(link, namespace, scenario.run.time_scale))
             }
             // Without Redis the store is this process's own (the scenario was refused if
@@ -97,7 +126,10 @@ impl Process {
         };
         let throttle = scenario.clients[spec.group].throttle.build(ctx);
         let mut target = Target::parse(&spec.target, &spec.headers, spec.ca_file.as_deref())
-            .map_err(|e| e.to_string())?;
+            .map_err(|source| WorkerError::Target {
+                url: spec.target.clone(),
+                source,
+            })?;
         if spec.send_key {
             target = target.with_header("authorization", &layout.keys[group.key]);
         }
@@ -324,13 +356,13 @@ impl ThreadRun {
 
 async fn next_command<R: tokio::io::AsyncBufRead + Unpin>(
     lines: &mut tokio::io::Lines<R>,
-) -> Result<Option<Command>, String> {
+) -> Result<Option<Command>, WorkerError> {
     match lines.next_line().await {
         Ok(Some(line)) => serde_json::from_str(&line)
             .map(Some)
-            .map_err(|e| format!("bad command line {line:?}: {e}")),
+            .map_err(|source| WorkerError::BadCommand { line, source }),
         Ok(None) => Ok(None),
-        Err(e) => Err(format!("reading commands: {e}")),
+        Err(e) => Err(WorkerError::Stdin(e)),
     }
 }
 
@@ -359,12 +391,17 @@ async fn write_events(mut rx: mpsc::UnboundedReceiver<Event>, stop: watch::Sende
     let _ = out.flush().await;
 }
 
-async fn run() -> Result<(), String> {
+async fn run() -> Result<(), WorkerError> {
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let spec = match next_command(&mut lines).await? {
         Some(Command::Start(spec)) => *spec,
-        Some(other) => return Err(format!("expected a start command first, got {other:?}")),
-        None => return Err("no start command on stdin".into()),
+        Some(other) => {
+            return Err(WorkerError::UnexpectedCommand {
+                expected: "a start command first",
+                got: Box::new(other),
+            });
+        }
+        None => return Err(WorkerError::NoStart),
     };
     let process = Process::build(spec)?;
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -383,7 +420,12 @@ async fn run() -> Result<(), String> {
             let _ = writer.await;
             return Ok(());
         }
-        Some(other) => return Err(format!("expected go, got {other:?}")),
+        Some(other) => {
+            return Err(WorkerError::UnexpectedCommand {
+                expected: "go",
+                got: Box::new(other),
+            });
+        }
     };
     let clock = ScaledClock::from_unix_origin(origin, process.scenario.run.time_scale);
     // Stop on `stop`, and when the parent closes stdin or goes away.

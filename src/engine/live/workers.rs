@@ -13,6 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin};
 use tokio::runtime::Runtime;
 
+use super::STOP_GRACE;
 use super::protocol::{Command, Event, WorkerSpec};
 use crate::engine::EngineError;
 use crate::record::DeadWorker;
@@ -176,7 +177,7 @@ impl Workers {
         for (pi, w) in self.list.iter_mut().enumerate() {
             w.stdin = None;
             let status = rt.block_on(async {
-                match tokio::time::timeout(Duration::from_secs(5), w.child.wait()).await {
+                match tokio::time::timeout(STOP_GRACE, w.child.wait()).await {
                     Ok(s) => s.ok(),
                     Err(_) => {
                         let _ = w.child.start_kill();
@@ -202,9 +203,7 @@ impl Workers {
         for w in &mut self.list {
             w.stdin = None;
             let _ = w.child.start_kill();
-            let _ = rt.block_on(async {
-                tokio::time::timeout(Duration::from_secs(5), w.child.wait()).await
-            });
+            let _ = rt.block_on(async { tokio::time::timeout(STOP_GRACE, w.child.wait()).await });
         }
     }
 }

@@ -1,6 +1,8 @@
-//! One GCRA limit shared by several `serve` instances: the bucket of every key lives in Redis
-//! and each decision is one Lua script, so two instances on different ports (or machines)
-//! together admit no more than one limit.
+//! One GCRA limit shared by several `serve` instances (`serve --store`): the bucket of every
+//! key lives in Redis and each decision is one Lua script, so two instances on different ports
+//! (or machines) together admit no more than one limit. It lives with the live server rather
+//! than in `limiter/` because it does I/O: the rules there are pure (told the time), so the
+//! sim can run them.
 //!
 //! The rule is `limiter::Gcra`'s, in whole virtual microseconds instead of nanoseconds (Lua's
 //! numbers are doubles, exact to 2^53): a bucket of `limit` tokens, one token = `period` µs of
@@ -21,9 +23,10 @@ use std::sync::LazyLock;
 
 use redis::Script;
 
-use super::{Decision, GcraConfig};
 use crate::exchange::Status;
-use crate::store::{RedisLink, StoreResult, key_segment};
+use crate::limiter::{Decision, GcraConfig};
+use crate::store::{RedisLink, StoreError, StoreResult, key_segment};
+use crate::time::HumanDuration;
 
 /// The largest bucket, in level units, whose arithmetic stays exact in Lua (twice it must fit
 /// in 2^53).
@@ -92,6 +95,23 @@ return 1
     )
 });
 
+/// Why a GCRA cannot be shared through Redis.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SharedGcraError {
+    #[error(
+        "period {period} is not a whole number of microseconds, the unit of the bucket in Redis"
+    )]
+    PeriodNotMicroseconds { period: HumanDuration },
+    #[error(
+        "limit × period is too large for exact arithmetic in Redis's Lua ({limit} × \
+         {period_us} µs > 2^52); use a shorter period or a smaller limit"
+    )]
+    TooLarge { limit: u64, period_us: u64 },
+    /// Redis did not take the buckets' start.
+    #[error("{0}")]
+    Store(#[from] StoreError),
+}
+
 /// The GCRA of `serve --store`.
 #[derive(Clone, Debug)]
 pub struct SharedGcra {
@@ -104,23 +124,18 @@ pub struct SharedGcra {
 }
 
 impl SharedGcra {
-    /// Check that `cfg` can be kept in Redis exactly; the problem as a sentence if not.
-    pub fn check(cfg: &GcraConfig) -> Result<(), String> {
+    /// Check that `cfg` can be kept in Redis exactly.
+    pub fn check(cfg: &GcraConfig) -> Result<(), SharedGcraError> {
         let period_ns = cfg.period.nanos();
         if !period_ns.is_multiple_of(1000) || period_ns == 0 {
-            return Err(format!(
-                "period {} is not a whole number of microseconds, the unit of the bucket in Redis",
-                cfg.period
-            ));
+            return Err(SharedGcraError::PeriodNotMicroseconds { period: cfg.period });
         }
         let units = u128::from(cfg.limit) * u128::from(period_ns / 1000);
         if units > MAX_UNITS {
-            return Err(format!(
-                "limit × period is too large for exact arithmetic in Redis's Lua \
-                 ({} × {} µs > 2^52); use a shorter period or a smaller limit",
-                cfg.limit,
-                period_ns / 1000
-            ));
+            return Err(SharedGcraError::TooLarge {
+                limit: cfg.limit,
+                period_us: period_ns / 1000,
+            });
         }
         Ok(())
     }
@@ -132,7 +147,7 @@ impl SharedGcra {
         namespace: &str,
         cfg: &GcraConfig,
         scale: f64,
-    ) -> Result<SharedGcra, String> {
+    ) -> Result<SharedGcra, SharedGcraError> {
         Self::check(cfg)?;
         let limit = cfg.limit.max(1);
         let token_us = cfg.period.nanos() / 1000;
@@ -155,15 +170,13 @@ impl SharedGcra {
         let fill_ms = (fill_us / scale / 1000.0).ceil() as u64;
         if fill_ms > 0 {
             let origin = gcra.origin_key();
-            gcra.link
-                .call_blocking(move |mut c| async move {
-                    START
-                        .key(&origin)
-                        .arg(fill_ms)
-                        .invoke_async::<i64>(&mut c)
-                        .await
-                })
-                .map_err(|e| e.to_string())?;
+            gcra.link.call_blocking(move |mut c| async move {
+                START
+                    .key(&origin)
+                    .arg(fill_ms)
+                    .invoke_async::<i64>(&mut c)
+                    .await
+            })?;
         }
         Ok(gcra)
     }

@@ -1,0 +1,166 @@
+//! The mock rate-limited API as a real hyper 1.x HTTP/1.1 server: its settings
+//! (`settings.rs`), the key table (`keys.rs`), the request handler (`handler.rs`), the path
+//! through a limit kept in Redis (`shared_limit.rs`, `shared_gcra.rs`), what `serve --record`
+//! is told (`observer.rs`), and the listeners (`listen.rs`); here, the state they share.
+//!
+//! Every request goes through the very `Limiter` the sim uses, behind one mutex, told the time
+//! by a [`ScaledClock`]. Keys are the `Authorization` header (or `?key=`), mapped to the dense
+//! indices limiters expect; requests without either share the default key. The answer waits
+//! out the scenario's latency (in real time) after the decision, as in the sim, and the limiter
+//! hears `release` when it is sent.
+
+mod handler;
+mod keys;
+mod listen;
+mod observer;
+mod settings;
+mod shared_gcra;
+mod shared_limit;
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+
+pub use keys::{KeyStats, MAX_KEYS, shown_key};
+pub use listen::{Running, bind, serve, serve_per_thread};
+pub use observer::{Observer, Seen};
+pub use settings::ServerSettings;
+pub use shared_gcra::{SharedGcra, SharedGcraError};
+
+use self::keys::Keyed;
+use self::shared_limit::InFront;
+use super::ScaledClock;
+use crate::exchange::{DEFAULT_KEY, Status};
+use crate::limiter::{Decision, LatencySampler};
+use crate::rng::{Stream, stream};
+use crate::time::Nanos;
+
+/// The header our own clients send so limiters that tell clients apart (`admit_from`) see the
+/// same client indices as in the sim.
+pub const CLIENT_ID: &str = "x-client-id";
+
+/// The header our own clients stamp each request with: the run's virtual time (nanoseconds)
+/// as it was written. The scenario's latency is the whole trip; the loopback's own trip,
+/// tens of microseconds, is multiplied by the time scale into milliseconds of virtual time,
+/// so the server holds the answer for the latency less the trip (taken as the trip here,
+/// measured, twice: there and back), keeping the trip the client measures the scenario's
+/// (docs/live-timing.md).
+pub const SENT_AT: &str = "x-sim-sent-at";
+
+/// The server's shared state; one reference count to clone into every request.
+#[derive(Clone)]
+pub struct ServerState(Arc<Shared>);
+
+/// What every connection of one server shares.
+pub struct Shared {
+    keyed: Mutex<Keyed>,
+    clock: ScaledClock,
+    latency: LatencySampler,
+    /// Requests per virtual second one key earns; with a decision's limit it gives the IETF
+    /// policy's window.
+    rate: f64,
+    connections: AtomicU64,
+    /// Redis calls that failed (answered 503), for the log.
+    store_failures: AtomicU64,
+    settings: ServerSettings,
+}
+
+impl std::ops::Deref for ServerState {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+impl ServerState {
+    pub fn new(settings: ServerSettings, clock: ScaledClock) -> Self {
+        // The same rule, faults and fault stream as the sim builds. With a shared limit the
+        // faults still come first, in front of Redis.
+        let rule = settings.limiter.build();
+        let rate = rule.rate_per_sec();
+        let rule = match settings.shared_limit {
+            Some(_) => Box::new(InFront { rate }),
+            None => rule,
+        };
+        let limiter = settings
+            .faults
+            .wrap(rule, stream(settings.seed, 0, Stream::Server));
+        let mut keyed = Keyed {
+            limiter,
+            index: HashMap::new(),
+            names: Vec::new(),
+            stats: Vec::new(),
+            rng: stream(settings.seed, u64::MAX, Stream::Network),
+            default: 0,
+        };
+        for k in &settings.keys {
+            keyed.key(k);
+        }
+        keyed.default = keyed.key(DEFAULT_KEY);
+        ServerState(Arc::new(Shared {
+            rate,
+            keyed: Mutex::new(keyed),
+            latency: settings.latency.sampler(),
+            clock,
+            connections: AtomicU64::new(0),
+            store_failures: AtomicU64::new(0),
+            settings,
+        }))
+    }
+
+    pub fn clock(&self) -> ScaledClock {
+        self.clock
+    }
+
+    /// The most 2xx one key could get over `[0, duration]` (for the summary's capacity).
+    pub fn capacity(&self, duration: Nanos) -> f64 {
+        self.lock().limiter.capacity(duration)
+    }
+
+    /// Decide one request of `key` (the default key without one) at the clock's time, and
+    /// count it: the decision, the key's index, the time it was decided and the latency to
+    /// wait before answering.
+    fn decide(&self, key: Option<&str>, client: usize) -> (Decision, usize, Nanos, Nanos) {
+        let mut k = self.lock();
+        let (d, index, now, latency) = self.admit(&mut k, key, client);
+        k.stats[index].add(d.status);
+        // Only an admitted request held a place in flight (as in the sim).
+        if latency == 0 && d.status == Status::Ok {
+            k.limiter.release(now, index);
+        }
+        (d, index, now, latency)
+    }
+
+    /// With the lock held (`k`): the index of `key`, the clock's time (read under the lock, so
+    /// the limiter is told times in order), the rule's decision, and the latency to wait
+    /// before answering.
+    fn admit(
+        &self,
+        k: &mut Keyed,
+        key: Option<&str>,
+        client: usize,
+    ) -> (Decision, usize, Nanos, Nanos) {
+        let index = k.index_of(key);
+        let now = self.clock.now();
+        let d = k.limiter.admit_from(now, index, client);
+        let latency = self.latency.sample(&mut k.rng);
+        (d, index, now, latency)
+    }
+
+    /// Counters per key, in key order, each key shown as [`shown_key`] says: never the
+    /// token itself.
+    pub fn stats(&self) -> Vec<(String, KeyStats)> {
+        let k = self.lock();
+        k.names
+            .iter()
+            .map(|n| shown_key(n))
+            .zip(k.stats.iter().copied())
+            .collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Keyed> {
+        // A panic while holding the lock cannot leave the counters half-written in a way that
+        // matters more than stopping the server would.
+        self.keyed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
