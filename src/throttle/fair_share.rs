@@ -81,19 +81,21 @@ use serde::{Deserialize, Serialize};
 
 use super::{Acquire, Algorithm, BuildContext, Throttle};
 use crate::config::{ParamProblem, check_non_negative, check_positive};
-use crate::exchange::{Response, Status};
+use crate::exchange::{Quota, Response, Status};
 use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos, from_secs, secs};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FairShareConfig {
-    /// Requests the server grants per `period`, which gives the refill rate `R`. Default 4500,
-    /// Heroku's. A `RateLimit-Limit` header does not override it: a token bucket sends its
-    /// burst there.
-    pub quota: f64,
-    /// The quota's period (a window rule's window). Default 1 h.
-    pub period: HumanDuration,
+    /// Requests the server grants per `period`, which gives the refill rate `R`. Default: what
+    /// the server's `RateLimit-Policy` says (`q` per `w`), else 4500 per hour (Heroku's, whose
+    /// API sends only the remaining count). Set both or neither; set, they win over the header.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quota: Option<f64>,
+    /// The quota's period (a window rule's window). Default: the policy's `w`, else 1 h.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period: Option<HumanDuration>,
     /// A process's first sends are spread over this long, or one initial spacing `n / R` if
     /// that is longer. Default 0 s.
     pub first_spread: HumanDuration,
@@ -154,8 +156,8 @@ pub struct FairShareConfig {
 impl Default for FairShareConfig {
     fn default() -> Self {
         FairShareConfig {
-            quota: 4500.0,
-            period: HumanDuration::from_secs(3600),
+            quota: None,
+            period: None,
             first_spread: HumanDuration::from_secs(0),
             initial_sleep: None,
             reserve: 0.005,
@@ -199,8 +201,11 @@ impl FairShareConfig {
     fn check(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         for (field, v) in [
-            ("quota", self.quota),
-            ("period", self.period.secs()),
+            ("quota", self.quota.unwrap_or(DEFAULT_QUOTA)),
+            (
+                "period",
+                self.period.map_or(DEFAULT_PERIOD_SECS, HumanDuration::secs),
+            ),
             ("crowd", self.crowd),
             ("gain", self.gain),
             ("drain_windows", self.drain_windows),
@@ -223,6 +228,17 @@ impl FairShareConfig {
             ("full_level", self.full_level),
         ] {
             check_non_negative(&mut out, field, v);
+        }
+        if self.quota.is_some() != self.period.is_some() {
+            let (set, unset) = if self.quota.is_some() {
+                ("quota", "period")
+            } else {
+                ("period", "quota")
+            };
+            out.push((
+                unset,
+                format!("must be set with {set} (or leave both to the server's RateLimit-Policy)"),
+            ));
         }
         if self.reserve >= 1.0 {
             out.push(("reserve", format!("must be below 1 (got {})", self.reserve)));
@@ -268,12 +284,16 @@ impl FairShareConfig {
 
     pub fn build(&self, ctx: BuildContext) -> FairShare {
         let n = ctx.threads.max(1);
-        let rate = self.quota / self.period.secs();
+        let quota = self.quota.unwrap_or(DEFAULT_QUOTA);
+        let period = self.period.map_or(DEFAULT_PERIOD_SECS, HumanDuration::secs);
+        let rate = quota / period;
         let mut fs = FairShare {
             cfg: self.clone(),
             x: 0.0,
-            limit: self.quota,
+            limit: quota,
             rate,
+            period,
+            policy: None,
             headers: false,
             threads: vec![ThreadState::default(); n],
             clock: Phase::default(),
@@ -327,8 +347,15 @@ struct Phase {
 pub struct FairShare {
     cfg: FairShareConfig,
     x: f64,
+    /// The bucket `B`: `RateLimit-Limit`, else the quota.
     limit: f64,
+    /// `R`, tokens per second.
     rate: f64,
+    /// The quota's period, seconds.
+    period: f64,
+    /// The policy last taken from a `RateLimit-Policy`.
+    policy: Option<Quota>,
+    /// Whether the server has sent a remaining count.
     headers: bool,
     threads: Vec<ThreadState>,
     clock: Phase,
@@ -409,12 +436,12 @@ impl FairShare {
 
     fn planned(&self, t: f64) -> f64 {
         self.to_reset(t).map_or(0.0, |left| {
-            (self.limit - self.reserve()).max(0.0) * left / self.cfg.period.secs()
+            (self.limit - self.reserve()).max(0.0) * left / self.period
         })
     }
 
     fn to_reset(&self, t: f64) -> Option<f64> {
-        let period = self.cfg.period.secs();
+        let period = self.period;
         self.reset_at
             .map(|reset| period - (t - reset).rem_euclid(period))
     }
@@ -533,6 +560,23 @@ impl FairShare {
         None
     }
 
+    /// The server stated its quota: `R` and the period follow it, and the rate moves with `R`
+    /// (a process that started on the default quota is at its share of the real one at once).
+    fn take_policy(&mut self, now: Nanos, q: Quota, limit_from_quota: bool) {
+        if self.policy == Some(q) {
+            return;
+        }
+        self.policy = Some(q);
+        let rate = q.rate();
+        let scale = rate / self.rate;
+        self.rate = rate;
+        self.period = secs(q.window);
+        if limit_from_quota {
+            self.limit = q.limit as f64;
+        }
+        self.set_rate(now, self.x * scale);
+    }
+
     fn spacing(&self) -> f64 {
         1.0 / self.x
     }
@@ -574,6 +618,9 @@ const MAX_STEP_DOWN: f64 = 100.0;
 const RESET_JUMP: f64 = 0.1;
 /// ... or by this many tokens, on a small one (the count is an integer).
 const MIN_RESET_TOKENS: f64 = 2.0;
+/// The quota without a configured or stated one: Heroku's 4,500 per hour.
+const DEFAULT_QUOTA: f64 = 4500.0;
+const DEFAULT_PERIOD_SECS: f64 = 3600.0;
 /// A waiting thread looks at the rate again this many times per period.
 const POLLS_PER_PERIOD: f64 = 8.0;
 /// The smallest per-thread rate, as a fraction of the crowd's share `R / K`.
@@ -644,6 +691,11 @@ impl Throttle for FairShare {
     }
 
     fn on_response(&mut self, now: Nanos, thread: usize, response: &Response, rng: &mut SimRng) {
+        if self.cfg.quota.is_none()
+            && let Some(q) = response.quota.filter(|q| q.rate() > 0.0)
+        {
+            self.take_policy(now, q, response.limit.is_none());
+        }
         if let Some(limit) = response.limit.filter(|l| *l > 0) {
             self.limit = limit as f64;
         }
@@ -727,8 +779,8 @@ mod tests {
     /// `limit` (as `RateLimit-Limit` says once an answer came).
     fn shaped(threads: usize, quota: f64, period_s: u64, limit: f64) -> FairShare {
         let mut t = FairShareConfig {
-            quota,
-            period: HumanDuration::from_secs(period_s),
+            quota: Some(quota),
+            period: Some(HumanDuration::from_secs(period_s)),
             ..FairShareConfig::default()
         }
         .build(BuildContext::solo(threads));
@@ -743,6 +795,8 @@ mod tests {
             limit: Some(4500),
             retry_after: None,
             latency: 0,
+            quota: None,
+            reset: None,
         }
     }
 
@@ -757,6 +811,41 @@ mod tests {
         };
         let fields: Vec<&str> = bad.problems().iter().map(|p| p.0).collect();
         assert_eq!(fields, ["reserve", "decrease", "min_samples"]);
+    }
+
+    #[test]
+    fn quota_and_period_go_together() {
+        let half = FairShareConfig {
+            quota: Some(100.0),
+            ..FairShareConfig::default()
+        };
+        let fields: Vec<&str> = half.problems().iter().map(|p| p.0).collect();
+        assert_eq!(fields, ["period"]);
+    }
+
+    #[test]
+    fn the_servers_policy_sets_the_refill_the_bucket_and_moves_the_rate_with_it() {
+        let mut t = build(4);
+        let mut rng = test_rng();
+        assert!((t.thread_rate() - R / 4.0).abs() < 1e-12);
+        // `RateLimit-Policy: q=5;w=1` and no `RateLimit-Limit`: 5 per second from 5 tokens.
+        let stated = Response {
+            quota: Some(Quota {
+                limit: 5,
+                window: S,
+            }),
+            limit: None,
+            ..answer(Status::Ok, 4)
+        };
+        t.delay(0, 0, &mut rng);
+        t.on_response(S / 10, 0, &stated, &mut rng);
+        assert!((t.rate - 5.0).abs() < 1e-12);
+        assert_eq!((t.limit, t.period), (5.0, 1.0));
+        assert!((t.thread_rate() - 5.0 / 4.0).abs() < 1e-12);
+        // A configured quota wins over the header.
+        let mut pinned = shaped(4, 100.0, 60, 100.0);
+        pinned.on_response(S, 0, &stated, &mut rng);
+        assert!((pinned.rate - 100.0 / 60.0).abs() < 1e-12);
     }
 
     #[test]
