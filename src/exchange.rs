@@ -35,6 +35,24 @@ impl Status {
     }
 }
 
+/// A quota the server states: `limit` requests per `window` (the IETF `RateLimit-Policy`'s
+/// `q` and `w`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Quota {
+    pub limit: u64,
+    pub window: Nanos,
+}
+
+impl Quota {
+    /// Requests per second.
+    pub fn rate(self) -> f64 {
+        if self.window == 0 {
+            return 0.0;
+        }
+        self.limit as f64 * crate::time::NANOS_PER_SEC as f64 / self.window as f64
+    }
+}
+
 /// One response, with the headers the algorithms may read. Serializable because a live
 /// worker reports each one to its parent (`engine/live/protocol.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -49,6 +67,13 @@ pub struct Response {
     /// `Retry-After`, when the server sent it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<Nanos>,
+    /// The quota policy, when the server stated one (`RateLimit-Policy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quota: Option<Quota>,
+    /// How long until the key's allowance is whole again or its window resets, when the server
+    /// said (the IETF `t`, GitHub's `x-ratelimit-reset`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset: Option<Nanos>,
     /// Time from send to answer.
     pub latency: Nanos,
 }
@@ -61,6 +86,8 @@ impl Response {
             remaining: None,
             limit: None,
             retry_after: None,
+            quota: None,
+            reset: None,
             latency: 0,
         }
     }

@@ -57,6 +57,7 @@ fn set(m: &mut Metrics, name: &str, v: Option<f64>) {
         "errors" => m.errors = n() as u64,
         "timed_out" => m.timed_out = n() as u64,
         "ratio_429" => m.ratio_429 = n(),
+        "ratio_429_late" => m.ratio_429_late = n(),
         "capacity" => m.capacity = n(),
         "utilization" => m.utilization = n(),
         "fairness" => m.fairness = n(),

@@ -33,7 +33,7 @@ pub struct Column {
 /// Every metric `compare` can show (each `[expect]` metric), which way is better and how it is
 /// printed. A scenario picks its columns with `[compare] metrics`
 /// ([`crate::scenario::Scenario::compare_metrics`]).
-pub const CATALOGUE: [Column; 19] = [
+pub const CATALOGUE: [Column; 20] = [
     Column {
         metric: "requests",
         header: "requests",
@@ -77,6 +77,14 @@ pub const CATALOGUE: [Column; 19] = [
     Column {
         metric: "ratio_429",
         header: "ratio_429",
+        better: Better::Lower,
+        percent: true,
+        digits: 2,
+        never: "-",
+    },
+    Column {
+        metric: "ratio_429_late",
+        header: "ratio_429_late",
         better: Better::Lower,
         percent: true,
         digits: 2,

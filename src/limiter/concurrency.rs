@@ -88,6 +88,8 @@ impl Limiter for Concurrency {
             remaining: self.max - *n,
             limit: self.max,
             retry_after: None,
+            reset: 0,
+            window: 0,
         }
     }
 

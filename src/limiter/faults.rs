@@ -168,6 +168,8 @@ fn fault_answer(status: Status) -> Decision {
         remaining: 0,
         limit: 0,
         retry_after: None,
+        reset: 0,
+        window: 0,
     }
 }
 

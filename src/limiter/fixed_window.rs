@@ -109,6 +109,8 @@ impl Limiter for FixedWindow {
             remaining: limit - c.count,
             limit,
             retry_after,
+            reset: (current + 1).saturating_mul(window) - now,
+            window,
         }
     }
 

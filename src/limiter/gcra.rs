@@ -189,11 +189,19 @@ impl Limiter for Gcra {
             )
         };
         let level = b.level;
+        let missing = (capacity - level).max(0) as u128;
+        let reset = if refill {
+            u64::try_from(missing.div_ceil(u128::from(limit))).unwrap_or(u64::MAX)
+        } else {
+            0
+        };
         Decision {
             status,
             remaining: self.whole_tokens(level),
             limit,
             retry_after,
+            reset,
+            window: u64::try_from(token).unwrap_or(u64::MAX),
         }
     }
 

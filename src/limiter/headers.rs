@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Decision;
-use crate::exchange::{Response, Status};
+use crate::exchange::{Quota, Response, Status};
 use crate::time::Nanos;
 
 const SECOND: Nanos = 1_000_000_000;
@@ -72,6 +72,8 @@ impl Headers {
                 remaining: 0,
                 limit: 0,
                 retry_after: None,
+                reset: 0,
+                window: 0,
             },
             _ => d,
         }
@@ -85,42 +87,64 @@ impl Headers {
     #[inline]
     pub fn response(self, d: Decision, now: Nanos, latency: Nanos) -> Response {
         let told = d.has_headers();
-        let (remaining, limit, retry_after) = match self {
+        // A rule with a rate states its policy and its reset; `concurrency` and `occ` do not.
+        let stated = told && d.window > 0;
+        let mut r = Response {
+            status: d.status,
+            latency,
+            ..Response::bare(d.status)
+        };
+        match self {
             // Exactly what the decision says (the run's output before dialects existed).
-            Headers::Full => (
-                told.then_some(d.remaining),
-                told.then_some(d.limit),
-                d.retry_after,
-            ),
-            _ if !told => (None, None, None),
-            Headers::Ietf => (
-                Some(d.remaining),
-                Some(d.limit),
-                d.retry_after.map(whole_seconds),
-            ),
-            Headers::Heroku => (Some(d.remaining), None, None),
+            Headers::Full => {
+                r.remaining = told.then_some(d.remaining);
+                r.limit = told.then_some(d.limit);
+                r.retry_after = d.retry_after;
+                // The policy and `t` are whole seconds in every dialect that writes them.
+                r.quota = stated.then_some(Quota {
+                    limit: d.limit,
+                    window: whole_seconds(d.window),
+                });
+                r.reset = stated.then_some(ceil_seconds(d.stated_reset()));
+            }
+            _ if !told => {}
+            Headers::Ietf => {
+                r.remaining = Some(d.remaining);
+                r.limit = Some(d.limit);
+                r.retry_after = d.retry_after.map(whole_seconds);
+                r.quota = stated.then_some(Quota {
+                    limit: d.limit,
+                    window: whole_seconds(d.window),
+                });
+                r.reset = stated.then_some(ceil_seconds(d.stated_reset()));
+            }
+            Headers::Heroku => r.remaining = Some(d.remaining),
             Headers::Github => {
-                let wait = if Headers::is_primary_refusal(&d) {
-                    // Until the epoch second the reset names.
-                    let at = now.saturating_add(d.retry_after.unwrap_or(0));
-                    Some(at.div_ceil(SECOND).saturating_mul(SECOND) - now)
+                // The reset is an epoch second: the wait on a refusal, else until whole.
+                let until = |wait: Nanos| {
+                    let at = now.saturating_add(wait);
+                    at.div_ceil(SECOND).saturating_mul(SECOND) - now
+                };
+                r.retry_after = if Headers::is_primary_refusal(&d) {
+                    Some(until(d.retry_after.unwrap_or(0)))
                 } else if d.status == Status::Limited {
                     d.retry_after.map(whole_seconds)
                 } else {
                     None
                 };
-                (Some(d.remaining), Some(d.limit), wait)
+                r.remaining = Some(d.remaining);
+                r.limit = Some(d.limit);
+                r.reset = stated.then(|| until(d.stated_reset()));
             }
-            Headers::None => (None, None, None),
-        };
-        Response {
-            status: d.status,
-            remaining,
-            limit,
-            retry_after,
-            latency,
+            Headers::None => {}
         }
+        r
     }
+}
+
+/// A time as a field in whole seconds carries it, rounded up (the IETF `t`, possibly 0).
+pub fn ceil_seconds(wait: Nanos) -> Nanos {
+    wait.div_ceil(SECOND).saturating_mul(SECOND)
 }
 
 /// A wait as `Retry-After` in whole seconds carries it: rounded up, and at least one second.
@@ -137,12 +161,22 @@ mod tests {
         remaining: 0,
         limit: 4500,
         retry_after: Some(800_000_000),
+        reset: 0,
+        window: 0,
     };
     const ADMITTED: Decision = Decision {
         status: Status::Ok,
         remaining: 41,
         limit: 4500,
         retry_after: None,
+        reset: 0,
+        window: 0,
+    };
+    /// A GCRA of 4500 per hour with 41 left: whole again after 4459 × 0.8 s.
+    const STATED: Decision = Decision {
+        reset: 4459 * 800_000_000,
+        window: 3600 * SECOND,
+        ..ADMITTED
     };
     /// An injected fault: no rule answered.
     const FAULT: Decision = Decision {
@@ -150,6 +184,8 @@ mod tests {
         remaining: 0,
         limit: 0,
         retry_after: None,
+        reset: 0,
+        window: 0,
     };
 
     fn seen(h: Headers, d: Decision, now: Nanos) -> (Option<u64>, Option<u64>, Option<Nanos>) {
@@ -234,6 +270,33 @@ mod tests {
         ] {
             assert_eq!(dialect.shown(ADMITTED), ADMITTED);
         }
+    }
+
+    #[test]
+    fn the_policy_and_the_reset_are_told_as_each_dialect_writes_them() {
+        let told = |h: Headers, now: Nanos| {
+            let r = h.response(STATED, now, 0);
+            (r.quota, r.reset)
+        };
+        let hour = Quota {
+            limit: 4500,
+            window: 3600 * SECOND,
+        };
+        // 4459 × 0.8 s = 3567.2 s, written in whole seconds.
+        assert_eq!(told(Headers::Full, 0), (Some(hour), Some(3568 * SECOND)));
+        // IETF: whole seconds, the reset rounded up.
+        assert_eq!(told(Headers::Ietf, 0), (Some(hour), Some(3568 * SECOND)));
+        // GitHub: no policy; the reset is an epoch second.
+        let now = SECOND / 2;
+        assert_eq!(
+            told(Headers::Github, now),
+            (None, Some(3568 * SECOND - now))
+        );
+        assert_eq!(told(Headers::Heroku, 0), (None, None));
+        assert_eq!(told(Headers::None, 0), (None, None));
+        // A rule without a rate states neither.
+        assert_eq!(Headers::Full.response(ADMITTED, 0, 0).quota, None);
+        assert_eq!(Headers::Full.response(FAULT, 0, 0).reset, None);
     }
 
     #[test]

@@ -40,9 +40,27 @@ pub struct Decision {
     pub limit: u64,
     /// On refusal, how long until a request would be admitted (`Retry-After`).
     pub retry_after: Option<Nanos>,
+    /// Until the key's allowance is whole again: a bucket full, a fixed window's next reset, a
+    /// sliding window's last request out of it (the IETF `t`, GitHub's reset). 0 when the rule
+    /// states none.
+    pub reset: Nanos,
+    /// The policy's window: how long the key takes to earn `limit` at its rate, a window
+    /// rule's own window (the IETF policy's `w`). 0 when the rule states none.
+    pub window: Nanos,
 }
 
 impl Decision {
+    /// The reset an answer states: on a refusal the wait until a request is admitted (so a
+    /// client told only the reset, as GitHub's primary limit tells it, waits just long enough),
+    /// else until the allowance is whole.
+    pub fn stated_reset(&self) -> Nanos {
+        if self.status == Status::Limited {
+            self.retry_after.unwrap_or(0)
+        } else {
+            self.reset
+        }
+    }
+
     /// Whether the answer carries `RateLimit-*` headers.
     pub fn has_headers(&self) -> bool {
         self.limit > 0

@@ -141,6 +141,8 @@ impl Occ {
             remaining: u64::from(status == Status::Ok),
             limit: 1,
             retry_after: None,
+            reset: 0,
+            window: 0,
         }
     }
 }

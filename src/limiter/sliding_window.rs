@@ -101,11 +101,15 @@ impl Limiter for SlidingWindow {
             let oldest = *log.front().expect("a full log is not empty");
             (Status::Limited, Some(oldest + window - now))
         };
+        // Whole again when the newest request in the window has left it.
+        let reset = log.back().map_or(0, |&s| (s + window).saturating_sub(now));
         Decision {
             status,
             remaining: limit - log.len() as u64,
             limit,
             retry_after,
+            reset,
+            window,
         }
     }
 

@@ -153,11 +153,19 @@ impl Limiter for TokenBucket {
                 Some(u64::try_from(wait).unwrap_or(u64::MAX)),
             )
         };
+        let (reset, window) = if refill {
+            let rate = u128::from(rate);
+            ((capacity - b.units).div_ceil(rate), capacity.div_ceil(rate))
+        } else {
+            (0, 0)
+        };
         Decision {
             status,
             remaining: u64::try_from(b.units / token).unwrap_or(u64::MAX),
             limit: self.burst,
             retry_after,
+            reset: u64::try_from(reset).unwrap_or(u64::MAX),
+            window: u64::try_from(window).unwrap_or(u64::MAX),
         }
     }
 

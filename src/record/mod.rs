@@ -86,6 +86,8 @@ impl Counts {
 #[derive(Clone, Debug, Default)]
 struct ThreadStats {
     total: Counts,
+    /// Requests sent in the second half of the run (`ratio_429_late`).
+    late: Counts,
     /// Jobs abandoned by the client (e.g. the timeout of Rebased's Redis interval lock); nothing
     /// was sent for them.
     gave_up: u64,
@@ -297,6 +299,9 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
     pub fn record_request(&mut self, r: &RequestRecord) -> std::io::Result<()> {
         let s = &mut self.threads[r.thread];
         s.total.add(r.response.status);
+        if r.sent_at >= self.layout.duration / 2 {
+            s.late.add(r.response.status);
+        }
         s.interval.add(r.response.status);
         if r.response.remaining.is_some() {
             s.last_remaining = r.response.remaining;

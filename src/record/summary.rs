@@ -19,6 +19,10 @@ pub struct Metrics {
     /// interval lock).
     pub timed_out: u64,
     pub ratio_429: f64,
+    /// `limited / requests` over the requests sent in the second half of the run: what is left
+    /// once a start-up burst that no blind client can avoid is over.
+    #[serde(default)]
+    pub ratio_429_late: f64,
     /// The mean over threads of each thread's `limited / requests` (the rate_throttle_client
     /// gem's "retry rate"); threads that sent nothing are left out, and it is `null` when no
     /// thread sent anything. Unlike `ratio_429` it weighs every thread alike, so it differs
@@ -65,6 +69,7 @@ impl Metrics {
             "errors" => self.errors as f64,
             "timed_out" => self.timed_out as f64,
             "ratio_429" => self.ratio_429,
+            "ratio_429_late" => self.ratio_429_late,
             "retry_rate_thread_mean" => return self.retry_rate_thread_mean,
             "capacity" => self.capacity,
             // Without a capacity (`concurrency`, `occ`) there is nothing to use up.
@@ -323,6 +328,7 @@ impl Summary {
 
 struct Acc {
     counts: Counts,
+    late: Counts,
     timed_out: u64,
     rates: Vec<f64>,
     request_counts: Vec<f64>,
@@ -339,6 +345,7 @@ impl Acc {
     fn new() -> Self {
         Acc {
             counts: Counts::default(),
+            late: Counts::default(),
             timed_out: 0,
             rates: Vec::new(),
             request_counts: Vec::new(),
@@ -370,6 +377,7 @@ impl Acc {
             errors: c.errors,
             timed_out: self.timed_out,
             ratio_429: ratio(c.limited, c.requests as f64),
+            ratio_429_late: ratio(self.late.limited, self.late.requests as f64),
             retry_rate_thread_mean: thread_mean_ratio(&self.retries),
             capacity,
             utilization: ratio(c.ok, capacity),
@@ -519,6 +527,7 @@ fn add_group<W: std::io::Write, R: std::io::Write>(
                 }
             }
             a.counts.merge(&s.total);
+            a.late.merge(&s.late);
             a.timed_out += s.gave_up;
             a.max_sleep = a.max_sleep.max(s.max_sleep);
             a.request_counts.push(s.total.requests as f64);

@@ -293,6 +293,8 @@ impl<'a, W: Write> Replayer<'a, W> {
                 limit: None,
                 retry_after: None,
                 latency: e.latency,
+                quota: None,
+                reset: None,
             },
             waited: gap,
             failure: None,

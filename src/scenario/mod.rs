@@ -273,6 +273,7 @@ pub const EXPECTABLE_METRICS: &[&str] = &[
     "errors",
     "timed_out",
     "ratio_429",
+    "ratio_429_late",
     "retry_rate_thread_mean",
     "capacity",
     "utilization",

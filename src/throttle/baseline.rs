@@ -118,6 +118,8 @@ mod tests {
             limit: Some(10),
             retry_after: Some(NANOS_PER_SEC),
             latency: 0,
+            quota: None,
+            reset: None,
         };
         t.on_response(5, 0, &r, &mut rng);
         assert_eq!(t.delay(5, 0, &mut rng), 0);

@@ -90,6 +90,8 @@ mod tests {
             limit: Some(4500),
             retry_after: None,
             latency: 0,
+            quota: None,
+            reset: None,
         }
     }
 

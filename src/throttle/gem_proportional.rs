@@ -92,6 +92,8 @@ mod tests {
             limit: None,
             retry_after: None,
             latency: 0,
+            quota: None,
+            reset: None,
         };
         for _ in 0..2 {
             t.delay(0, 0, &mut rng);

@@ -86,6 +86,8 @@ mod tests {
             limit: None,
             retry_after: None,
             latency: 0,
+            quota: None,
+            reset: None,
         }
     }
 

@@ -17,9 +17,9 @@ use std::time::{Duration, SystemTime};
 
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
-use crate::exchange::{Response, Status};
+use crate::exchange::{Quota, Response, Status};
 use crate::limiter::{Decision, Headers};
-use crate::time::Nanos;
+use crate::time::{Nanos, from_secs};
 
 pub const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
 pub const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("ratelimit-remaining");
@@ -36,6 +36,8 @@ const X_RATELIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset
 #[derive(Clone, Debug)]
 pub struct PolicyHeaders {
     pub limit: u64,
+    /// The policy's window in real time.
+    pub window: Duration,
     limit_value: HeaderValue,
     policy_value: HeaderValue,
 }
@@ -46,6 +48,7 @@ impl PolicyHeaders {
         let window_s = window.as_secs_f64().ceil().max(1.0) as u64;
         PolicyHeaders {
             limit,
+            window,
             limit_value: HeaderValue::from(limit),
             policy_value: text(&format!("\"default\";q={limit};w={window_s}")),
         }
@@ -281,19 +284,43 @@ pub fn read_response(
         (status == Status::Limited && first_number(headers, &[X_RATELIMIT_REMAINING]) == Some(0))
             .then(|| first_number(headers, &[X_RATELIMIT_RESET]))
             .flatten()
-            .map(|at| {
-                (SystemTime::UNIX_EPOCH + Duration::from_secs(at))
-                    .duration_since(now)
-                    .unwrap_or(Duration::ZERO)
-            })
+            .map(|at| until_epoch(at, now))
     });
     let retry_after = wait.map(|d| (d.as_nanos() as f64 * scale) as Nanos);
+    // The policy's `q` per `w` seconds, and the reset: the IETF `t` in seconds, else GitHub's
+    // epoch second.
+    let quota = policy.and_then(|f| {
+        let limit = param(f, &["q", "l"])?;
+        let window = param(f, &["w"]).filter(|w| *w > 0)?;
+        Some(Quota {
+            limit,
+            window: from_secs(window as f64 * scale),
+        })
+    });
+    let reset = ietf
+        .and_then(|f| param(f, &["t", "reset"]))
+        .map(|t| from_secs(t as f64 * scale))
+        .or_else(|| {
+            let at = first_number(headers, &[X_RATELIMIT_RESET])?;
+            Some(from_secs(until_epoch(at, now).as_secs_f64() * scale))
+        });
     Response {
         status,
         remaining,
         limit,
         retry_after,
         latency,
+        quota,
+        reset,
+    }
+}
+
+/// From `now` to the epoch second `at` (none if it has passed); an epoch past what the clock
+/// can hold is as far as it can hold.
+fn until_epoch(at: u64, now: SystemTime) -> Duration {
+    match SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(at)) {
+        Some(t) => t.duration_since(now).unwrap_or(Duration::ZERO),
+        None => Duration::MAX,
     }
 }
 
@@ -366,6 +393,8 @@ mod tests {
             remaining: 0,
             limit: 4500,
             retry_after: Some(800_000_000),
+            reset: 0,
+            window: 0,
         };
         let policy = PolicyHeaders::new(4500, Duration::from_secs(3600));
         let mut map = HeaderMap::new();
@@ -385,6 +414,15 @@ mod tests {
         // 0.8 s of real time at 60× is 48 s of virtual time.
         assert_eq!(r.retry_after, Some(48_000_000_000));
         assert_eq!(r.latency, 5);
+        // The policy and the reset in whole real seconds, scaled the same way.
+        assert_eq!(
+            r.quota,
+            Some(Quota {
+                limit: 4500,
+                window: 216_000 * 1_000_000_000
+            })
+        );
+        assert_eq!(r.reset, Some(60 * 1_000_000_000));
     }
 
     /// Every dialect, written by the server and read by the client at time scale 1, gives the
@@ -396,6 +434,8 @@ mod tests {
             remaining,
             limit: 60,
             retry_after,
+            reset: 40_000_000_000,
+            window: 60_000_000_000,
         };
         let decisions = [
             limited(0, Some(800_000_000)),
@@ -407,6 +447,8 @@ mod tests {
                 remaining: 41,
                 limit: 60,
                 retry_after: None,
+                reset: 19_000_000_000,
+                window: 60_000_000_000,
             },
             // An injected fault carries no rate-limit headers in any dialect.
             Decision {
@@ -414,6 +456,8 @@ mod tests {
                 remaining: 0,
                 limit: 0,
                 retry_after: None,
+                reset: 0,
+                window: 0,
             },
         ];
         let now_v: Nanos = 10_500_000_000;
@@ -429,7 +473,7 @@ mod tests {
             for d in decisions {
                 let mut map = HeaderMap::new();
                 let retry_after = d.retry_after.map(Duration::from_nanos);
-                let waits = Waits::of(&d, retry_after, Duration::from_secs(19), now);
+                let waits = Waits::of(&d, retry_after, Duration::from_nanos(d.reset), now);
                 if d.has_headers() {
                     write_decision(&mut map, dialect, &d, &policy, waits);
                 }
@@ -452,6 +496,8 @@ mod tests {
             remaining: 41,
             limit: 60,
             retry_after: None,
+            reset: 0,
+            window: 0,
         };
         let policy = PolicyHeaders::new(60, Duration::from_secs(60));
         let waits = Waits {

@@ -4,7 +4,6 @@
 
 use std::net::IpAddr;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
@@ -136,11 +135,12 @@ impl ServerState {
             return resp;
         }
         POLICY.with_borrow_mut(|cached| {
-            if cached.as_ref().is_none_or(|p| p.limit != decision.limit) {
-                *cached = Some(PolicyHeaders::new(
-                    decision.limit,
-                    self.window(decision.limit),
-                ));
+            let window = self.clock.to_real(decision.window);
+            if cached
+                .as_ref()
+                .is_none_or(|p| p.limit != decision.limit || p.window != window)
+            {
+                *cached = Some(PolicyHeaders::new(decision.limit, window));
             }
             let policy = cached.as_ref().expect("just set");
             // Only GitHub's epoch-second reset reads the wall clock; the others skip the call.
@@ -149,27 +149,12 @@ impl ServerState {
             } else {
                 std::time::SystemTime::UNIX_EPOCH
             };
-            let waits = Waits::of(decision, retry, self.until_whole(decision), now);
+            let until_whole = self.clock.to_real(decision.reset);
+            let waits = Waits::of(decision, retry, until_whole, now);
             write_decision(&mut h, self.settings.headers, decision, policy, waits);
         });
         *resp.headers_mut() = h;
         resp
-    }
-
-    /// The real time the key of `decision` takes to earn back what it has used: when its
-    /// quota is whole again (the reset of the IETF and GitHub fields).
-    fn until_whole(&self, decision: &Decision) -> Duration {
-        self.window(decision.limit.saturating_sub(decision.remaining))
-    }
-
-    /// The real time one key takes to earn `limit` requests: the IETF policy's window.
-    fn window(&self, limit: u64) -> Duration {
-        if self.rate > 0.0 {
-            self.clock
-                .to_real((limit as f64 / self.rate * 1e9) as Nanos)
-        } else {
-            Duration::ZERO
-        }
     }
 
     fn stats_response(&self) -> Response<Full<Bytes>> {

@@ -56,9 +56,6 @@ pub struct Shared {
     keyed: Mutex<Keyed>,
     clock: ScaledClock,
     latency: LatencySampler,
-    /// Requests per virtual second one key earns; with a decision's limit it gives the IETF
-    /// policy's window.
-    rate: f64,
     connections: AtomicU64,
     /// Redis calls that failed (answered 503), for the log.
     store_failures: AtomicU64,
@@ -98,7 +95,6 @@ impl ServerState {
         }
         keyed.default = keyed.key(DEFAULT_KEY);
         ServerState(Arc::new(Shared {
-            rate,
             keyed: Mutex::new(keyed),
             latency: settings.latency.sampler(),
             clock,

@@ -214,15 +214,23 @@ impl SharedGcra {
                     .await
             })
             .await?;
+        let remaining = remaining.max(0) as u64;
+        // One token takes `token_us / limit` to earn; the bucket is whole `limit − remaining`
+        // tokens later (to a whole token: the script answers in whole tokens).
+        let window = self.token_us.saturating_mul(1000);
+        let missing = u128::from(limit.saturating_sub(remaining));
+        let reset = (missing * u128::from(window)).div_ceil(u128::from(limit));
         Ok(Decision {
             status: if admitted == 1 {
                 Status::Ok
             } else {
                 Status::Limited
             },
-            remaining: remaining.max(0) as u64,
+            remaining,
             limit,
             retry_after: (admitted != 1).then(|| (retry_us.max(0) as u64).saturating_mul(1000)),
+            reset: u64::try_from(reset).unwrap_or(u64::MAX),
+            window,
         })
     }
 }

@@ -42,6 +42,8 @@ impl ServerState {
                         remaining: 0,
                         limit: 0,
                         retry_after: None,
+                        reset: 0,
+                        window: 0,
                     }
                 }
             }
@@ -70,6 +72,8 @@ impl Limiter for InFront {
             remaining: 0,
             limit: 1,
             retry_after: None,
+            reset: 0,
+            window: 0,
         }
     }
 
