@@ -8,7 +8,7 @@
 //! `{busy}` an address something listens on, `{busy_port}` its port, `{closed}` a port nothing
 //! listens on, `{nan}` a results folder whose series.csv holds a NaN.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

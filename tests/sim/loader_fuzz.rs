@@ -7,7 +7,7 @@
 //! Case counts: `LIBRARY_CASES` through the library, `CLI_CASES` through the binary (each a
 //! process, so fewer).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

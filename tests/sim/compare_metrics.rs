@@ -2,7 +2,7 @@
 //! the time to clear on the AWS post's contended row, where "no backoff" is done soonest but
 //! does twice the work, and the scenario's own `[compare] metrics` on seed 003's failure window.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

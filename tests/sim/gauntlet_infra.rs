@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 
-mod common;
+use crate::common;
 use common::{json, write};
 
 fn bin() -> Command {

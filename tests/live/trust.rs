@@ -1,8 +1,8 @@
 //! Issue 11's defects that need a real process (a signal, a port, a served request): nothing a
 //! user types fills the disk, hangs the tool or passes a failure off as success. The bad
-//! inputs that only need an exit code and a message are rows of tests/bad_input.rs.
+//! inputs that only need an exit code and a message are rows of tests/sim/bad_input.rs.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -267,12 +267,12 @@ fn requests_csv_says_which_error() {
 }
 
 /// Without Redis the Redis tests used to return early and report "ok" (issue 11, item 10):
-/// every test of tests/redis.rs that asks for a Redis is `#[ignore]`d with the reason, so
+/// every test of tests/live/redis.rs that asks for a Redis is `#[ignore]`d with the reason, so
 /// `cargo test`'s own summary counts it as ignored, and .ci/run runs them on purpose.
 #[test]
 fn tests_that_need_redis_show_as_ignored() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(root.join("tests/redis.rs")).unwrap();
+    let text = std::fs::read_to_string(root.join("tests/live/redis.rs")).unwrap();
     let mut needing = 0;
     for test in text.split("#[test]").skip(1) {
         // The test's attributes and body, up to the next test.
@@ -290,5 +290,8 @@ fn tests_that_need_redis_show_as_ignored() {
     assert!(needing >= 9, "{needing}");
     let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
     assert!(ci.contains("cargo test --locked\n"), "README's command");
-    assert!(ci.contains("--test redis -- --ignored"), "CI runs them");
+    assert!(
+        ci.contains("--test live -- --ignored redis::"),
+        "CI runs them"
+    );
 }

@@ -5,8 +5,8 @@
 //! Redis: the server named by `THROTTLE_SIM_TEST_REDIS` (CI starts one), else a
 //! `redis-server` this test starts on a free port (tests that kill Redis always start their
 //! own). The tests that need Redis are `#[ignore]`d, so plain `cargo test` shows them as
-//! ignored with the reason; `cargo test -- --include-ignored` (or `--test redis --
-//! --ignored`, as .ci/run does) runs them, and they fail when no Redis can be had.
+//! ignored with the reason; `cargo test -- --include-ignored` (or `--test live --
+//! --ignored redis::`, as .ci/run does) runs them, and they fail when no Redis can be had.
 
 #![cfg(unix)]
 
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
-mod common;
+use crate::common;
 use common::{Running, exe, summary, write};
 
 /// `serve` with one serving thread, as these tests count what each instance admitted.

@@ -4,7 +4,7 @@
 
 use throttle_sim::engine::sim::summarize;
 
-mod common;
+use crate::common;
 use common::inline;
 
 const UNLIMITED: &str = r#"

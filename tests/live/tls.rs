@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 
-mod common;
+use crate::common;
 use common::{Running, exe, serve, summary, write};
 
 /// PEM files in `dir`: a CA (`ca.pem`), a server certificate it signed for `names`

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-mod common;
+use crate::common;
 use common::{Running, exe, kill, serve, summary};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());

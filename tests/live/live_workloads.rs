@@ -7,7 +7,7 @@
 use std::fs;
 use std::process::Command;
 
-mod common;
+use crate::common;
 use common::exe;
 
 #[test]
