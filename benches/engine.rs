@@ -1,4 +1,4 @@
-//! Regression benchmarks of the sim engine's hot paths (issue 15), with divan:
+//! Regression benchmarks of the sim engine's hot paths, with divan:
 //!
 //!     cargo bench --bench engine
 //!

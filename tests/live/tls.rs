@@ -1,4 +1,4 @@
-//! TLS (issue 14, part 2): `client` against a TLS `serve` whose certificate the test makes
+//! TLS: `client` against a TLS `serve` whose certificate the test makes
 //! with rcgen, signed by a CA of its own; the clear error of an untrusted or misnamed
 //! certificate; bad TLS files and flags.
 

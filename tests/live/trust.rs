@@ -1,4 +1,4 @@
-//! Issue 11's defects that need a real process (a signal, a port, a served request): nothing a
+//! The defects that need a real process (a signal, a port, a served request): nothing a
 //! user types fills the disk, hangs the tool or passes a failure off as success. The bad
 //! inputs that only need an exit code and a message are rows of tests/sim/bad_input.rs.
 
@@ -14,7 +14,7 @@ use common::{Running, exe, summary};
 
 /// One thread that sends once an hour, sampled every millisecond: between two of its events
 /// the engine writes 3.6 million ticks, so an interrupt checked only every so many events
-/// would wait for the end of the run (issue 11, item 1).
+/// would wait for the end of the run.
 const HOURLY: &str = r#"
 name = "hourly"
 [run]
@@ -155,7 +155,7 @@ threads = 300
 /// 600 unthrottled threads at 2000×: the in-process server falls behind and admits the
 /// last requests sent before the end a few hundred virtual seconds after it, with tokens that
 /// refilled meanwhile. Counted against the planned 30 minutes alone, utilization came out
-/// near 1.1 (issue 11, item 6: 1.096 at 100,000 threads).
+/// near 1.1 (1.096 at 100,000 threads).
 #[test]
 fn utilization_never_exceeds_one_under_overload() {
     let tmp = tempfile::tempdir().unwrap();
@@ -266,7 +266,7 @@ fn requests_csv_says_which_error() {
     );
 }
 
-/// Without Redis the Redis tests used to return early and report "ok" (issue 11, item 10):
+/// Without Redis the Redis tests used to return early and report "ok":
 /// every test of tests/live/redis.rs that asks for a Redis is `#[ignore]`d with the reason, so
 /// `cargo test`'s own summary counts it as ignored, and .ci/run runs them on purpose.
 #[test]

@@ -1,4 +1,4 @@
-//! Workloads and stop rules (issue 12): a shared job pool, stopping on the server's
+//! Workloads and stop rules: a shared job pool, stopping on the server's
 //! `remaining`, and a bucket that never refills, on inline scenarios whose numbers are worked
 //! out by hand in each test.
 
