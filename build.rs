@@ -1,5 +1,5 @@
 //! Build-time facts the tests need: whether `python3` runs here. Without it the test that
-//! measures the Python example client (`tests/serve_record.rs`) is compiled as ignored, with
+//! measures the Python example client (`tests/live/serve_record.rs`) is compiled as ignored, with
 //! the reason, so `cargo test` shows it skipped rather than passing without running.
 
 use std::process::Command;

@@ -6,7 +6,7 @@
 #
 # Default: scenarios/fast_slow.toml --seeds 5. A heavier case:
 #   scripts/bench_compare.sh scenarios/heroku_5x5.toml --seeds 5 --set 'clients.*.processes=200'
-# Issue 15's case, every algorithm over 10 seeds:
+# The case --jobs was tuned on, every algorithm over 10 seeds:
 #   scripts/bench_compare.sh scenarios/heroku_5x5.toml --seeds 10 --algorithms "$(throttle-sim list --json | python3 -c 'import json,sys; print(",".join(a["name"] for a in json.load(sys.stdin)["algorithms"]))')"
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,8 +33,8 @@ for jobs in 1 2; do
     printf 'jobs %d: best of 3 %.3f s wall\n' "$jobs" "$best"
     eval "best_$jobs=$best"
 done
-# Issue 15's target: --jobs 2 within ~20 % of (single-run time × runs / cores), taken here as
-# the --jobs 1 time / 2 (compare's own work besides the runs is small).
+# The target: --jobs 2 within ~20 % of (single-run time × runs / cores), taken here as the
+# --jobs 1 time / 2 (compare's own work besides the runs is small).
 echo "$best_1 $best_2" | awk '{printf "speed-up %.2f with 2 jobs (ideal 2.00): %.0f %% over --jobs 1 time / 2\n", $1/$2, ($2/($1/2)-1)*100}'
 
 cmp "$work/j1-1/compare.md" "$work/j2-1/compare.md" && echo "compare.md identical for --jobs 1 and 2"

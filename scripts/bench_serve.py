@@ -100,7 +100,7 @@ http {{
             add_header RateLimit-Policy '"default";q=1000000000;w=1';
             add_header RateLimit '"default";r=999999999;t=0';
             # A file, not `return`: `return` answers in the rewrite phase, before limit_req
-            # ever runs (the script measured nginx without its limit until issue 15).
+            # ever runs, and nginx would be measured without its limit.
             root {prefix};
             try_files /ok.txt =404;
         }}

@@ -2,7 +2,8 @@
 """Sim engine benchmark: simulated requests per wall-clock second, peak memory, bytes written.
 
 Runs the release binary on
-  (a) heroku_5x5 over 24 h and 48 h (seed 002's run, throttled: few requests, many ticks);
+  (a) heroku_5x5 over 24 h and 48 h (the Heroku GCRA demo client's run, throttled: few
+      requests, many ticks);
   (b) "busy": 25, 1,000 and 10,000 threads (processes of 25) against a limit high enough to
       keep them busy and low enough to keep them contended, with series rows every 60 s
       ("on") and with a single tick at the end ("off"); 10,000 threads also over 48 h, since

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The gauntlet (issue 10): every algorithm `throttle-sim list --json` names, compared over the
+# The gauntlet: every algorithm `throttle-sim list --json` names, compared over the
 # same seeds on every scenarios/gauntlet/*.toml, summed up in docs/gauntlet.md with a chart of
 # 429 ratio against fairness (docs/gauntlet.svg).
 #

@@ -22,7 +22,8 @@ cp "$work/cmp/variants/01-base/charts/sleep.png" docs/fast_slow_sleep.png
 cp "$work/cmp/charts/tradeoff.png" docs/fast_slow_tradeoff.png
 cp "$work/cmp/compare.md" docs/fast_slow_compare.md
 
-# Every registered algorithm on seed 002's two classic problems (README "Every algorithm").
+# Every registered algorithm on the Heroku GCRA demo client's two classic problems (README
+# "Every algorithm").
 algorithms=$("$bin" list --json | python3 -c 'import json,sys; print(",".join(a["name"] for a in json.load(sys.stdin)["algorithms"]))')
 for scenario in fast_slow heroku_5x5; do
   "$bin" compare "scenarios/$scenario.toml" --algorithms "$algorithms" --seeds 5 \

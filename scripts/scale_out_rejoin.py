@@ -3,10 +3,10 @@
 
     scripts/scale_out_rejoin.py [ALGORITHM]      (default fair-share)
 
-issue 10 asks of fair-share on scale_out: "back within 5 min of the last join" (3 processes
-join at 1 h; 2 of them leave at 3 h). `fairness_windowed` averages over 10-minute windows and
-the whole run, so this looks closer, over seeds 42-51 (the gauntlet's), from each run's
-series.csv:
+The gauntlet's target for fair-share on scale_out: "back within 5 min of the last join" (3
+processes join at 1 h; 2 of them leave at 3 h). `fairness_windowed` averages over 10-minute
+windows and the whole run, so this looks closer, over seeds 42-51 (the gauntlet's), from each
+run's series.csv:
 
 - rate Jain: Jain's index over the active processes of their per-thread rate (1 / sleep) at
   every 10 s tick; "settled" is the first tick after 1 h from which it stays >= 0.98 until 3 h;

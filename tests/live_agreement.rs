@@ -1,5 +1,5 @@
 //! The sim is only worth trusting if the same algorithms behave the same against a real server
-//! over real sockets. One scenario, 2 processes × 3 threads of seed 002's client for ten
+//! over real sockets. One scenario, 2 processes × 3 threads of the Heroku GCRA demo client for ten
 //! minutes of its time, runs live at 30× (20 s of wall time) and must land within a stated
 //! tolerance of the sim's average over many seeds: a live run is one more draw of the timing
 //! noise the seeds stand for.
@@ -137,9 +137,9 @@ fn sim_stats(text: &str, sets: &[&str], seeds: u64) -> [(f64, f64); 3] {
 }
 
 /// fair-share, the algorithm this project recommends, must behave live as it does in the sim:
-/// seed 002's heroku_5x5 (5 processes × 5 threads on 4500/h) switched to fair-share, 40 minutes
+/// heroku_5x5 (5 processes × 5 threads on 4500/h) switched to fair-share, 40 minutes
 /// of its time at 60× (40 s of wall time), within 0.5 percentage points of 429s and 0.03 of
-/// utilization of the sim's mean over 10 seeds (issue 10's tolerance). fair-share steers by
+/// utilization of the sim's mean over 10 seeds (the gauntlet's tolerance). fair-share steers by
 /// rate, not by the exact instant of each answer, so the millisecond rounding of real timers at
 /// 60× (1 ms real = 60 ms virtual) moves it little; the sim draws no 429 on any seed.
 #[test]
@@ -182,10 +182,10 @@ fn spread(sim_sd: f64) -> f64 {
     3.0 * sim_sd * (1.0 + LIVE_NOISE * LIVE_NOISE).sqrt()
 }
 
-/// Issue 12: live agrees with the sim at any time scale. Seed 002's `single_client` and
+/// Live agrees with the sim at any time scale: `single_client` and
 /// `heroku_5x5`, each at time_scale 1, 10, 60 and 300 for a few seconds to 12 s of wall time
 /// (durations below), against the sim's mean over 20 seeds of the same run. Tolerances: the
-/// issue's 0.03 of utilization and 0.5 points of 429s, and the request count within 5 %,
+/// required 0.03 of utilization and 0.5 points of 429s, and the request count within 5 %,
 /// widened where the spread says so: before the precise timer, single_client at 60× sent 12 %
 /// fewer requests than the sim and used 0.89 of the capacity.
 ///

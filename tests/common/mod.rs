@@ -1,4 +1,4 @@
-//! Test support shared by the integration tests that start real processes: the binary,
+//! Test support shared by the test binaries (`tests/sim`, `tests/live`): the binary,
 //! a child that is killed when a test fails, and `serve` on a free port.
 
 #![allow(dead_code)] // each test crate uses its own part of this module

@@ -9,7 +9,7 @@ use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use throttle_sim::engine::live::headers::read_response;
 use throttle_sim::exchange::{Response, Status};
 
-mod common;
+use crate::common;
 use common::write;
 
 const SECOND: u64 = 1_000_000_000;

@@ -1,10 +1,10 @@
-//! Workloads and stop rules (issue 12): a shared job pool, stopping on the server's
+//! Workloads and stop rules: a shared job pool, stopping on the server's
 //! `remaining`, and a bucket that never refills, on inline scenarios whose numbers are worked
 //! out by hand in each test.
 
 use throttle_sim::engine::sim::summarize;
 
-mod common;
+use crate::common;
 use common::inline;
 
 const UNLIMITED: &str = r#"

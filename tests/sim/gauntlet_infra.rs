@@ -1,5 +1,5 @@
-//! What the gauntlet (issue 10) needs from the tool: `[server] headers = "none"` in sim and
-//! through the real `serve`, `fairness_windowed` wherever metrics go, and `check` judging the
+//! What the gauntlet (scripts/gauntlet.sh) needs from the tool: `[server] headers = "none"` in sim
+//! and through the real `serve`, `fairness_windowed` wherever metrics go, and `check` judging the
 //! mean over several seeds with compare's own numbers.
 
 use std::fs;
@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 
-mod common;
+use crate::common;
 use common::{json, write};
 
 fn bin() -> Command {

@@ -1,8 +1,8 @@
-//! `compare` shows and ranks on what matters for the scenario (issue 12): the write calls and
-//! the time to clear on the AWS post's contended row, where "no backoff" is done soonest but
-//! does twice the work, and the scenario's own `[compare] metrics` on seed 003's failure window.
+//! `compare` shows and ranks on what matters for the scenario: the write calls and the time to
+//! clear on the AWS post's contended row, where "no backoff" is done soonest but does twice
+//! the work, and the scenario's own `[compare] metrics` on Keen's per-query failure window.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -1,12 +1,12 @@
-//! Shared state on a real Redis: the store against the in-memory one, seed 001's lock and seed
-//! 004's window queue across real OS processes, one limit shared by two `serve` instances, and
-//! what happens when Redis goes away. Every wait has a deadline.
+//! Shared state on a real Redis: the store against the in-memory one, Rebased's Redis interval
+//! lock and the Discord job queue's fixed window across real OS processes, one limit shared by two
+//! `serve` instances, and what happens when Redis goes away. Every wait has a deadline.
 //!
 //! Redis: the server named by `THROTTLE_SIM_TEST_REDIS` (CI starts one), else a
 //! `redis-server` this test starts on a free port (tests that kill Redis always start their
 //! own). The tests that need Redis are `#[ignore]`d, so plain `cargo test` shows them as
-//! ignored with the reason; `cargo test -- --include-ignored` (or `--test redis --
-//! --ignored`, as .ci/run does) runs them, and they fail when no Redis can be had.
+//! ignored with the reason; `cargo test -- --include-ignored` (or `--test live --
+//! --ignored redis::`, as .ci/run does) runs them, and they fail when no Redis can be had.
 
 #![cfg(unix)]
 
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
-mod common;
+use crate::common;
 use common::{Running, exe, summary, write};
 
 /// `serve` with one serving thread, as these tests count what each instance admitted.
@@ -564,8 +564,8 @@ fn smallest_gap(sent: &[(f64, String, u64, String)]) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-/// Seed 001's lock: a minute of virtual time at 6× (10 s real), a server that would take far
-/// more, so only the lock spaces the requests.
+/// Rebased's Redis interval lock: a minute of virtual time at 6× (10 s real), a server that would
+/// take far more, so only the lock spaces the requests.
 const LOCK: &str = r#"
 name = "lock_redis"
 [run]
@@ -746,8 +746,8 @@ fn keys_like(redis: &Redis, pattern: &str) -> u64 {
     .unwrap()
 }
 
-/// Seed 004's queue: four processes of two threads share a reservoir of 2 per 1 s window, for
-/// a minute of virtual time at 6×.
+/// The Discord job queue's fixed window: four processes of two threads share a reservoir of 2
+/// per 1 s window, for a minute of virtual time at 6×.
 const QUEUE: &str = r#"
 name = "queue_redis"
 [run]

@@ -1,6 +1,7 @@
-//! The behaviours seed 002 wanted to test but could not ("without the ability to simulate
-//! running through an entire day in a few seconds, I don't know how we could do that"), each
-//! asserted as a number on the bundled scenarios, over fixed seeds so the result is exact.
+//! The behaviours the Heroku GCRA demo client (docs/sources.md) wanted to test but could not
+//! ("without the ability to simulate running through an entire day in a few seconds, I don't know
+//! how we could do that"), each asserted as a number on the bundled scenarios, over fixed seeds so
+//! the result is exact.
 
 use std::path::Path;
 
@@ -109,9 +110,9 @@ fn when_both_hit_the_limit_the_fast_one_doubles_more_often() {
     );
 }
 
-/// The seed reports 429s at 2-3 % of requests for 5 × 5 threads. The simulator, with the
-/// seed's parameters, gives 3.3-4.1 % over these seeds; without the time factor it gives
-/// 4.5-5.5 %. The band admits the seed's own number and ours, and refuses the untuned client.
+/// The demo reports 429s at 2-3 % of requests for 5 × 5 threads. The simulator, with the
+/// demo's parameters, gives 3.3-4.1 % over these seeds; without the time factor it gives
+/// 4.5-5.5 %. The band admits the demo's own number and ours, and refuses the untuned client.
 #[test]
 fn heroku_5x5_keeps_429s_in_the_seeds_band() {
     let ratios: Vec<f64> = SEEDS

@@ -1,4 +1,5 @@
-//! Every bundled scenario passes its own `[expect]`: what each seed claims holds in the sim.
+//! Every bundled scenario passes its own `[expect]`: what each source system claims
+//! (docs/sources.md) holds in the sim.
 //! One test per file, named after it, so a failure names its scenario; a last test checks
 //! that no file in scenarios/ goes untested.
 

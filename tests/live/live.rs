@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-mod common;
+use crate::common;
 use common::{Running, exe, kill, serve, summary};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -521,7 +521,7 @@ fn a_refused_target_counts_errors_and_the_run_still_finishes() {
             .spawn()
             .unwrap(),
     );
-    // Finished, with every file written, but never a silent success: exit 4 (issue 11).
+    // Finished, with every file written, but never a silent success: exit 4.
     assert_eq!(client.wait(Duration::from_secs(30)), Some(4));
     let s = summary(&out);
     assert!(s["errors"].as_u64().unwrap() >= 5, "{s}");

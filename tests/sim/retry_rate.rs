@@ -1,4 +1,4 @@
-//! `retry_rate_thread_mean` (issue 12): the mean over threads of each thread's 429s /
+//! `retry_rate_thread_mean`: the mean over threads of each thread's 429s /
 //! requests, overall and per group, on a run whose counts are worked out by hand.
 
 use throttle_sim::engine::sim::summarize;

@@ -1,4 +1,4 @@
-//! The scenario loader under arbitrary input (issue 11): the bundled scenarios mutated at
+//! The scenario loader under arbitrary input: the bundled scenarios mutated at
 //! random (bytes cut, tokens and lines inserted, lines swapped) and arbitrary `--set` values
 //! never panic; the library answers with a scenario that writes back and reads again, or with
 //! problems (exit 2) that say something; and the binary, given the same kind of files, exits
@@ -7,7 +7,7 @@
 //! Case counts: `LIBRARY_CASES` through the library, `CLI_CASES` through the binary (each a
 //! process, so fewer).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -1,8 +1,8 @@
-//! Issue 11's defects that need a real process (a signal, a port, a served request): nothing a
+//! The defects that need a real process (a signal, a port, a served request): nothing a
 //! user types fills the disk, hangs the tool or passes a failure off as success. The bad
-//! inputs that only need an exit code and a message are rows of tests/bad_input.rs.
+//! inputs that only need an exit code and a message are rows of tests/sim/bad_input.rs.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -14,7 +14,7 @@ use common::{Running, exe, summary};
 
 /// One thread that sends once an hour, sampled every millisecond: between two of its events
 /// the engine writes 3.6 million ticks, so an interrupt checked only every so many events
-/// would wait for the end of the run (issue 11, item 1).
+/// would wait for the end of the run.
 const HOURLY: &str = r#"
 name = "hourly"
 [run]
@@ -155,7 +155,7 @@ threads = 300
 /// 600 unthrottled threads at 2000×: the in-process server falls behind and admits the
 /// last requests sent before the end a few hundred virtual seconds after it, with tokens that
 /// refilled meanwhile. Counted against the planned 30 minutes alone, utilization came out
-/// near 1.1 (issue 11, item 6: 1.096 at 100,000 threads).
+/// near 1.1 (1.096 at 100,000 threads).
 #[test]
 fn utilization_never_exceeds_one_under_overload() {
     let tmp = tempfile::tempdir().unwrap();
@@ -266,13 +266,13 @@ fn requests_csv_says_which_error() {
     );
 }
 
-/// Without Redis the Redis tests used to return early and report "ok" (issue 11, item 10):
-/// every test of tests/redis.rs that asks for a Redis is `#[ignore]`d with the reason, so
+/// Without Redis the Redis tests used to return early and report "ok":
+/// every test of tests/live/redis.rs that asks for a Redis is `#[ignore]`d with the reason, so
 /// `cargo test`'s own summary counts it as ignored, and .ci/run runs them on purpose.
 #[test]
 fn tests_that_need_redis_show_as_ignored() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(root.join("tests/redis.rs")).unwrap();
+    let text = std::fs::read_to_string(root.join("tests/live/redis.rs")).unwrap();
     let mut needing = 0;
     for test in text.split("#[test]").skip(1) {
         // The test's attributes and body, up to the next test.
@@ -290,5 +290,8 @@ fn tests_that_need_redis_show_as_ignored() {
     assert!(needing >= 9, "{needing}");
     let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
     assert!(ci.contains("cargo test --locked\n"), "README's command");
-    assert!(ci.contains("--test redis -- --ignored"), "CI runs them");
+    assert!(
+        ci.contains("--test live -- --ignored redis::"),
+        "CI runs them"
+    );
 }

@@ -1,4 +1,4 @@
-//! The oracle is the bound on the gauntlet's server rules (issue 10 §3): no 429s and the whole
+//! The oracle is the bound on the gauntlet's server rules: no 429s and the whole
 //! capacity on window rules, and a full bucket's burst shared equally among many threads.
 
 use std::path::Path;

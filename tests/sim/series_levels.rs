@@ -1,4 +1,4 @@
-//! `[run] series = "thread" | "process" | "group"` (issue 15): coarser rows add up to the same
+//! `[run] series = "thread" | "process" | "group"`: coarser rows add up to the same
 //! totals, the summary does not depend on the level, and the charts are drawn at every level.
 
 use std::collections::BTreeMap;

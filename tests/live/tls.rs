@@ -1,4 +1,4 @@
-//! TLS (issue 14, part 2): `client` against a TLS `serve` whose certificate the test makes
+//! TLS: `client` against a TLS `serve` whose certificate the test makes
 //! with rcgen, signed by a CA of its own; the clear error of an untrusted or misnamed
 //! certificate; bad TLS files and flags.
 
@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 
-mod common;
+use crate::common;
 use common::{Running, exe, serve, summary, write};
 
 /// PEM files in `dir`: a CA (`ca.pem`), a server certificate it signed for `names`

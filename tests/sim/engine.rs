@@ -2,7 +2,7 @@
 
 use throttle_sim::engine::sim::summarize;
 
-mod common;
+use crate::common;
 use common::inline;
 use throttle_sim::scenario::parse_scenario;
 

@@ -3,7 +3,7 @@
 //! `examples/`), a stop by SIGTERM or `--duration`, and the run folder it leaves, put next to
 //! a sim run with `compare --runs`.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -179,7 +179,7 @@ fn clients_are_told_apart_by_header_key_and_peer_and_counted_exactly() {
 #[test]
 #[cfg_attr(
     no_python3,
-    ignore = "needs python3 on PATH (none was found when this test was built): install it, then cargo test --test serve_record"
+    ignore = "needs python3 on PATH (none was found when this test was built): install it, then cargo test --test live serve_record"
 )]
 fn the_python_example_client_is_measured_and_compared_with_a_sim_run() {
     let tmp = tempfile::tempdir().unwrap();

@@ -1,6 +1,8 @@
-//! What seeds 000, 001, 003 and 004 claim for their algorithms, checked beyond the bundled
-//! scenarios' `[expect]`: the contrasts (one device versus several, a shared lock versus one
-//! per caller) that show each claim is the algorithm's doing.
+//! What Toggl's dual buckets, Rebased's Redis interval lock, Keen's full-jitter retry and the
+//! Discord job queue's fixed window (docs/sources.md; the tests `seed_000_…`, `seed_001_…`,
+//! `seed_003_…` and `seed_004_…`, in that order) claim for their algorithms, checked beyond the
+//! bundled scenarios' `[expect]`: the contrasts (one device versus several, a shared lock versus
+//! one per caller) that show each claim is the algorithm's doing.
 
 use std::path::Path;
 

@@ -1,4 +1,4 @@
-//! Live mode keeps the workloads and stop rules of the sim (issue 12): a pool shared by a
+//! Live mode keeps the workloads and stop rules of the sim: a pool shared by a
 //! process's threads gives exactly its size in 2xx, and a stop rule ends a thread on the
 //! server's `RateLimit-Remaining`, over real HTTP.
 
@@ -7,7 +7,7 @@
 use std::fs;
 use std::process::Command;
 
-mod common;
+use crate::common;
 use common::exe;
 
 #[test]

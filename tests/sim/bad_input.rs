@@ -1,6 +1,6 @@
 //! Every bad input a user can give, in one table: the arguments (and the scenario text, when
 //! the case needs a file of its own) → the exit code and a fragment of what the tool says
-//! (stderr and stdout together). Issue 11's defects and the cases handled before it; add a
+//! (stderr and stdout together). Every defect of this kind found so far has its row; add a
 //! row for each new one.
 //!
 //! In the arguments: `{file}` is the row's scenario text written to a file, `{scen}` the
@@ -8,7 +8,7 @@
 //! `{busy}` an address something listens on, `{busy_port}` its port, `{closed}` a port nothing
 //! listens on, `{nan}` a results folder whose series.csv holds a NaN.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -71,7 +71,7 @@ fn text(file: String, code: i32, says: &'static str) -> Case {
 
 fn cases() -> Vec<Case> {
     vec![
-        // Issue 11, item 1: output that fills the disk.
+        // Output that would fill the disk.
         case(
             "run {scen}/fast_slow.toml --set run.sample_every=1ms --no-charts --out {tmp}/r",
             2,
@@ -114,7 +114,7 @@ fn cases() -> Vec<Case> {
             2,
             "the port is already in use (another serve, or another program)",
         ),
-        // Issue 12: the normal latency (each hop |N(mean, sd)|) names what it lacks.
+        // The normal latency (each hop |N(mean, sd)|) names what it lacks.
         edited(
             "limit = 100",
             "limit = 100\nlatency = { distribution = \"normal\", mean = \"10ms\" }",
@@ -133,7 +133,7 @@ fn cases() -> Vec<Case> {
             2,
             "server.latency",
         ),
-        // Issue 12: [compare] metrics must name metrics, once each.
+        // [compare] metrics must name metrics, once each.
         plus(
             "[compare]\nmetrics = [\"speed\"]\n",
             2,
@@ -295,7 +295,7 @@ fn cases() -> Vec<Case> {
                 "store.url: the store at redis://127.0.0.1:",
             )
         },
-        // Handled before issue 11.
+        // Files that cannot be read, bad TOML, unknown names and out-of-range values.
         case(
             "run {tmp}/missing.toml",
             2,
@@ -413,7 +413,7 @@ fn cases() -> Vec<Case> {
             2,
             "server.limit: invalid value: integer `-5`",
         ),
-        // Issue 15: series levels.
+        // Series levels.
         edited(
             "seed = 3",
             "series = \"threads\"",
@@ -573,7 +573,7 @@ fn cases() -> Vec<Case> {
             2,
             "--store: `http://x`: unknown scheme",
         ),
-        // serve --record and compare --runs (issue 14).
+        // serve --record and compare --runs.
         case(
             "serve --addr 127.0.0.1:0 --record {afile}",
             2,

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use predicates::prelude::*;
 
-mod common;
+use crate::common;
 use common::json;
 
 fn bin() -> Command {

@@ -1,6 +1,6 @@
-//! Seed 003's first system (`failure-window`) in the engine: dropped requests are counted and
-//! are neither requests nor 429s, and `scenarios/failure_window.toml`'s variants meet the ranges
-//! each sets for itself.
+//! Keen's per-query failure window (`failure-window`) in the engine: dropped requests are counted
+//! and are neither requests nor 429s, and `scenarios/failure_window.toml`'s variants meet the
+//! ranges each sets for itself.
 
 use std::path::Path;
 

@@ -1,0 +1,27 @@
+//! The tests that need no real time: the engine and the bundled scenarios in sim mode, the
+//! command line, the reports, and bad input. One test binary for all of them, so `cargo test`
+//! compiles and links this crate's tests once instead of once per file; each file is a module
+//! of its own, and a test's name starts with its file's (`cli::…`, `scenarios::…`).
+//!
+//! `cargo test --test sim` runs them alone; `cargo test --test sim cli::` one file's.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod bad_input;
+mod cli;
+mod compare_metrics;
+mod dialects;
+mod engine;
+mod failure_window;
+mod gauntlet_infra;
+mod loader_fuzz;
+mod oracle_bound;
+mod registry;
+mod report_cli;
+mod retry_rate;
+mod scenarios;
+mod seed_002_behaviours;
+mod seed_behaviours;
+mod series_levels;
+mod workloads;
