@@ -8,6 +8,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod architecture;
 mod bad_input;
 mod cli;
 mod compare_metrics;
