@@ -618,6 +618,11 @@ const MAX_STEP_DOWN: f64 = 100.0;
 const RESET_JUMP: f64 = 0.1;
 /// ... or by this many tokens, on a small one (the count is an integer).
 const MIN_RESET_TOKENS: f64 = 2.0;
+/// A 429 that a fixed window's reset explains cuts no rate when each thread sends at least
+/// this often per window (on a shorter window the refusal may as well say the rate is high).
+const MIN_SENDS_PER_WINDOW: f64 = 4.0;
+/// ... and a `Retry-After` within this fraction of a period of the predicted reset is one.
+const RESET_MATCH: f64 = 0.1;
 /// The quota without a configured or stated one: Heroku's 4,500 per hour.
 const DEFAULT_QUOTA: f64 = 4500.0;
 const DEFAULT_PERIOD_SECS: f64 = 3600.0;
@@ -718,9 +723,19 @@ impl Throttle for FairShare {
             Status::Limited => {
                 self.threads[thread].errors = 0;
                 let period = from_secs(self.spacing());
-                if self
-                    .last_decrease
-                    .is_none_or(|d| sent >= d && now >= d.saturating_add(period))
+                // A fixed window's allowance spent: the refusal says to come back at the reset
+                // the level's jumps predict. Nothing says the rate is too high for the next one.
+                let window_spent = self.period * self.x >= MIN_SENDS_PER_WINDOW
+                    && response
+                        .retry_after
+                        .zip(self.to_reset(secs(now)))
+                        .is_some_and(|(ra, left)| {
+                            (secs(ra) - left).abs() <= RESET_MATCH * self.period
+                        });
+                if !window_spent
+                    && self
+                        .last_decrease
+                        .is_none_or(|d| sent >= d && now >= d.saturating_add(period))
                 {
                     self.set_rate(now, self.x * self.cfg.decrease);
                     self.last_decrease = Some(now);
@@ -1139,6 +1154,34 @@ mod tests {
         assert!(now >= 111 * S);
         t.on_response(now + 5 * S, 0, &refused, &mut rng);
         assert_eq!(t.thread_rate(), 0.125);
+    }
+
+    #[test]
+    fn a_spent_fixed_window_holds_until_its_reset_without_cutting_the_rate() {
+        let mut t = build(1);
+        let mut rng = test_rng();
+        // A window turned over at 3600 s; the thread sends 1.25 per second, 4500 per window.
+        t.observe(0, 3500.0, 50.0);
+        t.observe(0, 3600.0, 4500.0);
+        let x = t.thread_rate();
+        t.threads[0].last_send = Some(5000 * S);
+        // Refused at 5000 s with the wait to the reset at 7200 s: the allowance is spent, the
+        // rate is not too high for the next window.
+        let spent = Response {
+            retry_after: Some(2200 * S),
+            ..answer(Status::Limited, 0)
+        };
+        t.on_response(5000 * S, 0, &spent, &mut rng);
+        assert_eq!(t.thread_rate(), x);
+        assert!(t.threads[0].hold >= 7200 * S);
+        // A refusal that the reset does not explain still halves.
+        t.threads[0].last_send = Some(5100 * S);
+        let other = Response {
+            retry_after: Some(10 * S),
+            ..Response::bare(Status::Limited)
+        };
+        t.on_response(5100 * S, 0, &other, &mut rng);
+        assert_eq!(t.thread_rate(), x / 2.0);
     }
 
     #[test]
