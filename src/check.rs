@@ -14,13 +14,16 @@ use crate::exit;
 use crate::progress::Progress;
 use crate::record::{ExpectVerdict, Metrics};
 use crate::rng::fresh_seed;
-use crate::scenario::{Override, Scenario, read_scenario};
+use crate::scenario::{Override, Scenario, cell_override, read_scenario};
 use crate::time::{Nanos, secs};
 
 /// One scenario's verdicts, or why it could not be judged.
 #[derive(Debug, Serialize)]
 pub struct Checked {
     pub file: PathBuf,
+    /// The cell of a file with `[[axes]]` (each cell is checked on its own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scenario: Option<String>,
     /// The first seed.
@@ -47,6 +50,7 @@ impl Checked {
     fn without_runs(path: &Path, outcome: &'static str, error: Option<Error>) -> Self {
         Checked {
             file: path.to_path_buf(),
+            cell: None,
             scenario: None,
             seed: None,
             seeds: Vec::new(),
@@ -74,6 +78,31 @@ fn resolve(
     Ok((scenario, seeds))
 }
 
+/// A scenario ready to check and its seeds, or why it is not.
+type Resolved = Result<(Scenario, Vec<u64>), Error>;
+
+/// A file resolved as [`resolve`] does, or, for a file with `[[axes]]` and no cell picked,
+/// each of its cells so resolved.
+fn resolve_cells(
+    path: &Path,
+    overrides: &[Override],
+    seeds: Option<usize>,
+) -> Vec<Resolved> {
+    match resolve(path, overrides, seeds) {
+        Ok((s, _)) if !s.axes.is_empty() && s.cell.is_none() => s
+            .axes
+            .names()
+            .into_iter()
+            .map(|name| {
+                let mut all = overrides.to_vec();
+                all.push(cell_override(&name));
+                resolve(path, &all, seeds)
+            })
+            .collect(),
+        other => vec![other],
+    }
+}
+
 /// Check every file over its seeds, `jobs` runs at a time; results in the order given.
 /// `seeds` (`--seeds`) overrides each file's `[run] seeds`. The means, intervals and
 /// verdicts are compare's own ([`Comparison`]), with the scenario as its single variant.
@@ -85,8 +114,14 @@ pub fn check_all(
     progress: &Progress,
     interrupt: &AtomicBool,
 ) -> Vec<Checked> {
-    let resolved: Vec<Result<(Scenario, Vec<u64>), Error>> =
-        files.iter().map(|f| resolve(f, overrides, seeds)).collect();
+    let (files, resolved): (Vec<&PathBuf>, Vec<Resolved>) = files
+        .iter()
+        .flat_map(|f| {
+            resolve_cells(f, overrides, seeds)
+                .into_iter()
+                .map(move |r| (f, r))
+        })
+        .unzip();
     // Every (file, seed) run is one job, so ten seeds of one file use every core.
     let runs: Vec<(usize, usize)> = resolved
         .iter()
@@ -99,7 +134,7 @@ pub fn check_all(
         .map(|r| {
             r.as_ref().ok().map(|(s, seeds)| {
                 progress.bar(
-                    &s.name,
+                    &s.title(),
                     (s.run.duration.secs() as u64).saturating_mul(seeds.len() as u64),
                 )
             })
@@ -137,7 +172,7 @@ pub fn check_all(
     resolved
         .into_iter()
         .zip(by_file)
-        .zip(files)
+        .zip(files.iter().copied())
         .zip(&bars)
         .map(|(((r, runs), path), bar)| match r {
             Err(e) => Checked::without_runs(path, "error", Some(e)),
@@ -147,8 +182,9 @@ pub fn check_all(
                     progress.task_done(bar, &format!("{}: {}", path.display(), checked.outcome));
                 }
                 progress.run_done(&format!(
-                    "checked {} (seed {}): {}",
+                    "checked {}{} (seed {}): {}",
                     path.display(),
+                    cell_suffix(&checked.cell),
                     checked.seed.unwrap_or_default(),
                     checked.outcome
                 ));
@@ -187,6 +223,7 @@ fn judge(path: &Path, scenario: &Scenario, seeds: Vec<u64>, runs: Vec<Option<Met
     };
     Checked {
         file: path.to_path_buf(),
+        cell: scenario.cell.clone(),
         scenario: Some(scenario.name.clone()),
         seed: seeds.first().copied(),
         seeds,
@@ -196,6 +233,11 @@ fn judge(path: &Path, scenario: &Scenario, seeds: Vec<u64>, runs: Vec<Option<Met
         error: None,
         code,
     }
+}
+
+/// ` [cell]` after a file's name, for a cell.
+fn cell_suffix(cell: &Option<String>) -> String {
+    cell.as_ref().map_or(String::new(), |c| format!(" [{c}]"))
 }
 
 /// The worst exit code: interrupted, then bad input, then a missed range.
@@ -236,13 +278,15 @@ pub fn render(results: &[Checked], colour: bool) -> String {
         };
         match (&r.scenario, r.seed) {
             (Some(name), Some(seed)) if r.seeds.len() > 1 => out.push_str(&format!(
-                "{head} {} ({name}, mean over {} seeds from {seed})\n",
+                "{head} {}{} ({name}, mean over {} seeds from {seed})\n",
                 r.file.display(),
+                cell_suffix(&r.cell),
                 r.seeds.len()
             )),
             (Some(name), Some(seed)) => out.push_str(&format!(
-                "{head} {} ({name}, seed {seed})\n",
-                r.file.display()
+                "{head} {}{} ({name}, seed {seed})\n",
+                r.file.display(),
+                cell_suffix(&r.cell)
             )),
             _ => out.push_str(&format!("{head} {}\n", r.file.display())),
         }
@@ -254,7 +298,13 @@ pub fn render(results: &[Checked], colour: bool) -> String {
         if r.outcome == "no-expect" {
             out.push_str("  the scenario has no [expect] ranges to judge\n");
         }
-        for v in &r.verdicts {
+        // A cell that passed is one line: a matrix of hundreds stays readable.
+        let verdicts: &[ExpectVerdict] = if r.cell.is_some() && r.outcome == "pass" {
+            &[]
+        } else {
+            &r.verdicts
+        };
+        for v in verdicts {
             let mut value = v.value.map_or("null".to_string(), |x| format!("{x:.4}"));
             if let Some(st) = r.stats.get(&v.metric) {
                 if let Some(h) = st.half_width {
@@ -275,10 +325,16 @@ pub fn render(results: &[Checked], colour: bool) -> String {
             ));
         }
     }
+    let cells = results.iter().filter(|r| r.cell.is_some()).count();
     out.push_str(&format!(
-        "{} scenario{}: {} passed, {} missed, {} without [expect], {} bad input{}\n",
+        "{} scenario{}{}: {} passed, {} missed, {} without [expect], {} bad input{}\n",
         results.len(),
         if results.len() == 1 { "" } else { "s" },
+        if cells > 0 {
+            format!(" ({cells} of them cells of files with [[axes]])")
+        } else {
+            String::new()
+        },
         count("pass"),
         count("missed"),
         count("no-expect"),

@@ -76,6 +76,10 @@ pub struct CompareArgs {
     /// Runs at a time (default: the number of cores).
     #[arg(long, short, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub jobs: Option<u32>,
+    /// A file with [[axes]]: the one cell to compare (without it, every cell), its level on each axis joined by `/`
+    /// (e.g. `5x5/gcra_5ps`; `throttle-sim check FILE` lists them all).
+    #[arg(long, value_name = "LEVEL/LEVEL")]
+    pub cell: Option<String>,
     #[command(flatten)]
     pub scenario_flags: ScenarioFlags,
     /// How long the clients run, e.g. 90s, 1h30m.
@@ -244,7 +248,9 @@ pub struct ClientArgs {
 impl CompareArgs {
     /// `--set`s, then `--seed` and `--duration` as overrides.
     pub fn overrides(&self) -> Vec<Override> {
-        self.scenario_flags.overrides(self.duration)
+        let mut all = self.scenario_flags.overrides(self.duration);
+        all.extend(cell_override(self.cell.as_deref()));
+        all
     }
 }
 
@@ -270,6 +276,10 @@ pub struct CheckArgs {
     /// Scenario files (TOML), each with an [expect] table.
     #[arg(required = true)]
     pub scenarios: Vec<PathBuf>,
+    /// A file with [[axes]]: the one cell to check (without it, every cell), its level on each axis joined by `/`
+    /// (e.g. `5x5/gcra_5ps`; `throttle-sim check FILE` lists them all).
+    #[arg(long, value_name = "LEVEL/LEVEL")]
+    pub cell: Option<String>,
     #[command(flatten)]
     pub sets: SetFlags,
     /// Judge [expect] on the mean over this many seeds (the scenario's seed and the ones after
@@ -300,6 +310,10 @@ fn parse_header(s: &str) -> Result<(String, String), String> {
 pub struct RunArgs {
     /// The scenario file (TOML).
     pub scenario: PathBuf,
+    /// A file with [[axes]]: the one cell to run (required for such a file), its level on each axis joined by `/`
+    /// (e.g. `5x5/gcra_5ps`; `throttle-sim check FILE` lists them all).
+    #[arg(long, value_name = "LEVEL/LEVEL")]
+    pub cell: Option<String>,
     #[command(flatten)]
     pub scenario_flags: ScenarioFlags,
     /// How long the clients run, e.g. 90s, 1h30m.
@@ -385,6 +399,7 @@ impl RunArgs {
     /// The command-line flags as overrides, after the `--set`s so the named flags win.
     pub fn overrides(&self) -> Vec<Override> {
         let mut all = self.scenario_flags.overrides(self.duration);
+        all.extend(cell_override(self.cell.as_deref()));
         let mut push = |path: &str, value: toml::Value| {
             all.push(Override::new(path, value).expect("fixed paths are valid"));
         };
@@ -414,6 +429,11 @@ fn parse_seed(s: &str) -> Result<u64, String> {
 }
 
 /// `--set`s, then `--seed` and `--duration` as the overrides they are, so the named flags win.
+/// `--cell`, when given, as the override it stands for.
+fn cell_override(cell: Option<&str>) -> Option<Override> {
+    cell.map(crate::scenario::cell_override)
+}
+
 fn run_overrides(
     set: &[Override],
     seed: Option<u64>,

@@ -111,7 +111,11 @@ fn run_with(
     }
     let dir = match &opts.out {
         Some(dir) => claim_given_dir(dir)?,
-        None => claim_new_dir(Path::new("results"), &scenario.name, SystemTime::now())?,
+        None => claim_new_dir(
+            Path::new("results"),
+            &scenario.folder_name(),
+            SystemTime::now(),
+        )?,
     };
     fs::write(dir.join("scenario.toml"), scenario.to_toml()).map_err(Error::io(&dir))?;
 
@@ -159,7 +163,7 @@ fn progress_bar(wanted: bool, scenario: &Scenario) -> ProgressBar {
         .expect("the template is valid")
         .progress_chars("=> "),
     );
-    bar.set_message(scenario.name.clone());
+    bar.set_message(scenario.title());
     bar
 }
 

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use crate::cli::CompareArgs;
+use crate::cli::{CompareArgs, OutputFlags};
 use crate::compare::{self, CompareOptions};
 use crate::error::Error;
 use crate::exit;
@@ -30,10 +30,21 @@ pub fn compare(args: &CompareArgs, interrupt: &AtomicBool) -> Result<i32, Error>
     };
     let plan = compare::plan(&opts)?;
     if !args.output.quiet {
+        let cells = if plan.matrix {
+            format!(" in {} cells", plan.base.axes.count())
+        } else {
+            String::new()
+        };
+        let per_cell = plan.variants.len() / plan.base.axes.count().max(1);
+        let shown = if plan.matrix {
+            per_cell
+        } else {
+            plan.variants.len()
+        };
         eprintln!(
-            "comparing {} variant{} of {} over seeds {} ({} runs, {} at a time)",
-            plan.variants.len(),
-            if plan.variants.len() == 1 { "" } else { "s" },
+            "comparing {} variant{}{cells} of {} over seeds {} ({} runs, {} at a time)",
+            shown,
+            if shown == 1 { "" } else { "s" },
             plan.base.name,
             plan.seeds
                 .iter()
@@ -51,6 +62,9 @@ pub fn compare(args: &CompareArgs, interrupt: &AtomicBool) -> Result<i32, Error>
             result.dir.display()
         );
         return Ok(exit::INTERRUPTED);
+    }
+    if let Some(m) = &result.matrix {
+        return Ok(report_matrix(m, &result.dir, &args.output));
     }
     let c = &result.comparison;
     if args.output.json {
@@ -109,4 +123,47 @@ fn compare_runs(args: &CompareArgs, jobs: usize) -> Result<i32, Error> {
         print(&out);
     }
     Ok(exit::OK)
+}
+
+/// What a comparison over a file's cells prints: a row per cell and variant, then how many
+/// cells each variant meets, overall and per axis level.
+fn report_matrix(m: &compare::Matrix, dir: &std::path::Path, output: &OutputFlags) -> i32 {
+    if output.json {
+        print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(m).expect("a matrix serializes")
+        ));
+    } else if !output.quiet {
+        let mut out = format!(
+            "{}: {} cells × {} variants over seeds {}\n\n",
+            m.scenario,
+            m.cells.len(),
+            m.variant_names().len(),
+            m.seeds
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        out.push_str(&m.table().plain());
+        out.push_str("\nmean ± 95 % t-interval over seeds; rank within the cell\n\n");
+        for i in 0..m.axes.len() {
+            out.push_str(&m.level_table(i).plain());
+            out.push('\n');
+        }
+        for line in m.summary_lines() {
+            out.push_str(&format!("{line}\n"));
+        }
+        out.push_str(&format!("\nresults: {}\n", dir.display()));
+        print(&out);
+    }
+    let missed = m
+        .cells
+        .iter()
+        .any(|c| c.comparison.missed().next().is_some());
+    if missed {
+        exit::EXPECT_MISSED
+    } else {
+        exit::OK
+    }
 }

@@ -13,10 +13,11 @@ use crate::scenario::{self, Mode, Scenario};
 /// Read the scenario with the flags applied, run it, write its report, say what it did.
 pub fn run(args: &RunArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
     let scenario = scenario::read_scenario(&args.scenario, &args.overrides(), fresh_seed())?;
+    scenario.needs_cell().map_err(Error::usage)?;
     if !args.output.quiet && !args.output.json {
         eprintln!(
             "running {} (seed {}, {} threads)",
-            scenario.name,
+            scenario.title(),
             scenario.run.seed(),
             scenario.threads_total()
         );

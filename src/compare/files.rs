@@ -30,22 +30,27 @@ pub fn compare_csv(seeds: &[u64], variants: &[VariantRuns]) -> String {
         w.header(&header).expect("writing to memory");
         for v in variants {
             for (seed, m) in seeds.iter().zip(&v.runs) {
-                w.text(&v.name).expect("writing to memory");
-                w.uint(*seed).expect("writing to memory");
-                for metric in EXPECTABLE_METRICS {
-                    match m.get(metric) {
-                        Some(x) if COUNTS.contains(metric) => w.uint(x as u64),
-                        Some(x) => w.float(x),
-                        None => w.text(""),
-                    }
-                    .expect("writing to memory");
-                }
-                w.end_row().expect("writing to memory");
+                write_row(&mut w, &v.name, *seed, m);
             }
         }
         w.flush().expect("writing to memory");
     }
     String::from_utf8(buf).expect("CSV of UTF-8 names is UTF-8")
+}
+
+/// A run's columns from `variant` on: its name, its seed and every metric, then the row's end.
+pub(super) fn write_row(w: &mut CsvSink<&mut Vec<u8>>, variant: &str, seed: u64, m: &Metrics) {
+    w.text(variant).expect("writing to memory");
+    w.uint(seed).expect("writing to memory");
+    for metric in EXPECTABLE_METRICS {
+        match m.get(metric) {
+            Some(x) if COUNTS.contains(metric) => w.uint(x as u64),
+            Some(x) => w.float(x),
+            None => w.text(""),
+        }
+        .expect("writing to memory");
+    }
+    w.end_row().expect("writing to memory");
 }
 
 fn set(m: &mut Metrics, name: &str, v: Option<f64>) {

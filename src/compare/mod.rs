@@ -8,6 +8,7 @@
 //! charts), the other seeds keep only their summary, so memory and disk stay bounded.
 
 mod files;
+mod matrix;
 mod report;
 mod runs;
 mod stats;
@@ -20,6 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Instant, SystemTime};
 
 pub use files::{compare_csv, read_compare_csv};
+pub use matrix::{AxisLevels, CellRuns, Matrix, MatrixCell, matrix_csv};
 pub use report::{is_comparison, load_comparison, variant_dir, write_compare_report};
 pub use runs::{RunsResult, compare_runs};
 pub use stats::{Stat, t_975};
@@ -34,7 +36,7 @@ use crate::rng::fresh_seed;
 use crate::run::{
     RunOptions, check_series_size, claim_given_dir, claim_new_dir, run_scenario_with,
 };
-use crate::scenario::{Override, Scenario, read_scenario};
+use crate::scenario::{Override, Scenario, cell_override, read_scenario};
 use crate::throttle::ThrottleConfig;
 use crate::time::{Nanos, secs};
 
@@ -74,13 +76,29 @@ pub struct PlannedVariant {
     pub set: Vec<String>,
     /// The scenario with the variant applied, at the first seed.
     pub scenario: Scenario,
+    /// The cell it runs in, when the file has `[[axes]]` and every cell is compared.
+    pub cell: Option<String>,
+}
+
+impl PlannedVariant {
+    /// Its name, after its cell's when it has one.
+    pub fn label(&self) -> String {
+        match &self.cell {
+            Some(c) => format!("{c} · {}", self.name),
+            None => self.name.clone(),
+        }
+    }
 }
 
 /// The base scenario, the variants and the seeds.
 pub struct Plan {
     pub base: Scenario,
+    /// Every variant, cell by cell for a matrix.
     pub variants: Vec<PlannedVariant>,
     pub seeds: Vec<u64>,
+    /// The file has `[[axes]]` and no cell was picked: every variant runs in every cell, and
+    /// the result is a [`Matrix`].
+    pub matrix: bool,
 }
 
 fn sim_mode() -> Override {
@@ -149,21 +167,40 @@ pub fn plan(opts: &CompareOptions<'_>) -> Result<Plan, Error> {
             name: a.clone(),
         }));
     }
-    let mut chosen = named_variants(opts, &base)?;
-    chosen.extend(algorithm_variants(opts, &base)?);
-    for (i, c) in chosen.iter().enumerate() {
-        if chosen[..i].iter().any(|o| o.name == c.name) {
-            return Err(Error::usage(PlanError::NamedTwice(c.name.clone())));
+    let matrix = !base.axes.is_empty() && base.cell.is_none();
+    let cells: Vec<Option<String>> = if matrix {
+        base.axes.names().into_iter().map(Some).collect()
+    } else {
+        vec![None]
+    };
+    let mut variants = Vec::new();
+    for cell in cells {
+        // A cell's own groups decide what `--algorithms` switches (an axis may change them).
+        let cell_base = match &cell {
+            None => base.clone(),
+            Some(name) => {
+                let mut o = base_overrides.clone();
+                o.push(cell_override(name));
+                read_scenario(&opts.scenario, &o, base.run.seed())
+                    .map_err(Error::flag(format!("cell `{name}`")))?
+            }
+        };
+        let mut chosen = named_variants(opts, &cell_base)?;
+        chosen.extend(algorithm_variants(opts, &cell_base)?);
+        for (i, c) in chosen.iter().enumerate() {
+            if chosen[..i].iter().any(|o| o.name == c.name) {
+                return Err(Error::usage(PlanError::NamedTwice(c.name.clone())));
+            }
+        }
+        for c in chosen {
+            variants.push(resolve(opts, c, seeds[0], cell.as_deref())?);
         }
     }
-    let variants = chosen
-        .into_iter()
-        .map(|c| resolve(opts, c, seeds[0]))
-        .collect::<Result<_, _>>()?;
     Ok(Plan {
         base,
         variants,
         seeds,
+        matrix,
     })
 }
 
@@ -259,14 +296,23 @@ fn algorithm_variants(opts: &CompareOptions<'_>, base: &Scenario) -> Result<Vec<
 
 /// The variant's scenario at the first seed, checked like any scenario and for its
 /// `series.csv`'s size.
-fn resolve(opts: &CompareOptions<'_>, c: Chosen, first_seed: u64) -> Result<PlannedVariant, Error> {
+fn resolve(
+    opts: &CompareOptions<'_>,
+    c: Chosen,
+    first_seed: u64,
+    cell: Option<&str>,
+) -> Result<PlannedVariant, Error> {
     let seed = Override::new("run.seed", toml::Value::Integer(first_seed as i64))
         .expect("a fixed valid path");
     let mut all = opts.overrides.clone();
     all.extend(c.sets.iter().cloned());
     all.push(sim_mode());
     all.push(seed);
-    let in_variant = format!("variant `{}`", c.name);
+    all.extend(cell.map(cell_override));
+    let in_variant = match cell {
+        Some(cell) => format!("cell `{cell}`, variant `{}`", c.name),
+        None => format!("variant `{}`", c.name),
+    };
     let scenario =
         read_scenario(&opts.scenario, &all, first_seed).map_err(Error::flag(&in_variant))?;
     check_series_size(&scenario, opts.allow_large_output).map_err(Error::flag(in_variant))?;
@@ -275,13 +321,16 @@ fn resolve(opts: &CompareOptions<'_>, c: Chosen, first_seed: u64) -> Result<Plan
         description: c.description,
         set: c.sets.iter().map(|o| o.raw.clone()).collect(),
         scenario,
+        cell: cell.map(str::to_string),
     })
 }
 
 /// What a finished comparison left.
 pub struct CompareResult {
     pub dir: PathBuf,
+    /// The comparison; for a matrix, empty (the matrix is in `matrix`).
     pub comparison: Comparison,
+    pub matrix: Option<Matrix>,
     /// Ctrl-C stopped it: the folder has what finished, but no comparison.
     pub interrupted: bool,
 }
@@ -333,8 +382,18 @@ pub fn run_compare(opts: &CompareOptions<'_>, plan: &Plan) -> Result<CompareResu
     if interrupted {
         return Ok(CompareResult {
             comparison: Comparison::new(&plan.base.name, &[], &[], &Default::default()),
+            matrix: None,
             dir,
             interrupted: true,
+        });
+    }
+    if plan.matrix {
+        let matrix = write_matrix(&dir, plan, runs)?;
+        return Ok(CompareResult {
+            comparison: Comparison::new(&plan.base.name, &[], &[], &Default::default()),
+            matrix: Some(matrix),
+            dir,
+            interrupted: false,
         });
     }
 
@@ -342,8 +401,48 @@ pub fn run_compare(opts: &CompareOptions<'_>, plan: &Plan) -> Result<CompareResu
     Ok(CompareResult {
         dir,
         comparison,
+        matrix: None,
         interrupted: false,
     })
+}
+
+/// A matrix's runs, gathered cell by cell, into `compare.csv`, `compare.json`, `compare.md` and
+/// `report.html`.
+fn write_matrix(dir: &Path, plan: &Plan, runs: Vec<VariantRuns>) -> Result<Matrix, Error> {
+    let mut cells: Vec<CellRuns> = Vec::new();
+    for (v, r) in plan.variants.iter().zip(runs) {
+        let cell = v
+            .cell
+            .clone()
+            .expect("a matrix's variants each have a cell");
+        match cells.last_mut() {
+            Some(c) if c.cell == cell => c.variants.push(r),
+            _ => cells.push(CellRuns {
+                levels: cell.split('/').map(str::to_string).collect(),
+                cell,
+                variants: vec![r],
+            }),
+        }
+    }
+    let shown = plan.base.compare_metrics();
+    let matrix = Matrix::new(
+        &plan.base.name,
+        &plan.base.axes,
+        &plan.seeds,
+        &cells,
+        &shown,
+    );
+    let write = |name: &str, text: String| {
+        let path = dir.join(name);
+        fs::write(&path, text).map_err(Error::io(&path))
+    };
+    write("compare.csv", matrix_csv(&plan.seeds, &cells))?;
+    let mut json = serde_json::to_string_pretty(&matrix).expect("a matrix serializes");
+    json.push('\n');
+    write("compare.json", json)?;
+    write("compare.md", matrix.markdown_page())?;
+    write("report.html", matrix.html_page())?;
+    Ok(matrix)
 }
 
 /// The comparison's runs, one per variant and seed, run on worker threads.
@@ -390,7 +489,7 @@ impl<'a> Jobs<'a> {
             bar.inc(now.saturating_sub(last));
             last = now;
         };
-        let outcome = if si == 0 {
+        let outcome = if si == 0 && !self.plan.matrix {
             run_first_seed(self.dir, vi, v, &scenario, opts.interrupt, &mut on_progress)
         } else {
             let control = engine::Control {
@@ -403,8 +502,10 @@ impl<'a> Jobs<'a> {
         let result = match outcome {
             Ok(s) if s.partial => JobResult::Skipped,
             Ok(s) => {
-                opts.progress
-                    .run_done(&run_line(&self.plan.base.name, v, &s, started));
+                if !self.plan.matrix {
+                    opts.progress
+                        .run_done(&run_line(&self.plan.base.name, v, &s, started));
+                }
                 JobResult::Done(Box::new(s))
             }
             Err(e) => JobResult::Failed(e),
@@ -412,7 +513,7 @@ impl<'a> Jobs<'a> {
         if self.left[vi].fetch_sub(1, Ordering::SeqCst) == 1 {
             let n = self.plan.seeds.len();
             let plural = if n == 1 { "" } else { "s" };
-            let done = format!("{}: {n} seed{plural} done", v.name);
+            let done = format!("{}: {n} seed{plural} done", v.label());
             self.opts.progress.task_done(&bar, &done);
         }
         result
@@ -427,7 +528,7 @@ impl<'a> Jobs<'a> {
             let duration_s = v.scenario.run.duration.secs() as u64;
             self.opts
                 .progress
-                .bar(&v.name, duration_s.saturating_mul(seeds))
+                .bar(&v.label(), duration_s.saturating_mul(seeds))
         })
         .clone()
     }

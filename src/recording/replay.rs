@@ -173,6 +173,8 @@ fn recorded_scenario(
         compare: Default::default(),
         expect: Expect::new(),
         store: StoreConfig::default(),
+        axes: Default::default(),
+        cell: None,
     }
 }
 

@@ -6,6 +6,7 @@ use std::fmt;
 
 use serde::de::DeserializeOwned;
 
+use super::axes::{Axes, Axis, CELL_FIELD, CellRule, PathStep};
 use super::checks::{check_name, safe_name};
 use super::overrides::{apply, set_by};
 use super::params::drop_foreign_fields;
@@ -52,7 +53,23 @@ pub fn parse_scenario(
         }],
     })?;
 
+    let mut b = Builder::default();
+    let axes = b.axes(&mut root);
+    let (cell, overrides) = b.chosen_cell(&mut root, overrides);
     let mut applied = Vec::new();
+    if let Some(name) = &cell
+        && b.problems.is_empty()
+    {
+        let made = axes
+            .cell(name)
+            .map_err(|e| ScenarioError::whole_file(origin, format!("cell: {e}")))?;
+        for o in &made.overrides {
+            let paths = apply(&mut root, o)
+                .map_err(|e| ScenarioError::whole_file(origin, format!("{}: {e}", o.raw)))?;
+            drop_foreign_fields(&mut root, &paths, GROUP_COMMON, SERVER_COMMON);
+            applied.extend(paths.into_iter().map(|p| (p, o.raw.clone())));
+        }
+    }
     for o in overrides {
         let paths = apply(&mut root, o)
             .map_err(|e| ScenarioError::whole_file(origin, format!("--set {}: {e}", o.raw)))?;
@@ -60,8 +77,11 @@ pub fn parse_scenario(
         applied.extend(paths.into_iter().map(|p| (p, o.raw.clone())));
     }
 
-    let mut b = Builder::default();
-    let scenario = b.build(root, default_name, seed_if_absent);
+    let scenario = b.build(root, default_name, seed_if_absent).map(|mut s| {
+        s.axes = axes;
+        s.cell = cell;
+        s
+    });
     if b.problems.is_empty() {
         return Ok(scenario.expect("no problems means a scenario"));
     }
@@ -91,6 +111,9 @@ const TOP_LEVEL: &[&str] = &[
     "expect",
     "store",
     "compare",
+    "axes",
+    "cells",
+    CELL_FIELD,
 ];
 /// The `[[clients]]` fields every algorithm shares.
 pub const GROUP_COMMON: &[&str] = &[
@@ -214,7 +237,57 @@ impl Builder {
             expect,
             store,
             compare,
+            axes: Axes::default(),
+            cell: None,
         })
+    }
+
+    /// `[[axes]]` and `[[cells]]`, taken out of the file and checked.
+    fn axes(&mut self, root: &mut toml::Table) -> Axes {
+        let top = FieldPath::root();
+        let mut list = |key: &str| root.remove(key).unwrap_or(toml::Value::Array(Vec::new()));
+        let (axes, rules) = (list("axes"), list("cells"));
+        let axes: Vec<Axis> = self.typed(axes, &top.key("axes")).unwrap_or_default();
+        let rules: Vec<CellRule> = self.typed(rules, &top.key("cells")).unwrap_or_default();
+        let axes = Axes { axes, rules };
+        for (steps, message) in axes.problems() {
+            let path = steps.iter().fold(top.clone(), |p, s| match s {
+                PathStep::Key(k) => p.key(k),
+                PathStep::Index(i) => p.index(*i),
+            });
+            self.problem(path, message);
+        }
+        axes
+    }
+
+    /// The cell the file or a `--set cell=…` (`--cell`) picks, the last one winning, and the
+    /// other overrides.
+    fn chosen_cell<'o>(
+        &mut self,
+        root: &mut toml::Table,
+        overrides: &'o [Override],
+    ) -> (Option<String>, Vec<&'o Override>) {
+        let mut chosen = root.remove(CELL_FIELD);
+        let mut rest = Vec::new();
+        for o in overrides {
+            if o.path.len() == 1 && o.path[0] == CELL_FIELD {
+                chosen = Some(o.value.clone());
+            } else {
+                rest.push(o);
+            }
+        }
+        let cell = match chosen {
+            None => None,
+            Some(toml::Value::String(s)) => Some(s),
+            Some(other) => {
+                self.problem(
+                    FieldPath::root().key(CELL_FIELD),
+                    format!("a cell is named by a string such as \"5x5/gcra\", not {other}"),
+                );
+                None
+            }
+        };
+        (cell, rest)
     }
 
     fn string(&mut self, v: Option<toml::Value>, at: &FieldPath, default: &str) -> String {

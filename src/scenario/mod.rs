@@ -1,6 +1,7 @@
 //! Scenario files: the TOML schema, loading with `--set` overrides, and validation whose
 //! errors name the file, the line and the field.
 
+mod axes;
 mod checks;
 mod error;
 mod layout;
@@ -14,6 +15,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use axes::{
+    Axes, Axis, CELL_FIELD, Cell, CellError, CellRule, Level, Levels, MAX_CELLS, cell_override,
+};
 pub use checks::{
     MAX_TIME_SCALE, MIN_SAMPLE_EVERY, NameError, TimeScaleError, check_name, check_time_scale,
     folder_char,
@@ -46,6 +50,11 @@ pub struct Scenario {
     pub store: StoreConfig,
     /// `[compare]`: what `compare` shows and ranks on.
     pub compare: CompareConfig,
+    /// `[[axes]]` and `[[cells]]`: the cells this file stands for (`axes.rs`); empty for most.
+    pub axes: Axes,
+    /// The cell this scenario is (its levels applied), when the file has axes and one was
+    /// picked (`cell = …`, `--cell`).
+    pub cell: Option<String>,
 }
 
 /// `[compare]`: what a comparison of this scenario's variants shows and ranks on.
@@ -311,6 +320,38 @@ impl Scenario {
         names.iter().map(|m| m.to_string()).collect()
     }
 
+    /// The name to show: the scenario's, and its cell's after a space when it is one.
+    pub fn title(&self) -> String {
+        match &self.cell {
+            Some(c) => format!("{} [{c}]", self.name),
+            None => self.name.clone(),
+        }
+    }
+
+    /// The start of a results folder's name: the scenario's name, and its cell's (`/` made
+    /// safe) when it is one.
+    pub fn folder_name(&self) -> String {
+        match &self.cell {
+            Some(c) => format!(
+                "{}-{}",
+                self.name,
+                c.chars().map(folder_char).collect::<String>()
+            ),
+            None => self.name.clone(),
+        }
+    }
+
+    /// A file with `[[axes]]` stands for many scenarios: one run needs a cell picked.
+    pub fn needs_cell(&self) -> Result<(), CellError> {
+        if self.axes.is_empty() || self.cell.is_some() {
+            return Ok(());
+        }
+        Err(CellError::NeedsCell {
+            count: self.axes.count(),
+            example: self.axes.names().into_iter().next().unwrap_or_default(),
+        })
+    }
+
     pub fn threads_total(&self) -> u64 {
         self.clients
             .iter()
@@ -356,6 +397,14 @@ impl Scenario {
         }
         if self.compare.metrics.is_some() {
             root.insert("compare".into(), to_value(&self.compare));
+        }
+        // A cell is written with its levels applied, as a scenario of its own; the file as
+        // written (no cell picked) keeps its axes.
+        if self.cell.is_none() && !self.axes.is_empty() {
+            root.insert("axes".into(), to_value(&self.axes.axes));
+            if !self.axes.rules.is_empty() {
+                root.insert("cells".into(), to_value(&self.axes.rules));
+            }
         }
         toml::to_string(&root).expect("a scenario always serializes")
     }
