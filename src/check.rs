@@ -83,11 +83,7 @@ type Resolved = Result<(Scenario, Vec<u64>), Error>;
 
 /// A file resolved as [`resolve`] does, or, for a file with `[[axes]]` and no cell picked,
 /// each of its cells so resolved.
-fn resolve_cells(
-    path: &Path,
-    overrides: &[Override],
-    seeds: Option<usize>,
-) -> Vec<Resolved> {
+fn resolve_cells(path: &Path, overrides: &[Override], seeds: Option<usize>) -> Vec<Resolved> {
     match resolve(path, overrides, seeds) {
         Ok((s, _)) if !s.axes.is_empty() && s.cell.is_none() => s
             .axes

@@ -7,13 +7,16 @@ use crate::error::Error;
 use crate::parallel::cores;
 use crate::progress::{Progress, colour_stdout};
 use crate::run::print;
+use crate::scenario::cell_override;
 
 pub fn check(args: &CheckArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
     let progress = Progress::new(args.quiet);
     let jobs = args.jobs.map_or_else(cores, |j| j as usize);
+    let mut overrides = args.sets.set.clone();
+    overrides.extend(args.cell.as_deref().map(cell_override));
     let results = crate::check::check_all(
         &args.scenarios,
-        &args.sets.set,
+        &overrides,
         args.seeds.map(|n| n as usize),
         jobs,
         &progress,

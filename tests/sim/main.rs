@@ -9,6 +9,7 @@
 mod common;
 
 mod architecture;
+mod axes;
 mod bad_input;
 mod cli;
 mod compare_metrics;
