@@ -31,6 +31,8 @@ def load_case(case_file: Path, work: Path):
     stem = case_file.stem
     folder = work / stem
     cmp = json.loads((folder / "compare.json").read_text())
+    if "cells" in cmp:
+        return load_matrix(case_file, cmp)
     table = [
         line for line in (folder / "compare.md").read_text().splitlines() if line.startswith("|")
     ]
@@ -49,6 +51,113 @@ def load_case(case_file: Path, work: Path):
         "table": table,
         "expect": scenario.get("expect", {}),
     }
+
+
+SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def seconds(text):
+    """A duration as the scenario files write it ("15m", "1h", "24h") in seconds."""
+    total = 0.0
+    for number, unit in re.findall(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)", str(text)):
+        total += float(number) * SECONDS[unit]
+    return total
+
+
+def capacity_class(server):
+    """per second, minute, 15 minutes, hour or day: the period the quota is stated over."""
+    period = seconds(server.get("period", server.get("window", "1h")))
+    for limit, name in [(1, "per second"), (60, "per minute"), (900, "per 15 minutes"),
+                        (3600, "per hour")]:
+        if period <= limit:
+            return name
+    return "per day"
+
+
+def load_matrix(case_file, cmp):
+    """A file with [[axes]]: each cell's comparison, and what each level of each axis is."""
+    scenario = tomllib.loads(case_file.read_text())
+    groups = {}  # (axis, level) -> the groups it counts in: itself, and for servers rule and class
+    for axis in scenario.get("axes", []):
+        for level in axis["levels"]:
+            keys = [f"{axis['name']} {level['name']}"]
+            server = level.get("set", {}).get("server")
+            if axis["name"] == "server" and isinstance(server, dict):
+                keys = [f"rule {server.get('kind', 'gcra')}", capacity_class(server)] + keys
+            groups[(axis["name"], level["name"])] = keys
+    return {
+        "stem": case_file.stem,
+        "name": cmp["scenario"],
+        "description": " ".join(str(scenario.get("description", "")).split()),
+        "matrix": cmp,
+        "axes": [a["name"] for a in scenario.get("axes", [])],
+        "groups": groups,
+    }
+
+
+def uf(v):
+    u, f = mean(v, "utilization"), mean(v, "fairness")
+    return None if u is None or f is None else u * f
+
+
+def matrix_section(m, algorithms):
+    """Pass counts per algorithm: overall, per server rule and capacity class, per level of
+    every other axis; and each algorithm's worst cell (lowest utilization × fairness)."""
+    cells = m["matrix"]["cells"]
+    columns = []  # group names in first-seen order
+    counts = {}  # (algorithm, group) -> [met, total]
+    worst = {}
+    for c in cells:
+        names = []
+        for axis, level in zip(m["axes"], c["levels"]):
+            names += m["groups"].get((axis, level), [f"{axis} {level}"])
+        for g in ["all"] + names:
+            if g not in columns:
+                columns.append(g)
+        for v in c["comparison"]["variants"]:
+            a = v["name"]
+            met = v["missed"] == 0
+            for g in ["all"] + names:
+                t = counts.setdefault((a, g), [0, 0])
+                t[0] += met
+                t[1] += 1
+            score = uf(v)
+            if score is not None and (a not in worst or score < worst[a][0]):
+                worst[a] = (score, c["cell"], mean(v, "ratio_429"))
+    # All, then rules, then capacity classes, then each axis's levels in the file's order.
+    classes = ["per second", "per minute", "per 15 minutes", "per hour", "per day"]
+    rank = lambda g: (0 if g == "all" else 1 if g.startswith("rule ") else
+                      2 + classes.index(g) / 10 if g in classes else 3)
+    # Levels in the file's order (the groups were made axis by axis, level by level).
+    first = {g: i for i, g in enumerate(columns)}
+    order = {keys[-1]: i for i, keys in enumerate(m["groups"].values())}
+    columns.sort(key=lambda g: (rank(g), order.get(g, first[g])))
+    present = [a for a in algorithms if (a, "all") in counts]
+    out = ["", f"### {m['stem']}", ""]
+    if m["description"]:
+        out += [m["description"], ""]
+    out += [
+        f"{len(cells)} cells; each entry: cells where the algorithm meets every `[expect]` range "
+        "of the cell / cells. Worst cell: the lowest utilization × fairness, with its 429 %.",
+        "",
+    ]
+    # Columns in chunks, so no table is wider than a page.
+    chunk = 8
+    for start in range(0, len(columns), chunk):
+        cols = columns[start:start + chunk]
+        out += ["| algorithm | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+        for a in present:
+            row = [f"{counts[(a, g)][0]}/{counts[(a, g)][1]}" if (a, g) in counts else "–"
+                   for g in cols]
+            out.append(f"| {a} | " + " | ".join(row) + " |")
+        out.append("")
+    out += ["| algorithm | worst cell | utilization × fairness | 429 % |", "|---|---|---|---|"]
+    for a in present:
+        if a in worst:
+            score, cell_name, r = worst[a]
+            ratio = "–" if r is None else f"{r * 100:.2f}"
+            out.append(f"| {a} | {cell_name} | {score:.3f} | {ratio} |")
+    return out
 
 
 def mean(v, metric):
@@ -171,7 +280,9 @@ def main():
     p.add_argument("work")
     args = p.parse_args()
     work = Path(args.work)
-    cases = [load_case(Path(c), work) for c in args.case]
+    loaded = [load_case(Path(c), work) for c in args.case]
+    cases = [c for c in loaded if "matrix" not in c]
+    matrices = [c for c in loaded if "matrix" in c]
     if not cases:
         sys.exit("no cases")
     algorithms = []
@@ -229,6 +340,18 @@ def main():
             ]
         md += c["table"]
         md += ["", "Ranking: " + ", ".join(cmp["ranking"]) + "."]
+    if matrices:
+        md += [
+            "",
+            "## The API-shape matrix",
+            "",
+            "The files with `[[axes]]` stand for one case per cell (a level of every axis); "
+            "`throttle-sim check FILE` judges each cell, `throttle-sim compare FILE --cell NAME` "
+            "shows one. Each cell's own table and a heat map per metric are in the report "
+            "`compare FILE --algorithms …` writes.",
+        ]
+        for m in matrices:
+            md += matrix_section(m, algorithms)
     md += [
         "",
         "## How to read the tables",

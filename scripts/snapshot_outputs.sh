@@ -9,6 +9,8 @@
 # SEED defaults to 7. Environment: THROTTLE_SIM (the binary; default
 # ${CARGO_TARGET_DIR:-target}/release/throttle-sim, built when missing). A scenario whose
 # `[run]` says `mode = "live"` is run with `--mode sim`, so no Redis or server is needed.
+# A file with [[axes]] (the API-shape matrix) stands for many cells: it is compared over that one
+# seed instead, every cell as written, into compare.csv and the rest.
 # Prints one line per scenario with its exit code (1, a missed `[expect]`, is an output too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +30,12 @@ mkdir -p "$out"
 for file in scenarios/*.toml scenarios/gauntlet/*.toml; do
     name="$(basename "$(dirname "$file")")_$(basename "$file" .toml)"
     code=0
-    "$bin" run "$file" --mode sim --seed "$seed" --log-requests --quiet \
-        --out "$out/$name" >"$out/$name.stdout" 2>"$out/$name.stderr" || code=$?
+    if grep -q '^\[\[axes\]\]' "$file"; then
+        "$bin" compare "$file" --variants base --seeds 1 --seed "$seed" --quiet \
+            --out "$out/$name" >"$out/$name.stdout" 2>"$out/$name.stderr" || code=$?
+    else
+        "$bin" run "$file" --mode sim --seed "$seed" --log-requests --quiet \
+            --out "$out/$name" >"$out/$name.stdout" 2>"$out/$name.stderr" || code=$?
+    fi
     echo "$name $code"
 done
