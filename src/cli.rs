@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::compare::ShardSpec;
 use crate::limiter::Headers;
 use crate::scenario::{Mode, Override, OverrideError};
 use crate::time::{HumanDuration, parse_duration};
@@ -53,7 +54,7 @@ the scenario's (or --seed) and the ones after it, the same for every variant."
 )]
 pub struct CompareArgs {
     /// The scenario file (TOML).
-    #[arg(required_unless_present = "runs")]
+    #[arg(required_unless_present_any = ["runs", "merge"])]
     pub scenario: Option<PathBuf>,
     /// Put existing run folders side by side instead (e.g. one `serve --record` wrote next to
     /// a `run`'s), without running anything.
@@ -64,6 +65,20 @@ pub struct CompareArgs {
         conflicts_with_all = ["scenario", "algorithms", "variants", "seeds", "duration", "set", "seed"]
     )]
     pub runs: Vec<PathBuf>,
+    /// Run only slice K of N of the comparison's runs and keep their rows in --out, for
+    /// `compare --merge`; `auto/N` takes K from JOB_COMPLETION_INDEX (a Kubernetes Indexed
+    /// Job) or SLURM_ARRAY_TASK_ID (a Slurm job array). Needs a fixed seed.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard, conflicts_with = "runs")]
+    pub shard: Option<ShardSpec>,
+    /// Put the folders of `compare --shard` slices together into the one comparison an
+    /// unsharded `compare` writes (every slice of one scenario, version and seed set).
+    #[arg(
+        long,
+        num_args = 1..,
+        value_name = "DIR",
+        conflicts_with_all = ["scenario", "runs", "shard", "algorithms", "variants", "seeds", "duration", "set", "seed", "cell"]
+    )]
+    pub merge: Vec<PathBuf>,
     /// Algorithms to run every client group with, e.g. `schneems,fixed`.
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
     pub algorithms: Vec<String>,
@@ -415,6 +430,11 @@ impl RunArgs {
         }
         all
     }
+}
+
+fn parse_shard(s: &str) -> Result<ShardSpec, String> {
+    s.parse()
+        .map_err(|e: crate::compare::ShardError| e.to_string())
 }
 
 /// A seed: at most 2^63 − 1, the largest integer a TOML file can record.

@@ -12,10 +12,26 @@ use crate::run::print;
 
 pub fn compare(args: &CompareArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
     let jobs = args.jobs.map_or_else(cores, |j| j as usize);
+    let progress = Progress::new(args.output.quiet);
+    if !args.merge.is_empty() {
+        let result = compare::merge_slices(
+            &args.merge,
+            args.output.out.as_deref(),
+            jobs,
+            &progress,
+            interrupt,
+        )?;
+        return Ok(report_comparison(&result, args));
+    }
     let Some(scenario) = &args.scenario else {
         return compare_runs(args, jobs);
     };
-    let progress = Progress::new(args.output.quiet);
+    let shard = args
+        .shard
+        .as_ref()
+        .map(|s| s.resolve(|k| std::env::var(k).ok()))
+        .transpose()
+        .map_err(Error::flag("--shard"))?;
     let opts = CompareOptions {
         scenario: scenario.clone(),
         overrides: args.overrides(),
@@ -27,6 +43,7 @@ pub fn compare(args: &CompareArgs, interrupt: &AtomicBool) -> Result<i32, Error>
         progress: &progress,
         interrupt,
         allow_large_output: args.output.allow_large_output,
+        shard,
     };
     let plan = compare::plan(&opts)?;
     if !args.output.quiet {
@@ -63,8 +80,26 @@ pub fn compare(args: &CompareArgs, interrupt: &AtomicBool) -> Result<i32, Error>
         );
         return Ok(exit::INTERRUPTED);
     }
+    if let Some(s) = shard {
+        if !args.output.quiet {
+            eprintln!(
+                "slice {} of {}: its runs are in {}; put the {} slices together with \
+                 `throttle-sim compare --merge DIR…`",
+                s.index,
+                s.count,
+                result.dir.display(),
+                s.count
+            );
+        }
+        return Ok(exit::OK);
+    }
+    Ok(report_comparison(&result, args))
+}
+
+/// What a finished comparison prints, and its exit code: 1 when a variant misses a range.
+fn report_comparison(result: &compare::CompareResult, args: &CompareArgs) -> i32 {
     if let Some(m) = &result.matrix {
-        return Ok(report_matrix(m, &result.dir, &args.output));
+        return report_matrix(m, &result.dir, &args.output);
     }
     let c = &result.comparison;
     if args.output.json {
@@ -96,11 +131,11 @@ pub fn compare(args: &CompareArgs, interrupt: &AtomicBool) -> Result<i32, Error>
     for (name, e) in &missed {
         eprintln!("expect missed: {name}: {}", compare::verdict_text(e));
     }
-    Ok(if missed.is_empty() {
+    if missed.is_empty() {
         exit::OK
     } else {
         exit::EXPECT_MISSED
-    })
+    }
 }
 
 /// `compare --runs DIR…`: existing run folders side by side, nothing run.

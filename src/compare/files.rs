@@ -80,6 +80,53 @@ fn set(m: &mut Metrics, name: &str, v: Option<f64>) {
     }
 }
 
+/// A slice's `runs.csv`: each run's number, then its `compare.csv` row (a matrix's with its
+/// cell first).
+pub(super) fn slice_csv(
+    matrix: bool,
+    rows: &[(usize, Option<&str>, &str, u64, &Metrics)],
+) -> String {
+    let mut buf = Vec::new();
+    {
+        let mut w = CsvSink::new(&mut buf);
+        let mut header = vec!["job"];
+        if matrix {
+            header.push("cell");
+        }
+        header.extend(["variant", "seed"]);
+        header.extend(EXPECTABLE_METRICS);
+        w.header(&header).expect("writing to memory");
+        for (job, cell, variant, seed, m) in rows {
+            w.uint(*job as u64).expect("writing to memory");
+            if matrix {
+                w.text(cell.unwrap_or("")).expect("writing to memory");
+            }
+            write_row(&mut w, variant, *seed, m);
+        }
+        w.flush().expect("writing to memory");
+    }
+    String::from_utf8(buf).expect("CSV of UTF-8 names is UTF-8")
+}
+
+/// A run's metrics from (column name, text) pairs; an empty text is no value.
+pub(super) fn metrics_from<'a>(
+    columns: impl Iterator<Item = (&'a String, &'a str)>,
+) -> Result<Metrics, String> {
+    let mut m = Metrics::default();
+    for (name, text) in columns {
+        let v = if text.is_empty() {
+            None
+        } else {
+            Some(
+                text.parse::<f64>()
+                    .map_err(|_| format!("{name} is not a number"))?,
+            )
+        };
+        set(&mut m, name, v);
+    }
+    Ok(m)
+}
+
 /// Read `compare.csv` back: the seeds, and each variant's runs in the order first seen.
 pub fn read_compare_csv(path: &Path) -> Result<(Vec<u64>, Vec<VariantRuns>), ReportError> {
     let at = |line: Option<u64>, m: &dyn std::fmt::Display| ReportError::bad_file(path, line, m);
@@ -102,19 +149,7 @@ pub fn read_compare_csv(path: &Path) -> Result<(Vec<u64>, Vec<VariantRuns>), Rep
             .get(1)
             .and_then(|s| s.parse().ok())
             .ok_or_else(|| at(line, &"seed is not a whole number"))?;
-        let mut m = Metrics::default();
-        for (i, name) in header.iter().enumerate().skip(2) {
-            let text = row.get(i).unwrap_or("");
-            let v = if text.is_empty() {
-                None
-            } else {
-                Some(
-                    text.parse::<f64>()
-                        .map_err(|_| at(line, &format!("{name} is not a number")))?,
-                )
-            };
-            set(&mut m, name, v);
-        }
+        let m = metrics_from(header.iter().zip(row.iter()).skip(2)).map_err(|e| at(line, &e))?;
         let name = &row[0];
         match variants.iter_mut().find(|v| v.name == name) {
             Some(v) => v.runs.push(m),

@@ -11,6 +11,7 @@ mod files;
 mod matrix;
 mod report;
 mod runs;
+mod shard;
 mod stats;
 mod table;
 
@@ -24,6 +25,7 @@ pub use files::{compare_csv, read_compare_csv};
 pub use matrix::{AxisLevels, CellRuns, Matrix, MatrixCell, matrix_csv};
 pub use report::{is_comparison, load_comparison, variant_dir, write_compare_report};
 pub use runs::{RunsResult, compare_runs};
+pub use shard::{INDEX_VARIABLES, MAX_SHARDS, Shard, ShardError, ShardSpec};
 pub use stats::{Stat, t_975};
 pub use table::{CATALOGUE, Comparison, VariantRuns, VariantStats, column, verdict_text};
 
@@ -65,6 +67,8 @@ pub struct CompareOptions<'a> {
     pub interrupt: &'a AtomicBool,
     /// `--allow-large-output`: a variant's `series.csv` may pass `record::MAX_SERIES_BYTES`.
     pub allow_large_output: bool,
+    /// `--shard K/N`: run only that slice of the runs, for `compare --merge`.
+    pub shard: Option<Shard>,
 }
 
 /// One row of the comparison, ready to run.
@@ -154,6 +158,13 @@ pub fn plan(opts: &CompareOptions<'_>) -> Result<Plan, Error> {
     let mut base_overrides = opts.overrides.clone();
     base_overrides.push(sim_mode());
     let base = read_scenario(&opts.scenario, &base_overrides, fresh_seed())?;
+    // Slices must all run the same seeds: a seed chosen afresh would differ in each.
+    if opts.shard.is_some() {
+        let other = read_scenario(&opts.scenario, &base_overrides, base.run.seed() ^ 1)?;
+        if other.run.seed() != base.run.seed() {
+            return Err(Error::flag("--shard")(ShardError::NoSeed));
+        }
+    }
     let n = opts
         .seeds
         .unwrap_or_else(|| base.run.seeds.map_or(DEFAULT_SEEDS, |n| n as usize));
@@ -342,66 +353,222 @@ enum JobResult {
     Failed(Error),
 }
 
-/// Run the plan and write `compare.csv`, `compare.json`, `compare.md`, the charts and the report.
+/// Run the plan and write `compare.csv`, `compare.json`, `compare.md`, the charts and the report;
+/// with a `--shard`, only that slice's runs and their rows, for `compare --merge`.
 pub fn run_compare(opts: &CompareOptions<'_>, plan: &Plan) -> Result<CompareResult, Error> {
     let dir = match &opts.out {
         Some(d) => claim_given_dir(d)?,
-        None => claim_new_dir(
-            Path::new("results"),
-            &format!("{}-compare", plan.base.name),
-            SystemTime::now(),
-        )?,
+        None => {
+            let name = match opts.shard {
+                Some(s) => format!("{}-shard-{}-of-{}", plan.base.name, s.index, s.count),
+                None => format!("{}-compare", plan.base.name),
+            };
+            claim_new_dir(Path::new("results"), &name, SystemTime::now())?
+        }
     };
-    let mut base = plan.base.clone();
-    base.run.seed = Some(plan.seeds[0]);
-    let scenario_path = dir.join("scenario.toml");
-    fs::write(&scenario_path, base.to_toml()).map_err(Error::io(&scenario_path))?;
-
-    let jobs = Jobs::new(opts, plan, &dir);
     let n_seeds = plan.seeds.len();
-    let results = crate::parallel::run_all(plan.variants.len() * n_seeds, opts.jobs, |job| {
-        jobs.run(job / n_seeds, job % n_seeds)
+    let total = plan.variants.len() * n_seeds;
+    let mine: Vec<usize> = (0..total)
+        .filter(|&j| opts.shard.is_none_or(|s| s.holds(j)))
+        .collect();
+    let jobs = Jobs::new(opts, plan, &dir, &mine);
+    let results = crate::parallel::run_all(mine.len(), opts.jobs, |i| {
+        jobs.run(mine[i] / n_seeds, mine[i] % n_seeds)
     });
-    let mut runs: Vec<VariantRuns> = plan
-        .variants
+    let mut done: Vec<(usize, Metrics)> = Vec::with_capacity(mine.len());
+    let mut interrupted = false;
+    for (&job, r) in mine.iter().zip(results) {
+        match r {
+            JobResult::Done(s) => done.push((job, s.metrics)),
+            JobResult::Skipped => interrupted = true,
+            JobResult::Failed(e) => return Err(e),
+        }
+    }
+    let empty = || Comparison::new(&plan.base.name, &[], &[], &Default::default());
+    if interrupted {
+        return Ok(CompareResult {
+            comparison: empty(),
+            matrix: None,
+            dir,
+            interrupted: true,
+        });
+    }
+    if let Some(shard) = opts.shard {
+        write_slice(&dir, opts, plan, shard, &done)?;
+        return Ok(CompareResult {
+            comparison: empty(),
+            matrix: None,
+            dir,
+            interrupted: false,
+        });
+    }
+    let mut runs = planned_runs(plan);
+    for (job, m) in done {
+        runs[job / n_seeds].runs.push(m);
+    }
+    let (comparison, matrix) = write_results(&dir, plan, runs, opts.jobs)?;
+    Ok(CompareResult {
+        dir,
+        comparison,
+        matrix,
+        interrupted: false,
+    })
+}
+
+/// One empty [`VariantRuns`] per planned variant, judged on its own scenario's ranges.
+fn planned_runs(plan: &Plan) -> Vec<VariantRuns> {
+    plan.variants
         .iter()
         .map(|v| VariantRuns {
             name: v.name.clone(),
             runs: Vec::new(),
             expect: Some(v.scenario.expect.clone()),
         })
+        .collect()
+}
+
+/// Every run done, in plan order: the comparison's files (the scenario, then the matrix's or
+/// the comparison's own).
+fn write_results(
+    dir: &Path,
+    plan: &Plan,
+    runs: Vec<VariantRuns>,
+    jobs: usize,
+) -> Result<(Comparison, Option<Matrix>), Error> {
+    let mut base = plan.base.clone();
+    base.run.seed = Some(plan.seeds[0]);
+    let scenario_path = dir.join("scenario.toml");
+    fs::write(&scenario_path, base.to_toml()).map_err(Error::io(&scenario_path))?;
+    if plan.matrix {
+        let matrix = write_matrix(dir, plan, runs)?;
+        let empty = Comparison::new(&plan.base.name, &[], &[], &Default::default());
+        return Ok((empty, Some(matrix)));
+    }
+    let comparison = write_comparison(dir, compare_csv(&plan.seeds, &runs), jobs)?;
+    Ok((comparison, None))
+}
+
+/// A slice's `shard.json` and `runs.csv`.
+fn write_slice(
+    dir: &Path,
+    opts: &CompareOptions<'_>,
+    plan: &Plan,
+    shard: Shard,
+    done: &[(usize, Metrics)],
+) -> Result<(), Error> {
+    let text = fs::read_to_string(&opts.scenario).map_err(Error::io(&opts.scenario))?;
+    let manifest = shard::Manifest {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        shard: shard.index,
+        shards: shard.count,
+        scenario_file: text,
+        scenario_path: opts.scenario.clone(),
+        overrides: opts
+            .overrides
+            .iter()
+            .map(|o| format!("{}={}", o.path.join("."), o.value))
+            .collect(),
+        variants: opts.variants.clone(),
+        algorithms: opts.algorithms.clone(),
+        seeds: plan.seeds.clone(),
+        plan: plan.variants.iter().map(PlannedVariant::label).collect(),
+        runs: plan.variants.len() * plan.seeds.len(),
+    };
+    let path = dir.join(shard::MANIFEST);
+    let mut json = serde_json::to_string_pretty(&manifest).expect("a manifest serializes");
+    json.push('\n');
+    fs::write(&path, json).map_err(Error::io(&path))?;
+    let n_seeds = plan.seeds.len();
+    let rows: Vec<(usize, Option<&str>, &str, u64, &Metrics)> = done
+        .iter()
+        .map(|(job, m)| {
+            let v = &plan.variants[job / n_seeds];
+            (
+                *job,
+                v.cell.as_deref(),
+                v.name.as_str(),
+                plan.seeds[job % n_seeds],
+                m,
+            )
+        })
         .collect();
-    let mut interrupted = false;
-    for (job, r) in results.into_iter().enumerate() {
-        match r {
-            JobResult::Done(s) => runs[job / n_seeds].runs.push(s.metrics),
-            JobResult::Skipped => interrupted = true,
-            JobResult::Failed(e) => return Err(e),
+    let path = dir.join(shard::ROWS);
+    fs::write(&path, files::slice_csv(plan.matrix, &rows)).map_err(Error::io(&path))
+}
+
+/// `compare --merge DIR…`: the slices put together into the comparison one unsharded
+/// `compare` of the same scenario, flags and seeds writes.
+pub fn merge_slices(
+    dirs: &[PathBuf],
+    out: Option<&Path>,
+    jobs: usize,
+    progress: &Progress,
+    interrupt: &AtomicBool,
+) -> Result<CompareResult, Error> {
+    let (manifest, slices) = shard::read_slices(dirs).map_err(Error::flag("--merge"))?;
+    let metrics = shard::read_runs(&manifest, &slices).map_err(Error::flag("--merge"))?;
+    let dir = match out {
+        Some(d) => claim_given_dir(d)?,
+        None => claim_new_dir(Path::new("results"), "merged-compare", SystemTime::now())?,
+    };
+    // Plan again from the scenario's own text, under its own file name (a file without `name`
+    // is named after it), in a folder removed when the plan is made.
+    let source_dir = dir.join(".merge-source");
+    let file_name = manifest
+        .scenario_path
+        .file_name()
+        .map_or_else(|| "scenario.toml".into(), |n| n.to_os_string());
+    let source = source_dir.join(file_name);
+    fs::create_dir_all(&source_dir).map_err(Error::io(&source_dir))?;
+    fs::write(&source, &manifest.scenario_file).map_err(Error::io(&source))?;
+    let overrides = manifest
+        .overrides
+        .iter()
+        .map(|o| o.parse::<Override>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Error::flag("--merge"));
+    let opts = CompareOptions {
+        scenario: source.clone(),
+        overrides: overrides?,
+        variants: manifest.variants.clone(),
+        algorithms: manifest.algorithms.clone(),
+        seeds: Some(manifest.seeds.len()),
+        jobs,
+        out: None,
+        progress,
+        interrupt,
+        allow_large_output: true,
+        shard: None,
+    };
+    let planned = plan(&opts);
+    let _ = fs::remove_dir_all(&source_dir);
+    let plan = planned?;
+    let labels: Vec<String> = plan.variants.iter().map(PlannedVariant::label).collect();
+    if plan.seeds != manifest.seeds || labels != manifest.plan {
+        return Err(Error::flag("--merge")(ShardError::Different {
+            first: slices[0].clone(),
+            other: PathBuf::from(&manifest.scenario_path),
+            what: "this version's plan and the slices' planned variants",
+        }));
+    }
+    let n_seeds = plan.seeds.len();
+    let mut runs = planned_runs(&plan);
+    for (job, m) in metrics.into_iter().enumerate() {
+        runs[job / n_seeds].runs.push(m);
+    }
+    if !plan.matrix {
+        // Each variant's first-seed run folder, from the slice that ran it.
+        for (vi, v) in plan.variants.iter().enumerate() {
+            let from = variant_dir(&slices[(vi * n_seeds) % manifest.shards], vi, &v.name);
+            let to = variant_dir(&dir, vi, &v.name);
+            shard::copy_run_folder(&from, &to).map_err(Error::io(&from))?;
         }
     }
-    if interrupted {
-        return Ok(CompareResult {
-            comparison: Comparison::new(&plan.base.name, &[], &[], &Default::default()),
-            matrix: None,
-            dir,
-            interrupted: true,
-        });
-    }
-    if plan.matrix {
-        let matrix = write_matrix(&dir, plan, runs)?;
-        return Ok(CompareResult {
-            comparison: Comparison::new(&plan.base.name, &[], &[], &Default::default()),
-            matrix: Some(matrix),
-            dir,
-            interrupted: false,
-        });
-    }
-
-    let comparison = write_comparison(&dir, compare_csv(&plan.seeds, &runs), opts.jobs)?;
+    let (comparison, matrix) = write_results(&dir, &plan, runs, jobs)?;
     Ok(CompareResult {
         dir,
         comparison,
-        matrix: None,
+        matrix,
         interrupted: false,
     })
 }
@@ -457,18 +624,19 @@ struct Jobs<'a> {
 }
 
 impl<'a> Jobs<'a> {
-    fn new(opts: &'a CompareOptions<'a>, plan: &'a Plan, dir: &'a Path) -> Self {
+    /// For the runs numbered `mine` (all of them, or a slice's).
+    fn new(opts: &'a CompareOptions<'a>, plan: &'a Plan, dir: &'a Path, mine: &[usize]) -> Self {
         let n_seeds = plan.seeds.len();
+        let left: Vec<AtomicUsize> = plan.variants.iter().map(|_| AtomicUsize::new(0)).collect();
+        for &job in mine {
+            left[job / n_seeds].fetch_add(1, Ordering::Relaxed);
+        }
         Jobs {
             opts,
             plan,
             dir,
             bars: plan.variants.iter().map(|_| Mutex::new(None)).collect(),
-            left: plan
-                .variants
-                .iter()
-                .map(|_| AtomicUsize::new(n_seeds))
-                .collect(),
+            left,
         }
     }
 

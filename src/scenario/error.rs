@@ -39,8 +39,15 @@ impl fmt::Display for ScenarioError {
             }
             f.write_str(&p.message)?;
             match &p.from_override {
-                // A named flag (`--limit 5`) is quoted as the user typed it.
-                Some(o) if o.starts_with("--") => write!(f, " (from {o})")?,
+                // A named flag (`--limit 5`) is quoted as the user typed it, and an axis level
+                // or a [[cells]] rule (`axes.rs`) names itself.
+                Some(o)
+                    if o.starts_with("--")
+                        || o.starts_with("level ")
+                        || o.starts_with("[[cells]]") =>
+                {
+                    write!(f, " (from {o})")?
+                }
                 Some(o) => write!(f, " (from --set {o})")?,
                 None => {}
             }

@@ -26,4 +26,5 @@ mod scenarios;
 mod seed_002_behaviours;
 mod seed_behaviours;
 mod series_levels;
+mod shards;
 mod workloads;

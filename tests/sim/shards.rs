@@ -1,0 +1,170 @@
+//! `compare --shard K/N` and `compare --merge`: a sweep cut into slices that separate processes
+//! (or hosts, or a batch engine's tasks) run, put together into the comparison one process
+//! writes, byte for byte.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::exe;
+
+fn matrix() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/gauntlet/api_dialects.toml")
+}
+
+/// The dialects matrix (64 cells), short and over one seed, so the test is quick; the slicing is the same.
+const QUICK: [&str; 6] = ["--seeds", "1", "--duration", "10m", "--quiet", "--jobs"];
+
+fn compare(args: &[&str], out: &Path, env: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = Command::new(exe());
+    cmd.arg("compare").args(args).arg("--out").arg(out);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.env_remove("JOB_COMPLETION_INDEX")
+        .env_remove("SLURM_ARRAY_TASK_ID");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn three_slices_run_as_three_processes_merge_into_the_unsharded_comparison() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = matrix();
+    let file = file.to_str().unwrap();
+    let mut args = vec![file, "--algorithms", "fair-share,aimd"];
+    args.extend(QUICK);
+    args.push("1");
+    let whole = tmp.path().join("whole");
+    let out = compare(&args, &whole, &[]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
+    // Three processes at once, one slice each: by number, by Kubernetes' 0-based index, and by
+    // a Slurm array's index counted from its first.
+    let slices: Vec<PathBuf> = (1..=3).map(|k| tmp.path().join(format!("s{k}"))).collect();
+    let spawn = |k: usize, env: &[(&str, &str)]| {
+        let mut cmd = Command::new(exe());
+        cmd.arg("compare").args(&args);
+        cmd.env_remove("JOB_COMPLETION_INDEX")
+            .env_remove("SLURM_ARRAY_TASK_ID");
+        if env.is_empty() {
+            cmd.args(["--shard", &format!("{k}/3")]);
+        } else {
+            cmd.args(["--shard", "auto/3"]);
+            for (n, v) in env {
+                cmd.env(n, v);
+            }
+        }
+        cmd.arg("--out").arg(&slices[k - 1]).spawn().unwrap()
+    };
+    let children = [
+        spawn(1, &[]),
+        spawn(2, &[("JOB_COMPLETION_INDEX", "1")]),
+        spawn(
+            3,
+            &[("SLURM_ARRAY_TASK_ID", "7"), ("SLURM_ARRAY_TASK_MIN", "5")],
+        ),
+    ];
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    for s in &slices {
+        assert!(s.join("shard.json").is_file() && s.join("runs.csv").is_file());
+        assert!(
+            !s.join("compare.csv").exists(),
+            "a slice is not a comparison"
+        );
+    }
+    let merged = tmp.path().join("merged");
+    let names: Vec<&str> = [2, 0, 1]
+        .iter()
+        .map(|&i| slices[i].to_str().unwrap())
+        .collect();
+    let mut margs = vec!["--merge"];
+    margs.extend(&names);
+    margs.push("--quiet");
+    let out = compare(&margs, &merged, &[]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
+    let a = fs::read(whole.join("compare.csv")).unwrap();
+    let b = fs::read(merged.join("compare.csv")).unwrap();
+    assert!(a.len() > 1000);
+    assert!(
+        a == b,
+        "the merged compare.csv differs from the unsharded one"
+    );
+    for f in ["compare.json", "compare.md", "report.html", "scenario.toml"] {
+        assert_eq!(
+            fs::read(whole.join(f)).unwrap(),
+            fs::read(merged.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn a_merge_refuses_slices_that_do_not_make_one_comparison() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = matrix();
+    let file = file.to_str().unwrap();
+    let slice = |name: &str, k: usize, extra: &[&str]| {
+        let dir = tmp.path().join(name);
+        let mut args = vec![file, "--variants", "base"];
+        args.extend(QUICK);
+        args.push("2");
+        args.extend(extra);
+        let shard = format!("{k}/3");
+        args.extend(["--shard", shard.as_str()]);
+        let out = compare(&args, &dir, &[]);
+        assert!(out.status.success(), "{out:?}");
+        dir
+    };
+    let s1 = slice("s1", 1, &[]);
+    let s2 = slice("s2", 2, &[]);
+    let other = slice("other", 3, &["--set", "server.latency=30ms"]);
+    let merge = |dirs: &[&Path]| {
+        let mut args = vec!["--merge"];
+        args.extend(dirs.iter().map(|d| d.to_str().unwrap()));
+        let out = compare(&args, &tmp.path().join("m"), &[]);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, err) = merge(&[&s1, &s2]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("slices missing: 3 of 3"), "{err}");
+    let (code, err) = merge(&[&s1, &s1, &s2]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("slice 1 of 3 is given twice"), "{err}");
+    let (code, err) = merge(&[&s1, &s2, &other]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("different comparisons (the flags differ)"),
+        "{err}"
+    );
+    assert!(
+        !tmp.path().join("m").exists(),
+        "nothing is written for a refused merge"
+    );
+    // A slice needs a seed every slice shares.
+    let noseed = tmp.path().join("noseed.toml");
+    let text = fs::read_to_string(matrix())
+        .unwrap()
+        .replace("seed = 42", "");
+    fs::write(&noseed, text).unwrap();
+    let out = compare(
+        &[noseed.to_str().unwrap(), "--shard", "1/2", "--quiet"],
+        &tmp.path().join("n"),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs a fixed seed"));
+    let out = compare(
+        &[file, "--shard", "auto/2", "--quiet"],
+        &tmp.path().join("a"),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("JOB_COMPLETION_INDEX"));
+}
