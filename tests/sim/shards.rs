@@ -168,3 +168,48 @@ fn a_merge_refuses_slices_that_do_not_make_one_comparison() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("JOB_COMPLETION_INDEX"));
 }
+
+/// docs/sweeps.md's one-machine recipe, with GNU parallel starting the slices.
+#[test]
+#[cfg_attr(
+    no_gnu_parallel,
+    ignore = "needs GNU parallel on PATH (none was found when this test was built): apt-get install parallel, then cargo test --test sim shards::"
+)]
+fn the_gnu_parallel_recipe_gives_the_unsharded_comparison() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = matrix();
+    let base = [file.to_str().unwrap(), "--variants", "base", "--seeds", "1"];
+    let quick = ["--duration", "10m", "--quiet"];
+    let whole = tmp.path().join("whole");
+    let out = compare(&[&base[..], &quick[..]].concat(), &whole, &[]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
+    let slices = tmp.path().join("slices");
+    let status = Command::new("parallel")
+        .args(["--will-cite", "-j", "2"])
+        .arg(exe())
+        .arg("compare")
+        .args(base)
+        .args(quick)
+        .args(["--shard", "{}/4", "--out"])
+        .arg(slices.join("{}"))
+        .args([":::", "1", "2", "3", "4"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut dirs: Vec<PathBuf> = fs::read_dir(&slices)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.sort();
+    assert_eq!(dirs.len(), 4);
+    let mut args = vec!["--merge"];
+    args.extend(dirs.iter().map(|d| d.to_str().unwrap()));
+    args.push("--quiet");
+    let merged = tmp.path().join("merged");
+    let out = compare(&args, &merged, &[]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
+    assert_eq!(
+        fs::read(whole.join("compare.csv")).unwrap(),
+        fs::read(merged.join("compare.csv")).unwrap()
+    );
+}
