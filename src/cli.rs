@@ -34,6 +34,8 @@ pub enum Command {
     List(ListArgs),
     /// Run scenarios and print only their [expect] verdicts (exit 1 if one is missed).
     Check(CheckArgs),
+    /// Which client algorithm to use for one API and fleet: every one run in every fleet, ranked.
+    Advise(AdviseArgs),
     /// Serve the mock rate-limited API over HTTP until Ctrl-C (--record: a run folder of it).
     Serve(ServeArgs),
     /// Run the same clients against any HTTP endpoint and record what they did.
@@ -308,6 +310,92 @@ pub struct CheckArgs {
     #[arg(long, short)]
     pub quiet: bool,
     /// Print the verdicts as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The server rules `advise --rule` takes: those that state a rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RuleArg {
+    Gcra,
+    TokenBucket,
+    FixedWindow,
+    SlidingWindow,
+}
+
+impl RuleArg {
+    pub fn kind(self) -> &'static str {
+        match self {
+            RuleArg::Gcra => "gcra",
+            RuleArg::TokenBucket => "token-bucket",
+            RuleArg::FixedWindow => "fixed-window",
+            RuleArg::SlidingWindow => "sliding-window",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "The API comes from --scenario FILE (its [server] table) or from the \
+flags (--rule, --limit, --period, --burst, --initial, --headers, --latency). Every algorithm a \
+client could run (the coordinating ones only with --shared-state redis) runs in every fleet over \
+--seeds seeds; the results folder holds advise.toml (the scenario that was run: run or compare \
+it again), advice.md and compare/ (the matrix comparison with its report)."
+)]
+pub struct AdviseArgs {
+    /// Take the API's [server] table from this scenario file.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["rule", "limit", "period", "burst", "initial"])]
+    pub scenario: Option<PathBuf>,
+    /// The server's rule.
+    #[arg(long, value_enum)]
+    pub rule: Option<RuleArg>,
+    /// Requests per period (a token bucket's refill per period); required without --scenario.
+    #[arg(long, required_unless_present = "scenario", value_parser = parse_whole)]
+    pub limit: Option<u64>,
+    /// The period (a window rule's window), e.g. 1s, 1m, 1h, 24h (default 1h).
+    #[arg(long, alias = "window", value_parser = parse_duration_arg)]
+    pub period: Option<HumanDuration>,
+    /// A token bucket's size (default: the limit).
+    #[arg(long, value_parser = parse_whole)]
+    pub burst: Option<u64>,
+    /// Tokens at the start (default: full).
+    #[arg(long, value_parser = parse_whole)]
+    pub initial: Option<u64>,
+    /// The header dialect the answers speak (default: the scenario's, else full).
+    #[arg(long, value_parser = parse_headers)]
+    pub headers: Option<Headers>,
+    /// How long an answer takes (default: the scenario's, else 20ms).
+    #[arg(long, value_parser = parse_duration_arg)]
+    pub latency: Option<HumanDuration>,
+    /// The fleets: PROCESSESxTHREADS, several for a fleet that varies (--fleet 1x1,12x4,50x1).
+    #[arg(long, value_delimiter = ',', value_name = "PxT", required = true)]
+    pub fleet: Vec<crate::advise::Fleet>,
+    /// Add a fleet whose processes come and go (half of the largest fleet's stay throughout).
+    #[arg(long)]
+    pub churn: bool,
+    /// The processes can share state (`redis`): the coordinating algorithms run too.
+    #[arg(long, value_name = "STORE", value_parser = ["redis"])]
+    pub shared_state: Option<String>,
+    /// Seeds per algorithm and fleet.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub seeds: u32,
+    /// The first seed.
+    #[arg(long, default_value_t = 42, value_parser = parse_seed)]
+    pub seed: u64,
+    /// How long each run is (default: 20 of a thread's fair-share periods in the largest
+    /// fleet, at least 30 minutes, 5 hours for hourly quotas, 48 for daily ones).
+    #[arg(long, value_parser = parse_duration_arg)]
+    pub duration: Option<HumanDuration>,
+    /// Runs at a time (default: the number of cores).
+    #[arg(long, short, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub jobs: Option<u32>,
+    /// The results folder (must be new or empty); default results/advise-<UTC time>.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// No progress; only the advice.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print the standings as JSON.
     #[arg(long)]
     pub json: bool,
 }

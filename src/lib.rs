@@ -2,6 +2,7 @@
 //! themselves behind a server's rate limit? A mock rate-limited server, adaptive clients, a
 //! deterministic simulator, and the numbers that say which algorithm works.
 
+pub mod advise;
 pub mod check;
 pub mod cli;
 pub mod commands;

@@ -1,6 +1,7 @@
 //! The body of every command: from parsed flags to output and an exit code, one file per
 //! command, so `main.rs` only dispatches and the engines never see the command line.
 
+mod advise;
 mod check;
 mod client;
 mod compare;
@@ -9,6 +10,7 @@ mod plot;
 mod run;
 mod serve;
 
+pub use advise::advise;
 pub use check::check;
 pub use client::client;
 pub use compare::compare;

@@ -8,6 +8,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod advise;
 mod architecture;
 mod axes;
 mod bad_input;

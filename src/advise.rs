@@ -1,0 +1,688 @@
+//! `throttle-sim advise`: which client algorithm to use against one API with one fleet (or
+//! several fleets, when the fleet varies), answered by running them all.
+//!
+//! The API (a rule, its limit and period, its burst, its header dialect and latency; or a
+//! scenario's `[server]`) and the fleets become one scenario with a `fleet` axis
+//! (`advise.toml`, kept in the results folder so the answer can be run again), long enough for
+//! 20 of a thread's fair-share periods in the largest fleet. Every algorithm a client could
+//! run there is compared in every fleet over the same seeds (`compare`'s matrix), and
+//! ranked: first by the fleets where it meets the targets (fewer than 0.5 % 429s, utilization
+//! and fairness at least 0.97), then by its worst fleet's utilization × fairness, then by that
+//! fleet's 429s. Algorithms that coordinate through a shared store run only when the user's
+//! processes can share one (`--shared-state`); the oracle, which is told the thread count, never.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::AtomicBool;
+use std::time::SystemTime;
+
+use crate::compare::{self, CompareOptions, Matrix, Stat, VariantStats};
+use crate::error::Error;
+use crate::progress::Progress;
+use crate::run::{claim_given_dir, claim_new_dir};
+use crate::scenario::Scenario;
+use crate::throttle::ThrottleConfig;
+use crate::time::HumanDuration;
+
+/// One fleet: `processes` processes of `threads` threads each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fleet {
+    pub processes: u32,
+    pub threads: u32,
+}
+
+/// The most threads one advised fleet may have: past it a run of every algorithm takes long.
+pub const MAX_FLEET_THREADS: u64 = 10_000;
+
+impl FromStr for Fleet {
+    type Err = String;
+
+    /// `12x4`: 12 processes of 4 threads.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("`{s}` is not a fleet: write PROCESSESxTHREADS, e.g. 12x4");
+        let (p, t) = s.trim().split_once(['x', 'X']).ok_or_else(bad)?;
+        let processes: u32 = p.trim().parse().map_err(|_| bad())?;
+        let threads: u32 = t.trim().parse().map_err(|_| bad())?;
+        if processes == 0 || threads == 0 {
+            return Err(format!(
+                "`{s}`: a fleet needs at least one process of one thread"
+            ));
+        }
+        if u64::from(processes) * u64::from(threads) > MAX_FLEET_THREADS {
+            return Err(format!(
+                "`{s}`: at most {MAX_FLEET_THREADS} threads in one fleet"
+            ));
+        }
+        Ok(Fleet { processes, threads })
+    }
+}
+
+impl Fleet {
+    fn name(&self) -> String {
+        format!("{}x{}", self.processes, self.threads)
+    }
+
+    fn threads_total(&self) -> u64 {
+        u64::from(self.processes) * u64::from(self.threads)
+    }
+}
+
+/// The API advised for: its `[server]` table, and what the law of docs/fair-share.md needs
+/// to be told when the answers do not say it.
+#[derive(Clone, Debug)]
+pub struct Api {
+    pub server: toml::Table,
+    /// Requests per `period`: the quota.
+    pub quota: f64,
+    pub period: HumanDuration,
+    /// Whether the answers state the quota (every dialect but Heroku's and none).
+    pub states_quota: bool,
+}
+
+impl Api {
+    /// The sustained rate, per second.
+    fn rate(&self) -> f64 {
+        self.quota / self.period.secs().max(1e-9)
+    }
+
+    /// "gcra, 4500 per 1h, headers full, latency 20ms".
+    fn describe(&self) -> String {
+        let text = |k: &str| {
+            self.server
+                .get(k)
+                .map(|v| v.to_string().trim_matches('"').to_string())
+        };
+        format!(
+            "{}, {} per {}{}, headers {}, latency {}",
+            text("kind").unwrap_or_else(|| "gcra".into()),
+            self.quota,
+            self.period,
+            text("burst").map_or(String::new(), |b| format!(", burst {b}")),
+            text("headers").unwrap_or_else(|| "full".into()),
+            text("latency").unwrap_or_else(|| "20ms".into()),
+        )
+    }
+}
+
+/// What to advise on and how.
+pub struct AdviseOptions<'a> {
+    pub api: Api,
+    pub fleets: Vec<Fleet>,
+    /// Add a fleet whose processes come and go (built from the largest fleet).
+    pub churn: bool,
+    /// The user's processes can share a store (Redis): coordinating algorithms run too.
+    pub shared_state: bool,
+    pub seeds: usize,
+    pub seed: u64,
+    /// How long each run is; default long enough for the largest fleet (see [`duration`]).
+    pub duration: Option<HumanDuration>,
+    pub jobs: usize,
+    pub out: Option<PathBuf>,
+    pub progress: &'a Progress,
+    pub interrupt: &'a AtomicBool,
+}
+
+/// Why `advise` cannot run as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum AdviseError {
+    #[error("name at least one fleet, e.g. --fleet 12x4 (several: --fleet 1x1,12x4,50x1)")]
+    NoFleet,
+    #[error("`{0}` is named twice in --fleet")]
+    FleetTwice(String),
+    #[error("the API states no rate (a `{0}` server): advise needs a limit per period")]
+    NoRate(String),
+}
+
+/// The algorithms a client of this API could run: every blind one, and those that coordinate
+/// through a store when the processes can share one; never the oracle (it is told how many
+/// threads there are) or `none` (it does not throttle).
+pub fn algorithms(shared_state: bool) -> Vec<&'static str> {
+    ThrottleConfig::NAMES
+        .iter()
+        .copied()
+        .filter(|&n| n != "oracle" && n != "none")
+        .filter(|&n| {
+            let coordinates = ThrottleConfig::defaults(n)
+                .and_then(|c| c.store_scope("advise", "default"))
+                .is_some();
+            shared_state || !coordinates
+        })
+        .collect()
+}
+
+/// Long enough for 20 of a thread's fair-share periods (`20 N / R`) in the largest fleet, at
+/// least 30 minutes, 5 hours for an hourly quota and 48 for a daily one, in whole minutes.
+pub fn duration(api: &Api, fleets: &[Fleet]) -> HumanDuration {
+    let n = fleets.iter().map(Fleet::threads_total).max().unwrap_or(1) as f64;
+    let period = api.period.secs();
+    let floor = if period >= 86_400.0 {
+        48.0 * 3600.0
+    } else if period >= 3600.0 {
+        5.0 * 3600.0
+    } else {
+        1800.0
+    };
+    let secs = (20.0 * n / api.rate()).max(floor);
+    HumanDuration::from_secs(((secs / 60.0).ceil() * 60.0).min(1e9) as u64)
+}
+
+/// The scenario `advise` runs: the API's server, one fleet level per fleet, the targets.
+pub fn scenario_text(opts: &AdviseOptions<'_>) -> String {
+    let api = &opts.api;
+    let run_for = opts.duration.unwrap_or_else(|| duration(api, &opts.fleets));
+    let mut server = api.server.clone();
+    server.entry("latency").or_insert_with(|| "20ms".into());
+    let mut root = toml::Table::new();
+    root.insert("name".into(), "advise".into());
+    root.insert(
+        "description".into(),
+        format!(
+            "Written by throttle-sim advise: every client algorithm against {} in each fleet.",
+            api.describe()
+        )
+        .into(),
+    );
+    let mut run = toml::Table::new();
+    run.insert("duration".into(), run_for.to_string().into());
+    run.insert("seed".into(), (opts.seed as i64).into());
+    run.insert("seeds".into(), (opts.seeds as i64).into());
+    run.insert("sample_every".into(), "1m".into());
+    run.insert("series".into(), "group".into());
+    root.insert("run".into(), toml::Value::Table(run));
+    root.insert("server".into(), toml::Value::Table(server));
+    let group = |name: &str, processes: u32, threads: u32| {
+        let mut g = toml::Table::new();
+        g.insert("name".into(), name.into());
+        g.insert("processes".into(), i64::from(processes).into());
+        g.insert("threads".into(), i64::from(threads).into());
+        g.insert("algorithm".into(), "fair-share".into());
+        if !api.states_quota {
+            g.insert("quota".into(), api.quota.into());
+            g.insert("period".into(), api.period.to_string().into());
+        }
+        g
+    };
+    root.insert(
+        "clients".into(),
+        toml::Value::Array(vec![toml::Value::Table(group("w", 1, 1))]),
+    );
+    let mut expect = toml::Table::new();
+    for (metric, lo, hi) in TARGETS {
+        expect.insert(
+            metric.into(),
+            toml::Value::Array(vec![lo.into(), hi.into()]),
+        );
+    }
+    root.insert("expect".into(), toml::Value::Table(expect));
+    let mut levels: Vec<toml::Value> = opts
+        .fleets
+        .iter()
+        .map(|f| {
+            let clients =
+                toml::Value::Array(vec![toml::Value::Table(group("w", f.processes, f.threads))]);
+            level(&f.name(), clients, None)
+        })
+        .collect();
+    if opts.churn {
+        levels.push(churn_level(opts, run_for, &group));
+    }
+    let mut axis = toml::Table::new();
+    axis.insert("name".into(), "fleet".into());
+    axis.insert("levels".into(), toml::Value::Array(levels));
+    root.insert(
+        "axes".into(),
+        toml::Value::Array(vec![toml::Value::Table(axis)]),
+    );
+    toml::to_string(&root).expect("an advise scenario serializes")
+}
+
+/// The targets a fleet is met on: those the API-shape matrix holds fair-share to.
+const TARGETS: [(&str, f64, f64); 3] = [
+    ("ratio_429", 0.0, 0.005),
+    ("utilization", 0.97, 1.0),
+    ("fairness", 0.97, 1.0),
+];
+
+fn level(name: &str, clients: toml::Value, expect: Option<toml::Table>) -> toml::Value {
+    let mut set = toml::Table::new();
+    set.insert("clients".into(), clients);
+    let mut l = toml::Table::new();
+    l.insert("name".into(), name.into());
+    l.insert("set".into(), toml::Value::Table(set));
+    if let Some(e) = expect {
+        l.insert("expect".into(), toml::Value::Table(e));
+    }
+    toml::Value::Table(l)
+}
+
+/// The largest fleet, half of its processes there throughout and the others each joining at
+/// its own time in the first half of the run and leaving a third of the run later; judged on
+/// windowed fairness, as the population changes.
+fn churn_level(
+    opts: &AdviseOptions<'_>,
+    run_for: HumanDuration,
+    group: &dyn Fn(&str, u32, u32) -> toml::Table,
+) -> toml::Value {
+    let big = opts
+        .fleets
+        .iter()
+        .max_by_key(|f| f.threads_total())
+        .copied()
+        .expect("advise has at least one fleet");
+    let stay = big.processes.div_ceil(2);
+    let mut groups = vec![toml::Value::Table(group("stay", stay, big.threads))];
+    let comers = big.processes - stay;
+    let total = run_for.secs();
+    for i in 0..comers {
+        let start = (total / 2.0 * f64::from(i + 1) / f64::from(comers + 1)).floor();
+        let stop = (start + total / 3.0).floor();
+        let mut g = group(&format!("c{}", i + 1), 1, big.threads);
+        g.insert("start".into(), format!("{start}s").into());
+        g.insert("stop".into(), format!("{stop}s").into());
+        groups.push(toml::Value::Table(g));
+    }
+    let mut expect = toml::Table::new();
+    expect.insert(
+        "fairness".into(),
+        toml::Value::Array(vec![0.0.into(), 1.0.into()]),
+    );
+    expect.insert(
+        "fairness_windowed".into(),
+        toml::Value::Array(vec![0.97.into(), 1.0.into()]),
+    );
+    level(
+        &format!("{}-churn", big.name()),
+        toml::Value::Array(groups),
+        Some(expect),
+    )
+}
+
+/// One algorithm's standing over the fleets.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Standing {
+    pub algorithm: String,
+    /// Fleets where its means meet every target, of those run.
+    pub fleets_met: usize,
+    pub fleets: usize,
+    /// Targets met over all fleets (a finer order among those that meet no fleet whole).
+    pub targets_met: usize,
+    /// Its worst fleet: the lowest utilization × fairness.
+    pub worst_fleet: String,
+    pub worst_score: f64,
+    pub worst_ratio_429: f64,
+}
+
+/// What `advise` found.
+pub struct Advice {
+    pub dir: PathBuf,
+    pub api: String,
+    pub standings: Vec<Standing>,
+    pub matrix: Matrix,
+    /// The scenario that was run (`advise.toml` in `dir`).
+    pub scenario: PathBuf,
+}
+
+/// Run every algorithm in every fleet and rank them.
+pub fn advise(opts: &AdviseOptions<'_>) -> Result<Advice, Error> {
+    if opts.fleets.is_empty() {
+        return Err(Error::flag("--fleet")(AdviseError::NoFleet));
+    }
+    for (i, f) in opts.fleets.iter().enumerate() {
+        if opts.fleets[..i].contains(f) {
+            return Err(Error::flag("--fleet")(AdviseError::FleetTwice(f.name())));
+        }
+    }
+    if !(opts.api.rate() > 0.0 && opts.api.rate().is_finite()) {
+        let kind = opts
+            .api
+            .server
+            .get("kind")
+            .map_or("gcra".into(), |k| k.to_string());
+        return Err(Error::usage(AdviseError::NoRate(kind)));
+    }
+    let dir = match &opts.out {
+        Some(d) => claim_given_dir(d)?,
+        None => claim_new_dir(Path::new("results"), "advise", SystemTime::now())?,
+    };
+    let scenario = dir.join("advise.toml");
+    fs::write(&scenario, scenario_text(opts)).map_err(Error::io(&scenario))?;
+    let copts = CompareOptions {
+        scenario: scenario.clone(),
+        overrides: Vec::new(),
+        variants: Vec::new(),
+        algorithms: algorithms(opts.shared_state)
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+        seeds: Some(opts.seeds),
+        jobs: opts.jobs,
+        out: Some(dir.join("compare")),
+        progress: opts.progress,
+        interrupt: opts.interrupt,
+        allow_large_output: false,
+        shard: None,
+    };
+    let plan = compare::plan(&copts)?;
+    let result = compare::run_compare(&copts, &plan)?;
+    let matrix = result
+        .matrix
+        .ok_or_else(|| Error::usage(AdviseError::NoFleet))?;
+    let standings = standings(&matrix);
+    fs::write(
+        dir.join("advice.md"),
+        advice_text(&opts.api, &plan.base, &standings, &matrix, true),
+    )
+    .map_err(Error::io(dir.join("advice.md")))?;
+    Ok(Advice {
+        dir,
+        api: opts.api.describe(),
+        standings,
+        matrix,
+        scenario,
+    })
+}
+
+fn stats<'a>(m: &'a Matrix, cell: usize, algorithm: &str) -> Option<&'a VariantStats> {
+    m.cells[cell]
+        .comparison
+        .variants
+        .iter()
+        .find(|v| v.name == algorithm)
+}
+
+fn mean(v: &VariantStats, metric: &str) -> f64 {
+    v.metrics.get(metric).and_then(|s| s.mean).unwrap_or(0.0)
+}
+
+/// Every algorithm's standing, best first.
+pub fn standings(m: &Matrix) -> Vec<Standing> {
+    let mut out: Vec<Standing> = m
+        .variant_names()
+        .into_iter()
+        .map(|a| {
+            let mut s = Standing {
+                algorithm: a.clone(),
+                fleets_met: 0,
+                fleets: 0,
+                targets_met: 0,
+                worst_fleet: String::new(),
+                worst_score: f64::INFINITY,
+                worst_ratio_429: 0.0,
+            };
+            for (i, c) in m.cells.iter().enumerate() {
+                let Some(v) = stats(m, i, &a) else { continue };
+                s.fleets += 1;
+                s.fleets_met += usize::from(v.missed == 0);
+                s.targets_met += v.expect.iter().filter(|e| e.pass).count();
+                let fair = if c.cell.ends_with("-churn") {
+                    mean(v, "fairness_windowed")
+                } else {
+                    mean(v, "fairness")
+                };
+                let score = mean(v, "utilization") * fair;
+                if score < s.worst_score {
+                    s.worst_score = score;
+                    s.worst_fleet = c.cell.clone();
+                    s.worst_ratio_429 = mean(v, "ratio_429");
+                }
+            }
+            s
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.fleets_met
+            .cmp(&a.fleets_met)
+            .then(b.targets_met.cmp(&a.targets_met))
+            .then(b.worst_score.total_cmp(&a.worst_score))
+            .then(a.worst_ratio_429.total_cmp(&b.worst_ratio_429))
+    });
+    out
+}
+
+/// "0.12 % ± 0.03" (a percentage), "0.997 ± 0.001" (a fraction), "28 s ± 4" (seconds).
+fn shown(s: Option<&Stat>, kind: Shown) -> String {
+    let Some(s) = s else { return "-".into() };
+    let Some(m) = s.mean else {
+        return "never".into();
+    };
+    let (k, d, unit) = match kind {
+        Shown::Percent => (100.0, 2, " %"),
+        Shown::Fraction => (1.0, 3, ""),
+        Shown::Seconds => (1.0, 0, " s"),
+    };
+    match s.half_width {
+        Some(h) => format!("{:.d$}{unit} ± {:.d$}", m * k, h * k),
+        None => format!("{:.d$}{unit}", m * k),
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Shown {
+    Percent,
+    Fraction,
+    Seconds,
+}
+
+/// The advice as text: the ranking, the recommendation with what to paste, every fleet's
+/// numbers for it, and where the rest is.
+pub fn advice_text(
+    api: &Api,
+    base: &Scenario,
+    standings: &[Standing],
+    m: &Matrix,
+    markdown: bool,
+) -> String {
+    let mut out = String::new();
+    let bullet = if markdown { "- " } else { "  " };
+    let _ = writeln!(
+        out,
+        "{}advise: {}; fleets {}; {} algorithms × {} fleets × {} seeds, {} each\n",
+        if markdown { "# " } else { "" },
+        api.describe(),
+        m.cells
+            .iter()
+            .map(|c| c.cell.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        standings.len(),
+        m.cells.len(),
+        m.seeds.len(),
+        base.run.duration
+    );
+    let _ = writeln!(
+        out,
+        "Ranking: fleets where the means over the seeds meet every target (429s at most 0.5 %, \
+         utilization and fairness at least 0.97), then the worst fleet's utilization × fairness:\n"
+    );
+    for (i, s) in standings.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{bullet}{}. {}: {}/{} fleets met; worst {} ({:.3} utilization × fairness, {:.2} % 429s)",
+            i + 1,
+            s.algorithm,
+            s.fleets_met,
+            s.fleets,
+            s.worst_fleet,
+            s.worst_score,
+            s.worst_ratio_429 * 100.0
+        );
+    }
+    let Some(best) = standings.first() else {
+        return out;
+    };
+    let _ = writeln!(out, "\nRecommended: {}", best.algorithm);
+    if best.fleets_met < best.fleets {
+        let _ = writeln!(
+            out,
+            "(it meets the targets in {} of {} fleets: no algorithm meets them in all; its \
+             worst fleet is {})",
+            best.fleets_met, best.fleets, best.worst_fleet
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nEach fleet, means ± 95 % t-interval over {} seeds:",
+        m.seeds.len()
+    );
+    for (i, c) in m.cells.iter().enumerate() {
+        let Some(v) = stats(m, i, &best.algorithm) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "{bullet}{}: 429s {}, utilization {}, fairness {}, converged after {}{}",
+            c.cell,
+            shown(v.metrics.get("ratio_429"), Shown::Percent),
+            shown(v.metrics.get("utilization"), Shown::Fraction),
+            shown(v.metrics.get("fairness"), Shown::Fraction),
+            shown(v.metrics.get("convergence_s"), Shown::Seconds),
+            if v.missed == 0 {
+                ""
+            } else {
+                " (misses a target)"
+            }
+        );
+    }
+    let fence = if markdown { "```\n" } else { "" };
+    let _ = writeln!(out, "\nThe [[clients]] lines to paste into a scenario:\n");
+    let _ = write!(out, "{fence}");
+    let _ = writeln!(out, "    algorithm = \"{}\"", best.algorithm);
+    if best.algorithm == "fair-share" && !api.states_quota {
+        let _ = writeln!(out, "    quota = {}", api.quota);
+        let _ = writeln!(out, "    period = \"{}\"", api.period);
+    }
+    let _ = write!(out, "{fence}");
+    if best.algorithm == "fair-share" {
+        let _ = writeln!(
+            out,
+            "\nFor a port of docs/fair-share.md: the quota Q = {} per {} (R = {:.4} per second){}.",
+            api.quota,
+            api.period,
+            api.rate(),
+            if api.states_quota {
+                "; the answers state it, so a port reads it from them and needs nothing set"
+            } else {
+                "; the answers do not state it, so a port must be given Q and the period"
+            }
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api(states: bool) -> Api {
+        let mut server = toml::Table::new();
+        server.insert("kind".into(), "gcra".into());
+        server.insert("limit".into(), 5.into());
+        server.insert("period".into(), "1s".into());
+        Api {
+            server,
+            quota: 5.0,
+            period: HumanDuration::from_secs(1),
+            states_quota: states,
+        }
+    }
+
+    #[test]
+    fn fleets_parse_and_refuse_nonsense() {
+        assert_eq!(
+            "12x4".parse::<Fleet>().unwrap(),
+            Fleet {
+                processes: 12,
+                threads: 4
+            }
+        );
+        for bad in ["12", "0x4", "4x0", "ax4", "10000x2", "-1x2"] {
+            assert!(bad.parse::<Fleet>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_duration_holds_twenty_periods_of_the_largest_fleet() {
+        let fleets = [
+            Fleet {
+                processes: 200,
+                threads: 1,
+            },
+            Fleet {
+                processes: 1,
+                threads: 1,
+            },
+        ];
+        // 200 threads at 5/s: a thread's period is 40 s, twenty of them 800 s; 30 min is more.
+        assert_eq!(duration(&api(true), &fleets).secs(), 1800.0);
+        let big = [Fleet {
+            processes: 100,
+            threads: 10,
+        }];
+        // 1000 threads: 200 s each, 4000 s.
+        assert_eq!(duration(&api(true), &big).secs(), 4020.0);
+        let mut hourly = api(true);
+        hourly.quota = 4500.0;
+        hourly.period = HumanDuration::from_secs(3600);
+        assert_eq!(duration(&hourly, &fleets).secs(), 5.0 * 3600.0);
+    }
+
+    #[test]
+    fn the_oracle_never_and_coordinated_algorithms_only_with_shared_state() {
+        let blind = algorithms(false);
+        assert!(blind.contains(&"fair-share") && blind.contains(&"schneems"));
+        assert!(!blind.contains(&"oracle") && !blind.contains(&"none"));
+        assert!(!blind.contains(&"shared-bucket") && !blind.contains(&"aatb"));
+        let shared = algorithms(true);
+        assert!(shared.contains(&"shared-bucket") && shared.contains(&"aatb"));
+        assert!(!shared.contains(&"oracle"));
+    }
+
+    #[test]
+    fn the_scenario_has_a_fleet_level_per_fleet_and_tells_the_quota_only_when_unstated() {
+        let progress = Progress::new(true);
+        let stop = AtomicBool::new(false);
+        let opts = |states| AdviseOptions {
+            api: api(states),
+            fleets: vec![
+                Fleet {
+                    processes: 2,
+                    threads: 3,
+                },
+                Fleet {
+                    processes: 4,
+                    threads: 1,
+                },
+            ],
+            churn: true,
+            shared_state: false,
+            seeds: 3,
+            seed: 7,
+            duration: None,
+            jobs: 1,
+            out: None,
+            progress: &progress,
+            interrupt: &stop,
+        };
+        let text = scenario_text(&opts(true));
+        let s = crate::scenario::parse_scenario(&text, "advise.toml", "advise", &[], 1).unwrap();
+        assert_eq!(s.axes.names(), ["2x3", "4x1", "2x3-churn"]);
+        assert!(!text.contains("quota"), "{text}");
+        let text = scenario_text(&opts(false));
+        assert!(text.contains("quota = 5.0"), "{text}");
+        let churn = crate::scenario::parse_scenario(
+            &text,
+            "advise.toml",
+            "advise",
+            &[crate::scenario::cell_override("2x3-churn")],
+            1,
+        )
+        .unwrap();
+        // The largest fleet (2x3): one process stays, the other comes and goes.
+        assert_eq!(churn.clients.len(), 2);
+        assert_eq!(churn.clients[0].common.processes, 1);
+        assert!(churn.clients[1].common.stop.is_some());
+        assert_eq!(churn.expect["fairness_windowed"], [0.97, 1.0]);
+    }
+}
