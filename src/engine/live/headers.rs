@@ -19,7 +19,7 @@ use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::exchange::{Quota, Response, Status};
 use crate::limiter::{Decision, Headers};
-use crate::time::{Nanos, from_secs};
+use crate::time::{Nanos, duration_from_secs, from_secs, scaled_nanos};
 
 pub const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
 pub const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("ratelimit-remaining");
@@ -286,7 +286,7 @@ pub fn read_response(
             .flatten()
             .map(|at| until_epoch(at, now))
     });
-    let retry_after = wait.map(|d| (d.as_nanos() as f64 * scale) as Nanos);
+    let retry_after = wait.map(|d| scaled_nanos(d, scale));
     // The policy's `q` per `w` seconds, and the reset: the IETF `t` in seconds, else GitHub's
     // epoch second.
     let quota = policy.and_then(|f| {
@@ -302,7 +302,7 @@ pub fn read_response(
         .map(|t| from_secs(t as f64 * scale))
         .or_else(|| {
             let at = first_number(headers, &[X_RATELIMIT_RESET])?;
-            Some(from_secs(until_epoch(at, now).as_secs_f64() * scale))
+            Some(scaled_nanos(until_epoch(at, now), scale))
         });
     Response {
         status,
@@ -354,9 +354,10 @@ pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
         .get(RETRY_AFTER_MS)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+        .filter(|ms| !ms.is_nan() && *ms >= 0.0)
     {
-        return Some(Duration::from_secs_f64(ms / 1e3));
+        // `1e23` or `inf` is a wait past any run, not a panic.
+        return Some(duration_from_secs(ms / 1e3));
     }
     let v = headers
         .get(hyper::header::RETRY_AFTER)?
@@ -614,6 +615,28 @@ mod tests {
         assert_eq!(retry_after(&h, later), Some(Duration::ZERO));
         let h = headers(&[("retry-after", "soon")]);
         assert_eq!(retry_after(&h, now), None);
+    }
+
+    /// Issue 23, bug 1: `retry-after-ms: 1e23` panicked in `Duration::from_secs_f64` after
+    /// only an `is_finite` check. Any number is a wait, saturating; NaN and negatives none.
+    #[test]
+    fn a_retry_after_ms_past_any_clock_is_the_longest_wait() {
+        for v in ["1e23", "inf", "1e308", "18446744073709551616000"] {
+            let r = read(429, &[("retry-after-ms", v)]);
+            assert_eq!(r.retry_after, Some(Nanos::MAX), "{v}");
+        }
+        for v in ["NaN", "-1", "-inf", "soon"] {
+            assert_eq!(read(429, &[("retry-after-ms", v)]).retry_after, None, "{v}");
+        }
+        let r = read(
+            429,
+            &[
+                ("x-ratelimit-remaining", "0"),
+                ("x-ratelimit-reset", "18446744073709551615"),
+            ],
+        );
+        assert_eq!(r.retry_after, Some(Nanos::MAX));
+        assert_eq!(r.reset, Some(Nanos::MAX));
     }
 
     #[test]
