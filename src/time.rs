@@ -59,6 +59,11 @@ pub fn scaled_nanos(real: Duration, scale: f64) -> Nanos {
 /// instant").
 pub const FOREVER: Duration = Duration::from_secs(100 * 365 * 86_400);
 
+/// The longest wait a server's answer may ask of a client, in real time: a day. A
+/// `Retry-After`, a reset or a policy window past it (`retry-after-ms: 1e23`, an epoch reset
+/// of 2^64 − 1) is read as a day, so no algorithm is told to wait for centuries.
+pub const MAX_SERVER_WAIT: Duration = Duration::from_secs(86_400);
+
 /// `at + d`, checked: a span past [`FOREVER`] (or past what the clock holds) is `FOREVER`
 /// from `at`. Every instant computed from a number that came from outside goes through
 /// here.

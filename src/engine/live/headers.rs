@@ -19,7 +19,7 @@ use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::exchange::{Quota, Response, Status};
 use crate::limiter::{Decision, Headers};
-use crate::time::{Nanos, duration_from_secs, from_secs, scaled_nanos};
+use crate::time::{MAX_SERVER_WAIT, Nanos, duration_from_secs, scaled_nanos};
 
 pub const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
 pub const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("ratelimit-remaining");
@@ -286,7 +286,9 @@ pub fn read_response(
             .flatten()
             .map(|at| until_epoch(at, now))
     });
-    let retry_after = wait.map(|d| scaled_nanos(d, scale));
+    // Every span the server states is at most `MAX_SERVER_WAIT` of real time, then virtual.
+    let virtual_span = |real: Duration| scaled_nanos(real.min(MAX_SERVER_WAIT), scale);
+    let retry_after = wait.map(virtual_span);
     // The policy's `q` per `w` seconds, and the reset: the IETF `t` in seconds, else GitHub's
     // epoch second.
     let quota = policy.and_then(|f| {
@@ -294,15 +296,15 @@ pub fn read_response(
         let window = param(f, &["w"]).filter(|w| *w > 0)?;
         Some(Quota {
             limit,
-            window: from_secs(window as f64 * scale),
+            window: virtual_span(Duration::from_secs(window)),
         })
     });
     let reset = ietf
         .and_then(|f| param(f, &["t", "reset"]))
-        .map(|t| from_secs(t as f64 * scale))
+        .map(|t| virtual_span(Duration::from_secs(t)))
         .or_else(|| {
             let at = first_number(headers, &[X_RATELIMIT_RESET])?;
-            Some(scaled_nanos(until_epoch(at, now), scale))
+            Some(virtual_span(until_epoch(at, now)))
         });
     Response {
         status,
@@ -621,9 +623,10 @@ mod tests {
     /// only an `is_finite` check. Any number is a wait, saturating; NaN and negatives none.
     #[test]
     fn a_retry_after_ms_past_any_clock_is_the_longest_wait() {
+        let day = MAX_SERVER_WAIT.as_nanos() as Nanos;
         for v in ["1e23", "inf", "1e308", "18446744073709551616000"] {
             let r = read(429, &[("retry-after-ms", v)]);
-            assert_eq!(r.retry_after, Some(Nanos::MAX), "{v}");
+            assert_eq!(r.retry_after, Some(day), "{v}");
         }
         for v in ["NaN", "-1", "-inf", "soon"] {
             assert_eq!(read(429, &[("retry-after-ms", v)]).retry_after, None, "{v}");
@@ -635,8 +638,20 @@ mod tests {
                 ("x-ratelimit-reset", "18446744073709551615"),
             ],
         );
-        assert_eq!(r.retry_after, Some(Nanos::MAX));
-        assert_eq!(r.reset, Some(Nanos::MAX));
+        assert_eq!(r.retry_after, Some(day));
+        assert_eq!(r.reset, Some(day));
+        let r = read(
+            200,
+            &[
+                ("ratelimit", "\"default\";r=1;t=18446744073709551615"),
+                (
+                    "ratelimit-policy",
+                    "\"default\";q=10;w=18446744073709551615",
+                ),
+            ],
+        );
+        assert_eq!(r.reset, Some(day));
+        assert_eq!(r.quota.map(|q| q.window), Some(day));
     }
 
     #[test]
