@@ -29,7 +29,7 @@ impl ScaledClock {
         let origin_wall = UNIX_EPOCH + Duration::from_nanos(origin_unix_nanos);
         let origin = match wall.duration_since(origin_wall) {
             Ok(ago) => now.checked_sub(ago).unwrap_or(now),
-            Err(ahead) => now + ahead.duration(),
+            Err(ahead) => instant_after(now, ahead.duration()),
         };
         ScaledClock { origin, scale }
     }

@@ -19,7 +19,7 @@ use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::exchange::{Quota, Response, Status};
 use crate::limiter::{Decision, Headers};
-use crate::time::{MAX_SERVER_WAIT, Nanos, duration_from_secs, scaled_nanos};
+use crate::time::{FOREVER, MAX_SERVER_WAIT, Nanos, duration_from_secs, scaled_nanos};
 
 pub const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
 pub const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("ratelimit-remaining");
@@ -124,7 +124,10 @@ pub fn write_decision(
                 X_RATELIMIT_USED,
                 number(d.limit.saturating_sub(d.remaining)),
             );
-            let at = (waits.now + waits.reset)
+            // A reset past what the wall clock holds is a century away, not a panic.
+            let at = (waits.now.checked_add(waits.reset))
+                .or_else(|| waits.now.checked_add(FOREVER))
+                .unwrap_or(waits.now)
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .unwrap_or_default();
             let epoch_s = at.as_secs() + u64::from(at.subsec_nanos() > 0);
