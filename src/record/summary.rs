@@ -140,8 +140,12 @@ pub enum RequestTrouble {
         requests: u64,
         kinds: Vec<(Failure, u64)>,
     },
-    /// At least [`MANY_ERRORS`] of the requests were errors.
-    ManyErrors { errors: u64, requests: u64 },
+    /// At least [`MANY_ERRORS`] of the requests were errors; `kinds` as for `AllFailed`.
+    ManyErrors {
+        errors: u64,
+        requests: u64,
+        kinds: Vec<(Failure, u64)>,
+    },
 }
 
 impl RequestTrouble {
@@ -163,10 +167,7 @@ impl std::fmt::Display for RequestTrouble {
                     f,
                     "every one of the {requests} requests failed (no 2xx and no 429): "
                 )?;
-                for (i, (kind, n)) in kinds.iter().enumerate() {
-                    let sep = if i == 0 { "" } else { ", " };
-                    write!(f, "{sep}{n} {}", kind.in_words())?;
-                }
+                write_kinds(f, kinds)?;
                 f.write_str("; requests.csv with --log-requests has each one")
             }
             RequestTrouble::AllFailed { requests, .. } => write!(
@@ -174,14 +175,34 @@ impl std::fmt::Display for RequestTrouble {
                 "every one of the {requests} requests failed (no 2xx and no 429: refused, reset, \
                  timed out or another status; requests.csv with --log-requests says which)"
             ),
-            RequestTrouble::ManyErrors { errors, requests } => write!(
-                f,
-                "{errors} of the {requests} requests ({:.0}%) were errors (5xx, refused, reset or \
-                 timed out)",
-                *errors as f64 * 100.0 / *requests as f64
-            ),
+            RequestTrouble::ManyErrors {
+                errors,
+                requests,
+                kinds,
+            } => {
+                write!(
+                    f,
+                    "{errors} of the {requests} requests ({:.0}%) were errors (",
+                    *errors as f64 * 100.0 / *requests as f64
+                )?;
+                if kinds.is_empty() {
+                    f.write_str("5xx, refused, reset or timed out")?;
+                } else {
+                    write_kinds(f, kinds)?;
+                }
+                f.write_str(")")
+            }
         }
     }
+}
+
+/// `3 refused, 12 answered 301`.
+fn write_kinds(f: &mut std::fmt::Formatter<'_>, kinds: &[(Failure, u64)]) -> std::fmt::Result {
+    for (i, (kind, n)) in kinds.iter().enumerate() {
+        let sep = if i == 0 { "" } else { ", " };
+        write!(f, "{sep}{n} {}", kind.in_words())?;
+    }
+    Ok(())
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -336,6 +357,7 @@ impl Summary {
             Some(RequestTrouble::ManyErrors {
                 errors: m.errors,
                 requests: m.requests,
+                kinds: self.failure_kinds.clone(),
             })
         } else {
             None

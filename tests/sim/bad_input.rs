@@ -7,8 +7,8 @@
 //! bundled scenarios folder, `{tmp}` a fresh folder of the row's own, `{afile}` a file in it,
 //! `{busy}` an address something listens on, `{busy_port}` its port, `{closed}` a port nothing
 //! listens on, `{nan}` a results folder whose series.csv holds a NaN, `{moved}` the address of
-//! a hostile server (`tests/common/hostile.rs`) answering 301 to everything, `{longurl}` a
-//! 70 KB URL.
+//! a hostile server (`tests/common/hostile.rs`) answering 301 to everything, `{stalled}` one
+//! that never answers, `{longurl}` a 70 KB URL.
 
 use crate::common;
 
@@ -580,6 +580,13 @@ fn cases() -> Vec<Case> {
             4,
             "answered 301; requests.csv with --log-requests has each one",
         ),
+        // A request in flight at the end is abandoned a second after it, not after
+        // --timeout (the row's 20 s deadline would kill the old wait of an hour).
+        case(
+            "client --target http://{stalled}/ --algorithm fixed --set clients.*.sleep=50ms --duration 300ms --timeout 1h --quiet --out {tmp}/c",
+            4,
+            "every one of the 1 requests failed (no 2xx and no 429): 1 timed out",
+        ),
         case("client --target {longurl}", 2, "aaaaaaaaaa… (7002"),
         case(
             "client --target {longurl}",
@@ -607,6 +614,11 @@ fn cases() -> Vec<Case> {
             "serve --addr 127.0.0.1:0 --time-scale 1e-16",
             2,
             "--time-scale: must be at least 0.001 (got 1e-16)",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --time-scale 1e-300",
+            2,
+            "--time-scale: must be at least 0.001 (got 1e-300)",
         ),
         case(
             "serve --addr 127.0.0.1:0 --duration 0s",
@@ -750,6 +762,9 @@ fn every_bad_input_gets_its_exit_code_and_message() {
     let moved = common::hostile::HostileServer::always(
         common::hostile::Answer::status(301).header("location", "/elsewhere"),
     );
+    // A server that never answers.
+    let stalled =
+        common::hostile::HostileServer::always(common::hostile::Answer::status(200).stalled());
     let longurl = format!("http://127.0.0.1:{closed}/{}", "a".repeat(70_000));
 
     let cases = cases();
@@ -773,6 +788,7 @@ fn every_bad_input_gets_its_exit_code_and_message() {
                 .replace("{closed}", &closed.to_string())
                 .replace("{nan}", &nan.display().to_string())
                 .replace("{moved}", &moved.addr.to_string())
+                .replace("{stalled}", &stalled.addr.to_string())
                 .replace("{longurl}", &longurl)
         };
         let args = fill(c.args);

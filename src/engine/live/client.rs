@@ -377,6 +377,34 @@ where
 mod tests {
     use super::*;
 
+    /// A body that never ends, 64 KiB a frame.
+    struct Endless(u64);
+
+    impl hyper::body::Body for Endless {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+        fn poll_frame(
+            mut self: std::pin::Pin<&mut Self>,
+            _cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+            self.0 += 1;
+            let frame = hyper::body::Frame::data(Bytes::from_static(&[b'x'; 65_536]));
+            std::task::Poll::Ready(Some(Ok(frame)))
+        }
+    }
+
+    /// Issue 23, bug 5: an endless body is read only up to the limit, and nothing of it is
+    /// kept; a short one is read to its end.
+    #[tokio::test]
+    async fn an_endless_body_is_cut_at_the_limit() {
+        let mut body = Endless(0);
+        assert!(!drain(&mut body, MAX_BODY).await.unwrap());
+        // 1 MiB is 16 frames: the 17th passes the limit.
+        assert_eq!(body.0, 17);
+        let short = http_body_util::Full::new(Bytes::from_static(b"hello"));
+        assert!(drain(short, MAX_BODY).await.unwrap());
+    }
+
     #[test]
     fn targets_parse_and_refuse_what_cannot_be_served() {
         let t = Target::parse(
