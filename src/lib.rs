@@ -20,6 +20,7 @@ pub mod prefetch;
 pub mod progress;
 pub mod record;
 pub mod recording;
+pub mod redact;
 pub mod report;
 pub mod rng;
 pub mod run;

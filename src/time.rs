@@ -4,6 +4,7 @@
 //! need them (and in output files), so the sim's event order never depends on rounding.
 
 use std::fmt;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -30,6 +31,46 @@ pub fn from_secs(s: f64) -> Nanos {
             round_non_negative(n)
         }
     }
+}
+
+/// The one conversion of a number from outside (a header, a scenario, a flag) to a real
+/// [`Duration`]: seconds as a float, saturating as [`from_secs`] does. NaN and negative
+/// values are zero, values past what a `Duration` holds are `Duration::MAX` (which
+/// [`instant_after`] then caps); `Duration::from_secs_f64` would panic on either.
+pub fn duration_from_secs(s: f64) -> Duration {
+    if s.is_nan() || s <= 0.0 {
+        Duration::ZERO
+    } else {
+        Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX)
+    }
+}
+
+/// A real span multiplied by a time scale, as virtual nanoseconds: saturating at
+/// `Nanos::MAX`, zero for NaN.
+pub fn scaled_nanos(real: Duration, scale: f64) -> Nanos {
+    let n = real.as_nanos() as f64 * scale;
+    // `as` saturates (and turns NaN into 0): no overflow whatever the server sent.
+    n as Nanos
+}
+
+/// The longest wait an instant is ever pushed out by: a century. Any wait a server or a
+/// scale asks for beyond it is as good as forever, and an `Instant` holds it on every
+/// platform (`Instant + Duration::MAX` panics with "overflow when adding duration to
+/// instant").
+pub const FOREVER: Duration = Duration::from_secs(100 * 365 * 86_400);
+
+/// The longest wait a server's answer may ask of a client, in real time: a day. A
+/// `Retry-After`, a reset or a policy window past it (`retry-after-ms: 1e23`, an epoch reset
+/// of 2^64 − 1) is read as a day, so no algorithm is told to wait for centuries.
+pub const MAX_SERVER_WAIT: Duration = Duration::from_secs(86_400);
+
+/// `at + d`, checked: a span past [`FOREVER`] (or past what the clock holds) is `FOREVER`
+/// from `at`. Every instant computed from a number that came from outside goes through
+/// here.
+pub fn instant_after(at: Instant, d: Duration) -> Instant {
+    at.checked_add(d.min(FOREVER))
+        .or_else(|| at.checked_add(FOREVER))
+        .unwrap_or(at)
 }
 
 /// `n.round() as u64` for `0 ≤ n < 2^64` without the libm call `round` is on x86-64 (the
@@ -266,6 +307,26 @@ mod tests {
         assert_eq!(HumanDuration(1_600_000_000).to_string(), "1.6s");
         assert_eq!(HumanDuration(1_050_000_000).to_string(), "1.05s");
         assert_eq!(HumanDuration(61_500_000_000).to_string(), "1m1s500ms");
+    }
+
+    /// Issue 23, bugs 1 and 2: numbers a server sends (1e23 ms, 2^64 seconds, NaN, -1)
+    /// become a wait without a panic, and an instant that far out is capped, not overflowed.
+    #[test]
+    fn outside_numbers_become_waits_and_instants_without_overflow() {
+        assert_eq!(duration_from_secs(1e20), Duration::MAX);
+        assert_eq!(duration_from_secs(f64::INFINITY), Duration::MAX);
+        assert_eq!(duration_from_secs(f64::NAN), Duration::ZERO);
+        assert_eq!(duration_from_secs(-3.0), Duration::ZERO);
+        assert_eq!(duration_from_secs(1.5), Duration::from_millis(1500));
+        assert_eq!(scaled_nanos(Duration::MAX, 60.0), Nanos::MAX);
+        assert_eq!(scaled_nanos(Duration::from_secs(2), f64::NAN), 0);
+        assert_eq!(scaled_nanos(Duration::from_secs(2), 0.5), NANOS_PER_SEC);
+        let now = Instant::now();
+        assert_eq!(instant_after(now, Duration::MAX), now + FOREVER);
+        assert_eq!(
+            instant_after(now, Duration::from_secs(3)),
+            now + Duration::from_secs(3)
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::engine::live::client::{self, TargetError};
 use crate::engine::live::tls::HandshakeError;
 use crate::engine::live::{LiveConfig, Target};
 use crate::error::Error;
+use crate::redact::shown_url;
 use crate::report;
 use crate::rng::fresh_seed;
 use crate::run::run_live;
@@ -37,7 +38,11 @@ pub fn client(args: &ClientArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
     if !args.output.quiet && !args.output.json {
         eprintln!(
             "running {} × {} {} clients against {} for {}",
-            args.processes, args.threads, args.algorithm, args.target, scenario.run.duration
+            args.processes,
+            args.threads,
+            args.algorithm,
+            shown_url(&args.target),
+            scenario.run.duration
         );
     }
     let started = std::time::Instant::now();
@@ -80,7 +85,7 @@ pub(crate) fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<
     root.insert("name".into(), "client".into());
     root.insert(
         "description".into(),
-        format!("throttle-sim client --target {}", args.target).into(),
+        format!("throttle-sim client --target {}", shown_url(&args.target)).into(),
     );
     let mut run = toml::Table::new();
     run.insert("duration".into(), args.duration.to_string().into());
@@ -136,9 +141,9 @@ pub fn client_config(args: &ClientArgs) -> Result<LiveConfig, Error> {
     Ok(cfg)
 }
 
-/// An `https://` target whose TLS handshake fails would fail every request alike: say why
-/// once, before any process starts (exit 4, as for a run in which every request failed).
-/// A target that does not take the connection is left to the run, which counts refusals.
+/// A target that takes no connection, or an `https://` one whose TLS handshake fails, would
+/// fail every request alike: say why once, before any process starts (exit 4, as for a run
+/// in which every request failed).
 fn check_handshake(target: &client::Target) -> Result<(), Error> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -150,12 +155,16 @@ fn check_handshake(target: &client::Target) -> Result<(), Error> {
             })
         })?;
     let check = rt.block_on(async {
-        tokio::time::timeout(HANDSHAKE_TIMEOUT, target.check_handshake()).await
+        tokio::time::timeout(HANDSHAKE_TIMEOUT, target.check_reachable()).await
     });
     match check {
-        Ok(Err(e)) => Err(e.into()),
-        Ok(Ok(_)) => Ok(()),
-        Err(_) => Err(HandshakeError::TimedOut {
+        Ok(result) => Ok(result?),
+        Err(_) if target.is_tls() => Err(HandshakeError::TimedOut {
+            authority: target.authority().to_string(),
+            within: HANDSHAKE_TIMEOUT,
+        }
+        .into()),
+        Err(_) => Err(HandshakeError::ConnectTimedOut {
             authority: target.authority().to_string(),
             within: HANDSHAKE_TIMEOUT,
         }
@@ -177,6 +186,6 @@ fn target_flag(args: &ClientArgs, e: &TargetError) -> String {
             let ca = args.ca_file.as_deref().unwrap_or(std::path::Path::new(""));
             format!("--ca-file {}", ca.display())
         }
-        _ => format!("--target {}", args.target),
+        _ => format!("--target {}", shown_url(&args.target)),
     }
 }

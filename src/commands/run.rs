@@ -82,7 +82,7 @@ pub(super) fn report_run(
         print(&format!("results: {}\n", result.dir.display()));
     }
     let trouble = s.request_trouble();
-    if let Some(t) = trouble {
+    if let Some(t) = &trouble {
         let level = if t.is_fatal() { "error" } else { "warning" };
         eprintln!("{level}: {t}");
     }
@@ -114,7 +114,7 @@ pub(super) fn report_run(
         exit::INTERRUPTED
     } else if !s.dead_workers.is_empty() {
         exit::FAILED
-    } else if trouble.is_some_and(|t| t.is_fatal()) {
+    } else if trouble.as_ref().is_some_and(|t| t.is_fatal()) {
         exit::NOTHING_WORKED
     } else if missed.is_empty() {
         exit::OK

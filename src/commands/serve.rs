@@ -31,6 +31,9 @@ enum ServeError {
     Listen(std::io::Error),
     #[error("must be at least {MIN_SAMPLE_EVERY}")]
     SampleEveryTooShort,
+    /// `--duration` below what `run` accepts: the server would stop before it began.
+    #[error("must be at least {MIN_SAMPLE_EVERY}, as a run's (got {0})")]
+    DurationTooShort(HumanDuration),
     #[error(
         "only the gcra server kind keeps its state in Redis, not {0}; serve it without \
          --store (each instance then has its own limit)"
@@ -46,6 +49,13 @@ enum ServeError {
 /// `throttle-sim serve`: answer until `interrupt` turns true (Ctrl-C, SIGTERM), then stop
 /// accepting and let requests in flight finish.
 pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Error> {
+    if let Some(d) = args.duration
+        && d < MIN_SAMPLE_EVERY
+    {
+        return Err(Error::flag(format!("--duration {d}"))(
+            ServeError::DurationTooShort(d),
+        ));
+    }
     let (mut settings, scale) = server_settings(args)?;
     settings.header_read_timeout = Duration::from_nanos(args.header_timeout.nanos().max(1));
     if let Some(url) = &args.store {
@@ -238,7 +248,8 @@ fn shared_limit(
         return Err(Error::flag("--store")(ServeError::NotGcra(kind)));
     };
     SharedGcra::check(cfg).map_err(Error::flag("--store"))?;
-    let link = RedisLink::connect(url).map_err(Error::failed)?;
+    // What the user named cannot be reached: bad input (2), as for `run`'s `store.url`.
+    let link = RedisLink::connect(url).map_err(Error::flag("--store"))?;
     SharedGcra::start(link, namespace, cfg, scale).map_err(Error::failed)
 }
 

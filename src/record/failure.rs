@@ -89,6 +89,21 @@ impl Failure {
     }
 }
 
+impl Failure {
+    /// As a sentence counts it: "3 refused", "12 answered 301".
+    pub fn in_words(&self) -> String {
+        match self {
+            Failure::Refused => "refused".into(),
+            Failure::Reset => "reset".into(),
+            Failure::TimedOut => "timed out".into(),
+            Failure::Malformed => "malformed (not HTTP/1.1)".into(),
+            Failure::Tls => "failed in TLS".into(),
+            Failure::Transport => "failed in transport".into(),
+            Failure::Http(code) => format!("answered {code}"),
+        }
+    }
+}
+
 impl fmt::Display for Failure {
     /// `refused`, `reset`, `timed_out`, `malformed`, `tls`, `transport`, `http_503`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

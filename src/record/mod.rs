@@ -163,6 +163,8 @@ pub struct Recorder<'a, W: Write, R: Write> {
     /// What one `series.csv` row covers.
     level: SeriesLevel,
     level_scratch: levels::Scratch,
+    /// Each kind of failure met and how often, in the order first met.
+    failures: Vec<(Failure, u64)>,
 }
 
 impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
@@ -209,6 +211,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             windowed: windowed::Windowed::new(layout, DEFAULT_FAIRNESS_WINDOW),
             level: SeriesLevel::Thread,
             level_scratch: levels::Scratch::default(),
+            failures: Vec::new(),
         })
     }
 
@@ -305,6 +308,12 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
         s.interval.add(r.response.status);
         if r.response.remaining.is_some() {
             s.last_remaining = r.response.remaining;
+        }
+        if let Some(f) = r.failure {
+            match self.failures.iter_mut().find(|(k, _)| *k == f) {
+                Some((_, n)) => *n += 1,
+                None => self.failures.push((f, 1)),
+            }
         }
         if r.response.status == Status::Ok {
             self.windowed

@@ -4,7 +4,7 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::{Counts, FinishContext, PeakCounter, Recorder};
+use super::{Counts, Failure, FinishContext, PeakCounter, Recorder};
 use crate::scenario::GroupInfo;
 use crate::time::{Nanos, secs};
 
@@ -130,43 +130,79 @@ pub struct DeadWorker {
 pub const MANY_ERRORS: f64 = 0.25;
 
 /// A run whose requests mostly or all failed: printed loudly, so it never looks like success.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RequestTrouble {
     /// Nothing was sent (e.g. every client waited past the end).
     NoneSent,
-    /// Every request was an error: not one 2xx or 429 came back.
-    AllFailed { requests: u64 },
-    /// At least [`MANY_ERRORS`] of the requests were errors.
-    ManyErrors { errors: u64, requests: u64 },
+    /// Every request was an error: not one 2xx or 429 came back. `kinds`: the kinds met,
+    /// most frequent first, each with its count.
+    AllFailed {
+        requests: u64,
+        kinds: Vec<(Failure, u64)>,
+    },
+    /// At least [`MANY_ERRORS`] of the requests were errors; `kinds` as for `AllFailed`.
+    ManyErrors {
+        errors: u64,
+        requests: u64,
+        kinds: Vec<(Failure, u64)>,
+    },
 }
 
 impl RequestTrouble {
     /// Fatal troubles make the run exit with `exit::NOTHING_WORKED`; many errors only warn.
-    pub fn is_fatal(self) -> bool {
+    pub fn is_fatal(&self) -> bool {
         !matches!(self, RequestTrouble::ManyErrors { .. })
     }
 }
 
 impl std::fmt::Display for RequestTrouble {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match *self {
+        match self {
             RequestTrouble::NoneSent => f.write_str(
                 "the run sent no requests, so it shows nothing; its [expect] ranges all count \
                  as missed",
             ),
-            RequestTrouble::AllFailed { requests } => write!(
+            RequestTrouble::AllFailed { requests, kinds } if !kinds.is_empty() => {
+                write!(
+                    f,
+                    "every one of the {requests} requests failed (no 2xx and no 429): "
+                )?;
+                write_kinds(f, kinds)?;
+                f.write_str("; requests.csv with --log-requests has each one")
+            }
+            RequestTrouble::AllFailed { requests, .. } => write!(
                 f,
                 "every one of the {requests} requests failed (no 2xx and no 429: refused, reset, \
-                 timed out or 5xx; requests.csv with --log-requests says which)"
+                 timed out or another status; requests.csv with --log-requests says which)"
             ),
-            RequestTrouble::ManyErrors { errors, requests } => write!(
-                f,
-                "{errors} of the {requests} requests ({:.0}%) were errors (5xx, refused, reset or \
-                 timed out)",
-                errors as f64 * 100.0 / requests as f64
-            ),
+            RequestTrouble::ManyErrors {
+                errors,
+                requests,
+                kinds,
+            } => {
+                write!(
+                    f,
+                    "{errors} of the {requests} requests ({:.0}%) were errors (",
+                    *errors as f64 * 100.0 / *requests as f64
+                )?;
+                if kinds.is_empty() {
+                    f.write_str("5xx, refused, reset or timed out")?;
+                } else {
+                    write_kinds(f, kinds)?;
+                }
+                f.write_str(")")
+            }
         }
     }
+}
+
+/// `3 refused, 12 answered 301`.
+fn write_kinds(f: &mut std::fmt::Formatter<'_>, kinds: &[(Failure, u64)]) -> std::fmt::Result {
+    for (i, (kind, n)) in kinds.iter().enumerate() {
+        let sep = if i == 0 { "" } else { ", " };
+        write!(f, "{sep}{n} {}", kind.in_words())?;
+    }
+    Ok(())
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -242,6 +278,11 @@ pub struct Summary {
     /// `series.csv` rows cover more than a thread, for `threads.csv`; not in summary.json.
     #[serde(skip)]
     pub thread_totals: Vec<Counts>,
+    /// Each kind of failure the run met (`refused`, `http_301`, …) and how often, most
+    /// frequent first: what the message of a run whose every request failed names. Not in
+    /// summary.json (requests.csv has each request's).
+    #[serde(skip)]
+    pub failure_kinds: Vec<(Failure, u64)>,
 }
 
 /// Percentiles of a set of gaps, in seconds (`serve --record`'s observed gaps).
@@ -310,11 +351,13 @@ impl Summary {
         } else if m.errors == m.requests {
             Some(RequestTrouble::AllFailed {
                 requests: m.requests,
+                kinds: self.failure_kinds.clone(),
             })
         } else if m.errors as f64 >= MANY_ERRORS * m.requests as f64 {
             Some(RequestTrouble::ManyErrors {
                 errors: m.errors,
                 requests: m.requests,
+                kinds: self.failure_kinds.clone(),
             })
         } else {
             None
@@ -489,6 +532,11 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
             Vec::new()
         } else {
             rec.threads.iter().map(|t| t.total).collect()
+        },
+        failure_kinds: {
+            let mut kinds = rec.failures.clone();
+            kinds.sort_by_key(|k| std::cmp::Reverse(k.1));
+            kinds
         },
     }
 }

@@ -17,6 +17,10 @@ fn opt(v: Option<f64>, digits: usize) -> String {
 }
 
 fn metrics_row(name: &str, m: &Metrics) -> Vec<String> {
+    // Fairness among threads that all got nothing is 1 by the formula and means nothing;
+    // nor does a convergence time when the server never answered: shown as `-`.
+    let none_ok = m.ok == 0;
+    let unanswered = m.ok + m.limited == 0;
     vec![
         name.to_string(),
         m.requests.to_string(),
@@ -26,10 +30,10 @@ fn metrics_row(name: &str, m: &Metrics) -> Vec<String> {
         m.timed_out.to_string(),
         format!("{:.2}%", m.ratio_429 * 100.0),
         opt(m.get("utilization"), 3),
-        format!("{:.3}", m.fairness),
-        opt(m.fairness_windowed, 3),
+        opt((!none_ok).then_some(m.fairness), 3),
+        opt(m.fairness_windowed.filter(|_| !none_ok), 3),
         format!("{:.1}", m.max_sleep),
-        opt(m.convergence_s, 0),
+        opt(m.convergence_s.filter(|_| !unanswered), 0),
         opt(m.wait_p50, 2),
         opt(m.wait_p99, 2),
     ]

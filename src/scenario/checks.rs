@@ -24,6 +24,12 @@ pub const MIN_SAMPLE_EVERY: HumanDuration = HumanDuration(1_000_000);
 /// whole range passes in 18 ms of real time) and the bucket freezes.
 pub const MAX_TIME_SCALE: f64 = 10_000.0;
 
+/// The slowest a live run or `serve` may go: a second of the clients' time lasts about 17
+/// minutes of real time, a minute 17 hours. Slower, a run of any length outlives whoever
+/// started it (at 1e-12 a minute takes 1.9 million years) and a wait turned into real time
+/// passes what a clock can hold.
+pub const MIN_TIME_SCALE: f64 = 0.001;
+
 /// Why a `time_scale` cannot be run.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum TimeScaleError {
@@ -34,14 +40,21 @@ pub enum TimeScaleError {
          clients and the virtual clock runs out"
     )]
     TooFast(f64),
+    #[error(
+        "must be at least {MIN_TIME_SCALE} (got {0:e}): slower, a second of the clients' time \
+         lasts over 16 minutes and a run outlives its user"
+    )]
+    TooSlow(f64),
 }
 
-/// `time_scale` (or `serve --time-scale`): above 0 and at most [`MAX_TIME_SCALE`].
+/// `time_scale` (or `serve --time-scale`): from [`MIN_TIME_SCALE`] to [`MAX_TIME_SCALE`].
 pub fn check_time_scale(scale: f64) -> Result<(), TimeScaleError> {
     if !(scale.is_finite() && scale > 0.0) {
         Err(TimeScaleError::NotPositive(scale))
     } else if scale > MAX_TIME_SCALE {
         Err(TimeScaleError::TooFast(scale))
+    } else if scale < MIN_TIME_SCALE {
+        Err(TimeScaleError::TooSlow(scale))
     } else {
         Ok(())
     }

@@ -19,8 +19,8 @@ pub use axes::{
     Axes, Axis, CELL_FIELD, Cell, CellError, CellRule, Level, Levels, MAX_CELLS, cell_override,
 };
 pub use checks::{
-    MAX_TIME_SCALE, MIN_SAMPLE_EVERY, NameError, TimeScaleError, check_name, check_time_scale,
-    folder_char,
+    MAX_TIME_SCALE, MIN_SAMPLE_EVERY, MIN_TIME_SCALE, NameError, TimeScaleError, check_name,
+    check_time_scale, folder_char,
 };
 pub use error::{Problem, ScenarioError};
 pub use layout::{GroupInfo, Layout, ProcessInfo, ThreadInfo};

@@ -61,7 +61,8 @@ pub struct StoreError {
 impl StoreError {
     pub fn new(url: &str, message: impl Into<String>) -> Self {
         StoreError {
-            url: url.to_string(),
+            // `redis://:password@host` is shown without its password.
+            url: crate::redact::shown_url(url),
             message: message.into(),
         }
     }

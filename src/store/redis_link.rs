@@ -229,7 +229,16 @@ fn wait_blocking<R>(f: impl FnOnce() -> R) -> R {
 
 /// A Redis error in a few words a person can act on.
 fn describe(e: &RedisError) -> String {
-    if e.is_connection_refusal() {
+    if matches!(
+        e.kind(),
+        redis::ErrorKind::Parse | redis::ErrorKind::UnexpectedReturnType
+    ) {
+        // An HTTP server (or anything else) on the port answers `PING` with what the
+        // parser cannot read; its words ("Unexpected `72`") say nothing to the user.
+        "it answered, but not as a Redis server does (is it an HTTP server or another \
+         service?)"
+            .to_string()
+    } else if e.is_connection_refusal() {
         format!("connection refused ({e})")
     } else if e.is_timeout() {
         format!("timed out ({e})")

@@ -1,7 +1,10 @@
 //! Test support shared by the test binaries (`tests/sim`, `tests/live`): the binary,
-//! a child that is killed when a test fails, and `serve` on a free port.
+//! a child that is killed when a test fails, `serve` on a free port, and a hostile server
+//! whose answers a test scripts (`hostile.rs`).
 
 #![allow(dead_code)] // each test crate uses its own part of this module
+
+pub mod hostile;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -493,43 +493,6 @@ fn the_client_runs_against_any_endpoint_with_its_headers() {
 }
 
 #[test]
-fn a_refused_target_counts_errors_and_the_run_still_finishes() {
-    let _one = serial();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("c");
-    let mut client = Running(
-        Command::new(exe())
-            .args(["client", "--target"])
-            .arg(format!("http://127.0.0.1:{port}/"))
-            .args([
-                "--algorithm",
-                "fixed",
-                "--set",
-                "clients.*.sleep=50ms",
-                "--duration",
-                "1s",
-                "--quiet",
-                "--out",
-            ])
-            .arg(&out)
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    // Finished, with every file written, but never a silent success: exit 4.
-    assert_eq!(client.wait(Duration::from_secs(30)), Some(4));
-    let s = summary(&out);
-    assert!(s["errors"].as_u64().unwrap() >= 5, "{s}");
-    assert_eq!(s["errors"], s["requests"]);
-    assert_eq!(s["ok"], 0);
-}
-
-#[test]
 fn bad_client_flags_are_named() {
     let out = Command::new(exe())
         .args([

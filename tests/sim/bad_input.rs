@@ -6,7 +6,9 @@
 //! In the arguments: `{file}` is the row's scenario text written to a file, `{scen}` the
 //! bundled scenarios folder, `{tmp}` a fresh folder of the row's own, `{afile}` a file in it,
 //! `{busy}` an address something listens on, `{busy_port}` its port, `{closed}` a port nothing
-//! listens on, `{nan}` a results folder whose series.csv holds a NaN.
+//! listens on, `{nan}` a results folder whose series.csv holds a NaN, `{moved}` the address of
+//! a hostile server (`tests/common/hostile.rs`) answering 301 to everything, `{stalled}` one
+//! that never answers, `{longurl}` a 70 KB URL.
 
 use crate::common;
 
@@ -174,14 +176,15 @@ fn cases() -> Vec<Case> {
             2,
             "run.time_scale: must be at most 10000",
         ),
-        // Item 7: failures that looked like success.
+        // Item 7: failures that looked like success. (A target nothing listens on is now
+        // named before the run: issue 23's rows below.)
         case(
-            "client --target http://127.0.0.1:{closed}/ --algorithm fixed --set clients.*.sleep=50ms --duration 300ms --quiet --out {tmp}/c",
+            "client --target http://{moved}/ --algorithm fixed --set clients.*.sleep=50ms --duration 300ms --quiet --out {tmp}/c",
             4,
             "error: every one of the",
         ),
         case(
-            "client --target http://127.0.0.1:{closed}/ --duration 300ms --quiet --out {tmp}/c",
+            "client --target http://{busy}/ --duration 300ms --quiet --out {tmp}/c",
             4,
             "error: the run sent no requests",
         ),
@@ -558,6 +561,80 @@ fn cases() -> Vec<Case> {
             2,
             "`nocolon` is not a header",
         ),
+        // Issue 23, the client's side: what a target, a server's answers and serve's flags
+        // can do.
+        Case {
+            args: "client --target http://127.0.0.1:{closed}/ --duration 1m --quiet --out {tmp}/c",
+            file: None,
+            code: 4,
+            says: "error: cannot connect to 127.0.0.1:{closed}: Connection refused",
+            absent: Some("{tmp}/c"),
+        },
+        case(
+            "client --target http://{moved}/ --algorithm fixed --set clients.*.sleep=50ms --duration 300ms --quiet --out {tmp}/c",
+            4,
+            "requests failed (no 2xx and no 429): ",
+        ),
+        case(
+            "client --target http://{moved}/ --algorithm fixed --set clients.*.sleep=50ms --duration 300ms --quiet --out {tmp}/c",
+            4,
+            "answered 301; requests.csv with --log-requests has each one",
+        ),
+        // A request in flight at the end is abandoned a second after it, not after
+        // --timeout (the row's 20 s deadline would kill the old wait of an hour).
+        case(
+            "client --target http://{stalled}/ --algorithm fixed --set clients.*.sleep=50ms --duration 300ms --timeout 1h --quiet --out {tmp}/c",
+            4,
+            "every one of the 1 requests failed (no 2xx and no 429): 1 timed out",
+        ),
+        case("client --target {longurl}", 2, "aaaaaaaaaa… (7002"),
+        case(
+            "client --target {longurl}",
+            2,
+            " bytes): not a URL (uri too long)",
+        ),
+        case(
+            "client --target http://u:SECRET@127.0.0.1:{closed}/?key=SECRET --ca-file Cargo.toml",
+            2,
+            "--ca-file Cargo.toml: only an https:// --target uses it, not http://***@127.0.0.1:{closed}/?key=***",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --mode live --set run.time_scale=1e-300 --out {tmp}/r",
+            2,
+            "run.time_scale: must be at least 0.001 (got 1e-300)",
+        ),
+        Case {
+            args: "run {scen}/fast_slow.toml --mode live --set run.time_scale=1e-12 --out {tmp}/r",
+            file: None,
+            code: 2,
+            says: "run.time_scale: must be at least 0.001 (got 1e-12): slower, a second",
+            absent: Some("{tmp}/r"),
+        },
+        case(
+            "serve --addr 127.0.0.1:0 --time-scale 1e-16",
+            2,
+            "--time-scale: must be at least 0.001 (got 1e-16)",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --time-scale 1e-300",
+            2,
+            "--time-scale: must be at least 0.001 (got 1e-300)",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --duration 0s",
+            2,
+            "--duration 0s: must be at least 1ms, as a run's (got 0s)",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --store redis://{moved}",
+            2,
+            "--store: the store at redis://{moved} failed: cannot reach it: it answered, but not as a Redis server does",
+        ),
+        case(
+            "run {scen}/shared_redis.toml --set store.url=redis://{moved} --out {tmp}/st",
+            2,
+            "it answered, but not as a Redis server does",
+        ),
         case(
             "serve --set server.limit=3",
             2,
@@ -681,6 +758,14 @@ fn every_bad_input_gets_its_exit_code_and_message() {
         .port();
     let nan = shared.path().join("nan");
     nan_results(&nan);
+    // A server that answers every request (and anything else sent to it) with a 301.
+    let moved = common::hostile::HostileServer::always(
+        common::hostile::Answer::status(301).header("location", "/elsewhere"),
+    );
+    // A server that never answers.
+    let stalled =
+        common::hostile::HostileServer::always(common::hostile::Answer::status(200).stalled());
+    let longurl = format!("http://127.0.0.1:{closed}/{}", "a".repeat(70_000));
 
     let cases = cases();
     assert!(cases.len() >= 50, "{} rows", cases.len());
@@ -702,6 +787,9 @@ fn every_bad_input_gets_its_exit_code_and_message() {
                 .replace("{busy}", &busy_addr.to_string())
                 .replace("{closed}", &closed.to_string())
                 .replace("{nan}", &nan.display().to_string())
+                .replace("{moved}", &moved.addr.to_string())
+                .replace("{stalled}", &stalled.addr.to_string())
+                .replace("{longurl}", &longurl)
         };
         let args = fill(c.args);
         let mut child = Running(

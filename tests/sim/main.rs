@@ -18,6 +18,7 @@ mod dialects;
 mod engine;
 mod failure_window;
 mod gauntlet_infra;
+mod hostile_headers;
 mod loader_fuzz;
 mod oracle_bound;
 mod registry;

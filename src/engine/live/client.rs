@@ -24,6 +24,7 @@ use super::server::SENT_AT;
 use super::tls::{self, HandshakeError, TlsError};
 use crate::exchange::{Response, Status};
 use crate::record::Failure;
+use crate::redact::shown_url;
 
 /// Where requests go and what they carry.
 #[derive(Clone, Debug)]
@@ -94,7 +95,7 @@ impl Target {
             (false, Some(ca)) => {
                 return Err(TargetError::CaFileWithoutTls {
                     ca_file: ca.to_path_buf(),
-                    url: url.to_string(),
+                    url: shown_url(url),
                 });
             }
             (false, None) => None,
@@ -137,20 +138,23 @@ impl Target {
 
     /// Connect and, for `https://`, complete the TLS handshake, without sending a request:
     /// the one error that says most about a target nothing can be sent to (`client` checks
-    /// this before it starts its processes). A TCP failure is `Ok(false)`: the run counts
-    /// those as it counts any refused request.
-    pub async fn check_handshake(&self) -> Result<bool, HandshakeError> {
+    /// this before it starts its processes). A target that takes no connection is one too:
+    /// a run against it would only count refusals for its whole duration.
+    pub async fn check_reachable(&self) -> Result<(), HandshakeError> {
+        let stream = TcpStream::connect(&self.authority)
+            .await
+            .map_err(|source| HandshakeError::Unreachable {
+                authority: self.authority.clone(),
+                source,
+            })?;
         let Some(tls) = &self.tls else {
-            return Ok(true);
-        };
-        let Ok(stream) = TcpStream::connect(&self.authority).await else {
-            return Ok(false);
+            return Ok(());
         };
         match TlsConnector::from(tls.config.clone())
             .connect(tls.name.clone(), stream)
             .await
         {
-            Ok(_) => Ok(true),
+            Ok(_) => Ok(()),
             Err(e) => Err(match tls::tls_error(&e) {
                 Some(t) => HandshakeError::Refused {
                     authority: self.authority.clone(),
@@ -162,6 +166,11 @@ impl Target {
                 },
             }),
         }
+    }
+
+    /// Whether requests go over TLS (`https://`).
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
     }
 
     /// Add a header to every request (the run's key, the client id).
@@ -194,6 +203,16 @@ pub struct Exchange {
 }
 
 impl Exchange {
+    /// A request abandoned after `elapsed` without an answer.
+    pub fn timed_out(elapsed: std::time::Duration) -> Exchange {
+        Exchange {
+            status: None,
+            headers: HeaderMap::new(),
+            elapsed,
+            failure: Some(Failure::TimedOut),
+        }
+    }
+
     /// As a throttle sees it; `scale` turns real time into virtual time.
     pub fn response(&self, scale: f64) -> Response {
         let latency = (self.elapsed.as_nanos() as f64 * scale) as u64;
@@ -290,8 +309,12 @@ impl HttpClient {
         let resp = sender.send_request(req).await?;
         let status = resp.status().as_u16();
         let (parts, body) = resp.into_parts();
-        // Read the body to the end so the connection can carry the next request.
-        body.collect().await?;
+        // Read the body to the end so the connection can carry the next request, keeping
+        // none of it: past `MAX_BODY` the rest is not worth reading, and the connection
+        // (which still holds it) is dropped instead.
+        if !drain(body, MAX_BODY).await? {
+            self.sender = None;
+        }
         Ok((status, parts.headers))
     }
 
@@ -312,6 +335,30 @@ impl HttpClient {
     }
 }
 
+/// The most of an answer's body read before its connection is given up instead: the
+/// answers a throttle reads are in the headers, so no body is kept, and one this long (or
+/// endless) costs a fresh connection rather than the time to read it.
+pub const MAX_BODY: u64 = 1 << 20;
+
+/// Read `body` frame by frame and drop each: memory stays one frame whatever the server
+/// sends. True when it ended within `limit` bytes, false when it was cut there.
+async fn drain<B>(mut body: B, limit: u64) -> Result<bool, B::Error>
+where
+    B: hyper::body::Body + Unpin,
+    B::Data: hyper::body::Buf,
+{
+    let mut read = 0u64;
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame?.into_data() {
+            read = read.saturating_add(hyper::body::Buf::remaining(&data) as u64);
+            if read > limit {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
+}
+
 /// HTTP/1.1 over an open connection; the connection is driven by its own task.
 async fn handshake<IO>(
     io: IO,
@@ -329,6 +376,34 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A body that never ends, 64 KiB a frame.
+    struct Endless(u64);
+
+    impl hyper::body::Body for Endless {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+        fn poll_frame(
+            mut self: std::pin::Pin<&mut Self>,
+            _cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+            self.0 += 1;
+            let frame = hyper::body::Frame::data(Bytes::from_static(&[b'x'; 65_536]));
+            std::task::Poll::Ready(Some(Ok(frame)))
+        }
+    }
+
+    /// Issue 23, bug 5: an endless body is read only up to the limit, and nothing of it is
+    /// kept; a short one is read to its end.
+    #[tokio::test]
+    async fn an_endless_body_is_cut_at_the_limit() {
+        let mut body = Endless(0);
+        assert!(!drain(&mut body, MAX_BODY).await.unwrap());
+        // 1 MiB is 16 frames: the 17th passes the limit.
+        assert_eq!(body.0, 17);
+        let short = http_body_util::Full::new(Bytes::from_static(b"hello"));
+        assert!(drain(short, MAX_BODY).await.unwrap());
+    }
 
     #[test]
     fn targets_parse_and_refuse_what_cannot_be_served() {

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::time::Nanos;
+use crate::time::{Nanos, duration_from_secs, instant_after, scaled_nanos};
 
 #[derive(Clone, Copy, Debug)]
 pub struct ScaledClock {
@@ -29,7 +29,7 @@ impl ScaledClock {
         let origin_wall = UNIX_EPOCH + Duration::from_nanos(origin_unix_nanos);
         let origin = match wall.duration_since(origin_wall) {
             Ok(ago) => now.checked_sub(ago).unwrap_or(now),
-            Err(ahead) => now + ahead.duration(),
+            Err(ahead) => instant_after(now, ahead.duration()),
         };
         ScaledClock { origin, scale }
     }
@@ -50,19 +50,20 @@ impl ScaledClock {
         self.to_virtual(self.origin.elapsed())
     }
 
-    /// The real instant at which virtual time reaches `t`.
+    /// The real instant at which virtual time reaches `t`; a time past [`crate::time::FOREVER`]
+    /// of real time (a server's huge reset, a tiny scale) is that far, not an overflow.
     pub fn instant_at(&self, t: Nanos) -> Instant {
-        self.origin + self.to_real(t)
+        instant_after(self.origin, self.to_real(t))
     }
 
     /// A virtual span as real time.
     pub fn to_real(&self, d: Nanos) -> Duration {
-        Duration::from_secs_f64(d as f64 / self.scale / 1e9)
+        duration_from_secs(d as f64 / self.scale / 1e9)
     }
 
     /// A real span as virtual time.
     pub fn to_virtual(&self, d: Duration) -> Nanos {
-        (d.as_nanos() as f64 * self.scale) as Nanos
+        scaled_nanos(d, self.scale)
     }
 }
 
@@ -79,6 +80,23 @@ mod tests {
             c.instant_at(120_000_000_000) - c.instant_at(0),
             Duration::from_secs(2)
         );
+    }
+
+    /// Issue 23, bugs 2 and 3: a virtual time past what an `Instant` holds once turned into
+    /// real time (a server's reset of 2^64 − 1, a tiny scale) panicked with "overflow when
+    /// adding duration to instant" (or, smaller still, in `Duration::from_secs_f64`); it is
+    /// a century away instead.
+    #[test]
+    fn a_time_past_any_clock_is_a_century_away_not_a_panic() {
+        for scale in [1e-9, 1e-12, 1e-300, 1.0] {
+            let c = ScaledClock::starting_now(scale);
+            let far = c.instant_at(u64::MAX);
+            assert!(far > c.instant_at(0), "{scale}");
+            assert!(far - c.instant_at(0) <= crate::time::FOREVER, "{scale}");
+        }
+        let c = ScaledClock::starting_now(0.0);
+        let _ = c.instant_at(1);
+        assert_eq!(c.to_virtual(Duration::MAX), 0);
     }
 
     #[test]

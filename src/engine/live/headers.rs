@@ -19,7 +19,7 @@ use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::exchange::{Quota, Response, Status};
 use crate::limiter::{Decision, Headers};
-use crate::time::{Nanos, from_secs};
+use crate::time::{FOREVER, MAX_SERVER_WAIT, Nanos, duration_from_secs, scaled_nanos};
 
 pub const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
 pub const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("ratelimit-remaining");
@@ -124,7 +124,10 @@ pub fn write_decision(
                 X_RATELIMIT_USED,
                 number(d.limit.saturating_sub(d.remaining)),
             );
-            let at = (waits.now + waits.reset)
+            // A reset past what the wall clock holds is a century away, not a panic.
+            let at = (waits.now.checked_add(waits.reset))
+                .or_else(|| waits.now.checked_add(FOREVER))
+                .unwrap_or(waits.now)
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .unwrap_or_default();
             let epoch_s = at.as_secs() + u64::from(at.subsec_nanos() > 0);
@@ -286,7 +289,9 @@ pub fn read_response(
             .flatten()
             .map(|at| until_epoch(at, now))
     });
-    let retry_after = wait.map(|d| (d.as_nanos() as f64 * scale) as Nanos);
+    // Every span the server states is at most `MAX_SERVER_WAIT` of real time, then virtual.
+    let virtual_span = |real: Duration| scaled_nanos(real.min(MAX_SERVER_WAIT), scale);
+    let retry_after = wait.map(virtual_span);
     // The policy's `q` per `w` seconds, and the reset: the IETF `t` in seconds, else GitHub's
     // epoch second.
     let quota = policy.and_then(|f| {
@@ -294,15 +299,15 @@ pub fn read_response(
         let window = param(f, &["w"]).filter(|w| *w > 0)?;
         Some(Quota {
             limit,
-            window: from_secs(window as f64 * scale),
+            window: virtual_span(Duration::from_secs(window)),
         })
     });
     let reset = ietf
         .and_then(|f| param(f, &["t", "reset"]))
-        .map(|t| from_secs(t as f64 * scale))
+        .map(|t| virtual_span(Duration::from_secs(t)))
         .or_else(|| {
             let at = first_number(headers, &[X_RATELIMIT_RESET])?;
-            Some(from_secs(until_epoch(at, now).as_secs_f64() * scale))
+            Some(virtual_span(until_epoch(at, now)))
         });
     Response {
         status,
@@ -354,9 +359,10 @@ pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
         .get(RETRY_AFTER_MS)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+        .filter(|ms| !ms.is_nan() && *ms >= 0.0)
     {
-        return Some(Duration::from_secs_f64(ms / 1e3));
+        // `1e23` or `inf` is a wait past any run, not a panic.
+        return Some(duration_from_secs(ms / 1e3));
     }
     let v = headers
         .get(hyper::header::RETRY_AFTER)?
@@ -614,6 +620,41 @@ mod tests {
         assert_eq!(retry_after(&h, later), Some(Duration::ZERO));
         let h = headers(&[("retry-after", "soon")]);
         assert_eq!(retry_after(&h, now), None);
+    }
+
+    /// Issue 23, bug 1: `retry-after-ms: 1e23` panicked in `Duration::from_secs_f64` after
+    /// only an `is_finite` check. Any number is a wait, saturating; NaN and negatives none.
+    #[test]
+    fn a_retry_after_ms_past_any_clock_is_the_longest_wait() {
+        let day = MAX_SERVER_WAIT.as_nanos() as Nanos;
+        for v in ["1e23", "inf", "1e308", "18446744073709551616000"] {
+            let r = read(429, &[("retry-after-ms", v)]);
+            assert_eq!(r.retry_after, Some(day), "{v}");
+        }
+        for v in ["NaN", "-1", "-inf", "soon"] {
+            assert_eq!(read(429, &[("retry-after-ms", v)]).retry_after, None, "{v}");
+        }
+        let r = read(
+            429,
+            &[
+                ("x-ratelimit-remaining", "0"),
+                ("x-ratelimit-reset", "18446744073709551615"),
+            ],
+        );
+        assert_eq!(r.retry_after, Some(day));
+        assert_eq!(r.reset, Some(day));
+        let r = read(
+            200,
+            &[
+                ("ratelimit", "\"default\";r=1;t=18446744073709551615"),
+                (
+                    "ratelimit-policy",
+                    "\"default\";q=10;w=18446744073709551615",
+                ),
+            ],
+        );
+        assert_eq!(r.reset, Some(day));
+        assert_eq!(r.quota.map(|q| q.window), Some(day));
     }
 
     #[test]

@@ -39,7 +39,7 @@ use crate::record::{FinishContext, Recorder, RequestRecord, RunMode, Summary};
 use crate::scenario::Layout;
 use crate::scenario::Scenario;
 use crate::store::RedisLink;
-use crate::time::Nanos;
+use crate::time::{Nanos, instant_after};
 
 /// Where the clients send their requests.
 #[derive(Clone, Debug)]
@@ -161,7 +161,10 @@ pub fn run<W: Write, R: Write>(
         grace: answer_grace(&scenario.server.latency, clock),
         every: scenario.run.sample_every.nanos(),
     };
-    let end_by = clock.instant_at(layout.duration) + cfg.request_timeout + cfg.startup_timeout;
+    let end_by = instant_after(
+        clock.instant_at(layout.duration),
+        cfg.request_timeout.saturating_add(cfg.startup_timeout),
+    );
     parent.follow(&rt, &mut workers, &pacing, end_by, control)?;
     let mut summary = parent.finish(scenario, &rt, &mut workers, server)?;
     if let Some(store) = store {

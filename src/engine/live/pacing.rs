@@ -10,7 +10,7 @@ use super::ScaledClock;
 use super::workers::Worker;
 use crate::record::Recorder;
 use crate::scenario::Layout;
-use crate::time::Nanos;
+use crate::time::{Nanos, instant_after};
 
 pub(super) struct TickPacing<'a> {
     pub layout: &'a Layout,
@@ -38,7 +38,8 @@ impl TickPacing<'_> {
     pub fn wait<W: Write, R: Write>(&self, rec: &Recorder<'_, W, R>) -> Duration {
         rec.next_tick()
             .map_or(POLL, |t| {
-                (self.clock.instant_at(t) + self.grace).saturating_duration_since(Instant::now())
+                instant_after(self.clock.instant_at(t), self.grace)
+                    .saturating_duration_since(Instant::now())
             })
             .min(POLL)
     }
@@ -75,7 +76,7 @@ impl TickPacing<'_> {
         let duration = self.layout.duration;
         while let Some(t) = rec.next_tick().filter(|&t| {
             t < duration
-                && self.clock.instant_at(t) + self.grace <= Instant::now()
+                && instant_after(self.clock.instant_at(t), self.grace) <= Instant::now()
                 && self.settled(t, workers)
         }) {
             rec.tick(t, sleeps)?;

@@ -146,7 +146,8 @@ pub fn tls_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a rus
     None
 }
 
-/// A TLS handshake with a target that failed, found before the run: nothing could be sent.
+/// A connection (and for `https://` its TLS handshake) with a target that failed, found
+/// before the run: nothing could be sent.
 #[derive(Debug, thiserror::Error)]
 pub enum HandshakeError {
     /// The TLS layer refused: said with what a user can do about it.
@@ -164,6 +165,22 @@ pub enum HandshakeError {
     /// No answer within the time allowed.
     #[error("TLS handshake with {authority} did not finish within {} s", within.as_secs())]
     TimedOut { authority: String, within: Duration },
+    /// The target took no connection (`http://` or `https://`): every request would fail
+    /// alike, so the run does not start.
+    #[error(
+        "cannot connect to {authority}: {source}; no request could be sent (is the server \
+         up, and is this its address and port?)"
+    )]
+    Unreachable {
+        authority: String,
+        source: std::io::Error,
+    },
+    /// The connection itself did not open within the time allowed.
+    #[error(
+        "cannot connect to {authority}: no connection within {} s; no request could be sent",
+        within.as_secs()
+    )]
+    ConnectTimedOut { authority: String, within: Duration },
 }
 
 /// What to do about a refused handshake.

@@ -9,19 +9,24 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
 
-use super::client::{HttpClient, Target, TargetError};
+use super::client::{Exchange, HttpClient, Target, TargetError};
 use super::protocol::{Command, Event, RequestEvent, WorkerSpec};
 use super::server::CLIENT_ID;
 use super::{ScaledClock, timer};
 use crate::engine::client_loop::{ClientLoop, Pool, Step};
+use crate::redact::shown_url;
 use crate::rng::{SimRng, Stream, stream};
 use crate::scenario::Layout;
 use crate::scenario::{Scenario, ScenarioError, parse_scenario};
 use crate::store::{RedisLink, RedisStore, SharedStore, StoreError};
 use crate::throttle::{BuildContext, Throttle};
-use crate::time::Nanos;
+use crate::time::{Nanos, instant_after};
 
 type Shared = Arc<Mutex<Box<dyn Throttle>>>;
+
+/// How long past the group's stop (and the answers' usual grace) a request in flight is
+/// still waited for before it is abandoned, whatever `--timeout` allows.
+const END_GRACE: Duration = Duration::from_secs(1);
 
 /// The hidden `worker` subcommand: run until done or told to stop; the exit code is 0 when the
 /// process ran to its end, 3 when it could not start.
@@ -127,7 +132,7 @@ impl Process {
         let throttle = scenario.clients[spec.group].throttle.build(ctx);
         let mut target = Target::parse(&spec.target, &spec.headers, spec.ca_file.as_deref())
             .map_err(|source| WorkerError::Target {
-                url: spec.target.clone(),
+                url: shown_url(&spec.target),
                 source,
             })?;
         if spec.send_key {
@@ -159,6 +164,12 @@ impl Process {
         // A pool is shared by the threads of this process (the scenario refuses a live pool
         // over several processes).
         let pool = group.pool.map(Pool::new);
+        // A request still unanswered this long after the group's stop is abandoned: the run
+        // is over, and waiting out its whole timeout would only delay the end.
+        let cut_at = instant_after(
+            clock.instant_at(group.stop),
+            END_GRACE + super::answer_grace(&self.scenario.server.latency, clock),
+        );
         for global in p.threads.clone() {
             let mut target = self.target.clone();
             // Our own server takes the global thread index; any other target is told
@@ -186,6 +197,7 @@ impl Process {
                 throttle: self.throttle.clone(),
                 store: self.store.clone(),
                 clock,
+                cut_at,
                 events: events.clone(),
                 halt: stop.clone(),
             };
@@ -250,6 +262,8 @@ struct ThreadRun {
     throttle: Shared,
     store: SharedStore,
     clock: ScaledClock,
+    /// When a request in flight past the group's stop is abandoned.
+    cut_at: Instant,
     events: mpsc::UnboundedSender<Event>,
     /// Turns true when the parent says stop.
     halt: watch::Receiver<bool>,
@@ -308,9 +322,17 @@ impl ThreadRun {
                     if self.client_loop.stopped_at(sent_at) {
                         return;
                     }
+                    let sent_real = Instant::now();
+                    let mut cut = false;
                     let exchange = tokio::select! {
                         ex = self.client.send() => ex,
                         _ = self.halt.wait_for(|s| *s) => return,
+                        // The run is over: the request counts as timed out, as it got no
+                        // answer within the run, and the thread ends.
+                        () = timer::sleep_until(self.cut_at) => {
+                            cut = true;
+                            Exchange::timed_out(sent_real.elapsed())
+                        }
                     };
                     let response = exchange.response(self.clock.scale());
                     now = sent_at.saturating_add(response.latency);
@@ -332,7 +354,7 @@ impl ThreadRun {
                         sleep,
                         backoffs,
                     });
-                    if self.events.send(event).is_err() {
+                    if self.events.send(event).is_err() || cut {
                         return;
                     }
                     step = self
@@ -491,6 +513,7 @@ mod tests {
             throttle: Arc::new(Mutex::new(throttle)),
             store: crate::store::shared(),
             clock: ScaledClock::starting_now(1.0),
+            cut_at: Instant::now() + Duration::from_nanos(run_for) + END_GRACE,
             events: tx,
             halt,
         };

@@ -1,0 +1,223 @@
+//! `client` against a hostile server (`tests/common/hostile.rs`): answers no real API sends
+//! but any server may, and targets that take no connection. Each case is a regression test
+//! of issue 23: none may panic the client, hold what the server sends, or hang the run.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common;
+use common::hostile::{Answer, Body, HostileServer};
+use common::{Running, exe, summary};
+
+/// `client --target url` with `args`, into `out`: the exit code and stderr.
+fn client(url: &str, out: &Path, args: &[&str], limit: Duration) -> (Option<i32>, String) {
+    let mut child = Running(
+        Command::new(exe())
+            .args(["client", "--target", url, "--quiet", "--out"])
+            .arg(out)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stderr = child.0.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+    let code = child.wait(limit);
+    (code, reader.join().unwrap())
+}
+
+/// A fixed 50 ms sleep for `duration`: requests without waiting for an algorithm's first
+/// sleep.
+const FIXED: [&str; 4] = ["--algorithm", "fixed", "--set", "clients.*.sleep=50ms"];
+
+/// Bug 1: `retry-after-ms: 1e23` panicked the client in `Duration::from_secs_f64` (the panic
+/// printed twice, the run stopped partial with 0 requests). Now it is a wait past the run.
+#[test]
+fn a_huge_retry_after_ms_is_a_long_wait_not_a_panic() {
+    for value in ["1e23", "inf", "1e308", "-5", "NaN"] {
+        let server = HostileServer::always(Answer::status(429).header("retry-after-ms", value));
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("c");
+        let mut args = FIXED.to_vec();
+        args.extend(["--duration", "500ms"]);
+        let (code, err) = client(&server.url(), &out, &args, Duration::from_secs(30));
+        assert!(!err.contains("panicked"), "{value}: {err}");
+        assert_eq!(code, Some(0), "{value}: {err}");
+        let s = summary(&out);
+        assert_eq!(s["partial"], false, "{value}: {s}");
+        assert!(s["requests"].as_u64().unwrap() >= 1, "{value}: {s}");
+        assert_eq!(s["limited"], s["requests"], "{value}: {s}");
+    }
+}
+
+/// Bug 2: a 429 whose `x-ratelimit-reset` is past any clock (2^64 − 1, 1e19) must become a
+/// wait capped at what an instant holds, for every algorithm that reads the reset, not
+/// "overflow when adding duration to instant".
+#[test]
+fn a_reset_past_any_clock_is_a_long_wait_not_an_overflow() {
+    for (algorithm, reset) in [
+        ("schneems", "18446744073709551615"),
+        ("schneems", "10000000000000000000"),
+        ("fair-share", "18446744073709551615"),
+        ("aimd", "10000000000000000000"),
+    ] {
+        let server = HostileServer::always(
+            Answer::status(429)
+                .header("x-ratelimit-remaining", "0")
+                .header("x-ratelimit-reset", reset),
+        );
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("c");
+        let args = [
+            "--algorithm",
+            algorithm,
+            "--duration",
+            "2s",
+            "--set",
+            "run.time_scale=10",
+        ];
+        let (code, err) = client(&server.url(), &out, &args, Duration::from_secs(30));
+        assert!(!err.contains("panicked"), "{algorithm} {reset}: {err}");
+        assert_eq!(code, Some(0), "{algorithm} {reset}: {err}");
+        assert_eq!(summary(&out)["partial"], false);
+    }
+}
+
+/// Bug 5: the client held whole bodies (a 200 MB body cost 213 MB, an endless one 1.5 GB in
+/// 5 s). Now a body is read frame by frame and dropped, and past 1 MiB the connection is
+/// given up: the server gets to write little more than that (and a socket buffer) per answer.
+#[test]
+fn bodies_are_drained_and_cut_not_held() {
+    for body in [Body::Bytes(200 << 20), Body::Endless] {
+        let server = HostileServer::always(Answer::status(200).body(body.clone()));
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("c");
+        let mut args = FIXED.to_vec();
+        args.extend(["--duration", "1s", "--timeout", "5s"]);
+        let (code, err) = client(&server.url(), &out, &args, Duration::from_secs(30));
+        assert_eq!(code, Some(0), "{body:?}: {err}");
+        let requests = server.requests().max(1);
+        let per_answer = server.body_bytes() / requests;
+        // 1 MiB read, plus what the kernel buffers on both sides of a loopback socket.
+        assert!(
+            per_answer < 16 << 20,
+            "{body:?}: {per_answer} bytes per answer over {requests} requests"
+        );
+        let s = summary(&out);
+        assert!(s["ok"].as_u64().unwrap() >= 2, "{body:?}: {s}");
+    }
+}
+
+/// Bug 12: an `http://` target nothing listens on ran the whole `--duration`, then exited 4
+/// with a table showing fairness 1.000 and 0 ok. Now it is named before anything runs (as a
+/// failed TLS handshake is), and no results folder is left.
+#[test]
+fn a_target_that_takes_no_connection_is_named_before_the_run() {
+    let server = HostileServer::always(Answer::status(200));
+    let url = server.url();
+    // Nothing listens there any more.
+    drop(server);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c");
+    let started = Instant::now();
+    let (code, err) = client(&url, &out, &["--duration", "1m"], Duration::from_secs(30));
+    assert_eq!(code, Some(4), "{err}");
+    let authority = url.trim_start_matches("http://").trim_end_matches('/');
+    assert!(
+        err.contains(&format!("cannot connect to {authority}")),
+        "{err}"
+    );
+    assert!(err.contains("no request could be sent"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(!out.exists(), "a results folder was left");
+}
+
+/// Poor case: a request in flight at the end waited out its whole `--timeout` (a 3 s run
+/// took 11.6 s). Now it is abandoned shortly after the end and counts as timed out.
+#[test]
+fn the_end_of_a_run_does_not_wait_out_a_request_in_flight() {
+    let server = HostileServer::always(Answer::status(200).stalled());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c");
+    let mut args = FIXED.to_vec();
+    args.extend(["--duration", "1s", "--timeout", "1h"]);
+    let started = Instant::now();
+    let (code, err) = client(&server.url(), &out, &args, Duration::from_secs(60));
+    let took = started.elapsed();
+    assert_eq!(code, Some(4), "{err}");
+    // The one request never answered: it counts as timed out, and the message says so.
+    assert!(err.contains("1 timed out"), "{err}");
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    let s = summary(&out);
+    assert_eq!(s["requests"], 1, "{s}");
+    assert_eq!(s["errors"], 1, "{s}");
+}
+
+/// Poor case: the message of a run whose every request failed listed "refused, reset, timed
+/// out or 5xx" when they were 301s: it names the kinds met and their counts.
+#[test]
+fn every_failed_request_is_named_by_its_kind() {
+    let server = HostileServer::always(Answer::status(301).header("location", "/elsewhere"));
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c");
+    let mut args = FIXED.to_vec();
+    args.extend(["--duration", "500ms"]);
+    let (code, err) = client(&server.url(), &out, &args, Duration::from_secs(30));
+    assert_eq!(code, Some(4), "{err}");
+    let n = summary(&out)["requests"].as_u64().unwrap();
+    assert!(
+        err.contains(&format!(
+            "every one of the {n} requests failed (no 2xx and no 429): {n} answered 301"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("5xx"), "{err}");
+}
+
+/// Bug 6: a password in the URL's userinfo or a key in its query was written into
+/// scenario.toml, summary.md, report.html and stderr. Now every shown URL has `***` there
+/// (the requests still carry them: the server sees the key).
+#[test]
+fn secrets_in_the_target_url_are_shown_as_stars() {
+    let server = HostileServer::always(Answer::status(200));
+    let url = format!("http://user:SECRET1@{}/v1?key=SECRET2&page=2", server.addr);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c");
+    let mut child = Running(
+        Command::new(exe())
+            .args(["client", "--target", &url, "--duration", "300ms", "--out"])
+            .arg(&out)
+            .args(FIXED)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut said = String::new();
+    let mut stdout = child.0.stdout.take().unwrap();
+    let mut stderr = child.0.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+    let _ = std::io::Read::read_to_string(&mut stdout, &mut said);
+    assert_eq!(child.wait(Duration::from_secs(30)), Some(0));
+    said.push_str(&reader.join().unwrap());
+    assert!(server.requests() >= 1);
+    assert!(
+        said.contains(&format!("http://***@{}/v1?key=***&page=***", server.addr)),
+        "{said}"
+    );
+    for file in ["scenario.toml", "summary.md", "report.html", "summary.json"] {
+        let text = std::fs::read_to_string(out.join(file)).unwrap();
+        assert!(!text.contains("SECRET"), "{file}: {text}");
+    }
+    assert!(!said.contains("SECRET"), "{said}");
+}
