@@ -36,6 +36,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Which client algorithm to use for one API and fleet: every one run in every fleet, ranked.
     Advise(AdviseArgs),
+    /// Learn the server's rule from a trace (a results folder's requests.csv) into fit.toml.
+    Fit(FitArgs),
     /// Serve the mock rate-limited API over HTTP until Ctrl-C (--record: a run folder of it).
     Serve(ServeArgs),
     /// Run the same clients against any HTTP endpoint and record what they did.
@@ -310,6 +312,15 @@ pub struct CheckArgs {
     #[arg(long, short)]
     pub quiet: bool,
     /// Print the verdicts as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FitArgs {
+    /// A results folder with requests.csv (`client --log-requests`, `run --log-requests`).
+    pub dir: PathBuf,
+    /// Print the fit as JSON.
     #[arg(long)]
     pub json: bool,
 }

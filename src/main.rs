@@ -33,6 +33,7 @@ fn main() -> ExitCode {
         Command::List(args) => or_exit_code(commands::list(&args)),
         Command::Check(args) => or_exit_code(commands::check(&args, &INTERRUPTED)),
         Command::Advise(args) => or_exit_code(commands::advise(&args, &INTERRUPTED)),
+        Command::Fit(args) => or_exit_code(commands::fit(&args)),
         Command::Serve(args) => or_exit_code(commands::serve(&args, &INTERRUPTED)),
         Command::Client(args) => or_exit_code(commands::client(&args, &INTERRUPTED)),
         Command::Worker => worker::main(),

@@ -190,6 +190,13 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
                     "latency",
                     "waited",
                     "error",
+                    // What the answer's rate-limit fields said, parsed (`throttle-sim fit`
+                    // learns the server's rule from them): the limit, the policy's quota and
+                    // window, and the time to the reset.
+                    "limit",
+                    "policy_limit",
+                    "policy_window",
+                    "reset",
                 ])?;
                 Some(sink)
             }
@@ -352,6 +359,10 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
                 Some(f) => log.text(&f.to_string())?,
                 None => log.text("")?,
             }
+            log.opt_uint(r.response.limit)?;
+            log.opt_uint(r.response.quota.map(|q| q.limit))?;
+            log.opt_float(r.response.quota.map(|q| secs(q.window)))?;
+            log.opt_float(r.response.reset.map(secs))?;
             log.end_row()?;
         }
         Ok(())

@@ -10,6 +10,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod fit;
 mod hostile;
 mod live;
 mod live_algorithms;
