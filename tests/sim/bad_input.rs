@@ -6,7 +6,8 @@
 //! In the arguments: `{file}` is the row's scenario text written to a file, `{scen}` the
 //! bundled scenarios folder, `{tmp}` a fresh folder of the row's own, `{afile}` a file in it,
 //! `{busy}` an address something listens on, `{busy_port}` its port, `{closed}` a port nothing
-//! listens on, `{nan}` a results folder whose series.csv holds a NaN.
+//! listens on, `{nan}` a results folder whose series.csv holds a NaN, `{fifo}` a FIFO (named
+//! pipe) nobody writes to, `{big}` a regular file of 2 MiB.
 
 use crate::common;
 
@@ -285,7 +286,23 @@ fn cases() -> Vec<Case> {
         case(
             "run /dev/zero",
             2,
-            "/dev/zero: cannot read the file: it is larger than 1024 KiB",
+            "/dev/zero: cannot read the file: it is a character device, not a regular file",
+        ),
+        // Issue 23, bug 9: a FIFO blocked the open (and the first SIGTERM with it).
+        case(
+            "run {fifo}",
+            2,
+            "{fifo}: cannot read the file: it is a FIFO (named pipe), not a regular file",
+        ),
+        case(
+            "check {fifo}",
+            2,
+            "it is a FIFO (named pipe), not a regular file",
+        ),
+        case(
+            "run {big}",
+            2,
+            "{big}: cannot read the file: it is larger than 1024 KiB",
         ),
         Case {
             absent: Some("{tmp}/st"),
@@ -693,6 +710,15 @@ fn every_bad_input_gets_its_exit_code_and_message() {
         }
         let afile = tmp.path().join("afile");
         std::fs::write(&afile, "not a folder").unwrap();
+        let fifo = tmp.path().join("fifo.toml");
+        if c.args.contains("{fifo}") {
+            let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+            assert!(made.success(), "mkfifo");
+        }
+        let big = tmp.path().join("big.toml");
+        if c.args.contains("{big}") {
+            std::fs::write(&big, "#".repeat(2 << 20)).unwrap();
+        }
         let fill = |s: &str| {
             s.replace("{file}", &file.display().to_string())
                 .replace("{scen}", &scen.display().to_string())
@@ -702,6 +728,8 @@ fn every_bad_input_gets_its_exit_code_and_message() {
                 .replace("{busy}", &busy_addr.to_string())
                 .replace("{closed}", &closed.to_string())
                 .replace("{nan}", &nan.display().to_string())
+                .replace("{fifo}", &fifo.display().to_string())
+                .replace("{big}", &big.display().to_string())
         };
         let args = fill(c.args);
         let mut child = Running(
