@@ -16,6 +16,7 @@ mod dialects;
 mod engine;
 mod failure_window;
 mod gauntlet_infra;
+mod hostile;
 mod loader_fuzz;
 mod oracle_bound;
 mod registry;
