@@ -58,6 +58,8 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
     let what = describe(&settings, scale);
     let clock = ScaledClock::starting_now(scale);
     let recording = start_recording(args, &mut settings, clock)?;
+    // From here until the folder is written, a second interrupt does not cut it short.
+    let _keep = recording.as_ref().map(|_| exit::keep_until_written());
     let capacity_rule = settings
         .shared_limit
         .is_some()
@@ -105,6 +107,11 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
         let now = clock.now();
         let end = args.duration.map_or(now, |d| now.min(d.nanos()));
         finish_recording(rec, end, &capacity)?;
+        if exit::interrupted_twice() {
+            // The second signal asked for an end at once: the folder is whole, and the exit
+            // code says the end was asked for twice.
+            return Ok(exit::INTERRUPTED);
+        }
     }
     Ok(exit::OK)
 }

@@ -10,6 +10,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod hostile_serve;
 mod live;
 mod live_algorithms;
 mod live_workloads;
