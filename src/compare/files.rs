@@ -185,9 +185,11 @@ mod tests {
                 Some(_) => 0.01 * (i + 1) as f64,
                 None => 7.0 + i as f64,
             };
-            // Utilization is null without a capacity.
+            // Utilization is null without a capacity, the ratios and fairness without an
+            // answer.
             let mut m = Metrics {
                 capacity: 1.0,
+                ok: 1,
                 ..Metrics::default()
             };
             set(&mut m, metric, Some(value));

@@ -599,6 +599,9 @@ mod tests {
 
     fn metrics(ratio: f64, util: f64, conv: Option<f64>) -> Metrics {
         Metrics {
+            requests: 100,
+            ok: 90,
+            limited: 10,
             ratio_429: ratio,
             capacity: 100.0,
             utilization: util,

@@ -85,9 +85,24 @@ pub fn within_bounds(metric: &str, value: f64) -> f64 {
     }
 }
 
+/// The metrics that describe what the server answered: without a single 2xx or 429 (nothing
+/// sent, or every request refused, reset, timed out or 5xx) they say nothing, and a 429 ratio
+/// of 0 or a fairness of 1 would rank a run that crashed before its first request best.
+pub const ANSWER_METRICS: &[&str] = &[
+    "ratio_429",
+    "ratio_429_late",
+    "retry_rate_thread_mean",
+    "fairness",
+    "fairness_windowed",
+];
+
 impl Metrics {
-    /// A metric by the name `[expect]` uses, held within its bounds ([`metric_bounds`]).
+    /// A metric by the name `[expect]` uses, held within its bounds ([`metric_bounds`]);
+    /// `None` for the [`ANSWER_METRICS`] of a run that got no 2xx and no 429.
     pub fn get(&self, name: &str) -> Option<f64> {
+        if self.ok + self.limited == 0 && ANSWER_METRICS.contains(&name) {
+            return None;
+        }
         self.get_raw(name).map(|v| within_bounds(name, v))
     }
 
@@ -634,6 +649,8 @@ mod tests {
     #[test]
     fn bounded_metrics_read_within_their_bounds() {
         let m = Metrics {
+            requests: 1,
+            ok: 1,
             fairness: 1.0000000000000007,
             fairness_windowed: Some(1.0000000000000002),
             capacity: 10.0,
@@ -652,6 +669,31 @@ mod tests {
             "seconds have no upper bound"
         );
         assert_eq!(metric_bounds("requests"), None);
+    }
+
+    #[test]
+    fn a_run_without_answers_has_no_ratio_and_no_fairness() {
+        // A run that crashed before its first request: summary.json keeps 0 and 1.
+        let m = Metrics {
+            fairness: 1.0,
+            capacity: 10.0,
+            ..Metrics::default()
+        };
+        assert_eq!(m.get("ratio_429"), None);
+        assert_eq!(m.get("fairness"), None);
+        assert_eq!(
+            m.get("utilization"),
+            Some(0.0),
+            "nothing of the capacity was used"
+        );
+        let answered = Metrics {
+            requests: 3,
+            limited: 3,
+            ratio_429: 1.0,
+            ..m
+        };
+        assert_eq!(answered.get("ratio_429"), Some(1.0));
+        assert_eq!(answered.get("fairness"), Some(1.0));
     }
 
     #[test]

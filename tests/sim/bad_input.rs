@@ -7,7 +7,10 @@
 //! bundled scenarios folder, `{tmp}` a fresh folder of the row's own, `{afile}` a file in it,
 //! `{busy}` an address something listens on, `{busy_port}` its port, `{closed}` a port nothing
 //! listens on, `{nan}` a results folder whose series.csv holds a NaN, `{fifo}` a FIFO (named
-//! pipe) nobody writes to, `{big}` a regular file of 2 MiB.
+//! pipe) nobody writes to, `{big}` a regular file of 2 MiB, `{dangling}` a symbolic link to a
+//! missing `{tmp}/nowhere`, `{loop}` one of two links to each other, `{incomplete}` a folder
+//! left as `serve --record` leaves it on a full disk (an empty scenario.toml), `{zero}` a
+//! run folder whose run sent no request.
 
 use crate::common;
 
@@ -312,6 +315,51 @@ fn cases() -> Vec<Case> {
                 "store.url: the store at redis://127.0.0.1:",
             )
         },
+        // Issue 23 (a hostile world), the poor cases of the command line and files.
+        case(
+            "run {scen}/fast_slow.toml --seed 5 --set run.seed=7 --out {tmp}/r",
+            2,
+            "--seed 5 and --set run.seed=7 both set run.seed; give one of them",
+        ),
+        case(
+            "compare {scen}/fast_slow.toml --duration 10m --set run.duration=20m --out {tmp}/c",
+            2,
+            "--duration 10m and --set run.duration=20m both set run.duration",
+        ),
+        Case {
+            args: "check {file}",
+            file: Some(BASE.to_string()),
+            code: 2,
+            says: "has no [expect] ranges, so check judged nothing there; add an [expect] table, or pass --allow-empty",
+            absent: None,
+        },
+        Case {
+            args: "check {file} --allow-empty",
+            file: Some(BASE.to_string()),
+            code: 0,
+            says: "1 without [expect]",
+            absent: None,
+        },
+        case(
+            "run {scen}/fast_slow.toml --out {dangling}",
+            2,
+            "is a symbolic link to {tmp}/nowhere, which does not exist",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --out {loop}",
+            2,
+            "is a symbolic link that leads back to itself",
+        ),
+        case(
+            "compare --runs {incomplete}",
+            2,
+            "the run folder is incomplete: scenario.toml is empty",
+        ),
+        case(
+            "compare --runs {zero} {zero} --out {tmp}/c",
+            0,
+            "no requests were sent",
+        ),
         // Files that cannot be read, bad TOML, unknown names and out-of-range values.
         case(
             "run {tmp}/missing.toml",
@@ -685,6 +733,25 @@ fn nan_results(dir: &Path) {
     std::fs::write(&series, format!("{header}\nNaN,{row}")).unwrap();
 }
 
+/// A results folder of a run that sent no request (its one thread sleeps past the end).
+fn zero_results(dir: &Path) {
+    let file = dir.with_extension("toml");
+    let text = BASE.replacen(
+        "threads = 2",
+        "threads = 1\nalgorithm = \"fixed\"\nsleep = \"2h\"",
+        1,
+    );
+    std::fs::write(&file, text).unwrap();
+    let out = Command::new(exe())
+        .arg("run")
+        .arg(&file)
+        .args(["--quiet", "--no-charts", "--out"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+}
+
 #[test]
 fn every_bad_input_gets_its_exit_code_and_message() {
     let shared = tempfile::tempdir().unwrap();
@@ -698,6 +765,8 @@ fn every_bad_input_gets_its_exit_code_and_message() {
         .port();
     let nan = shared.path().join("nan");
     nan_results(&nan);
+    let zero = shared.path().join("zero");
+    zero_results(&zero);
 
     let cases = cases();
     assert!(cases.len() >= 50, "{} rows", cases.len());
@@ -715,6 +784,21 @@ fn every_bad_input_gets_its_exit_code_and_message() {
             let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
             assert!(made.success(), "mkfifo");
         }
+        let dangling = tmp.path().join("dangling");
+        let looping = tmp.path().join("loop");
+        if c.args.contains("{dangling}") {
+            std::os::unix::fs::symlink(tmp.path().join("nowhere"), &dangling).unwrap();
+        }
+        if c.args.contains("{loop}") {
+            let other = tmp.path().join("loop2");
+            std::os::unix::fs::symlink(&other, &looping).unwrap();
+            std::os::unix::fs::symlink(&looping, &other).unwrap();
+        }
+        let incomplete = tmp.path().join("incomplete");
+        if c.args.contains("{incomplete}") {
+            std::fs::create_dir(&incomplete).unwrap();
+            std::fs::write(incomplete.join("scenario.toml"), "").unwrap();
+        }
         let big = tmp.path().join("big.toml");
         if c.args.contains("{big}") {
             std::fs::write(&big, "#".repeat(2 << 20)).unwrap();
@@ -730,6 +814,10 @@ fn every_bad_input_gets_its_exit_code_and_message() {
                 .replace("{nan}", &nan.display().to_string())
                 .replace("{fifo}", &fifo.display().to_string())
                 .replace("{big}", &big.display().to_string())
+                .replace("{dangling}", &dangling.display().to_string())
+                .replace("{loop}", &looping.display().to_string())
+                .replace("{incomplete}", &incomplete.display().to_string())
+                .replace("{zero}", &zero.display().to_string())
         };
         let args = fill(c.args);
         let mut child = Running(
