@@ -135,3 +135,27 @@ fn hostile_a_second_signal_never_loses_the_recording() {
         assert!(matches!(code, Some(0) | Some(130)), "{code:?}");
     }
 }
+
+/// The Ctrl-C summary printed a line per key: 100,001 lines for 200,000 keys. It names the
+/// busiest 20 and counts the rest on one line.
+#[test]
+fn hostile_the_ctrl_c_summary_of_many_keys_is_capped() {
+    let (mut serve, addr, _out, err) = start(&[]);
+    for i in 0..30 {
+        get(&addr, &format!("Authorization: Bearer key-{i}\r\n"));
+    }
+    for _ in 0..3 {
+        get(&addr, "Authorization: Bearer busy\r\n");
+    }
+    serve.signal(Signal::SIGINT);
+    assert_eq!(serve.wait(Duration::from_secs(30)), Some(0));
+    let said = err.join().unwrap();
+    let keys: Vec<&str> = said.lines().filter(|l| l.starts_with("key ")).collect();
+    assert_eq!(keys.len(), 20, "{said}");
+    assert!(keys[0].ends_with(": 3 requests, 3 ok, 0 limited"), "{said}");
+    assert!(
+        said.contains("and 11 more keys: 11 requests, 11 ok, 0 limited"),
+        "{said}"
+    );
+    assert!(!said.contains("busy"), "a token is never shown: {said}");
+}
