@@ -106,7 +106,16 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
         // serving thread noticed.
         let now = clock.now();
         let end = args.duration.map_or(now, |d| now.min(d.nanos()));
-        finish_recording(rec, end, &capacity)?;
+        let dir = rec.dir().to_path_buf();
+        if let Err(e) = finish_recording(rec, end, &capacity) {
+            // A full disk, most often: what was written is no run folder.
+            eprintln!(
+                "serve --record: the recording in {} is incomplete; compare --runs and plot \
+                 cannot use it",
+                dir.display()
+            );
+            return Err(e);
+        }
         if exit::interrupted_twice() {
             // The second signal asked for an end at once: the folder is whole, and the exit
             // code says the end was asked for twice.

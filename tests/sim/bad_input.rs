@@ -360,6 +360,39 @@ fn cases() -> Vec<Case> {
             0,
             "no requests were sent",
         ),
+        // Unicode names: letters of any script name a results folder; invisible and
+        // direction-changing characters never name a group.
+        Case {
+            args: "run {file} --no-charts --out {tmp}/r",
+            file: Some(BASE.replacen("name = \"t\"", "name = \"café-été\"", 1)),
+            code: 0,
+            says: "café-été: 3600 s simulated",
+            absent: None,
+        },
+        edited(
+            "name = \"t\"",
+            "name = \"café été\"",
+            2,
+            "`café été` cannot name a results folder: use letters, digits, `_`, `-` and `.` (not first), e.g. `café_été`",
+        ),
+        edited(
+            "name = \"a\"",
+            "name = \"ab\\u202Ec\"",
+            2,
+            "clients[0].name: `ab\\u{202e}c` holds U+202E, a control, invisible or direction-changing character",
+        ),
+        edited(
+            "name = \"a\"",
+            "name = \"a\\u200Bb\"",
+            2,
+            "holds U+200B, a control, invisible or direction-changing character",
+        ),
+        edited(
+            "name = \"a\"",
+            "name = \"a\\nb\"",
+            2,
+            "`a\\nb` holds U+000A",
+        ),
         // Files that cannot be read, bad TOML, unknown names and out-of-range values.
         case(
             "run {tmp}/missing.toml",

@@ -186,3 +186,38 @@ fn hostile_a_perfect_fairness_is_within_its_range() {
         summary.missed().collect::<Vec<_>>()
     );
 }
+
+/// summary.md put names and the description in as written: a `|` split a table cell, and
+/// `<script>` was HTML for any viewer that renders it.
+#[test]
+fn hostile_summary_md_escapes_what_would_break_it() {
+    let text = "name = \"t\"\ndescription = \"<script>alert(1)</script> & more\"\n\
+                [run]\nduration = \"10m\"\n[server]\nlimit = 100\n\
+                [[clients]]\nname = \"x|y<script>\"\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("s.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = tmp.path().join("r");
+    let status = std::process::Command::new(crate::common::exe())
+        .arg("run")
+        .arg(&file)
+        .args(["--quiet", "--no-charts", "--out"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(!md.contains("<script>"), "{md}");
+    assert!(
+        md.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; more"),
+        "{md}"
+    );
+    assert!(md.contains("| x\\|y&lt;script&gt; "), "{md}");
+    // Every row of the tables has as many cells as its header.
+    for table in md.split("\n\n").filter(|b| b.starts_with('|')) {
+        let cells = |l: &str| l.replace("\\|", "").matches('|').count();
+        let mut lines = table.lines();
+        let n = cells(lines.next().unwrap());
+        assert!(lines.all(|l| cells(l) == n), "{table}");
+    }
+}
