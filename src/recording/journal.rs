@@ -4,7 +4,7 @@
 //! file with the number of requests, also capped ([`MAX_JOURNAL_BYTES`]). When `serve` stops,
 //! `replay.rs` reads the file back through the run's `Recorder`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -94,8 +94,11 @@ pub struct Client {
 /// What the serving threads share.
 struct Inner {
     file: BufWriter<File>,
-    /// `group/name` (a group has no `/`) → client index.
+    /// [`identity`] → client index.
     index: HashMap<String, u32>,
+    /// Every client's `group/name` as recorded: distinct, even where two keys share a
+    /// fingerprint.
+    shown: HashSet<String>,
     clients: Vec<Client>,
     groups: Vec<String>,
     overflow: Option<u32>,
@@ -112,6 +115,7 @@ impl Inner {
         Inner {
             file,
             index: HashMap::new(),
+            shown: HashSet::new(),
             clients: Vec::new(),
             groups: Vec::new(),
             overflow: None,
@@ -180,7 +184,7 @@ impl Inner {
     /// The index of the client `id` (with the key of its first request), registering it while
     /// the caps allow; past them, the overflow client's or another group's.
     fn client(&mut self, mut id: ClientName, key: Option<&str>, t: Nanos) -> u32 {
-        if let Some(&i) = self.index.get(&id.key()) {
+        if let Some(&i) = self.index.get(&identity(&id, key)) {
             return i;
         }
         if self.clients.len() >= MAX_CLIENTS {
@@ -209,7 +213,7 @@ impl Inner {
                     );
                 }
                 id.group = OTHER_GROUP.into();
-                if let Some(&i) = self.index.get(&id.key()) {
+                if let Some(&i) = self.index.get(&identity(&id, key)) {
                     return i;
                 }
             }
@@ -220,9 +224,18 @@ impl Inner {
         self.push(id, key, t)
     }
 
-    fn push(&mut self, id: ClientName, key: Option<&str>, t: Nanos) -> u32 {
+    fn push(&mut self, mut id: ClientName, key: Option<&str>, t: Nanos) -> u32 {
         let i = self.clients.len() as u32;
-        self.index.insert(id.key(), i);
+        self.index.insert(identity(&id, key), i);
+        // Two clients never share a name: the later of two keys with one fingerprint is
+        // `key:fnv:…#2`.
+        let base = id.name.clone();
+        let mut n = 1;
+        while self.shown.contains(&id.key()) {
+            n += 1;
+            id.name = format!("{base}#{n}");
+        }
+        self.shown.insert(id.key());
         self.clients.push(Client {
             id,
             key: shown_key(key.unwrap_or(DEFAULT_KEY)),
@@ -251,6 +264,17 @@ impl Inner {
                 self.unrecorded += 1;
             }
         }
+    }
+}
+
+/// What tells a recorded client apart: its `group/name`, except that a client named by its
+/// key is told apart by the whole key, not by the fingerprint its name shows (two tokens
+/// may share one: `Bearer tok157397` and `Bearer tok678860` both show `fnv:820a5676`).
+fn identity(id: &ClientName, key: Option<&str>) -> String {
+    match (id.by, key) {
+        // A NUL never appears in a header value, so this never equals a `group/name`.
+        (IdentifiedBy::Key, Some(k)) => format!("{}\0{k}", id.group),
+        _ => id.key(),
     }
 }
 
@@ -346,6 +370,38 @@ mod tests {
         assert_eq!(j.clients.len(), MAX_CLIENTS + 1);
         assert_eq!(j.clients[over as usize].id.name, OVERFLOW_NAME);
     }
+
+    #[test]
+    fn two_keys_with_one_fingerprint_are_two_clients() {
+        // Issue 23, bug 8: both show as fnv:820a5676; they were recorded as one client.
+        let tmp = tempfile::tempdir().unwrap();
+        let mut j = inner(tmp.path());
+        let peer = "127.0.0.1".parse().unwrap();
+        let (a, b) = ("Bearer tok157397", "Bearer tok678860");
+        let ca = j.client(ClientName::of(None, Some(a), peer), Some(a), 0);
+        let cb = j.client(ClientName::of(None, Some(b), peer), Some(b), 1);
+        assert_ne!(ca, cb);
+        assert_eq!(
+            j.client(ClientName::of(None, Some(a), peer), Some(a), 2),
+            ca
+        );
+        assert_eq!(
+            j.client(ClientName::of(None, Some(b), peer), Some(b), 3),
+            cb
+        );
+        let (na, nb) = (
+            &j.clients[ca as usize].id.name,
+            &j.clients[cb as usize].id.name,
+        );
+        assert_eq!(na, "key:fnv:820a5676");
+        assert_eq!(nb, "key:fnv:820a5676#2");
+        // A client that names itself so takes no other's place either.
+        let c = j.client(named(DEFAULT_GROUP_NAME, "key:fnv:820a5676#2"), None, 4);
+        assert_ne!(c, cb);
+        assert_eq!(j.clients[c as usize].id.name, "key:fnv:820a5676#2#2");
+    }
+
+    const DEFAULT_GROUP_NAME: &str = super::super::identity::DEFAULT_GROUP;
 
     #[test]
     fn groups_past_the_cap_share_one() {

@@ -632,14 +632,15 @@ impl OkPerThreadChart<'_> {
     }
 }
 
-/// One variant of a comparison: its mean, 95 % interval half-widths, and each seed's value.
+/// One variant of a comparison: its mean, 95 % interval (low, high: held within the metric's
+/// range), and each seed's value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VariantPoint {
     pub name: String,
     pub x: f64,
-    pub x_half: Option<f64>,
+    pub x_interval: Option<(f64, f64)>,
     pub y: f64,
-    pub y_half: Option<f64>,
+    pub y_interval: Option<(f64, f64)>,
     pub seeds: Vec<(f64, f64)>,
 }
 
@@ -662,11 +663,11 @@ impl Chart for TradeoffChart<'_> {
         area.fill(&WHITE).map_err(err)?;
         // x = utilization, y = ratio_429 in %.
         let xs = self.points.iter().flat_map(|p| {
-            let h = p.x_half.unwrap_or(0.0);
+            let (lo, hi) = p.x_interval.unwrap_or((p.x, p.x));
             p.seeds
                 .iter()
                 .map(|s| s.0)
-                .chain([p.x - h, p.x + h])
+                .chain([lo, hi])
                 .collect::<Vec<_>>()
         });
         let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -683,12 +684,8 @@ impl Chart for TradeoffChart<'_> {
             self.points
                 .iter()
                 .flat_map(|p| {
-                    let h = p.y_half.unwrap_or(0.0);
-                    p.seeds
-                        .iter()
-                        .map(|s| s.1)
-                        .chain([p.y + h])
-                        .collect::<Vec<_>>()
+                    let hi = p.y_interval.map_or(p.y, |i| i.1);
+                    p.seeds.iter().map(|s| s.1).chain([hi]).collect::<Vec<_>>()
                 })
                 .collect::<Vec<_>>()
                 .iter(),
@@ -717,11 +714,11 @@ impl Chart for TradeoffChart<'_> {
                 )
                 .map_err(err)?;
             let mut whiskers = Vec::new();
-            if let Some(h) = p.x_half {
-                whiskers.push(whisker((x - h, y), (x + h, y), c));
+            if let Some((lo, hi)) = p.x_interval {
+                whiskers.push(whisker((lo, y), (hi, y), c));
             }
-            if let Some(h) = p.y_half {
-                whiskers.push(whisker((x, y - h * 100.0), (x, y + h * 100.0), c));
+            if let Some((lo, hi)) = p.y_interval {
+                whiskers.push(whisker((x, lo * 100.0), (x, hi * 100.0), c));
             }
             chart.draw_series(whiskers).map_err(err)?;
             chart
@@ -734,11 +731,14 @@ impl Chart for TradeoffChart<'_> {
     }
 }
 
+/// A 95 % interval as (low, high).
+pub type Interval = (f64, f64);
+
 /// One bar per variant: mean fairness, its 95 % interval, and each seed as a dot.
 pub struct FairnessChart<'a> {
     pub heading: &'a Heading,
-    /// name, mean, half-width, per-seed values.
-    pub bars: Vec<(String, f64, Option<f64>, Vec<f64>)>,
+    /// name, mean, 95 % interval (low, high), per-seed values.
+    pub bars: Vec<(String, f64, Option<Interval>, Vec<f64>)>,
 }
 
 impl Chart for FairnessChart<'_> {
@@ -775,7 +775,7 @@ impl Chart for FairnessChart<'_> {
                     .x_label_formatter(&label);
             },
         )?;
-        for (i, (name, mean, half, seeds)) in self.bars.iter().enumerate() {
+        for (i, (name, mean, interval, seeds)) in self.bars.iter().enumerate() {
             let c = colour(i);
             let x = i as f64;
             chart
@@ -786,20 +786,12 @@ impl Chart for FairnessChart<'_> {
                 .map_err(err)?
                 .label(name.clone())
                 .legend(legend_box(c, 0.75));
-            if let Some(h) = half {
+            if let Some(&(lo, hi)) = interval.as_ref() {
                 chart
                     .draw_series([
-                        whisker((x + 0.5, mean - h), (x + 0.5, mean + h), RGBColor(0, 0, 0)),
-                        whisker(
-                            (x + 0.42, mean - h),
-                            (x + 0.58, mean - h),
-                            RGBColor(0, 0, 0),
-                        ),
-                        whisker(
-                            (x + 0.42, mean + h),
-                            (x + 0.58, mean + h),
-                            RGBColor(0, 0, 0),
-                        ),
+                        whisker((x + 0.5, lo), (x + 0.5, hi), RGBColor(0, 0, 0)),
+                        whisker((x + 0.42, lo), (x + 0.58, lo), RGBColor(0, 0, 0)),
+                        whisker((x + 0.42, hi), (x + 0.58, hi), RGBColor(0, 0, 0)),
                     ])
                     .map_err(err)?;
             }

@@ -12,6 +12,7 @@ mod common;
 
 mod fit;
 mod hostile;
+mod hostile_serve;
 mod live;
 mod live_algorithms;
 mod live_workloads;

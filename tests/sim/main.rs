@@ -19,6 +19,7 @@ mod engine;
 mod failure_window;
 mod fit;
 mod gauntlet_infra;
+mod hostile;
 mod hostile_headers;
 mod loader_fuzz;
 mod oracle_bound;
