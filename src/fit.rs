@@ -25,6 +25,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::record::open_csv;
+
 /// One answered request of the trace, in the server's order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
@@ -292,13 +294,7 @@ pub fn read_trace(dir: &Path) -> Result<Vec<Event>, FitError> {
         line,
         why,
     };
-    let mut rdr = csv::Reader::from_path(&path).map_err(|e| bad(0, e.to_string()))?;
-    let header: Vec<String> = rdr
-        .headers()
-        .map_err(|e| bad(1, e.to_string()))?
-        .iter()
-        .map(str::to_string)
-        .collect();
+    let (mut rdr, header) = open_csv(&path).map_err(|(line, why)| bad(line, why))?;
     let col = |name: &str| header.iter().position(|h| h == name);
     let need = |name: &str| col(name).ok_or_else(|| bad(1, format!("no `{name}` column")));
     let (t, status, latency) = (need("t")?, need("status")?, need("latency")?);
