@@ -465,6 +465,36 @@ enum Shown {
     Seconds,
 }
 
+/// The recommended algorithm's numbers in every fleet, a line each.
+fn each_fleet(m: &Matrix, best: &Standing, bullet: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nEach fleet, means ± 95 % t-interval over {} seeds:",
+        m.seeds.len()
+    );
+    for (i, c) in m.cells.iter().enumerate() {
+        let Some(v) = stats(m, i, &best.algorithm) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "{bullet}{}: 429s {}, utilization {}, fairness {}, converged after {}{}",
+            c.cell,
+            shown(v.metrics.get("ratio_429"), Shown::Percent),
+            shown(v.metrics.get("utilization"), Shown::Fraction),
+            shown(v.metrics.get("fairness"), Shown::Fraction),
+            shown(v.metrics.get("convergence_s"), Shown::Seconds),
+            if v.missed == 0 {
+                ""
+            } else {
+                " (misses a target)"
+            }
+        );
+    }
+    out
+}
+
 /// The advice as text: the ranking, the recommendation with what to paste, every fleet's
 /// numbers for it, and where the rest is.
 pub fn advice_text(
@@ -521,30 +551,7 @@ pub fn advice_text(
             best.fleets_met, best.fleets, best.worst_fleet
         );
     }
-    let _ = writeln!(
-        out,
-        "\nEach fleet, means ± 95 % t-interval over {} seeds:",
-        m.seeds.len()
-    );
-    for (i, c) in m.cells.iter().enumerate() {
-        let Some(v) = stats(m, i, &best.algorithm) else {
-            continue;
-        };
-        let _ = writeln!(
-            out,
-            "{bullet}{}: 429s {}, utilization {}, fairness {}, converged after {}{}",
-            c.cell,
-            shown(v.metrics.get("ratio_429"), Shown::Percent),
-            shown(v.metrics.get("utilization"), Shown::Fraction),
-            shown(v.metrics.get("fairness"), Shown::Fraction),
-            shown(v.metrics.get("convergence_s"), Shown::Seconds),
-            if v.missed == 0 {
-                ""
-            } else {
-                " (misses a target)"
-            }
-        );
-    }
+    out.push_str(&each_fleet(m, best, bullet));
     let fence = if markdown { "```\n" } else { "" };
     let _ = writeln!(out, "\nThe [[clients]] lines to paste into a scenario:\n");
     let _ = write!(out, "{fence}");

@@ -414,6 +414,13 @@ pub fn fit(events: &[Event]) -> Fit {
         ));
         return out;
     }
+    choose(events, size, policy_window, span, &mut out);
+    out
+}
+
+/// Every rule searched, ranked by how well it explains the trace; the best one is the fit
+/// unless the runner-up explains it nearly as well.
+fn choose(events: &[Event], size: f64, policy_window: Option<f64>, span: f64, out: &mut Fit) {
     let candidates = [
         Rule::Bucket { size, period: 1.0 },
         Rule::FixedWindow {
@@ -454,10 +461,9 @@ pub fn fit(events: &[Event]) -> Fit {
             rule.name(),
             other.name()
         ));
-        return out;
+        return;
     }
     out.rule = Some(rule);
-    out
 }
 
 /// The best period for `rule`: the round grid (and the policy's window), then 1 % steps
