@@ -50,8 +50,12 @@
 //! **A fixed window.** When `r` jumps up by a tenth of the bucket (at least 2 tokens) more than
 //! the refill explains, the server has reset a window: the window restarts there, and from then
 //! on the level is read as an allowance that nothing refills until the next reset one `period`
-//! later: `S = −Δr/Δt` and `R_t = max(R/20, (r̄ − r0) / time to the next reset)`; the price is
-//! read against the allowance's plan, `g(r − p(t))` with `p(t) = (B − r0) · left / period`.
+//! later (the reset placed halfway between the two readings around the jump): `S = −Δr/Δt` and
+//! `R_t = max(R/20, (r̄ + 1 − r0 · left/period) / left)` with `left` the time to the next reset
+//! (the count was read after its own request was taken, hence the `+ 1`; what is left at the
+//! reset is lost, so the reserve shrinks to nothing by then); a window of the law closes after
+//! at most `0.3 B` tokens, so that it fits between two resets; the price is read against the
+//! allowance's plan, `g(r − p(t))` with `p(t) = (B − r0) · left / period`.
 //! A rise of the level without a reset (a sliding window returning what a window ago took)
 //! switches back.
 //!
@@ -62,7 +66,9 @@
 //! top of the refill, and its pull is capped at its own share of the target (`R_t · x / S`).
 //!
 //! **A 429** multiplies `x` by `decrease` once per round (answers to requests sent before the
-//! last decrease do not decrease again) and restarts the window; the thread waits at least
+//! last decrease do not decrease again) and restarts the window, unless a fixed window's
+//! predicted reset explains it and the process sends at least 4 per window (`n·x·period ≥ 4`):
+//! then the thread holds to the reset and the rate stays; the thread waits at least
 //! `Retry-After + U[0, retry_jitter] × min(Retry-After, 1/x)`. **A 503 or a transport error**
 //! changes no rate but holds the thread back for `error_backoff`, doubling per consecutive
 //! error up to `error_backoff_max`.
@@ -414,8 +420,12 @@ impl FairShare {
 
     pub fn target(&self, r: f64, t: f64) -> f64 {
         if let Some(left) = self.to_reset(t) {
+            // What is left at the reset is lost: the reserve shrinks to nothing by then.
+            let reserve = self.reserve() * (left / self.period).min(1.0);
             let left = left.max(self.window_secs());
-            return ((r - self.reserve()) / left).max(self.rate * MIN_WINDOW_TARGET_OF_RATE);
+            // `r` is read after the request it answers was counted: the allowance at that
+            // instant held one more.
+            return ((r + 1.0 - reserve) / left).max(self.rate * MIN_WINDOW_TARGET_OF_RATE);
         }
         let tau = (self.cfg.drain_fill * self.limit / self.rate)
             .max(self.cfg.drain_windows * self.loop_secs());
@@ -444,6 +454,16 @@ impl FairShare {
         let period = self.period;
         self.reset_at
             .map(|reset| period - (t - reset).rem_euclid(period))
+    }
+
+    /// The tokens a window must see taken: `min_flow`, but on a fixed window at most a share
+    /// of its allowance (a window of the law must close between two of the server's resets).
+    fn min_flow(&self) -> f64 {
+        if self.reset_at.is_some() {
+            self.cfg.min_flow.min(self.limit * MAX_FLOW_OF_ALLOWANCE)
+        } else {
+            self.cfg.min_flow
+        }
     }
 
     /// The window length `W`: one own period, or long enough for `min_flow` tokens at `R`.
@@ -524,7 +544,8 @@ impl FairShare {
                 if r > newest.r + refill + (self.limit * RESET_JUMP).max(MIN_RESET_TOKENS) {
                     // A fixed window turned over: what came before says nothing, and from now
                     // on the level is read as a window's allowance.
-                    self.reset_at = Some(t);
+                    // The reset fell between the two readings.
+                    self.reset_at = Some((newest.t + t) / 2.0);
                     self.full_start = false;
                     self.newest = Some(s);
                     self.open_window(s);
@@ -550,7 +571,7 @@ impl FairShare {
         let periods = if self.updates == 0 { FIRST_WINDOW } else { 1.0 };
         if t - first.t >= self.window_secs() * periods
             && self.samples >= self.cfg.min_samples
-            && flow >= self.cfg.min_flow
+            && flow >= self.min_flow()
         {
             let update = self.apply_window(now, first, s);
             self.updates += 1;
@@ -611,6 +632,8 @@ impl FairShare {
 /// correction forward (fast_slow's convergence 63 s at 1.0, 57 s at 0.7; at 0.5 a hundred
 /// threads' first round is misread).
 const FIRST_WINDOW: f64 = 0.7;
+/// On a fixed window, a window of the law closes after at most this share of the allowance.
+const MAX_FLOW_OF_ALLOWANCE: f64 = 0.3;
 /// One window moves `ln x` down by at most this factor.
 const MAX_STEP_DOWN: f64 = 100.0;
 /// A rise of the level by this fraction of the bucket more than the refill explains is a
@@ -618,8 +641,9 @@ const MAX_STEP_DOWN: f64 = 100.0;
 const RESET_JUMP: f64 = 0.1;
 /// ... or by this many tokens, on a small one (the count is an integer).
 const MIN_RESET_TOKENS: f64 = 2.0;
-/// A 429 that a fixed window's reset explains cuts no rate when each thread sends at least
-/// this often per window (on a shorter window the refusal may as well say the rate is high).
+/// A 429 that a fixed window's reset explains cuts no rate when the process (its threads in
+/// line) sends at least this often per window (on a shorter window the refusal may as well say
+/// the rate is high).
 const MIN_SENDS_PER_WINDOW: f64 = 4.0;
 /// ... and a `Retry-After` within this fraction of a period of the predicted reset is one.
 const RESET_MATCH: f64 = 0.1;
@@ -725,7 +749,8 @@ impl Throttle for FairShare {
                 let period = from_secs(self.spacing());
                 // A fixed window's allowance spent: the refusal says to come back at the reset
                 // the level's jumps predict. Nothing says the rate is too high for the next one.
-                let window_spent = self.period * self.x >= MIN_SENDS_PER_WINDOW
+                let window_spent = self.period * self.x * self.threads.len() as f64
+                    >= MIN_SENDS_PER_WINDOW
                     && response
                         .retry_after
                         .zip(self.to_reset(secs(now)))
@@ -1085,15 +1110,18 @@ mod tests {
     #[test]
     fn after_a_reset_the_allowance_is_spread_to_the_next_reset_until_the_level_refills() {
         let mut t = build(1);
-        assert!(t.observe(0, 3500.0, 50.0).is_none());
-        assert!(t.observe(0, 3600.0, 4500.0).is_none());
+        assert!(t.observe(0, 3599.0, 50.0).is_none());
+        assert!(t.observe(0, 3601.0, 4500.0).is_none());
+        // The reset fell between the two readings: halfway is the best guess.
         assert_eq!(t.reset_at, Some(3600.0));
-        assert!((t.target(4500.0, 3600.0) - 4477.5 / 3600.0).abs() < 1e-12);
-        assert!((t.target(1022.5, 6300.0) - 1000.0 / 900.0).abs() < 1e-9);
+        // The allowance read (one more than the count, which the answered request already
+        // took) less a reserve that shrinks to nothing at the next reset, over the time left.
+        assert!((t.target(4500.0, 3600.0) - 4478.5 / 3600.0).abs() < 1e-12);
+        assert!((t.target(1022.5, 6300.0) - (1023.5 - 22.5 / 4.0) / 900.0).abs() < 1e-9);
         // The plan: an even spend's level, all of it at the reset, half halfway.
         assert!((t.planned(5400.0) - 4477.5 / 2.0).abs() < 1e-9);
-        assert!(t.observe(0, 3610.0, 4464.0).is_none());
-        let u = t.observe(0, 3620.0, 4428.0).expect("the window closes");
+        assert!(t.observe(0, 3611.0, 4464.0).is_none());
+        let u = t.observe(0, 3621.0, 4428.0).expect("the window closes");
         // Inside the window nothing refills: 36 fewer in 10 s is 3.6 per second.
         assert!((u.total - 3.6).abs() < 1e-9);
         // A small window resets by two tokens or more.
@@ -1104,6 +1132,59 @@ mod tests {
         // The level rising a little without a reset: the server refills after all.
         t.observe(0, 3640.0, 4440.0);
         assert_eq!(t.reset_at, None);
+    }
+
+    #[test]
+    fn a_short_fixed_window_is_spent_to_its_last_token_by_the_reset() {
+        // 10 per second in fixed 1-second windows, reset seen between 0.95 s and 1.05 s.
+        let mut t = shaped(1, 10.0, 1, 10.0);
+        t.observe(0, 0.95, 0.0);
+        t.observe(0, 1.05, 9.0);
+        assert_eq!(t.reset_at, Some(1.0));
+        // A tenth of a second before the next reset with the count at 0: the request just
+        // answered was the ninth, one is left, and no reserve is worth keeping past the reset
+        // (0.1 of the reserve's token at 0.1 of the period left): 9 per second, where holding
+        // a whole token gave the floor, 0.5 per second.
+        assert!(
+            (t.target(0.0, 1.9) - 9.0).abs() < 1e-9,
+            "{}",
+            t.target(0.0, 1.9)
+        );
+    }
+
+    #[test]
+    fn a_short_fixed_window_still_closes_windows_of_the_law() {
+        // Ten tokens per window can never show `min_flow` (30) between two resets; a window of
+        // the law closes after a share of the allowance instead (here 3 tokens).
+        let mut t = shaped(1, 10.0, 1, 10.0);
+        t.observe(0, 0.95, 0.0);
+        assert!(t.observe(0, 1.05, 9.0).is_none());
+        assert!(t.observe(0, 1.15, 8.0).is_none());
+        // Three answers, 0.2 s, 4 tokens by the nominal refill's count (2 refilled, 2 taken).
+        let u = t
+            .observe(0, 1.25, 7.0)
+            .expect("the window closes inside the server's window");
+        assert!((u.total - 10.0).abs() < 1e-9, "{}", u.total);
+    }
+
+    #[test]
+    fn a_spent_fixed_window_holds_a_process_of_many_slow_threads_without_a_cut() {
+        // 100 per minute in fixed windows, one process of 200 threads: each thread sends once
+        // in two windows, but the process 100 times per window, in line.
+        let mut t = shaped(200, 100.0, 60, 100.0);
+        let mut rng = test_rng();
+        t.observe(0, 59.0, 0.0);
+        t.observe(0, 61.0, 99.0);
+        let x = t.thread_rate();
+        t.threads[7].last_send = Some(110 * S);
+        let spent = Response {
+            retry_after: Some(10 * S),
+            limit: Some(100),
+            ..answer(Status::Limited, 0)
+        };
+        t.on_response(110 * S, 7, &spent, &mut rng);
+        assert_eq!(t.thread_rate(), x);
+        assert!(t.threads[7].hold >= 120 * S);
     }
 
     #[test]
