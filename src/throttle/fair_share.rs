@@ -59,6 +59,18 @@
 //! A rise of the level without a reset (a sliding window returning what a window ago took)
 //! switches back.
 //!
+//! **A sliding window.** A bucket states its reset (`t`, whole seconds) as the time until it is
+//! whole, `(B − r)/R`; a sliding window as a whole period whatever the level (its newest
+//! request leaves a period later). Three answered readings in a row over more than two
+//! seconds, each stating at least `period − 1 s` and more than `(B − r)/R + 1.5 s`, switch
+//! the law to reading the level as what the last period took: `S = max((B − r̄)/period,
+//! −Δr/Δt)` (the fall, `S(t) − S(t − period)`, is a lower bound of the rate now and is acted
+//! on within a window; the average is given `γ · Δt/period`), the target is `(B − r0/2)/period`
+//! (a token left unused is lost), there is no pull, and a 429 takes one request per period
+//! off the process (`x · (1 − 1/(n·x·period))`) instead of half. A reading well short of a
+//! period (a window counting down) or a fixed window's reset switches back. A quota must be
+//! known (stated or given) to tell `(B − r)/R`.
+//!
 //! **A full start.** A process whose first reading finds the bucket at least `full_level` full
 //! cannot tell a deep token bucket from a sliding window, which refills nothing for a window and
 //! then returns whatever was spent, as it was spent. Until the level first comes down into the
@@ -313,6 +325,9 @@ impl FairShareConfig {
             reset_at: None,
             full_start: false,
             updates: 0,
+            sliding_votes: 0,
+            sliding_since: None,
+            sliding: false,
         };
         let x0 = match self.initial_sleep {
             Some(s) => (1.0 / s.secs()).min(rate / n as f64),
@@ -375,6 +390,13 @@ pub struct FairShare {
     reset_at: Option<f64>,
     full_start: bool,
     updates: u64,
+    /// Readings in a row whose stated reset says sliding window (see `read_reset`).
+    sliding_votes: u32,
+    /// When the first of them came.
+    sliding_since: Option<f64>,
+    /// The server is a sliding window: the level is the allowance left unused in the last
+    /// period, and it is read as the total rate.
+    sliding: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -494,6 +516,9 @@ impl FairShare {
     /// pull toward the common price. Returns what it measured.
     fn apply_window(&mut self, now: Nanos, first: Sample, last: Sample) -> Update {
         let dt = last.t - first.t;
+        if self.sliding {
+            return self.apply_sliding_window(now, first, last);
+        }
         let total = (self.refill() - (last.r - first.r) / dt).max(self.rate * MIN_TOTAL_OF_RATE);
         // The average total against the target at the window's average level.
         let target = self.target((first.r + last.r) / 2.0, (first.t + last.t) / 2.0);
@@ -520,6 +545,65 @@ impl FairShare {
             total,
             target,
             pull,
+        }
+    }
+
+    /// A window on a sliding window: what the last period took is `B − r`, so the total is
+    /// `(B − r̄)/period` (or the level's fall, while nothing has yet left the period), steered
+    /// toward `(B − r0/2)/period` with the gain spread over one period (the reading is a
+    /// period's average). No pull: the level sits at the reserve whatever the shares, so the
+    /// price says nothing there.
+    fn apply_sliding_window(&mut self, now: Nanos, first: Sample, last: Sample) -> Update {
+        let dt = last.t - first.t;
+        let mean = (first.r + last.r) / 2.0;
+        let average = (self.limit - mean) / self.period;
+        let fall = (first.r - last.r) / dt;
+        let total = average.max(fall).max(self.rate * MIN_TOTAL_OF_RATE);
+        let target = (self.limit - self.reserve() * SLIDING_RESERVE) / self.period;
+        // The level falling faster than the period's average says the rate is high now (the
+        // fall is `S(t) − S(t − period)`, a lower bound of `S(t)`): act within a window, as on a
+        // bucket. Otherwise the reading is an average over the period: spread the gain.
+        let gain = if fall > average {
+            self.cfg.gain
+        } else {
+            self.cfg.gain * (SLIDING_GAIN_PERIODS * dt / self.period).min(1.0)
+        };
+        let ln_x = self.x.ln() + gain * clamp_step((target / total).ln());
+        self.set_rate(now, ln_x.exp());
+        Update {
+            total,
+            target,
+            pull: 0.0,
+        }
+    }
+
+    /// A stated reset (seconds) read at `t` with the level `r`: a bucket is whole again after
+    /// `(B − r)/R` (the header rounds up to a whole second); a sliding window says a whole
+    /// period whatever the level (its newest request leaves the window a period later). Three
+    /// readings in a row over more than two seconds, each of a period and more than a second
+    /// and a half beyond the bucket's, make it a sliding window; a reading well short of a
+    /// period undoes it.
+    fn read_reset(&mut self, t: f64, stated: f64, r: f64) {
+        // Without a stated or given quota the bucket's own reset cannot be told.
+        if self.reset_at.is_some() || (self.policy.is_none() && self.cfg.quota.is_none()) {
+            self.sliding = false;
+            self.sliding_votes = 0;
+            self.sliding_since = None;
+            return;
+        }
+        let bucket = (self.limit - r).max(0.0) / self.rate;
+        if stated >= self.period - RESET_RESOLUTION && stated > bucket + 1.5 * RESET_RESOLUTION {
+            let since = *self.sliding_since.get_or_insert(t);
+            self.sliding_votes = self.sliding_votes.saturating_add(1);
+            // Over more than the header's resolution: a fixed window that has just turned over
+            // says a whole period too, for a second.
+            if self.sliding_votes >= SLIDING_VOTES && t - since > 2.0 * RESET_RESOLUTION {
+                self.sliding = true;
+            }
+        } else if stated < self.period - 1.5 * RESET_RESOLUTION {
+            self.sliding_votes = 0;
+            self.sliding_since = None;
+            self.sliding = false;
         }
     }
 
@@ -634,6 +718,14 @@ impl FairShare {
 const FIRST_WINDOW: f64 = 0.7;
 /// On a fixed window, a window of the law closes after at most this share of the allowance.
 const MAX_FLOW_OF_ALLOWANCE: f64 = 0.3;
+/// A stated reset is whole seconds (rounded up).
+const RESET_RESOLUTION: f64 = 1.0;
+/// On a sliding window the D gain per window is `γ` spread over this share of the period.
+const SLIDING_GAIN_PERIODS: f64 = 1.0;
+/// Readings in a row that make a sliding window.
+const SLIDING_VOTES: u32 = 3;
+/// On a sliding window the level left unused is lost: the law aims at this share of `r0`.
+const SLIDING_RESERVE: f64 = 0.5;
 /// One window moves `ln x` down by at most this factor.
 const MAX_STEP_DOWN: f64 = 100.0;
 /// A rise of the level by this fraction of the bucket more than the refill explains is a
@@ -731,6 +823,10 @@ impl Throttle for FairShare {
         let sent = self.threads[thread].last_send.unwrap_or(now);
         if let (Some(r), Status::Ok | Status::Limited) = (response.remaining, response.status) {
             self.headers = true;
+            // A refusal's reset counts from the last request let in, not from itself.
+            if let (Some(reset), Status::Ok) = (response.reset, response.status) {
+                self.read_reset(secs(now), secs(reset), r as f64);
+            }
             let counted = now.saturating_sub(response.latency / 2).max(sent);
             self.observe(now, secs(counted), r as f64);
         }
@@ -762,7 +858,15 @@ impl Throttle for FairShare {
                         .last_decrease
                         .is_none_or(|d| sent >= d && now >= d.saturating_add(period))
                 {
-                    self.set_rate(now, self.x * self.cfg.decrease);
+                    // On a sliding window a refusal at the level's floor is the law aiming at
+                    // it: the process gives up one request per period, not half its rate.
+                    let factor = if self.sliding {
+                        let per_period = self.threads.len() as f64 * self.x * self.period;
+                        (1.0 - 1.0 / per_period.max(1.0)).max(self.cfg.decrease)
+                    } else {
+                        self.cfg.decrease
+                    };
+                    self.set_rate(now, self.x * factor);
                     self.last_decrease = Some(now);
                     self.decreases += 1;
                     self.window = None;
@@ -1185,6 +1289,100 @@ mod tests {
         t.on_response(110 * S, 7, &spent, &mut rng);
         assert_eq!(t.thread_rate(), x);
         assert!(t.threads[7].hold >= 120 * S);
+    }
+
+    fn stated(status: Status, remaining: u64, reset_s: u64) -> Response {
+        Response {
+            limit: Some(30),
+            reset: Some(reset_s * S),
+            ..answer(status, remaining)
+        }
+    }
+
+    #[test]
+    fn a_reset_of_a_whole_period_at_any_level_is_a_sliding_window() {
+        // 30 per minute. A bucket at 5 of 30 is whole in 50 s; a sliding window says 60 s (its
+        // newest request leaves a minute later) whatever the level.
+        let mut rng = test_rng();
+        let mut t = shaped(1, 30.0, 60, 30.0);
+        for now in [10, 11, 12] {
+            t.on_response(now * S, 0, &stated(Status::Ok, 5, 50), &mut rng);
+        }
+        assert!(!t.sliding);
+        for now in [10, 11] {
+            t.on_response(now * S, 0, &stated(Status::Ok, 5, 60), &mut rng);
+        }
+        // Two readings, and a second apart: a fixed window that has just turned over says a
+        // whole period too.
+        assert!(!t.sliding);
+        t.on_response(13 * S, 0, &stated(Status::Ok, 5, 60), &mut rng);
+        assert!(t.sliding);
+        // A refusal's reset counts from the last request let in: it does not undo it.
+        t.on_response(14 * S, 0, &stated(Status::Limited, 0, 20), &mut rng);
+        assert!(t.sliding);
+        // A reset well short of a period (a window counting down) does.
+        t.on_response(15 * S, 0, &stated(Status::Ok, 5, 40), &mut rng);
+        assert!(!t.sliding);
+        // Without a quota, stated or given, the bucket's reset is unknown: no verdict.
+        let mut blind = build(1);
+        for now in [10, 12, 14, 16] {
+            blind.on_response(now * S, 0, &stated(Status::Ok, 5, 3600), &mut rng);
+        }
+        assert!(!blind.sliding);
+    }
+
+    #[test]
+    fn on_a_sliding_window_the_level_is_read_as_the_periods_total() {
+        // One client sending 25 a minute on a 30-per-minute sliding window: the level stays at
+        // 5, so its slope says nothing (the law read the refill, 0.5 per second, and held);
+        // what the last minute took is 25, so the total is 25/60, short of (30 − r0/2)/60.
+        let mut t = shaped(1, 30.0, 60, 30.0);
+        t.sliding = true;
+        t.x = 25.0 / 60.0;
+        t.observe(0, 100.0, 5.0);
+        t.observe(0, 130.0, 5.0);
+        let u = t.observe(0, 160.0, 5.0).expect("the window closes");
+        assert!((u.total - 25.0 / 60.0).abs() < 1e-12, "{}", u.total);
+        assert!((u.target - 29.5 / 60.0).abs() < 1e-12, "{}", u.target);
+        assert_eq!(u.pull, 0.0);
+        // One period's worth of gain: the rate moves by (target/total)^0.4.
+        let want = 25.0 / 60.0 * (29.5f64 / 25.0).powf(0.4);
+        assert!(
+            (t.thread_rate() - want).abs() < 1e-12,
+            "{}",
+            t.thread_rate()
+        );
+        // The level falling faster than the period's average says the rate is high now (20
+        // taken in 20 s, where the average says 10 in the minute): read the fall, and correct
+        // within the window.
+        let mut f = shaped(1, 30.0, 60, 30.0);
+        f.sliding = true;
+        f.x = 1.0;
+        f.observe(0, 100.0, 30.0);
+        f.observe(0, 110.0, 20.0);
+        let v = f.observe(0, 120.0, 10.0).expect("the window closes");
+        assert!((v.total - 1.0).abs() < 1e-12, "{}", v.total);
+        let want = (29.5f64 / 60.0).powf(0.4);
+        assert!(
+            (f.thread_rate() - want).abs() < 1e-12,
+            "{}",
+            f.thread_rate()
+        );
+    }
+
+    #[test]
+    fn on_a_sliding_window_a_429_gives_up_one_request_per_period() {
+        let mut rng = test_rng();
+        let mut t = shaped(1, 30.0, 60, 30.0);
+        t.sliding = true;
+        t.x = 0.5;
+        t.threads[0].last_send = Some(100 * S);
+        let refused = Response {
+            retry_after: Some(2 * S),
+            ..stated(Status::Limited, 0, 58)
+        };
+        t.on_response(100 * S, 0, &refused, &mut rng);
+        assert!((t.thread_rate() - 0.5 * 29.0 / 30.0).abs() < 1e-12);
     }
 
     #[test]
