@@ -65,8 +65,8 @@
 //! seconds, each stating at least `period − 1 s` and more than `(B − r)/R + 1.5 s`, switch
 //! the law to reading the level as what the last period took: `S = max((B − r̄)/period,
 //! −Δr/Δt)` (the fall, `S(t) − S(t − period)`, is a lower bound of the rate now and is acted
-//! on within a window; the average is given `γ · Δt/period`), the target is `(B − r0/2)/period`
-//! (a token left unused is lost), there is no pull, and a 429 takes one request per period
+//! on within a window; the average is given `γ · Δt/period`), the target is `B/period` (a
+//! token left unused is lost; the refusals at the floor are the signal), there is no pull, and a 429 takes one request per period
 //! off the process (`x · (1 − 1/(n·x·period))`) instead of half. A reading well short of a
 //! period (a window counting down) or a fixed window's reset switches back. A quota must be
 //! known (stated or given) to tell `(B − r)/R`.
@@ -550,7 +550,7 @@ impl FairShare {
 
     /// A window on a sliding window: what the last period took is `B − r`, so the total is
     /// `(B − r̄)/period` (or the level's fall, while nothing has yet left the period), steered
-    /// toward `(B − r0/2)/period` with the gain spread over one period (the reading is a
+    /// toward `B/period` with the gain spread over one period (the reading is a
     /// period's average). No pull: the level sits at the reserve whatever the shares, so the
     /// price says nothing there.
     fn apply_sliding_window(&mut self, now: Nanos, first: Sample, last: Sample) -> Update {
@@ -559,7 +559,9 @@ impl FairShare {
         let average = (self.limit - mean) / self.period;
         let fall = (first.r - last.r) / dt;
         let total = average.max(fall).max(self.rate * MIN_TOTAL_OF_RATE);
-        let target = (self.limit - self.reserve() * SLIDING_RESERVE) / self.period;
+        // Every token left unused is lost a period later, and the refusals carry the signal at
+        // the floor (one request per period each): no reserve.
+        let target = self.limit / self.period;
         // The level falling faster than the period's average says the rate is high now (the
         // fall is `S(t) − S(t − period)`, a lower bound of `S(t)`): act within a window, as on a
         // bucket. Otherwise the reading is an average over the period: spread the gain.
@@ -724,8 +726,6 @@ const RESET_RESOLUTION: f64 = 1.0;
 const SLIDING_GAIN_PERIODS: f64 = 1.0;
 /// Readings in a row that make a sliding window.
 const SLIDING_VOTES: u32 = 3;
-/// On a sliding window the level left unused is lost: the law aims at this share of `r0`.
-const SLIDING_RESERVE: f64 = 0.5;
 /// One window moves `ln x` down by at most this factor.
 const MAX_STEP_DOWN: f64 = 100.0;
 /// A rise of the level by this fraction of the bucket more than the refill explains is a
@@ -1335,7 +1335,7 @@ mod tests {
     fn on_a_sliding_window_the_level_is_read_as_the_periods_total() {
         // One client sending 25 a minute on a 30-per-minute sliding window: the level stays at
         // 5, so its slope says nothing (the law read the refill, 0.5 per second, and held);
-        // what the last minute took is 25, so the total is 25/60, short of (30 − r0/2)/60.
+        // what the last minute took is 25, so the total is 25/60, short of 30/60.
         let mut t = shaped(1, 30.0, 60, 30.0);
         t.sliding = true;
         t.x = 25.0 / 60.0;
@@ -1343,10 +1343,10 @@ mod tests {
         t.observe(0, 130.0, 5.0);
         let u = t.observe(0, 160.0, 5.0).expect("the window closes");
         assert!((u.total - 25.0 / 60.0).abs() < 1e-12, "{}", u.total);
-        assert!((u.target - 29.5 / 60.0).abs() < 1e-12, "{}", u.target);
+        assert!((u.target - 0.5).abs() < 1e-12, "{}", u.target);
         assert_eq!(u.pull, 0.0);
         // One period's worth of gain: the rate moves by (target/total)^0.4.
-        let want = 25.0 / 60.0 * (29.5f64 / 25.0).powf(0.4);
+        let want = 25.0 / 60.0 * (30.0f64 / 25.0).powf(0.4);
         assert!(
             (t.thread_rate() - want).abs() < 1e-12,
             "{}",
@@ -1362,7 +1362,7 @@ mod tests {
         f.observe(0, 110.0, 20.0);
         let v = f.observe(0, 120.0, 10.0).expect("the window closes");
         assert!((v.total - 1.0).abs() < 1e-12, "{}", v.total);
-        let want = (29.5f64 / 60.0).powf(0.4);
+        let want = 0.5f64.powf(0.4);
         assert!(
             (f.thread_rate() - want).abs() < 1e-12,
             "{}",
