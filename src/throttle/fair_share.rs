@@ -50,10 +50,26 @@
 //! **A fixed window.** When `r` jumps up by a tenth of the bucket (at least 2 tokens) more than
 //! the refill explains, the server has reset a window: the window restarts there, and from then
 //! on the level is read as an allowance that nothing refills until the next reset one `period`
-//! later: `S = −Δr/Δt` and `R_t = max(R/20, (r̄ − r0) / time to the next reset)`; the price is
-//! read against the allowance's plan, `g(r − p(t))` with `p(t) = (B − r0) · left / period`.
+//! later (the reset placed halfway between the two readings around the jump): `S = −Δr/Δt` and
+//! `R_t = max(R/20, (r̄ + 1 − r0 · left/period) / left)` with `left` the time to the next reset
+//! (the count was read after its own request was taken, hence the `+ 1`; what is left at the
+//! reset is lost, so the reserve shrinks to nothing by then); a window of the law closes after
+//! at most `0.3 B` tokens, so that it fits between two resets; the price is read against the
+//! allowance's plan, `g(r − p(t))` with `p(t) = (B − r0) · left / period`.
 //! A rise of the level without a reset (a sliding window returning what a window ago took)
 //! switches back.
+//!
+//! **A sliding window.** A bucket states its reset (`t`, whole seconds) as the time until it is
+//! whole, `(B − r)/R`; a sliding window as a whole period whatever the level (its newest
+//! request leaves a period later). Three answered readings in a row over more than two
+//! seconds, each stating at least `period − 1 s` and more than `(B − r)/R + 1.5 s`, switch
+//! the law to reading the level as what the last period took: `S = max((B − r̄)/period,
+//! −Δr/Δt)` (the fall, `S(t) − S(t − period)`, is a lower bound of the rate now and is acted
+//! on within a window; the average is given `γ · Δt/period`), the target is `B/period` (a
+//! token left unused is lost; the refusals at the floor are the signal), there is no pull, and a 429 takes one request per period
+//! off the process (`x · (1 − 1/(n·x·period))`) instead of half. A reading well short of a
+//! period (a window counting down) or a fixed window's reset switches back. A quota must be
+//! known (stated or given) to tell `(B − r)/R`.
 //!
 //! **A full start.** A process whose first reading finds the bucket at least `full_level` full
 //! cannot tell a deep token bucket from a sliding window, which refills nothing for a window and
@@ -62,7 +78,9 @@
 //! top of the refill, and its pull is capped at its own share of the target (`R_t · x / S`).
 //!
 //! **A 429** multiplies `x` by `decrease` once per round (answers to requests sent before the
-//! last decrease do not decrease again) and restarts the window; the thread waits at least
+//! last decrease do not decrease again) and restarts the window, unless a fixed window's
+//! predicted reset explains it and the process sends at least 4 per window (`n·x·period ≥ 4`):
+//! then the thread holds to the reset and the rate stays; the thread waits at least
 //! `Retry-After + U[0, retry_jitter] × min(Retry-After, 1/x)`. **A 503 or a transport error**
 //! changes no rate but holds the thread back for `error_backoff`, doubling per consecutive
 //! error up to `error_backoff_max`.
@@ -307,6 +325,9 @@ impl FairShareConfig {
             reset_at: None,
             full_start: false,
             updates: 0,
+            sliding_votes: 0,
+            sliding_since: None,
+            sliding: false,
         };
         let x0 = match self.initial_sleep {
             Some(s) => (1.0 / s.secs()).min(rate / n as f64),
@@ -369,6 +390,13 @@ pub struct FairShare {
     reset_at: Option<f64>,
     full_start: bool,
     updates: u64,
+    /// Readings in a row whose stated reset says sliding window (see `read_reset`).
+    sliding_votes: u32,
+    /// When the first of them came.
+    sliding_since: Option<f64>,
+    /// The server is a sliding window: the level is the allowance left unused in the last
+    /// period, and it is read as the total rate.
+    sliding: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -414,8 +442,12 @@ impl FairShare {
 
     pub fn target(&self, r: f64, t: f64) -> f64 {
         if let Some(left) = self.to_reset(t) {
+            // What is left at the reset is lost: the reserve shrinks to nothing by then.
+            let reserve = self.reserve() * (left / self.period).min(1.0);
             let left = left.max(self.window_secs());
-            return ((r - self.reserve()) / left).max(self.rate * MIN_WINDOW_TARGET_OF_RATE);
+            // `r` is read after the request it answers was counted: the allowance at that
+            // instant held one more.
+            return ((r + 1.0 - reserve) / left).max(self.rate * MIN_WINDOW_TARGET_OF_RATE);
         }
         let tau = (self.cfg.drain_fill * self.limit / self.rate)
             .max(self.cfg.drain_windows * self.loop_secs());
@@ -446,6 +478,16 @@ impl FairShare {
             .map(|reset| period - (t - reset).rem_euclid(period))
     }
 
+    /// The tokens a window must see taken: `min_flow`, but on a fixed window at most a share
+    /// of its allowance (a window of the law must close between two of the server's resets).
+    fn min_flow(&self) -> f64 {
+        if self.reset_at.is_some() {
+            self.cfg.min_flow.min(self.limit * MAX_FLOW_OF_ALLOWANCE)
+        } else {
+            self.cfg.min_flow
+        }
+    }
+
     /// The window length `W`: one own period, or long enough for `min_flow` tokens at `R`.
     pub fn window_secs(&self) -> f64 {
         self.cfg.window_periods / self.x / (self.threads.len() as f64).sqrt()
@@ -474,6 +516,9 @@ impl FairShare {
     /// pull toward the common price. Returns what it measured.
     fn apply_window(&mut self, now: Nanos, first: Sample, last: Sample) -> Update {
         let dt = last.t - first.t;
+        if self.sliding {
+            return self.apply_sliding_window(now, first, last);
+        }
         let total = (self.refill() - (last.r - first.r) / dt).max(self.rate * MIN_TOTAL_OF_RATE);
         // The average total against the target at the window's average level.
         let target = self.target((first.r + last.r) / 2.0, (first.t + last.t) / 2.0);
@@ -503,6 +548,67 @@ impl FairShare {
         }
     }
 
+    /// A window on a sliding window: what the last period took is `B − r`, so the total is
+    /// `(B − r̄)/period` (or the level's fall, while nothing has yet left the period), steered
+    /// toward `B/period` with the gain spread over one period (the reading is a
+    /// period's average). No pull: the level sits at the reserve whatever the shares, so the
+    /// price says nothing there.
+    fn apply_sliding_window(&mut self, now: Nanos, first: Sample, last: Sample) -> Update {
+        let dt = last.t - first.t;
+        let mean = (first.r + last.r) / 2.0;
+        let average = (self.limit - mean) / self.period;
+        let fall = (first.r - last.r) / dt;
+        let total = average.max(fall).max(self.rate * MIN_TOTAL_OF_RATE);
+        // Every token left unused is lost a period later, and the refusals carry the signal at
+        // the floor (one request per period each): no reserve.
+        let target = self.limit / self.period;
+        // The level falling faster than the period's average says the rate is high now (the
+        // fall is `S(t) − S(t − period)`, a lower bound of `S(t)`): act within a window, as on a
+        // bucket. Otherwise the reading is an average over the period: spread the gain.
+        let gain = if fall > average {
+            self.cfg.gain
+        } else {
+            self.cfg.gain * (SLIDING_GAIN_PERIODS * dt / self.period).min(1.0)
+        };
+        let ln_x = self.x.ln() + gain * clamp_step((target / total).ln());
+        self.set_rate(now, ln_x.exp());
+        Update {
+            total,
+            target,
+            pull: 0.0,
+        }
+    }
+
+    /// A stated reset (seconds) read at `t` with the level `r`: a bucket is whole again after
+    /// `(B − r)/R` (the header rounds up to a whole second); a sliding window says a whole
+    /// period whatever the level (its newest request leaves the window a period later). Three
+    /// readings in a row over more than two seconds, each of a period and more than a second
+    /// and a half beyond the bucket's, make it a sliding window; a reading well short of a
+    /// period undoes it.
+    fn read_reset(&mut self, t: f64, stated: f64, r: f64) {
+        // Without a stated or given quota the bucket's own reset cannot be told.
+        if self.reset_at.is_some() || (self.policy.is_none() && self.cfg.quota.is_none()) {
+            self.sliding = false;
+            self.sliding_votes = 0;
+            self.sliding_since = None;
+            return;
+        }
+        let bucket = (self.limit - r).max(0.0) / self.rate;
+        if stated >= self.period - RESET_RESOLUTION && stated > bucket + 1.5 * RESET_RESOLUTION {
+            let since = *self.sliding_since.get_or_insert(t);
+            self.sliding_votes = self.sliding_votes.saturating_add(1);
+            // Over more than the header's resolution: a fixed window that has just turned over
+            // says a whole period too, for a second.
+            if self.sliding_votes >= SLIDING_VOTES && t - since > 2.0 * RESET_RESOLUTION {
+                self.sliding = true;
+            }
+        } else if stated < self.period - 1.5 * RESET_RESOLUTION {
+            self.sliding_votes = 0;
+            self.sliding_since = None;
+            self.sliding = false;
+        }
+    }
+
     /// Starts a new window at `s`.
     fn open_window(&mut self, s: Sample) {
         self.window = Some(s);
@@ -524,7 +630,8 @@ impl FairShare {
                 if r > newest.r + refill + (self.limit * RESET_JUMP).max(MIN_RESET_TOKENS) {
                     // A fixed window turned over: what came before says nothing, and from now
                     // on the level is read as a window's allowance.
-                    self.reset_at = Some(t);
+                    // The reset fell between the two readings.
+                    self.reset_at = Some((newest.t + t) / 2.0);
                     self.full_start = false;
                     self.newest = Some(s);
                     self.open_window(s);
@@ -550,7 +657,7 @@ impl FairShare {
         let periods = if self.updates == 0 { FIRST_WINDOW } else { 1.0 };
         if t - first.t >= self.window_secs() * periods
             && self.samples >= self.cfg.min_samples
-            && flow >= self.cfg.min_flow
+            && flow >= self.min_flow()
         {
             let update = self.apply_window(now, first, s);
             self.updates += 1;
@@ -611,6 +718,14 @@ impl FairShare {
 /// correction forward (fast_slow's convergence 63 s at 1.0, 57 s at 0.7; at 0.5 a hundred
 /// threads' first round is misread).
 const FIRST_WINDOW: f64 = 0.7;
+/// On a fixed window, a window of the law closes after at most this share of the allowance.
+const MAX_FLOW_OF_ALLOWANCE: f64 = 0.3;
+/// A stated reset is whole seconds (rounded up).
+const RESET_RESOLUTION: f64 = 1.0;
+/// On a sliding window the D gain per window is `γ` spread over this share of the period.
+const SLIDING_GAIN_PERIODS: f64 = 1.0;
+/// Readings in a row that make a sliding window.
+const SLIDING_VOTES: u32 = 3;
 /// One window moves `ln x` down by at most this factor.
 const MAX_STEP_DOWN: f64 = 100.0;
 /// A rise of the level by this fraction of the bucket more than the refill explains is a
@@ -618,8 +733,9 @@ const MAX_STEP_DOWN: f64 = 100.0;
 const RESET_JUMP: f64 = 0.1;
 /// ... or by this many tokens, on a small one (the count is an integer).
 const MIN_RESET_TOKENS: f64 = 2.0;
-/// A 429 that a fixed window's reset explains cuts no rate when each thread sends at least
-/// this often per window (on a shorter window the refusal may as well say the rate is high).
+/// A 429 that a fixed window's reset explains cuts no rate when the process (its threads in
+/// line) sends at least this often per window (on a shorter window the refusal may as well say
+/// the rate is high).
 const MIN_SENDS_PER_WINDOW: f64 = 4.0;
 /// ... and a `Retry-After` within this fraction of a period of the predicted reset is one.
 const RESET_MATCH: f64 = 0.1;
@@ -707,6 +823,10 @@ impl Throttle for FairShare {
         let sent = self.threads[thread].last_send.unwrap_or(now);
         if let (Some(r), Status::Ok | Status::Limited) = (response.remaining, response.status) {
             self.headers = true;
+            // A refusal's reset counts from the last request let in, not from itself.
+            if let (Some(reset), Status::Ok) = (response.reset, response.status) {
+                self.read_reset(secs(now), secs(reset), r as f64);
+            }
             let counted = now.saturating_sub(response.latency / 2).max(sent);
             self.observe(now, secs(counted), r as f64);
         }
@@ -725,7 +845,8 @@ impl Throttle for FairShare {
                 let period = from_secs(self.spacing());
                 // A fixed window's allowance spent: the refusal says to come back at the reset
                 // the level's jumps predict. Nothing says the rate is too high for the next one.
-                let window_spent = self.period * self.x >= MIN_SENDS_PER_WINDOW
+                let window_spent = self.period * self.x * self.threads.len() as f64
+                    >= MIN_SENDS_PER_WINDOW
                     && response
                         .retry_after
                         .zip(self.to_reset(secs(now)))
@@ -737,7 +858,15 @@ impl Throttle for FairShare {
                         .last_decrease
                         .is_none_or(|d| sent >= d && now >= d.saturating_add(period))
                 {
-                    self.set_rate(now, self.x * self.cfg.decrease);
+                    // On a sliding window a refusal at the level's floor is the law aiming at
+                    // it: the process gives up one request per period, not half its rate.
+                    let factor = if self.sliding {
+                        let per_period = self.threads.len() as f64 * self.x * self.period;
+                        (1.0 - 1.0 / per_period.max(1.0)).max(self.cfg.decrease)
+                    } else {
+                        self.cfg.decrease
+                    };
+                    self.set_rate(now, self.x * factor);
                     self.last_decrease = Some(now);
                     self.decreases += 1;
                     self.window = None;
@@ -1085,15 +1214,18 @@ mod tests {
     #[test]
     fn after_a_reset_the_allowance_is_spread_to_the_next_reset_until_the_level_refills() {
         let mut t = build(1);
-        assert!(t.observe(0, 3500.0, 50.0).is_none());
-        assert!(t.observe(0, 3600.0, 4500.0).is_none());
+        assert!(t.observe(0, 3599.0, 50.0).is_none());
+        assert!(t.observe(0, 3601.0, 4500.0).is_none());
+        // The reset fell between the two readings: halfway is the best guess.
         assert_eq!(t.reset_at, Some(3600.0));
-        assert!((t.target(4500.0, 3600.0) - 4477.5 / 3600.0).abs() < 1e-12);
-        assert!((t.target(1022.5, 6300.0) - 1000.0 / 900.0).abs() < 1e-9);
+        // The allowance read (one more than the count, which the answered request already
+        // took) less a reserve that shrinks to nothing at the next reset, over the time left.
+        assert!((t.target(4500.0, 3600.0) - 4478.5 / 3600.0).abs() < 1e-12);
+        assert!((t.target(1022.5, 6300.0) - (1023.5 - 22.5 / 4.0) / 900.0).abs() < 1e-9);
         // The plan: an even spend's level, all of it at the reset, half halfway.
         assert!((t.planned(5400.0) - 4477.5 / 2.0).abs() < 1e-9);
-        assert!(t.observe(0, 3610.0, 4464.0).is_none());
-        let u = t.observe(0, 3620.0, 4428.0).expect("the window closes");
+        assert!(t.observe(0, 3611.0, 4464.0).is_none());
+        let u = t.observe(0, 3621.0, 4428.0).expect("the window closes");
         // Inside the window nothing refills: 36 fewer in 10 s is 3.6 per second.
         assert!((u.total - 3.6).abs() < 1e-9);
         // A small window resets by two tokens or more.
@@ -1104,6 +1236,153 @@ mod tests {
         // The level rising a little without a reset: the server refills after all.
         t.observe(0, 3640.0, 4440.0);
         assert_eq!(t.reset_at, None);
+    }
+
+    #[test]
+    fn a_short_fixed_window_is_spent_to_its_last_token_by_the_reset() {
+        // 10 per second in fixed 1-second windows, reset seen between 0.95 s and 1.05 s.
+        let mut t = shaped(1, 10.0, 1, 10.0);
+        t.observe(0, 0.95, 0.0);
+        t.observe(0, 1.05, 9.0);
+        assert_eq!(t.reset_at, Some(1.0));
+        // A tenth of a second before the next reset with the count at 0: the request just
+        // answered was the ninth, one is left, and no reserve is worth keeping past the reset
+        // (0.1 of the reserve's token at 0.1 of the period left): 9 per second, where holding
+        // a whole token gave the floor, 0.5 per second.
+        assert!(
+            (t.target(0.0, 1.9) - 9.0).abs() < 1e-9,
+            "{}",
+            t.target(0.0, 1.9)
+        );
+    }
+
+    #[test]
+    fn a_short_fixed_window_still_closes_windows_of_the_law() {
+        // Ten tokens per window can never show `min_flow` (30) between two resets; a window of
+        // the law closes after a share of the allowance instead (here 3 tokens).
+        let mut t = shaped(1, 10.0, 1, 10.0);
+        t.observe(0, 0.95, 0.0);
+        assert!(t.observe(0, 1.05, 9.0).is_none());
+        assert!(t.observe(0, 1.15, 8.0).is_none());
+        // Three answers, 0.2 s, 4 tokens by the nominal refill's count (2 refilled, 2 taken).
+        let u = t
+            .observe(0, 1.25, 7.0)
+            .expect("the window closes inside the server's window");
+        assert!((u.total - 10.0).abs() < 1e-9, "{}", u.total);
+    }
+
+    #[test]
+    fn a_spent_fixed_window_holds_a_process_of_many_slow_threads_without_a_cut() {
+        // 100 per minute in fixed windows, one process of 200 threads: each thread sends once
+        // in two windows, but the process 100 times per window, in line.
+        let mut t = shaped(200, 100.0, 60, 100.0);
+        let mut rng = test_rng();
+        t.observe(0, 59.0, 0.0);
+        t.observe(0, 61.0, 99.0);
+        let x = t.thread_rate();
+        t.threads[7].last_send = Some(110 * S);
+        let spent = Response {
+            retry_after: Some(10 * S),
+            limit: Some(100),
+            ..answer(Status::Limited, 0)
+        };
+        t.on_response(110 * S, 7, &spent, &mut rng);
+        assert_eq!(t.thread_rate(), x);
+        assert!(t.threads[7].hold >= 120 * S);
+    }
+
+    fn stated(status: Status, remaining: u64, reset_s: u64) -> Response {
+        Response {
+            limit: Some(30),
+            reset: Some(reset_s * S),
+            ..answer(status, remaining)
+        }
+    }
+
+    #[test]
+    fn a_reset_of_a_whole_period_at_any_level_is_a_sliding_window() {
+        // 30 per minute. A bucket at 5 of 30 is whole in 50 s; a sliding window says 60 s (its
+        // newest request leaves a minute later) whatever the level.
+        let mut rng = test_rng();
+        let mut t = shaped(1, 30.0, 60, 30.0);
+        for now in [10, 11, 12] {
+            t.on_response(now * S, 0, &stated(Status::Ok, 5, 50), &mut rng);
+        }
+        assert!(!t.sliding);
+        for now in [10, 11] {
+            t.on_response(now * S, 0, &stated(Status::Ok, 5, 60), &mut rng);
+        }
+        // Two readings, and a second apart: a fixed window that has just turned over says a
+        // whole period too.
+        assert!(!t.sliding);
+        t.on_response(13 * S, 0, &stated(Status::Ok, 5, 60), &mut rng);
+        assert!(t.sliding);
+        // A refusal's reset counts from the last request let in: it does not undo it.
+        t.on_response(14 * S, 0, &stated(Status::Limited, 0, 20), &mut rng);
+        assert!(t.sliding);
+        // A reset well short of a period (a window counting down) does.
+        t.on_response(15 * S, 0, &stated(Status::Ok, 5, 40), &mut rng);
+        assert!(!t.sliding);
+        // Without a quota, stated or given, the bucket's reset is unknown: no verdict.
+        let mut blind = build(1);
+        for now in [10, 12, 14, 16] {
+            blind.on_response(now * S, 0, &stated(Status::Ok, 5, 3600), &mut rng);
+        }
+        assert!(!blind.sliding);
+    }
+
+    #[test]
+    fn on_a_sliding_window_the_level_is_read_as_the_periods_total() {
+        // One client sending 25 a minute on a 30-per-minute sliding window: the level stays at
+        // 5, so its slope says nothing (the law read the refill, 0.5 per second, and held);
+        // what the last minute took is 25, so the total is 25/60, short of 30/60.
+        let mut t = shaped(1, 30.0, 60, 30.0);
+        t.sliding = true;
+        t.x = 25.0 / 60.0;
+        t.observe(0, 100.0, 5.0);
+        t.observe(0, 130.0, 5.0);
+        let u = t.observe(0, 160.0, 5.0).expect("the window closes");
+        assert!((u.total - 25.0 / 60.0).abs() < 1e-12, "{}", u.total);
+        assert!((u.target - 0.5).abs() < 1e-12, "{}", u.target);
+        assert_eq!(u.pull, 0.0);
+        // One period's worth of gain: the rate moves by (target/total)^0.4.
+        let want = 25.0 / 60.0 * (30.0f64 / 25.0).powf(0.4);
+        assert!(
+            (t.thread_rate() - want).abs() < 1e-12,
+            "{}",
+            t.thread_rate()
+        );
+        // The level falling faster than the period's average says the rate is high now (20
+        // taken in 20 s, where the average says 10 in the minute): read the fall, and correct
+        // within the window.
+        let mut f = shaped(1, 30.0, 60, 30.0);
+        f.sliding = true;
+        f.x = 1.0;
+        f.observe(0, 100.0, 30.0);
+        f.observe(0, 110.0, 20.0);
+        let v = f.observe(0, 120.0, 10.0).expect("the window closes");
+        assert!((v.total - 1.0).abs() < 1e-12, "{}", v.total);
+        let want = 0.5f64.powf(0.4);
+        assert!(
+            (f.thread_rate() - want).abs() < 1e-12,
+            "{}",
+            f.thread_rate()
+        );
+    }
+
+    #[test]
+    fn on_a_sliding_window_a_429_gives_up_one_request_per_period() {
+        let mut rng = test_rng();
+        let mut t = shaped(1, 30.0, 60, 30.0);
+        t.sliding = true;
+        t.x = 0.5;
+        t.threads[0].last_send = Some(100 * S);
+        let refused = Response {
+            retry_after: Some(2 * S),
+            ..stated(Status::Limited, 0, 58)
+        };
+        t.on_response(100 * S, 0, &refused, &mut rng);
+        assert!((t.thread_rate() - 0.5 * 29.0 / 30.0).abs() < 1e-12);
     }
 
     #[test]
