@@ -61,15 +61,17 @@
 //!
 //! **A sliding window.** A bucket states its reset (`t`, whole seconds) as the time until it is
 //! whole, `(B − r)/R`; a sliding window as a whole period whatever the level (its newest
-//! request leaves a period later). Three answered readings in a row over more than two
-//! seconds, each stating at least `period − 1 s` and more than `(B − r)/R + 1.5 s`, switch
-//! the law to reading the level as what the last period took: `S = max((B − r̄)/period,
-//! −Δr/Δt)` (the fall, `S(t) − S(t − period)`, is a lower bound of the rate now and is acted
-//! on within a window; the average is given `γ · Δt/period`), the target is `B/period` (a
-//! token left unused is lost; the refusals at the floor are the signal), there is no pull, and a 429 takes one request per period
-//! off the process (`x · (1 − 1/(n·x·period))`) instead of half. A reading well short of a
-//! period (a window counting down) or a fixed window's reset switches back. A quota must be
-//! known (stated or given) to tell `(B − r)/R`.
+//! request leaves a period later). With a slack `σ = max(0.02 · period, 1 s)` for the rounding
+//! (a live server at a time scale rounds whole seconds of its own), three answered readings in
+//! a row over more than `2σ`, each stating at least `period − σ` and more than
+//! `(B − r)/R + 1.5σ`, switch the law to reading the level as what the last period took:
+//! `S = max((B − r̄)/period, −Δr/Δt)` (the fall, `S(t) − S(t − period)`, is a lower bound of the
+//! rate now and is acted on within a window; the average is given `γ · Δt/period`). The target
+//! is `B/period` (a token left unused is lost; the refusals at the floor are the signal), there
+//! is no pull, and a 429 takes one request per period off the process
+//! (`x · (1 − 1/(n·x·period))`) instead of half. A reading `1.5σ` short of a period (a window
+//! counting down) or a fixed window's reset switches back. A quota must be known (stated or
+//! given) to tell `(B − r)/R`.
 //!
 //! **A full start.** A process whose first reading finds the bucket at least `full_level` full
 //! cannot tell a deep token bucket from a sliding window, which refills nothing for a window and
@@ -581,10 +583,10 @@ impl FairShare {
 
     /// A stated reset (seconds) read at `t` with the level `r`: a bucket is whole again after
     /// `(B − r)/R` (the header rounds up to a whole second); a sliding window says a whole
-    /// period whatever the level (its newest request leaves the window a period later). Three
-    /// readings in a row over more than two seconds, each of a period and more than a second
-    /// and a half beyond the bucket's, make it a sliding window; a reading well short of a
-    /// period undoes it.
+    /// period whatever the level (its newest request leaves the window a period later). With a
+    /// slack of `max(0.02 · period, 1 s)` for the rounding: three readings in a row over more
+    /// than two slacks, each within a slack of the period and more than 1.5 slacks beyond the
+    /// bucket's, make it a sliding window; a reading 1.5 slacks short of a period undoes it.
     fn read_reset(&mut self, t: f64, stated: f64, r: f64) {
         // Without a stated or given quota the bucket's own reset cannot be told.
         if self.reset_at.is_some() || (self.policy.is_none() && self.cfg.quota.is_none()) {
@@ -594,15 +596,18 @@ impl FairShare {
             return;
         }
         let bucket = (self.limit - r).max(0.0) / self.rate;
-        if stated >= self.period - RESET_RESOLUTION && stated > bucket + 1.5 * RESET_RESOLUTION {
+        // The stated reset's rounding, in the client's time: a whole second, or more where a
+        // live server's second stands for more of it (a time scale); a share of the period.
+        let slack = (self.period * SLIDING_SLACK).max(RESET_RESOLUTION);
+        if stated >= self.period - slack && stated > bucket + 1.5 * slack {
             let since = *self.sliding_since.get_or_insert(t);
             self.sliding_votes = self.sliding_votes.saturating_add(1);
             // Over more than the header's resolution: a fixed window that has just turned over
             // says a whole period too, for a second.
-            if self.sliding_votes >= SLIDING_VOTES && t - since > 2.0 * RESET_RESOLUTION {
+            if self.sliding_votes >= SLIDING_VOTES && t - since > 2.0 * slack {
                 self.sliding = true;
             }
-        } else if stated < self.period - 1.5 * RESET_RESOLUTION {
+        } else if stated < self.period - 1.5 * slack {
             self.sliding_votes = 0;
             self.sliding_since = None;
             self.sliding = false;
@@ -724,6 +729,9 @@ const MAX_FLOW_OF_ALLOWANCE: f64 = 0.3;
 const RESET_RESOLUTION: f64 = 1.0;
 /// On a sliding window the D gain per window is `γ` spread over this share of the period.
 const SLIDING_GAIN_PERIODS: f64 = 1.0;
+/// A stated reset is read with a slack of this share of the period, or of its resolution if
+/// more: a bucket says at most `(B − r)/R` plus the rounding, a sliding window a whole period.
+const SLIDING_SLACK: f64 = 0.02;
 /// Readings in a row that make a sliding window.
 const SLIDING_VOTES: u32 = 3;
 /// One window moves `ln x` down by at most this factor.
@@ -1329,6 +1337,35 @@ mod tests {
             blind.on_response(now * S, 0, &stated(Status::Ok, 5, 3600), &mut rng);
         }
         assert!(!blind.sliding);
+    }
+
+    #[test]
+    fn a_buckets_reset_rounded_by_a_time_scaled_server_is_no_sliding_window() {
+        // Heroku's 4,500 per hour served live at 60x: the server rounds its reset up to whole
+        // real seconds, 60 s of the client's time. At 2 tokens the bucket is whole in 3598.4 s
+        // and says 3600, a whole period: within the slack (72 s, 0.02 of the hour), no vote.
+        let mut rng = test_rng();
+        let mut t = shaped(1, 4500.0, 3600, 4500.0);
+        let gcra = Response {
+            limit: Some(4500),
+            reset: Some(3600 * S),
+            ..answer(Status::Ok, 2)
+        };
+        for now in [100, 200, 300, 400] {
+            t.on_response(now * S, 0, &gcra, &mut rng);
+        }
+        assert!(!t.sliding);
+        // A sliding window of the same quota, at 600 left, says a whole hour: 2,880 s beyond
+        // the bucket's.
+        let mut w = shaped(1, 4500.0, 3600, 4500.0);
+        let sliding = Response {
+            reset: Some(3600 * S),
+            ..answer(Status::Ok, 600)
+        };
+        for now in [500, 600, 700] {
+            w.on_response(now * S, 0, &sliding, &mut rng);
+        }
+        assert!(w.sliding);
     }
 
     #[test]
