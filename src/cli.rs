@@ -219,6 +219,9 @@ pub struct ServeArgs {
     /// Stop after this much virtual time (real time × the time scale), as Ctrl-C would.
     #[arg(long, value_parser = parse_duration_arg)]
     pub duration: Option<HumanDuration>,
+    /// No status line on the terminal (the live page at /_dashboard is still served).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

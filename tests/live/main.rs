@@ -10,6 +10,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod dashboard;
 mod hostile;
 mod live;
 mod live_algorithms;

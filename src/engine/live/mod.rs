@@ -16,6 +16,7 @@ pub mod protocol;
 pub mod server;
 pub mod timer;
 pub mod tls;
+pub mod watch;
 pub mod worker;
 mod workers;
 
@@ -27,6 +28,7 @@ use std::time::{Duration, Instant};
 
 pub use clock::ScaledClock;
 pub use server::{SharedGcra, SharedGcraError};
+pub use watch::{LiveWatch, StatusText};
 
 use self::pacing::TickPacing;
 use self::protocol::{Command, Event, RequestEvent, WorkerSpec};
@@ -64,6 +66,8 @@ pub struct LiveConfig {
     pub startup_timeout: Duration,
     /// A CA file (PEM) trusted beside the usual roots for an `https://` target.
     pub ca_file: Option<PathBuf>,
+    /// Told of every answer as it comes in, for the status line on a terminal.
+    pub watch: Option<std::sync::Arc<LiveWatch>>,
 }
 
 impl LiveConfig {
@@ -74,6 +78,7 @@ impl LiveConfig {
             worker_exe: std::env::current_exe().map_err(EngineError::OwnBinary)?,
             startup_timeout: Duration::from_secs(30),
             ca_file: None,
+            watch: None,
         })
     }
 }
@@ -126,7 +131,7 @@ pub fn run<W: Write, R: Write>(
         .as_ref()
         .and_then(|_| timing_warning(scenario));
     if let Some(w) = &timing_warning {
-        eprintln!("warning: {w}");
+        crate::progress::warn(&format!("warning: {w}"));
     }
     let store = RunStore::connect(scenario)?;
     let namespace = store.as_ref().map(|s| &s.namespace);
@@ -145,6 +150,9 @@ pub fn run<W: Write, R: Write>(
         &mut backoffs,
     )?;
     let clock = ScaledClock::starting_now(scenario.run.time_scale);
+    if let Some(w) = &cfg.watch {
+        w.started(clock);
+    }
     let server = endpoint
         .listener
         .map(|l| start_server(&rt, l, scenario, &layout, clock));
@@ -155,6 +163,7 @@ pub fn run<W: Write, R: Write>(
         },
     );
     let mut parent = Parent::new(scenario, &layout, series, requests, sleeps, backoffs)?;
+    parent.watch = cfg.watch.clone();
     let pacing = TickPacing {
         layout: &layout,
         clock,
@@ -199,7 +208,9 @@ impl RunStore {
             && warn
         {
             let namespace = &self.namespace;
-            eprintln!("warning: could not remove the run's keys ({namespace}*): {e}");
+            crate::progress::warn(&format!(
+                "warning: could not remove the run's keys ({namespace}*): {e}"
+            ));
         }
     }
 }
@@ -286,6 +297,8 @@ struct Parent<'a, W: Write, R: Write> {
     stop_by: Option<Instant>,
     /// When the last counted 2xx was answered: the server admitted it by then.
     last_ok_answer: Nanos,
+    /// The status line's counters, when one is drawn.
+    watch: Option<std::sync::Arc<LiveWatch>>,
 }
 
 impl<'a, W: Write, R: Write> Parent<'a, W, R> {
@@ -308,6 +321,7 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
             failure: None,
             stop_by: None,
             last_ok_answer: 0,
+            watch: None,
         })
     }
 
@@ -331,7 +345,9 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
                 Ok((_, Msg::Garbled(line))) => {
                     self.garbled += 1;
                     if self.garbled <= GARBLED_SHOWN {
-                        eprintln!("warning: a worker wrote a line that is not an event: {line:?}");
+                        crate::progress::warn(&format!(
+                            "warning: a worker wrote a line that is not an event: {line:?}"
+                        ));
                     }
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -410,6 +426,9 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
     /// A request of thread `i` and what became of it.
     fn on_request(&mut self, i: usize, r: &RequestEvent) -> Result<(), EngineError> {
         let answered_at = r.t.saturating_add(r.response.latency);
+        if let Some(w) = &self.watch {
+            w.answered(r.response.status, r.response.remaining);
+        }
         if r.response.status == Status::Ok {
             self.last_ok_answer = self.last_ok_answer.max(answered_at);
         }
