@@ -226,7 +226,8 @@ pub struct ServeArgs {
 
 #[derive(Debug, Args)]
 pub struct ClientArgs {
-    /// The endpoint, an http:// or https:// URL; every request is a GET of it.
+    /// The endpoint, an http:// or https:// URL; every request goes to it (a GET unless
+    /// --method says otherwise).
     #[arg(long, value_name = "URL")]
     pub target: String,
     /// The throttling algorithm (see the scenario docs for the names).
@@ -242,6 +243,15 @@ pub struct ClientArgs {
     /// A header sent with every request, `Name: value` (repeatable).
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE", value_parser = parse_header)]
     pub headers: Vec<(String, String)>,
+    /// The HTTP method of every request (GET, POST, PUT, PATCH, DELETE, …).
+    #[arg(long, short = 'X', default_value = "GET")]
+    pub method: String,
+    /// The body every request carries, as text (set its type with --header 'Content-Type: …').
+    #[arg(long, value_name = "TEXT", conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// The body every request carries, the bytes of FILE (at most 16 MiB).
+    #[arg(long, value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
     #[command(flatten)]
     pub scenario_flags: ScenarioFlags,
     /// One series.csv row per thread per this interval (default 10s, at most the duration).

@@ -10,6 +10,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod client_body;
 mod dashboard;
 mod hostile;
 mod live;

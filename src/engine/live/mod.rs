@@ -52,6 +52,9 @@ pub enum Target {
     External {
         url: String,
         headers: Vec<(String, String)>,
+        /// The method (GET without one) and the body every request carries.
+        method: Option<String>,
+        body: Option<protocol::RequestBody>,
     },
 }
 
@@ -221,6 +224,8 @@ struct Endpoint {
     listener: Option<tokio::net::TcpListener>,
     url: String,
     headers: Vec<(String, String)>,
+    method: Option<String>,
+    body: Option<protocol::RequestBody>,
 }
 
 impl Endpoint {
@@ -237,12 +242,21 @@ impl Endpoint {
                     listener: Some(listener),
                     url: format!("http://{addr}/"),
                     headers: Vec::new(),
+                    method: None,
+                    body: None,
                 }
             }
-            Target::External { url, headers } => Endpoint {
+            Target::External {
+                url,
+                headers,
+                method,
+                body,
+            } => Endpoint {
                 listener: None,
                 url: url.clone(),
                 headers: headers.clone(),
+                method: method.clone(),
+                body: body.clone(),
             },
         })
     }
@@ -277,6 +291,8 @@ fn worker_specs<'a>(
         rate_per_sec,
         store_namespace: store_namespace.cloned(),
         ca_file: cfg.ca_file.clone(),
+        method: endpoint.method.clone(),
+        body: endpoint.body.clone(),
     })
 }
 

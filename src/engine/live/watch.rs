@@ -129,7 +129,11 @@ impl StatusText {
             self.rate = Some(self.rate.map_or(r, |old| 0.75 * old + 0.25 * r));
         }
         self.last = Some(now);
-        let mut s = format!("{} virtual", clock_text(now.virtual_s));
+        // Past the end the run only winds down: its time stays at the end.
+        let shown = self
+            .duration
+            .map_or(now.virtual_s, |d| now.virtual_s.min(d as f64 / 1e9));
+        let mut s = format!("{} virtual", clock_text(shown));
         if let Some(d) = self.duration {
             s.push_str(&format!(" of {}", clock_text(d as f64 / 1e9)));
         }
@@ -237,5 +241,12 @@ mod tests {
         });
         assert!(line.ends_with("remaining -"), "{line}");
         assert!(!line.contains("clients"), "{line}");
+        // A run past its end is shown at its end.
+        let mut t = StatusText::new(Some(60_000_000_000), false);
+        let line = t.line(Snapshot {
+            virtual_s: 75.0,
+            ..first
+        });
+        assert!(line.starts_with("1m00s virtual of 1m00s"), "{line}");
     }
 }
