@@ -10,35 +10,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{Running, exe, http_get};
+use common::{Running, dom_after_scripts, exe, http_get};
 use nix::sys::signal::Signal;
-
-/// The page's DOM after its script ran for `budget_ms` of the browser's virtual time (its
-/// polls and fetches included), from a fresh headless Chromium with its network features off.
-fn dom_after_scripts(url: &str, budget_ms: u32) -> String {
-    let profile = tempfile::tempdir().unwrap();
-    let out = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("--virtual-time-budget={budget_ms}"))
-        .arg("--dump-dom")
-        .arg(url)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .expect("chromium starts");
-    assert!(out.status.success(), "chromium failed: {:?}", out.status);
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// The text of the element with `id` (`<… id="ID">text<`).
 fn text_of(dom: &str, id: &str) -> String {
@@ -145,7 +118,7 @@ fn dashboard_in_chromium_shows_the_numbers_of_stats_and_the_ids_of_clients_csv()
     );
     // While the clients run: the page lists them and counts.
     std::thread::sleep(Duration::from_millis(1500));
-    let during = dom_after_scripts(&page, 1500);
+    let during = dom_after_scripts(&page, 1500, 1200);
     let listed = rows(&during);
     assert!(
         listed.iter().any(|(id, _)| id.starts_with("client/p")),
@@ -155,7 +128,7 @@ fn dashboard_in_chromium_shows_the_numbers_of_stats_and_the_ids_of_clients_csv()
     assert_eq!(client.wait(Duration::from_secs(60)), Some(0));
 
     // Once they stopped the numbers hold still: the page's are /_stats's.
-    let after = dom_after_scripts(&page, 1500);
+    let after = dom_after_scripts(&page, 1500, 1200);
     let stats = stats_totals(&addr);
     assert_eq!(page_totals(&after), stats, "page against /_stats");
     assert!(stats[1] > 0 && stats[2] > 0, "2xx and 429 both: {stats:?}");
@@ -209,7 +182,7 @@ fn dashboard_in_chromium_lists_one_client_and_five_hundred() {
         .0
     };
     assert_eq!(get("solo/one"), 200);
-    let dom = dom_after_scripts(&page, 1500);
+    let dom = dom_after_scripts(&page, 1500, 1200);
     assert_eq!(rows(&dom), vec![("solo/one".to_string(), 1)]);
     assert_eq!(page_totals(&dom), [1, 1, 0, 0]);
     assert_eq!(text_of(&dom, "remaining"), "299");
@@ -217,7 +190,7 @@ fn dashboard_in_chromium_lists_one_client_and_five_hundred() {
     for i in 1..500 {
         get(&format!("many/c{i:03}"));
     }
-    let dom = dom_after_scripts(&page, 2500);
+    let dom = dom_after_scripts(&page, 2500, 1200);
     let listed = rows(&dom);
     assert_eq!(listed.len(), 500);
     assert_eq!(page_totals(&dom), stats_totals(&addr));
