@@ -47,6 +47,12 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 #[command(
+    override_usage = "throttle-sim compare [OPTIONS] <SCENARIO>\n       \
+throttle-sim compare [OPTIONS] <SCENARIO> --shard <K/N> --out <DIR>\n       \
+throttle-sim compare --merge <DIR>... [--out <DIR>]\n       \
+throttle-sim compare --runs <DIR>... [--out <DIR>]",
+    mut_arg("seed", |a| a.help("The first seed: every variant runs on it and the ones after it (default: the scenario's [run] seed, else a fresh one); at most 2^63 − 1")),
+    mut_arg("json", |a| a.help("Print the comparison (compare.json) to stdout instead of the table")),
     after_help = "Variants: without --variants or --algorithms, the scenario as written \
 (`base`) and every [[variants]] entry. --variants picks some (`base` included by name); \
 --algorithms adds one variant per algorithm with every client group switched to it, dropping \
@@ -120,8 +126,8 @@ pub struct SetFlags {
 pub struct ScenarioFlags {
     #[command(flatten)]
     pub sets: SetFlags,
-    /// The seed of every random choice; `compare`'s first seed (default: the scenario's, else
-    /// a fresh one). At most 2^63 − 1, the largest integer a TOML file can record.
+    /// The seed of every random choice (default: the scenario's, else a fresh one). At most
+    /// 2^63 − 1, the largest integer a TOML file can record.
     #[arg(long, value_parser = parse_seed)]
     pub seed: Option<u64>,
 }
@@ -144,8 +150,7 @@ pub struct OutputFlags {
     /// No progress and no summary table.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Print the summary (summary.json; compare.json for `compare`) to stdout instead of the
-    /// table.
+    /// Print the summary (summary.json) to stdout instead of the table.
     #[arg(long)]
     pub json: bool,
     /// Write series.csv even when it would pass 2 GB (a fine sample_every over a long run).
@@ -225,16 +230,22 @@ pub struct ServeArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("set", |a| a.help("Override a value of the clients' scenario: `--set clients.*.initial_sleep=4s` (clients.*, run.*, store.* and expect.*; the target's limits are its own)")))]
+#[command(mut_arg("seed", |a| a.help("The seed of the clients' random choices (jitter; default: a fresh one, recorded in scenario.toml); at most 2^63 − 1")))]
 pub struct ClientArgs {
     /// The endpoint, an http:// or https:// URL; every request goes to it (a GET unless
     /// --method says otherwise).
     #[arg(long, value_name = "URL")]
     pub target: String,
-    /// The throttling algorithm (see the scenario docs for the names).
+    /// The throttling algorithm (`throttle-sim list` shows every one and its parameters; set
+    /// them with --set clients.*.NAME=VALUE).
     #[arg(long, default_value = "schneems")]
     pub algorithm: String,
+    /// Client processes to start, each a real OS process with its own throttle.
     #[arg(long, default_value_t = 1)]
     pub processes: u32,
+    /// Threads per process: each sends its requests one at a time, sharing its process's
+    /// throttle.
     #[arg(long, default_value_t = 1)]
     pub threads: u32,
     /// How long the clients run.
@@ -423,6 +434,7 @@ fn parse_header(s: &str) -> Result<(String, String), String> {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("seed", |a| a.help("The seed of every random choice (default: the scenario's [run] seed, else a fresh one); at most 2^63 − 1")))]
 pub struct RunArgs {
     /// The scenario file (TOML).
     pub scenario: PathBuf,

@@ -15,11 +15,12 @@ pub fn run(args: &RunArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
     let scenario = scenario::read_scenario(&args.scenario, &args.overrides(), fresh_seed())?;
     scenario.needs_cell().map_err(Error::usage)?;
     if !args.output.quiet && !args.output.json {
+        let threads = scenario.threads_total();
         eprintln!(
-            "running {} (seed {}, {} threads)",
+            "running {} (seed {}, {threads} thread{})",
             scenario.title(),
             scenario.run.seed(),
-            scenario.threads_total()
+            if threads == 1 { "" } else { "s" }
         );
     }
     let started = std::time::Instant::now();

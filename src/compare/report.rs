@@ -319,7 +319,10 @@ fn variant_html(dir: &Path, section: &VariantSection) -> String {
             text.push_str(&format!("{}. ", escape(&v.description)));
         }
         if v.set.is_empty() {
-            text.push_str("The scenario as written. ");
+            // `base` says so in its description already.
+            if v.description.is_empty() {
+                text.push_str("The scenario as written. ");
+            }
         } else {
             text.push_str(&format!(
                 "Sets <code>{}</code>. ",

@@ -103,6 +103,15 @@ fn clients_are_told_apart_by_header_key_and_peer_and_counted_exactly() {
         printed.contains("recorded 8 requests of 4 clients"),
         "{printed}"
     );
+    // A recording has no seed: its clients drew their own randomness (issue 27).
+    assert!(printed.contains("recorded by serve\n"), "{printed}");
+    assert!(!printed.contains("seed"), "{printed}");
+    let report = std::fs::read_to_string(rec.join("report.html")).unwrap();
+    assert!(
+        report.contains("recorded mode, 300 s, 4 clients,"),
+        "no seed in the report's header"
+    );
+    assert!(!report.contains("(seed "), "no seed in the charts' titles");
 
     let s = summary(&rec);
     assert_eq!(s["mode"], "recorded");

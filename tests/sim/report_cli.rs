@@ -138,6 +138,14 @@ fn compare_gives_the_same_bytes_for_the_same_seeds_whatever_the_jobs() {
             assert!(d.join(f).is_file(), "{v}/{f} missing");
         }
     }
+    // Issue 27: `base` was "the scenario as written. The scenario as written."
+    let html = fs::read_to_string(a.join("report.html")).unwrap();
+    assert_eq!(
+        html.to_lowercase()
+            .matches("the scenario as written")
+            .count(),
+        1
+    );
 }
 
 #[test]
