@@ -141,6 +141,9 @@ fn report_comparison(result: &compare::CompareResult, args: &CompareArgs) -> i32
 /// `compare --runs DIR…`: existing run folders side by side, nothing run.
 fn compare_runs(args: &CompareArgs, jobs: usize) -> Result<i32, Error> {
     let result = compare::compare_runs(&args.runs, args.output.out.as_deref(), jobs)?;
+    for w in &result.warnings {
+        eprintln!("warning: {w}");
+    }
     let c = &result.comparison;
     if args.output.json {
         print(&format!(

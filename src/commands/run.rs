@@ -89,13 +89,8 @@ pub(super) fn report_run(
     }
     let missed: Vec<_> = s.missed().collect();
     for v in &missed {
-        eprintln!(
-            "expect missed: {} = {} is outside [{}, {}]",
-            v.metric,
-            v.value.map_or("null".to_string(), |x| x.to_string()),
-            v.range[0],
-            v.range[1]
-        );
+        // As the table and `check` print it, not the float's every digit.
+        eprintln!("expect missed: {}", crate::compare::verdict_text(v));
     }
     // The table names lost workers; without it, stderr does.
     for d in s.dead_workers.iter().filter(|_| quiet || json) {
