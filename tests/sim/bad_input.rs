@@ -585,7 +585,7 @@ fn cases() -> Vec<Case> {
         case(
             "client --target http://{stalled}/ --algorithm fixed --set clients.*.sleep=50ms --duration 300ms --timeout 1h --quiet --out {tmp}/c",
             4,
-            "every one of the 1 requests failed (no 2xx and no 429): 1 timed out",
+            "the one request failed (no 2xx and no 429): 1 timed out",
         ),
         case("client --target {longurl}", 2, "aaaaaaaaaa… (7002"),
         case(
