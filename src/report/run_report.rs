@@ -143,7 +143,8 @@ pub fn caption(stem: &str) -> &'static str {
         "ratio_429" => {
             "The share of requests the server refused with 429, over a rolling window. Flat \
              and low is good; spikes show when the clients overshot the limit (typically at \
-             the start, when the bucket runs dry, or when clients join)."
+             the start, when the bucket runs dry, or when clients join). A window in which \
+             nobody sent (every client waiting) had no 429 and shows 0."
         }
         "remaining" => {
             "The server's RateLimit-Remaining as the clients saw it: the line is the median \
