@@ -899,7 +899,7 @@ mod tests {
         };
         let svg = crate::report::canvas::render(&chart).unwrap().svg;
         let ticks = tick_texts(&svg);
-        assert!(ticks.iter().any(|&t| t == 1.0), "{ticks:?}");
+        assert!(ticks.contains(&1.0), "{ticks:?}");
         assert!(
             !ticks.iter().any(|&t| t > 1.0 && t < 1.1),
             "utilization ticks past 1: {ticks:?}"
