@@ -124,6 +124,9 @@ fn report_comparison(result: &compare::CompareResult, args: &CompareArgs) -> i32
         for line in c.ranking_lines() {
             out.push_str(&format!("  {line}\n"));
         }
+        if let Some(h) = c.headline() {
+            out.push_str(&format!("\nin short: {h}\n"));
+        }
         out.push_str(&format!("\nresults: {}\n", result.dir.display()));
         print(&out);
     }

@@ -224,6 +224,9 @@ fn compare_html(
         page.paragraph(&scenario.description);
     }
     page.heading("Ranking");
+    if let Some(h) = cmp.headline() {
+        page.paragraph(&format!("In short: {h}."));
+    }
     page.raw(&list(
         &cmp.ranking_lines()
             .iter()
