@@ -320,6 +320,8 @@ pub struct Advice {
     pub api: String,
     pub standings: Vec<Standing>,
     pub matrix: Matrix,
+    /// The first algorithm's parameters tried at half and twice their defaults.
+    pub tuning: Vec<Tuned>,
     /// The scenario that was run (`advise.toml` in `dir`).
     pub scenario: PathBuf,
 }
@@ -370,18 +372,220 @@ pub fn advise(opts: &AdviseOptions<'_>) -> Result<Advice, Error> {
         .matrix
         .ok_or_else(|| Error::usage(AdviseError::NoFleet))?;
     let standings = standings(&matrix);
-    fs::write(
-        dir.join("advice.md"),
-        advice_text(&opts.api, &plan.base, &standings, &matrix, true),
-    )
-    .map_err(Error::io(dir.join("advice.md")))?;
+    let tuning = match standings.first() {
+        Some(best) => tune(opts, &dir, &scenario, &best.algorithm)?,
+        None => Vec::new(),
+    };
+    let mut text = advice_text(&opts.api, &plan.base, &standings, &matrix, true);
+    text.push_str(&tuning_text(&tuning, "- "));
+    fs::write(dir.join("advice.md"), text).map_err(Error::io(dir.join("advice.md")))?;
     Ok(Advice {
         dir,
         api: opts.api.describe(),
         standings,
         matrix,
+        tuning,
         scenario,
     })
+}
+
+/// One setting of a tunable parameter against the defaults, fleet by fleet.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Tuned {
+    pub algorithm: String,
+    /// `reserve = 0.0025`.
+    pub setting: String,
+    pub fleets_met: usize,
+    pub default_fleets_met: usize,
+    /// Better than the defaults beyond the 95 % intervals: more fleets met, or in some fleet
+    /// a higher utilization or fairness whose interval clears the defaults', and in no fleet
+    /// worse so.
+    pub beats_defaults: bool,
+}
+
+/// A parameter's default as a number to scale: a number, or a duration in seconds.
+fn scaled(value: &toml::Value, factor: f64) -> Option<toml::Value> {
+    match value {
+        toml::Value::Float(x) => Some((x * factor).into()),
+        toml::Value::Integer(i) => Some(((*i as f64 * factor).round().max(1.0) as i64).into()),
+        toml::Value::String(text) => {
+            let d = crate::time::parse_duration(text).ok()?;
+            let ms = (d.secs() * factor * 1000.0).round().max(1.0) as u64;
+            Some(format!("{ms}ms").into())
+        }
+        _ => None,
+    }
+}
+
+/// The first algorithm's tunable parameters ([`crate::throttle::TUNABLE`]) at half and twice
+/// their defaults, each compared with the defaults in every fleet over the same seeds.
+fn tune(
+    opts: &AdviseOptions<'_>,
+    dir: &Path,
+    scenario: &Path,
+    algorithm: &str,
+) -> Result<Vec<Tuned>, Error> {
+    let params = ThrottleConfig::tunable(algorithm);
+    let defaults = ThrottleConfig::defaults(algorithm)
+        .and_then(|c| toml::Value::try_from(&c).ok())
+        .and_then(|v| v.as_table().cloned())
+        .unwrap_or_default();
+    let switch = |extra: Option<(&str, toml::Value)>| {
+        let mut set = toml::Table::new();
+        set.insert("clients.*.algorithm".into(), algorithm.into());
+        if let Some((p, v)) = extra {
+            set.insert(format!("clients.*.{p}"), v);
+        }
+        set
+    };
+    let mut variants = vec![("defaults".to_string(), switch(None))];
+    // A setting the algorithm refuses (aimd's decrease of 0.5 doubled is 1) is not tried.
+    let valid = |p: &str, x: &toml::Value| {
+        let mut t = defaults.clone();
+        t.remove("algorithm");
+        t.insert(p.to_string(), x.clone());
+        ThrottleConfig::from_params(algorithm, toml::Value::Table(t))
+            .and_then(Result::ok)
+            .is_some_and(|c| c.problems().is_empty())
+    };
+    for p in params {
+        let Some(v) = defaults.get(*p) else { continue };
+        for factor in [0.5, 2.0] {
+            if let Some(x) = scaled(v, factor).filter(|x| valid(p, x)) {
+                variants.push((format!("{p} = {x}"), switch(Some((p, x)))));
+            }
+        }
+    }
+    if variants.len() == 1 {
+        return Ok(Vec::new());
+    }
+    let text = fs::read_to_string(scenario).map_err(Error::io(scenario))?;
+    let mut root: toml::Table = text.parse().expect("advise wrote this scenario");
+    let list = variants
+        .iter()
+        .map(|(name, set)| {
+            let mut v = toml::Table::new();
+            v.insert("name".into(), name.clone().into());
+            v.insert("set".into(), toml::Value::Table(set.clone()));
+            toml::Value::Table(v)
+        })
+        .collect();
+    root.insert("variants".into(), toml::Value::Array(list));
+    let path = dir.join("tune.toml");
+    fs::write(
+        &path,
+        toml::to_string(&root).expect("a scenario serializes"),
+    )
+    .map_err(Error::io(&path))?;
+    let copts = CompareOptions {
+        scenario: path,
+        overrides: Vec::new(),
+        variants: variants.iter().map(|(n, _)| n.clone()).collect(),
+        algorithms: Vec::new(),
+        seeds: Some(opts.seeds),
+        jobs: opts.jobs,
+        out: Some(dir.join("tune")),
+        progress: opts.progress,
+        interrupt: opts.interrupt,
+        allow_large_output: false,
+        shard: None,
+    };
+    let plan = compare::plan(&copts)?;
+    let result = compare::run_compare(&copts, &plan)?;
+    let Some(m) = result.matrix else {
+        return Ok(Vec::new());
+    };
+    let met = |name: &str| {
+        (0..m.cells.len())
+            .filter(|&i| stats(&m, i, name).is_some_and(|v| v.missed == 0))
+            .count()
+    };
+    let base_met = met("defaults");
+    Ok(variants[1..]
+        .iter()
+        .map(|(name, _)| Tuned {
+            algorithm: algorithm.to_string(),
+            setting: name.clone(),
+            fleets_met: met(name),
+            default_fleets_met: base_met,
+            beats_defaults: met(name) > base_met || clearly_better(&m, name, "defaults"),
+        })
+        .collect())
+}
+
+/// In some fleet a higher utilization or fairness whose interval clears the other's, and in
+/// no fleet a lower one that does, nor more 429s beyond the intervals.
+fn clearly_better(m: &Matrix, a: &str, b: &str) -> bool {
+    let mut better = false;
+    for i in 0..m.cells.len() {
+        let (Some(x), Some(y)) = (stats(m, i, a), stats(m, i, b)) else {
+            continue;
+        };
+        let range = |v: &VariantStats, k: &str| {
+            v.metrics.get(k).and_then(|s| {
+                let mean = s.mean?;
+                let h = s.half_width.unwrap_or(0.0);
+                Some((mean - h, mean + h))
+            })
+        };
+        for (k, higher_is_better) in [
+            ("utilization", true),
+            ("fairness", true),
+            ("ratio_429", false),
+        ] {
+            let (Some((xl, xh)), Some((yl, yh))) = (range(x, k), range(y, k)) else {
+                continue;
+            };
+            let (up, down) = if higher_is_better {
+                (xl > yh, xh < yl)
+            } else {
+                (xh < yl, xl > yh)
+            };
+            if down {
+                return false;
+            }
+            better |= up;
+        }
+    }
+    better
+}
+
+/// The search's findings as lines.
+pub fn tuning_text(tuning: &[Tuned], bullet: &str) -> String {
+    let Some(first) = tuning.first() else {
+        return String::new();
+    };
+    let mut out = format!(
+        "\nTuning {} (each setting over the same seeds in every fleet; the defaults meet {} \
+         fleets):\n",
+        first.algorithm, first.default_fleets_met
+    );
+    for t in tuning {
+        let _ = writeln!(
+            out,
+            "{bullet}{}: {} fleets met{}",
+            t.setting,
+            t.fleets_met,
+            if t.beats_defaults {
+                "; better than the defaults beyond the intervals"
+            } else {
+                ""
+            }
+        );
+    }
+    let winners: Vec<&str> = tuning
+        .iter()
+        .filter(|t| t.beats_defaults)
+        .map(|t| t.setting.as_str())
+        .collect();
+    if winners.is_empty() {
+        out.push_str(
+            "Tuning does not pay here: no setting beats the defaults beyond the intervals.\n",
+        );
+    } else {
+        let _ = writeln!(out, "Tuning pays here: {}.", winners.join("; "));
+    }
+    out
 }
 
 fn stats<'a>(m: &'a Matrix, cell: usize, algorithm: &str) -> Option<&'a VariantStats> {
@@ -465,6 +669,36 @@ enum Shown {
     Seconds,
 }
 
+/// The recommended algorithm's numbers in every fleet, a line each.
+fn each_fleet(m: &Matrix, best: &Standing, bullet: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nEach fleet, means ± 95 % t-interval over {} seeds:",
+        m.seeds.len()
+    );
+    for (i, c) in m.cells.iter().enumerate() {
+        let Some(v) = stats(m, i, &best.algorithm) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "{bullet}{}: 429s {}, utilization {}, fairness {}, converged after {}{}",
+            c.cell,
+            shown(v.metrics.get("ratio_429"), Shown::Percent),
+            shown(v.metrics.get("utilization"), Shown::Fraction),
+            shown(v.metrics.get("fairness"), Shown::Fraction),
+            shown(v.metrics.get("convergence_s"), Shown::Seconds),
+            if v.missed == 0 {
+                ""
+            } else {
+                " (misses a target)"
+            }
+        );
+    }
+    out
+}
+
 /// The advice as text: the ranking, the recommendation with what to paste, every fleet's
 /// numbers for it, and where the rest is.
 pub fn advice_text(
@@ -521,30 +755,7 @@ pub fn advice_text(
             best.fleets_met, best.fleets, best.worst_fleet
         );
     }
-    let _ = writeln!(
-        out,
-        "\nEach fleet, means ± 95 % t-interval over {} seeds:",
-        m.seeds.len()
-    );
-    for (i, c) in m.cells.iter().enumerate() {
-        let Some(v) = stats(m, i, &best.algorithm) else {
-            continue;
-        };
-        let _ = writeln!(
-            out,
-            "{bullet}{}: 429s {}, utilization {}, fairness {}, converged after {}{}",
-            c.cell,
-            shown(v.metrics.get("ratio_429"), Shown::Percent),
-            shown(v.metrics.get("utilization"), Shown::Fraction),
-            shown(v.metrics.get("fairness"), Shown::Fraction),
-            shown(v.metrics.get("convergence_s"), Shown::Seconds),
-            if v.missed == 0 {
-                ""
-            } else {
-                " (misses a target)"
-            }
-        );
-    }
+    out.push_str(&each_fleet(m, best, bullet));
     let fence = if markdown { "```\n" } else { "" };
     let _ = writeln!(out, "\nThe [[clients]] lines to paste into a scenario:\n");
     let _ = write!(out, "{fence}");
@@ -586,6 +797,30 @@ mod tests {
             period: HumanDuration::from_secs(1),
             states_quota: states,
         }
+    }
+
+    #[test]
+    fn every_tunable_parameter_is_a_number_or_a_duration_of_its_algorithm() {
+        for (name, params) in crate::throttle::TUNABLE {
+            assert!(ThrottleConfig::NAMES.contains(name), "{name}");
+            let defaults = toml::Value::try_from(ThrottleConfig::defaults(name).unwrap()).unwrap();
+            for p in *params {
+                let v = defaults
+                    .get(p)
+                    .unwrap_or_else(|| panic!("{name} has no {p}"));
+                assert!(
+                    scaled(v, 2.0).is_some(),
+                    "{name}.{p} = {v} cannot be scaled"
+                );
+            }
+        }
+        assert_eq!(scaled(&"1.6s".into(), 0.5), Some("800ms".into()));
+        assert_eq!(scaled(&0.01.into(), 2.0), Some(0.02.into()));
+        assert_eq!(
+            scaled(&toml::Value::Integer(1), 0.5),
+            Some(toml::Value::Integer(1))
+        );
+        assert_eq!(scaled(&true.into(), 2.0), None);
     }
 
     #[test]

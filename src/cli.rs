@@ -36,6 +36,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Which client algorithm to use for one API and fleet: every one run in every fleet, ranked.
     Advise(AdviseArgs),
+    /// Learn the server's rule from a trace (a results folder's requests.csv) into fit.toml.
+    Fit(FitArgs),
     /// Serve the mock rate-limited API over HTTP until Ctrl-C (--record: a run folder of it).
     Serve(ServeArgs),
     /// Run the same clients against any HTTP endpoint and record what they did.
@@ -105,7 +107,8 @@ pub struct CompareArgs {
     pub cell: Option<String>,
     #[command(flatten)]
     pub scenario_flags: ScenarioFlags,
-    /// How long the clients run, e.g. 90s, 1h30m.
+    /// How long the clients run, e.g. 90s, 1h30m. Short for `--set run.duration=D`: give one
+    /// of the two, not both.
     #[arg(long, value_parser = parse_duration_arg)]
     pub duration: Option<HumanDuration>,
     #[command(flatten)]
@@ -127,12 +130,44 @@ pub struct ScenarioFlags {
     #[command(flatten)]
     pub sets: SetFlags,
     /// The seed of every random choice (default: the scenario's, else a fresh one). At most
-    /// 2^63 − 1, the largest integer a TOML file can record.
+    /// 2^63 − 1, the largest integer a TOML file can record. Short for `--set run.seed=N`:
+    /// give one of the two, not both.
     #[arg(long, value_parser = parse_seed)]
     pub seed: Option<u64>,
 }
 
+/// A value given both by a named flag and by the `--set` that flag is short for.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{flag} and --set {set} both set {path}; give one of them (the flag is short for that --set)"
+)]
+pub struct GivenTwice {
+    flag: String,
+    set: String,
+    path: String,
+}
+
 impl ScenarioFlags {
+    /// Refuse `--seed`, and the command's `--duration` when given, beside a `--set` of
+    /// `run.seed` or `run.duration`: which one won was never said (the flag did, silently).
+    pub fn refuse_given_twice(&self, duration: Option<HumanDuration>) -> Result<(), GivenTwice> {
+        let flags = [
+            ("run.seed", self.seed.map(|s| format!("--seed {s}"))),
+            ("run.duration", duration.map(|d| format!("--duration {d}"))),
+        ];
+        for (path, flag) in flags {
+            let Some(flag) = flag else { continue };
+            if let Some(o) = self.sets.set.iter().find(|o| o.path.join(".") == path) {
+                return Err(GivenTwice {
+                    flag,
+                    set: o.raw.clone(),
+                    path: path.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// `--set`s, then `--seed` and `--duration` as overrides.
     pub fn overrides(&self, duration: Option<HumanDuration>) -> Vec<Override> {
         run_overrides(&self.sets.set, self.seed, duration)
@@ -336,6 +371,19 @@ pub struct CheckArgs {
     /// Print the verdicts as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Accept scenarios without an [expect] table (run, reported, judging nothing); without
+    /// it such a file makes check exit 2, so a CI step never passes having checked nothing.
+    #[arg(long)]
+    pub allow_empty: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FitArgs {
+    /// A results folder with requests.csv (`client --log-requests`, `run --log-requests`).
+    pub dir: PathBuf,
+    /// Print the fit as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The server rules `advise --rule` takes: those that state a rate.
@@ -444,7 +492,8 @@ pub struct RunArgs {
     pub cell: Option<String>,
     #[command(flatten)]
     pub scenario_flags: ScenarioFlags,
-    /// How long the clients run, e.g. 90s, 1h30m.
+    /// How long the clients run, e.g. 90s, 1h30m. Short for `--set run.duration=D`: give one
+    /// of the two, not both.
     #[arg(long, value_parser = parse_duration_arg)]
     pub duration: Option<HumanDuration>,
     /// sim (virtual time, the default) or live.

@@ -13,6 +13,7 @@ pub mod error;
 pub mod exchange;
 pub mod exit;
 pub mod fingerprint;
+pub mod fit;
 pub mod limiter;
 pub mod list;
 pub mod parallel;

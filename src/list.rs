@@ -14,6 +14,8 @@ pub struct Entry {
     pub parameters: Parameters,
     /// What the parameters mean beyond their names, printed under them.
     pub notes: &'static [&'static str],
+    /// The parameters `advise` searches (algorithms only).
+    pub tune: &'static [&'static str],
 }
 
 pub fn algorithms() -> Vec<Entry> {
@@ -24,6 +26,7 @@ pub fn algorithms() -> Vec<Entry> {
             description: crate::throttle::ThrottleConfig::describe(name).unwrap_or(""),
             parameters: algorithm_parameters(name).unwrap_or_default(),
             notes: crate::throttle::ThrottleConfig::notes(name),
+            tune: crate::throttle::ThrottleConfig::tunable(name),
         })
         .collect()
 }
@@ -36,6 +39,7 @@ pub fn servers() -> Vec<Entry> {
             description: LimiterConfig::describe(name).unwrap_or(""),
             parameters: server_parameters(name).unwrap_or_default(),
             notes: &[],
+            tune: &[],
         })
         .collect()
 }
@@ -60,6 +64,12 @@ fn entries_text(out: &mut String, entries: &[Entry]) {
         }
         for line in e.notes {
             out.push_str(&format!("    {line}\n"));
+        }
+        if !e.tune.is_empty() {
+            out.push_str(&format!(
+                "    tune: {} (advise tries each at half and twice its default)\n",
+                e.tune.join(", ")
+            ));
         }
     }
 }
@@ -115,6 +125,9 @@ fn entries_json(entries: &[Entry]) -> serde_json::Value {
                 json!({"name": e.name, "description": e.description, "parameters": params});
             if !e.notes.is_empty() {
                 entry["notes"] = json!(e.notes);
+            }
+            if !e.tune.is_empty() {
+                entry["tune"] = json!(e.tune);
             }
             entry
         })

@@ -19,10 +19,14 @@ fn main() -> ExitCode {
         // A terminal's Ctrl-C reaches the workers too; the parent tells them when to stop.
         let _ = ctrlc::set_handler(|| {});
     } else {
-        // A second Ctrl-C while the first is being handled ends the process at once.
+        // A second Ctrl-C while the first is being handled ends the process at once, unless
+        // a folder is being written that it would leave half-made (`exit::keep_until_written`).
         let _ = ctrlc::set_handler(|| {
             if INTERRUPTED.swap(true, Ordering::SeqCst) {
-                std::process::exit(exit::INTERRUPTED);
+                if exit::second_interrupt() {
+                    std::process::exit(exit::INTERRUPTED);
+                }
+                eprintln!("interrupted again: finishing the recording's folder first");
             }
         });
     }
@@ -33,6 +37,7 @@ fn main() -> ExitCode {
         Command::List(args) => or_exit_code(commands::list(&args)),
         Command::Check(args) => or_exit_code(commands::check(&args, &INTERRUPTED)),
         Command::Advise(args) => or_exit_code(commands::advise(&args, &INTERRUPTED)),
+        Command::Fit(args) => or_exit_code(commands::fit(&args)),
         Command::Serve(args) => or_exit_code(commands::serve(&args, &INTERRUPTED)),
         Command::Client(args) => or_exit_code(commands::client(&args, &INTERRUPTED)),
         Command::Worker => worker::main(),

@@ -206,7 +206,19 @@ pub enum FolderError {
     Uncreatable(std::io::Error),
     #[error("cannot write in it: {0}")]
     Unwritable(std::io::Error),
+    #[error(
+        "another run is claiming this folder at this moment; give each run a folder of its own"
+    )]
+    Busy,
+    #[error("is a symbolic link to {0}, which does not exist; create that folder, or give another")]
+    DanglingLink(String),
+    #[error("is a symbolic link that leads back to itself; give a folder")]
+    LoopingLink,
 }
+
+/// The name of the empty file that claims a results folder for one run while it is checked:
+/// made with `create_new`, so of two runs given the same folder at once only one gets it.
+const CLAIM_FILE: &str = ".throttle-sim-write-test";
 
 /// A results folder the user named with `flag` (`--out`, `serve --record`): new or empty, and
 /// writable; any problem is bad input naming the flag.
@@ -220,21 +232,56 @@ pub fn claim_dir_for(flag: &str, dir: &Path) -> Result<PathBuf, Error> {
 /// Make `dir` if it is missing; refuse it if it is a file, holds anything, or cannot be
 /// written (found now rather than mid-run).
 fn check_folder(dir: &Path) -> Result<(), FolderError> {
+    // A symbolic link that leads nowhere, or in a circle, is named as such ("File exists"
+    // was all create_dir_all said).
+    if fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink())
+        && let Err(e) = fs::metadata(dir)
+    {
+        const ELOOP: i32 = 40;
+        if e.raw_os_error() == Some(ELOOP) {
+            return Err(FolderError::LoopingLink);
+        }
+        let target = fs::read_link(dir).map_or_else(|_| "?".into(), |t| t.display().to_string());
+        return Err(FolderError::DanglingLink(target));
+    }
     if dir.exists() && !dir.is_dir() {
         return Err(FolderError::IsAFile);
     }
     if dir.exists() {
-        let mut entries = fs::read_dir(dir).map_err(FolderError::Unreadable)?;
-        if entries.next().is_some() {
-            return Err(FolderError::NotEmpty);
-        }
+        only_entries(dir, &[])?;
     } else {
         fs::create_dir_all(dir).map_err(FolderError::Uncreatable)?;
     }
-    let probe = dir.join(".throttle-sim-write-test");
-    fs::write(&probe, b"")
-        .and_then(|()| fs::remove_file(&probe))
-        .map_err(FolderError::Unwritable)
+    let probe = dir.join(CLAIM_FILE);
+    match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(FolderError::Busy),
+        Err(e) => return Err(FolderError::Unwritable(e)),
+    }
+    // Another run may have begun writing between the look above and the claim.
+    let other = only_entries(dir, &[CLAIM_FILE]);
+    match fs::remove_file(&probe) {
+        Ok(()) => other,
+        // Only a run racing for the folder removes the claim of another.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(FolderError::Busy),
+        Err(e) => Err(FolderError::Unwritable(e)),
+    }
+}
+
+/// `dir` holds nothing but `allowed`.
+fn only_entries(dir: &Path, allowed: &[&str]) -> Result<(), FolderError> {
+    let entries = fs::read_dir(dir).map_err(FolderError::Unreadable)?;
+    for e in entries {
+        let e = e.map_err(FolderError::Unreadable)?;
+        if !allowed.iter().any(|a| e.file_name() == *a) {
+            return Err(FolderError::NotEmpty);
+        }
+    }
+    Ok(())
 }
 
 /// `results/<name>-<UTC timestamp>`, with `-2`, `-3`, … when that exists already.
@@ -270,6 +317,64 @@ pub fn print(text: &str) {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn links_that_lead_nowhere_or_in_a_circle_are_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dangling = tmp.path().join("dangling");
+        std::os::unix::fs::symlink(tmp.path().join("nowhere"), &dangling).unwrap();
+        let e = check_folder(&dangling).unwrap_err().to_string();
+        assert!(
+            e.contains("symbolic link to") && e.contains("nowhere"),
+            "{e}"
+        );
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        std::os::unix::fs::symlink(&b, &a).unwrap();
+        std::os::unix::fs::symlink(&a, &b).unwrap();
+        let e = check_folder(&a).unwrap_err().to_string();
+        assert!(e.contains("leads back to itself"), "{e}");
+        // A link to a real empty folder is fine.
+        let real = tmp.path().join("real");
+        fs::create_dir(&real).unwrap();
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        check_folder(&link).unwrap();
+    }
+
+    #[test]
+    fn a_folder_claimed_by_another_run_is_refused_as_busy() {
+        let tmp = tempfile::tempdir().unwrap();
+        // Another run's claim, made a moment ago.
+        fs::write(tmp.path().join(CLAIM_FILE), b"").unwrap();
+        let e = check_folder(tmp.path()).unwrap_err();
+        assert!(
+            matches!(e, FolderError::NotEmpty | FolderError::Busy),
+            "{e}"
+        );
+        let e = e.to_string();
+        assert!(!e.contains("No such file"), "{e}");
+    }
+
+    #[test]
+    fn two_runs_given_one_folder_at_once_the_loser_is_told_why() {
+        for _ in 0..50 {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join("out");
+            let results: Vec<Result<(), String>> = std::thread::scope(|s| {
+                let a = s.spawn(|| check_folder(&dir).map_err(|e| e.to_string()));
+                let b = s.spawn(|| check_folder(&dir).map_err(|e| e.to_string()));
+                vec![a.join().unwrap(), b.join().unwrap()]
+            });
+            for r in &results {
+                if let Err(e) = r {
+                    assert!(
+                        e.contains("another run is claiming") || e.contains("not empty"),
+                        "{e}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn new_dirs_never_collide() {

@@ -35,6 +35,7 @@ pub fn advise(args: &AdviseArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
         let json = serde_json::json!({
             "api": advice.api,
             "standings": advice.standings,
+            "tuning": advice.tuning,
             "recommended": advice.standings.first().map(|s| s.algorithm.clone()),
             "results": advice.dir,
         });
@@ -46,6 +47,7 @@ pub fn advise(args: &AdviseArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
         let base = read_scenario(&advice.scenario, &[], 0)?;
         let mut text =
             advise::advice_text(&opts.api, &base, &advice.standings, &advice.matrix, false);
+        text.push_str(&advise::tuning_text(&advice.tuning, "  "));
         text.push_str(&format!(
             "\nresults: {} (advice.md; compare/report.html has every algorithm in every fleet)\n\
              run it again: throttle-sim compare {} --algorithms {}\n",

@@ -4,6 +4,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::cli::CheckArgs;
 use crate::error::Error;
+use crate::exit;
 use crate::parallel::cores;
 use crate::progress::{Progress, colour_stdout};
 use crate::run::print;
@@ -30,5 +31,20 @@ pub fn check(args: &CheckArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
     } else {
         print(&crate::check::render(&results, colour_stdout()));
     }
-    Ok(crate::check::exit_code(&results))
+    let code = crate::check::exit_code(&results);
+    // A file without [expect] judges nothing: a CI step that checked nothing must not pass.
+    let empty: Vec<String> = results
+        .iter()
+        .filter(|r| r.outcome == "no-expect")
+        .map(|r| r.file.display().to_string())
+        .collect();
+    if code == exit::OK && !empty.is_empty() && !args.allow_empty {
+        eprintln!(
+            "error: {} has no [expect] ranges, so check judged nothing there; add an [expect] \
+             table, or pass --allow-empty to accept that",
+            empty.join(", ")
+        );
+        return Ok(exit::BAD_INPUT);
+    }
+    Ok(code)
 }

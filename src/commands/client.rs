@@ -66,6 +66,9 @@ pub(crate) fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<
         let flag = format!("--algorithm {}", args.algorithm);
         return Err(Error::flag(flag)(ClientFlagError::UnknownAlgorithm));
     }
+    args.scenario_flags
+        .refuse_given_twice(None)
+        .map_err(Error::usage)?;
     // The server is the target's own: a `server.*` value would be silently ignored.
     if let Some(o) = args
         .scenario_flags

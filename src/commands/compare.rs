@@ -26,6 +26,9 @@ pub fn compare(args: &CompareArgs, interrupt: &AtomicBool) -> Result<i32, Error>
     let Some(scenario) = &args.scenario else {
         return compare_runs(args, jobs);
     };
+    args.scenario_flags
+        .refuse_given_twice(args.duration)
+        .map_err(Error::usage)?;
     let shard = args
         .shard
         .as_ref()
@@ -148,6 +151,13 @@ fn compare_runs(args: &CompareArgs, jobs: usize) -> Result<i32, Error> {
         eprintln!("warning: {w}");
     }
     let c = &result.comparison;
+    // Said even with --json and --quiet: a partial run, or one without answers, is no peer of
+    // the others (its ratios and fairness are left empty and it ranks last).
+    for (name, dir, caveat) in &result.sources {
+        if let Some(c) = caveat {
+            eprintln!("warning: {name} ({}): {c}", dir.display());
+        }
+    }
     if args.output.json {
         print(&format!(
             "{}\n",
@@ -157,8 +167,12 @@ fn compare_runs(args: &CompareArgs, jobs: usize) -> Result<i32, Error> {
         let mut out = format!("{} runs side by side, one run each\n\n", c.variants.len());
         out.push_str(&c.plain(colour_stdout()));
         out.push_str("\none run per row (no interval); * best of its column\n\n");
-        for (name, dir) in &result.sources {
-            out.push_str(&format!("  {name}: {}\n", dir.display()));
+        for (name, dir, caveat) in &result.sources {
+            out.push_str(&format!("  {name}: {}", dir.display()));
+            if let Some(c) = caveat {
+                out.push_str(&format!(" ({c})"));
+            }
+            out.push('\n');
         }
         out.push_str(&format!("\nresults: {}\n", result.dir.display()));
         print(&out);

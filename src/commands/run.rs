@@ -12,6 +12,9 @@ use crate::scenario::{self, Mode, Scenario};
 
 /// Read the scenario with the flags applied, run it, write its report, say what it did.
 pub fn run(args: &RunArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
+    args.scenario_flags
+        .refuse_given_twice(args.duration)
+        .map_err(Error::usage)?;
     let scenario = scenario::read_scenario(&args.scenario, &args.overrides(), fresh_seed())?;
     scenario.needs_cell().map_err(Error::usage)?;
     if !args.output.quiet && !args.output.json {

@@ -69,6 +69,8 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
     let what = describe(&settings, scale);
     let clock = ScaledClock::starting_now(scale);
     let recording = start_recording(args, &mut settings, clock)?;
+    // From here until the folder is written, a second interrupt does not cut it short.
+    let _keep = recording.as_ref().map(|_| exit::keep_until_written());
     let capacity_rule = settings
         .shared_limit
         .is_some()
@@ -129,7 +131,21 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
         // serving thread noticed.
         let now = clock.now();
         let end = args.duration.map_or(now, |d| now.min(d.nanos()));
-        finish_recording(rec, end, &capacity)?;
+        let dir = rec.dir().to_path_buf();
+        if let Err(e) = finish_recording(rec, end, &capacity) {
+            // A full disk, most often: what was written is no run folder.
+            eprintln!(
+                "serve --record: the recording in {} is incomplete; compare --runs and plot \
+                 cannot use it",
+                dir.display()
+            );
+            return Err(e);
+        }
+        if exit::interrupted_twice() {
+            // The second signal asked for an end at once: the folder is whole, and the exit
+            // code says the end was asked for twice.
+            return Ok(exit::INTERRUPTED);
+        }
     }
     Ok(exit::OK)
 }
@@ -152,16 +168,41 @@ fn tls_config(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig>, Erro
     })
 }
 
-/// Once stopped: what each key that was asked got.
+/// The most keys the Ctrl-C summary names one per line; the rest are counted on one line
+/// (a client inventing keys made 100,001 lines).
+const SHOWN_KEYS: usize = 20;
+
+/// Once stopped: what each key that was asked got, the busiest first, at most
+/// [`SHOWN_KEYS`] lines and one for the rest; `/_stats` has them all.
 fn print_key_stats(state: &ServerState) {
-    for (key, s) in state.stats() {
-        if s.requests > 0 {
-            eprintln!(
-                "key {key}: {} requests, {} ok, {} limited",
-                s.requests, s.ok, s.limited
-            );
-        }
+    eprint!("{}", key_stats_text(state.stats()));
+}
+
+fn key_stats_text(stats: Vec<(String, crate::engine::live::server::KeyStats)>) -> String {
+    let mut asked: Vec<_> = stats.into_iter().filter(|(_, s)| s.requests > 0).collect();
+    // The busiest first; a stable sort keeps the order keys were first seen among equals.
+    asked.sort_by_key(|(_, s)| std::cmp::Reverse(s.requests));
+    let mut out = String::new();
+    for (key, s) in asked.iter().take(SHOWN_KEYS) {
+        out.push_str(&format!(
+            "key {key}: {} requests, {} ok, {} limited\n",
+            s.requests, s.ok, s.limited
+        ));
     }
+    if asked.len() > SHOWN_KEYS {
+        let rest = &asked[SHOWN_KEYS..];
+        let sum = |f: fn(&crate::engine::live::server::KeyStats) -> u64| {
+            rest.iter().map(|(_, s)| f(s)).sum::<u64>()
+        };
+        out.push_str(&format!(
+            "and {} more keys: {} requests, {} ok, {} limited\n",
+            rest.len(),
+            sum(|s| s.requests),
+            sum(|s| s.ok),
+            sum(|s| s.limited)
+        ));
+    }
+    out
 }
 
 /// `--record DIR`: claim the folder (bad input names `--record`) and hand the server the
@@ -382,4 +423,40 @@ fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
     settings.faults = faults;
     settings.headers = headers;
     Ok((settings, scale))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::live::server::KeyStats;
+
+    #[test]
+    fn the_key_summary_names_the_busiest_keys_and_counts_the_rest() {
+        // Issue 23: 200,000 keys printed 100,001 lines.
+        let stats: Vec<(String, KeyStats)> = (0..200_000u64)
+            .map(|i| {
+                let s = KeyStats {
+                    requests: 1 + u64::from(i == 7) * 9,
+                    ok: 1,
+                    limited: u64::from(i == 7) * 9,
+                    errors: 0,
+                };
+                (format!("fnv:{i:08x}"), s)
+            })
+            .collect();
+        let text = key_stats_text(stats);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), SHOWN_KEYS + 1, "{text}");
+        assert_eq!(lines[0], "key fnv:00000007: 10 requests, 1 ok, 9 limited");
+        assert_eq!(
+            lines[SHOWN_KEYS],
+            format!(
+                "and {} more keys: {} requests, {} ok, 0 limited",
+                200_000 - SHOWN_KEYS,
+                200_000 - SHOWN_KEYS,
+                200_000 - SHOWN_KEYS
+            )
+        );
+        assert_eq!(key_stats_text(Vec::new()), "");
+    }
 }

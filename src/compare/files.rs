@@ -219,11 +219,17 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("compare.csv");
         for (i, metric) in EXPECTABLE_METRICS.iter().enumerate() {
-            // A value no default has, whole so the counts stay exact.
-            let value = 7.0 + i as f64;
-            // Utilization is null without a capacity.
+            // A value no default has, whole so the counts stay exact; a share within its
+            // bounds, which reading holds it in.
+            let value = match crate::record::metric_bounds(metric) {
+                Some(_) => 0.01 * (i + 1) as f64,
+                None => 7.0 + i as f64,
+            };
+            // Utilization is null without a capacity, the ratios and fairness without an
+            // answer.
             let mut m = Metrics {
                 capacity: 1.0,
+                ok: 1,
                 ..Metrics::default()
             };
             set(&mut m, metric, Some(value));

@@ -382,7 +382,11 @@ mod tests {
     use crate::scenario::{Axis, Level};
 
     fn runs(name: &str, ratio: f64, util: f64, expect_util: Option<[f64; 2]>) -> VariantRuns {
+        // A run that got answers (one without a 2xx or a 429 has no ratios).
         let m = Metrics {
+            requests: 100,
+            ok: 90,
+            limited: 10,
             ratio_429: ratio,
             utilization: util,
             fairness: 1.0,

@@ -9,7 +9,7 @@ use super::table::Comparison;
 use crate::error::Error;
 use crate::record::RunMode;
 use crate::report::charts::{
-    FairnessChart, Heading, RatioChart, RatioLine, TimeAxis, TradeoffChart, VariantPoint,
+    FairnessChart, Heading, Interval, RatioChart, RatioLine, TimeAxis, TradeoffChart, VariantPoint,
     window_text,
 };
 use crate::report::html::{Page, escape, list};
@@ -180,9 +180,9 @@ fn tradeoff_points(cmp: &Comparison) -> Vec<VariantPoint> {
             VariantPoint {
                 name: v.name.clone(),
                 x: u.mean.unwrap_or(0.0),
-                x_half: u.half_width,
+                x_interval: u.interval(),
                 y: r.mean.unwrap_or(0.0),
-                y_half: r.half_width,
+                y_interval: r.interval(),
                 seeds: u
                     .values
                     .iter()
@@ -195,7 +195,7 @@ fn tradeoff_points(cmp: &Comparison) -> Vec<VariantPoint> {
 }
 
 /// Each variant's mean fairness, its interval and the single seeds.
-fn fairness_bars(cmp: &Comparison) -> Vec<(String, f64, Option<f64>, Vec<f64>)> {
+fn fairness_bars(cmp: &Comparison) -> Vec<(String, f64, Option<Interval>, Vec<f64>)> {
     cmp.variants
         .iter()
         .map(|v| {
@@ -203,7 +203,7 @@ fn fairness_bars(cmp: &Comparison) -> Vec<(String, f64, Option<f64>, Vec<f64>)> 
             (
                 v.name.clone(),
                 f.mean.unwrap_or(0.0),
-                f.half_width,
+                f.interval(),
                 f.values.iter().flatten().copied().collect(),
             )
         })

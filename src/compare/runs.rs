@@ -13,6 +13,7 @@ use super::report::{is_comparison, variant_dir};
 use super::table::{Comparison, VariantRuns};
 use super::write_comparison;
 use crate::error::Error;
+use crate::recording::journal::JOURNAL_FILE;
 use crate::report::{ReportError, RunFolder, VARIANT_NOTE, VariantNote};
 use crate::run::{claim_given_dir, claim_new_dir};
 use crate::scenario::{Expect, Scenario};
@@ -25,8 +26,9 @@ const RUN_FILES: [&str; 4] = ["scenario.toml", "summary.json", "series.csv", "cl
 pub struct RunsResult {
     pub dir: PathBuf,
     pub comparison: Comparison,
-    /// Each variant's name and the folder it came from.
-    pub sources: Vec<(String, PathBuf)>,
+    /// Each variant's name, the folder it came from, and what to know of it (partial, no
+    /// answers), if anything.
+    pub sources: Vec<(String, PathBuf, Option<String>)>,
     /// Why the runs may not be alike (other scenarios, other lengths), for stderr.
     pub warnings: Vec<String>,
 }
@@ -44,6 +46,11 @@ enum RunsError {
     IsAComparison,
     #[error("not a run folder: {0}")]
     NotARun(ReportError),
+    #[error(
+        "the run folder is incomplete: {0}; the run that wrote it did not finish writing it \
+         (a full disk, a crash, a kill), so there is nothing to compare"
+    )]
+    Incomplete(String),
 }
 
 /// Check that `dir` is a run folder and load it; every problem names `--runs` and the folder.
@@ -61,7 +68,58 @@ fn check_run_folder(dir: &Path) -> Result<RunFolder, RunsError> {
     if is_comparison(dir) {
         return Err(RunsError::IsAComparison);
     }
+    if let Some(what) = incomplete(dir) {
+        return Err(RunsError::Incomplete(what));
+    }
     RunFolder::load(dir).map_err(RunsError::NotARun)
+}
+
+/// What shows that a run folder was left half-written, if anything does: `serve --record`'s
+/// journal still there, or a file a finished run always writes that is empty or missing
+/// while others are there.
+fn incomplete(dir: &Path) -> Option<String> {
+    if dir.join(JOURNAL_FILE).exists() {
+        return Some(format!(
+            "serve --record's journal ({JOURNAL_FILE}) is still there, so the recording was \
+             never written out"
+        ));
+    }
+    let size = |f: &str| fs::metadata(dir.join(f)).ok().map(|m| m.len());
+    let (scenario, summary) = (size("scenario.toml"), size("summary.json"));
+    if scenario.is_none() && summary.is_none() {
+        // Nothing of a run at all: NotARun says what is missing.
+        return None;
+    }
+    for (file, len) in [("scenario.toml", scenario), ("summary.json", summary)] {
+        match len {
+            Some(0) => return Some(format!("{file} is empty")),
+            None => return Some(format!("{file} is missing")),
+            Some(_) => {}
+        }
+    }
+    None
+}
+
+/// What a reader of the comparison must know of a run: partial, or without any answer.
+fn caveat(run: &RunFolder) -> Option<String> {
+    let s = &run.summary;
+    let m = &s.metrics;
+    let mut parts = Vec::new();
+    if s.partial {
+        parts.push(match &s.partial_reason {
+            Some(r) => format!("partial: {r}"),
+            None => "partial".to_string(),
+        });
+    }
+    if m.requests == 0 {
+        parts.push("no requests were sent".to_string());
+    } else if m.ok + m.limited == 0 {
+        parts.push(format!(
+            "no answers: none of its {} requests got a 2xx or a 429",
+            m.requests
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// The variant names: each run's own variant name, else its scenario's name, with its mode
@@ -197,7 +255,12 @@ pub fn compare_runs(
     Ok(RunsResult {
         dir,
         comparison,
-        sources: names.into_iter().zip(dirs.iter().cloned()).collect(),
+        sources: names
+            .into_iter()
+            .zip(dirs.iter().cloned())
+            .zip(runs.iter().map(caveat))
+            .map(|((n, d), c)| (n, d, c))
+            .collect(),
         warnings,
     })
 }
@@ -244,9 +307,13 @@ fn place_run(
             link_or_copy(&from, &vdir.join(file))?;
         }
     }
+    let mut description = format!("the {} run folder {}", run.summary.mode, source.display());
+    if let Some(c) = caveat(run) {
+        description.push_str(&format!(" ({c})"));
+    }
     let note = VariantNote {
         name: name.to_string(),
-        description: format!("the {} run folder {}", run.summary.mode, source.display()),
+        description,
         set: Vec::new(),
     };
     let note_path = vdir.join(VARIANT_NOTE);
@@ -316,5 +383,20 @@ mod tests {
         fs::write(empty.join("compare.csv"), "variant,seed\n").unwrap();
         let e = load(&empty).err().unwrap().to_string();
         assert!(e.contains("is a comparison"), "{e}");
+    }
+
+    #[test]
+    fn a_half_written_recording_is_called_incomplete() {
+        // serve --record on a full disk: a 0-byte scenario.toml, the journal left behind.
+        let tmp = tempfile::tempdir().unwrap();
+        let rec = tmp.path().join("rec");
+        fs::create_dir(&rec).unwrap();
+        fs::write(rec.join("scenario.toml"), "").unwrap();
+        let e = load(&rec).err().unwrap().to_string();
+        assert!(e.contains("incomplete: scenario.toml is empty"), "{e}");
+        assert!(!e.contains("clients: missing"), "{e}");
+        fs::write(rec.join(JOURNAL_FILE), [0u8; 30]).unwrap();
+        let e = load(&rec).err().unwrap().to_string();
+        assert!(e.contains("incomplete") && e.contains("journal"), "{e}");
     }
 }

@@ -16,7 +16,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::Metrics;
+use crate::record::{Metrics, open_csv};
 
 /// Which slice a process runs: `index` of `count`, 1-based.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -268,13 +268,7 @@ pub fn read_runs(manifest: &Manifest, dirs: &[PathBuf]) -> Result<Vec<Metrics>, 
             line,
             why,
         };
-        let mut rdr = csv::Reader::from_path(&path).map_err(|e| bad(0, e.to_string()))?;
-        let header: Vec<String> = rdr
-            .headers()
-            .map_err(|e| bad(1, e.to_string()))?
-            .iter()
-            .map(str::to_string)
-            .collect();
+        let (mut rdr, header) = open_csv(&path).map_err(|(line, why)| bad(line, why))?;
         // job, [cell,] variant, seed, the metrics.
         let first_metric = header
             .iter()

@@ -48,6 +48,9 @@ pub struct Stat {
     pub seeds: usize,
     /// Each seed's value, in seed order.
     pub values: Vec<Option<f64>>,
+    /// The metric's own range (`record::metric_bounds`), which the interval shown is held in.
+    #[serde(skip)]
+    pub bounds: Option<[f64; 2]>,
 }
 
 impl Stat {
@@ -62,15 +65,37 @@ impl Stat {
             n,
             seeds: values.len(),
             values: values.to_vec(),
+            bounds: None,
         }
     }
 
-    pub fn low(&self) -> Option<f64> {
-        Some(self.mean? - self.half_width.unwrap_or(0.0))
+    /// The statistics of a metric whose values lie in `bounds` (`record::metric_bounds`):
+    /// the interval shown ([`Stat::low`], [`Stat::high`]) is cut to that range, where the
+    /// symmetric t-interval of a mean near a bound would reach past it (a fairness of
+    /// `0.999 ± 0.004` is not above 1).
+    pub fn of_bounded(values: &[Option<f64>], bounds: Option<[f64; 2]>) -> Stat {
+        Stat {
+            bounds,
+            ..Stat::of(values)
+        }
     }
 
+    /// The interval's low end, within the metric's bounds.
+    pub fn low(&self) -> Option<f64> {
+        let low = self.mean? - self.half_width.unwrap_or(0.0);
+        Some(self.bounds.map_or(low, |[lo, _]| low.max(lo)))
+    }
+
+    /// The interval's high end, within the metric's bounds.
     pub fn high(&self) -> Option<f64> {
-        Some(self.mean? + self.half_width.unwrap_or(0.0))
+        let high = self.mean? + self.half_width.unwrap_or(0.0);
+        Some(self.bounds.map_or(high, |[_, hi]| high.min(hi)))
+    }
+
+    /// The interval as `(low, high)`, when there is one (two seeds or more with a value).
+    pub fn interval(&self) -> Option<(f64, f64)> {
+        self.half_width?;
+        Some((self.low()?, self.high()?))
     }
 }
 
@@ -97,6 +122,23 @@ mod tests {
         let want = 2.776 * 2.5f64.sqrt() / 5f64.sqrt();
         assert!((s.half_width.unwrap() - want).abs() < 1e-12);
         assert_eq!((s.n, s.seeds), (5, 5));
+    }
+
+    #[test]
+    fn a_bounded_metrics_interval_stays_within_its_range() {
+        // Fairness 0.99 and 1.0: mean 0.995, half-width 12.706 · 0.00707 / √2 = 0.0635.
+        let values = [Some(0.99), Some(1.0)];
+        let s = Stat::of_bounded(&values, Some([0.0, 1.0]));
+        assert_eq!(s.high(), Some(1.0));
+        assert!((s.low().unwrap() - (0.995 - s.half_width.unwrap())).abs() < 1e-12);
+        let (lo, hi) = s.interval().unwrap();
+        assert!(lo >= 0.0 && hi <= 1.0, "{lo} {hi}");
+        // Without bounds (seconds, counts) the interval is symmetric.
+        let free = Stat::of(&values);
+        assert!(free.high().unwrap() > 1.0);
+        // A 429 ratio near 0 does not go below it.
+        let r = Stat::of_bounded(&[Some(0.0), Some(0.01)], Some([0.0, 1.0]));
+        assert_eq!(r.low(), Some(0.0));
     }
 
     #[test]

@@ -215,7 +215,10 @@ impl VariantStats {
             .iter()
             .map(|m| {
                 let values: Vec<Option<f64>> = v.runs.iter().map(|r| r.get(m)).collect();
-                (m.to_string(), Stat::of(&values))
+                (
+                    m.to_string(),
+                    Stat::of_bounded(&values, crate::record::metric_bounds(m)),
+                )
             })
             .collect();
         let expect: Vec<ExpectVerdict> = v
@@ -644,8 +647,15 @@ pub fn cell(s: &Stat, col: &Column) -> String {
     if col.percent {
         out.push('%');
     }
-    if let Some(h) = s.half_width {
-        out.push_str(&format!(" ± {:.d$}", h * scale));
+    if let (Some(h), Some((low, high))) = (s.half_width, s.interval()) {
+        // Held within the metric's range, the interval may no longer be symmetric: then
+        // both sides are shown ("0.995 +0.005 -0.064").
+        let text = |v: f64| format!("{:.d$}", v * scale);
+        if low == mean - h && high == mean + h {
+            out.push_str(&format!(" ± {}", text(h)));
+        } else {
+            out.push_str(&format!(" +{} -{}", text(high - mean), text(mean - low)));
+        }
     }
     if s.n < s.seeds {
         out.push_str(&format!(" ({}/{})", s.n, s.seeds));
@@ -659,6 +669,9 @@ mod tests {
 
     fn metrics(ratio: f64, util: f64, conv: Option<f64>) -> Metrics {
         Metrics {
+            requests: 100,
+            ok: 90,
+            limited: 10,
             ratio_429: ratio,
             capacity: 100.0,
             utilization: util,
@@ -876,7 +889,8 @@ mod tests {
         let (t, best) = c.table();
         let a = &t.rows()[0];
         assert_eq!(a[0], "a");
-        assert!(a[2].starts_with("3.00% ± "), "{}", a[2]);
+        // 2 % and 4 %: the interval 3.00 % ± 12.71 is cut at 0, where a ratio ends.
+        assert_eq!(a[2], "3.00% +12.71 -3.00");
         assert_eq!(a[6], "100 (1/2)");
         assert!(best[1][2], "b's ratio_429 is marked");
         let plain = c.plain(false);

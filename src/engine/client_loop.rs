@@ -17,6 +17,13 @@ use crate::rng::SimRng;
 use crate::throttle::{Acquire, Throttle};
 use crate::time::Nanos;
 
+/// The least time between two sends of one thread. A send due at the very instant of the
+/// thread's previous one (no latency and no wait: `[server] latency = "0s"` with `none`, or
+/// `fixed` at `sleep = "0s"`) waits this long first, so virtual time always advances between
+/// a refusal and its retry; without it the sim sent hundreds of millions of requests at one
+/// instant and never reached the end of the run. A run with any latency never meets it.
+pub const MIN_RESEND_GAP: Nanos = crate::time::NANOS_PER_SEC / 1000;
+
 /// What the driver does next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -84,6 +91,8 @@ pub struct ClientLoop {
     stop_when_remaining: Option<u64>,
     /// The thread sends nothing more (its pool is empty or the server said stop).
     done: bool,
+    /// When the thread last sent ([`Nanos::MAX`]: never).
+    last_send: Nanos,
 }
 
 impl ClientLoop {
@@ -97,6 +106,7 @@ impl ClientLoop {
             pool: None,
             stop_when_remaining: None,
             done: false,
+            last_send: Nanos::MAX,
         }
     }
 
@@ -147,10 +157,22 @@ impl ClientLoop {
         if self.stopped_at(now) {
             return Step::Done;
         }
+        if now == self.last_send {
+            // No time passed since the last send (no latency, no wait): wait the least gap
+            // first, then ask the gate as after any wait.
+            self.waited = self.waited.saturating_add(MIN_RESEND_GAP);
+            return Step::Sleep {
+                delay: MIN_RESEND_GAP,
+                gave_up: false,
+            };
+        }
         match throttle.acquire(now, self.local as usize, rng) {
-            Acquire::Send => Step::Send {
-                waited: self.waited,
-            },
+            Acquire::Send => {
+                self.last_send = now;
+                Step::Send {
+                    waited: self.waited,
+                }
+            }
             Acquire::Wait(more) => {
                 self.waited = self.waited.saturating_add(more);
                 Step::Sleep {
@@ -372,6 +394,54 @@ mod tests {
         // A 429's remaining counts too: the server says the bucket is (nearly) empty.
         assert!(answer(&mut lp, &mut t, Status::Limited, Some(10)).finished);
         assert_eq!(lp.next(0, &mut t, &mut rng), Step::Done);
+    }
+
+    /// Never waits: `none`, or `fixed` at `sleep = "0s"`.
+    struct Eager;
+
+    impl Throttle for Eager {
+        fn delay(&mut self, _now: Nanos, _thread: usize, _rng: &mut SimRng) -> Nanos {
+            0
+        }
+        fn on_response(&mut self, _: Nanos, _: usize, _: &Response, _: &mut SimRng) {}
+        fn sleep_value(&self) -> f64 {
+            0.0
+        }
+    }
+
+    #[test]
+    fn a_thread_never_sends_twice_at_one_instant() {
+        // No latency and no wait: the answer comes at the send's instant and the next wake
+        // too. The retry waits the least gap, so the clock moves on (issue 23, bug 4).
+        let mut t = Eager;
+        let mut rng = test_rng();
+        let mut lp = ClientLoop::new(0, 0, 100 * S, None);
+        assert_eq!(lp.start(0, &mut t, &mut rng), sleep(0, false));
+        assert_eq!(lp.wake(0, &mut t, &mut rng), Step::Send { waited: 0 });
+        let limited = Response::bare(Status::Limited);
+        lp.answered(0, &limited, &mut t, &mut rng);
+        assert_eq!(lp.next(0, &mut t, &mut rng), sleep(0, false));
+        assert_eq!(
+            lp.wake(0, &mut t, &mut rng),
+            sleep(MIN_RESEND_GAP, false),
+            "a second send at t = 0 waits"
+        );
+        assert_eq!(
+            lp.wake(MIN_RESEND_GAP, &mut t, &mut rng),
+            Step::Send {
+                waited: MIN_RESEND_GAP
+            }
+        );
+        // Any time between two sends, however short, is left alone.
+        lp.answered(MIN_RESEND_GAP + 1, &limited, &mut t, &mut rng);
+        assert_eq!(
+            lp.next(MIN_RESEND_GAP + 1, &mut t, &mut rng),
+            sleep(0, false)
+        );
+        assert_eq!(
+            lp.wake(MIN_RESEND_GAP + 1, &mut t, &mut rng),
+            Step::Send { waited: 0 }
+        );
     }
 
     #[test]

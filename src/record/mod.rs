@@ -23,10 +23,10 @@ pub use peak::{PeakCounter, Peaks};
 pub use series_size::{MAX_SERIES_BYTES, SeriesTooLarge, series_bytes_estimate, too_large};
 pub use summary::{
     DeadWorker, ExpectVerdict, GapPercentiles, GroupGaps, GroupSummary, MANY_ERRORS, Metrics,
-    ProcessSummary, RequestTrouble, RunMode, Summary,
+    ProcessSummary, RequestTrouble, RunMode, Summary, metric_bounds, within_bounds,
 };
 pub use thread_totals::{THREAD_COLUMNS, THREADS_FILE, write_thread_totals};
-pub use writer::CsvSink;
+pub use writer::{CsvSink, open_csv};
 
 use crate::exchange::{Response, Status};
 use crate::scenario::{Layout, RunConfig, SeriesLevel};
@@ -190,6 +190,13 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
                     "latency",
                     "waited",
                     "error",
+                    // What the answer's rate-limit fields said, parsed (`throttle-sim fit`
+                    // learns the server's rule from them): the limit, the policy's quota and
+                    // window, and the time to the reset.
+                    "limit",
+                    "policy_limit",
+                    "policy_window",
+                    "reset",
                 ])?;
                 Some(sink)
             }
@@ -292,6 +299,8 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
         crate::prefetch::prefetch(&self.threads[thread]);
     }
 
+    /// A thread chose to wait `delay` (the throttle's delay, or its gate's extra wait). A
+    /// wait that the end of the run cuts short still counts toward `max_sleep`.
     #[inline]
     pub fn record_delay(&mut self, thread: usize, delay: Nanos) {
         let s = &mut self.threads[thread];
@@ -301,6 +310,10 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
     #[inline]
     pub fn record_request(&mut self, r: &RequestRecord) -> std::io::Result<()> {
         let s = &mut self.threads[r.thread];
+        // `max_sleep` is at least the whole wait before a send: a gate that asks for more
+        // (fair-share, dual-bucket, the window queue) adds waits to the throttle's delay, and
+        // each alone may be far shorter than their sum (requests.csv's `waited`).
+        s.max_sleep = s.max_sleep.max(r.waited);
         s.total.add(r.response.status);
         if r.sent_at >= self.layout.duration / 2 {
             s.late.add(r.response.status);
@@ -352,6 +365,10 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
                 Some(f) => log.text(&f.to_string())?,
                 None => log.text("")?,
             }
+            log.opt_uint(r.response.limit)?;
+            log.opt_uint(r.response.quota.map(|q| q.limit))?;
+            log.opt_float(r.response.quota.map(|q| secs(q.window)))?;
+            log.opt_float(r.response.reset.map(secs))?;
             log.end_row()?;
         }
         Ok(())

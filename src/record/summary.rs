@@ -59,9 +59,54 @@ pub struct Metrics {
     pub peak_process_requests: Option<u64>,
 }
 
+/// The range a bounded metric can take: the ratios and `utilization` are shares, from 0 to 1;
+/// Jain's indices (`fairness`, `fairness_windowed`) are at most 1. `None` for the others
+/// (counts, seconds), which have no upper bound.
+pub fn metric_bounds(metric: &str) -> Option<[f64; 2]> {
+    match metric {
+        "ratio_429"
+        | "ratio_429_late"
+        | "retry_rate_thread_mean"
+        | "utilization"
+        | "fairness"
+        | "fairness_windowed" => Some([0.0, 1.0]),
+        _ => None,
+    }
+}
+
+/// `value` held within `metric`'s bounds: rounding (Jain's index of equal rates can come out
+/// `1.0000000000000007`) or a summary written before the bounds were kept never puts a
+/// bounded metric outside its range, where `[expect]` ranges that end at the bound would miss
+/// it.
+pub fn within_bounds(metric: &str, value: f64) -> f64 {
+    match metric_bounds(metric) {
+        Some([lo, hi]) if value.is_finite() => value.clamp(lo, hi),
+        _ => value,
+    }
+}
+
+/// The metrics that describe what the server answered: without a single 2xx or 429 (nothing
+/// sent, or every request refused, reset, timed out or 5xx) they say nothing, and a 429 ratio
+/// of 0 or a fairness of 1 would rank a run that crashed before its first request best.
+pub const ANSWER_METRICS: &[&str] = &[
+    "ratio_429",
+    "ratio_429_late",
+    "retry_rate_thread_mean",
+    "fairness",
+    "fairness_windowed",
+];
+
 impl Metrics {
-    /// A metric by the name `[expect]` uses.
+    /// A metric by the name `[expect]` uses, held within its bounds ([`metric_bounds`]);
+    /// `None` for the [`ANSWER_METRICS`] of a run that got no 2xx and no 429.
     pub fn get(&self, name: &str) -> Option<f64> {
+        if self.ok + self.limited == 0 && ANSWER_METRICS.contains(&name) {
+            return None;
+        }
+        self.get_raw(name).map(|v| within_bounds(name, v))
+    }
+
+    fn get_raw(&self, name: &str) -> Option<f64> {
         Some(match name {
             "requests" => self.requests as f64,
             "ok" => self.ok as f64,
@@ -430,7 +475,7 @@ impl Acc {
             ratio_429_late: ratio(self.late.limited, self.late.requests as f64),
             retry_rate_thread_mean: thread_mean_ratio(&self.retries),
             capacity,
-            utilization: ratio(c.ok, capacity),
+            utilization: within_bounds("utilization", ratio(c.ok, capacity)),
             fairness: jain_index(&self.rates),
             fairness_windowed: None,
             request_count_stdev: sample_stdev(&self.request_counts),
@@ -459,14 +504,15 @@ pub fn thread_mean_ratio(threads: &[(u64, u64)]) -> Option<f64> {
     (!ratios.is_empty()).then(|| ratios.iter().sum::<f64>() / ratios.len() as f64)
 }
 
-/// Jain's fairness index: 1 when all are equal, 1/n when one gets everything.
+/// Jain's fairness index: 1 when all are equal, 1/n when one gets everything. Never above 1,
+/// which the rounding of equal rates could otherwise give (`1.0000000000000007`).
 pub fn jain_index(x: &[f64]) -> f64 {
     let sum: f64 = x.iter().sum();
     let sq: f64 = x.iter().map(|v| v * v).sum();
     if x.is_empty() || sq == 0.0 {
         return 1.0;
     }
-    sum * sum / (x.len() as f64 * sq)
+    (sum * sum / (x.len() as f64 * sq)).min(1.0)
 }
 
 /// Sample standard deviation (n − 1); 0 for fewer than two values.
@@ -643,6 +689,66 @@ mod tests {
             assert_eq!(mode.to_string(), word);
         }
         assert!(serde_json::from_str::<RunMode>("\"replay\"").is_err());
+    }
+
+    #[test]
+    fn jain_index_of_equal_rates_is_never_above_one() {
+        // Equal rates whose sums round: the plain formula gives 1.0000000000000007 for these
+        // 25 (the oracle on `gauntlet/fixed_window` missed `fairness = [0.95, 1.0]` so;
+        // issue 23, bug 11) and 1.0000000000000004 for these 3.
+        assert_eq!(jain_index(&[0.3666666666666667; 25]), 1.0);
+        assert_eq!(jain_index(&[0.03333333333333333; 3]), 1.0);
+        assert_eq!(jain_index(&[0.30000000000000004; 5]), 1.0);
+    }
+
+    #[test]
+    fn bounded_metrics_read_within_their_bounds() {
+        let m = Metrics {
+            requests: 1,
+            ok: 1,
+            fairness: 1.0000000000000007,
+            fairness_windowed: Some(1.0000000000000002),
+            capacity: 10.0,
+            utilization: 1.2,
+            ratio_429: -0.0,
+            max_sleep: 7200.0,
+            ..Metrics::default()
+        };
+        assert_eq!(m.get("fairness"), Some(1.0));
+        assert_eq!(m.get("fairness_windowed"), Some(1.0));
+        assert_eq!(m.get("utilization"), Some(1.0));
+        assert_eq!(m.get("ratio_429"), Some(0.0));
+        assert_eq!(
+            m.get("max_sleep"),
+            Some(7200.0),
+            "seconds have no upper bound"
+        );
+        assert_eq!(metric_bounds("requests"), None);
+    }
+
+    #[test]
+    fn a_run_without_answers_has_no_ratio_and_no_fairness() {
+        // A run that crashed before its first request: summary.json keeps 0 and 1.
+        let m = Metrics {
+            fairness: 1.0,
+            capacity: 10.0,
+            ..Metrics::default()
+        };
+        assert_eq!(m.get("ratio_429"), None);
+        assert_eq!(m.get("fairness"), None);
+        assert_eq!(
+            m.get("utilization"),
+            Some(0.0),
+            "nothing of the capacity was used"
+        );
+        let answered = Metrics {
+            requests: 3,
+            limited: 3,
+            ratio_429: 1.0,
+            ..m
+        };
+        assert_eq!(answered.get("ratio_429"), Some(1.0));
+        assert_eq!(answered.get("fairness"), Some(1.0));
     }
 
     #[test]

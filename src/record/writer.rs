@@ -3,6 +3,20 @@
 //! second.
 
 use std::io::Write;
+use std::path::Path;
+
+/// A CSV file opened for reading, with its header's column names: the first step of every
+/// reader of the files a run or a comparison wrote. The error says which line (1: the header).
+pub fn open_csv(path: &Path) -> Result<(csv::Reader<std::fs::File>, Vec<String>), (u64, String)> {
+    let mut rdr = csv::Reader::from_path(path).map_err(|e| (0, e.to_string()))?;
+    let header = rdr
+        .headers()
+        .map_err(|e| (1, e.to_string()))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    Ok((rdr, header))
+}
 
 pub struct CsvSink<W: Write> {
     inner: csv::Writer<W>,

@@ -166,7 +166,7 @@ impl Inner {
     /// The index of the client `id` (with the key of its first request), registering it while
     /// the caps allow; past them, the overflow client's or another group's.
     fn client(&mut self, id: ClientName, key: Option<&str>, t: Nanos) -> u32 {
-        let (i, new, capped) = self.table.client(id);
+        let (i, new, capped) = self.table.client(id, key);
         match capped {
             Some(Capped::Clients) => crate::progress::warn(&format!(
                 "serve --record: {MAX_CLIENTS} distinct clients recorded; requests of clients \

@@ -664,14 +664,15 @@ impl OkPerThreadChart<'_> {
     }
 }
 
-/// One variant of a comparison: its mean, 95 % interval half-widths, and each seed's value.
+/// One variant of a comparison: its mean, 95 % interval (low, high: held within the metric's
+/// range), and each seed's value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VariantPoint {
     pub name: String,
     pub x: f64,
-    pub x_half: Option<f64>,
+    pub x_interval: Option<(f64, f64)>,
     pub y: f64,
-    pub y_half: Option<f64>,
+    pub y_interval: Option<(f64, f64)>,
     pub seeds: Vec<(f64, f64)>,
 }
 
@@ -694,11 +695,11 @@ impl Chart for TradeoffChart<'_> {
         area.fill(&WHITE).map_err(err)?;
         // x = utilization, y = ratio_429 in %.
         let xs = self.points.iter().flat_map(|p| {
-            let h = p.x_half.unwrap_or(0.0);
+            let (lo, hi) = p.x_interval.unwrap_or((p.x, p.x));
             p.seeds
                 .iter()
                 .map(|s| s.0)
-                .chain([p.x - h, (p.x + h).min(p.x.max(1.0))])
+                .chain([lo, hi])
                 .collect::<Vec<_>>()
         });
         let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -717,12 +718,8 @@ impl Chart for TradeoffChart<'_> {
             self.points
                 .iter()
                 .flat_map(|p| {
-                    let h = p.y_half.unwrap_or(0.0);
-                    p.seeds
-                        .iter()
-                        .map(|s| s.1)
-                        .chain([p.y + h])
-                        .collect::<Vec<_>>()
+                    let hi = p.y_interval.map_or(p.y, |i| i.1);
+                    p.seeds.iter().map(|s| s.1).chain([hi]).collect::<Vec<_>>()
                 })
                 .collect::<Vec<_>>()
                 .iter(),
@@ -752,13 +749,11 @@ impl Chart for TradeoffChart<'_> {
                 )
                 .map_err(err)?;
             let mut whiskers = Vec::new();
-            if let Some(h) = p.x_half {
-                // An interval of a utilization stops at 1 (unless the mean is past it).
-                let right = (x + h).min(x.max(1.0));
-                whiskers.push(whisker(((x - h).max(0.0), y), (right, y), c));
+            if let Some((lo, hi)) = p.x_interval {
+                whiskers.push(whisker((lo, y), (hi, y), c));
             }
-            if let Some(h) = p.y_half {
-                whiskers.push(whisker((x, y - h * 100.0), (x, y + h * 100.0), c));
+            if let Some((lo, hi)) = p.y_interval {
+                whiskers.push(whisker((x, lo * 100.0), (x, hi * 100.0), c));
             }
             chart.draw_series(whiskers).map_err(err)?;
             chart
@@ -771,11 +766,14 @@ impl Chart for TradeoffChart<'_> {
     }
 }
 
+/// A 95 % interval as (low, high).
+pub type Interval = (f64, f64);
+
 /// One bar per variant: mean fairness, its 95 % interval, and each seed as a dot.
 pub struct FairnessChart<'a> {
     pub heading: &'a Heading,
-    /// name, mean, half-width, per-seed values.
-    pub bars: Vec<(String, f64, Option<f64>, Vec<f64>)>,
+    /// name, mean, 95 % interval (low, high), per-seed values.
+    pub bars: Vec<(String, f64, Option<Interval>, Vec<f64>)>,
 }
 
 impl Chart for FairnessChart<'_> {
@@ -812,7 +810,7 @@ impl Chart for FairnessChart<'_> {
                     .x_label_formatter(&label);
             },
         )?;
-        for (i, (_, mean, half, seeds)) in self.bars.iter().enumerate() {
+        for (i, (_, mean, interval, seeds)) in self.bars.iter().enumerate() {
             let c = colour(i);
             let x = i as f64;
             chart
@@ -821,9 +819,8 @@ impl Chart for FairnessChart<'_> {
                     c.mix(0.75).filled(),
                 )))
                 .map_err(err)?;
-            if let Some(h) = half {
-                // Fairness lies in [0, 1]: so does its interval.
-                let (lo, hi) = ((mean - h).max(0.0), (mean + h).min(1.0));
+            // The interval comes clamped to [0, 1] from the stats (issue 23).
+            if let Some(&(lo, hi)) = interval.as_ref() {
                 chart
                     .draw_series([
                         whisker((x + 0.5, lo), (x + 0.5, hi), RGBColor(0, 0, 0)),
@@ -885,15 +882,17 @@ mod tests {
             variant: None,
             detail: String::new(),
         };
-        // Issue 27: a mean of 0.999 ± 0.007 drew an axis to 1.002 and beyond.
+        // Issue 27: a mean of 0.999 ± 0.007 drew an axis to 1.002 and beyond; the padding
+        // alone still took it past 1.
         let chart = TradeoffChart {
             heading: &heading,
             points: vec![VariantPoint {
                 name: "a".into(),
                 x: 0.999,
-                x_half: Some(0.007),
+                // Clamped to 1 by the stats (issue 23); the axis's padding is this chart's.
+                x_interval: Some((0.992, 1.0)),
                 y: 0.01,
-                y_half: Some(0.002),
+                y_interval: Some((0.008, 0.012)),
                 seeds: vec![(0.998, 0.01), (1.0, 0.012)],
             }],
         };

@@ -159,7 +159,13 @@ fn dead_worker_lines(s: &Summary) -> Vec<String> {
 pub fn summary_markdown(s: &Summary, scenario: &Scenario) -> String {
     let mut out = format!("# {}\n\n", s.scenario);
     if !scenario.description.is_empty() {
-        out.push_str(&format!("{}\n\n", scenario.description));
+        // The description's own lines stay lines; its `<`, `>` and `&` make no HTML.
+        let text = scenario
+            .description
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
+        out.push_str(&format!("{text}\n\n"));
     }
     out.push_str(&format!(
         "Mode {}, seed {}, {} s{}, throttle-sim {}.\n\n",
@@ -176,7 +182,7 @@ pub fn summary_markdown(s: &Summary, scenario: &Scenario) -> String {
     if !dead.is_empty() {
         out.push_str("\n## Workers lost\n\n");
         for d in dead {
-            out.push_str(&format!("- {d}\n"));
+            out.push_str(&format!("- {}\n", super::table::markdown_cell(&d)));
         }
     }
     let verdicts = verdict_lines(s);

@@ -63,7 +63,21 @@ impl Table {
         out
     }
 
+    /// The table in Markdown. Each cell is escaped: a `|` would split it, a newline end
+    /// the table, and `<`, `>` and `&` could make HTML of a name (`<script>`).
     pub fn markdown(&self) -> String {
+        let escaped = Table {
+            header: self.header.iter().map(|c| markdown_cell(c)).collect(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| r.iter().map(|c| markdown_cell(c)).collect())
+                .collect(),
+        };
+        escaped.markdown_escaped()
+    }
+
+    fn markdown_escaped(&self) -> String {
         let w = self.widths();
         let mut out = format!("| {} |\n", Self::line(&self.header, &w, " | "));
         let rule: Vec<String> = w
@@ -92,8 +106,41 @@ impl Table {
     }
 }
 
+/// A Markdown table cell's text: `|` escaped, `<`, `>` and `&` as HTML entities, and
+/// controls (a newline) written as escapes (`\n`), so the cell stays one cell of one row.
+pub fn markdown_cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            c if c.is_control() => out.extend(c.escape_default()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn markdown_cells_cannot_break_the_table_or_make_html() {
+        let mut t = Table::new(&["group", "requests"]);
+        t.row(vec!["a|b\nc<script>&".into(), "1".into()]);
+        let md = t.markdown();
+        let lines: Vec<&str> = md.lines().collect();
+        assert_eq!(lines.len(), 3, "{md}");
+        assert!(
+            lines[2].starts_with("| a\\|b\\nc&lt;script&gt;&amp; |"),
+            "{md}"
+        );
+        assert!(!md.contains("<script>"));
+        // Plain text is for terminals and stays as written.
+        assert!(t.plain().contains("a|b"));
+    }
+
     use super::*;
 
     #[test]

@@ -98,14 +98,34 @@ pub fn check_name(name: &str) -> Result<(), NameError> {
     }
 }
 
-/// `c` when a folder's name may hold it anywhere on any system (letters, digits, `_`, `-`,
-/// `.`), else `_`.
+/// `c` when a folder's name may hold it anywhere on any system (letters and digits of any
+/// script, `_`, `-`, `.`), else `_`.
 pub fn folder_char(c: char) -> char {
-    if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+    if c.is_alphanumeric() || matches!(c, '_' | '-' | '.') {
         c
     } else {
         '_'
     }
+}
+
+/// A character that shows nothing, or changes how the text around it shows: controls
+/// (newline, escape), zero-width characters, the soft hyphen, the byte-order mark, and the
+/// bidirectional marks, embeddings, overrides and isolates (a name with U+202E reads
+/// backwards in every table).
+pub fn unseen_char(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{061C}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{206F}'
+                | '\u{FEFF}'
+                | '\u{FFF9}'..='\u{FFFB}'
+        )
 }
 
 /// `name` with every character [`check_name`] refuses replaced by `_` (and a leading `.` or
@@ -208,11 +228,23 @@ impl Builder {
         }
     }
 
-    /// Group `i`'s name: not empty, usable in a `--set` path, and its own.
+    /// Group `i`'s name: not empty, visible as written, usable in a `--set` path, and its own.
     fn check_group_name(&mut self, groups: &[ClientGroup], i: usize, here: &FieldPath) {
         let name = &groups[i].common.name;
         if name.trim().is_empty() {
             self.problem(here.key("name"), "must not be empty");
+        }
+        if let Some(c) = name.chars().find(|&c| unseen_char(c)) {
+            self.problem(
+                here.key("name"),
+                format!(
+                    "`{}` holds U+{:04X}, a control, invisible or direction-changing character: \
+                     it would garble the tables (and hide what the name says); write the name \
+                     without it",
+                    name.escape_debug(),
+                    c as u32
+                ),
+            );
         }
         if name == "*" || name.contains('.') || name.parse::<usize>().is_ok() {
             self.problem(

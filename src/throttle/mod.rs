@@ -308,7 +308,33 @@ impl Default for ThrottleConfig {
     }
 }
 
+/// The parameters of each algorithm its results are most sensitive to: what `advise` tries at
+/// half and twice their default when the algorithm ranks first, and what `list` names under
+/// "tune". An algorithm not named has none worth a search (its parameters are a source
+/// system's own settings, or a workload's).
+pub const TUNABLE: &[(&str, &[&str])] = &[
+    ("fair-share", &["reserve", "window_periods"]),
+    ("schneems", &["initial_sleep", "min_sleep"]),
+    ("aimd", &["increase", "decrease"]),
+    ("gem-proportional", &["multiplier", "decrease_divisor"]),
+    ("gem-remaining", &["multiplier", "decrease_divisor"]),
+    ("gem-gradual", &["multiplier", "min_sleep"]),
+    ("gem-backoff", &["multiplier", "min_sleep"]),
+    ("atb", &["first_step", "second_step"]),
+    ("aws-adaptive", &["beta", "scale_constant"]),
+    ("sre-adaptive", &["k"]),
+    ("backoff", &["base", "cap"]),
+];
+
 impl ThrottleConfig {
+    /// The parameters of `name` worth a search ([`TUNABLE`]).
+    pub fn tunable(name: &str) -> &'static [&'static str] {
+        TUNABLE
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(&[], |(_, p)| p)
+    }
+
     /// The algorithm `name` with every parameter at its default.
     pub fn defaults(name: &str) -> Option<Self> {
         Self::from_params(name, toml::Value::Table(toml::Table::new()))?.ok()

@@ -389,6 +389,38 @@ fn wait_for_workers(parent: u32, n: usize) -> Vec<u32> {
     }
 }
 
+/// Issue 23: a SIGSTOPped worker made a 6 s run wait 50 s for it and was then reported as
+/// "killed by signal 9", as if something else had killed it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_stopped_worker_is_named_as_stopped_and_not_waited_for() {
+    let _one = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let mut run = start_live(tmp.path(), "6s");
+    let workers = wait_for_workers(run.pid(), 3);
+    std::thread::sleep(Duration::from_millis(2500));
+    let victim = *workers.iter().min().unwrap();
+    kill(victim, Signal::SIGSTOP);
+    assert_eq!(run.wait(Duration::from_secs(30)), Some(3));
+    assert!(
+        started.elapsed() < Duration::from_secs(25),
+        "{:?}",
+        started.elapsed()
+    );
+    let s = summary(&tmp.path().join("r"));
+    let dead = s["dead_workers"].as_array().expect("dead_workers listed");
+    assert_eq!(dead.len(), 1, "{s}");
+    assert_eq!(dead[0]["pid"], victim);
+    let reason = dead[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("stopped answering") && reason.ends_with("and was killed"),
+        "{reason}"
+    );
+    // The victim is gone, not left stopped.
+    assert!(!Path::new(&format!("/proc/{victim}")).exists());
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn a_dead_worker_is_named_in_the_summary_and_its_samples_are_kept() {

@@ -12,7 +12,9 @@ mod common;
 
 mod client_body;
 mod dashboard;
+mod fit;
 mod hostile;
+mod hostile_serve;
 mod live;
 mod live_algorithms;
 mod live_workloads;

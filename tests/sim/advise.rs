@@ -29,7 +29,11 @@ fn a_per_second_api_gets_fair_share_with_each_fleets_numbers() {
         .stdout(predicate::str::contains("Recommended: fair-share"))
         .stdout(predicate::str::contains("  1x1: 429s "))
         .stdout(predicate::str::contains("  2x4: 429s "))
-        .stdout(predicate::str::contains("algorithm = \"fair-share\""));
+        .stdout(predicate::str::contains("algorithm = \"fair-share\""))
+        // The first algorithm's sensitive parameters, each at half and twice its default.
+        .stdout(predicate::str::contains("Tuning fair-share"))
+        .stdout(predicate::str::contains("reserve = "))
+        .stdout(predicate::str::contains("window_periods = 2.0: "));
     let text = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
     // Every blind algorithm is ranked; the oracle, none and the coordinating ones are not.
     for name in ["schneems", "aimd", "gem-proportional"] {

@@ -8,7 +8,11 @@
 //! `{busy}` an address something listens on, `{busy_port}` its port, `{closed}` a port nothing
 //! listens on, `{nan}` a results folder whose series.csv holds a NaN, `{moved}` the address of
 //! a hostile server (`tests/common/hostile.rs`) answering 301 to everything, `{stalled}` one
-//! that never answers, `{longurl}` a 70 KB URL.
+//! that never answers, `{longurl}` a 70 KB URL, `{fifo}` a FIFO (named pipe) nobody writes to,
+//! `{big}` a regular file of 2 MiB, `{dangling}` a symbolic link to a missing `{tmp}/nowhere`,
+//! `{loop}` one of two links to each other, `{incomplete}` a folder left as `serve --record`
+//! leaves it on a full disk (an empty scenario.toml), `{zero}` a run folder whose run sent no
+//! request.
 
 use crate::common;
 
@@ -288,7 +292,23 @@ fn cases() -> Vec<Case> {
         case(
             "run /dev/zero",
             2,
-            "/dev/zero: cannot read the file: it is larger than 1024 KiB",
+            "/dev/zero: cannot read the file: it is a character device, not a regular file",
+        ),
+        // Issue 23, bug 9: a FIFO blocked the open (and the first SIGTERM with it).
+        case(
+            "run {fifo}",
+            2,
+            "{fifo}: cannot read the file: it is a FIFO (named pipe), not a regular file",
+        ),
+        case(
+            "check {fifo}",
+            2,
+            "it is a FIFO (named pipe), not a regular file",
+        ),
+        case(
+            "run {big}",
+            2,
+            "{big}: cannot read the file: it is larger than 1024 KiB",
         ),
         Case {
             absent: Some("{tmp}/st"),
@@ -298,6 +318,84 @@ fn cases() -> Vec<Case> {
                 "store.url: the store at redis://127.0.0.1:",
             )
         },
+        // Issue 23 (a hostile world), the poor cases of the command line and files.
+        case(
+            "run {scen}/fast_slow.toml --seed 5 --set run.seed=7 --out {tmp}/r",
+            2,
+            "--seed 5 and --set run.seed=7 both set run.seed; give one of them",
+        ),
+        case(
+            "compare {scen}/fast_slow.toml --duration 10m --set run.duration=20m --out {tmp}/c",
+            2,
+            "--duration 10m and --set run.duration=20m both set run.duration",
+        ),
+        Case {
+            args: "check {file}",
+            file: Some(BASE.to_string()),
+            code: 2,
+            says: "has no [expect] ranges, so check judged nothing there; add an [expect] table, or pass --allow-empty",
+            absent: None,
+        },
+        Case {
+            args: "check {file} --allow-empty",
+            file: Some(BASE.to_string()),
+            code: 0,
+            says: "1 without [expect]",
+            absent: None,
+        },
+        case(
+            "run {scen}/fast_slow.toml --out {dangling}",
+            2,
+            "is a symbolic link to {tmp}/nowhere, which does not exist",
+        ),
+        case(
+            "run {scen}/fast_slow.toml --out {loop}",
+            2,
+            "is a symbolic link that leads back to itself",
+        ),
+        case(
+            "compare --runs {incomplete}",
+            2,
+            "the run folder is incomplete: scenario.toml is empty",
+        ),
+        case(
+            "compare --runs {zero} {zero} --out {tmp}/c",
+            0,
+            "no requests were sent",
+        ),
+        // Unicode names: letters of any script name a results folder; invisible and
+        // direction-changing characters never name a group.
+        Case {
+            args: "run {file} --no-charts --out {tmp}/r",
+            file: Some(BASE.replacen("name = \"t\"", "name = \"café-été\"", 1)),
+            code: 0,
+            says: "café-été: 3600 s simulated",
+            absent: None,
+        },
+        edited(
+            "name = \"t\"",
+            "name = \"café été\"",
+            2,
+            "`café été` cannot name a results folder: use letters, digits, `_`, `-` and `.` (not first), e.g. `café_été`",
+        ),
+        edited(
+            "name = \"a\"",
+            "name = \"ab\\u202Ec\"",
+            2,
+            "clients[0].name: `ab\\u{202e}c` holds U+202E, a control, invisible or direction-changing character",
+        ),
+        edited(
+            "name = \"a\"",
+            "name = \"a\\u200Bb\"",
+            2,
+            "holds U+200B, a control, invisible or direction-changing character",
+        ),
+        edited(
+            "name = \"a\"",
+            "name = \"a\\nb\"",
+            2,
+            "`a\\nb` holds U+000A",
+        ),
         // Files that cannot be read, bad TOML, unknown names and out-of-range values.
         case(
             "run {tmp}/missing.toml",
@@ -745,6 +843,25 @@ fn nan_results(dir: &Path) {
     std::fs::write(&series, format!("{header}\nNaN,{row}")).unwrap();
 }
 
+/// A results folder of a run that sent no request (its one thread sleeps past the end).
+fn zero_results(dir: &Path) {
+    let file = dir.with_extension("toml");
+    let text = BASE.replacen(
+        "threads = 2",
+        "threads = 1\nalgorithm = \"fixed\"\nsleep = \"2h\"",
+        1,
+    );
+    std::fs::write(&file, text).unwrap();
+    let out = Command::new(exe())
+        .arg("run")
+        .arg(&file)
+        .args(["--quiet", "--no-charts", "--out"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+}
+
 #[test]
 fn every_bad_input_gets_its_exit_code_and_message() {
     let shared = tempfile::tempdir().unwrap();
@@ -766,6 +883,8 @@ fn every_bad_input_gets_its_exit_code_and_message() {
     let stalled =
         common::hostile::HostileServer::always(common::hostile::Answer::status(200).stalled());
     let longurl = format!("http://127.0.0.1:{closed}/{}", "a".repeat(70_000));
+    let zero = shared.path().join("zero");
+    zero_results(&zero);
 
     let cases = cases();
     assert!(cases.len() >= 50, "{} rows", cases.len());
@@ -778,6 +897,30 @@ fn every_bad_input_gets_its_exit_code_and_message() {
         }
         let afile = tmp.path().join("afile");
         std::fs::write(&afile, "not a folder").unwrap();
+        let fifo = tmp.path().join("fifo.toml");
+        if c.args.contains("{fifo}") {
+            let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+            assert!(made.success(), "mkfifo");
+        }
+        let dangling = tmp.path().join("dangling");
+        let looping = tmp.path().join("loop");
+        if c.args.contains("{dangling}") {
+            std::os::unix::fs::symlink(tmp.path().join("nowhere"), &dangling).unwrap();
+        }
+        if c.args.contains("{loop}") {
+            let other = tmp.path().join("loop2");
+            std::os::unix::fs::symlink(&other, &looping).unwrap();
+            std::os::unix::fs::symlink(&looping, &other).unwrap();
+        }
+        let incomplete = tmp.path().join("incomplete");
+        if c.args.contains("{incomplete}") {
+            std::fs::create_dir(&incomplete).unwrap();
+            std::fs::write(incomplete.join("scenario.toml"), "").unwrap();
+        }
+        let big = tmp.path().join("big.toml");
+        if c.args.contains("{big}") {
+            std::fs::write(&big, "#".repeat(2 << 20)).unwrap();
+        }
         let fill = |s: &str| {
             s.replace("{file}", &file.display().to_string())
                 .replace("{scen}", &scen.display().to_string())
@@ -790,6 +933,12 @@ fn every_bad_input_gets_its_exit_code_and_message() {
                 .replace("{moved}", &moved.addr.to_string())
                 .replace("{stalled}", &stalled.addr.to_string())
                 .replace("{longurl}", &longurl)
+                .replace("{fifo}", &fifo.display().to_string())
+                .replace("{big}", &big.display().to_string())
+                .replace("{dangling}", &dangling.display().to_string())
+                .replace("{loop}", &looping.display().to_string())
+                .replace("{incomplete}", &incomplete.display().to_string())
+                .replace("{zero}", &zero.display().to_string())
         };
         let args = fill(c.args);
         let mut child = Running(

@@ -352,6 +352,8 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
         control: Control<'_>,
     ) -> Result<(), EngineError> {
         let now = || pacing.clock.now().min(self.layout.duration);
+        // When workers were last looked at for being stopped (a read of /proc each).
+        let mut looked_stopped = Instant::now();
         while !workers.all_ended() {
             match workers.events.recv_timeout(pacing.wait(&self.rec)) {
                 Ok((w, Msg::Event(ev))) => {
@@ -382,12 +384,34 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
                     workers.send_all(rt, &Command::Stop);
                 }
             }
-            if Instant::now() > self.stop_by.unwrap_or(end_by) {
-                for w in &mut workers.list {
-                    if matches!(w.state, WorkerState::Running | WorkerState::Starting) {
-                        w.state = WorkerState::Dead;
-                        w.died_at = now();
+            // Past the run's end (or a stop), a worker that is stopped (SIGSTOP) will not
+            // answer: it is not waited for until the deadline.
+            if (now() >= self.layout.duration || self.stop_by.is_some())
+                && looked_stopped.elapsed() >= Duration::from_millis(200)
+                && {
+                    looked_stopped = Instant::now();
+                    workers.list.iter().any(|w| !w.ended() && w.is_stopped())
+                }
+            {
+                let at = now();
+                for w in workers.list.iter_mut().filter(|w| !w.ended()) {
+                    if w.is_stopped() {
+                        w.give_up(
+                            at,
+                            "was stopped (SIGSTOP or the like) and stopped answering",
+                        );
                     }
+                }
+                continue;
+            }
+            if Instant::now() > self.stop_by.unwrap_or(end_by) {
+                let at = now();
+                for w in &mut workers.list {
+                    w.give_up(
+                        at,
+                        "stopped answering (no word from it by the end of the run and the \
+                         request timeout)",
+                    );
                 }
                 break;
             }

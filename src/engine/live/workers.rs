@@ -43,12 +43,36 @@ pub(super) struct Worker {
     pid: u32,
     pub state: WorkerState,
     pub died_at: Nanos,
+    /// Why the parent gave up on it while it still ran (it stopped answering), if it did:
+    /// then the parent's own kill is not reported as if something else had killed it.
+    pub overdue: Option<String>,
 }
 
 impl Worker {
     /// Whether it will send nothing more.
     pub fn ended(&self) -> bool {
         matches!(self.state, WorkerState::Done | WorkerState::Dead)
+    }
+
+    /// Give up on it at `at`: it is still running but stopped answering (`why`).
+    pub fn give_up(&mut self, at: Nanos, why: &str) {
+        if matches!(self.state, WorkerState::Running | WorkerState::Starting) {
+            self.state = WorkerState::Dead;
+            self.died_at = at;
+            self.overdue = Some(why.to_string());
+        }
+    }
+
+    /// The process is stopped (SIGSTOP, SIGTSTP, a debugger): it answers nothing until
+    /// continued. Read from `/proc`; false where that cannot be read.
+    pub fn is_stopped(&self) -> bool {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) else {
+            return false;
+        };
+        // `pid (comm) S …`: the state follows the last `)`, comm may hold anything.
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_some_and(|state| matches!(state, 'T' | 't'))
     }
 
     /// Count it dead at `at` unless it said it was done.
@@ -101,6 +125,7 @@ impl Workers {
                 pid,
                 state: WorkerState::Starting,
                 died_at: 0,
+                overdue: None,
             });
         }
         Ok(Workers { list, events: rx })
@@ -176,8 +201,14 @@ impl Workers {
         let mut dead = Vec::new();
         for (pi, w) in self.list.iter_mut().enumerate() {
             w.stdin = None;
+            // One the parent gave up on will not end by itself: no grace.
+            let grace = if w.overdue.is_some() {
+                Duration::ZERO
+            } else {
+                STOP_GRACE
+            };
             let status = rt.block_on(async {
-                match tokio::time::timeout(STOP_GRACE, w.child.wait()).await {
+                match tokio::time::timeout(grace, w.child.wait()).await {
                     Ok(s) => s.ok(),
                     Err(_) => {
                         let _ = w.child.start_kill();
@@ -192,7 +223,10 @@ impl Workers {
                     process: p.index,
                     pid: w.pid,
                     at_s: crate::time::secs(w.died_at),
-                    reason: describe_exit(status),
+                    reason: match &w.overdue {
+                        Some(why) => format!("{why}, and was killed"),
+                        None => describe_exit(status),
+                    },
                 });
             }
         }

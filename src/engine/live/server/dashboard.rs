@@ -267,9 +267,16 @@ impl Dashboard {
         }
     }
 
-    fn heard(&self, id: ClientName, status: Status, remaining: Option<u64>, second: u64) {
+    fn heard(
+        &self,
+        id: ClientName,
+        key: Option<&str>,
+        status: Status,
+        remaining: Option<u64>,
+        second: u64,
+    ) {
         let mut board = self.lock();
-        let (i, new, _) = board.table.client(id);
+        let (i, new, _) = board.table.client(id, key);
         if new {
             board.clients.push(Client::default());
         }
@@ -295,7 +302,7 @@ fn remaining_of(s: Slot) -> Option<u64> {
 impl Observer for Dashboard {
     fn observe(&self, seen: Seen<'_>) {
         let id = ClientName::of(seen.client_id, seen.key, seen.peer);
-        self.heard(id, seen.status, seen.remaining, self.second());
+        self.heard(id, seen.key, seen.status, seen.remaining, self.second());
     }
 }
 
@@ -314,10 +321,10 @@ mod tests {
     #[test]
     fn each_client_has_its_totals_rates_and_remaining_by_the_second() {
         let d = board();
-        d.heard(named("py/a"), Status::Ok, Some(5), 0);
-        d.heard(named("py/a"), Status::Ok, Some(4), 0);
-        d.heard(named("py/b"), Status::Limited, Some(0), 2);
-        d.heard(named("py/a"), Status::Error, None, 3);
+        d.heard(named("py/a"), None, Status::Ok, Some(5), 0);
+        d.heard(named("py/a"), None, Status::Ok, Some(4), 0);
+        d.heard(named("py/b"), None, Status::Limited, Some(0), 2);
+        d.heard(named("py/a"), None, Status::Error, None, 3);
         let v = d.view_at(3, 3.0);
         assert_eq!(v.clients_seen, 2);
         assert_eq!(
@@ -353,8 +360,8 @@ mod tests {
     #[test]
     fn seconds_older_than_the_window_drop_out_of_the_rates() {
         let d = board();
-        d.heard(named("a"), Status::Ok, Some(1), 0);
-        d.heard(named("a"), Status::Limited, Some(0), 59);
+        d.heard(named("a"), None, Status::Ok, Some(1), 0);
+        d.heard(named("a"), None, Status::Limited, Some(0), 59);
         let v = d.view_at(59, 59.5);
         assert_eq!(v.all.ok.iter().sum::<u32>(), 1);
         let v = d.view_at(60, 60.5);
@@ -367,7 +374,7 @@ mod tests {
         // The totals keep it.
         assert_eq!(v.totals.ok, 1);
         // A slot used again a minute later starts from nothing.
-        d.heard(named("a"), Status::Limited, None, 60);
+        d.heard(named("a"), None, Status::Limited, None, 60);
         let v = d.view_at(60, 60.5);
         assert_eq!((v.all.ok[WINDOW - 1], v.all.limited[WINDOW - 1]), (0, 1));
     }
@@ -376,17 +383,17 @@ mod tests {
     fn five_hundred_clients_are_listed_and_past_the_cap_the_busiest() {
         let d = board();
         for i in 0..500 {
-            d.heard(named(&format!("w/c{i}")), Status::Ok, Some(1), 0);
+            d.heard(named(&format!("w/c{i}")), None, Status::Ok, Some(1), 0);
         }
         let v = d.view_at(0, 0.5);
         assert_eq!((v.clients.len(), v.clients_seen), (500, 500));
         assert_eq!(v.clients[499].id, "w/c499");
         for i in 0..MAX_SHOWN + 10 {
-            d.heard(named(&format!("x/c{i}")), Status::Ok, None, 1);
+            d.heard(named(&format!("x/c{i}")), None, Status::Ok, None, 1);
         }
         // The busiest: the last one seen sent twice.
         let last = format!("x/c{}", MAX_SHOWN + 9);
-        d.heard(named(&last), Status::Ok, None, 1);
+        d.heard(named(&last), None, Status::Ok, None, 1);
         let v = d.view_at(1, 1.5);
         assert_eq!(v.clients.len(), MAX_SHOWN);
         assert_eq!(v.clients_seen, 500 + MAX_SHOWN + 10);

@@ -4,7 +4,7 @@
 //! address; and the table of clients both keep, capped the same way, so the page shows the
 //! ids `clients.csv` will hold.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 
 /// Distinct clients named one by one; requests of clients first seen past this count
@@ -122,11 +122,25 @@ pub enum Capped {
 /// The clients seen so far, each with a dense index, in the order first seen.
 #[derive(Debug, Default)]
 pub struct ClientTable {
-    /// `group/name` (a group has no `/`) → index.
+    /// [`identity`] → index.
     index: HashMap<String, u32>,
     names: Vec<ClientName>,
+    /// Every client's `group/name` as named: distinct, even where two keys share a
+    /// fingerprint.
+    shown: HashSet<String>,
     groups: Vec<String>,
     overflow: Option<u32>,
+}
+
+/// What tells a client apart: its `group/name`, except that a client named by its key is told
+/// apart by the whole key, not by the fingerprint its name shows (two tokens may share one:
+/// `Bearer tok157397` and `Bearer tok678860` both show `fnv:820a5676`).
+fn identity(id: &ClientName, key: Option<&str>) -> String {
+    match (id.by, key) {
+        // A NUL never appears in a header value, so this never equals a `group/name`.
+        (IdentifiedBy::Key, Some(k)) => format!("{}\0{k}", id.group),
+        _ => id.key(),
+    }
 }
 
 impl ClientTable {
@@ -142,11 +156,12 @@ impl ClientTable {
         &self.names[i as usize]
     }
 
-    /// The index of the client `id`, registering it while the caps allow (past them, the
-    /// overflow client's, or the client in group [`OTHER_GROUP`]); whether it is new; and the
-    /// cap met the first time one is.
-    pub fn client(&mut self, mut id: ClientName) -> (u32, bool, Option<Capped>) {
-        if let Some(&i) = self.index.get(&id.key()) {
+    /// The index of the client `id` (sending with `key`), registering it while the caps allow
+    /// (past them, the overflow client's, or the client in group [`OTHER_GROUP`]); whether it
+    /// is new; and the cap met the first time one is. A new client whose `group/name` another
+    /// has already is named `name#2` (`#3`, …).
+    pub fn client(&mut self, mut id: ClientName, key: Option<&str>) -> (u32, bool, Option<Capped>) {
+        if let Some(&i) = self.index.get(&identity(&id, key)) {
             return (i, false, None);
         }
         if self.names.len() >= MAX_CLIENTS {
@@ -158,7 +173,7 @@ impl ClientTable {
                 name: OVERFLOW_NAME.into(),
                 by: IdentifiedBy::Header,
             };
-            let i = self.push(id);
+            let i = self.push(id, key);
             self.overflow = Some(i);
             return (i, true, Some(Capped::Clients));
         }
@@ -169,7 +184,7 @@ impl ClientTable {
                     capped = Some(Capped::Groups);
                 }
                 id.group = OTHER_GROUP.into();
-                if let Some(&i) = self.index.get(&id.key()) {
+                if let Some(&i) = self.index.get(&identity(&id, key)) {
                     return (i, false, None);
                 }
             }
@@ -177,12 +192,21 @@ impl ClientTable {
                 self.groups.push(id.group.clone());
             }
         }
-        (self.push(id), true, capped)
+        (self.push(id, key), true, capped)
     }
 
-    fn push(&mut self, id: ClientName) -> u32 {
+    fn push(&mut self, mut id: ClientName, key: Option<&str>) -> u32 {
         let i = self.names.len() as u32;
-        self.index.insert(id.key(), i);
+        self.index.insert(identity(&id, key), i);
+        // Two clients never share a name: the later of two keys with one fingerprint is
+        // `key:fnv:…#2`.
+        let base = id.name.clone();
+        let mut n = 1;
+        while self.shown.contains(&id.key()) {
+            n += 1;
+            id.name = format!("{base}#{n}");
+        }
+        self.shown.insert(id.key());
         self.names.push(id);
         i
     }
@@ -203,35 +227,57 @@ mod tests {
     #[test]
     fn a_flood_of_client_ids_stops_at_the_cap() {
         let mut t = ClientTable::default();
-        assert_eq!(t.client(named("a", "x")), (0, true, None));
-        assert_eq!(t.client(named("a", "x")), (0, false, None));
+        assert_eq!(t.client(named("a", "x"), None), (0, true, None));
+        assert_eq!(t.client(named("a", "x"), None), (0, false, None));
         for i in 1..MAX_CLIENTS {
-            t.client(named("a", &format!("c{i}")));
+            t.client(named("a", &format!("c{i}")), None);
         }
-        let (over, new, capped) = t.client(named("a", "one-more"));
+        let (over, new, capped) = t.client(named("a", "one-more"), None);
         assert!(new);
         assert_eq!(capped, Some(Capped::Clients));
-        assert_eq!(t.client(named("b", "and-another")), (over, false, None));
+        assert_eq!(
+            t.client(named("b", "and-another"), None),
+            (over, false, None)
+        );
         assert_eq!(t.len(), MAX_CLIENTS + 1);
         assert_eq!(t.name(over).name, OVERFLOW_NAME);
+    }
+
+    #[test]
+    fn two_keys_with_one_fingerprint_are_two_clients() {
+        // Issue 23, bug 8: both show as fnv:820a5676; they were recorded as one client.
+        let mut t = ClientTable::default();
+        let peer = "127.0.0.1".parse().unwrap();
+        let (a, b) = ("Bearer tok157397", "Bearer tok678860");
+        let (ca, ..) = t.client(ClientName::of(None, Some(a), peer), Some(a));
+        let (cb, ..) = t.client(ClientName::of(None, Some(b), peer), Some(b));
+        assert_ne!(ca, cb);
+        assert_eq!(t.client(ClientName::of(None, Some(a), peer), Some(a)).0, ca);
+        assert_eq!(t.client(ClientName::of(None, Some(b), peer), Some(b)).0, cb);
+        assert_eq!(t.name(ca).name, "key:fnv:820a5676");
+        assert_eq!(t.name(cb).name, "key:fnv:820a5676#2");
+        // A client that names itself so takes no other's place either.
+        let (c, ..) = t.client(named(DEFAULT_GROUP, "key:fnv:820a5676#2"), None);
+        assert_ne!(c, cb);
+        assert_eq!(t.name(c).name, "key:fnv:820a5676#2#2");
     }
 
     #[test]
     fn groups_past_the_cap_share_one() {
         let mut t = ClientTable::default();
         for g in 0..MAX_GROUPS {
-            t.client(named(&format!("g{g}"), "c"));
+            t.client(named(&format!("g{g}"), "c"), None);
         }
-        let (a, _, capped) = t.client(named("late", "c"));
+        let (a, _, capped) = t.client(named("late", "c"), None);
         assert_eq!(capped, Some(Capped::Groups));
-        let (b, _, capped) = t.client(named("later", "d"));
+        let (b, _, capped) = t.client(named("later", "d"), None);
         assert_eq!(capped, None, "said once");
         assert_ne!(a, b);
         assert_eq!(t.name(a).group, OTHER_GROUP);
         assert_eq!(t.name(b).group, OTHER_GROUP);
         assert_eq!(t.groups.len(), MAX_GROUPS + 1);
         // The same late client again is the same one.
-        assert_eq!(t.client(named("late", "c")).0, a);
+        assert_eq!(t.client(named("late", "c"), None).0, a);
     }
 
     fn peer() -> IpAddr {

@@ -68,6 +68,29 @@ pub fn shown_key(name: &str) -> String {
     }
 }
 
+/// `names` made distinct in order: a name seen before gets `#2`, `#3`, … (the first keeps
+/// its own), so two keys whose fingerprints agree are never shown, or counted, as one.
+pub fn distinct_names(names: impl Iterator<Item = String>) -> Vec<String> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut out: Vec<String> = Vec::new();
+    for name in names {
+        let mut shown = name.clone();
+        let n = seen.entry(name.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            shown = format!("{name}#{n}");
+            // A name that itself ends in `#2` cannot take another's place.
+            while seen.contains_key(&shown) {
+                *seen.get_mut(&name).expect("just inserted") += 1;
+                shown = format!("{name}#{}", seen[&name]);
+            }
+            seen.insert(shown.clone(), 1);
+        }
+        out.push(shown);
+    }
+    out
+}
+
 /// The key of a request: its `Authorization` header, else its `?key=` parameter.
 pub(super) fn key_of<B>(req: &Request<B>) -> Option<std::borrow::Cow<'_, str>> {
     if let Some(v) = req.headers().get(hyper::header::AUTHORIZATION) {
@@ -100,6 +123,40 @@ mod tests {
         assert_eq!(key_of(&r).as_deref(), Some("Bearer t"));
         let r = Request::builder().uri("/x?keys=no").body(()).unwrap();
         assert_eq!(key_of(&r), None);
+    }
+
+    #[test]
+    fn two_tokens_with_one_fingerprint_stay_two_keys() {
+        // Issue 23, bug 8: these two fingerprint alike (fnv:820a5676); /_stats showed one.
+        let (a, b) = ("Bearer tok157397", "Bearer tok678860");
+        assert_eq!(shown_key(a), shown_key(b));
+        let settings = ServerSettings::new(LimiterConfig::default(), Latency::default(), 1);
+        let state = ServerState::new(settings, ScaledClock::starting_now(1.0));
+        {
+            let mut k = state.lock();
+            let (ia, ib) = (k.key(a), k.key(b));
+            assert_ne!(ia, ib);
+            for _ in 0..5 {
+                k.stats[ia].add(crate::exchange::Status::Ok);
+            }
+            for _ in 0..2 {
+                k.stats[ib].add(crate::exchange::Status::Ok);
+            }
+        }
+        let stats = state.stats();
+        let fp = shown_key(a);
+        let a_stats = stats.iter().find(|(n, _)| *n == fp).unwrap();
+        let b_stats = stats.iter().find(|(n, _)| *n == format!("{fp}#2")).unwrap();
+        assert_eq!((a_stats.1.requests, b_stats.1.requests), (5, 2));
+    }
+
+    #[test]
+    fn distinct_names_number_repeats_and_never_collide() {
+        let names = ["a", "b", "a", "a#2", "a"].map(String::from);
+        assert_eq!(
+            distinct_names(names.into_iter()),
+            vec!["a", "b", "a#2", "a#2#2", "a#3"]
+        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 pub use dashboard::{Dashboard, View};
-pub use keys::{KeyStats, MAX_KEYS, shown_key};
+pub use keys::{KeyStats, MAX_KEYS, distinct_names, shown_key};
 pub use listen::{Running, bind, serve, serve_per_thread};
 pub use observer::{Observer, Seen};
 pub use settings::ServerSettings;
@@ -148,14 +148,12 @@ impl ServerState {
     }
 
     /// Counters per key, in key order, each key shown as [`shown_key`] says: never the
-    /// token itself.
+    /// token itself. Two tokens whose fingerprints agree stay two entries: the later is
+    /// shown with `#2`, `#3`, … after the fingerprint, in the order the keys were first seen.
     pub fn stats(&self) -> Vec<(String, KeyStats)> {
         let k = self.lock();
-        k.names
-            .iter()
-            .map(|n| shown_key(n))
-            .zip(k.stats.iter().copied())
-            .collect()
+        let shown = distinct_names(k.names.iter().map(|n| shown_key(n)));
+        shown.into_iter().zip(k.stats.iter().copied()).collect()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Keyed> {

@@ -1,0 +1,828 @@
+//! `throttle-sim fit DIR`: the server's rule learned from a trace, so a user who knows only
+//! "5,000 per hour" (or nothing) gets a scenario of their own API.
+//!
+//! The trace is a results folder's `requests.csv` (`client --log-requests`, or `run`): each
+//! request's send time, latency, status and what the answer's rate-limit fields said. Each
+//! candidate rule is replayed on the recorded requests, admitting those the server admitted,
+//! and predicts the remaining count every answer should have carried; the rule and period whose
+//! predictions miss the observed counts least is the fit:
+//!
+//! - a bucket of `B` tokens refilled at `R` per second (GCRA, and a token bucket whose burst is
+//!   `B`), its level starting from the first answer's count;
+//! - a fixed window of `L` per `W`, its windows aligned to the first jump of the count;
+//! - a sliding window of `L` in any `W`.
+//!
+//! `B` or `L` is what the answers say (`limit`, the policy's quota), else the largest count
+//! seen plus one. Periods are searched on a grid of round durations and the policy's window,
+//! then refined in steps of 1 %. A trace too short or too even to tell the rules apart (the
+//! best two within a fifth of each other, fewer than 20 counts, or a count that never moves up)
+//! gets "cannot tell" and what to record, never a confident guess; one without counts (the
+//! `none` dialect) gets only what its 429s show.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::record::open_csv;
+
+/// One answered request of the trace, in the server's order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    /// When the server decided: the send time plus half the latency, in seconds.
+    pub at: f64,
+    pub admitted: bool,
+    pub limited: bool,
+    pub remaining: Option<f64>,
+    pub limit: Option<f64>,
+    pub policy: Option<(f64, f64)>,
+    pub reset: Option<f64>,
+    pub latency: f64,
+    pub group: String,
+    pub process: u64,
+    pub thread: u64,
+}
+
+/// A rule the trace is replayed against.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "rule", rename_all = "kebab-case")]
+pub enum Rule {
+    /// `size` tokens refilled at `size / period` per second.
+    Bucket {
+        size: f64,
+        period: f64,
+    },
+    FixedWindow {
+        limit: f64,
+        window: f64,
+    },
+    SlidingWindow {
+        limit: f64,
+        window: f64,
+    },
+}
+
+impl Rule {
+    fn name(&self) -> &'static str {
+        match self {
+            Rule::Bucket { .. } => "a bucket (GCRA or token bucket)",
+            Rule::FixedWindow { .. } => "a fixed window",
+            Rule::SlidingWindow { .. } => "a sliding window",
+        }
+    }
+
+    fn with_period(self, p: f64) -> Rule {
+        match self {
+            Rule::Bucket { size, .. } => Rule::Bucket { size, period: p },
+            Rule::FixedWindow { limit, .. } => Rule::FixedWindow { limit, window: p },
+            Rule::SlidingWindow { limit, .. } => Rule::SlidingWindow { limit, window: p },
+        }
+    }
+
+    fn period(&self) -> f64 {
+        match *self {
+            Rule::Bucket { period, .. } => period,
+            Rule::FixedWindow { window, .. } | Rule::SlidingWindow { window, .. } => window,
+        }
+    }
+
+    /// How badly the rule explains the trace, replayed from the first answer's count: per
+    /// answer, how far the count it predicts is from the one carried, plus one where it would
+    /// have answered 2xx for a 429 or the other way round. The mean over the answers.
+    pub fn miss(&self, events: &[Event]) -> f64 {
+        let Some(first) = events.iter().position(|e| e.remaining.is_some()) else {
+            return f64::INFINITY;
+        };
+        let start = events[first].remaining.expect("found above") + 1.0;
+        let mut total = 0.0;
+        let mut predict = Predictor::new(*self, start, events[first].at);
+        if let Rule::FixedWindow { limit, window } = *self {
+            predict.window_start = window_start(events, limit, window, events[first].at);
+        }
+        for e in &events[first..] {
+            if predict.room(e.at) != e.admitted {
+                total += 1.0;
+            }
+            let p = predict.step(e);
+            if let Some(r) = e.remaining {
+                total += (p - r).abs();
+                // Anchored to what the server said, so one unseen request (a co-tenant's, a
+                // start the trace missed) costs one miss, not a miss at every answer after.
+                predict.anchor(p, r, e.at);
+            }
+        }
+        total / (events.len() - first) as f64
+    }
+}
+
+/// A rule's state while the trace is replayed.
+struct Predictor {
+    rule: Rule,
+    /// Bucket: its level. Fixed window: the admitted count of the current window.
+    level: f64,
+    window_start: f64,
+    /// Sliding window: the admission times still inside it.
+    recent: std::collections::VecDeque<f64>,
+    last: f64,
+}
+
+impl Predictor {
+    fn new(rule: Rule, start: f64, at: f64) -> Self {
+        let mut p = Predictor {
+            rule,
+            level: start,
+            window_start: at,
+            recent: Default::default(),
+            last: at,
+        };
+        match rule {
+            // The first window has seen `limit − start` already.
+            Rule::FixedWindow { limit, .. } => p.level = (limit - start).max(0.0),
+            Rule::SlidingWindow { limit, .. } => {
+                let used = (limit - start).max(0.0) as usize;
+                p.recent.extend(std::iter::repeat_n(at - 1e-9, used));
+            }
+            Rule::Bucket { .. } => {}
+        }
+        p
+    }
+
+    /// Move the state so that it would have predicted `observed` instead of `predicted`.
+    fn anchor(&mut self, predicted: f64, observed: f64, at: f64) {
+        let off = observed - predicted;
+        if off == 0.0 {
+            return;
+        }
+        match self.rule {
+            Rule::Bucket { size, .. } => {
+                self.level = (observed + self.level.fract()).clamp(0.0, size);
+            }
+            Rule::FixedWindow { limit, .. } => self.level = (limit - observed).max(0.0),
+            Rule::SlidingWindow { .. } => {
+                if off > 0.0 {
+                    for _ in 0..(off as usize).min(self.recent.len()) {
+                        self.recent.pop_front();
+                    }
+                } else {
+                    self.recent.extend(std::iter::repeat_n(at, (-off) as usize));
+                }
+            }
+        }
+    }
+
+    /// Whether the rule has room for one more request at `at`.
+    fn room(&self, at: f64) -> bool {
+        let dt = (at - self.last).max(0.0);
+        match self.rule {
+            Rule::Bucket { size, period } => (self.level + dt * size / period).min(size) >= 1.0,
+            Rule::FixedWindow { limit, window } => {
+                at >= self.window_start + window || self.level < limit
+            }
+            Rule::SlidingWindow { limit, window } => {
+                // `recent` is in time order: those still inside are after the cut.
+                let expired = self.recent.partition_point(|&t| t <= at - window);
+                ((self.recent.len() - expired) as f64) < limit
+            }
+        }
+    }
+
+    fn step(&mut self, e: &Event) -> f64 {
+        let dt = (e.at - self.last).max(0.0);
+        self.last = e.at;
+        match self.rule {
+            Rule::Bucket { size, period } => {
+                self.level = (self.level + dt * size / period).min(size);
+                if e.admitted {
+                    self.level = (self.level - 1.0).max(0.0);
+                }
+                self.level.floor()
+            }
+            Rule::FixedWindow { limit, window } => {
+                if e.at >= self.window_start + window {
+                    let k = ((e.at - self.window_start) / window).floor();
+                    self.window_start += k * window;
+                    self.level = 0.0;
+                }
+                if e.admitted {
+                    self.level += 1.0;
+                }
+                (limit - self.level).max(0.0)
+            }
+            Rule::SlidingWindow { limit, window } => {
+                while self.recent.front().is_some_and(|&t| t <= e.at - window) {
+                    self.recent.pop_front();
+                }
+                if e.admitted {
+                    self.recent.push_back(e.at);
+                }
+                (limit - self.recent.len() as f64).max(0.0)
+            }
+        }
+    }
+}
+
+/// Where the fixed window that holds `t0` starts: a whole number of windows before the first
+/// jump of the count by half the limit or more (a window's reset), or `t0` when none is seen.
+fn window_start(events: &[Event], limit: f64, window: f64, t0: f64) -> f64 {
+    let mut last: Option<f64> = None;
+    for e in events {
+        if let Some(r) = e.remaining {
+            if last.is_some_and(|l| r - l >= limit / 2.0) {
+                return e.at - ((e.at - t0) / window).ceil() * window;
+            }
+            last = Some(r);
+        }
+    }
+    t0
+}
+
+/// Round periods a server states, in seconds: the grid the search starts from.
+const ROUND_PERIODS: [f64; 21] = [
+    1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0,
+    10800.0, 21600.0, 43200.0, 86400.0, 172800.0, 604800.0, 2592000.0,
+];
+
+/// What `fit` concluded.
+#[derive(Clone, Debug, Serialize)]
+pub struct Fit {
+    /// The rule with its parameters, or none when the trace cannot tell.
+    pub rule: Option<Rule>,
+    /// 0 to 1: how much better the fit predicts the counts than the best other rule.
+    pub confidence: f64,
+    /// The header dialect the answers speak, as far as the columns show.
+    pub dialect: &'static str,
+    /// Each finding with its evidence, one sentence each.
+    pub evidence: Vec<String>,
+    /// Why it cannot tell, and what to record instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cannot_tell: Option<String>,
+    /// The fleet the trace shows: (group, processes, threads).
+    pub fleet: Vec<(String, u64, u64)>,
+    /// The median latency, in seconds.
+    pub latency: f64,
+    /// How long the trace is, in seconds.
+    pub span: f64,
+}
+
+/// Why a trace cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum FitError {
+    #[error(
+        "{}: no requests.csv; record one with `throttle-sim client --log-requests` (or `run --log-requests`)",
+        .0.display()
+    )]
+    NoTrace(PathBuf),
+    #[error("{}: line {line}: {why}", path.display())]
+    Bad {
+        path: PathBuf,
+        line: u64,
+        why: String,
+    },
+    #[error("{}: the trace has no answered request", .0.display())]
+    Empty(PathBuf),
+}
+
+/// The answered requests of `dir/requests.csv`, in the server's order.
+pub fn read_trace(dir: &Path) -> Result<Vec<Event>, FitError> {
+    let path = dir.join("requests.csv");
+    if !path.is_file() {
+        return Err(FitError::NoTrace(dir.to_path_buf()));
+    }
+    let bad = |line: u64, why: String| FitError::Bad {
+        path: path.clone(),
+        line,
+        why,
+    };
+    let (mut rdr, header) = open_csv(&path).map_err(|(line, why)| bad(line, why))?;
+    let col = |name: &str| header.iter().position(|h| h == name);
+    let need = |name: &str| col(name).ok_or_else(|| bad(1, format!("no `{name}` column")));
+    let (t, status, latency) = (need("t")?, need("status")?, need("latency")?);
+    let (group, process, thread) = (need("group")?, need("process")?, need("thread")?);
+    let opt = |row: &csv::StringRecord, c: Option<usize>| -> Option<f64> {
+        c.and_then(|c| row.get(c))
+            .filter(|s| !s.is_empty())
+            .and_then(|s| s.parse::<f64>().ok())
+            .filter(|x| x.is_finite())
+    };
+    let (remaining, limit, plimit, pwindow, reset) = (
+        col("remaining"),
+        col("limit"),
+        col("policy_limit"),
+        col("policy_window"),
+        col("reset"),
+    );
+    let mut events = Vec::new();
+    for row in rdr.records() {
+        let row = row.map_err(|e| bad(0, e.to_string()))?;
+        let line = row.position().map_or(0, |p| p.line());
+        let number = |c: usize, what: &str| {
+            row.get(c)
+                .and_then(|s| s.parse::<f64>().ok())
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| bad(line, format!("{what} is not a number")))
+        };
+        let s = row.get(status).unwrap_or("");
+        let (admitted, limited) = (s == "ok", s == "limited");
+        if !admitted && !limited {
+            continue; // errors and timeouts say nothing of the rule
+        }
+        let lat = number(latency, "latency")?;
+        events.push(Event {
+            at: number(t, "t")? + lat / 2.0,
+            admitted,
+            limited,
+            remaining: opt(&row, remaining),
+            limit: opt(&row, limit),
+            policy: opt(&row, plimit).zip(opt(&row, pwindow)),
+            reset: opt(&row, reset),
+            latency: lat,
+            group: row.get(group).unwrap_or("").to_string(),
+            process: number(process, "process")? as u64,
+            thread: number(thread, "thread")? as u64,
+        });
+    }
+    if events.is_empty() {
+        return Err(FitError::Empty(dir.to_path_buf()));
+    }
+    events.sort_by(|a, b| a.at.total_cmp(&b.at));
+    Ok(events)
+}
+
+/// The fewest remaining counts a fit needs.
+pub const MIN_COUNTS: usize = 20;
+
+/// Learn the rule from the events.
+pub fn fit(events: &[Event]) -> Fit {
+    let counts: Vec<f64> = events.iter().filter_map(|e| e.remaining).collect();
+    let span = events.last().map_or(0.0, |e| e.at) - events.first().map_or(0.0, |e| e.at);
+    let mut lat: Vec<f64> = events.iter().map(|e| e.latency).collect();
+    lat.sort_by(f64::total_cmp);
+    let mut out = Fit {
+        rule: None,
+        confidence: 0.0,
+        dialect: dialect(events),
+        evidence: Vec::new(),
+        cannot_tell: None,
+        fleet: fleet(events),
+        latency: lat.get(lat.len() / 2).copied().unwrap_or(0.0),
+        span,
+    };
+    let ok = events.iter().filter(|e| e.admitted).count();
+    let limited = events.iter().filter(|e| e.limited).count();
+    out.evidence.push(format!(
+        "{} answers over {span:.1} s: {ok} 2xx and {limited} 429",
+        events.len()
+    ));
+    if counts.is_empty() {
+        out.evidence.extend(what_429s_show(events));
+        out.cannot_tell = Some(
+            "the answers carry no remaining count (no rate-limit headers): only the 429s \
+             show the rule, and they cannot tell a bucket from a window"
+                .into(),
+        );
+        return out;
+    }
+    let stated = events
+        .iter()
+        .find_map(|e| e.limit.or(e.policy.map(|p| p.0)));
+    let seen_max = counts.iter().copied().fold(0.0, f64::max) + 1.0;
+    let size = stated.unwrap_or(seen_max);
+    match stated {
+        Some(l) => out
+            .evidence
+            .push(format!("the answers state a limit of {l}")),
+        None => out.evidence.push(format!(
+            "no limit is stated; the largest remaining count seen was {}, so at least {size} \
+             (a bucket never seen full may be larger: then its rate is what the counts show, \
+             and its size a lower bound)",
+            seen_max - 1.0
+        )),
+    }
+    let policy_window = events.iter().find_map(|e| e.policy.map(|p| p.1));
+    if let Some(w) = policy_window {
+        out.evidence
+            .push(format!("the policy states a window of {w} s"));
+    }
+    let rises = counts.windows(2).filter(|w| w[1] > w[0]).count();
+    if counts.len() < MIN_COUNTS || rises == 0 && limited == 0 {
+        out.cannot_tell = Some(format!(
+            "{} counts, rising {rises} times, {limited} 429s: too few to tell the rules apart; \
+             record longer (at least two of the API's periods) and with enough requests to \
+             spend the limit",
+            counts.len()
+        ));
+        return out;
+    }
+    choose(events, size, policy_window, span, &mut out);
+    out
+}
+
+/// Every rule searched, ranked by how well it explains the trace; the best one is the fit
+/// unless the runner-up explains it nearly as well.
+fn choose(events: &[Event], size: f64, policy_window: Option<f64>, span: f64, out: &mut Fit) {
+    let candidates = [
+        Rule::Bucket { size, period: 1.0 },
+        Rule::FixedWindow {
+            limit: size,
+            window: 1.0,
+        },
+        Rule::SlidingWindow {
+            limit: size,
+            window: 1.0,
+        },
+    ];
+    let mut best: Vec<(Rule, f64)> = candidates
+        .iter()
+        .map(|&r| search(r, events, policy_window, span))
+        .collect();
+    best.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let (rule, miss) = best[0];
+    let (other, other_miss) = best[1];
+    for (r, m) in &best {
+        out.evidence.push(format!(
+            "{} of {} per {}: the counts it predicts miss by {m:.2} on average",
+            r.name(),
+            size,
+            show_secs(r.period())
+        ));
+    }
+    let confidence = if other_miss > 0.0 {
+        (1.0 - miss / other_miss).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    out.confidence = confidence;
+    if confidence < 0.2 {
+        out.cannot_tell = Some(format!(
+            "{} and {} predict the counts about as well ({miss:.2} and {other_miss:.2}); \
+             record a trace that spends the whole limit and waits for it to come back (a \
+             burst, then a pause of a period), where the rules differ",
+            rule.name(),
+            other.name()
+        ));
+        return;
+    }
+    out.rule = Some(rule);
+}
+
+/// The best period for `rule`: the round grid (and the policy's window), then 1 % steps
+/// around the best.
+fn search(rule: Rule, events: &[Event], policy_window: Option<f64>, span: f64) -> (Rule, f64) {
+    let mut grid: Vec<f64> = ROUND_PERIODS
+        .iter()
+        .copied()
+        .filter(|&p| p <= span.max(1.0) * 4.0)
+        .collect();
+    grid.extend(policy_window);
+    let score = |p: f64| rule.with_period(p).miss(events);
+    let (mut best_p, mut best_m) = (grid[0], f64::INFINITY);
+    for &p in &grid {
+        let m = score(p);
+        if m < best_m {
+            (best_p, best_m) = (p, m);
+        }
+    }
+    // Then finer: 1 % steps over ±40 %, 0.05 % steps over ±1 % (a rate off by 0.5 % drifts
+    // by a token every 200 over a long trace). A round period, or the one the policy states,
+    // stays unless the refined one explains the trace clearly better (a tenth): real timing's
+    // noise alone moves the best period by a few percent.
+    let (grid_p, grid_m) = (best_p, best_m);
+    for (step, reach) in [(0.01, 40), (0.0005, 20)] {
+        let center = best_p;
+        for k in -reach..=reach {
+            let p = center * (1.0 + f64::from(k) * step);
+            let m = score(p);
+            if m + 1e-9 < best_m {
+                (best_p, best_m) = (p, m);
+            }
+        }
+    }
+    if best_m > grid_m * 0.9 {
+        return (rule.with_period(grid_p), grid_m);
+    }
+    (rule.with_period(best_p), best_m)
+}
+
+/// Which dialect the parsed columns show.
+fn dialect(events: &[Event]) -> &'static str {
+    let any = |f: &dyn Fn(&Event) -> bool| events.iter().any(f);
+    // The full dialect is the IETF fields and more: the parsed columns cannot tell them apart,
+    // and the IETF fields are what a client reads of either.
+    if any(&|e| e.policy.is_some()) {
+        "ietf"
+    } else if any(&|e| e.limit.is_some()) {
+        "github"
+    } else if any(&|e| e.remaining.is_some()) {
+        "heroku"
+    } else {
+        "none"
+    }
+}
+
+/// Each group with its processes and threads.
+fn fleet(events: &[Event]) -> Vec<(String, u64, u64)> {
+    let mut out: Vec<(String, u64, u64)> = Vec::new();
+    for e in events {
+        match out.iter_mut().find(|g| g.0 == e.group) {
+            Some(g) => {
+                g.1 = g.1.max(e.process + 1);
+                g.2 = g.2.max(e.thread + 1);
+            }
+            None => out.push((e.group.clone(), e.process + 1, e.thread + 1)),
+        }
+    }
+    out
+}
+
+/// Without counts: the most 2xx any window of a round length held.
+fn what_429s_show(events: &[Event]) -> Vec<String> {
+    let ok: Vec<f64> = events.iter().filter(|e| e.admitted).map(|e| e.at).collect();
+    let mut out = Vec::new();
+    for w in [1.0, 60.0, 3600.0] {
+        let mut most = 0;
+        let mut j = 0;
+        for i in 0..ok.len() {
+            while ok[i] - ok[j] >= w {
+                j += 1;
+            }
+            most = most.max(i - j + 1);
+        }
+        out.push(format!("the most 2xx in any {}: {most}", show_secs(w)));
+    }
+    out
+}
+
+/// "90s", "15m", "1h", "24h", "1250ms": as a scenario writes durations.
+pub fn show_secs(s: f64) -> String {
+    let r = s.round();
+    if (s - r).abs() > 1e-6 * s.max(1.0) {
+        return format!("{}ms", (s * 1000.0).round());
+    }
+    let r = r as u64;
+    if r.is_multiple_of(3600) {
+        format!("{}h", r / 3600)
+    } else if r.is_multiple_of(60) {
+        format!("{}m", r / 60)
+    } else {
+        format!("{r}s")
+    }
+}
+
+impl Fit {
+    /// The fitted server as a scenario, with the trace's fleet running fair-share; `None`
+    /// when the trace cannot tell the rule.
+    pub fn scenario(&self, name: &str) -> Option<String> {
+        let rule = self.rule?;
+        let mut s = String::new();
+        let _ = writeln!(s, "name = \"{name}\"");
+        let _ = writeln!(
+            s,
+            "description = \"Fitted by throttle-sim fit from a trace of {:.0} s (confidence {:.2}).\"",
+            self.span, self.confidence
+        );
+        let hours = (self.span / 3600.0).ceil().max(1.0);
+        let _ = writeln!(
+            s,
+            "\n[run]\nduration = \"{hours}h\"\nseed = 42\nseeds = 10\n"
+        );
+        let _ = writeln!(s, "[server]");
+        match rule {
+            Rule::Bucket { size, period } => {
+                let _ = writeln!(
+                    s,
+                    "kind = \"gcra\"\nlimit = {}\nperiod = \"{}\"",
+                    size.round(),
+                    show_secs(period)
+                );
+            }
+            Rule::FixedWindow { limit, window } => {
+                let _ = writeln!(
+                    s,
+                    "kind = \"fixed-window\"\nlimit = {}\nwindow = \"{}\"",
+                    limit.round(),
+                    show_secs(window)
+                );
+            }
+            Rule::SlidingWindow { limit, window } => {
+                let _ = writeln!(
+                    s,
+                    "kind = \"sliding-window\"\nlimit = {}\nwindow = \"{}\"",
+                    limit.round(),
+                    show_secs(window)
+                );
+            }
+        }
+        let _ = writeln!(s, "headers = \"{}\"", self.dialect);
+        let _ = writeln!(
+            s,
+            "latency = \"{}ms\"",
+            (self.latency * 1000.0).round().max(0.0)
+        );
+        for (group, processes, threads) in &self.fleet {
+            let _ = writeln!(
+                s,
+                "\n[[clients]]\nname = \"{}\"\nprocesses = {processes}\nthreads = {threads}\nalgorithm = \"fair-share\"",
+                group.replace(['"', '\\'], "_")
+            );
+        }
+        Some(s)
+    }
+
+    /// The findings as text.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        match (&self.rule, &self.cannot_tell) {
+            (Some(r), _) => {
+                let _ = writeln!(
+                    out,
+                    "fit: {} of {} per {} (confidence {:.2}), {} dialect",
+                    r.name(),
+                    match r {
+                        Rule::Bucket { size, .. } => size,
+                        Rule::FixedWindow { limit, .. } | Rule::SlidingWindow { limit, .. } =>
+                            limit,
+                    },
+                    show_secs(r.period()),
+                    self.confidence,
+                    self.dialect
+                );
+            }
+            (None, Some(why)) => {
+                let _ = writeln!(
+                    out,
+                    "fit: cannot tell the rule ({} dialect): {why}",
+                    self.dialect
+                );
+            }
+            (None, None) => {}
+        }
+        for e in &self.evidence {
+            let _ = writeln!(out, "  - {e}");
+        }
+        out
+    }
+}
+
+/// Read, fit, and write `fit.toml` into `dir` when the rule is told.
+pub fn fit_dir(dir: &Path) -> Result<(Fit, Option<PathBuf>), FitError> {
+    let events = read_trace(dir)?;
+    let found = fit(&events);
+    let name = dir
+        .file_name()
+        .map(|n| {
+            n.to_string_lossy()
+                .chars()
+                .map(crate::scenario::folder_char)
+                .collect::<String>()
+        })
+        .unwrap_or_else(|| "fitted".into());
+    let written = match found.scenario(&format!("fit-{}", name.trim_start_matches('.'))) {
+        Some(text) => {
+            let path = dir.join("fit.toml");
+            fs::write(&path, text).map_err(|e| FitError::Bad {
+                path: path.clone(),
+                line: 0,
+                why: e.to_string(),
+            })?;
+            Some(path)
+        }
+        None => None,
+    };
+    Ok((found, written))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Requests every `gap` seconds for `n` requests against `rule`, admitted as the rule says,
+    /// with the counts it gives.
+    fn trace(rule: Rule, gap: f64, n: usize) -> Vec<Event> {
+        let start = match rule {
+            Rule::Bucket { size, .. } => size,
+            Rule::FixedWindow { limit, .. } | Rule::SlidingWindow { limit, .. } => limit,
+        };
+        let mut p = Predictor::new(rule, start, 0.0);
+        let mut out = Vec::new();
+        for i in 0..n {
+            let at = i as f64 * gap;
+            // Admitted while the rule has room: ask the predictor with an admission, undo if
+            // it had none.
+            let mut e = Event {
+                at,
+                admitted: true,
+                limited: false,
+                remaining: None,
+                limit: Some(start),
+                policy: None,
+                reset: None,
+                latency: 0.02,
+                group: "g".into(),
+                process: 0,
+                thread: 0,
+            };
+            let before = p.room(at);
+            e.admitted = before;
+            e.limited = !before;
+            let r = p.step(&e);
+            e.remaining = Some(r);
+            out.push(e);
+        }
+        out
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 0.05 * b
+    }
+
+    #[test]
+    fn each_rule_is_recovered_from_its_own_counts() {
+        // Faster than the rule allows, so the limit is hit and the count moves both ways.
+        for (rule, gap, n) in [
+            (
+                Rule::Bucket {
+                    size: 10.0,
+                    period: 2.0,
+                },
+                0.1,
+                400,
+            ),
+            (
+                Rule::FixedWindow {
+                    limit: 100.0,
+                    window: 60.0,
+                },
+                0.3,
+                1500,
+            ),
+            (
+                Rule::SlidingWindow {
+                    limit: 30.0,
+                    window: 60.0,
+                },
+                0.5,
+                1500,
+            ),
+        ] {
+            let f = fit(&trace(rule, gap, n));
+            let got = f.rule.unwrap_or_else(|| panic!("{rule:?}: {}", f.text()));
+            assert_eq!(
+                std::mem::discriminant(&got),
+                std::mem::discriminant(&rule),
+                "{}",
+                f.text()
+            );
+            assert!(close(got.period(), rule.period()), "{rule:?}: {}", f.text());
+            assert!(f.confidence >= 0.2, "{}", f.text());
+        }
+    }
+
+    #[test]
+    fn a_short_trace_cannot_tell() {
+        let f = fit(&trace(
+            Rule::Bucket {
+                size: 100.0,
+                period: 60.0,
+            },
+            1.0,
+            10,
+        ));
+        assert!(f.rule.is_none());
+        assert!(f.cannot_tell.unwrap().contains("record longer"));
+    }
+
+    #[test]
+    fn without_counts_only_the_429s_speak() {
+        let mut t = trace(
+            Rule::FixedWindow {
+                limit: 5.0,
+                window: 1.0,
+            },
+            0.05,
+            200,
+        );
+        for e in &mut t {
+            (e.remaining, e.limit) = (None, None);
+        }
+        let f = fit(&t);
+        assert!(f.rule.is_none());
+        assert_eq!(f.dialect, "none");
+        // Ten seconds of a fixed window of 5 per second: 50 in the minute, and up to twice 5 in
+        // a second that straddles two windows.
+        let says = |t: &str| f.evidence.iter().any(|e| e.contains(t));
+        assert!(
+            says("the most 2xx in any 1m: 50") && says("in any 1s: 6"),
+            "{:?}",
+            f.evidence
+        );
+    }
+
+    #[test]
+    fn periods_show_in_round_units() {
+        assert_eq!(show_secs(3600.0), "1h");
+        assert_eq!(show_secs(90.0), "90s");
+        assert_eq!(show_secs(900.0), "15m");
+        assert_eq!(show_secs(1.25), "1250ms");
+    }
+}

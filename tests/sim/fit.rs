@@ -1,0 +1,199 @@
+//! `throttle-sim fit`: the server's rule learned back from traces of every server kind, in
+//! every header dialect, at limits from 5 per second to 5,000 per hour; a trace too short to
+//! tell says so.
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn bin() -> Command {
+    Command::cargo_bin("throttle-sim").unwrap()
+}
+
+/// A sim trace of `server` for `duration`: 2 × 2 threads each sending every `sleep` (± half),
+/// faster than the rule allows, so the limit is spent and comes back: a trace where the rules
+/// differ, as the README's "Start from your own API" says to record.
+fn trace(dir: &Path, server: &str, headers: &str, duration: &str, sleep: &str) {
+    let text = format!(
+        "name = \"t\"\n[run]\nduration = \"{duration}\"\nseed = 5\nsample_every = \"5s\"\n\
+         [server]\n{server}\nheaders = \"{headers}\"\n\
+         [[clients]]\nname = \"w\"\nprocesses = 2\nthreads = 2\nalgorithm = \"fixed\"\n\
+         sleep = \"{sleep}\"\njitter = 0.5\n"
+    );
+    let file = dir.join("s.toml");
+    fs::write(&file, text).unwrap();
+    bin()
+        .arg("run")
+        .arg(&file)
+        .args(["--log-requests", "--quiet", "--no-charts", "--out"])
+        .arg(dir.join("r"))
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+}
+
+fn fit_json(dir: &Path) -> serde_json::Value {
+    let out = bin()
+        .arg("fit")
+        .arg(dir.join("r"))
+        .arg("--json")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+/// (server, dialect, duration, each thread's sleep, the rule fitted, its limit, its period in s)
+type Case = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    f64,
+    f64,
+);
+
+const CASES: [Case; 8] = [
+    (
+        "kind = \"gcra\"\nlimit = 5\nperiod = \"1s\"",
+        "full",
+        "5m",
+        "500ms",
+        "bucket",
+        5.0,
+        1.0,
+    ),
+    (
+        "kind = \"gcra\"\nlimit = 100\nperiod = \"1m\"\ninitial = 0",
+        "ietf",
+        "30m",
+        "1500ms",
+        "bucket",
+        100.0,
+        60.0,
+    ),
+    (
+        "kind = \"gcra\"\nlimit = 5000\nperiod = \"1h\"",
+        "github",
+        "3h",
+        "2s",
+        "bucket",
+        5000.0,
+        3600.0,
+    ),
+    (
+        "kind = \"token-bucket\"\nrate = 1\nperiod = \"1s\"\nburst = 20",
+        "ietf",
+        "20m",
+        "2s",
+        "bucket",
+        20.0,
+        20.0,
+    ),
+    (
+        "kind = \"fixed-window\"\nlimit = 100\nwindow = \"1m\"",
+        "github",
+        "30m",
+        "1500ms",
+        "fixed-window",
+        100.0,
+        60.0,
+    ),
+    (
+        "kind = \"fixed-window\"\nlimit = 10\nwindow = \"1s\"",
+        "heroku",
+        "5m",
+        "250ms",
+        "fixed-window",
+        10.0,
+        1.0,
+    ),
+    (
+        "kind = \"sliding-window\"\nlimit = 30\nwindow = \"1m\"",
+        "heroku",
+        "1h",
+        "5s",
+        "sliding-window",
+        30.0,
+        60.0,
+    ),
+    (
+        "kind = \"sliding-window\"\nlimit = 20\nwindow = \"1s\"",
+        "full",
+        "5m",
+        "150ms",
+        "sliding-window",
+        20.0,
+        1.0,
+    ),
+];
+
+#[test]
+fn every_rule_and_dialect_is_fitted_within_five_percent() {
+    let mut wrong = Vec::new();
+    for (server, dialect, duration, sleep, rule, limit, period) in CASES {
+        let tmp = tempfile::tempdir().unwrap();
+        trace(tmp.path(), server, dialect, duration, sleep);
+        let v = fit_json(tmp.path());
+        let r = &v["fit"]["rule"];
+        let got_limit = r["size"].as_f64().or(r["limit"].as_f64()).unwrap_or(0.0);
+        let got_period = r["period"].as_f64().or(r["window"].as_f64()).unwrap_or(0.0);
+        let ok = r["rule"] == rule
+            && (got_limit - limit).abs() <= 0.05 * limit
+            && (got_period - period).abs() <= 0.05 * period;
+        if !ok {
+            wrong.push(format!("{server:?} {dialect}: {}", v["fit"]));
+            continue;
+        }
+        // The fitted scenario runs.
+        let fitted = tmp.path().join("r/fit.toml");
+        assert!(fitted.is_file());
+        bin()
+            .arg("run")
+            .arg(&fitted)
+            .args(["--duration", "10m", "--quiet", "--no-charts", "--out"])
+            .arg(tmp.path().join("again"))
+            .assert()
+            .code(predicate::in_iter([0, 1]));
+    }
+    assert!(wrong.is_empty(), "misfits:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn a_trace_too_short_or_without_counts_says_what_it_cannot_tell() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Ten seconds of an hourly quota at one request a second per thread: the count only falls.
+    let hourly = "kind = \"gcra\"\nlimit = 4500\nperiod = \"1h\"";
+    trace(tmp.path(), hourly, "full", "10s", "1s");
+    bin()
+        .arg("fit")
+        .arg(tmp.path().join("r"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("cannot tell the rule"))
+        .stdout(predicate::str::contains("record longer"))
+        .stdout(predicate::str::contains("no fit.toml written"));
+    assert!(!tmp.path().join("r/fit.toml").exists());
+    let tmp = tempfile::tempdir().unwrap();
+    let window = "kind = \"fixed-window\"\nlimit = 5\nwindow = \"1s\"";
+    trace(tmp.path(), window, "none", "2m", "200ms");
+    bin()
+        .arg("fit")
+        .arg(tmp.path().join("r"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("none dialect"))
+        .stdout(predicate::str::contains("only the 429s"))
+        .stdout(predicate::str::contains("the most 2xx in any 1m:"));
+    // No trace at all is bad input.
+    bin()
+        .arg("fit")
+        .arg(tmp.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no requests.csv"));
+}
