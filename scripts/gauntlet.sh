@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The gauntlet: every algorithm `throttle-sim list --json` names, compared over the
-# same seeds on every scenarios/gauntlet/*.toml, summed up in docs/gauntlet.md with a chart of
-# 429 ratio against fairness (docs/gauntlet.svg). A file with [[axes]] (the API-shape matrix) is
+# same seeds on every scenarios/gauntlet/*.toml, summed up in docs/gauntlet.md with a heat map
+# of every algorithm on every case (docs/gauntlet.svg). A file with [[axes]] (the API-shape matrix) is
 # compared cell by cell; docs/gauntlet.md gets each algorithm's cells met per server rule,
 # capacity class and level of every axis, and its worst cell. The matrix runs the algorithms of
 # MATRIX_ALGORITHMS only (default below): its largest cells (1,000 threads for 48 hours) take

@@ -2,6 +2,7 @@
 """docs/gauntlet.md and its chart from the compare folders scripts/gauntlet.sh wrote.
 
     gauntlet_report.py --md OUT.md --svg OUT.svg --seeds N --case=FILE... -- WORKDIR
+    gauntlet_report.py --svg OUT.svg --seeds N --from-md docs/gauntlet.md
 
 WORKDIR/<case>/ holds each case's `compare --out` folder (compare.json, compare.md). Standard
 library only: the chart is SVG written by hand.
@@ -10,20 +11,12 @@ library only: the chart is SVG written by hand.
 import argparse
 import html
 import json
-import math
 import re
 import sys
 import tomllib
 from pathlib import Path
 
-# 20 colours that stay apart on white (one per algorithm; more algorithms reuse them with
-# another marker).
-PALETTE = [
-    "#1f5fa8", "#e0701b", "#2a9a3c", "#c62d2d", "#7b4fb0", "#8a5a44", "#d65aa8", "#6b6b6b",
-    "#a8a81b", "#17a5b8", "#0b3d73", "#9c4a00", "#145c22", "#7a1313", "#4a2a70", "#52342a",
-    "#8f2f6c", "#333333", "#5f5f00", "#0c6470",
-]
-# Algorithms drawn larger, outlined and named on the chart: the recommendation and the bound.
+# Algorithms whose rows are outlined and named in bold: the recommendation and the bound.
 HIGHLIGHT = ("fair-share", "oracle")
 
 
@@ -191,94 +184,177 @@ def summary_table(cases, algorithms):
     return "\n".join(rows)
 
 
-def x_pos(ratio_percent):
-    """Symmetric-log position in [0, 1] of a 429 ratio in %, linear below 0.01 %."""
-    return math.log10(1 + max(ratio_percent, 0.0) / 0.01) / math.log10(1 + 100 / 0.01)
+def score(r, u, f):
+    """One number per algorithm and case, higher better, in [0, 1]: the share of requests not
+    refused × utilization × fairness (windowed where the population changes); utilization
+    counts 1 where the server states no capacity."""
+    if r is None or f is None:
+        return None
+    return max(0.0, min(1.0, (1 - r) * (1.0 if u is None else min(u, 1.0)) * f))
 
 
-def chart(cases, algorithms, seeds):
-    w, h = 1000, 640
-    left, right, top, bottom = 70, 230, 50, 60
-    pw, ph = w - left - right, h - top - bottom
-    y_low = 0.0
-    px = lambda r: left + x_pos(r) * pw
-    py = lambda f: top + (1 - (f - y_low) / (1 - y_low)) * ph
+def grid_from_compare(cases):
+    """The heat map's data from the compare folders: the cases' names, whether each has
+    [expect] ranges, and per (case, algorithm) its means, whether it met them and a tooltip."""
+    cells = {}
+    for c in cases:
+        for v in c["compare"]["variants"]:
+            r, u, f = mean(v, "ratio_429"), mean(v, "utilization"), mean(v, fairness_metric(c))
+            cells[(c["name"], v["name"])] = {
+                "score": score(r, u, f),
+                "met": bool(c["expect"]) and v["missed"] == 0,
+                "tip": cell(v, c),
+            }
+    return [(c["name"], bool(c["expect"])) for c in cases], cells
+
+
+def grid_from_md(text):
+    """The same from the summary table of a docs/gauntlet.md this script wrote (each cell
+    "429 % / utilization / fairness", ✓ where met), to draw the chart again without running."""
+    lines = [l for l in text.splitlines() if l.startswith("| ")]
+    head = [x.strip() for x in lines[0].strip("|").split("|")]
+    names = head[1:]
+    cells, algorithms = {}, []
+    for line in lines[1:]:
+        row = [x.strip() for x in line.strip("|").split("|")]
+        if len(row) != len(head) or " / " not in row[1]:
+            break
+        a = row[0].strip("*")
+        algorithms.append(a)
+        for name, text in zip(names, row[1:]):
+            parts = text.replace("✓", "").split(" / ")
+            num = lambda x: None if x.strip() in ("–", "") else float(x)
+            if len(parts) != 3:
+                continue
+            r, u, f = num(parts[0]), num(parts[1]), num(parts[2])
+            cells[(name, a)] = {
+                "score": score(None if r is None else r / 100, u, f),
+                "met": "✓" in text,
+                "tip": text,
+            }
+    has_expect = {n: any(cells.get((n, a), {}).get("met") for a in algorithms) for n in names}
+    return [(n, has_expect[n]) for n in names], cells, algorithms
+
+
+def heat(x):
+    """A colour for a score: dark red at 0 through amber to green at 1 (perceived steps even
+    enough to read 0.7 from 0.9)."""
+    stops = [(0.0, (165, 0, 38)), (0.5, (244, 109, 67)), (0.8, (254, 224, 139)),
+             (0.9, (166, 217, 106)), (1.0, (26, 152, 80))]
+    for (x0, c0), (x1, c1) in zip(stops, stops[1:]):
+        if x <= x1:
+            t = 0 if x1 == x0 else (x - x0) / (x1 - x0)
+            rgb = [round(a + (b - a) * t) for a, b in zip(c0, c1)]
+            return "#%02x%02x%02x" % tuple(rgb)
+    return "#%02x%02x%02x" % stops[-1][1]
+
+
+def chart(cases, cells, algorithms, seeds):
+    """A heat map: a row per algorithm (those that meet the most cases first, fair-share and
+    the oracle marked), a column per case; each cell coloured by its score, with the score
+    written in it and a tick where the algorithm meets every [expect] range of the case.
+    `cases`: (name, has [expect]) in order; `cells`: grid_from_compare's or grid_from_md's."""
+
+    def met(a, c):
+        return cells.get((c[0], a), {}).get("met", False)
+
+    def total(a):
+        scores = [cells[(c[0], a)]["score"] for c in cases if (c[0], a) in cells]
+        scores = [x for x in scores if x is not None]
+        return sum(scores) / len(scores) if scores else 0.0
+
+    rows = sorted(algorithms, key=lambda a: (-sum(met(a, c) for c in cases), -total(a)))
+    cw, rh = 40, 24
+    left, top = 150, 190
+    w = left + cw * len(cases) + 140
+    h = top + rh * len(rows) + 80
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-        f'viewBox="0 0 {w} {h}" font-family="DejaVu Sans, sans-serif" font-size="12">',
+        f'viewBox="0 0 {w} {h}" font-family="DejaVu Sans, sans-serif" font-size="11">',
         f'<rect width="{w}" height="{h}" fill="white"/>',
-        f'<text x="{left}" y="28" font-size="16">The gauntlet: 429 ratio against fairness, '
-        f"one point per algorithm and case (means over {seeds} seeds)</text>",
+        f'<text x="10" y="24" font-size="16">The gauntlet: which algorithm is best where '
+        f"(means over {seeds} seeds)</text>",
+        '<text x="10" y="44" font-size="12">Each cell: (1 − 429 ratio) × utilization × '
+        "fairness (windowed where the population changes), 1 = no 429s, full use, equal "
+        "shares;</text>",
+        '<text x="10" y="60" font-size="12">✓ the algorithm meets every [expect] range of the '
+        "case. Rows: most cases met first.</text>",
     ]
-    for r in [0, 0.01, 0.1, 1, 10, 100]:
-        x = px(r)
-        out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}" stroke="#ddd"/>')
-        out.append(f'<text x="{x:.1f}" y="{top + ph + 16}" text-anchor="middle">{r:g} %</text>')
-    for f in [0, 0.2, 0.4, 0.6, 0.8, 1.0]:
-        y = py(f)
-        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#ddd"/>')
-        out.append(f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end">{f:.1f}</text>')
-    out.append(
-        f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#888"/>'
-    )
-    out.append(
-        f'<text x="{left + pw / 2}" y="{h - 18}" text-anchor="middle">ratio_429 '
-        "(log scale above 0.01 %; better to the left)</text>"
-    )
-    out.append(
-        f'<text transform="translate(20 {top + ph / 2}) rotate(-90)" text-anchor="middle">'
-        "fairness (windowed where the population changes; better up)</text>"
-    )
-    style = {a: (PALETTE[i % len(PALETTE)], i // len(PALETTE)) for i, a in enumerate(algorithms)}
-    # Highlighted algorithms last, so they are drawn on top.
-    order = [a for a in algorithms if a not in HIGHLIGHT] + [a for a in algorithms if a in HIGHLIGHT]
-    for a in order:
-        colour, shape = style[a]
-        big = a in HIGHLIGHT
-        for c in cases:
-            v = next((v for v in c["compare"]["variants"] if v["name"] == a), None)
-            if v is None:
-                continue
-            r, f = mean(v, "ratio_429"), mean(v, fairness_metric(c))
-            if r is None or f is None:
-                continue
-            x, y = px(r * 100), py(max(f, y_low))
-            tip = html.escape(f"{a} on {c['name']}: {r * 100:.2f} % 429, fairness {f:.3f}")
-            size = 6 if big else 4
-            stroke = ' stroke="black" stroke-width="1.2"' if big else ' fill-opacity="0.8"'
-            if shape == 0:
-                mark = f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{size}" fill="{colour}"{stroke}>'
-                end = "</circle>"
-            else:
-                mark = (
-                    f'<rect x="{x - size:.1f}" y="{y - size:.1f}" width="{2 * size}" '
-                    f'height="{2 * size}" fill="{colour}"{stroke}>'
+    for j, c in enumerate(cases):
+        x = left + j * cw + cw / 2
+        out.append(
+            f'<text transform="translate({x + 4:.1f} {top - 8}) rotate(-60)">'
+            f"{html.escape(c[0])}</text>"
+        )
+    for i, a in enumerate(rows):
+        y = top + i * rh
+        bold = a in HIGHLIGHT
+        weight = ' font-weight="bold"' if bold else ""
+        n_met = sum(met(a, c) for c in cases)
+        out.append(
+            f'<text x="{left - 8}" y="{y + rh / 2 + 4:.1f}" text-anchor="end"{weight}>'
+            f"{html.escape(a)}</text>"
+        )
+        for j, c in enumerate(cases):
+            x = left + j * cw
+            got = cells.get((c[0], a))
+            sc = None if got is None else got["score"]
+            fill = "#eeeeee" if sc is None else heat(sc)
+            tip = a + " on " + c[0]
+            if got is not None:
+                tip += ": " + got["tip"]
+            out.append(
+                f'<rect x="{x}" y="{y}" width="{cw - 1}" height="{rh - 1}" fill="{fill}">'
+                f"<title>{html.escape(tip)}</title></rect>"
+            )
+            if sc is not None:
+                ink = "white" if sc < 0.45 else "black"
+                text = ("✓" if met(a, c) else "") + f"{sc:.2f}".lstrip("0")
+                out.append(
+                    f'<text x="{x + (cw - 1) / 2:.1f}" y="{y + rh / 2 + 4:.1f}" '
+                    f'text-anchor="middle" font-size="10" fill="{ink}">{text}</text>'
                 )
-                end = "</rect>"
-            out.append(f"{mark}<title>{tip}</title>{end}")
-    ly = top
-    for a in algorithms:
-        colour, shape = style[a]
-        x = left + pw + 20
-        if shape == 0:
-            out.append(f'<circle cx="{x}" cy="{ly + 6}" r="5" fill="{colour}"/>')
-        else:
-            out.append(f'<rect x="{x - 5}" y="{ly + 1}" width="10" height="10" fill="{colour}"/>')
-        weight = ' font-weight="bold"' if a in HIGHLIGHT else ""
-        out.append(f'<text x="{x + 12}" y="{ly + 10}"{weight}>{html.escape(a)}</text>')
-        ly += 20
+        out.append(
+            f'<text x="{left + len(cases) * cw + 8}" y="{y + rh / 2 + 4:.1f}"{weight}>'
+            f"{n_met} of {sum(1 for c in cases if c[1])} met</text>"
+        )
+        if bold:
+            out.append(
+                f'<rect x="{left - 1}" y="{y - 1}" width="{len(cases) * cw + 1}" '
+                f'height="{rh + 1}" fill="none" stroke="black" stroke-width="2"/>'
+            )
+    ky = top + rh * len(rows) + 30
+    out.append(f'<text x="{left}" y="{ky + 12}">score</text>')
+    for k, x in enumerate([0.0, 0.25, 0.5, 0.7, 0.8, 0.9, 0.95, 1.0]):
+        kx = left + 50 + k * 44
+        out.append(f'<rect x="{kx}" y="{ky}" width="42" height="16" fill="{heat(x)}"/>')
+        ink = "white" if x < 0.45 else "black"
+        out.append(
+            f'<text x="{kx + 21}" y="{ky + 12}" text-anchor="middle" font-size="10" '
+            f'fill="{ink}">{x:g}</text>'
+        )
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--md", required=True)
+    p.add_argument("--md")
     p.add_argument("--svg", required=True)
     p.add_argument("--seeds", type=int, required=True)
     p.add_argument("--case", action="append", default=[])
-    p.add_argument("work")
+    p.add_argument(
+        "--from-md",
+        help="only draw the chart again from the summary table of this gauntlet.md",
+    )
+    p.add_argument("work", nargs="?")
     args = p.parse_args()
+    if args.from_md:
+        names, cells, algorithms = grid_from_md(Path(args.from_md).read_text())
+        Path(args.svg).write_text(chart(names, cells, algorithms, args.seeds))
+        return
+    if not args.md or not args.work:
+        sys.exit("--md and WORKDIR are needed (or --from-md)")
     work = Path(args.work)
     loaded = [load_case(Path(c), work) for c in args.case]
     cases = [c for c in loaded if "matrix" not in c]
@@ -291,7 +367,8 @@ def main():
             if v["name"] not in algorithms:
                 algorithms.append(v["name"])
     svg_path, md_path = Path(args.svg), Path(args.md)
-    svg_path.write_text(chart(cases, algorithms, args.seeds))
+    names, cells = grid_from_compare(cases)
+    svg_path.write_text(chart(names, cells, algorithms, args.seeds))
     try:
         svg_ref = svg_path.resolve().relative_to(md_path.resolve().parent)
     except ValueError:
@@ -322,7 +399,7 @@ def main():
         )
         + ".",
         "",
-        f"![429 ratio against fairness, one point per algorithm per case]({svg_ref})",
+        f"![which algorithm is best where: a heat map of every algorithm on every case]({svg_ref})",
         "",
         "## Cases",
     ]

@@ -177,11 +177,18 @@ pub fn check_all(
                 if let Some(bar) = bar {
                     progress.task_done(bar, &format!("{}: {}", path.display(), checked.outcome));
                 }
+                // The verdict is on the mean over every seed: say so, not only the first.
+                let seeds = match checked.seeds.len() {
+                    1 => format!("seed {}", checked.seed.unwrap_or_default()),
+                    n => format!(
+                        "mean over {n} seeds from {}",
+                        checked.seed.unwrap_or_default()
+                    ),
+                };
                 progress.run_done(&format!(
-                    "checked {}{} (seed {}): {}",
+                    "checked {}{} ({seeds}): {}",
                     path.display(),
                     cell_suffix(&checked.cell),
-                    checked.seed.unwrap_or_default(),
                     checked.outcome
                 ));
                 checked

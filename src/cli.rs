@@ -49,6 +49,12 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 #[command(
+    override_usage = "throttle-sim compare [OPTIONS] <SCENARIO>\n       \
+throttle-sim compare [OPTIONS] <SCENARIO> --shard <K/N> --out <DIR>\n       \
+throttle-sim compare --merge <DIR>... [--out <DIR>]\n       \
+throttle-sim compare --runs <DIR>... [--out <DIR>]",
+    mut_arg("seed", |a| a.help("The first seed: every variant runs on it and the ones after it (default: the scenario's [run] seed, else a fresh one); at most 2^63 − 1")),
+    mut_arg("json", |a| a.help("Print the comparison (compare.json) to stdout instead of the table")),
     after_help = "Variants: without --variants or --algorithms, the scenario as written \
 (`base`) and every [[variants]] entry. --variants picks some (`base` included by name); \
 --algorithms adds one variant per algorithm with every client group switched to it, dropping \
@@ -123,9 +129,9 @@ pub struct SetFlags {
 pub struct ScenarioFlags {
     #[command(flatten)]
     pub sets: SetFlags,
-    /// The seed of every random choice; `compare`'s first seed (default: the scenario's, else
-    /// a fresh one). At most 2^63 − 1, the largest integer a TOML file can record. Short for
-    /// `--set run.seed=N`: give one of the two, not both.
+    /// The seed of every random choice (default: the scenario's, else a fresh one). At most
+    /// 2^63 − 1, the largest integer a TOML file can record. Short for `--set run.seed=N`:
+    /// give one of the two, not both.
     #[arg(long, value_parser = parse_seed)]
     pub seed: Option<u64>,
 }
@@ -179,8 +185,7 @@ pub struct OutputFlags {
     /// No progress and no summary table.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Print the summary (summary.json; compare.json for `compare`) to stdout instead of the
-    /// table.
+    /// Print the summary (summary.json) to stdout instead of the table.
     #[arg(long)]
     pub json: bool,
     /// Write series.csv even when it would pass 2 GB (a fine sample_every over a long run).
@@ -254,18 +259,28 @@ pub struct ServeArgs {
     /// Stop after this much virtual time (real time × the time scale), as Ctrl-C would.
     #[arg(long, value_parser = parse_duration_arg)]
     pub duration: Option<HumanDuration>,
+    /// No status line on the terminal (the live page at /_dashboard is still served).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("set", |a| a.help("Override a value of the clients' scenario: `--set clients.*.initial_sleep=4s` (clients.*, run.*, store.* and expect.*; the target's limits are its own)")))]
+#[command(mut_arg("seed", |a| a.help("The seed of the clients' random choices (jitter; default: a fresh one, recorded in scenario.toml); at most 2^63 − 1")))]
 pub struct ClientArgs {
-    /// The endpoint, an http:// or https:// URL; every request is a GET of it.
+    /// The endpoint, an http:// or https:// URL; every request goes to it (a GET unless
+    /// --method says otherwise).
     #[arg(long, value_name = "URL")]
     pub target: String,
-    /// The throttling algorithm (see the scenario docs for the names).
+    /// The throttling algorithm (`throttle-sim list` shows every one and its parameters; set
+    /// them with --set clients.*.NAME=VALUE).
     #[arg(long, default_value = "schneems")]
     pub algorithm: String,
+    /// Client processes to start, each a real OS process with its own throttle.
     #[arg(long, default_value_t = 1)]
     pub processes: u32,
+    /// Threads per process: each sends its requests one at a time, sharing its process's
+    /// throttle.
     #[arg(long, default_value_t = 1)]
     pub threads: u32,
     /// How long the clients run.
@@ -274,6 +289,15 @@ pub struct ClientArgs {
     /// A header sent with every request, `Name: value` (repeatable).
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE", value_parser = parse_header)]
     pub headers: Vec<(String, String)>,
+    /// The HTTP method of every request (GET, POST, PUT, PATCH, DELETE, …).
+    #[arg(long, short = 'X', default_value = "GET")]
+    pub method: String,
+    /// The body every request carries, as text (set its type with --header 'Content-Type: …').
+    #[arg(long, value_name = "TEXT", conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// The body every request carries, the bytes of FILE (at most 16 MiB).
+    #[arg(long, value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
     #[command(flatten)]
     pub scenario_flags: ScenarioFlags,
     /// One series.csv row per thread per this interval (default 10s, at most the duration).
@@ -458,6 +482,7 @@ fn parse_header(s: &str) -> Result<(String, String), String> {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("seed", |a| a.help("The seed of every random choice (default: the scenario's [run] seed, else a fresh one); at most 2^63 − 1")))]
 pub struct RunArgs {
     /// The scenario file (TOML).
     pub scenario: PathBuf,

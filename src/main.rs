@@ -50,7 +50,15 @@ fn or_exit_code(result: Result<i32, Error>) -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            // Several problems (a scenario's) are one per line, each an error of its own;
+            // an indented line goes on the one above.
+            for line in e.to_string().lines() {
+                if line.starts_with(char::is_whitespace) {
+                    eprintln!("{line}");
+                } else {
+                    eprintln!("error: {line}");
+                }
+            }
             e.exit_code()
         }
     }

@@ -3,14 +3,16 @@
 use std::fs::{self, File};
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::SystemTime;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::engine::live::{self, LiveConfig, Target};
+use crate::engine::live::{self, LiveConfig, LiveWatch, StatusText, Target};
 use crate::engine::{self, sim};
 use crate::error::Error;
+use crate::progress::StatusLine;
 use crate::record::{self, Summary, THREADS_FILE, too_large};
 use crate::report::write_summary;
 use crate::scenario::{Layout, Mode, Scenario};
@@ -49,9 +51,15 @@ pub struct RunResult {
 /// Run `scenario` and write every output file; the summary's `[expect]` verdicts are judged.
 /// Live mode runs against the scenario's server, started in this process.
 pub fn run_scenario(scenario: &Scenario, opts: &RunOptions<'_>) -> Result<RunResult, Error> {
-    with_progress_bar(opts.progress, scenario, |on_progress| {
-        run_scenario_with(scenario, opts, on_progress)
-    })
+    match scenario.run.mode {
+        Mode::Sim => with_progress_bar(opts.progress, scenario, |on_progress| {
+            run_scenario_with(scenario, opts, on_progress)
+        }),
+        Mode::Live => {
+            let cfg = LiveConfig::new(Target::InProcess).map_err(Error::Engine)?;
+            run_live(scenario, opts, &cfg)
+        }
+    }
 }
 
 /// As [`run_scenario`], reporting the virtual time reached to `on_progress` instead of drawing
@@ -70,15 +78,24 @@ pub fn run_scenario_with(
     }
 }
 
-/// Run `scenario` live as `cfg` says (e.g. against an external endpoint).
+/// Run `scenario` live as `cfg` says (e.g. against an external endpoint), with a status line
+/// on a terminal: times, rate, 2xx, 429, errors and the last `remaining`, a few times a second.
 pub fn run_live(
     scenario: &Scenario,
     opts: &RunOptions<'_>,
     cfg: &LiveConfig,
 ) -> Result<RunResult, Error> {
-    with_progress_bar(opts.progress, scenario, |on_progress| {
-        run_with(scenario, opts, Some(cfg), on_progress)
-    })
+    let watch = Arc::new(LiveWatch::new());
+    let mut text = StatusText::new(Some(scenario.run.duration.nanos()), false);
+    let shown = watch.clone();
+    let line = StatusLine::start(!opts.progress, move || text.line(shown.snapshot()));
+    let mut cfg = cfg.clone();
+    if line.is_some() {
+        cfg.watch = Some(watch);
+    }
+    let result = run_with(scenario, opts, Some(&cfg), &mut |_| {});
+    drop(line);
+    result
 }
 
 /// Draw a bar (on a terminal, when wanted) for the duration of `f`.
@@ -156,12 +173,9 @@ fn progress_bar(wanted: bool, scenario: &Scenario) -> ProgressBar {
     }
     let bar = ProgressBar::new(scenario.run.duration.secs() as u64);
     bar.set_style(
-        ProgressStyle::with_template(match scenario.run.mode {
-            Mode::Sim => "{msg} [{bar:40}] {pos}/{len} s simulated ({eta})",
-            Mode::Live => "{msg} [{bar:40}] {pos}/{len} s run live ({eta})",
-        })
-        .expect("the template is valid")
-        .progress_chars("=> "),
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} s simulated ({eta})")
+            .expect("the template is valid")
+            .progress_chars("=> "),
     );
     bar.set_message(scenario.title());
     bar

@@ -93,7 +93,14 @@ fn run_live(file: &Path, sets: &[&str], out: &Path) -> (serde_json::Value, Durat
     for set in sets {
         cmd.args(["--set", set]);
     }
-    let mut child = cmd.stdout(Stdio::null()).spawn().unwrap();
+    // What the run says on stderr (the time-scale warning it is expected to give at 300×)
+    // is kept in a file beside its folder, shown only if it fails, not on cargo test's screen.
+    let said = out.with_extension("stderr");
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&said).unwrap())
+        .spawn()
+        .unwrap();
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
@@ -104,7 +111,11 @@ fn run_live(file: &Path, sets: &[&str], out: &Path) -> (serde_json::Value, Durat
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    assert!(status.success(), "{status}");
+    assert!(
+        status.success(),
+        "{status}: {}",
+        std::fs::read_to_string(&said).unwrap_or_default()
+    );
     let summary =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     (summary, started.elapsed())

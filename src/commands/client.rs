@@ -3,11 +3,14 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use hyper::body::Bytes;
+
 use super::run::{report_run, run_options};
 use super::toml_integer;
 use crate::cli::ClientArgs;
 use crate::engine::EngineError;
 use crate::engine::live::client::{self, TargetError};
+use crate::engine::live::protocol::RequestBody;
 use crate::engine::live::tls::HandshakeError;
 use crate::engine::live::{LiveConfig, Target};
 use crate::error::Error;
@@ -127,16 +130,30 @@ pub(crate) fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<
 
 /// How `client` runs: against the URL with the headers given.
 pub fn client_config(args: &ClientArgs) -> Result<LiveConfig, Error> {
-    // Refuse a bad URL, header or CA file before any process starts.
+    // Refuse a bad URL, header, method, body file or CA file before any process starts.
+    let flagged = |e: TargetError| {
+        let flag = target_flag(args, &e);
+        Error::flag(flag)(e)
+    };
+    let body = match (&args.body, &args.body_file) {
+        (Some(text), _) => Some(RequestBody::Text(text.clone())),
+        (None, Some(path)) => Some(RequestBody::File(path.clone())),
+        (None, None) => None,
+    };
+    let bytes = match &body {
+        None => Bytes::new(),
+        Some(RequestBody::Text(t)) => Bytes::from(t.clone()),
+        Some(RequestBody::File(path)) => client::read_body_file(path).map_err(flagged)?,
+    };
     let target = client::Target::parse(&args.target, &args.headers, args.ca_file.as_deref())
-        .map_err(|e| {
-            let flag = target_flag(args, &e);
-            Error::flag(flag)(e)
-        })?;
+        .and_then(|t| t.with_request(&args.method, bytes))
+        .map_err(flagged)?;
     check_handshake(&target)?;
     let mut cfg = LiveConfig::new(Target::External {
         url: args.target.clone(),
         headers: args.headers.clone(),
+        method: Some(args.method.clone()),
+        body,
     })
     .map_err(Error::Engine)?;
     cfg.request_timeout = Duration::from_nanos(args.timeout.nanos().max(1_000_000));
@@ -184,6 +201,10 @@ fn target_flag(args: &ClientArgs, e: &TargetError) -> String {
     match e {
         TargetError::HeaderName { name } | TargetError::HeaderValue { name } => {
             format!("--header {name}")
+        }
+        TargetError::Method { method } => format!("--method {method}"),
+        TargetError::BodyFile { path, .. } | TargetError::BodyTooLarge { path, .. } => {
+            format!("--body-file {}", path.display())
         }
         TargetError::CaFile(_) | TargetError::CaFileWithoutTls { .. } => {
             let ca = args.ca_file.as_deref().unwrap_or(std::path::Path::new(""));

@@ -127,6 +127,9 @@ fn report_comparison(result: &compare::CompareResult, args: &CompareArgs) -> i32
         for line in c.ranking_lines() {
             out.push_str(&format!("  {line}\n"));
         }
+        if let Some(h) = c.headline() {
+            out.push_str(&format!("\nin short: {h}\n"));
+        }
         out.push_str(&format!("\nresults: {}\n", result.dir.display()));
         print(&out);
     }
@@ -144,6 +147,9 @@ fn report_comparison(result: &compare::CompareResult, args: &CompareArgs) -> i32
 /// `compare --runs DIR…`: existing run folders side by side, nothing run.
 fn compare_runs(args: &CompareArgs, jobs: usize) -> Result<i32, Error> {
     let result = compare::compare_runs(&args.runs, args.output.out.as_deref(), jobs)?;
+    for w in &result.warnings {
+        eprintln!("warning: {w}");
+    }
     let c = &result.comparison;
     // Said even with --json and --quiet: a partial run, or one without answers, is no peer of
     // the others (its ratios and fairness are left empty and it ranks last).

@@ -18,11 +18,12 @@ pub fn run(args: &RunArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
     let scenario = scenario::read_scenario(&args.scenario, &args.overrides(), fresh_seed())?;
     scenario.needs_cell().map_err(Error::usage)?;
     if !args.output.quiet && !args.output.json {
+        let threads = scenario.threads_total();
         eprintln!(
-            "running {} (seed {}, {} threads)",
+            "running {} (seed {}, {threads} thread{})",
             scenario.title(),
             scenario.run.seed(),
-            scenario.threads_total()
+            if threads == 1 { "" } else { "s" }
         );
     }
     let started = std::time::Instant::now();
@@ -91,13 +92,8 @@ pub(super) fn report_run(
     }
     let missed: Vec<_> = s.missed().collect();
     for v in &missed {
-        eprintln!(
-            "expect missed: {} = {} is outside [{}, {}]",
-            v.metric,
-            v.value.map_or("null".to_string(), |x| x.to_string()),
-            v.range[0],
-            v.range[1]
-        );
+        // As the table and `check` print it, not the float's every digit.
+        eprintln!("expect missed: {}", crate::compare::verdict_text(v));
     }
     // The table names lost workers; without it, stderr does.
     for d in s.dead_workers.iter().filter(|_| quiet || json) {

@@ -8,13 +8,14 @@ use std::time::Duration;
 
 use super::toml_integer;
 use crate::cli::ServeArgs;
-use crate::engine::live::server::{ServerSettings, ServerState, serve_per_thread};
+use crate::engine::live::server::{Dashboard, ServerSettings, ServerState, serve_per_thread};
 use crate::engine::live::tls::{self, TlsError};
-use crate::engine::live::{ScaledClock, SharedGcra, raise_fd_limit};
+use crate::engine::live::{ScaledClock, SharedGcra, StatusText, raise_fd_limit};
 use crate::error::Error;
 use crate::exit;
 use crate::limiter::{FaultConfig, GcraConfig, Headers, Latency, LimiterConfig, Rule};
 use crate::parallel::cores;
+use crate::progress::StatusLine;
 use crate::recording::{Plan, Recording};
 use crate::report;
 use crate::run::{claim_dir_for, print};
@@ -79,6 +80,8 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
     } else {
         "http"
     };
+    let dashboard = Arc::new(Dashboard::new(clock, recording.is_some()));
+    settings.dashboard = Some(dashboard.clone());
     let state = ServerState::new(settings, clock);
     let threads = args.threads.map_or_else(cores, usize::from);
     let running = match serve_per_thread(args.addr, state.clone(), threads, interrupt) {
@@ -101,10 +104,22 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
         running.addr
     );
     let _ = out.flush();
+    if !args.quiet {
+        eprintln!(
+            "live page: {scheme}://{}/_dashboard (its data: /_dashboard.json)",
+            running.addr
+        );
+    }
     if let Some(d) = args.duration {
         stop_after(clock, d.nanos(), interrupt);
     }
+    let line = {
+        let watch = dashboard.watch.clone();
+        let mut text = StatusText::new(args.duration.map(|d| d.nanos()), true);
+        StatusLine::start(args.quiet, move || text.line(watch.snapshot()))
+    };
     running.join();
+    drop(line);
     print_key_stats(&state);
     if let Some(rec) = recording {
         // With the rule in Redis, the capacity is the rule's own (the state holds none).

@@ -224,6 +224,9 @@ fn compare_html(
         page.paragraph(&scenario.description);
     }
     page.heading("Ranking");
+    if let Some(h) = cmp.headline() {
+        page.paragraph(&format!("In short: {h}."));
+    }
     page.raw(&list(
         &cmp.ranking_lines()
             .iter()
@@ -319,7 +322,10 @@ fn variant_html(dir: &Path, section: &VariantSection) -> String {
             text.push_str(&format!("{}. ", escape(&v.description)));
         }
         if v.set.is_empty() {
-            text.push_str("The scenario as written. ");
+            // `base` says so in its description already.
+            if v.description.is_empty() {
+                text.push_str("The scenario as written. ");
+            }
         } else {
             text.push_str(&format!(
                 "Sets <code>{}</code>. ",

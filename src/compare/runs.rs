@@ -29,6 +29,8 @@ pub struct RunsResult {
     /// Each variant's name, the folder it came from, and what to know of it (partial, no
     /// answers), if anything.
     pub sources: Vec<(String, PathBuf, Option<String>)>,
+    /// Why the runs may not be alike (other scenarios, other lengths), for stderr.
+    pub warnings: Vec<String>,
 }
 
 /// Why `compare --runs` cannot use a folder.
@@ -120,14 +122,33 @@ fn caveat(run: &RunFolder) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
-/// The variant names: each run's own variant name, else its scenario's name, made unique.
+/// The variant names: each run's own variant name, else its scenario's name, with its mode
+/// (`-sim`, `-live`, `-recorded`) when the runs' modes differ, made unique.
 fn names(runs: &[RunFolder]) -> Vec<String> {
+    let shown: Vec<(String, &'static str)> = runs
+        .iter()
+        .map(|r| {
+            let name = r
+                .variant
+                .as_ref()
+                .map_or_else(|| r.scenario.name.clone(), |v| v.name.clone());
+            (name, r.summary.mode.as_str())
+        })
+        .collect();
+    unique_names(&shown)
+}
+
+/// [`names`] from each run's name and mode.
+fn unique_names(runs: &[(String, &str)]) -> Vec<String> {
+    let mixed = runs.iter().any(|(_, m)| *m != runs[0].1);
     let mut out: Vec<String> = Vec::new();
-    for r in runs {
-        let base = r
-            .variant
-            .as_ref()
-            .map_or_else(|| r.scenario.name.clone(), |v| v.name.clone());
+    for (name, mode) in runs {
+        let suffix = format!("-{mode}");
+        let base = if mixed && !name.ends_with(&suffix) {
+            format!("{name}{suffix}")
+        } else {
+            name.clone()
+        };
         let mut name = base.clone();
         let mut n = 2;
         while out.contains(&name) {
@@ -135,6 +156,47 @@ fn names(runs: &[RunFolder]) -> Vec<String> {
             n += 1;
         }
         out.push(name);
+    }
+    out
+}
+
+/// What makes runs side by side hard to read as one comparison: runs of different
+/// scenarios (a recording counts as its scenario's) or of different lengths. Said, not
+/// refused: putting unlike runs together can be the point.
+fn mismatches(runs: &[RunFolder], names: &[String]) -> Vec<String> {
+    let facts: Vec<(String, f64)> = runs
+        .iter()
+        .map(|r| (r.summary.scenario.clone(), r.summary.duration_s))
+        .collect();
+    mismatch_lines(&facts, names)
+}
+
+/// [`mismatches`] from each run's scenario name and length in seconds.
+fn mismatch_lines(runs: &[(String, f64)], names: &[String]) -> Vec<String> {
+    let scenario = |s: &str| s.strip_suffix("-recorded").unwrap_or(s).to_string();
+    let listed = |f: &dyn Fn(&(String, f64)) -> String| {
+        runs.iter()
+            .zip(names)
+            .map(|(r, n)| format!("{n}: {}", f(r)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = Vec::new();
+    let first = scenario(&runs[0].0);
+    if runs.iter().any(|r| scenario(&r.0) != first) {
+        out.push(format!(
+            "these runs are of different scenarios ({}); their numbers are not of one problem",
+            listed(&|r| r.0.clone())
+        ));
+    }
+    let (lo, hi) = runs.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), r| {
+        (lo.min(r.1), hi.max(r.1))
+    });
+    if hi > lo * 1.01 {
+        out.push(format!(
+            "these runs are of different lengths ({}); convergence, waits and peaks depend on it",
+            listed(&|r| format!("{} s", r.1))
+        ));
     }
     out
 }
@@ -161,6 +223,7 @@ pub fn compare_runs(
         .map(|d| load(d))
         .collect::<Result<Vec<_>, _>>()?;
     let names = names(&runs);
+    let warnings = mismatches(&runs, &names);
     let dir = match out {
         Some(d) => claim_given_dir(d)?,
         None => claim_new_dir(Path::new("results"), "runs-compare", SystemTime::now())?,
@@ -198,6 +261,7 @@ pub fn compare_runs(
             .zip(runs.iter().map(caveat))
             .map(|((n, d), c)| (n, d, c))
             .collect(),
+        warnings,
     })
 }
 
@@ -263,6 +327,45 @@ fn place_run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_of_other_modes_are_named_with_their_mode() {
+        let n = |runs: &[(&str, &'static str)]| {
+            let runs: Vec<(String, &str)> = runs.iter().map(|(a, b)| (a.to_string(), *b)).collect();
+            unique_names(&runs)
+        };
+        // Issue 27: a live and a sim run of one scenario were `x` and `x-2`.
+        assert_eq!(n(&[("x", "live"), ("x", "sim")]), ["x-live", "x-sim"]);
+        assert_eq!(n(&[("x", "sim"), ("x", "sim")]), ["x", "x-2"]);
+        assert_eq!(
+            n(&[("x-recorded", "recorded"), ("x", "sim"), ("x", "sim")]),
+            ["x-recorded", "x-sim", "x-sim-2"]
+        );
+    }
+
+    #[test]
+    fn unlike_runs_are_said_to_be_unlike() {
+        let names = vec!["a".to_string(), "b".to_string()];
+        let w = mismatch_lines(
+            &[
+                ("fast_slow".into(), 18000.0),
+                ("heroku_5x5-recorded".into(), 600.0),
+            ],
+            &names,
+        );
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].contains("different scenarios") && w[0].contains("b: heroku_5x5-recorded"));
+        assert!(w[1].contains("different lengths") && w[1].contains("a: 18000 s"));
+        // A recording of the scenario, as long: alike.
+        let w = mismatch_lines(
+            &[
+                ("heroku_5x5".into(), 600.0),
+                ("heroku_5x5-recorded".into(), 600.2),
+            ],
+            &names,
+        );
+        assert!(w.is_empty(), "{w:?}");
+    }
 
     #[test]
     fn folders_that_are_not_runs_are_named() {

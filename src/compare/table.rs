@@ -566,6 +566,76 @@ pub fn verdict_text(e: &ExpectVerdict) -> String {
     )
 }
 
+impl Comparison {
+    /// The comparison in one sentence, as a person asks it ("which is best, and by how
+    /// much?"): the first-ranked variant's means on the first three columns, then how they
+    /// stand against the second's, e.g. `fair-share: no 429s, utilization 0.997, fairness
+    /// 1.000; against schneems: 429s 0.00% vs 1.94%, utilization 0.997 vs 0.999, fairness
+    /// 1.000 vs 0.882`. `None` with fewer than two variants.
+    pub fn headline(&self) -> Option<String> {
+        let find = |name: &String| self.variants.iter().find(|v| &v.name == name);
+        let best = find(self.ranking.first()?)?;
+        let second = find(self.ranking.get(1)?)?;
+        let cols: Vec<&Column> = self
+            .columns
+            .iter()
+            .filter_map(|m| column(m))
+            .take(3)
+            .collect();
+        let mean = |v: &VariantStats, c: &Column| v.metrics.get(c.metric).and_then(|s| s.mean);
+        let text = |x: f64, c: &Column| {
+            let d = c.digits;
+            if c.percent {
+                format!("{:.d$}%", x * 100.0)
+            } else {
+                format!("{x:.d$}")
+            }
+        };
+        let name = |c: &Column| {
+            if c.metric == "ratio_429" {
+                "429s"
+            } else {
+                c.header
+            }
+        };
+        let own: Vec<String> = cols
+            .iter()
+            .filter_map(|c| {
+                let a = mean(best, c)?;
+                Some(if c.metric == "ratio_429" && a == 0.0 {
+                    "no 429s".to_string()
+                } else {
+                    format!("{} {}", name(c), text(a, c))
+                })
+            })
+            .collect();
+        let against: Vec<String> = cols
+            .iter()
+            .filter_map(|c| {
+                let (a, b) = (mean(best, c)?, mean(second, c)?);
+                let lower_by = b / a;
+                Some(if c.better == Better::Lower && a > 0.0 && lower_by >= 1.5 {
+                    format!("{lower_by:.1}× fewer {}", name(c))
+                } else {
+                    format!("{} {} vs {}", name(c), text(a, c), text(b, c))
+                })
+            })
+            .collect();
+        if own.is_empty() {
+            return None;
+        }
+        let mut out = format!("{}: {}", best.name, own.join(", "));
+        if !against.is_empty() {
+            out.push_str(&format!(
+                "; against {}: {}",
+                second.name,
+                against.join(", ")
+            ));
+        }
+        Some(out)
+    }
+}
+
 /// "1.98% ± 0.35", "0.999 ± 0.001", "17760 ± 210 (4/5)", "never".
 pub fn cell(s: &Stat, col: &Column) -> String {
     let scale = if col.percent { 100.0 } else { 1.0 };
@@ -654,6 +724,40 @@ mod tests {
         let missed: Vec<_> = c.missed().map(|(n, _)| n).collect();
         assert_eq!(missed, vec!["a"]);
         assert_eq!((a.missed, b.missed), (1, 0));
+    }
+
+    #[test]
+    fn the_headline_says_who_ranks_first_and_by_how_much() {
+        let c = comparison();
+        // b (1% 429s, utilization 0.95) first; a (3%, 0.98) second.
+        assert_eq!(
+            c.headline().unwrap(),
+            "b: 429s 1.00%, utilization 0.950, fairness 0.900; against a: 3.0× fewer 429s, \
+             utilization 0.950 vs 0.980, fairness 0.900 vs 0.900"
+        );
+        let none = VariantRuns {
+            name: "none".into(),
+            runs: vec![metrics(0.0, 0.9, None)],
+            expect: None,
+        };
+        let some = VariantRuns {
+            name: "some".into(),
+            runs: vec![metrics(0.5, 0.9, None)],
+            expect: None,
+        };
+        let c = Comparison::new("s", &[1], &[none, some], &Expect::new());
+        let h = c.headline().unwrap();
+        assert!(h.starts_with("none: no 429s, "), "{h}");
+        assert!(h.contains("against some: 429s 0.00% vs 50.00%"), "{h}");
+        let alone = VariantRuns {
+            name: "alone".into(),
+            runs: vec![metrics(0.0, 0.9, None)],
+            expect: None,
+        };
+        assert_eq!(
+            Comparison::new("s", &[1], &[alone], &Expect::new()).headline(),
+            None
+        );
     }
 
     #[test]

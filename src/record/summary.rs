@@ -200,6 +200,15 @@ impl RequestTrouble {
     }
 }
 
+/// "every one of the 19 requests failed", or for one, "the one request failed".
+fn all_failed(requests: u64) -> String {
+    if requests == 1 {
+        "the one request failed".to_string()
+    } else {
+        format!("every one of the {requests} requests failed")
+    }
+}
+
 impl std::fmt::Display for RequestTrouble {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -208,17 +217,15 @@ impl std::fmt::Display for RequestTrouble {
                  as missed",
             ),
             RequestTrouble::AllFailed { requests, kinds } if !kinds.is_empty() => {
-                write!(
-                    f,
-                    "every one of the {requests} requests failed (no 2xx and no 429): "
-                )?;
+                write!(f, "{} (no 2xx and no 429): ", all_failed(*requests))?;
                 write_kinds(f, kinds)?;
                 f.write_str("; requests.csv with --log-requests has each one")
             }
             RequestTrouble::AllFailed { requests, .. } => write!(
                 f,
-                "every one of the {requests} requests failed (no 2xx and no 429: refused, reset, \
-                 timed out or another status; requests.csv with --log-requests says which)"
+                "{} (no 2xx and no 429: refused, reset, timed out or another status; \
+                 requests.csv with --log-requests says which)",
+                all_failed(*requests)
             ),
             RequestTrouble::ManyErrors {
                 errors,

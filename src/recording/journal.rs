@@ -4,30 +4,21 @@
 //! file with the number of requests, also capped ([`MAX_JOURNAL_BYTES`]). When `serve` stops,
 //! `replay.rs` reads the file back through the run's `Recorder`.
 
-use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::identity::{ClientName, IdentifiedBy};
+use super::identity::{Capped, ClientName, ClientTable};
+pub use super::identity::{MAX_CLIENTS, MAX_GROUPS, OTHER_GROUP, OVERFLOW_GROUP, OVERFLOW_NAME};
 use crate::engine::live::ScaledClock;
 use crate::engine::live::server::{Observer, Seen, shown_key};
 use crate::exchange::{DEFAULT_KEY, Status};
 use crate::time::Nanos;
 
-/// Distinct clients recorded one by one; requests of clients first seen past this are
-/// recorded together as one client, [`OVERFLOW_NAME`] in group [`OVERFLOW_GROUP`].
-pub const MAX_CLIENTS: usize = 10_000;
-/// Distinct groups; clients of groups first seen past this go to group [`OTHER_GROUP`].
-pub const MAX_GROUPS: usize = 100;
 /// The scratch file's largest size (about 130 million requests); requests past it are counted
 /// but not recorded, and the summary says the recording is partial.
 pub const MAX_JOURNAL_BYTES: u64 = 4_000_000_000;
-
-pub const OVERFLOW_GROUP: &str = "overflow";
-pub const OVERFLOW_NAME: &str = "<overflow>";
-pub const OTHER_GROUP: &str = "other";
 
 /// The scratch file's name in the results folder; removed once the run folder is written.
 pub const JOURNAL_FILE: &str = ".serve-record.journal";
@@ -94,14 +85,8 @@ pub struct Client {
 /// What the serving threads share.
 struct Inner {
     file: BufWriter<File>,
-    /// [`identity`] → client index.
-    index: HashMap<String, u32>,
-    /// Every client's `group/name` as recorded: distinct, even where two keys share a
-    /// fingerprint.
-    shown: HashSet<String>,
+    table: ClientTable,
     clients: Vec<Client>,
-    groups: Vec<String>,
-    overflow: Option<u32>,
     bytes: u64,
     /// Requests heard but not written (the file reached its cap, or a write failed).
     unrecorded: u64,
@@ -114,11 +99,8 @@ impl Inner {
     fn new(file: BufWriter<File>) -> Inner {
         Inner {
             file,
-            index: HashMap::new(),
-            shown: HashSet::new(),
+            table: ClientTable::default(),
             clients: Vec::new(),
-            groups: Vec::new(),
-            overflow: None,
             bytes: 0,
             unrecorded: 0,
             failure: None,
@@ -183,75 +165,37 @@ impl Journal {
 impl Inner {
     /// The index of the client `id` (with the key of its first request), registering it while
     /// the caps allow; past them, the overflow client's or another group's.
-    fn client(&mut self, mut id: ClientName, key: Option<&str>, t: Nanos) -> u32 {
-        if let Some(&i) = self.index.get(&identity(&id, key)) {
-            return i;
-        }
-        if self.clients.len() >= MAX_CLIENTS {
-            if let Some(i) = self.overflow {
-                return i;
-            }
-            eprintln!(
+    fn client(&mut self, id: ClientName, key: Option<&str>, t: Nanos) -> u32 {
+        let (i, new, capped) = self.table.client(id, key);
+        match capped {
+            Some(Capped::Clients) => crate::progress::warn(&format!(
                 "serve --record: {MAX_CLIENTS} distinct clients recorded; requests of clients \
                  first seen from now on are recorded together as {OVERFLOW_GROUP}/{OVERFLOW_NAME}"
-            );
-            id = ClientName {
-                group: OVERFLOW_GROUP.into(),
-                name: OVERFLOW_NAME.into(),
-                by: IdentifiedBy::Header,
-            };
-            let i = self.push(id, key, t);
-            self.overflow = Some(i);
-            return i;
+            )),
+            Some(Capped::Groups) => crate::progress::warn(&format!(
+                "serve --record: {MAX_GROUPS} client groups recorded; clients of groups \
+                 first seen from now on are recorded in group {OTHER_GROUP}"
+            )),
+            None => {}
         }
-        if !self.groups.contains(&id.group) {
-            if self.groups.len() >= MAX_GROUPS {
-                if !self.groups.iter().any(|g| g == OTHER_GROUP) {
-                    eprintln!(
-                        "serve --record: {MAX_GROUPS} client groups recorded; clients of groups \
-                         first seen from now on are recorded in group {OTHER_GROUP}"
-                    );
-                }
-                id.group = OTHER_GROUP.into();
-                if let Some(&i) = self.index.get(&identity(&id, key)) {
-                    return i;
-                }
-            }
-            if !self.groups.contains(&id.group) {
-                self.groups.push(id.group.clone());
-            }
+        if new {
+            self.clients.push(Client {
+                id: self.table.name(i).clone(),
+                key: shown_key(key.unwrap_or(DEFAULT_KEY)),
+                first_at: t,
+            });
         }
-        self.push(id, key, t)
-    }
-
-    fn push(&mut self, mut id: ClientName, key: Option<&str>, t: Nanos) -> u32 {
-        let i = self.clients.len() as u32;
-        self.index.insert(identity(&id, key), i);
-        // Two clients never share a name: the later of two keys with one fingerprint is
-        // `key:fnv:…#2`.
-        let base = id.name.clone();
-        let mut n = 1;
-        while self.shown.contains(&id.key()) {
-            n += 1;
-            id.name = format!("{base}#{n}");
-        }
-        self.shown.insert(id.key());
-        self.clients.push(Client {
-            id,
-            key: shown_key(key.unwrap_or(DEFAULT_KEY)),
-            first_at: t,
-        });
         i
     }
 
     fn write(&mut self, e: &Entry, path: &Path) {
         if self.failure.is_some() || self.bytes + RECORD_BYTES as u64 > MAX_JOURNAL_BYTES {
             if self.unrecorded == 0 && self.failure.is_none() {
-                eprintln!(
+                crate::progress::warn(&format!(
                     "serve --record: the recording reached its cap of {} GB; later requests are \
                      counted but not recorded (the summary will say partial)",
                     MAX_JOURNAL_BYTES / 1_000_000_000
-                );
+                ));
             }
             self.unrecorded += 1;
             return;
@@ -259,22 +203,14 @@ impl Inner {
         match self.file.write_all(&e.encode()) {
             Ok(()) => self.bytes += RECORD_BYTES as u64,
             Err(err) => {
-                eprintln!("serve --record: cannot write {}: {err}", path.display());
+                crate::progress::warn(&format!(
+                    "serve --record: cannot write {}: {err}",
+                    path.display()
+                ));
                 self.failure = Some(format!("{}: {err}", path.display()));
                 self.unrecorded += 1;
             }
         }
-    }
-}
-
-/// What tells a recorded client apart: its `group/name`, except that a client named by its
-/// key is told apart by the whole key, not by the fingerprint its name shows (two tokens
-/// may share one: `Bearer tok157397` and `Bearer tok678860` both show `fnv:820a5676`).
-fn identity(id: &ClientName, key: Option<&str>) -> String {
-    match (id.by, key) {
-        // A NUL never appears in a header value, so this never equals a `group/name`.
-        (IdentifiedBy::Key, Some(k)) => format!("{}\0{k}", id.group),
-        _ => id.key(),
     }
 }
 
@@ -342,81 +278,5 @@ mod tests {
             ..e
         };
         assert_eq!(Entry::decode(&e.encode()), e);
-    }
-
-    fn inner(dir: &Path) -> Inner {
-        Inner::new(BufWriter::new(File::create(dir.join("j")).unwrap()))
-    }
-
-    fn named(group: &str, name: &str) -> ClientName {
-        ClientName {
-            group: group.into(),
-            name: name.into(),
-            by: IdentifiedBy::Header,
-        }
-    }
-
-    #[test]
-    fn a_flood_of_client_ids_stops_at_the_cap() {
-        let tmp = tempfile::tempdir().unwrap();
-        let mut j = inner(tmp.path());
-        assert_eq!(j.client(named("a", "x"), None, 0), 0);
-        assert_eq!(j.client(named("a", "x"), Some("k"), 0), 0);
-        for i in 1..MAX_CLIENTS {
-            j.client(named("a", &format!("c{i}")), None, 0);
-        }
-        let over = j.client(named("a", "one-more"), None, 0);
-        assert_eq!(j.client(named("b", "and-another"), None, 0), over);
-        assert_eq!(j.clients.len(), MAX_CLIENTS + 1);
-        assert_eq!(j.clients[over as usize].id.name, OVERFLOW_NAME);
-    }
-
-    #[test]
-    fn two_keys_with_one_fingerprint_are_two_clients() {
-        // Issue 23, bug 8: both show as fnv:820a5676; they were recorded as one client.
-        let tmp = tempfile::tempdir().unwrap();
-        let mut j = inner(tmp.path());
-        let peer = "127.0.0.1".parse().unwrap();
-        let (a, b) = ("Bearer tok157397", "Bearer tok678860");
-        let ca = j.client(ClientName::of(None, Some(a), peer), Some(a), 0);
-        let cb = j.client(ClientName::of(None, Some(b), peer), Some(b), 1);
-        assert_ne!(ca, cb);
-        assert_eq!(
-            j.client(ClientName::of(None, Some(a), peer), Some(a), 2),
-            ca
-        );
-        assert_eq!(
-            j.client(ClientName::of(None, Some(b), peer), Some(b), 3),
-            cb
-        );
-        let (na, nb) = (
-            &j.clients[ca as usize].id.name,
-            &j.clients[cb as usize].id.name,
-        );
-        assert_eq!(na, "key:fnv:820a5676");
-        assert_eq!(nb, "key:fnv:820a5676#2");
-        // A client that names itself so takes no other's place either.
-        let c = j.client(named(DEFAULT_GROUP_NAME, "key:fnv:820a5676#2"), None, 4);
-        assert_ne!(c, cb);
-        assert_eq!(j.clients[c as usize].id.name, "key:fnv:820a5676#2#2");
-    }
-
-    const DEFAULT_GROUP_NAME: &str = super::super::identity::DEFAULT_GROUP;
-
-    #[test]
-    fn groups_past_the_cap_share_one() {
-        let tmp = tempfile::tempdir().unwrap();
-        let mut j = inner(tmp.path());
-        for g in 0..MAX_GROUPS {
-            j.client(named(&format!("g{g}"), "c"), None, 0);
-        }
-        let a = j.client(named("late", "c"), None, 0);
-        let b = j.client(named("later", "d"), None, 0);
-        assert_ne!(a, b);
-        assert_eq!(j.clients[a as usize].id.group, OTHER_GROUP);
-        assert_eq!(j.clients[b as usize].id.group, OTHER_GROUP);
-        assert_eq!(j.groups.len(), MAX_GROUPS + 1);
-        // The same late client again is the same one.
-        assert_eq!(j.client(named("late", "c"), None, 0), a);
     }
 }

@@ -7,7 +7,7 @@
 //! and `report.html`, plus `clients.csv` naming every client. Metric definitions, and where
 //! they differ from the sim's: docs/serve-record.md.
 
-pub mod identity;
+pub use crate::engine::live::server::identity;
 pub mod journal;
 pub mod replay;
 

@@ -115,6 +115,14 @@ fn y_top<'a>(values: impl IntoIterator<Item = &'a f64>) -> f64 {
     if max > 0.0 { max * 1.08 } else { 1.0 }
 }
 
+/// The top of a y axis that leaves room above `data_top` for a legend of `rows` entries in a
+/// top corner, so the legend covers no data: the plot is about 430 px tall and a legend row
+/// about 20 px, with 24 px of frame.
+fn top_with_legend(data_top: f64, rows: usize) -> f64 {
+    let share = ((rows as f64 * 20.0 + 24.0) / 430.0).min(0.6);
+    data_top / (1.0 - share)
+}
+
 type Axis = plotters::coord::types::RangedCoordf64;
 type Plane = Cartesian2d<Axis, Axis>;
 
@@ -264,6 +272,11 @@ impl Chart for SleepChart<'_> {
                 "sleep values per group: median, 10-90 % and min-max over processes",
             ),
         };
+        let rows = match &d.sleep {
+            SleepSeries::Lines(lines) => lines.len(),
+            SleepSeries::Bands(bands) => bands.len() * 3,
+        };
+        let top = top_with_legend(top, rows);
         let mut chart = frame(area, &self.heading.title(what), 0.0..x_max, 0.0..top, 64)?;
         grid(
             &mut chart,
@@ -385,7 +398,10 @@ impl Chart for RatioChart<'_> {
             .filter_map(|l| l.times.last())
             .fold(0.0f64, |a, &b| a.max(self.axis.x(b)))
             .max(1e-9);
-        let top = y_top(self.lines.iter().flat_map(|l| &l.ratio)) * 100.0;
+        let top = top_with_legend(
+            y_top(self.lines.iter().flat_map(|l| &l.ratio)) * 100.0,
+            self.lines.len(),
+        );
         let mut chart = frame(
             area,
             &self
@@ -445,7 +461,10 @@ impl Chart for RemainingChart<'_> {
         let d = self.data;
         let xs: Vec<f64> = d.times.iter().map(|&t| self.axis.x(t)).collect();
         let x_max = xs.last().copied().unwrap_or(1.0).max(1e-9);
-        let top = y_top(d.remaining.iter().flat_map(|r| &r.max));
+        let top = top_with_legend(
+            y_top(d.remaining.iter().flat_map(|r| &r.max)),
+            d.remaining.len() * 2,
+        );
         let mut chart = frame(
             area,
             &self
@@ -526,19 +545,32 @@ impl OkPerThreadChart<'_> {
                 .iter(),
         );
         let mean = d.threads.iter().map(|t| t.ok as f64).sum::<f64>() / n.max(1) as f64;
+        // The legend (each group and the mean) above the tallest bar.
+        let top = top_with_legend(top, d.groups.len() + 1);
+        // Thread i's bar is centred on i, so the axis numbers the threads (0, 1, 2, 3 for
+        // four), not the spaces between them (0.5, 1.5, …).
         let mut chart = frame(
             area,
             &self.heading.title("successful requests per thread"),
-            0.0..n.max(1) as f64,
+            -0.5..n.max(1) as f64 - 0.5,
             0.0..top,
             72,
         )?;
+        let whole = |v: &f64| {
+            if v.fract() == 0.0 && *v >= 0.0 {
+                format!("{v:.0}")
+            } else {
+                String::new()
+            }
+        };
         grid(
             &mut chart,
             "thread (grouped by client group, then process)",
             "2xx responses over the run (count)",
             |m| {
-                m.disable_x_mesh();
+                m.disable_x_mesh()
+                    .x_labels(n.clamp(2, 20))
+                    .x_label_formatter(&whole);
             },
         )?;
         for (gi, name) in d.groups.iter().enumerate() {
@@ -550,7 +582,7 @@ impl OkPerThreadChart<'_> {
                 .filter(|(_, t)| t.group == gi)
                 .map(|(i, t)| {
                     Rectangle::new(
-                        [(i as f64 + 0.12, 0.0), (i as f64 + 0.88, t.ok as f64)],
+                        [(i as f64 - 0.38, 0.0), (i as f64 + 0.38, t.ok as f64)],
                         c.filled(),
                     )
                 })
@@ -563,13 +595,13 @@ impl OkPerThreadChart<'_> {
         }
         chart
             .draw_series(std::iter::once(PathElement::new(
-                vec![(0.0, mean), (n as f64, mean)],
+                vec![(-0.5, mean), (n as f64 - 0.5, mean)],
                 BLACK.stroke_width(2),
             )))
             .map_err(err)?
             .label(format!("mean {mean:.0} (an equal share)"))
             .legend(legend_line(RGBColor(0, 0, 0)));
-        legend(&mut chart, SeriesLabelPosition::LowerRight)
+        legend(&mut chart, SeriesLabelPosition::UpperRight)
     }
 
     fn histogram<DB: DrawingBackend>(
@@ -598,7 +630,7 @@ impl OkPerThreadChart<'_> {
                 d.threads.len()
             )),
             lo..(lo + width * BINS as f64),
-            0.0..tallest * 1.08,
+            0.0..top_with_legend(tallest * 1.08, d.groups.len()),
             72,
         )?;
         grid(
@@ -679,7 +711,9 @@ impl Chart for TradeoffChart<'_> {
             (x0, x1) = (0.0, 1.0);
         }
         let pad = ((x1 - x0) * 0.15).max(0.002);
-        let (x0, x1) = ((x0 - pad).max(0.0), x1 + pad);
+        // Utilization is at most 1 (a live run can pass it a little): the axis goes past 1
+        // only where a point does.
+        let (x0, x1) = ((x0 - pad).max(0.0), (x1 + pad).min(x1.max(1.0)));
         let top = y_top(
             self.points
                 .iter()
@@ -690,6 +724,7 @@ impl Chart for TradeoffChart<'_> {
                 .collect::<Vec<_>>()
                 .iter(),
         ) * 100.0;
+        let top = top_with_legend(top, self.points.len());
         let mut chart = frame(
             area,
             &self.heading.title("429 ratio against utilization"),
@@ -775,7 +810,7 @@ impl Chart for FairnessChart<'_> {
                     .x_label_formatter(&label);
             },
         )?;
-        for (i, (name, mean, interval, seeds)) in self.bars.iter().enumerate() {
+        for (i, (_, mean, interval, seeds)) in self.bars.iter().enumerate() {
             let c = colour(i);
             let x = i as f64;
             chart
@@ -783,9 +818,8 @@ impl Chart for FairnessChart<'_> {
                     [(x + 0.2, 0.0), (x + 0.8, *mean)],
                     c.mix(0.75).filled(),
                 )))
-                .map_err(err)?
-                .label(name.clone())
-                .legend(legend_box(c, 0.75));
+                .map_err(err)?;
+            // The interval comes clamped to [0, 1] from the stats (issue 23).
             if let Some(&(lo, hi)) = interval.as_ref() {
                 chart
                     .draw_series([
@@ -803,7 +837,8 @@ impl Chart for FairnessChart<'_> {
                 )
                 .map_err(err)?;
         }
-        legend(&mut chart, SeriesLabelPosition::LowerRight)
+        // No legend: each bar is named under it, and a legend sat on the bars.
+        Ok(())
     }
 }
 
@@ -822,6 +857,52 @@ mod tests {
         let b = band(&xs, &[0.0, 0.0, f64::NAN, 1.0], &[2.0, 2.0, f64::NAN, 3.0]);
         assert_eq!(b.len(), 2);
         assert_eq!(b[0], vec![(1.0, 2.0), (2.0, 2.0), (2.0, 0.0), (1.0, 0.0)]);
+    }
+
+    #[test]
+    fn a_legend_in_a_top_corner_has_room_above_the_data() {
+        // Four rows of 20 px and the frame: 104 of the plot's 430 px.
+        let top = top_with_legend(100.0, 4);
+        assert!((100.0 / top - (1.0 - 104.0 / 430.0)).abs() < 1e-12);
+        assert!(top_with_legend(100.0, 1000) <= 100.0 / 0.4 + 1e-9, "capped");
+    }
+
+    /// The numbers of a chart's axes as its SVG draws them.
+    fn tick_texts(svg: &str) -> Vec<f64> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| t.split('>').nth(1)?.split('<').next()?.trim().parse().ok())
+            .collect()
+    }
+
+    #[test]
+    fn utilization_axis_and_intervals_stop_at_1() {
+        let heading = Heading {
+            scenario: "s".into(),
+            variant: None,
+            detail: String::new(),
+        };
+        // Issue 27: a mean of 0.999 ± 0.007 drew an axis to 1.002 and beyond; the padding
+        // alone still took it past 1.
+        let chart = TradeoffChart {
+            heading: &heading,
+            points: vec![VariantPoint {
+                name: "a".into(),
+                x: 0.999,
+                // Clamped to 1 by the stats (issue 23); the axis's padding is this chart's.
+                x_interval: Some((0.992, 1.0)),
+                y: 0.01,
+                y_interval: Some((0.008, 0.012)),
+                seeds: vec![(0.998, 0.01), (1.0, 0.012)],
+            }],
+        };
+        let svg = crate::report::canvas::render(&chart).unwrap().svg;
+        let ticks = tick_texts(&svg);
+        assert!(ticks.contains(&1.0), "{ticks:?}");
+        assert!(
+            !ticks.iter().any(|&t| t > 1.0 && t < 1.1),
+            "utilization ticks past 1: {ticks:?}"
+        );
     }
 
     #[test]

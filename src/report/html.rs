@@ -25,6 +25,7 @@ main{max-width:1060px;margin:0 auto;padding:24px 28px 48px;background:#fff}\
 h1{font-size:1.7em;margin:.2em 0 .1em}h2{font-size:1.25em;margin:1.6em 0 .5em;border-bottom:1px solid #ddd;padding-bottom:.2em}\
 p.meta{color:#555;margin-top:0}\
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:.92em}\
+div.scroll{overflow-x:auto;max-width:100%}\
 th,td{padding:4px 10px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}\
 th:first-child,td:first-child{text-align:left}th{background:#f0f0ee}\
 td.best{font-weight:bold;color:#14632a}\
@@ -89,9 +90,11 @@ impl Page {
     }
 }
 
-/// An HTML table; `best(row, column)` marks a cell as the best of its column.
+/// An HTML table; `best(row, column)` marks a cell as the best of its column. It sits in a box
+/// of its own that scrolls sideways when the table is wider than the page's column, so the
+/// page itself never does.
 pub fn table(t: &Table, best: impl Fn(usize, usize) -> bool) -> String {
-    let mut out = String::from("<table>\n<thead><tr>");
+    let mut out = String::from("<div class=\"scroll\">\n<table>\n<thead><tr>");
     for h in t.header() {
         out.push_str(&format!("<th>{}</th>", escape(h)));
     }
@@ -107,7 +110,7 @@ pub fn table(t: &Table, best: impl Fn(usize, usize) -> bool) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody>\n</table>\n");
+    out.push_str("</tbody>\n</table>\n</div>\n");
     out
 }
 

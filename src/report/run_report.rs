@@ -12,7 +12,7 @@ use super::charts::{Heading, OkPerThreadChart, RatioChart, RemainingChart, Sleep
 use super::html::{Page, escape, list, table};
 use super::series::{SeriesData, read_series};
 use super::{metrics_table, processes_table};
-use crate::record::Summary;
+use crate::record::{RunMode, Summary};
 use crate::scenario::{Scenario, read_scenario};
 
 /// `variant.toml`: written into the run folders a comparison makes, naming the variant, so
@@ -93,7 +93,11 @@ impl RunFolder {
         Heading {
             scenario: self.scenario.name.clone(),
             variant: self.variant.as_ref().map(|v| v.name.clone()),
-            detail: format!("seed {}", self.summary.seed),
+            // A recording has no seed of its own: its clients' randomness is theirs.
+            detail: match self.summary.mode {
+                RunMode::Recorded => "recorded".to_string(),
+                _ => format!("seed {}", self.summary.seed),
+            },
         }
     }
 
@@ -139,7 +143,8 @@ pub fn caption(stem: &str) -> &'static str {
         "ratio_429" => {
             "The share of requests the server refused with 429, over a rolling window. Flat \
              and low is good; spikes show when the clients overshot the limit (typically at \
-             the start, when the bucket runs dry, or when clients join)."
+             the start, when the bucket runs dry, or when clients join). A window in which \
+             nobody sent (every client waiting) had no 429 and shows 0."
         }
         "remaining" => {
             "The server's RateLimit-Remaining as the clients saw it: the line is the median \
@@ -220,6 +225,36 @@ fn verdicts_html(s: &Summary) -> Option<String> {
     Some(list(&items))
 }
 
+/// The line under a run report's title: the mode, the seed (a recording has none: its clients'
+/// randomness is their own), the length and who ran.
+fn run_meta(s: &Summary, threads: u64) -> String {
+    let n = |count: u64, one: &str, many: &str| {
+        format!("{count} {}", if count == 1 { one } else { many })
+    };
+    let processes = s.processes.len() as u64;
+    let who = if s.mode == RunMode::Recorded {
+        // One process of one thread per recorded client.
+        n(processes, "client", "clients")
+    } else {
+        format!(
+            "{} in {}",
+            n(threads, "thread", "threads"),
+            n(processes, "process", "processes")
+        )
+    };
+    let seed = match s.mode {
+        RunMode::Recorded => String::new(),
+        _ => format!(", seed {}", s.seed),
+    };
+    format!(
+        "{} mode{seed}, {} s{}, {who}, throttle-sim {}",
+        s.mode,
+        s.duration_s,
+        if s.partial { " (PARTIAL run)" } else { "" },
+        s.version
+    )
+}
+
 fn run_html(run: &RunFolder, charts: &[WrittenChart]) -> String {
     let s = &run.summary;
     let sc = &run.scenario;
@@ -228,16 +263,7 @@ fn run_html(run: &RunFolder, charts: &[WrittenChart]) -> String {
         None => sc.name.clone(),
     };
     let mut page = Page::new(&title);
-    page.meta(&format!(
-        "{} mode, seed {}, {} s{}, {} threads in {} processes, throttle-sim {}",
-        s.mode,
-        s.seed,
-        s.duration_s,
-        if s.partial { " (PARTIAL run)" } else { "" },
-        sc.threads_total(),
-        s.processes.len(),
-        s.version
-    ));
+    page.meta(&run_meta(s, sc.threads_total()));
     if !sc.description.is_empty() {
         page.paragraph(&sc.description);
     }

@@ -88,8 +88,16 @@ pub struct SeriesData {
 }
 
 impl SeriesData {
-    /// The rolling 429 ratio of `counts[i]` over `window` buckets (NaN with no requests).
+    /// The rolling 429 ratio of `counts[i]` over `window` buckets: NaN before the first
+    /// request and after the last; a window without requests in between (the clients all
+    /// waiting, as a recording's do) got no 429 and shows 0, so the line does not stop in
+    /// mid-air.
     pub fn rolling_ratio(&self, i: usize, window: usize) -> Vec<f64> {
+        zero_between(self.rolling_ratio_sent(i, window))
+    }
+
+    /// The rolling 429 ratio of `counts[i]` over `window` buckets (NaN with no requests).
+    fn rolling_ratio_sent(&self, i: usize, window: usize) -> Vec<f64> {
         let c = &self.counts[i];
         let window = window.max(1);
         let (mut req, mut lim) = (0u64, 0u64);
@@ -655,10 +663,36 @@ fn empty_sleep(
     }
 }
 
+/// NaN between the first and the last finite value made 0; the ends left NaN.
+fn zero_between(mut v: Vec<f64>) -> Vec<f64> {
+    let first = v.iter().position(|x| x.is_finite());
+    let last = v.iter().rposition(|x| x.is_finite());
+    if let (Some(a), Some(b)) = (first, last) {
+        for x in &mut v[a..=b] {
+            if x.is_nan() {
+                *x = 0.0;
+            }
+        }
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::scenario::parse_scenario;
+
+    #[test]
+    fn a_ratio_line_goes_on_through_windows_without_requests() {
+        let n = f64::NAN;
+        let v = zero_between(vec![n, 0.5, n, n, 0.25, n]);
+        assert!(
+            v[0].is_nan() && v[5].is_nan(),
+            "not before the first or after the last"
+        );
+        assert_eq!(&v[1..5], &[0.5, 0.0, 0.0, 0.25]);
+        assert!(zero_between(vec![n, n]).iter().all(|x| x.is_nan()));
+    }
 
     fn scenario(extra: &str) -> Scenario {
         let text = format!(

@@ -113,7 +113,7 @@ fn verdict_lines(s: &Summary) -> Vec<String> {
 /// The one-screen summary printed at the end of a run.
 pub fn terminal_summary(s: &Summary) -> String {
     let mut out = format!(
-        "{}: {} s {}{}, seed {}\n\n",
+        "{}: {} s {}{}{}\n\n",
         s.scenario,
         s.duration_s,
         match s.mode {
@@ -122,7 +122,11 @@ pub fn terminal_summary(s: &Summary) -> String {
             RunMode::Recorded => "recorded by serve",
         },
         if s.partial { " (PARTIAL)" } else { "" },
-        s.seed
+        // A recording's clients drew their own randomness: it has no seed.
+        match s.mode {
+            RunMode::Recorded => String::new(),
+            _ => format!(", seed {}", s.seed),
+        }
     );
     out.push_str(&metrics_table(s).plain());
     if s.processes.len() <= MAX_PROCESSES_ON_SCREEN {

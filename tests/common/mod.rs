@@ -1,6 +1,6 @@
 //! Test support shared by the test binaries (`tests/sim`, `tests/live`): the binary,
-//! a child that is killed when a test fails, `serve` on a free port, and a hostile server
-//! whose answers a test scripts (`hostile.rs`).
+//! a child that is killed when a test fails, `serve` on a free port, a page's DOM from a
+//! headless Chromium, and a hostile server whose answers a test scripts (`hostile.rs`).
 
 #![allow(dead_code)] // each test crate uses its own part of this module
 
@@ -126,4 +126,33 @@ pub fn http_get(addr: &str, target: &str, extra: &str, timeout: Duration) -> (u1
         .and_then(|c| c.parse().ok())
         .unwrap_or_else(|| panic!("no status in {text:?}"));
     (status, text.to_lowercase())
+}
+
+/// The page's DOM after its script ran for `budget_ms` of the browser's virtual time (its
+/// polls and fetches included), from a fresh headless Chromium with its network features off,
+/// in a window `width` pixels wide. The tests that call it are ignored where `no_chromium`.
+pub fn dom_after_scripts(url: &str, budget_ms: u32, width: u32) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let out = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--virtual-time-budget={budget_ms}"))
+        .arg(format!("--window-size={width},1200"))
+        .arg("--dump-dom")
+        .arg(url)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .expect("chromium starts");
+    assert!(out.status.success(), "chromium failed: {:?}", out.status);
+    String::from_utf8(out.stdout).unwrap()
 }

@@ -10,6 +10,8 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod client_body;
+mod dashboard;
 mod fit;
 mod hostile;
 mod hostile_serve;

@@ -103,6 +103,15 @@ fn clients_are_told_apart_by_header_key_and_peer_and_counted_exactly() {
         printed.contains("recorded 8 requests of 4 clients"),
         "{printed}"
     );
+    // A recording has no seed: its clients drew their own randomness (issue 27).
+    assert!(printed.contains("recorded by serve\n"), "{printed}");
+    assert!(!printed.contains("seed"), "{printed}");
+    let report = std::fs::read_to_string(rec.join("report.html")).unwrap();
+    assert!(
+        report.contains("recorded mode, 300 s, 4 clients,"),
+        "no seed in the report's header"
+    );
+    assert!(!report.contains("(seed "), "no seed in the charts' titles");
 
     let s = summary(&rec);
     assert_eq!(s["mode"], "recorded");
@@ -287,7 +296,14 @@ fn the_python_example_client_is_measured_and_compared_with_a_sim_run() {
         .iter()
         .map(|v| v["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["serve-recorded", "same"]);
+    // Runs of two modes are named with their mode (issue 27).
+    assert_eq!(names, ["serve-recorded", "same-sim"]);
+    // serve's own scenario is not `same`, and the recording's length is its own: said.
+    let err = String::from_utf8_lossy(&shown.stderr);
+    assert!(
+        err.contains("warning: these runs are of different scenarios"),
+        "{err}"
+    );
     let recorded_ratio = c["variants"][0]["metrics"]["ratio_429"]["mean"].as_f64();
     assert_eq!(recorded_ratio, s["ratio_429"].as_f64());
     assert!(cmp.join("report.html").is_file());

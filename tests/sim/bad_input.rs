@@ -683,7 +683,7 @@ fn cases() -> Vec<Case> {
         case(
             "client --target http://{stalled}/ --algorithm fixed --set clients.*.sleep=50ms --duration 300ms --timeout 1h --quiet --out {tmp}/c",
             4,
-            "every one of the 1 requests failed (no 2xx and no 429): 1 timed out",
+            "the one request failed (no 2xx and no 429): 1 timed out",
         ),
         case("client --target {longurl}", 2, "aaaaaaaaaa… (7002"),
         case(
@@ -995,4 +995,32 @@ fn every_bad_input_gets_its_exit_code_and_message() {
     }
     drop(busy);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Issue 27: every problem of a file is an error of its own line; the second printed
+/// without the `error:` prefix, as if it went on the first.
+#[test]
+fn every_problem_of_a_file_is_its_own_error_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("two.toml");
+    let bad = BASE
+        .replacen("duration = \"1h\"", "duration = \"bogus\"", 1)
+        .replacen("threads = 2", "threads = 2\nalgorithm = \"nope\"", 1);
+    std::fs::write(&file, bad).unwrap();
+    let out = Command::new(exe())
+        .arg("run")
+        .arg(&file)
+        .args(["--quiet", "--out"])
+        .arg(tmp.path().join("r"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(lines.iter().all(|l| l.starts_with("error: ")), "{err}");
+    assert!(
+        lines[0].contains("run.duration") && lines[1].contains("algorithm"),
+        "{err}"
+    );
 }

@@ -25,6 +25,7 @@ mod loader_fuzz;
 mod oracle_bound;
 mod registry;
 mod report_cli;
+mod report_layout;
 mod retry_rate;
 mod scenarios;
 mod seed_002_behaviours;

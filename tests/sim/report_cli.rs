@@ -138,6 +138,14 @@ fn compare_gives_the_same_bytes_for_the_same_seeds_whatever_the_jobs() {
             assert!(d.join(f).is_file(), "{v}/{f} missing");
         }
     }
+    // Issue 27: `base` was "the scenario as written. The scenario as written."
+    let html = fs::read_to_string(a.join("report.html")).unwrap();
+    assert_eq!(
+        html.to_lowercase()
+            .matches("the scenario as written")
+            .count(),
+        1
+    );
 }
 
 #[test]
@@ -459,4 +467,17 @@ fn check_prints_verdicts_and_exits_by_the_worst() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v[0]["outcome"], "pass");
     assert_eq!(v[0]["verdicts"][0]["pass"], true);
+}
+
+/// Issue 27: piped, `check` said "(seed 42): pass" while judging the mean of several seeds.
+#[test]
+fn check_says_the_mean_over_seeds_on_stderr_too() {
+    let a = bin()
+        .arg("check")
+        .arg(scenario("fast_slow.toml"))
+        .args(["--set", "run.duration=20m", "--seeds", "3"])
+        .assert();
+    let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("(mean over 3 seeds from 42): pass"), "{err}");
+    assert!(!err.contains("(seed 42)"), "{err}");
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::client::conn::http1::{self, SendRequest};
 use hyper::header::{HOST, HeaderMap, HeaderName, HeaderValue};
@@ -34,9 +34,15 @@ pub struct Target {
     /// The request target: path and query.
     path: String,
     headers: HeaderMap,
+    /// `client --method` (GET by default) and `--body` / `--body-file` (empty by default).
+    method: Method,
+    body: Bytes,
     /// For `https://`: the name the certificate must carry and what the client trusts.
     tls: Option<Tls>,
 }
+
+/// The largest request body `client --body-file` sends: one copy is held per worker process.
+pub const MAX_REQUEST_BODY: u64 = 16 << 20;
 
 #[derive(Clone, Debug)]
 struct Tls {
@@ -69,6 +75,34 @@ pub enum TargetError {
     HeaderName { name: String },
     #[error("not a header value")]
     HeaderValue { name: String },
+    #[error("not an HTTP method (a token such as GET, POST, PUT, PATCH or DELETE)")]
+    Method { method: String },
+    #[error("cannot read it: {reason}")]
+    BodyFile { path: PathBuf, reason: String },
+    #[error("is {size} bytes; a request body may be at most {MAX_REQUEST_BODY} bytes")]
+    BodyTooLarge { path: PathBuf, size: u64 },
+}
+
+/// The bytes of `client --body-file PATH`, at most [`MAX_REQUEST_BODY`] of them.
+pub fn read_body_file(path: &Path) -> Result<Bytes, TargetError> {
+    use std::io::Read;
+    let failed = |e: std::io::Error| TargetError::BodyFile {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    };
+    let file = std::fs::File::open(path).map_err(failed)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_REQUEST_BODY + 1)
+        .read_to_end(&mut bytes)
+        .map_err(failed)?;
+    if bytes.len() as u64 > MAX_REQUEST_BODY {
+        let size = std::fs::metadata(path).map_or(bytes.len() as u64, |m| m.len());
+        return Err(TargetError::BodyTooLarge {
+            path: path.to_path_buf(),
+            size,
+        });
+    }
+    Ok(Bytes::from(bytes))
 }
 
 impl Target {
@@ -127,8 +161,21 @@ impl Target {
                 .path_and_query()
                 .map_or("/".to_string(), |p| p.as_str().to_string()),
             headers: map,
+            method: Method::GET,
+            body: Bytes::new(),
             tls,
         })
+    }
+
+    /// Send `method` (as typed: `POST`, `put`, …; an extension method too) with `body`
+    /// instead of an empty GET.
+    pub fn with_request(mut self, method: &str, body: Bytes) -> Result<Target, TargetError> {
+        let upper = method.trim().to_ascii_uppercase();
+        self.method = Method::from_bytes(upper.as_bytes()).map_err(|_| TargetError::Method {
+            method: method.to_string(),
+        })?;
+        self.body = body;
+        Ok(self)
     }
 
     /// `host:port`, as errors name it.
@@ -230,7 +277,7 @@ impl Exchange {
 pub struct HttpClient {
     target: Target,
     timeout: std::time::Duration,
-    sender: Option<SendRequest<Empty<Bytes>>>,
+    sender: Option<SendRequest<Full<Bytes>>>,
     /// Set for our own server: stamp each request with the run's time as it goes out
     /// ([`SENT_AT`]).
     stamp: Option<ScaledClock>,
@@ -253,7 +300,7 @@ impl HttpClient {
         self
     }
 
-    /// Send one GET; a transport failure or the timeout gives an exchange without a status,
+    /// Send one request (a GET unless [`Target::with_request`] said otherwise); a transport failure or the timeout gives an exchange without a status,
     /// and the next call opens a fresh connection.
     pub async fn send(&mut self) -> Exchange {
         let started = Instant::now();
@@ -298,9 +345,9 @@ impl HttpClient {
         let sender = self.sender.as_mut().expect("just connected");
         sender.ready().await?;
         let mut req = Request::builder()
-            .method(Method::GET)
+            .method(self.target.method.clone())
             .uri(self.target.path.as_str())
-            .body(Empty::<Bytes>::new())?;
+            .body(Full::new(self.target.body.clone()))?;
         *req.headers_mut() = self.target.headers.clone();
         if let Some(clock) = &self.stamp {
             req.headers_mut()
@@ -320,7 +367,7 @@ impl HttpClient {
 
     async fn connect(
         &self,
-    ) -> Result<SendRequest<Empty<Bytes>>, Box<dyn std::error::Error + Send + Sync>> {
+    ) -> Result<SendRequest<Full<Bytes>>, Box<dyn std::error::Error + Send + Sync>> {
         let stream = TcpStream::connect(&self.target.authority).await?;
         let _ = stream.set_nodelay(true);
         match &self.target.tls {
@@ -362,7 +409,7 @@ where
 /// HTTP/1.1 over an open connection; the connection is driven by its own task.
 async fn handshake<IO>(
     io: IO,
-) -> Result<SendRequest<Empty<Bytes>>, Box<dyn std::error::Error + Send + Sync>>
+) -> Result<SendRequest<Full<Bytes>>, Box<dyn std::error::Error + Send + Sync>>
 where
     IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {

@@ -16,6 +16,7 @@ pub mod protocol;
 pub mod server;
 pub mod timer;
 pub mod tls;
+pub mod watch;
 pub mod worker;
 mod workers;
 
@@ -27,6 +28,7 @@ use std::time::{Duration, Instant};
 
 pub use clock::ScaledClock;
 pub use server::{SharedGcra, SharedGcraError};
+pub use watch::{LiveWatch, StatusText};
 
 use self::pacing::TickPacing;
 use self::protocol::{Command, Event, RequestEvent, WorkerSpec};
@@ -50,6 +52,9 @@ pub enum Target {
     External {
         url: String,
         headers: Vec<(String, String)>,
+        /// The method (GET without one) and the body every request carries.
+        method: Option<String>,
+        body: Option<protocol::RequestBody>,
     },
 }
 
@@ -64,6 +69,8 @@ pub struct LiveConfig {
     pub startup_timeout: Duration,
     /// A CA file (PEM) trusted beside the usual roots for an `https://` target.
     pub ca_file: Option<PathBuf>,
+    /// Told of every answer as it comes in, for the status line on a terminal.
+    pub watch: Option<std::sync::Arc<LiveWatch>>,
 }
 
 impl LiveConfig {
@@ -74,6 +81,7 @@ impl LiveConfig {
             worker_exe: std::env::current_exe().map_err(EngineError::OwnBinary)?,
             startup_timeout: Duration::from_secs(30),
             ca_file: None,
+            watch: None,
         })
     }
 }
@@ -126,7 +134,7 @@ pub fn run<W: Write, R: Write>(
         .as_ref()
         .and_then(|_| timing_warning(scenario));
     if let Some(w) = &timing_warning {
-        eprintln!("warning: {w}");
+        crate::progress::warn(&format!("warning: {w}"));
     }
     let store = RunStore::connect(scenario)?;
     let namespace = store.as_ref().map(|s| &s.namespace);
@@ -145,6 +153,9 @@ pub fn run<W: Write, R: Write>(
         &mut backoffs,
     )?;
     let clock = ScaledClock::starting_now(scenario.run.time_scale);
+    if let Some(w) = &cfg.watch {
+        w.started(clock);
+    }
     let server = endpoint
         .listener
         .map(|l| start_server(&rt, l, scenario, &layout, clock));
@@ -155,6 +166,7 @@ pub fn run<W: Write, R: Write>(
         },
     );
     let mut parent = Parent::new(scenario, &layout, series, requests, sleeps, backoffs)?;
+    parent.watch = cfg.watch.clone();
     let pacing = TickPacing {
         layout: &layout,
         clock,
@@ -199,7 +211,9 @@ impl RunStore {
             && warn
         {
             let namespace = &self.namespace;
-            eprintln!("warning: could not remove the run's keys ({namespace}*): {e}");
+            crate::progress::warn(&format!(
+                "warning: could not remove the run's keys ({namespace}*): {e}"
+            ));
         }
     }
 }
@@ -210,6 +224,8 @@ struct Endpoint {
     listener: Option<tokio::net::TcpListener>,
     url: String,
     headers: Vec<(String, String)>,
+    method: Option<String>,
+    body: Option<protocol::RequestBody>,
 }
 
 impl Endpoint {
@@ -226,12 +242,21 @@ impl Endpoint {
                     listener: Some(listener),
                     url: format!("http://{addr}/"),
                     headers: Vec::new(),
+                    method: None,
+                    body: None,
                 }
             }
-            Target::External { url, headers } => Endpoint {
+            Target::External {
+                url,
+                headers,
+                method,
+                body,
+            } => Endpoint {
                 listener: None,
                 url: url.clone(),
                 headers: headers.clone(),
+                method: method.clone(),
+                body: body.clone(),
             },
         })
     }
@@ -266,6 +291,8 @@ fn worker_specs<'a>(
         rate_per_sec,
         store_namespace: store_namespace.cloned(),
         ca_file: cfg.ca_file.clone(),
+        method: endpoint.method.clone(),
+        body: endpoint.body.clone(),
     })
 }
 
@@ -286,6 +313,8 @@ struct Parent<'a, W: Write, R: Write> {
     stop_by: Option<Instant>,
     /// When the last counted 2xx was answered: the server admitted it by then.
     last_ok_answer: Nanos,
+    /// The status line's counters, when one is drawn.
+    watch: Option<std::sync::Arc<LiveWatch>>,
 }
 
 impl<'a, W: Write, R: Write> Parent<'a, W, R> {
@@ -308,6 +337,7 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
             failure: None,
             stop_by: None,
             last_ok_answer: 0,
+            watch: None,
         })
     }
 
@@ -333,7 +363,9 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
                 Ok((_, Msg::Garbled(line))) => {
                     self.garbled += 1;
                     if self.garbled <= GARBLED_SHOWN {
-                        eprintln!("warning: a worker wrote a line that is not an event: {line:?}");
+                        crate::progress::warn(&format!(
+                            "warning: a worker wrote a line that is not an event: {line:?}"
+                        ));
                     }
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -434,6 +466,9 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
     /// A request of thread `i` and what became of it.
     fn on_request(&mut self, i: usize, r: &RequestEvent) -> Result<(), EngineError> {
         let answered_at = r.t.saturating_add(r.response.latency);
+        if let Some(w) = &self.watch {
+            w.answered(r.response.status, r.response.remaining);
+        }
         if r.response.status == Status::Ok {
             self.last_ok_answer = self.last_ok_answer.max(answered_at);
         }

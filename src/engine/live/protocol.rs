@@ -37,6 +37,21 @@ pub struct WorkerSpec {
     /// `client --ca-file`: trusted beside the usual roots for an `https://` target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_file: Option<std::path::PathBuf>,
+    /// `client --method` (GET without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// `client --body TEXT` or `--body-file FILE`: what each request carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<RequestBody>,
+}
+
+/// What `client`'s requests carry: text given on the command line, or a file's bytes (read
+/// by each worker: a file need not be text).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestBody {
+    Text(String),
+    File(std::path::PathBuf),
 }
 
 /// Parent → worker.

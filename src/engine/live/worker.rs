@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
 
-use super::client::{Exchange, HttpClient, Target, TargetError};
-use super::protocol::{Command, Event, RequestEvent, WorkerSpec};
+use super::client::{Exchange, HttpClient, Target, TargetError, read_body_file};
+use super::protocol::{Command, Event, RequestBody, RequestEvent, WorkerSpec};
 use super::server::CLIENT_ID;
 use super::{ScaledClock, timer};
 use crate::engine::client_loop::{ClientLoop, Pool, Step};
@@ -135,6 +135,20 @@ impl Process {
                 url: shown_url(&spec.target),
                 source,
             })?;
+        if spec.method.is_some() || spec.body.is_some() {
+            let body = match &spec.body {
+                None => Ok(hyper::body::Bytes::new()),
+                Some(RequestBody::Text(t)) => Ok(hyper::body::Bytes::from(t.clone())),
+                Some(RequestBody::File(path)) => read_body_file(path),
+            };
+            let method = spec.method.as_deref().unwrap_or("GET");
+            target = body
+                .and_then(|b| target.with_request(method, b))
+                .map_err(|source| WorkerError::Target {
+                    url: shown_url(&spec.target),
+                    source,
+                })?;
+        }
         if spec.send_key {
             target = target.with_header("authorization", &layout.keys[group.key]);
         }

@@ -11,6 +11,7 @@ use hyper::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use serde::Serialize;
 
+use super::dashboard;
 use super::keys::key_of;
 use super::{CLIENT_ID, Observer, SENT_AT, Seen, ServerState};
 use crate::engine::live::headers::{PolicyHeaders, Waits, write_decision};
@@ -35,6 +36,18 @@ impl ServerState {
         if req.uri().path() == "/_stats" {
             return self.stats_response();
         }
+        if let Some(d) = &self.settings.dashboard {
+            match req.uri().path() {
+                "/_dashboard" | "/_dashboard/" => {
+                    return page(dashboard::PAGE.as_bytes(), "text/html; charset=utf-8");
+                }
+                "/_dashboard.json" => {
+                    let body = serde_json::to_vec(&d.view()).expect("the view serializes");
+                    return page(&body, "application/json");
+                }
+                _ => {}
+            }
+        }
         let key = key_of(&req);
         let own = req
             .headers()
@@ -51,6 +64,9 @@ impl ServerState {
         let seen = |decision: &Decision, latency: Nanos| {
             if let Some(o) = &self.settings.observer {
                 self.tell(o.as_ref(), &req, key.as_deref(), peer, decision, latency);
+            }
+            if let Some(d) = &self.settings.dashboard {
+                self.tell(d.as_ref(), &req, key.as_deref(), peer, decision, latency);
             }
         };
         if let Some(shared) = &self.settings.shared_limit {
@@ -186,4 +202,16 @@ impl ServerState {
             .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         resp
     }
+}
+
+/// A page of `serve`'s own (the dashboard and its data), never cached.
+fn page(body: &[u8], content_type: &'static str) -> Response<Full<Bytes>> {
+    let mut resp = Response::new(Full::new(Bytes::copy_from_slice(body)));
+    let h = resp.headers_mut();
+    h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(
+        hyper::header::CACHE_CONTROL,
+        HeaderValue::from_static("no-store"),
+    );
+    resp
 }

@@ -1,5 +1,6 @@
 //! The mock rate-limited API as a real hyper 1.x HTTP/1.1 server: its settings
-//! (`settings.rs`), the key table (`keys.rs`), the request handler (`handler.rs`), the path
+//! (`settings.rs`), the key table (`keys.rs`), the request handler (`handler.rs`), `serve`'s live
+//! page (`dashboard.rs`, naming clients as `identity.rs` does), the path
 //! through a limit kept in Redis (`shared_limit.rs`, `shared_gcra.rs`), what `serve --record`
 //! is told (`observer.rs`), and the listeners (`listen.rs`); here, the state they share.
 //!
@@ -9,7 +10,9 @@
 //! out the scenario's latency (in real time) after the decision, as in the sim, and the limiter
 //! hears `release` when it is sent.
 
+mod dashboard;
 mod handler;
+pub mod identity;
 mod keys;
 mod listen;
 mod observer;
@@ -21,6 +24,7 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
+pub use dashboard::{Dashboard, View};
 pub use keys::{KeyStats, MAX_KEYS, distinct_names, shown_key};
 pub use listen::{Running, bind, serve, serve_per_thread};
 pub use observer::{Observer, Seen};

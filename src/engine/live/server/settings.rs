@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Observer, SharedGcra};
+use super::{Dashboard, Observer, SharedGcra};
 use crate::limiter::{FaultConfig, Headers, Latency, LimiterConfig};
 
 /// What the server is built from.
@@ -30,6 +30,8 @@ pub struct ServerSettings {
     pub shared_limit: Option<SharedGcra>,
     /// `serve --record`: told of every answered request (`src/recording/`).
     pub observer: Option<Arc<dyn Observer>>,
+    /// `serve`: the live page at `/_dashboard`, told of every answered request too.
+    pub dashboard: Option<Arc<Dashboard>>,
     /// `serve --tls-cert --tls-key`: answer HTTPS (HTTP/1.1 over TLS) instead of HTTP.
     pub tls: Option<Arc<rustls::ServerConfig>>,
 }
@@ -47,6 +49,7 @@ impl ServerSettings {
             shutdown_grace: crate::engine::live::STOP_GRACE,
             shared_limit: None,
             observer: None,
+            dashboard: None,
             tls: None,
         }
     }

@@ -1,0 +1,88 @@
+//! How `report.html` lays out in a real browser (Debian's `chromium`, headless; ignored with
+//! the reason where it is missing): at 1,000 and 1,600 px no table runs past the page's column
+//! unless it scrolls inside a box of its own, and the page never scrolls sideways. A script
+//! added to a copy of the report measures the laid-out page and writes what it found into the
+//! DOM, which Chromium prints.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+use crate::common::dom_after_scripts;
+
+/// Measures the page once laid out: `data-overflow` on `<body>` names every table whose right
+/// edge passes `<main>`'s without a scrolling box around it, and a page wider than the window.
+const MEASURE: &str = r#"<script>
+const over = [];
+const doc = document.documentElement;
+if (doc.scrollWidth > doc.clientWidth) over.push("page " + doc.scrollWidth + " > " + doc.clientWidth);
+const main = document.querySelector("main").getBoundingClientRect();
+document.querySelectorAll("table").forEach((t, i) => {
+  let boxed = false;
+  for (let e = t.parentElement; e && e !== document.body; e = e.parentElement) {
+    const o = getComputedStyle(e).overflowX;
+    if ((o === "auto" || o === "scroll") && e.getBoundingClientRect().right <= main.right + 1) boxed = true;
+  }
+  const r = t.getBoundingClientRect();
+  if (r.right > main.right + 1 && !boxed) over.push("table " + i + " ends at " + Math.round(r.right) + " past " + Math.round(main.right));
+});
+document.body.setAttribute("data-overflow", over.length ? over.join("; ") : "none");
+</script>"#;
+
+fn overflow_at(report: &Path, width: u32) -> String {
+    let html = std::fs::read_to_string(report).unwrap();
+    let measured = report.with_file_name("measured.html");
+    std::fs::write(
+        &measured,
+        html.replace("</body>", &format!("{MEASURE}</body>")),
+    )
+    .unwrap();
+    let dom = dom_after_scripts(&format!("file://{}", measured.display()), 500, width);
+    dom.split("data-overflow=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("the script ran")
+        .to_string()
+}
+
+fn scenario() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/fast_slow.toml")
+}
+
+#[test]
+#[cfg_attr(
+    no_chromium,
+    ignore = "needs Debian's chromium on PATH (none was found when this test was built): apt-get install -y chromium, then cargo test --test sim report_layout"
+)]
+fn report_layout_tables_fit_or_scroll_in_their_own_box_at_1000_and_1600_px() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    Command::cargo_bin("throttle-sim")
+        .unwrap()
+        .arg("run")
+        .arg(scenario())
+        .args(["--duration", "20m", "--quiet", "--out"])
+        .arg(&run)
+        .assert()
+        .success();
+    let cmp = tmp.path().join("cmp");
+    Command::cargo_bin("throttle-sim")
+        .unwrap()
+        .arg("compare")
+        .arg(scenario())
+        .args(["--duration", "20m", "--seeds", "2", "--quiet", "--out"])
+        .arg(&cmp)
+        .assert()
+        // A variant may miss its [expect] over 20 minutes (exit 1); the report is written.
+        .code(predicates::ord::le(1));
+    for width in [1000, 1600] {
+        for report in [run.join("report.html"), cmp.join("report.html")] {
+            assert_eq!(
+                overflow_at(&report, width),
+                "none",
+                "{} at {width} px",
+                report.display()
+            );
+        }
+    }
+}
