@@ -350,24 +350,17 @@ pub fn advise(opts: &AdviseOptions<'_>) -> Result<Advice, Error> {
     };
     let scenario = dir.join("advise.toml");
     fs::write(&scenario, scenario_text(opts)).map_err(Error::io(&scenario))?;
-    let copts = CompareOptions {
-        scenario: scenario.clone(),
-        overrides: Vec::new(),
-        variants: Vec::new(),
-        algorithms: algorithms(opts.shared_state)
-            .into_iter()
-            .map(str::to_string)
-            .collect(),
-        seeds: Some(opts.seeds),
-        jobs: opts.jobs,
-        out: Some(dir.join("compare")),
-        progress: opts.progress,
-        interrupt: opts.interrupt,
-        allow_large_output: false,
-        shard: None,
-    };
-    let plan = compare::plan(&copts)?;
-    let result = compare::run_compare(&copts, &plan)?;
+    let algorithms = algorithms(opts.shared_state)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let (plan, result) = matrix_of(
+        opts,
+        scenario.clone(),
+        Vec::new(),
+        algorithms,
+        dir.join("compare"),
+    )?;
     let matrix = result
         .matrix
         .ok_or_else(|| Error::usage(AdviseError::NoFleet))?;
@@ -387,6 +380,32 @@ pub fn advise(opts: &AdviseOptions<'_>) -> Result<Advice, Error> {
         tuning,
         scenario,
     })
+}
+
+/// `scenario`'s variants or algorithms compared in every fleet over advise's seeds, into `out`.
+fn matrix_of(
+    opts: &AdviseOptions<'_>,
+    scenario: PathBuf,
+    variants: Vec<String>,
+    algorithms: Vec<String>,
+    out: PathBuf,
+) -> Result<(compare::Plan, compare::CompareResult), Error> {
+    let copts = CompareOptions {
+        scenario,
+        overrides: Vec::new(),
+        variants,
+        algorithms,
+        seeds: Some(opts.seeds),
+        jobs: opts.jobs,
+        out: Some(out),
+        progress: opts.progress,
+        interrupt: opts.interrupt,
+        allow_large_output: false,
+        shard: None,
+    };
+    let plan = compare::plan(&copts)?;
+    let result = compare::run_compare(&copts, &plan)?;
+    Ok((plan, result))
 }
 
 /// One setting of a tunable parameter against the defaults, fleet by fleet.
@@ -477,21 +496,8 @@ fn tune(
         toml::to_string(&root).expect("a scenario serializes"),
     )
     .map_err(Error::io(&path))?;
-    let copts = CompareOptions {
-        scenario: path,
-        overrides: Vec::new(),
-        variants: variants.iter().map(|(n, _)| n.clone()).collect(),
-        algorithms: Vec::new(),
-        seeds: Some(opts.seeds),
-        jobs: opts.jobs,
-        out: Some(dir.join("tune")),
-        progress: opts.progress,
-        interrupt: opts.interrupt,
-        allow_large_output: false,
-        shard: None,
-    };
-    let plan = compare::plan(&copts)?;
-    let result = compare::run_compare(&copts, &plan)?;
+    let names = variants.iter().map(|(n, _)| n.clone()).collect();
+    let (_, result) = matrix_of(opts, path, names, Vec::new(), dir.join("tune"))?;
     let Some(m) = result.matrix else {
         return Ok(Vec::new());
     };
