@@ -366,6 +366,9 @@ pub fn run_compare(opts: &CompareOptions<'_>, plan: &Plan) -> Result<CompareResu
             claim_new_dir(Path::new("results"), &name, SystemTime::now())?
         }
     };
+    if opts.shard.is_none() {
+        write_scenario(&dir, plan)?;
+    }
     let n_seeds = plan.seeds.len();
     let total = plan.variants.len() * n_seeds;
     let mine: Vec<usize> = (0..total)
@@ -427,18 +430,13 @@ fn planned_runs(plan: &Plan) -> Vec<VariantRuns> {
         .collect()
 }
 
-/// Every run done, in plan order: the comparison's files (the scenario, then the matrix's or
-/// the comparison's own).
+/// Every run done, in plan order: the matrix's or the comparison's files.
 fn write_results(
     dir: &Path,
     plan: &Plan,
     runs: Vec<VariantRuns>,
     jobs: usize,
 ) -> Result<(Comparison, Option<Matrix>), Error> {
-    let mut base = plan.base.clone();
-    base.run.seed = Some(plan.seeds[0]);
-    let scenario_path = dir.join("scenario.toml");
-    fs::write(&scenario_path, base.to_toml()).map_err(Error::io(&scenario_path))?;
     if plan.matrix {
         let matrix = write_matrix(dir, plan, runs)?;
         let empty = Comparison::new(&plan.base.name, &[], &[], &Default::default());
@@ -446,6 +444,15 @@ fn write_results(
     }
     let comparison = write_comparison(dir, compare_csv(&plan.seeds, &runs), jobs)?;
     Ok((comparison, None))
+}
+
+/// The comparison's `scenario.toml`: the base at the first seed, written before any run so
+/// that an interrupted comparison's folder still says what it compared.
+fn write_scenario(dir: &Path, plan: &Plan) -> Result<(), Error> {
+    let mut base = plan.base.clone();
+    base.run.seed = Some(plan.seeds[0]);
+    let path = dir.join("scenario.toml");
+    fs::write(&path, base.to_toml()).map_err(Error::io(&path))
 }
 
 /// A slice's `shard.json` and `runs.csv`.
@@ -564,6 +571,7 @@ pub fn merge_slices(
             shard::copy_run_folder(&from, &to).map_err(Error::io(&from))?;
         }
     }
+    write_scenario(&dir, &plan)?;
     let (comparison, matrix) = write_results(&dir, &plan, runs, jobs)?;
     Ok(CompareResult {
         dir,
