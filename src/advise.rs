@@ -502,8 +502,9 @@ fn tune(
         return Ok(Vec::new());
     };
     let met = |name: &str| {
-        (0..m.cells.len())
-            .filter(|&i| stats(&m, i, name).is_some_and(|v| v.missed == 0))
+        m.cells
+            .iter()
+            .filter(|c| c.variant(name).is_some_and(|v| v.missed == 0))
             .count()
     };
     let base_met = met("defaults");
@@ -523,8 +524,8 @@ fn tune(
 /// no fleet a lower one that does, nor more 429s beyond the intervals.
 fn clearly_better(m: &Matrix, a: &str, b: &str) -> bool {
     let mut better = false;
-    for i in 0..m.cells.len() {
-        let (Some(x), Some(y)) = (stats(m, i, a), stats(m, i, b)) else {
+    for c in &m.cells {
+        let (Some(x), Some(y)) = (c.variant(a), c.variant(b)) else {
             continue;
         };
         let range = |v: &VariantStats, k: &str| {
@@ -594,14 +595,6 @@ pub fn tuning_text(tuning: &[Tuned], bullet: &str) -> String {
     out
 }
 
-fn stats<'a>(m: &'a Matrix, cell: usize, algorithm: &str) -> Option<&'a VariantStats> {
-    m.cells[cell]
-        .comparison
-        .variants
-        .iter()
-        .find(|v| v.name == algorithm)
-}
-
 fn mean(v: &VariantStats, metric: &str) -> f64 {
     v.metrics.get(metric).and_then(|s| s.mean).unwrap_or(0.0)
 }
@@ -621,8 +614,10 @@ pub fn standings(m: &Matrix) -> Vec<Standing> {
                 worst_score: f64::INFINITY,
                 worst_ratio_429: 0.0,
             };
-            for (i, c) in m.cells.iter().enumerate() {
-                let Some(v) = stats(m, i, &a) else { continue };
+            for c in &m.cells {
+                let Some(v) = c.variant(&a) else {
+                    continue;
+                };
                 s.fleets += 1;
                 s.fleets_met += usize::from(v.missed == 0);
                 s.targets_met += v.expect.iter().filter(|e| e.pass).count();
@@ -683,8 +678,8 @@ fn each_fleet(m: &Matrix, best: &Standing, bullet: &str) -> String {
         "\nEach fleet, means ± 95 % t-interval over {} seeds:",
         m.seeds.len()
     );
-    for (i, c) in m.cells.iter().enumerate() {
-        let Some(v) = stats(m, i, &best.algorithm) else {
+    for c in &m.cells {
+        let Some(v) = c.variant(&best.algorithm) else {
             continue;
         };
         let _ = writeln!(

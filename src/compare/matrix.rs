@@ -45,6 +45,13 @@ pub struct CellRuns {
     pub variants: Vec<VariantRuns>,
 }
 
+impl MatrixCell {
+    /// A variant's numbers in this cell, when it ran here.
+    pub fn variant(&self, name: &str) -> Option<&VariantStats> {
+        self.comparison.variants.iter().find(|v| v.name == name)
+    }
+}
+
 impl Matrix {
     /// Each cell compared on `shown` (metric names, in column order).
     pub fn new(
@@ -101,13 +108,9 @@ impl Matrix {
             .map_or_else(Vec::new, |c| c.comparison.columns.clone())
     }
 
-    fn stats<'a>(cell: &'a MatrixCell, variant: &str) -> Option<&'a VariantStats> {
-        cell.comparison.variants.iter().find(|v| v.name == variant)
-    }
-
     /// A variant meets a cell when its means are within every range the cell states.
     fn meets(cell: &MatrixCell, variant: &str) -> bool {
-        Self::stats(cell, variant).is_some_and(|v| v.missed == 0)
+        cell.variant(variant).is_some_and(|v| v.missed == 0)
     }
 
     /// Per variant: the cells it meets, of those it ran in.
@@ -115,7 +118,7 @@ impl Matrix {
         self.variant_names()
             .into_iter()
             .map(|v| {
-                let ran = self.cells.iter().filter(|c| Self::stats(c, &v).is_some());
+                let ran = self.cells.iter().filter(|c| c.variant(&v).is_some());
                 let (mut met, mut all) = (0, 0);
                 for c in ran {
                     all += 1;
@@ -182,7 +185,7 @@ impl Matrix {
         self.cells
             .iter()
             .filter_map(|c| {
-                let v = Self::stats(c, variant)?;
+                let v = c.variant(variant)?;
                 (v.missed > 0).then(|| format!("{}: {}", c.cell, expect_text(v)))
             })
             .collect()
@@ -282,12 +285,12 @@ impl Matrix {
             out.push_str(&format!("<tr><td>{}</td>", escape(&c.cell)));
             let means: Vec<Option<f64>> = variants
                 .iter()
-                .map(|v| Self::stats(c, v).and_then(|s| s.metrics[metric].mean))
+                .map(|v| c.variant(v).and_then(|s| s.metrics[metric].mean))
                 .collect();
             let best = pick(&means, col.better, true);
             let worst = pick(&means, col.better, false);
             for (v, mean) in variants.iter().zip(&means) {
-                let Some(s) = Self::stats(c, v) else {
+                let Some(s) = c.variant(v) else {
                     out.push_str("<td></td>");
                     continue;
                 };
