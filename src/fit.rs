@@ -553,20 +553,11 @@ fn what_429s_show(events: &[Event]) -> Vec<String> {
     out
 }
 
-/// "90s", "15m", "1h", "24h", "1250ms": as a scenario writes durations.
+/// A period in seconds as a scenario writes durations (`HumanDuration`'s own form: "1h",
+/// "15m", "1m30s", "1.25s"), to the millisecond.
 pub fn show_secs(s: f64) -> String {
-    let r = s.round();
-    if (s - r).abs() > 1e-6 * s.max(1.0) {
-        return format!("{}ms", (s * 1000.0).round());
-    }
-    let r = r as u64;
-    if r.is_multiple_of(3600) {
-        format!("{}h", r / 3600)
-    } else if r.is_multiple_of(60) {
-        format!("{}m", r / 60)
-    } else {
-        format!("{r}s")
-    }
+    let ms = (s * 1000.0).round().clamp(0.0, 1e15) as u64;
+    crate::time::HumanDuration::from_millis(ms).to_string()
 }
 
 impl Fit {
@@ -821,8 +812,15 @@ mod tests {
     #[test]
     fn periods_show_in_round_units() {
         assert_eq!(show_secs(3600.0), "1h");
-        assert_eq!(show_secs(90.0), "90s");
+        assert_eq!(show_secs(90.0), "1m30s");
         assert_eq!(show_secs(900.0), "15m");
-        assert_eq!(show_secs(1.25), "1250ms");
+        assert_eq!(show_secs(1.25), "1.25s");
+        // Read back by the scenario loader as the same period.
+        assert_eq!(
+            crate::time::parse_duration(&show_secs(55.8))
+                .unwrap()
+                .secs(),
+            55.8
+        );
     }
 }
