@@ -5,7 +5,9 @@
 //! `compare --runs`.
 //!
 //! A port is data (`Port`: its name, program and arguments), so each port adds one test per
-//! shape; the shapes are the two below. Both run at 60× against the `full` dialect, and the
+//! shape, in a file of its own (`python.rs`, with a `mod` line in `main.rs`), each test carrying
+//! the `cfg_attr(no_…, ignore = "…")` of build.rs that says its interpreter is missing (a test
+//! can only be ignored by an attribute). The shapes are the two below. Both run at 60× against the `full` dialect, and the
 //! port is told the quota in its own (real) time: per period / time scale. Without it a port
 //! starts at the law's default, 4,500 per *real* hour, 60 times slower than the sim's client
 //! starts (the sim reads the same default in virtual time): on a full bucket its first requests
