@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::exchange::RAW_FIELDS;
 use crate::record::open_csv;
 
 /// One answered request of the trace, in the server's order.
@@ -38,10 +39,15 @@ pub struct Event {
     pub limit: Option<f64>,
     pub policy: Option<(f64, f64)>,
     pub reset: Option<f64>,
+    /// The wait a 429 asked for, in seconds.
+    pub retry_after: Option<f64>,
     pub latency: f64,
     pub group: String,
     pub process: u64,
     pub thread: u64,
+    /// Which of the raw columns (`exchange::RAW_FIELDS`, bit `i` for field `i`) the answer
+    /// carried: 0 in a trace without them (a sim's, a recording's, an older client's).
+    pub fields: u16,
 }
 
 /// A rule the trace is replayed against.
@@ -91,12 +97,19 @@ impl Rule {
     /// answer, how far the count it predicts is from the one carried, plus one where it would
     /// have answered 2xx for a 429 or the other way round. The mean over the answers.
     pub fn miss(&self, events: &[Event]) -> f64 {
+        self.miss_charged(events, false)
+    }
+
+    /// [`Rule::miss`], with refused requests costing a token (`charged`: a bucket's level
+    /// falls by one, below zero if need be; a sliding window logs them) or free.
+    pub fn miss_charged(&self, events: &[Event], charged: bool) -> f64 {
         let Some(first) = events.iter().position(|e| e.remaining.is_some()) else {
             return f64::INFINITY;
         };
         let start = events[first].remaining.expect("found above") + 1.0;
         let mut total = 0.0;
         let mut predict = Predictor::new(*self, start, events[first].at);
+        predict.charged = charged;
         if let Rule::FixedWindow { limit, window } = *self {
             predict.window_start = window_start(events, limit, window, events[first].at);
         }
@@ -125,6 +138,8 @@ struct Predictor {
     /// Sliding window: the admission times still inside it.
     recent: std::collections::VecDeque<f64>,
     last: f64,
+    /// Refused requests cost what an admitted one does.
+    charged: bool,
 }
 
 impl Predictor {
@@ -135,6 +150,7 @@ impl Predictor {
             window_start: at,
             recent: Default::default(),
             last: at,
+            charged: false,
         };
         match rule {
             // The first window has seen `limit − start` already.
@@ -156,7 +172,7 @@ impl Predictor {
         }
         match self.rule {
             Rule::Bucket { size, .. } => {
-                self.level = (observed + self.level.fract()).clamp(0.0, size);
+                self.level = (observed + self.level.max(0.0).fract()).clamp(0.0, size);
             }
             Rule::FixedWindow { limit, .. } => self.level = (limit - observed).max(0.0),
             Rule::SlidingWindow { .. } => {
@@ -195,8 +211,11 @@ impl Predictor {
                 self.level = (self.level + dt * size / period).min(size);
                 if e.admitted {
                     self.level = (self.level - 1.0).max(0.0);
+                } else if self.charged {
+                    // The Heroku demo server's `refused_cost`: the level digs below zero.
+                    self.level = (self.level - 1.0).max(-size);
                 }
-                self.level.floor()
+                self.level.max(0.0).floor()
             }
             Rule::FixedWindow { limit, window } => {
                 if e.at >= self.window_start + window {
@@ -213,7 +232,7 @@ impl Predictor {
                 while self.recent.front().is_some_and(|&t| t <= e.at - window) {
                     self.recent.pop_front();
                 }
-                if e.admitted {
+                if e.admitted || self.charged {
                     self.recent.push_back(e.at);
                 }
                 (limit - self.recent.len() as f64).max(0.0)
@@ -252,6 +271,8 @@ pub struct Fit {
     pub confidence: f64,
     /// The header dialect the answers speak, as far as the columns show.
     pub dialect: &'static str,
+    /// Whether refused requests cost a token (`None`: the trace cannot tell).
+    pub refused_cost: Option<bool>,
     /// Each finding with its evidence, one sentence each.
     pub evidence: Vec<String>,
     /// Why it cannot tell, and what to record instead.
@@ -312,6 +333,8 @@ pub fn read_trace(dir: &Path) -> Result<Vec<Event>, FitError> {
         col("policy_window"),
         col("reset"),
     );
+    let retry_after = col("retry_after");
+    let raw: Vec<Option<usize>> = RAW_FIELDS.iter().map(|f| col(f)).collect();
     let mut events = Vec::new();
     for row in rdr.records() {
         let row = row.map_err(|e| bad(0, e.to_string()))?;
@@ -336,10 +359,16 @@ pub fn read_trace(dir: &Path) -> Result<Vec<Event>, FitError> {
             limit: opt(&row, limit),
             policy: opt(&row, plimit).zip(opt(&row, pwindow)),
             reset: opt(&row, reset),
+            retry_after: opt(&row, retry_after),
             latency: lat,
             group: row.get(group).unwrap_or("").to_string(),
             process: number(process, "process")? as u64,
             thread: number(thread, "thread")? as u64,
+            fields: raw
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.and_then(|c| row.get(c)).is_some_and(|v| !v.is_empty()))
+                .fold(0, |m, (i, _)| m | 1 << i),
         });
     }
     if events.is_empty() {
@@ -348,6 +377,10 @@ pub fn read_trace(dir: &Path) -> Result<Vec<Event>, FitError> {
     events.sort_by(|a, b| a.at.total_cmp(&b.at));
     Ok(events)
 }
+
+/// The verdict on refusals of a trace without any.
+const NO_429: &str = "whether refused requests cost a token: cannot tell, the trace has no 429 \
+     (record faster than the limit allows)";
 
 /// The fewest remaining counts a fit needs.
 pub const MIN_COUNTS: usize = 20;
@@ -362,6 +395,7 @@ pub fn fit(events: &[Event]) -> Fit {
         rule: None,
         confidence: 0.0,
         dialect: dialect(events),
+        refused_cost: None,
         evidence: Vec::new(),
         cannot_tell: None,
         fleet: fleet(events),
@@ -374,6 +408,9 @@ pub fn fit(events: &[Event]) -> Fit {
         "{} answers over {span:.1} s: {ok} 2xx and {limited} 429",
         events.len()
     ));
+    if limited == 0 {
+        out.evidence.push(NO_429.into());
+    }
     if counts.is_empty() {
         out.evidence.extend(what_429s_show(events));
         out.cannot_tell = Some(
@@ -432,20 +469,52 @@ fn choose(events: &[Event], size: f64, policy_window: Option<f64>, span: f64, ou
             window: 1.0,
         },
     ];
-    let mut best: Vec<(Rule, f64)> = candidates
+    let refusals = events.iter().filter(|e| e.limited).count();
+    // Each rule with refusals free, and (where it makes a difference) charged: the better of
+    // the two stands for the rule, the other is kept for the verdict on refusals.
+    let mut best: Vec<Searched> = candidates
         .iter()
-        .map(|&r| search(r, events, policy_window, span))
+        .map(|&r| {
+            let free = search(r, events, policy_window, span, false);
+            let charged = (refusals > 0 && !matches!(r, Rule::FixedWindow { .. }))
+                .then(|| search(r, events, policy_window, span, true));
+            match charged {
+                Some(c) if c.1 < free.1 => Searched {
+                    rule: c.0,
+                    miss: c.1,
+                    charged: true,
+                    other_miss: Some(free.1),
+                },
+                _ => Searched {
+                    rule: free.0,
+                    miss: free.1,
+                    charged: false,
+                    other_miss: charged.map(|c| c.1),
+                },
+            }
+        })
         .collect();
-    best.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let (rule, miss) = best[0];
-    let (other, other_miss) = best[1];
-    for (r, m) in &best {
+    best.sort_by(|a, b| a.miss.total_cmp(&b.miss));
+    let (rule, miss) = (best[0].rule, best[0].miss);
+    let (other, other_miss) = (best[1].rule, best[1].miss);
+    for b in &best {
         out.evidence.push(format!(
-            "{} of {} per {}: the counts it predicts miss by {m:.2} on average",
-            r.name(),
+            "{} of {} per {}{}: the counts it predicts miss by {:.2} on average",
+            b.rule.name(),
             size,
-            show_secs(r.period())
+            show_secs(b.rule.period()),
+            if b.charged {
+                ", refused requests counted"
+            } else {
+                ""
+            },
+            b.miss
         ));
+    }
+    if refusals > 0 {
+        let (refused_cost, why) = refusal_verdict(&best[0], refusals, events);
+        out.refused_cost = refused_cost;
+        out.evidence.push(why);
     }
     let confidence = if other_miss > 0.0 {
         (1.0 - miss / other_miss).clamp(0.0, 1.0)
@@ -466,16 +535,90 @@ fn choose(events: &[Event], size: f64, policy_window: Option<f64>, span: f64, ou
     out.rule = Some(rule);
 }
 
-/// The best period for `rule`: the round grid (and the policy's window), then 1 % steps
-/// around the best.
-fn search(rule: Rule, events: &[Event], policy_window: Option<f64>, span: f64) -> (Rule, f64) {
+/// A rule's best period, refusals free or charged.
+struct Searched {
+    rule: Rule,
+    miss: f64,
+    /// The best explanation has refused requests cost a token.
+    charged: bool,
+    /// The miss of the same rule with refusals the other way, where that was tried.
+    other_miss: Option<f64>,
+}
+
+/// Whether refused requests cost a token, and the evidence: the rule replayed both ways (a
+/// fifth better either way decides), and for a bucket the longest `Retry-After` against one
+/// token's refill. `None` when the trace cannot tell.
+fn refusal_verdict(best: &Searched, refusals: usize, events: &[Event]) -> (Option<bool>, String) {
+    let Some(other) = best.other_miss else {
+        return (
+            None,
+            format!(
+                "whether refused requests cost a token: cannot tell, {} refuses only when it is \
+                 full, and a count past its limit shows nothing until it resets (nor changes \
+                 what a client meets)",
+                best.rule.name()
+            ),
+        );
+    };
+    let (charged, free) = if best.charged {
+        (best.miss, other)
+    } else {
+        (other, best.miss)
+    };
+    let mut why = format!(
+        "over {refusals} 429s, replayed with refused requests costing a token the rule misses \
+         by {charged:.2}, with them free by {free:.2}"
+    );
+    // A free refusal never asks for more than a token or two of refill (whole-second
+    // dialects round up to the next second); a charged one asks for one more per 429.
+    if let Rule::Bucket { size, period } = best.rule {
+        let token = period / size;
+        let longest = events
+            .iter()
+            .filter(|e| e.limited)
+            .filter_map(|e| e.retry_after)
+            .fold(0.0, f64::max);
+        if longest > 2.0 * token + 1.0 {
+            let _ = write!(
+                why,
+                "; the 429s asked to wait up to {longest:.2} s, {:.0} times one token's refill \
+                 ({token:.3} s)",
+                longest / token
+            );
+        }
+    }
+    if charged < free * 0.8 {
+        why.push_str(
+            ": refused requests are counted (the bucket kept emptying while the 429s came)",
+        );
+        (Some(true), why)
+    } else if free < charged * 0.8 {
+        why.push_str(
+            ": refusals are free (the bucket refilled through the 429s as if they were not there)",
+        );
+        (Some(false), why)
+    } else {
+        why.push_str(": too close to tell whether refused requests cost a token (record longer runs of 429s)");
+        (None, why)
+    }
+}
+
+/// The best period for `rule`, refusals `charged` or free: the round grid (and the policy's
+/// window), then 1 % steps around the best.
+fn search(
+    rule: Rule,
+    events: &[Event],
+    policy_window: Option<f64>,
+    span: f64,
+    charged: bool,
+) -> (Rule, f64) {
     let mut grid: Vec<f64> = ROUND_PERIODS
         .iter()
         .copied()
         .filter(|&p| p <= span.max(1.0) * 4.0)
         .collect();
     grid.extend(policy_window);
-    let score = |p: f64| rule.with_period(p).miss(events);
+    let score = |p: f64| rule.with_period(p).miss_charged(events, charged);
     let (mut best_p, mut best_m) = (grid[0], f64::INFINITY);
     for &p in &grid {
         let m = score(p);
@@ -504,9 +647,31 @@ fn search(rule: Rule, events: &[Event], policy_window: Option<f64>, span: f64) -
     (rule.with_period(best_p), best_m)
 }
 
-/// Which dialect the parsed columns show.
+/// Which dialect the answers speak: from the raw columns when the trace has them (each
+/// dialect's own fields, docs/headers.md), else as far as the parsed columns show.
 fn dialect(events: &[Event]) -> &'static str {
     let any = |f: &dyn Fn(&Event) -> bool| events.iter().any(f);
+    let sent = |name: &str| {
+        let bit = RAW_FIELDS
+            .iter()
+            .position(|f| *f == name)
+            .expect("a raw field");
+        events.iter().any(|e| e.fields & (1 << bit) != 0)
+    };
+    if sent("x-ratelimit-remaining") || sent("x-ratelimit-limit") {
+        return "github";
+    }
+    if sent("ratelimit") || sent("ratelimit-policy") {
+        // The full dialect is the IETF fields and Heroku's together.
+        return if sent("ratelimit-remaining") || sent("ratelimit-limit") {
+            "full"
+        } else {
+            "ietf"
+        };
+    }
+    if sent("ratelimit-remaining") {
+        return "heroku";
+    }
     // The full dialect is the IETF fields and more: the parsed columns cannot tell them apart,
     // and the IETF fields are what a client reads of either.
     if any(&|e| e.policy.is_some()) {
@@ -586,6 +751,9 @@ impl Fit {
                     size.round(),
                     show_secs(period)
                 );
+                if self.refused_cost == Some(true) {
+                    let _ = writeln!(s, "refused_cost = 1");
+                }
             }
             Rule::FixedWindow { limit, window } => {
                 let _ = writeln!(
@@ -602,6 +770,13 @@ impl Fit {
                     limit.round(),
                     show_secs(window)
                 );
+                if self.refused_cost == Some(true) {
+                    let _ = writeln!(
+                        s,
+                        "# the trace's refusals were counted in the window: no sliding-window \
+                         option does that, so this server is kinder than the traced one"
+                    );
+                }
             }
         }
         let _ = writeln!(s, "headers = \"{}\"", self.dialect);
@@ -627,7 +802,7 @@ impl Fit {
             (Some(r), _) => {
                 let _ = writeln!(
                     out,
-                    "fit: {} of {} per {} (confidence {:.2}), {} dialect",
+                    "fit: {} of {} per {} (confidence {:.2}), {} dialect, refused requests {}",
                     r.name(),
                     match r {
                         Rule::Bucket { size, .. } => size,
@@ -636,7 +811,12 @@ impl Fit {
                     },
                     show_secs(r.period()),
                     self.confidence,
-                    self.dialect
+                    self.dialect,
+                    match self.refused_cost {
+                        Some(true) => "cost a token",
+                        Some(false) => "free",
+                        None => "cost a token or not (cannot tell)",
+                    }
                 );
             }
             (None, Some(why)) => {
@@ -690,11 +870,17 @@ mod tests {
     /// Requests every `gap` seconds for `n` requests against `rule`, admitted as the rule says,
     /// with the counts it gives.
     fn trace(rule: Rule, gap: f64, n: usize) -> Vec<Event> {
+        trace_charged(rule, gap, n, false)
+    }
+
+    /// [`trace`] of a server whose refusals cost a token (`charged`) or not.
+    fn trace_charged(rule: Rule, gap: f64, n: usize, charged: bool) -> Vec<Event> {
         let start = match rule {
             Rule::Bucket { size, .. } => size,
             Rule::FixedWindow { limit, .. } | Rule::SlidingWindow { limit, .. } => limit,
         };
         let mut p = Predictor::new(rule, start, 0.0);
+        p.charged = charged;
         let mut out = Vec::new();
         for i in 0..n {
             let at = i as f64 * gap;
@@ -708,10 +894,12 @@ mod tests {
                 limit: Some(start),
                 policy: None,
                 reset: None,
+                retry_after: None,
                 latency: 0.02,
                 group: "g".into(),
                 process: 0,
                 thread: 0,
+                fields: 0,
             };
             let before = p.room(at);
             e.admitted = before;
@@ -767,6 +955,45 @@ mod tests {
             assert!(close(got.period(), rule.period()), "{rule:?}: {}", f.text());
             assert!(f.confidence >= 0.2, "{}", f.text());
         }
+    }
+
+    #[test]
+    fn whether_refusals_cost_a_token_is_told_with_its_evidence_or_not_at_all() {
+        let bucket = Rule::Bucket {
+            size: 5.0,
+            period: 1.0,
+        };
+        let verdict = |events: Vec<Event>| {
+            let f = fit(&events);
+            let why = f
+                .evidence
+                .iter()
+                .find(|e| e.contains("a token"))
+                .cloned()
+                .unwrap_or_default();
+            (f.refused_cost, why, f.rule)
+        };
+        // Four times faster than the refill: a charged bucket stays dug below zero and admits
+        // far fewer, which only the charged replay explains.
+        let (cost, why, rule) = verdict(trace_charged(bucket, 0.05, 400, true));
+        assert_eq!(cost, Some(true), "{why}");
+        assert!(why.contains("refused requests are counted"), "{why}");
+        assert!(matches!(rule, Some(Rule::Bucket { .. })), "{rule:?}");
+        let (cost, why, _) = verdict(trace_charged(bucket, 0.05, 400, false));
+        assert_eq!(cost, Some(false), "{why}");
+        assert!(why.contains("refusals are free"), "{why}");
+        // Slower than the refill: no 429 at all.
+        let (cost, why, _) = verdict(trace_charged(bucket, 0.5, 100, false));
+        assert_eq!(cost, None);
+        assert!(why.contains("the trace has no 429"), "{why}");
+        // A fixed window refuses only when full: nothing to see.
+        let window = Rule::FixedWindow {
+            limit: 10.0,
+            window: 1.0,
+        };
+        let (cost, why, _) = verdict(trace_charged(window, 0.05, 400, false));
+        assert_eq!(cost, None);
+        assert!(why.contains("refuses only when it is full"), "{why}");
     }
 
     #[test]

@@ -300,6 +300,7 @@ impl<'a, W: Write> Replayer<'a, W> {
             },
             waited: gap,
             failure: None,
+            raw: None,
         })?;
         if e.status == Status::Ok {
             self.rec
