@@ -1,8 +1,10 @@
 //! `throttle-sim fit DIR`: the server's rule learned from a trace, so a user who knows only
 //! "5,000 per hour" (or nothing) gets a scenario of their own API.
 //!
-//! The trace is a results folder's `requests.csv` (`client --log-requests`, or `run`): each
-//! request's send time, latency, status and what the answer's rate-limit fields said. Each
+//! The trace is a results folder's `requests.csv` (`client --log-requests`, `run`, or a
+//! recording of `serve --record DIR --log-requests`): each request's send time, latency,
+//! status and what the answer's rate-limit fields said, parsed and (from a live client) as
+//! sent. Each
 //! candidate rule is replayed on the recorded requests, admitting those the server admitted,
 //! and predicts the remaining count every answer should have carried; the rule and period whose
 //! predictions miss the observed counts least is the fit:
@@ -110,10 +112,25 @@ impl Rule {
         let mut total = 0.0;
         let mut predict = Predictor::new(*self, start, events[first].at);
         predict.charged = charged;
-        if let Rule::FixedWindow { limit, window } = *self {
-            predict.window_start = window_start(events, limit, window, events[first].at);
+        // A fixed window's resets, as the counts show them: a rise of at least half the
+        // largest one (and 2: answers that cross on the way may show a rise of 1).
+        let reset_rise = (largest_rise(events) / 2.0).max(2.0);
+        if let Rule::FixedWindow { window, .. } = *self {
+            predict.window_start = window_start(events, reset_rise, window, events[first].at);
         }
+        let mut seen: Option<f64> = None;
         for e in &events[first..] {
+            // The trace dates a reset only to the first answer after it: one seen up to 5 %
+            // of a window early is that window's reset, and the windows are dated from it.
+            if let (Rule::FixedWindow { window, .. }, Some(r), Some(l)) = (*self, e.remaining, seen)
+                && r - l >= reset_rise
+                && e.at >= predict.window_start + 0.95 * window
+                && e.at < predict.window_start + window
+            {
+                predict.window_start = e.at;
+                predict.level = 0.0;
+            }
+            seen = e.remaining.or(seen);
             if predict.room(e.at) != e.admitted {
                 total += 1.0;
             }
@@ -241,13 +258,27 @@ impl Predictor {
     }
 }
 
+/// The largest rise of the count from one answer to the next.
+fn largest_rise(events: &[Event]) -> f64 {
+    let counts = events.iter().filter_map(|e| e.remaining);
+    let mut last: Option<f64> = None;
+    let mut most = 0.0_f64;
+    for r in counts {
+        if let Some(l) = last {
+            most = most.max(r - l);
+        }
+        last = Some(r);
+    }
+    most
+}
+
 /// Where the fixed window that holds `t0` starts: a whole number of windows before the first
-/// jump of the count by half the limit or more (a window's reset), or `t0` when none is seen.
-fn window_start(events: &[Event], limit: f64, window: f64, t0: f64) -> f64 {
+/// jump of the count by `rise` or more (a window's reset), or `t0` when none is seen.
+fn window_start(events: &[Event], rise: f64, window: f64, t0: f64) -> f64 {
     let mut last: Option<f64> = None;
     for e in events {
         if let Some(r) = e.remaining {
-            if last.is_some_and(|l| r - l >= limit / 2.0) {
+            if last.is_some_and(|l| r - l >= rise) {
                 return e.at - ((e.at - t0) / window).ceil() * window;
             }
             last = Some(r);
@@ -290,7 +321,7 @@ pub struct Fit {
 #[derive(Debug, thiserror::Error)]
 pub enum FitError {
     #[error(
-        "{}: no requests.csv; record one with `throttle-sim client --log-requests` (or `run --log-requests`)",
+        "{}: no requests.csv; record one with `throttle-sim client --log-requests` (or `run --log-requests`, or `serve --record DIR --log-requests`)",
         .0.display()
     )]
     NoTrace(PathBuf),
@@ -618,6 +649,19 @@ fn search(
         .filter(|&p| p <= span.max(1.0) * 4.0)
         .collect();
     grid.extend(policy_window);
+    // A bucket kept empty admits at its refill rate: the period that rate implies, counted
+    // from the first 429 (before it the bucket was spending what it held), which may be far
+    // longer than the trace (a slow bucket seen at work for a few seconds).
+    if let Rule::Bucket { size, .. } = rule
+        && let Some(first) = events.iter().position(|e| e.limited)
+    {
+        let after = &events[first..];
+        let admitted = after.iter().filter(|e| e.admitted).count() as f64;
+        let took = after.last().map_or(0.0, |e| e.at) - after[0].at;
+        if admitted > 0.0 && took > 0.0 {
+            grid.push(size * took / admitted);
+        }
+    }
     let score = |p: f64| rule.with_period(p).miss_charged(events, charged);
     let (mut best_p, mut best_m) = (grid[0], f64::INFINITY);
     for &p in &grid {
