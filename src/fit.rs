@@ -405,8 +405,48 @@ pub fn read_trace(dir: &Path) -> Result<Vec<Event>, FitError> {
     if events.is_empty() {
         return Err(FitError::Empty(dir.to_path_buf()));
     }
-    events.sort_by(|a, b| a.at.total_cmp(&b.at));
+    in_server_order(&mut events);
     Ok(events)
+}
+
+/// Sort the events in the order the server decided them, as far as a client's trace shows it:
+/// by the middle of each request's flight, except that requests in flight together (each sent
+/// before the one before it was answered) may have reached the server in any order. Within
+/// such a group the server's own count says the order: it only falls from one decision to
+/// the next (a refill or a reset between two requests a millisecond apart is rare), so the
+/// group is put in falling order of its counts, 2xx before 429 at equal counts, on the
+/// group's times in rising order.
+pub fn in_server_order(events: &mut [Event]) {
+    events.sort_by(|a, b| a.at.total_cmp(&b.at));
+    let mut start = 0;
+    let mut answered_by = f64::NEG_INFINITY;
+    for i in 0..=events.len() {
+        let joins = events
+            .get(i)
+            .is_some_and(|e| e.at - e.latency / 2.0 < answered_by);
+        if !joins {
+            if i - start > 1 {
+                let group = &mut events[start..i];
+                let times: Vec<f64> = group.iter().map(|e| e.at).collect();
+                // And of equal counts, the 2xx first: once a request is refused, the next
+                // is too until the count rises.
+                group.sort_by(|a, b| {
+                    let count = |e: &Event| e.remaining.unwrap_or(f64::NEG_INFINITY);
+                    count(b)
+                        .total_cmp(&count(a))
+                        .then(b.admitted.cmp(&a.admitted))
+                });
+                for (e, t) in group.iter_mut().zip(times) {
+                    e.at = t;
+                }
+            }
+            start = i;
+            answered_by = f64::NEG_INFINITY;
+        }
+        if let Some(e) = events.get(i) {
+            answered_by = answered_by.max(e.at + e.latency / 2.0);
+        }
+    }
 }
 
 /// The verdict on refusals of a trace without any.
@@ -1038,6 +1078,53 @@ mod tests {
         let (cost, why, _) = verdict(trace_charged(window, 0.05, 400, false));
         assert_eq!(cost, None);
         assert!(why.contains("refuses only when it is full"), "{why}");
+    }
+
+    #[test]
+    fn requests_in_flight_together_are_put_in_the_order_of_their_counts() {
+        // (send, latency, admitted, remaining): four threads sending at once, as a client
+        // with even sleeps does; their flights' middles put 96 first. A second later, alone.
+        let rows = [
+            (1.002537, 0.000481, true, 97.0),
+            (1.002434, 0.000664, true, 98.0),
+            (1.002385, 0.000742, true, 96.0),
+            (1.002400, 0.000700, false, 96.0),
+            (2.0, 0.0005, true, 99.0),
+        ];
+        let mut events: Vec<Event> = rows
+            .iter()
+            .map(|&(t, lat, admitted, r)| Event {
+                at: t + lat / 2.0,
+                admitted,
+                limited: !admitted,
+                remaining: Some(r),
+                limit: None,
+                policy: None,
+                reset: None,
+                retry_after: None,
+                latency: lat,
+                group: "g".into(),
+                process: 0,
+                thread: 0,
+                fields: 0,
+            })
+            .collect();
+        in_server_order(&mut events);
+        let order: Vec<(f64, bool)> = events
+            .iter()
+            .map(|e| (e.remaining.unwrap(), e.admitted))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                (98.0, true),
+                (97.0, true),
+                (96.0, true),
+                (96.0, false),
+                (99.0, true)
+            ]
+        );
+        assert!(events.windows(2).all(|w| w[0].at <= w[1].at));
     }
 
     #[test]
