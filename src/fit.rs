@@ -325,6 +325,11 @@ pub enum FitError {
         .0.display()
     )]
     NoTrace(PathBuf),
+    #[error(
+        "{}: a `serve --record` folder without requests.csv; record again with `serve --record DIR --log-requests`",
+        .0.display()
+    )]
+    RecordingWithoutTrace(PathBuf),
     #[error("{}: line {line}: {why}", path.display())]
     Bad {
         path: PathBuf,
@@ -339,6 +344,9 @@ pub enum FitError {
 pub fn read_trace(dir: &Path) -> Result<Vec<Event>, FitError> {
     let path = dir.join("requests.csv");
     if !path.is_file() {
+        if dir.join("clients.csv").is_file() {
+            return Err(FitError::RecordingWithoutTrace(dir.to_path_buf()));
+        }
         return Err(FitError::NoTrace(dir.to_path_buf()));
     }
     let bad = |line: u64, why: String| FitError::Bad {
