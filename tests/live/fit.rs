@@ -346,6 +346,24 @@ fn serve_and_fit(c: &Served, dir: &Path) -> (Vec<String>, Vec<String>) {
                     })
             }
         };
+        // None of these servers charges a refusal: said where the trace has 429s and the rule
+        // can show it (a fixed window cannot).
+        let refusals = f["evidence"][0]
+            .as_str()
+            .and_then(|e| e.split(" and ").nth(1))
+            .and_then(|e| e.split(' ').next())
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0);
+        let cost_ok = match c.expect {
+            Some(("bucket" | "sliding-window", _, _)) if refusals > 0 => f["refused_cost"] == false,
+            _ => f["refused_cost"].is_null(),
+        };
+        if !cost_ok {
+            wrong.push(format!(
+                "{name}: refused_cost {} over {refusals} 429s",
+                f["refused_cost"]
+            ));
+        }
         // The dialect, told from the raw fields in the client's trace (a recording has only
         // the parsed ones, which cannot tell full from ietf).
         let dialect_ok = f["dialect"] == c.headers
@@ -446,4 +464,29 @@ fn fit_recovers_every_server_kind_in_every_dialect_from_served_traces() {
         println!("traces kept in {}", tmp.keep().display());
     }
     assert!(wrong.is_empty(), "misfits:\n{}", wrong.join("\n"));
+}
+
+/// The Heroku GCRA demo server charges a refused request a token (`refused_cost = 1`): the fit
+/// says so, with the evidence, and its scenario keeps it.
+#[test]
+fn fit_tells_a_server_that_charges_refused_requests() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("demo.toml");
+    std::fs::write(
+        &scenario,
+        "[server]\nkind = \"gcra\"\nlimit = 5\nperiod = \"1s\"\nrefused_cost = 1\n\
+         latency = \"0s\"\n[[clients]]\nname = \"x\"\n",
+    )
+    .unwrap();
+    let (_server, addr) = serve(&["--scenario", scenario.to_str().unwrap()]);
+    record(&addr, &tmp.path().join("demo"), "5s");
+    let f = fitted(&tmp.path().join("demo"));
+    assert_eq!(f["rule"]["rule"], "bucket", "{f}");
+    assert_eq!(f["refused_cost"], true, "{f}");
+    let period = f["rule"]["period"].as_f64().unwrap();
+    assert!((period - 1.0).abs() <= 0.05, "{f}");
+    let said = f["evidence"].to_string();
+    assert!(said.contains("refused requests are counted"), "{f}");
+    let scenario = std::fs::read_to_string(tmp.path().join("demo/fit.toml")).unwrap();
+    assert!(scenario.contains("refused_cost = 1"), "{scenario}");
 }
