@@ -1,7 +1,8 @@
 """fair-share in Python (standard library only): processes and threads that share one API
 token share its quota equally, without counting each other.
 
-fair-share law 1 (throttle-sim 0.1, src/throttle/fair_share.rs of 2026-11-26)
+fair-share law 2 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
+src/throttle/fair_share.rs of 2026-11-26)
 
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
@@ -18,6 +19,7 @@ import math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
+LAW = 2  # the version of the law this port follows (fair_share::LAW)
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 DEFAULTS = dict(quota=None, period=None, first_spread=0.0, initial_sleep=None, reserve=0.005, span=0.03,
@@ -53,6 +55,7 @@ def _ln(v): return math.log(v) if v > 0.0 else -math.inf if v == 0.0 else math.n
 def _clamp(v, lo, hi): return lo if v < lo else hi if v > hi else v  # f64::clamp
 def _step(v): return _clamp(v, -LN_100, LN_2)  # clamp_step
 def _rem_euclid(a, b): return math.fmod(a, b) + abs(b) if math.fmod(a, b) < 0.0 else math.fmod(a, b)
+def _round(v): return float(math.trunc(v)) + (math.copysign(1.0, v) if abs(v - math.trunc(v)) >= 0.5 else 0.0)
 
 # --- Reading an answer: Answer::read of crates/fair-share/src/answer.rs ---
 WS = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
@@ -181,7 +184,8 @@ class FairShare:
         self.offset = self.window = self.newest = self.reset_at = self.since = None
         self.last_decrease = self.last_increase = None
         self.samples = self.decreases = self.updates = self.votes = 0
-        self.full_start = self.sliding = False
+        self.full_start = self.sliding = self.stated_policy = False
+        self.window_end = self.last_end = None  # law 2: a window end the stated resets agree on
         x0, sleep = self.rate / n, c["initial_sleep"]
         self.x = self.clamp_rate(x0 if sleep is None else min(1.0 / secs(sleep) if sleep else math.inf, x0))
     def wait(self, thread, now):
@@ -298,6 +302,23 @@ class FairShare:
             self.rate, self.period = rate, secs(q[1])
             self.limit = float(q[0]) if limit_from_quota else self.limit
             self.set_rate(now, self.x * scale)
+    def read_period(self, now, stated):  # law 2: a fixed window's period from its stated reset
+        if self.c["quota"] is not None or self.stated_policy:
+            return
+        t = secs(now)
+        end, cur = t + stated, self.window_end  # [end, since, seen]
+        if cur is None or not abs(end - cur[0]) <= 1.0:  # a new end: the one before, if steady
+            if cur is not None:
+                self.last_end = cur[0] if cur[2] - cur[1] > 2.0 else None
+            self.window_end = [end, t, t]
+            return
+        cur[2] = t
+        if self.last_end is None or not cur[2] - cur[1] > 2.0:
+            return
+        period = _round(cur[0] - self.last_end)
+        turned_over = self.reset_at is not None and abs(self.reset_at - self.last_end) <= 0.1 * period + 1.0
+        if turned_over and 1.0 <= period <= 86_400.0:
+            self.take_policy(now, (min(int(self.limit), U64), int(period) * NS), False)
     def _wait(self, now, thread):
         th = self.threads[thread]
         left = 0 if th.target is None else from_secs(max(th.target + th.jit - self.phase(now), 0.0) / self.x)
@@ -323,7 +344,9 @@ class FairShare:
     def on_response(self, now, thread, answer):
         cls, remaining, limit, retry_after, quota, reset, latency = answer
         th, n = self.threads[thread], float(len(self.threads))
-        if self.c["quota"] is None and quota is not None and _quota_rate(quota) > 0.0:
+        quota = quota if quota is not None and _quota_rate(quota) > 0.0 else None
+        self.stated_policy = self.stated_policy or quota is not None
+        if self.c["quota"] is None and quota is not None:
             self.take_policy(now, quota, limit is None)
         self.limit = float(limit) if limit is not None and limit > 0 else self.limit
         sent = now if th.last_send is None else th.last_send
@@ -332,6 +355,8 @@ class FairShare:
             if reset is not None and cls == OK:  # a refusal's reset counts from the last let in
                 self.read_reset(secs(now), secs(reset), float(remaining))
             self.level(now, secs(max(max(now - latency // 2, 0), sent)), float(remaining))
+            if reset is not None and cls == OK:
+                self.read_period(now, secs(reset))
         if cls == OK:
             th.errors = 0
             if not self.headers:  # no remaining count: AIMD
