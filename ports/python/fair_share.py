@@ -154,7 +154,7 @@ def read_answer(status, headers=(), latency_ns=0, unix_ns=None):
 def _quota_rate(q): return 0.0 if q[1] == 0 else float(q[0]) * 1e9 / float(q[1])
 
 class FairShare:
-    """One process's law, shared by its `threads` threads. Parameters as FairShareConfig's,
+    """One process's law, shared by its `threads` threads. Parameters as the crate's Params,
     durations in seconds; `random()` returns a float in [0, 1)."""
     def __init__(self, threads, random=None, **params):
         c = dict(DEFAULTS, **params)
