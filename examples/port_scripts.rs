@@ -78,13 +78,28 @@ const SHAPES: &[Shape] = &[
         others_every: 3.0,
         minutes: 5,
     },
+    Shape {
+        name: "outage_backoff",
+        server: "kind = \"gcra\"\nlimit = 100\nperiod = \"1m\"\noutages = [[\"0s\", \"10m\"]]",
+        dialect: Headers::Full,
+        threads: 2,
+        // Waits from 100 ns doubling per error: an outage of 10 minutes takes more than 30
+        // doublings, where the law stops doubling.
+        params: &[("error_backoff", 1e-7), ("error_backoff_max", 1e6)],
+        others_every: 0.0,
+        minutes: 14,
+    },
 ];
 
 /// Every draw of the law at the middle of its range.
 const RANDOM: f64 = 0.5;
 /// The scripts' wall clock starts here (GitHub's reset is an epoch second).
 const UNIX_START: u64 = 1_790_000_000;
-const LATENCY: u64 = 20_000_000;
+/// The `k`-th request's latency: 5 to 101 ms, spread over the range in a fixed order (the law
+/// counts a reading at half the latency, so every port must too).
+fn latency(k: u64) -> u64 {
+    (5 + k * 7919 % 97) * 1_000_000
+}
 
 fn main() {
     let Some(dir) = std::env::args().nth(1) else {
@@ -120,7 +135,8 @@ fn record(shape: &Shape) -> Value {
     let mut next_other = if others > 0 { others / 2 } else { u64::MAX };
     // Per thread: when it next asks, and whether that is for an answer (its request's) or a
     // wait.
-    let mut due: Vec<(u64, Option<Decision>)> = vec![(0, None); shape.threads];
+    let mut due: Vec<(u64, Option<(Decision, u64)>)> = vec![(0, None); shape.threads];
+    let mut sent = 0u64;
     let mut events = Vec::new();
     loop {
         let (thread, &(now, answer)) = due
@@ -137,16 +153,16 @@ fn record(shape: &Shape) -> Value {
         }
         let at = Duration::from_nanos(now);
         match answer {
-            Some(decision) => {
+            Some((decision, latency)) => {
                 let (status, headers) = http_answer(&decision, shape.dialect, now);
                 let wall =
                     SystemTime::UNIX_EPOCH + Duration::from_secs(UNIX_START + now / 1_000_000_000);
                 let pairs = headers.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-                let read = Answer::read(status, pairs, Duration::from_nanos(LATENCY), wall);
+                let read = Answer::read(status, pairs, Duration::from_nanos(latency), wall);
                 law.observe(thread, at, &read);
                 events.push(json!({
                     "at": now, "thread": thread, "do": "answer", "status": status,
-                    "latency": LATENCY, "unix": UNIX_START + now / 1_000_000_000,
+                    "latency": latency, "unix": UNIX_START + now / 1_000_000_000,
                     "headers": headers,
                 }));
                 due[thread] = (now, None);
@@ -156,8 +172,10 @@ fn record(shape: &Shape) -> Value {
                 events.push(json!({"at": now, "thread": thread, "do": "wait"}));
                 due[thread] = if wait == 0 {
                     // Counted by the server halfway, answered a latency later.
-                    let decision = server.admit(now + LATENCY / 2, 0);
-                    (now + LATENCY, Some(decision))
+                    sent += 1;
+                    let latency = latency(sent);
+                    let decision = server.admit(now + latency / 2, 0);
+                    (now + latency, Some((decision, latency)))
                 } else {
                     (now + wait, None)
                 };
