@@ -14,3 +14,4 @@ mod common;
 
 mod harness;
 mod python;
+mod rust;
