@@ -3,13 +3,12 @@
 # law): time is whole nanoseconds inside, the random draws come in the same order, and answers
 # are read as src/engine/live/headers.rs reads them, so the same answers give the same waits.
 #
-#   law = FairShare.new(5)                       # threads of this process; params as keywords
-#   loop do
-#     d = law.wait(thread, now)                  # now: seconds on the caller's monotonic clock
-#     next sleep(d) if d > 0                     # 0: send now (the send is booked)
-#     res = http.request(get)                    # ... then, with the latency in seconds:
-#     law.observe(thread, now2, res.code.to_i, res.to_hash, latency)
-#   end
+#   law = FairShare.new(5)                          # this process's threads; params as keywords
+#   d = law.wait(thread, now)                       # now: seconds on the caller's monotonic clock
+#   # d > 0: sleep d, ask again. d == 0: send now (the send is booked), then with the answer:
+#   law.observe(thread, now, res.code.to_i, res.to_hash, latency)   # status nil: no answer came
+#
+# wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 require 'time'
 
 class FairShare
@@ -23,143 +22,126 @@ class FairShare
                retry_jitter: 0.5, jitter: 0.1, increase: 0.15, error_backoff: 1.0,
                error_backoff_max: 60.0, max_rate: 4.0 }.freeze
   DURATIONS = %i[period first_spread initial_sleep error_backoff error_backoff_max].freeze
+  POSITIVE = %i[quota period crowd gain drain_windows full_drain pull_periods error_backoff max_rate].freeze
+  NON_NEGATIVE = %i[reserve span window_periods drain_fill pull_max retry_jitter increase min_flow
+                    full_level].freeze
   Sample = Struct.new(:t, :r)
   ThreadState = Struct.new(:target, :last_send, :jit, :hold, :errors, :pending)
-  # What an answer said, as the law reads it (src/exchange.rs's Response); times in nanoseconds.
+  # An answer as the law reads it (src/exchange.rs's Response): times in nanoseconds, `quota`
+  # [limit, window nanoseconds], `status` :ok, :limited, :unavailable or :error.
   Answer = Struct.new(:status, :remaining, :limit, :retry_after, :quota, :reset, :latency)
 
-  # Seconds to nanoseconds as src/time.rs rounds them: 0 for NaN or negative, saturating, halves up.
-  def self.from_secs(s)
-    return 0 if s.nan? || s <= 0
-    n = s * 1e9
-    return U64 if n >= 18_446_744_073_709_551_615.0
-    whole = n.to_i
-    n - whole.to_f >= 0.5 ? whole + 1 : whole
-  end
+  module Num # src/time.rs's conversions and Rust's f64 max, min and clamp
+    module_function
 
-  def self.secs(n) = n.to_f / 1e9
-  def self.fmax(a, b) = a.nan? ? b : (b.nan? || a >= b ? a : b) # Rust's f64::max and min
-  def self.fmin(a, b) = a.nan? ? b : (b.nan? || a <= b ? a : b)
-  def self.clamp(v, lo, hi) = v < lo ? lo : (v > hi ? hi : v)
+    def from_secs(s)
+      return 0 if s.nan? || s <= 0
+      n = s * 1e9
+      return U64 if n >= 2.0**64
+      whole = n.to_i
+      n - whole.to_f >= 0.5 ? whole + 1 : whole
+    end
+
+    def secs(n) = n.to_f / 1e9
+    def fmax(a, b) = a.nan? ? b : (b.nan? || a >= b ? a : b)
+    def fmin(a, b) = a.nan? ? b : (b.nan? || a <= b ? a : b)
+    def clamp(v, lo, hi) = v < lo ? lo : (v > hi ? hi : v)
+  end
+  include Num
+  extend Num
 
   attr_reader :x, :decreases
 
   def initialize(threads, random: Random.method(:rand), **params)
     unknown = params.keys - DEFAULTS.keys
     raise ArgumentError, "unknown fair-share parameter: #{unknown.join(', ')}" unless unknown.empty?
-    @c = DEFAULTS.merge(params)
-    @ns = DURATIONS.to_h { |k| [k, @c[k] && FairShare.from_secs(Float(@c[k]))] }
-    (DEFAULTS.keys - DURATIONS - %i[quota]).each { |k| @c[k] = Float(@c[k]) }
-    @c[:quota] = Float(@c[:quota]) if @c[:quota]
+    @c = DEFAULTS.merge(params).to_h { |k, v| [k, v.nil? ? nil : Float(v)] }
+    @ns = DURATIONS.to_h { |k| [k, @c[k] && from_secs(@c[k])] }
     bad = problems
     raise ArgumentError, "fair-share: #{bad.join('; ')}" unless bad.empty?
     @random = random
     @lock = Mutex.new
-    n = [threads.to_i, 1].max
-    @threads = Array.new(n) { ThreadState.new(nil, nil, 0.0, 0, 0, false) }
-    quota = @c[:quota] || 4500.0
-    @period = @ns[:period] ? FairShare.secs(@ns[:period]) : 3600.0
-    @rate = quota / @period
-    @limit = quota
-    @policy = @offset = @window = @newest = @last_decrease = @last_increase = nil
-    @reset_at = @sliding_since = nil
-    @headers = @full_start = @sliding = false
-    @clock_at = 0
+    @threads = Array.new([threads.to_i, 1].max) { ThreadState.new(nil, nil, 0.0, 0, 0, false) }
+    @limit = @c[:quota] || 4500.0
+    @period = @ns[:period] ? secs(@ns[:period]) : 3600.0
+    @rate = @limit / @period
+    @clock_at = @samples = @decreases = @updates = @sliding_votes = 0
     @clock_phase = 0.0
-    @samples = @decreases = @updates = @sliding_votes = 0
-    x0 = @rate / n
-    x0 = FairShare.fmin(1.0 / FairShare.secs(@ns[:initial_sleep]), x0) if @ns[:initial_sleep]
+    @headers = @full_start = @sliding = false
+    x0 = @rate / @threads.size
+    x0 = fmin(1.0 / secs(@ns[:initial_sleep]), x0) if @ns[:initial_sleep]
     @x = clamp_rate(x0)
   end
 
+  # Every parameter out of its range, as the simulator's check names it.
   def problems
-    out = []
-    pos = { quota: @c[:quota] || 4500.0, period: @ns[:period] ? FairShare.secs(@ns[:period]) : 3600.0 }
-    %i[crowd gain drain_windows full_drain pull_periods max_rate].each { |k| pos[k] = @c[k] }
-    pos[:error_backoff] = FairShare.secs(@ns[:error_backoff])
-    pos.each { |k, v| out << "#{k} must be a number above 0 (got #{v})" unless v.finite? && v > 0 }
-    %i[reserve span window_periods drain_fill pull_max retry_jitter increase min_flow full_level].each do |k|
-      out << "#{k} must be a number of 0 or more (got #{@c[k]})" unless @c[k].finite? && @c[k] >= 0
-    end
+    v = @c.merge(quota: @c[:quota] || 4500.0, period: @ns[:period] ? secs(@ns[:period]) : 3600.0,
+                 error_backoff: secs(@ns[:error_backoff]))
+    out = POSITIVE.reject { |k| v[k].finite? && v[k] > 0 }.map { |k| "#{k} must be above 0 (got #{v[k]})" }
+    out += NON_NEGATIVE.reject { |k| v[k].finite? && v[k] >= 0 }.map { |k| "#{k} must be 0 or more (got #{v[k]})" }
     out << 'quota and period must be set together' if @c[:quota].nil? != @c[:period].nil?
-    out << "reserve must be below 1 (got #{@c[:reserve]})" unless @c[:reserve] < 1
-    out << "pull_max must be at most 1 (got #{@c[:pull_max]})" unless @c[:pull_max] <= 1
-    out << "gain must be at most 1 (got #{@c[:gain]})" unless @c[:gain] <= 1
-    out << "decrease must be above 0 and below 1 (got #{@c[:decrease]})" unless @c[:decrease] > 0 && @c[:decrease] < 1
-    out << "jitter must be from 0 to below 1 (got #{@c[:jitter]})" unless @c[:jitter] >= 0 && @c[:jitter] < 1
-    out << "min_samples must be at least 2 (got #{@c[:min_samples]})" unless @c[:min_samples] >= 2
-    out << 'error_backoff_max must be at least error_backoff' if @ns[:error_backoff_max] < @ns[:error_backoff]
+    [[:reserve, v[:reserve] < 1, 'below 1'], [:pull_max, v[:pull_max] <= 1, 'at most 1'],
+     [:gain, v[:gain] <= 1, 'at most 1'], [:decrease, v[:decrease] > 0 && v[:decrease] < 1, 'above 0 and below 1'],
+     [:jitter, v[:jitter] >= 0 && v[:jitter] < 1, 'from 0 to below 1'],
+     [:min_samples, v[:min_samples] >= 2, 'at least 2'],
+     [:error_backoff_max, @ns[:error_backoff_max] >= @ns[:error_backoff], 'at least error_backoff']]
+      .each { |k, ok, what| out << "#{k} must be #{what} (got #{v[k]})" unless ok }
     out
   end
 
   # Seconds to wait before `thread` sends (0.0: send now, the send is booked); `now` in seconds.
-  def wait(thread, now) = FairShare.secs(wait_ns(thread, FairShare.from_secs(now)))
+  def wait(thread, now) = secs(wait_ns(thread, from_secs(now)))
 
-  # After an answer (status nil: no answer came); `now` and `latency` in seconds, `unix` the wall
-  # clock in seconds (for GitHub's epoch reset and an HTTP-date Retry-After; default now).
+  # After an answer; `now` and `latency` in seconds, `unix` the wall clock in seconds (GitHub's
+  # epoch reset, an HTTP-date Retry-After; default now). Returns the answer's class.
   def observe(thread, now, status, headers, latency, unix = nil)
-    observe_ns(thread, FairShare.from_secs(now), status, headers, FairShare.from_secs(latency), unix)
+    observe_ns(thread, from_secs(now), status, headers, from_secs(latency), unix)
   end
 
   def wait_ns(thread, now)
+    return NS unless (0...@threads.size).cover?(thread) # a thread out of range waits a second
     @lock.synchronize do
-      th = @threads[thread]
-      delay(now, thread) unless th.pending
-      th.pending = true
+      delay(now, thread) unless @threads[thread].pending
       acquire(now, thread)
     end
   end
 
   def observe_ns(thread, now, status, headers, latency, unix = nil)
     answer = FairShare.read_answer(status, headers || [], latency, unix)
-    @lock.synchronize { on_response(now, thread, answer) }
+    @lock.synchronize { on_response(now, thread, answer) } if (0...@threads.size).cover?(thread)
     answer.status
   end
 
   private
 
-  def clamp_rate(x) = FairShare.clamp(x, @rate / @c[:crowd] * 0.01, @c[:max_rate] * @rate)
-  def reserve = FairShare.fmin(FairShare.fmax(@c[:reserve] * @limit, 1.0), @limit * 0.25)
+  def clamp_rate(x) = clamp(x, @rate / @c[:crowd] * 0.01, @c[:max_rate] * @rate)
+  def reserve = fmin(fmax(@c[:reserve] * @limit, 1.0), @limit * 0.25)
   def refill = @reset_at ? 0.0 : @rate
   def spacing = 1.0 / @x
   def window_secs = @c[:window_periods] / @x / Math.sqrt(@threads.size.to_f)
-  def loop_secs = FairShare.fmax(window_secs, @c[:min_flow] / @rate)
-  def min_flow = @reset_at ? FairShare.fmin(@c[:min_flow], @limit * 0.3) : @c[:min_flow]
-  def clamp_step(v) = FairShare.clamp(v, -Math.log(100.0), Math.log(2.0))
+  def loop_secs = fmax(window_secs, @c[:min_flow] / @rate)
+  def min_flow = @reset_at ? fmin(@c[:min_flow], @limit * 0.3) : @c[:min_flow]
+  def clamp_step(v) = clamp(v, -Math.log(100.0), Math.log(2.0))
   def draw(lo, hi) = lo + @random.call * (hi - lo)
+  def price(r) = @rate / @c[:crowd] * Math.exp(fmin((r - reserve) / slope, 50.0))
+  def to_reset(t) = @reset_at && @period - (t - @reset_at) % @period # Ruby's % is rem_euclid here
+  def planned(t) = (left = to_reset(t)) ? fmax(@limit - reserve, 0.0) * left / @period : 0.0
+  def phase(now) = @clock_phase + secs([now - @clock_at, 0].max) * @x
 
   def slope
-    room = FairShare.fmax(@limit - reserve, 0.0) * 0.8
-    span = FairShare.fmax(@c[:span] * @limit, FairShare.fmin(4.0, room))
-    FairShare.fmax(span / Math.log(@c[:crowd]), Float::MIN)
-  end
-
-  def price(r) = @rate / @c[:crowd] * Math.exp(FairShare.fmin((r - reserve) / slope, 50.0))
-
-  def to_reset(t)
-    return nil unless @reset_at
-    m = (t - @reset_at) % @period # Ruby's float % is Rust's rem_euclid for a positive period
-    @period - m
-  end
-
-  def planned(t)
-    left = to_reset(t)
-    left ? FairShare.fmax(@limit - reserve, 0.0) * left / @period : 0.0
+    span = fmax(@c[:span] * @limit, fmin(4.0, fmax(@limit - reserve, 0.0) * 0.8))
+    fmax(span / Math.log(@c[:crowd]), Float::MIN)
   end
 
   def target(r, t)
     if (left = to_reset(t))
-      res = reserve * FairShare.fmin(left / @period, 1.0)
-      left = FairShare.fmax(left, window_secs)
-      return FairShare.fmax((r + 1.0 - res) / left, @rate * 0.05)
+      res = reserve * fmin(left / @period, 1.0)
+      return fmax((r + 1.0 - res) / fmax(left, window_secs), @rate * 0.05)
     end
-    tau = FairShare.fmax(@c[:drain_fill] * @limit / @rate, @c[:drain_windows] * loop_secs)
-    surplus = (r - reserve) / tau
-    surplus = FairShare.fmin(surplus, @c[:full_drain] * @rate) if @full_start
-    FairShare.fmax(@rate + surplus, @rate * 0.25)
+    surplus = (r - reserve) / fmax(@c[:drain_fill] * @limit / @rate, @c[:drain_windows] * loop_secs)
+    surplus = fmin(surplus, @c[:full_drain] * @rate) if @full_start
+    fmax(@rate + surplus, @rate * 0.25)
   end
-
-  def phase(now) = @clock_phase + FairShare.secs([now - @clock_at, 0].max) * @x
 
   def set_rate(now, x)
     now = [now, @clock_at].max
@@ -171,78 +153,66 @@ class FairShare
   def apply_window(now, first, last)
     dt = last.t - first.t
     return apply_sliding_window(now, first, last, dt) if @sliding
-    total = FairShare.fmax(refill - (last.r - first.r) / dt, @rate * 0.02)
+    total = fmax(refill - (last.r - first.r) / dt, @rate * 0.02)
     target = target((first.r + last.r) / 2.0, (first.t + last.t) / 2.0)
     ln_x = Math.log(@x) + @c[:gain] * clamp_step(Math.log(target / total))
     price = price(last.r - planned(last.t))
     n = @threads.size.to_f
-    crowd = FairShare.fmax(total / FairShare.fmax(@x, price), n)
-    pull = FairShare.fmin(slope / (@c[:pull_periods] * crowd), @c[:pull_max])
-    pull *= 1.0 - FairShare.clamp(n * @x / total, 0.0, 1.0)
+    pull = fmin(slope / (@c[:pull_periods] * fmax(total / fmax(@x, price), n)), @c[:pull_max])
+    pull *= 1.0 - clamp(n * @x / total, 0.0, 1.0)
     cap = @full_start ? target * @x / total : target
-    ln_x += pull * FairShare.fmax(Math.log(FairShare.fmin(price, cap)) - ln_x, -Math.log(100.0))
+    ln_x += pull * fmax(Math.log(fmin(price, cap)) - ln_x, -Math.log(100.0))
     set_rate(now, Math.exp(ln_x))
   end
 
   def apply_sliding_window(now, first, last, dt)
     average = (@limit - (first.r + last.r) / 2.0) / @period
     fall = (first.r - last.r) / dt
-    total = FairShare.fmax(FairShare.fmax(average, fall), @rate * 0.02)
-    gain = fall > average ? @c[:gain] : @c[:gain] * FairShare.fmin(1.0 * dt / @period, 1.0)
+    total = fmax(fmax(average, fall), @rate * 0.02)
+    gain = fall > average ? @c[:gain] : @c[:gain] * fmin(1.0 * dt / @period, 1.0)
     set_rate(now, Math.exp(Math.log(@x) + gain * clamp_step(Math.log(@limit / @period / total))))
   end
 
   def read_reset(t, stated, r)
-    if @reset_at || (@policy.nil? && @c[:quota].nil?)
-      @sliding = false
-      @sliding_votes = 0
-      @sliding_since = nil
-      return
-    end
-    bucket = FairShare.fmax(@limit - r, 0.0) / @rate
-    slack = FairShare.fmax(@period * 0.02, 1.0)
-    if stated >= @period - slack && stated > bucket + 1.5 * slack
+    return forget_sliding if @reset_at || (@policy.nil? && @c[:quota].nil?)
+    slack = fmax(@period * 0.02, 1.0)
+    if stated >= @period - slack && stated > fmax(@limit - r, 0.0) / @rate + 1.5 * slack
       @sliding_since ||= t
       @sliding_votes += 1
       @sliding = true if @sliding_votes >= 3 && t - @sliding_since > 2.0 * slack
     elsif stated < @period - 1.5 * slack
-      @sliding_votes = 0
-      @sliding_since = nil
-      @sliding = false
+      forget_sliding
     end
   end
 
+  def forget_sliding
+    @sliding, @sliding_votes, @sliding_since = false, 0, nil
+  end
+
   def open_window(s)
-    @window = s
-    @samples = 1
+    @window, @samples = s, 1
   end
 
   def observe_level(now, t, r)
     s = Sample.new(t, r)
-    if @newest.nil? && r >= @c[:full_level] * @limit
-      @full_start = true
-    elsif r <= reserve + slope * Math.log(@c[:crowd])
-      @full_start = false
+    if @newest.nil? && r >= @c[:full_level] * @limit then @full_start = true
+    elsif r <= reserve + slope * Math.log(@c[:crowd]) then @full_start = false
     end
-    if @newest
-      if t >= @newest.t
-        if r > @newest.r + refill * (t - @newest.t) + FairShare.fmax(@limit * 0.1, 2.0)
-          @reset_at = (@newest.t + t) / 2.0
-          @full_start = false
-          @newest = s
-          return open_window(s)
-        end
-        @reset_at = nil if @reset_at && r > @newest.r + 2.0
+    if @newest && t >= @newest.t
+      if r > @newest.r + refill * (t - @newest.t) + fmax(@limit * 0.1, 2.0)
+        @reset_at = (@newest.t + t) / 2.0 # a fixed window turned over between the two readings
+        @full_start = false
         @newest = s
+        return open_window(s)
       end
-    else
-      @newest = s
+      @reset_at = nil if @reset_at && r > @newest.r + 2.0
     end
+    @newest = s if @newest.nil? || t >= @newest.t
     return open_window(s) unless (first = @window)
     @samples += 1
     flow = @rate * (t - first.t) - (r - first.r)
-    periods = @updates.zero? ? 0.7 : 1.0
-    return unless t - first.t >= window_secs * periods && @samples >= @c[:min_samples] && flow >= min_flow
+    return unless t - first.t >= window_secs * (@updates.zero? ? 0.7 : 1.0) && @samples >= @c[:min_samples] &&
+                  flow >= min_flow
     apply_window(now, first, s)
     @updates += 1
     open_window(s)
@@ -254,175 +224,147 @@ class FairShare
     rate = quota[0].to_f * 1e9 / quota[1].to_f
     scale = rate / @rate
     @rate = rate
-    @period = FairShare.secs(quota[1])
+    @period = secs(quota[1])
     @limit = quota[0].to_f if limit_from_quota
     set_rate(now, @x * scale)
-  end
-
-  def wait_left(now, thread)
-    th = @threads[thread]
-    left = th.target ? FairShare.from_secs(FairShare.fmax(th.target + th.jit - phase(now), 0.0) / @x) : 0
-    left = [left, [th.hold - now, 0].max].max
-    [left, [FairShare.from_secs(spacing / 8.0), 1].max].min
   end
 
   def delay(now, thread)
     th = @threads[thread]
     unless th.target
-      spread = FairShare.fmax(FairShare.secs(@ns[:first_spread]) * @x, 1.0)
       unless @offset
-        @offset = draw(0.0, 1.0)
-        @clock_at = now
-        @clock_phase = 0.0
+        @offset = draw(0.0, 1.0) # once per process, the first wait of any thread
+        @clock_at, @clock_phase = now, 0.0
       end
-      th.target = (thread + @offset) / @threads.size * spread
+      th.target = (thread + @offset) / @threads.size * fmax(secs(@ns[:first_spread]) * @x, 1.0)
     end
-    j = @c[:jitter]
-    th.jit = j <= 0 ? 0.0 : draw(-j, j) / @threads.size
+    th.jit = @c[:jitter] <= 0 ? 0.0 : draw(-@c[:jitter], @c[:jitter]) / @threads.size
+    th.pending = true
   end
 
   def acquire(now, thread)
-    left = wait_left(now, thread)
+    th = @threads[thread]
+    left = th.target ? from_secs(fmax(th.target + th.jit - phase(now), 0.0) / @x) : 0
+    left = [left, th.hold - now].max
+    left = [left, [from_secs(spacing / 8.0), 1].max].min # looked at again every eighth of a period
     return left unless left.zero?
     ph = phase(now)
-    th = @threads[thread]
     nxt = (th.target || ph) + 1.0
     nxt += (ph + 0.5 - nxt).ceil.to_f if nxt < ph + 0.5
-    th.target = nxt
-    th.last_send = now
-    th.pending = false
+    th.target, th.last_send, th.pending = nxt, now, false
     0
   end
 
   def on_response(now, thread, a)
-    take_policy(now, a.quota, a.limit.nil?) if @c[:quota].nil? && a.quota && a.quota[0].to_f * 1e9 / a.quota[1] > 0
-    @limit = a.limit.to_f if a.limit && a.limit > 0
+    q = a.quota
+    take_policy(now, q, a.limit.nil?) if @c[:quota].nil? && q && q[0].to_f * 1e9 / q[1].to_f > 0
+    @limit = a.limit.to_f if a.limit&.positive?
     th = @threads[thread]
     sent = th.last_send || now
     if a.remaining && %i[ok limited].include?(a.status)
       @headers = true
-      read_reset(FairShare.secs(now), FairShare.secs(a.reset), a.remaining.to_f) if a.reset && a.status == :ok
-      counted = [[now - a.latency / 2, 0].max, sent].max
-      observe_level(now, FairShare.secs(counted), a.remaining.to_f)
+      read_reset(secs(now), secs(a.reset), a.remaining.to_f) if a.reset && a.status == :ok
+      observe_level(now, secs([now - a.latency / 2, 0, sent].max), a.remaining.to_f)
     end
     case a.status
     when :ok
       th.errors = 0
       unless @headers
-        since = @last_increase ? FairShare.secs(now - [@last_increase, now].min) : 0.0
+        since = @last_increase ? secs(now - [@last_increase, now].min) : 0.0
         set_rate(now, @x + @c[:increase] * @rate * @rate / @limit * since)
         @last_increase = now
       end
     when :limited
       th.errors = 0
-      period = FairShare.from_secs(spacing)
-      left = to_reset(FairShare.secs(now))
+      period = from_secs(spacing)
+      left = to_reset(secs(now))
       spent = @period * @x * @threads.size >= 4.0 && a.retry_after && left &&
-              (FairShare.secs(a.retry_after) - left).abs <= 0.1 * @period
+              (secs(a.retry_after) - left).abs <= 0.1 * @period
       if !spent && (@last_decrease.nil? || (sent >= @last_decrease && now >= [@last_decrease + period, U64].min))
-        factor = @c[:decrease]
-        if @sliding
-          per_period = @threads.size * @x * @period
-          factor = FairShare.fmax(1.0 - 1.0 / FairShare.fmax(per_period, 1.0), @c[:decrease])
-        end
-        set_rate(now, @x * factor)
+        per_period = @threads.size * @x * @period
+        set_rate(now, @x * (@sliding ? fmax(1.0 - 1.0 / fmax(per_period, 1.0), @c[:decrease]) : @c[:decrease]))
         @last_decrease = now
         @decreases += 1
-        @window = nil
-        @samples = 0
+        @window, @samples = nil, 0
       end
       wait = 0
       if a.retry_after
-        ra = FairShare.secs(a.retry_after)
+        ra = secs(a.retry_after)
         stretch = @c[:retry_jitter] > 0 ? draw(0.0, @c[:retry_jitter]) : 0.0
-        wait = FairShare.from_secs(ra + stretch * FairShare.fmin(ra, spacing))
+        wait = from_secs(ra + stretch * fmin(ra, spacing))
       end
       th.hold = [now + wait, U64].min
-    else
-      base = FairShare.secs(@ns[:error_backoff]) * 2.0**[th.errors, 30].min
-      th.hold = [now + FairShare.from_secs(FairShare.fmin(base, FairShare.secs(@ns[:error_backoff_max]))), U64].min
+    else # 503, any other status, no answer: back this thread off, doubling
+      base = secs(@ns[:error_backoff]) * 2.0**[th.errors, 30].min
+      th.hold = [now + from_secs(fmin(base, secs(@ns[:error_backoff_max]))), U64].min
       th.errors += 1
     end
   end
 
-  # --- Reading an answer: src/engine/live/headers.rs (`read_response` at scale 1) ---------------
-
+  # --- Reading an answer: src/engine/live/headers.rs, `read_response` at scale 1 ---------------
   U64_TEXT = /\A\+?\d+\z/
   F64_TEXT = /\A[+-]?(?:inf|infinity|nan|(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)\z/i
 
-  # `status` an HTTP status (nil: no answer came), `headers` pairs or a Hash (a value may be an
-  # Array, as Net::HTTPResponse#to_hash gives: its first is read), `latency` nanoseconds.
+  # Rust's str::parse::<u64> and ::<f64>.
+  def self.u64(v) = v&.match?(U64_TEXT) && v.to_i <= U64 ? v.to_i : nil
+
+  def self.f64(v)
+    return nil unless v&.match?(F64_TEXT)
+    return Float::NAN if v =~ /nan/i
+    (v =~ /inf/i ? Float::INFINITY : v.delete_prefix('+').delete_prefix('-').to_f) * (v.start_with?('-') ? -1 : 1)
+  end
+
+  # `status` an HTTP status (nil: no answer came), `headers` pairs or a Hash (of Arrays, as
+  # Net::HTTPResponse#to_hash: the first value is read), `latency` in nanoseconds.
   def self.read_answer(status, headers, latency, unix = nil)
     h = {}
-    headers.each do |k, v|
-      k = k.to_s.downcase
-      h[k] = (v.is_a?(Array) ? v.first : v).to_s unless h.key?(k)
-    end
+    headers.each { |k, v| h[k.to_s.strip.downcase] ||= (v.is_a?(Array) ? v.first : v).to_s }
     now = if unix.nil? then Process.clock_gettime(Process::CLOCK_REALTIME, :nanosecond)
-          elsif unix.is_a?(Integer) then unix * NS
-          else (unix * 1e9).round
+          else unix.is_a?(Integer) ? unix * NS : (unix * 1e9).round
           end
-    get = ->(name) { (v = h[name]) && v.match?(/\A[\t\x20-\x7e]*\z/) ? v.strip : nil }
+    get = ->(name) { h[name]&.strip }
     number = lambda do |*names|
       names.each do |name|
-        v = get.(name) or next
-        next_n = v.match?(U64_TEXT) && v.to_i <= U64 ? v.to_i : nil
-        if next_n.nil? && v.match?(F64_TEXT)
-          f = v =~ /inf/i ? (v.start_with?('-') ? -Float::INFINITY : Float::INFINITY) : v.sub(/\A\+/, '').to_f
-          f = Float::NAN if v =~ /nan/i
-          next_n = f >= 0 ? (f >= 2.0**64 ? U64 : f.to_i) : nil
-        end
-        return next_n if next_n
+        n = u64(v = get.(name)) || ((f = f64(v)) && f >= 0 ? (f >= 2.0**64 ? U64 : f.to_i) : nil)
+        return n if n
       end
       nil
     end
     param = lambda do |field, *names|
-      return nil unless field
-      field.split(/[;,]/).each do |part|
+      field&.split(/[;,]/)&.each do |part|
         k, v = part.strip.split('=', 2)
-        next if v.nil? || !names.include?(k.strip)
-        v = v.strip.gsub(/\A"+|"+\z/, '')
-        return v.match?(U64_TEXT) && v.to_i <= U64 ? v.to_i : nil
+        return u64(v.strip.gsub(/\A"+|"+\z/, '')) if v && names.include?(k.strip)
       end
       nil
     end
     until_epoch = ->(at) { [at * NS - now, 0].max }
-    ietf = get.('ratelimit')
-    policy = get.('ratelimit-policy')
-    remaining = number.('ratelimit-remaining', 'x-ratelimit-remaining') || param.(ietf, 'r', 'remaining')
-    limit = number.('ratelimit-limit', 'x-ratelimit-limit') || param.(policy, 'q', 'l') || param.(ietf, 'limit')
+    ietf, policy = get.('ratelimit'), get.('ratelimit-policy')
     st = status.nil? ? :error : classify(status)
     st = :limited if status == 403 && (number.('x-ratelimit-remaining') == 0 || h.key?('retry-after'))
-    wait = retry_after(get, number, now)
+    wait = retry_after(get, now)
     if wait.nil? && st == :limited && number.('x-ratelimit-remaining') == 0
-      at = number.('x-ratelimit-reset')
-      wait = at && until_epoch.(at)
+      wait = (at = number.('x-ratelimit-reset')) && until_epoch.(at)
     end
-    q = param.(policy, 'q', 'l')
-    w = param.(policy, 'w')
-    quota = q && w && w > 0 ? [q, [w * NS, DAY].min] : nil
+    q, w = param.(policy, 'q', 'l'), param.(policy, 'w')
     reset = (t = param.(ietf, 't', 'reset')) ? t * NS : ((at = number.('x-ratelimit-reset')) && until_epoch.(at))
-    Answer.new(st, remaining, limit, wait && [wait, DAY].min, quota, reset && [reset, DAY].min, latency)
+    Answer.new(st, number.('ratelimit-remaining', 'x-ratelimit-remaining') || param.(ietf, 'r', 'remaining'),
+               number.('ratelimit-limit', 'x-ratelimit-limit') || param.(policy, 'q', 'l') || param.(ietf, 'limit'),
+               wait && [wait, DAY].min, q && w&.positive? ? [q, [w * NS, DAY].min] : nil,
+               reset && [reset, DAY].min, latency)
   end
 
-  def self.classify(status)
-    return :ok if (200..299).cover?(status)
-    { 429 => :limited, 503 => :unavailable }.fetch(status, :error)
-  end
+  def self.classify(status) = (200..299).cover?(status) ? :ok : { 429 => :limited, 503 => :unavailable }.fetch(status, :error)
 
-  # `retry-after-ms` (as Rust's Duration::from_secs_f64 rounds: the exact value, ties to even),
-  # else `Retry-After` in whole seconds or as an HTTP date, in nanoseconds.
-  def self.retry_after(get, _number, now)
-    if (ms = get.('retry-after-ms')) && ms.match?(F64_TEXT) && ms !~ /nan/i
-      f = ms =~ /inf/i ? (ms.start_with?('-') ? -1.0 : Float::INFINITY) : ms.sub(/\A\+/, '').to_f
-      if f >= 0
-        s = f / 1e3
-        return s <= 0 ? 0 : (s >= 86_400 ? DAY : (s.to_r * NS).round(half: :even))
-      end
+  # `retry-after-ms` (rounded as Rust's Duration::from_secs_f64: the exact value, ties to even),
+  # else `Retry-After` in whole seconds or as an HTTP date; nanoseconds.
+  def self.retry_after(get, now)
+    if (f = f64(get.('retry-after-ms'))) && !f.nan? && f >= 0
+      s = f / 1e3
+      return s <= 0 ? 0 : (s >= 86_400 ? DAY : (s.to_r * NS).round(half: :even))
     end
-    v = get.('retry-after') or return nil
-    return v.to_i * NS if v.match?(U64_TEXT) && v.to_i <= U64
-    at = Time.httpdate(v) rescue nil
+    return nil unless (v = get.('retry-after'))
+    return u64(v) * NS if u64(v)
+    at = (Time.httpdate(v) rescue nil) # rubocop:disable Style/RescueModifier
     at && [at.to_i * NS - now, 0].max
   end
 end
