@@ -19,7 +19,7 @@ use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::exchange::{Quota, Response, Status};
 use crate::limiter::{Decision, Headers};
-use crate::time::{FOREVER, MAX_SERVER_WAIT, Nanos, duration_from_secs, scaled_nanos};
+use crate::time::{FOREVER, MAX_SERVER_WAIT, Nanos, scaled_nanos};
 
 pub const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
 pub const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("ratelimit-remaining");
@@ -244,29 +244,44 @@ fn text(s: &str) -> HeaderValue {
 /// The class of an HTTP status as the algorithms see it. Any status that is neither 2xx, 429
 /// nor 503 is a failure: a 404 or a 500 is no work done.
 pub fn classify(status: u16) -> Status {
-    match status {
-        200..=299 => Status::Ok,
-        429 => Status::Limited,
-        503 => Status::Unavailable,
-        _ => Status::Error,
+    status_of(fair_share::Status::of(status))
+}
+
+fn status_of(s: fair_share::Status) -> Status {
+    match s {
+        fair_share::Status::Ok => Status::Ok,
+        fair_share::Status::Limited => Status::Limited,
+        fair_share::Status::Unavailable => Status::Unavailable,
+        fair_share::Status::Error => Status::Error,
     }
+}
+
+/// The header lines an answer carries, as text (a value that is not text says nothing).
+fn lines(headers: &HeaderMap) -> impl Iterator<Item = (&str, &str)> {
+    headers
+        .iter()
+        .filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?)))
 }
 
 /// The class of an answer, from its status and headers: as [`classify`], except that a 403
 /// carrying a rate-limit sign (`x-ratelimit-remaining: 0`, or a `Retry-After`) is a refusal,
 /// as GitHub answers its primary and secondary limits with 403 or 429.
 pub fn classify_answer(status: u16, headers: &HeaderMap) -> Status {
-    if status == 403
-        && (first_number(headers, &[X_RATELIMIT_REMAINING]) == Some(0)
-            || headers.contains_key(hyper::header::RETRY_AFTER))
-    {
-        return Status::Limited;
-    }
-    classify(status)
+    let read = fair_share::Answer::read(
+        status,
+        lines(headers),
+        Duration::ZERO,
+        SystemTime::UNIX_EPOCH,
+    );
+    status_of(read.status)
 }
 
-/// A response as a throttle sees it. `latency` is already virtual; `scale` turns the real
-/// waits the server asks for into virtual ones, and `now` dates an HTTP-date `Retry-After`.
+/// A response as a throttle sees it, read by the `fair-share` library's reader
+/// (`crates/fair-share/src/answer.rs`: every dialect, a wait, reset or policy window capped at
+/// [`MAX_SERVER_WAIT`] of real time), so the simulator's live client and a real client built on
+/// the library read an answer alike. `latency` is already virtual; `scale` turns the real waits
+/// the server asks for into virtual ones, and `now` dates GitHub's epoch-second reset and an
+/// HTTP-date `Retry-After`.
 pub fn read_response(
     status: u16,
     headers: &HeaderMap,
@@ -274,106 +289,20 @@ pub fn read_response(
     scale: f64,
     now: SystemTime,
 ) -> Response {
-    let ietf = headers.get(RATELIMIT).and_then(|v| v.to_str().ok());
-    let remaining = first_number(headers, &[RATELIMIT_REMAINING, X_RATELIMIT_REMAINING])
-        .or_else(|| ietf.and_then(|f| param(f, &["r", "remaining"])));
-    let policy = headers.get(RATELIMIT_POLICY).and_then(|v| v.to_str().ok());
-    let limit = first_number(headers, &[RATELIMIT_LIMIT, X_RATELIMIT_LIMIT])
-        .or_else(|| policy.and_then(|f| param(f, &["q", "l"])))
-        .or_else(|| ietf.and_then(|f| param(f, &["limit"])));
-    let status = classify_answer(status, headers);
-    // GitHub's primary limit names no wait but the epoch second its count resets.
-    let wait = retry_after(headers, now).or_else(|| {
-        (status == Status::Limited && first_number(headers, &[X_RATELIMIT_REMAINING]) == Some(0))
-            .then(|| first_number(headers, &[X_RATELIMIT_RESET]))
-            .flatten()
-            .map(|at| until_epoch(at, now))
-    });
-    // Every span the server states is at most `MAX_SERVER_WAIT` of real time, then virtual.
+    let read = fair_share::Answer::read(status, lines(headers), Duration::ZERO, now);
     let virtual_span = |real: Duration| scaled_nanos(real.min(MAX_SERVER_WAIT), scale);
-    let retry_after = wait.map(virtual_span);
-    // The policy's `q` per `w` seconds, and the reset: the IETF `t` in seconds, else GitHub's
-    // epoch second.
-    let quota = policy.and_then(|f| {
-        let limit = param(f, &["q", "l"])?;
-        let window = param(f, &["w"]).filter(|w| *w > 0)?;
-        Some(Quota {
-            limit,
-            window: virtual_span(Duration::from_secs(window)),
-        })
-    });
-    let reset = ietf
-        .and_then(|f| param(f, &["t", "reset"]))
-        .map(|t| virtual_span(Duration::from_secs(t)))
-        .or_else(|| {
-            let at = first_number(headers, &[X_RATELIMIT_RESET])?;
-            Some(virtual_span(until_epoch(at, now)))
-        });
     Response {
-        status,
-        remaining,
-        limit,
-        retry_after,
+        status: status_of(read.status),
+        remaining: read.remaining,
+        limit: read.limit,
+        retry_after: read.retry_after.map(virtual_span),
         latency,
-        quota,
-        reset,
+        quota: read.policy.map(|p| Quota {
+            limit: p.limit,
+            window: virtual_span(p.window),
+        }),
+        reset: read.reset.map(virtual_span),
     }
-}
-
-/// From `now` to the epoch second `at` (none if it has passed); an epoch past what the clock
-/// can hold is as far as it can hold.
-fn until_epoch(at: u64, now: SystemTime) -> Duration {
-    match SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(at)) {
-        Some(t) => t.duration_since(now).unwrap_or(Duration::ZERO),
-        None => Duration::MAX,
-    }
-}
-
-fn first_number(headers: &HeaderMap, names: &[HeaderName]) -> Option<u64> {
-    names.iter().find_map(|n| {
-        let v = headers.get(n)?.to_str().ok()?.trim();
-        // Some APIs send "42.0"; a negative or garbled count says nothing.
-        v.parse::<u64>().ok().or_else(|| {
-            v.parse::<f64>()
-                .ok()
-                .filter(|f| *f >= 0.0)
-                .map(|f| f as u64)
-        })
-    })
-}
-
-/// A numeric parameter of an IETF field, in either draft form: `"default";r=50;t=30` or
-/// `limit=100, remaining=50, reset=30`. With several policies the first one is taken.
-fn param(field: &str, names: &[&str]) -> Option<u64> {
-    field
-        .split([';', ','])
-        .filter_map(|part| part.trim().split_once('='))
-        .find(|(k, _)| names.contains(&k.trim()))
-        .and_then(|(_, v)| v.trim().trim_matches('"').parse().ok())
-}
-
-/// `retry-after-ms` (fractional milliseconds), else `Retry-After` in seconds or as an HTTP
-/// date (a date in the past means now).
-pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    if let Some(ms) = headers
-        .get(RETRY_AFTER_MS)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|ms| !ms.is_nan() && *ms >= 0.0)
-    {
-        // `1e23` or `inf` is a wait past any run, not a panic.
-        return Some(duration_from_secs(ms / 1e3));
-    }
-    let v = headers
-        .get(hyper::header::RETRY_AFTER)?
-        .to_str()
-        .ok()?
-        .trim();
-    if let Ok(s) = v.parse::<u64>() {
-        return Some(Duration::from_secs(s));
-    }
-    let at = httpdate::parse_http_date(v).ok()?;
-    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 #[cfg(test)]
@@ -608,18 +537,24 @@ mod tests {
         assert_eq!((r.remaining, r.limit, r.retry_after), (None, None, None));
     }
 
+    fn wait(h: &HeaderMap, now: SystemTime) -> Option<Duration> {
+        read_response(429, h, 0, 1.0, now)
+            .retry_after
+            .map(Duration::from_nanos)
+    }
+
     #[test]
     fn retry_after_as_seconds_or_an_http_date() {
         let r = read(429, &[("retry-after", "120")]);
         assert_eq!(r.retry_after, Some(120_000_000_000));
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_480);
         let h = headers(&[("retry-after", "Wed, 21 Oct 2015 07:28:30 GMT")]);
-        assert_eq!(retry_after(&h, now), Some(Duration::from_secs(30)));
+        assert_eq!(wait(&h, now), Some(Duration::from_secs(30)));
         // A date already past means "now", not a negative wait.
         let later = now + Duration::from_secs(3600);
-        assert_eq!(retry_after(&h, later), Some(Duration::ZERO));
+        assert_eq!(wait(&h, later), Some(Duration::ZERO));
         let h = headers(&[("retry-after", "soon")]);
-        assert_eq!(retry_after(&h, now), None);
+        assert_eq!(wait(&h, now), None);
     }
 
     /// Issue 23, bug 1: `retry-after-ms: 1e23` panicked in `Duration::from_secs_f64` after

@@ -1,0 +1,1406 @@
+//! The law's state for one process and its threads, told the time and the answers. The
+//! formulas are in the crate's documentation (lib.rs); this file is them, step by step.
+
+use std::time::Duration;
+
+use crate::answer::{Answer, Policy, Status};
+use crate::draw::Draw;
+use crate::params::Params;
+use crate::time::{Nanos, from_secs, nanos, secs};
+
+/// A stated quota's refill, requests per second, computed as the simulator always has
+/// (`limit · 10⁹ / window`) so both give the same rate to the last bit.
+fn policy_rate(limit: u64, window: Nanos) -> f64 {
+    if window == 0 {
+        return 0.0;
+    }
+    limit as f64 * 1e9 / window as f64
+}
+
+/// One answer's reading of the shared level: when the server counted it, and what was left.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Sample {
+    t: f64,
+    r: f64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct ThreadState {
+    /// The process phase at which this thread sends next.
+    target: Option<f64>,
+    last_send: Option<Nanos>,
+    /// This send's jitter, in phase units.
+    jit: f64,
+    /// Not before this (Retry-After, error backoff).
+    hold: Nanos,
+    errors: u32,
+}
+
+/// The process's phase: periods of the per-thread rate elapsed, continuous across rate changes.
+#[derive(Clone, Copy, Debug, Default)]
+struct Phase {
+    at: Nanos,
+    phase: f64,
+}
+
+/// One process's state.
+pub struct Law {
+    cfg: Params,
+    x: f64,
+    /// The bucket `B`: `RateLimit-Limit`, else the quota.
+    limit: f64,
+    /// `R`, tokens per second.
+    rate: f64,
+    /// The quota's period, seconds.
+    period: f64,
+    /// The policy last taken from a `RateLimit-Policy`.
+    policy: Option<Policy>,
+    /// Whether the server has sent a remaining count.
+    headers: bool,
+    threads: Vec<ThreadState>,
+    clock: Phase,
+    offset: Option<f64>,
+    window: Option<Sample>,
+    newest: Option<Sample>,
+    samples: u32,
+    last_decrease: Option<Nanos>,
+    last_increase: Option<Nanos>,
+    decreases: u64,
+    reset_at: Option<f64>,
+    full_start: bool,
+    updates: u64,
+    /// Readings in a row whose stated reset says sliding window (see `read_reset`).
+    sliding_votes: u32,
+    /// When the first of them came.
+    sliding_since: Option<f64>,
+    /// The server is a sliding window: the level is the allowance left unused in the last
+    /// period, and it is read as the total rate.
+    sliding: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Update {
+    pub total: f64,
+    pub target: f64,
+    pub pull: f64,
+}
+
+impl Law {
+    pub fn thread_rate(&self) -> f64 {
+        self.x
+    }
+
+    fn clamp_rate(&self, x: f64) -> f64 {
+        let hi = self.cfg.max_rate * self.rate;
+        let lo = self.rate / self.cfg.crowd * MIN_RATE_OF_SHARE;
+        x.clamp(lo, hi)
+    }
+
+    /// `r0` in tokens.
+    pub fn reserve(&self) -> f64 {
+        (self.cfg.reserve * self.limit)
+            .max(1.0)
+            .min(self.limit * MAX_RESERVE)
+    }
+
+    /// `L`, tokens per e-fold of the price.
+    pub fn slope(&self) -> f64 {
+        let room = (self.limit - self.reserve()).max(0.0) * MAX_SPAN_OF_ROOM;
+        let span = (self.cfg.span * self.limit).max(MIN_SPAN_TOKENS.min(room));
+        (span / self.cfg.crowd.ln()).max(f64::MIN_POSITIVE)
+    }
+
+    pub fn crowd(&self) -> f64 {
+        self.cfg.crowd
+    }
+
+    pub fn price(&self, r: f64) -> f64 {
+        let exponent = ((r - self.reserve()) / self.slope()).min(MAX_PRICE_EXPONENT);
+        self.rate / self.crowd() * exponent.exp()
+    }
+
+    pub fn target(&self, r: f64, t: f64) -> f64 {
+        if let Some(left) = self.to_reset(t) {
+            // What is left at the reset is lost: the reserve shrinks to nothing by then.
+            let reserve = self.reserve() * (left / self.period).min(1.0);
+            let left = left.max(self.window_secs());
+            // `r` is read after the request it answers was counted: the allowance at that
+            // instant held one more.
+            return ((r + 1.0 - reserve) / left).max(self.rate * MIN_WINDOW_TARGET_OF_RATE);
+        }
+        let tau = (self.cfg.drain_fill * self.limit / self.rate)
+            .max(self.cfg.drain_windows * self.loop_secs());
+        let mut surplus = (r - self.reserve()) / tau;
+        if self.full_start {
+            surplus = surplus.min(self.cfg.full_drain * self.rate);
+        }
+        (self.rate + surplus).max(self.rate * MIN_TARGET_OF_RATE)
+    }
+
+    fn refill(&self) -> f64 {
+        if self.reset_at.is_some() {
+            0.0
+        } else {
+            self.rate
+        }
+    }
+
+    fn planned(&self, t: f64) -> f64 {
+        self.to_reset(t).map_or(0.0, |left| {
+            (self.limit - self.reserve()).max(0.0) * left / self.period
+        })
+    }
+
+    fn to_reset(&self, t: f64) -> Option<f64> {
+        let period = self.period;
+        self.reset_at
+            .map(|reset| period - (t - reset).rem_euclid(period))
+    }
+
+    /// The tokens a window must see taken: `min_flow`, but on a fixed window at most a share
+    /// of its allowance (a window of the law must close between two of the server's resets).
+    fn min_flow(&self) -> f64 {
+        if self.reset_at.is_some() {
+            self.cfg.min_flow.min(self.limit * MAX_FLOW_OF_ALLOWANCE)
+        } else {
+            self.cfg.min_flow
+        }
+    }
+
+    /// The window length `W`: one own period, or long enough for `min_flow` tokens at `R`.
+    pub fn window_secs(&self) -> f64 {
+        self.cfg.window_periods / self.x / (self.threads.len() as f64).sqrt()
+    }
+
+    /// How long a window lasts at rest: one own period, or long enough for `min_flow` tokens
+    /// at `R`.
+    fn loop_secs(&self) -> f64 {
+        self.window_secs().max(self.cfg.min_flow / self.rate)
+    }
+
+    fn phase(&self, now: Nanos) -> f64 {
+        self.clock.phase + secs(now.saturating_sub(self.clock.at)) * self.x
+    }
+
+    fn set_rate(&mut self, now: Nanos, x: f64) {
+        let now = now.max(self.clock.at);
+        self.clock = Phase {
+            at: now,
+            phase: self.phase(now),
+        };
+        self.x = self.clamp_rate(x);
+    }
+
+    /// Apply one window, from `first` to `last`: the D step toward the target total and the
+    /// pull toward the common price. Returns what it measured.
+    fn apply_window(&mut self, now: Nanos, first: Sample, last: Sample) -> Update {
+        let dt = last.t - first.t;
+        if self.sliding {
+            return self.apply_sliding_window(now, first, last);
+        }
+        let total = (self.refill() - (last.r - first.r) / dt).max(self.rate * MIN_TOTAL_OF_RATE);
+        // The average total against the target at the window's average level.
+        let target = self.target((first.r + last.r) / 2.0, (first.t + last.t) / 2.0);
+        let mut ln_x = self.x.ln() + self.cfg.gain * clamp_step((target / total).ln());
+        let price = self.price(last.r - self.planned(last.t));
+        let n = self.threads.len() as f64;
+        let crowd = (total / self.x.max(price)).max(n);
+        // One window of delay: the pull's loop gain `λ·N/L` per window stays below
+        // `1/pull_periods` however long the window lasts.
+        let pull = (self.slope() / (self.cfg.pull_periods * crowd)).min(self.cfg.pull_max);
+        // A process that is most of the total has nobody to be fair to: its pull would only
+        // hold the level up at the price of a lone client and throw the refill away.
+        let share = (n * self.x / total).clamp(0.0, 1.0);
+        let pull = pull * (1.0 - share);
+        let cap = if self.full_start {
+            target * self.x / total
+        } else {
+            target
+        };
+        let pulled_to = price.min(cap).ln();
+        ln_x += pull * (pulled_to - ln_x).max(-MAX_STEP_DOWN.ln());
+        self.set_rate(now, ln_x.exp());
+        Update {
+            total,
+            target,
+            pull,
+        }
+    }
+
+    /// A window on a sliding window: what the last period took is `B − r`, so the total is
+    /// `(B − r̄)/period` (or the level's fall, while nothing has yet left the period), steered
+    /// toward `B/period` with the gain spread over one period (the reading is a
+    /// period's average). No pull: the level sits at the reserve whatever the shares, so the
+    /// price says nothing there.
+    fn apply_sliding_window(&mut self, now: Nanos, first: Sample, last: Sample) -> Update {
+        let dt = last.t - first.t;
+        let mean = (first.r + last.r) / 2.0;
+        let average = (self.limit - mean) / self.period;
+        let fall = (first.r - last.r) / dt;
+        let total = average.max(fall).max(self.rate * MIN_TOTAL_OF_RATE);
+        // Every token left unused is lost a period later, and the refusals carry the signal at
+        // the floor (one request per period each): no reserve.
+        let target = self.limit / self.period;
+        // The level falling faster than the period's average says the rate is high now (the
+        // fall is `S(t) − S(t − period)`, a lower bound of `S(t)`): act within a window, as on a
+        // bucket. Otherwise the reading is an average over the period: spread the gain.
+        let gain = if fall > average {
+            self.cfg.gain
+        } else {
+            self.cfg.gain * (SLIDING_GAIN_PERIODS * dt / self.period).min(1.0)
+        };
+        let ln_x = self.x.ln() + gain * clamp_step((target / total).ln());
+        self.set_rate(now, ln_x.exp());
+        Update {
+            total,
+            target,
+            pull: 0.0,
+        }
+    }
+
+    /// A stated reset (seconds) read at `t` with the level `r`: a bucket is whole again after
+    /// `(B − r)/R` (the header rounds up to a whole second); a sliding window says a whole
+    /// period whatever the level (its newest request leaves the window a period later). With a
+    /// slack of `max(0.02 · period, 1 s)` for the rounding: three readings in a row over more
+    /// than two slacks, each within a slack of the period and more than 1.5 slacks beyond the
+    /// bucket's, make it a sliding window; a reading 1.5 slacks short of a period undoes it.
+    fn read_reset(&mut self, t: f64, stated: f64, r: f64) {
+        // Without a stated or given quota the bucket's own reset cannot be told.
+        if self.reset_at.is_some() || (self.policy.is_none() && self.cfg.quota.is_none()) {
+            self.sliding = false;
+            self.sliding_votes = 0;
+            self.sliding_since = None;
+            return;
+        }
+        let bucket = (self.limit - r).max(0.0) / self.rate;
+        // The stated reset's rounding, in the client's time: a whole second, or more where a
+        // live server's second stands for more of it (a time scale); a share of the period.
+        let slack = (self.period * SLIDING_SLACK).max(RESET_RESOLUTION);
+        if stated >= self.period - slack && stated > bucket + 1.5 * slack {
+            let since = *self.sliding_since.get_or_insert(t);
+            self.sliding_votes = self.sliding_votes.saturating_add(1);
+            // Over more than the header's resolution: a fixed window that has just turned over
+            // says a whole period too, for a second.
+            if self.sliding_votes >= SLIDING_VOTES && t - since > 2.0 * slack {
+                self.sliding = true;
+            }
+        } else if stated < self.period - 1.5 * slack {
+            self.sliding_votes = 0;
+            self.sliding_since = None;
+            self.sliding = false;
+        }
+    }
+
+    /// Starts a new window at `s`.
+    fn open_window(&mut self, s: Sample) {
+        self.window = Some(s);
+        self.samples = 1;
+    }
+
+    /// A reading of the level at `t` (seconds): open, extend or close the window.
+    fn observe(&mut self, now: Nanos, t: f64, r: f64) -> Option<Update> {
+        let s = Sample { t, r };
+        if self.newest.is_none() && r >= self.cfg.full_level * self.limit {
+            self.full_start = true;
+        } else if r <= self.reserve() + self.slope() * self.crowd().ln() {
+            // Down in the price's range: the surplus is spent.
+            self.full_start = false;
+        }
+        if let Some(newest) = self.newest {
+            if t >= newest.t {
+                let refill = self.refill() * (t - newest.t);
+                if r > newest.r + refill + (self.limit * RESET_JUMP).max(MIN_RESET_TOKENS) {
+                    // A fixed window turned over: what came before says nothing, and from now
+                    // on the level is read as a window's allowance.
+                    // The reset fell between the two readings.
+                    self.reset_at = Some((newest.t + t) / 2.0);
+                    self.full_start = false;
+                    self.newest = Some(s);
+                    self.open_window(s);
+                    return None;
+                }
+                if self.reset_at.is_some() && r > newest.r + MIN_RESET_TOKENS {
+                    // The level came back without a reset: the server refills after all.
+                    self.reset_at = None;
+                }
+                self.newest = Some(s);
+            }
+        } else {
+            self.newest = Some(s);
+        }
+        let Some(first) = self.window else {
+            self.open_window(s);
+            return None;
+        };
+        self.samples += 1;
+        // Counted with the nominal refill even on a windowed server: a window then closes a
+        // little sooner.
+        let flow = self.rate * (t - first.t) - (r - first.r);
+        let periods = if self.updates == 0 { FIRST_WINDOW } else { 1.0 };
+        if t - first.t >= self.window_secs() * periods
+            && self.samples >= self.cfg.min_samples
+            && flow >= self.min_flow()
+        {
+            let update = self.apply_window(now, first, s);
+            self.updates += 1;
+            self.open_window(s);
+            return Some(update);
+        }
+        None
+    }
+
+    /// The server stated its quota: `R` and the period follow it, and the rate moves with `R`
+    /// (a process that started on the default quota is at its share of the real one at once).
+    fn take_policy(&mut self, now: Nanos, q: Policy, limit_from_quota: bool) {
+        if self.policy == Some(q) {
+            return;
+        }
+        self.policy = Some(q);
+        let window = nanos(q.window);
+        let rate = policy_rate(q.limit, window);
+        let scale = rate / self.rate;
+        self.rate = rate;
+        self.period = secs(window);
+        if limit_from_quota {
+            self.limit = q.limit as f64;
+        }
+        self.set_rate(now, self.x * scale);
+    }
+
+    /// How long `thread` still waits: until the process phase reaches its target (and its
+    /// hold), looked at again every eighth of a period so rate changes reach it.
+    fn wait(&self, now: Nanos, thread: usize) -> Nanos {
+        let th = &self.threads[thread];
+        let left = match th.target {
+            Some(target) => {
+                let due = target + th.jit - self.phase(now);
+                from_secs(due.max(0.0) / self.x)
+            }
+            None => 0,
+        };
+        let left = left.max(th.hold.saturating_sub(now));
+        let poll = from_secs(self.spacing() / POLLS_PER_PERIOD).max(1);
+        left.min(poll)
+    }
+
+    fn draw_jitter(&self, draw: &mut (impl Draw + ?Sized)) -> f64 {
+        let j = self.cfg.jitter;
+        if j <= 0.0 {
+            return 0.0;
+        }
+        draw.within(-j, j) / self.threads.len() as f64
+    }
+}
+
+/// A process's first window lasts this fraction of `W`: before it closes, the process runs at
+/// its start rate, which may be far from its share, and closing it early brings the first
+/// correction forward (fast_slow's convergence 63 s at 1.0, 57 s at 0.7; at 0.5 a hundred
+/// threads' first round is misread).
+const FIRST_WINDOW: f64 = 0.7;
+/// On a fixed window, a window of the law closes after at most this share of the allowance.
+const MAX_FLOW_OF_ALLOWANCE: f64 = 0.3;
+/// A stated reset is whole seconds (rounded up).
+const RESET_RESOLUTION: f64 = 1.0;
+/// On a sliding window the D gain per window is `γ` spread over this share of the period.
+const SLIDING_GAIN_PERIODS: f64 = 1.0;
+/// A stated reset is read with a slack of this share of the period, or of its resolution if
+/// more: a bucket says at most `(B − r)/R` plus the rounding, a sliding window a whole period.
+const SLIDING_SLACK: f64 = 0.02;
+/// Readings in a row that make a sliding window.
+const SLIDING_VOTES: u32 = 3;
+/// One window moves `ln x` down by at most this factor.
+const MAX_STEP_DOWN: f64 = 100.0;
+/// A rise of the level by this fraction of the bucket more than the refill explains is a
+/// fixed window's reset...
+const RESET_JUMP: f64 = 0.1;
+/// ... or by this many tokens, on a small one (the count is an integer).
+const MIN_RESET_TOKENS: f64 = 2.0;
+/// A 429 that a fixed window's reset explains cuts no rate when the process (its threads in
+/// line) sends at least this often per window (on a shorter window the refusal may as well say
+/// the rate is high).
+const MIN_SENDS_PER_WINDOW: f64 = 4.0;
+/// ... and a `Retry-After` within this fraction of a period of the predicted reset is one.
+const RESET_MATCH: f64 = 0.1;
+/// A waiting thread looks at the rate again this many times per period.
+const POLLS_PER_PERIOD: f64 = 8.0;
+/// The smallest per-thread rate, as a fraction of the crowd's share `R / K`.
+const MIN_RATE_OF_SHARE: f64 = 0.01;
+/// The reserve never exceeds this fraction of the bucket...
+const MAX_RESERVE: f64 = 0.25;
+/// ... and the price's span is at least this many tokens...
+const MIN_SPAN_TOKENS: f64 = 4.0;
+/// ... but at most this fraction of the bucket above the reserve.
+const MAX_SPAN_OF_ROOM: f64 = 0.8;
+/// The total is never read below this fraction of `R` (a level that stopped falling).
+const MIN_TOTAL_OF_RATE: f64 = 0.02;
+/// On a bucket the target never falls below this fraction of `R`...
+const MIN_TARGET_OF_RATE: f64 = 0.25;
+/// ... and on a fixed window below this one.
+const MIN_WINDOW_TARGET_OF_RATE: f64 = 0.05;
+/// The price's exponent is capped here, far above any rate (`e^50`).
+const MAX_PRICE_EXPONENT: f64 = 50.0;
+/// Consecutive errors beyond this many no longer double the backoff (it is capped anyway).
+const MAX_ERROR_DOUBLINGS: u32 = 30;
+
+fn clamp_step(v: f64) -> f64 {
+    v.clamp(-MAX_STEP_DOWN.ln(), 2f64.ln())
+}
+
+impl Law {
+    /// The law for one process of `threads` threads (at least one).
+    pub fn new(threads: usize, params: Params) -> Law {
+        let n = threads.max(1);
+        let (quota, period) = params.quota_and_period();
+        let rate = quota / period;
+        let initial_sleep = params.initial_sleep.map(|s| secs(nanos(s)));
+        let mut law = Law {
+            cfg: params,
+            x: 0.0,
+            limit: quota,
+            rate,
+            period,
+            policy: None,
+            headers: false,
+            threads: vec![ThreadState::default(); n],
+            clock: Phase::default(),
+            offset: None,
+            window: None,
+            newest: None,
+            samples: 0,
+            last_decrease: None,
+            last_increase: None,
+            decreases: 0,
+            reset_at: None,
+            full_start: false,
+            updates: 0,
+            sliding_votes: 0,
+            sliding_since: None,
+            sliding: false,
+        };
+        let x0 = match initial_sleep {
+            Some(s) => (1.0 / s).min(rate / n as f64),
+            None => rate / n as f64,
+        };
+        law.x = law.clamp_rate(x0);
+        law
+    }
+
+    /// The process's threads.
+    pub fn threads(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// `thread` wants to send at `now`: how long until its turn (its place in line is set on
+    /// its first request, and each request draws its own jitter). Ask [`Law::acquire`] when
+    /// the wait is over.
+    pub fn delay(
+        &mut self,
+        now: Duration,
+        thread: usize,
+        draw: &mut (impl Draw + ?Sized),
+    ) -> Duration {
+        Duration::from_nanos(self.delay_ns(nanos(now), thread, draw))
+    }
+
+    /// `thread` asks again at `now`: zero means send now (the send is booked), else how much
+    /// longer to wait (a rate that changed meanwhile is taken into account).
+    pub fn acquire(&mut self, now: Duration, thread: usize) -> Duration {
+        Duration::from_nanos(self.acquire_ns(nanos(now), thread))
+    }
+
+    /// The answer to `thread`'s last request arrived at `now`.
+    pub fn on_response(
+        &mut self,
+        now: Duration,
+        thread: usize,
+        answer: &Answer,
+        draw: &mut (impl Draw + ?Sized),
+    ) {
+        self.respond_ns(nanos(now), thread, answer, draw);
+    }
+
+    /// The spacing `1/x` of one thread's sends, in seconds: what a chart of the law shows.
+    pub fn spacing(&self) -> f64 {
+        1.0 / self.x
+    }
+
+    /// How many times the process cut its rate on a 429.
+    pub fn backoffs(&self) -> u64 {
+        self.decreases
+    }
+
+    pub(crate) fn delay_ns(
+        &mut self,
+        now: Nanos,
+        thread: usize,
+        draw: &mut (impl Draw + ?Sized),
+    ) -> Nanos {
+        if self.threads[thread].target.is_none() {
+            let n = self.threads.len() as f64;
+            let spread = (secs(nanos(self.cfg.first_spread)) * self.x).max(1.0);
+            // Every thread of the process in line, one `1/(n·x0)` after the other, from an
+            // offset drawn once per process.
+            let offset = match self.offset {
+                Some(o) => o,
+                None => {
+                    let o = draw.below(0.0, 1.0);
+                    self.offset = Some(o);
+                    self.clock = Phase {
+                        at: now,
+                        phase: 0.0,
+                    };
+                    o
+                }
+            };
+            let slot = (thread as f64 + offset) / n * spread;
+            self.threads[thread].target = Some(slot);
+        }
+        self.threads[thread].jit = self.draw_jitter(draw);
+        self.wait(now, thread)
+    }
+
+    pub(crate) fn acquire_ns(&mut self, now: Nanos, thread: usize) -> Nanos {
+        let more = self.wait(now, thread);
+        if more == 0 {
+            let phase = self.phase(now);
+            let th = &mut self.threads[thread];
+            let target = th.target.unwrap_or(phase);
+            let mut next = target + 1.0;
+            if next < phase + 0.5 {
+                next += (phase + 0.5 - next).ceil();
+            }
+            th.target = Some(next);
+            th.last_send = Some(now);
+        }
+        more
+    }
+
+    pub(crate) fn respond_ns(
+        &mut self,
+        now: Nanos,
+        thread: usize,
+        answer: &Answer,
+        draw: &mut (impl Draw + ?Sized),
+    ) {
+        let policy = answer
+            .policy
+            .filter(|q| policy_rate(q.limit, nanos(q.window)) > 0.0);
+        if self.cfg.quota.is_none()
+            && let Some(q) = policy
+        {
+            self.take_policy(now, q, answer.limit.is_none());
+        }
+        if let Some(limit) = answer.limit.filter(|l| *l > 0) {
+            self.limit = limit as f64;
+        }
+        let sent = self.threads[thread].last_send.unwrap_or(now);
+        if let (Some(r), Status::Ok | Status::Limited) = (answer.remaining, answer.status) {
+            self.headers = true;
+            // A refusal's reset counts from the last request let in, not from itself.
+            if let (Some(reset), Status::Ok) = (answer.reset, answer.status) {
+                self.read_reset(secs(now), secs(nanos(reset)), r as f64);
+            }
+            let counted = now.saturating_sub(nanos(answer.latency) / 2).max(sent);
+            self.observe(now, secs(counted), r as f64);
+        }
+        match answer.status {
+            Status::Ok => {
+                self.threads[thread].errors = 0;
+                if !self.headers {
+                    let since = self.last_increase.map_or(0.0, |t| secs(now - t.min(now)));
+                    let alpha = self.cfg.increase * self.rate * self.rate / self.limit;
+                    self.set_rate(now, self.x + alpha * since);
+                    self.last_increase = Some(now);
+                }
+            }
+            Status::Limited => self.refused(now, thread, sent, answer, draw),
+            Status::Unavailable | Status::Error => {
+                let th = &mut self.threads[thread];
+                let doublings = th.errors.min(MAX_ERROR_DOUBLINGS) as i32;
+                let base = secs(nanos(self.cfg.error_backoff)) * 2f64.powi(doublings);
+                let wait = base.min(secs(nanos(self.cfg.error_backoff_max)));
+                th.errors = th.errors.saturating_add(1);
+                th.hold = now.saturating_add(from_secs(wait));
+            }
+        }
+    }
+
+    /// A 429 to a request sent at `sent`: cut the rate once per round (unless a fixed window's
+    /// reset explains it), and hold the thread for the `Retry-After`, stretched.
+    fn refused(
+        &mut self,
+        now: Nanos,
+        thread: usize,
+        sent: Nanos,
+        answer: &Answer,
+        draw: &mut (impl Draw + ?Sized),
+    ) {
+        self.threads[thread].errors = 0;
+        let period = from_secs(self.spacing());
+        let retry_after = answer.retry_after.map(nanos);
+        // A fixed window's allowance spent: the refusal says to come back at the reset
+        // the level's jumps predict. Nothing says the rate is too high for the next one.
+        let window_spent = self.period * self.x * self.threads.len() as f64 >= MIN_SENDS_PER_WINDOW
+            && retry_after
+                .zip(self.to_reset(secs(now)))
+                .is_some_and(|(ra, left)| (secs(ra) - left).abs() <= RESET_MATCH * self.period);
+        if !window_spent
+            && self
+                .last_decrease
+                .is_none_or(|d| sent >= d && now >= d.saturating_add(period))
+        {
+            // On a sliding window a refusal at the level's floor is the law aiming at
+            // it: the process gives up one request per period, not half its rate.
+            let factor = if self.sliding {
+                let per_period = self.threads.len() as f64 * self.x * self.period;
+                (1.0 - 1.0 / per_period.max(1.0)).max(self.cfg.decrease)
+            } else {
+                self.cfg.decrease
+            };
+            self.set_rate(now, self.x * factor);
+            self.last_decrease = Some(now);
+            self.decreases += 1;
+            self.window = None;
+            self.samples = 0;
+        }
+        let wait = match retry_after {
+            Some(ra) => {
+                let stretch = if self.cfg.retry_jitter > 0.0 {
+                    draw.within(0.0, self.cfg.retry_jitter)
+                } else {
+                    0.0
+                };
+                from_secs(secs(ra) + stretch * secs(ra).min(self.spacing()))
+            }
+            None => 0,
+        };
+        self.threads[thread].hold = now.saturating_add(wait);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::draw::SplitMix;
+
+    const S: Nanos = 1_000_000_000;
+
+    fn test_rng() -> SplitMix {
+        SplitMix::new(7)
+    }
+    /// 4500 per hour.
+    const R: f64 = 1.25;
+
+    fn build(threads: usize) -> Law {
+        Law::new(threads, Params::default())
+    }
+
+    /// A process of `threads` for a server granting `quota` per `period_s` from a bucket of
+    /// `limit` (as `RateLimit-Limit` says once an answer came).
+    fn shaped(threads: usize, quota: f64, period_s: u64, limit: f64) -> Law {
+        let mut t = Law::new(
+            threads,
+            Params {
+                quota: Some(quota),
+                period: Some(Duration::from_secs(period_s)),
+                ..Params::default()
+            },
+        );
+        t.limit = limit;
+        t
+    }
+
+    fn answer(status: Status, remaining: u64) -> Answer {
+        Answer {
+            remaining: Some(remaining),
+            limit: Some(4500),
+            ..Answer::bare(status)
+        }
+    }
+
+    #[derive(Debug, PartialEq)]
+    enum Acquire {
+        Send,
+        Wait(Nanos),
+    }
+
+    fn acquire(t: &mut Law, now: Nanos, thread: usize) -> Acquire {
+        match t.acquire_ns(now, thread) {
+            0 => Acquire::Send,
+            w => Acquire::Wait(w),
+        }
+    }
+
+    fn ns(n: Nanos) -> Option<Duration> {
+        Some(Duration::from_nanos(n))
+    }
+
+    #[test]
+    fn defaults_are_valid_and_bad_values_are_named() {
+        assert!(Params::default().problems().is_empty());
+        let bad = Params {
+            decrease: 1.0,
+            reserve: 1.5,
+            min_samples: 1,
+            ..Params::default()
+        };
+        let fields: Vec<&str> = bad.problems().iter().map(|p| p.0).collect();
+        assert_eq!(fields, ["reserve", "decrease", "min_samples"]);
+    }
+
+    #[test]
+    fn quota_and_period_go_together() {
+        let half = Params {
+            quota: Some(100.0),
+            ..Params::default()
+        };
+        let fields: Vec<&str> = half.problems().iter().map(|p| p.0).collect();
+        assert_eq!(fields, ["period"]);
+    }
+
+    #[test]
+    fn the_servers_policy_sets_the_refill_the_bucket_and_moves_the_rate_with_it() {
+        let mut t = build(4);
+        let mut rng = test_rng();
+        assert!((t.thread_rate() - R / 4.0).abs() < 1e-12);
+        // `RateLimit-Policy: q=5;w=1` and no `RateLimit-Limit`: 5 per second from 5 tokens.
+        let stated = Answer {
+            policy: Some(Policy {
+                limit: 5,
+                window: Duration::from_secs(1),
+            }),
+            limit: None,
+            ..answer(Status::Ok, 4)
+        };
+        t.delay_ns(0, 0, &mut rng);
+        t.respond_ns(S / 10, 0, &stated, &mut rng);
+        assert!((t.rate - 5.0).abs() < 1e-12);
+        assert_eq!((t.limit, t.period), (5.0, 1.0));
+        assert!((t.thread_rate() - 5.0 / 4.0).abs() < 1e-12);
+        // A configured quota wins over the header.
+        let mut pinned = shaped(4, 100.0, 60, 100.0);
+        pinned.respond_ns(S, 0, &stated, &mut rng);
+        assert!((pinned.rate - 100.0 / 60.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_first_pace_is_the_quota_shared_by_the_process_or_the_initial_sleep_if_slower() {
+        assert!((build(1000).thread_rate() - R / 1000.0).abs() < 1e-12);
+        assert!((build(1).thread_rate() - R).abs() < 1e-12);
+        let slow = Law::new(
+            1,
+            Params {
+                initial_sleep: Some(Duration::from_secs(20)),
+                ..Params::default()
+            },
+        );
+        assert!((slow.thread_rate() - 0.05).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_reserve_and_the_price_come_from_the_bucket() {
+        let k = 1000f64.ln();
+        // Heroku's 4,500: 0.5 % reserved, the price spans 3 % of the bucket.
+        let heroku = build(1);
+        assert!((heroku.reserve() - 22.5).abs() < 1e-9);
+        assert!((heroku.slope() - 135.0 / k).abs() < 1e-9);
+        // 5 per second from 5 tokens: one token reserved (never less), and the price spans
+        // 4 tokens' worth at most 0.8 of the room above the reserve.
+        let tiny = shaped(1, 5.0, 1, 5.0);
+        assert!((tiny.reserve() - 1.0).abs() < 1e-9);
+        assert!((tiny.slope() - 3.2 / k).abs() < 1e-9);
+        // 100 per minute: 4 tokens, the floor of the span.
+        let minute = shaped(1, 100.0, 60, 100.0);
+        assert!((minute.slope() - 4.0 / k).abs() < 1e-9);
+        // The price runs from R/K at the reserve to R at the top of its span, for any bucket.
+        for t in [&heroku, &tiny, &minute] {
+            let rate = t.rate;
+            assert!((t.price(t.reserve()) - rate / 1000.0).abs() < 1e-12);
+            let top = t.reserve() + t.slope() * k;
+            assert!((t.price(top) - rate).abs() < 1e-9 * rate);
+        }
+    }
+
+    #[test]
+    fn a_shape_scaled_in_tokens_and_rate_gives_the_same_law_in_its_own_units() {
+        // A bucket k times deeper refilled k times faster: the reserve, the span and the drain
+        // time in bucket fill times are the same (no absolute token or second enters where no
+        // floor binds; `min_flow` is a count of tokens, so scaling down would meet it).
+        let base = shaped(5, 4500.0, 3600, 4500.0);
+        for k in [2.0, 10.0, 100.0] {
+            let t = shaped(5, 4500.0 * k, 3600, 4500.0 * k);
+            assert!((t.reserve() / t.limit - base.reserve() / base.limit).abs() < 1e-12);
+            assert!((t.slope() / t.limit - base.slope() / base.limit).abs() < 1e-12);
+            let (r, rb) = (t.limit / 2.0, base.limit / 2.0);
+            assert!((t.target(r, 0.0) / t.rate - base.target(rb, 0.0) / base.rate).abs() < 1e-9);
+            assert!((t.price(r) / t.rate - base.price(rb) / base.rate).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn the_target_drains_the_surplus_over_a_twelfth_of_the_fill_time_or_four_windows() {
+        let t = build(1);
+        let r0 = t.reserve();
+        // τ_r = max(3600 / 12, 4 × max(1/R, 30/R)) = 300 s.
+        assert!((t.target(r0, 0.0) - R).abs() < 1e-12);
+        assert!((t.target(r0 + 300.0, 0.0) - (R + 1.0)).abs() < 1e-12);
+        assert!((t.target(-1e6, 0.0) - R / 4.0).abs() < 1e-12);
+        // A 5-per-second bucket of 5: B/R is a second; four windows of 30 tokens at R are 24 s.
+        let tiny = shaped(1, 5.0, 1, 5.0);
+        assert!((tiny.target(3.0, 0.0) - (5.0 + 2.0 / 24.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_window_measures_the_total_from_the_slope_and_corrects_toward_the_target() {
+        let mut t = build(25);
+        t.x = R / 100.0;
+        let x = t.thread_rate();
+        // The bucket sits at the reserve and drops 25 tokens in 10 s: everyone together takes
+        // R + 2.5 = 3.75 per second, three times the target R.
+        let r0 = t.reserve();
+        let first = Sample {
+            t: 0.0,
+            r: r0 + 12.5,
+        };
+        let last = Sample {
+            t: 10.0,
+            r: r0 - 12.5,
+        };
+        let u = t.apply_window(0, first, last);
+        assert!((u.total - 3.75).abs() < 1e-12);
+        assert!((u.target - R).abs() < 1e-12);
+        let d = x.ln() - 0.4 * 3f64.ln();
+        let g = t.price(last.r).min(u.target).ln();
+        let want = d + u.pull * (g - d).max(-(100f64.ln()));
+        assert!((t.thread_rate().ln() - want).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_pull_is_bounded_per_window_by_the_crowd_and_a_lone_process_does_not_pull() {
+        let pull_at = |threads: usize, x: f64, total: f64| {
+            let mut t = build(threads);
+            t.x = x;
+            let r = t.reserve();
+            let dt = 1000.0;
+            let first = Sample { t: 0.0, r };
+            let last = Sample {
+                t: dt,
+                r: r - (total - R) * dt,
+            };
+            t.apply_window(0, first, last).pull
+        };
+        let l = build(1).slope();
+        // A tenth of the total: λ = L/(4·N̂) (N̂ = 10), times the 0.9 not its own.
+        let few = pull_at(1, R / 10.0, R);
+        assert!((few - (l / 40.0).min(0.5) * 0.9).abs() < 1e-9, "{few}");
+        // A thousandth: a thousand times less per window, however long the window.
+        let many = pull_at(1, R / 1000.0, R);
+        assert!(many < 0.005 && many > 0.0, "{many}");
+        // The whole total: nobody to be fair to.
+        assert_eq!(pull_at(5, R / 5.0, R), 0.0);
+    }
+
+    #[test]
+    fn windows_close_after_a_period_over_root_n_enough_answers_and_enough_flow() {
+        let mut t = build(4);
+        t.x = 0.01;
+        // W = 1 / (0.01 · √4) = 50 s; the first window 0.7 of it.
+        let mut r = 4000.0;
+        let mut at = |t: &mut Law, s: f64| {
+            r -= 20.0;
+            t.observe(0, s, r)
+        };
+        assert!(at(&mut t, 0.0).is_none());
+        assert!(at(&mut t, 20.0).is_none());
+        assert!(at(&mut t, 34.0).is_none());
+        assert!(at(&mut t, 35.0).is_some());
+        t.x = 0.01;
+        assert!(at(&mut t, 45.0).is_none());
+        assert!(at(&mut t, 84.0).is_none());
+        assert!(at(&mut t, 85.0).is_some());
+        // Long enough, but 3 answers and 30 tokens are still needed.
+        let mut u = build(1);
+        u.x = 1.0;
+        assert!(u.observe(0, 0.0, 100.0).is_none());
+        assert!(u.observe(0, 5.0, 100.0).is_none());
+        // 10 s at R = 1.25 refilled 12.5 and 4 were taken: 16.5 < 30.
+        assert!(u.observe(0, 10.0, 96.0).is_none());
+        assert!(u.observe(0, 40.0, 80.0).is_some());
+    }
+
+    /// Runs one process's threads against answers that come back at once, and returns each
+    /// send's time.
+    fn sends(t: &mut Law, until: Nanos) -> Vec<(Nanos, usize)> {
+        let mut rng = test_rng();
+        let n = t.threads.len();
+        let mut due: Vec<Nanos> = (0..n).map(|i| t.delay_ns(0, i, &mut rng)).collect();
+        let mut out = Vec::new();
+        loop {
+            let i = (0..n).min_by_key(|&i| (due[i], i)).unwrap();
+            let now = due[i];
+            if now >= until {
+                return out;
+            }
+            match acquire(t, now, i) {
+                Acquire::Wait(w) => due[i] = now + w,
+                Acquire::Send => {
+                    out.push((now, i));
+                    due[i] = now + t.delay_ns(now, i, &mut rng);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_process_sends_its_threads_in_line_evenly_spaced() {
+        let mut t = Law::new(
+            4,
+            Params {
+                jitter: 0.0,
+                ..Params::default()
+            },
+        );
+        t.x = 0.1;
+        let out = sends(&mut t, 200 * S);
+        // 4 threads at 0.1 per second each: one send every 2.5 s, the threads in turn.
+        let gaps: Vec<f64> = out.windows(2).map(|w| secs(w[1].0 - w[0].0)).collect();
+        assert!(out.len() >= 70, "{}", out.len());
+        for g in &gaps {
+            assert!((g - 2.5).abs() < 1e-6, "{gaps:?}");
+        }
+        let order: Vec<usize> = out.iter().map(|s| s.1).take(8).collect();
+        assert_eq!(order, [0, 1, 2, 3, 0, 1, 2, 3]);
+        // With jitter each send moves by at most jitter / n of a period: the line holds.
+        let mut j = build(4);
+        j.x = 0.1;
+        let out = sends(&mut j, 400 * S);
+        for w in out.windows(2) {
+            let gap = secs(w[1].0 - w[0].0);
+            assert!((gap - 2.5).abs() <= 2.0 * 0.1 / 4.0 * 10.0 + 1e-6, "{gap}");
+        }
+    }
+
+    #[test]
+    fn a_rate_change_reaches_a_thread_that_is_already_waiting() {
+        let mut t = build(1);
+        let mut rng = test_rng();
+        t.x = 0.01;
+        let first = t.delay_ns(0, 0, &mut rng);
+        assert!(first <= from_secs(100.0 / 8.0));
+        assert_eq!(
+            acquire(&mut t, first.max(1), 0),
+            Acquire::Wait(t.wait(first.max(1), 0))
+        );
+        // Ten times the rate, set at 12.5 s: the phase runs ten times faster from there.
+        t.set_rate(12 * S, 1.0);
+        let mut now = 12 * S;
+        while let Acquire::Wait(w) = acquire(&mut t, now, 0) {
+            now += w;
+        }
+        // The first slot (at most one period at 0.01) is reached within a period at 1.0.
+        assert!(now <= 14 * S, "{now}");
+    }
+
+    #[test]
+    fn after_a_reset_the_allowance_is_spread_to_the_next_reset_until_the_level_refills() {
+        let mut t = build(1);
+        assert!(t.observe(0, 3599.0, 50.0).is_none());
+        assert!(t.observe(0, 3601.0, 4500.0).is_none());
+        // The reset fell between the two readings: halfway is the best guess.
+        assert_eq!(t.reset_at, Some(3600.0));
+        // The allowance read (one more than the count, which the answered request already
+        // took) less a reserve that shrinks to nothing at the next reset, over the time left.
+        assert!((t.target(4500.0, 3600.0) - 4478.5 / 3600.0).abs() < 1e-12);
+        assert!((t.target(1022.5, 6300.0) - (1023.5 - 22.5 / 4.0) / 900.0).abs() < 1e-9);
+        // The plan: an even spend's level, all of it at the reset, half halfway.
+        assert!((t.planned(5400.0) - 4477.5 / 2.0).abs() < 1e-9);
+        assert!(t.observe(0, 3611.0, 4464.0).is_none());
+        let u = t.observe(0, 3621.0, 4428.0).expect("the window closes");
+        // Inside the window nothing refills: 36 fewer in 10 s is 3.6 per second.
+        assert!((u.total - 3.6).abs() < 1e-9);
+        // A small window resets by two tokens or more.
+        let mut small = shaped(1, 10.0, 1, 10.0);
+        small.observe(0, 0.9, 1.0);
+        small.observe(0, 1.05, 8.0);
+        assert!(small.reset_at.is_some());
+        // The level rising a little without a reset: the server refills after all.
+        t.observe(0, 3640.0, 4440.0);
+        assert_eq!(t.reset_at, None);
+    }
+
+    #[test]
+    fn a_short_fixed_window_is_spent_to_its_last_token_by_the_reset() {
+        // 10 per second in fixed 1-second windows, reset seen between 0.95 s and 1.05 s.
+        let mut t = shaped(1, 10.0, 1, 10.0);
+        t.observe(0, 0.95, 0.0);
+        t.observe(0, 1.05, 9.0);
+        assert_eq!(t.reset_at, Some(1.0));
+        // A tenth of a second before the next reset with the count at 0: the request just
+        // answered was the ninth, one is left, and no reserve is worth keeping past the reset
+        // (0.1 of the reserve's token at 0.1 of the period left): 9 per second, where holding
+        // a whole token gave the floor, 0.5 per second.
+        assert!(
+            (t.target(0.0, 1.9) - 9.0).abs() < 1e-9,
+            "{}",
+            t.target(0.0, 1.9)
+        );
+    }
+
+    #[test]
+    fn a_short_fixed_window_still_closes_windows_of_the_law() {
+        // Ten tokens per window can never show `min_flow` (30) between two resets; a window of
+        // the law closes after a share of the allowance instead (here 3 tokens).
+        let mut t = shaped(1, 10.0, 1, 10.0);
+        t.observe(0, 0.95, 0.0);
+        assert!(t.observe(0, 1.05, 9.0).is_none());
+        assert!(t.observe(0, 1.15, 8.0).is_none());
+        // Three answers, 0.2 s, 4 tokens by the nominal refill's count (2 refilled, 2 taken).
+        let u = t
+            .observe(0, 1.25, 7.0)
+            .expect("the window closes inside the server's window");
+        assert!((u.total - 10.0).abs() < 1e-9, "{}", u.total);
+    }
+
+    #[test]
+    fn a_spent_fixed_window_holds_a_process_of_many_slow_threads_without_a_cut() {
+        // 100 per minute in fixed windows, one process of 200 threads: each thread sends once
+        // in two windows, but the process 100 times per window, in line.
+        let mut t = shaped(200, 100.0, 60, 100.0);
+        let mut rng = test_rng();
+        t.observe(0, 59.0, 0.0);
+        t.observe(0, 61.0, 99.0);
+        let x = t.thread_rate();
+        t.threads[7].last_send = Some(110 * S);
+        let spent = Answer {
+            retry_after: ns(10 * S),
+            limit: Some(100),
+            ..answer(Status::Limited, 0)
+        };
+        t.respond_ns(110 * S, 7, &spent, &mut rng);
+        assert_eq!(t.thread_rate(), x);
+        assert!(t.threads[7].hold >= 120 * S);
+    }
+
+    fn stated(status: Status, remaining: u64, reset_s: u64) -> Answer {
+        Answer {
+            limit: Some(30),
+            reset: ns(reset_s * S),
+            ..answer(status, remaining)
+        }
+    }
+
+    #[test]
+    fn a_reset_of_a_whole_period_at_any_level_is_a_sliding_window() {
+        // 30 per minute. A bucket at 5 of 30 is whole in 50 s; a sliding window says 60 s (its
+        // newest request leaves a minute later) whatever the level.
+        let mut rng = test_rng();
+        let mut t = shaped(1, 30.0, 60, 30.0);
+        for now in [10, 11, 12] {
+            t.respond_ns(now * S, 0, &stated(Status::Ok, 5, 50), &mut rng);
+        }
+        assert!(!t.sliding);
+        for now in [10, 11] {
+            t.respond_ns(now * S, 0, &stated(Status::Ok, 5, 60), &mut rng);
+        }
+        // Two readings, and a second apart: a fixed window that has just turned over says a
+        // whole period too.
+        assert!(!t.sliding);
+        t.respond_ns(13 * S, 0, &stated(Status::Ok, 5, 60), &mut rng);
+        assert!(t.sliding);
+        // A refusal's reset counts from the last request let in: it does not undo it.
+        t.respond_ns(14 * S, 0, &stated(Status::Limited, 0, 20), &mut rng);
+        assert!(t.sliding);
+        // A reset well short of a period (a window counting down) does.
+        t.respond_ns(15 * S, 0, &stated(Status::Ok, 5, 40), &mut rng);
+        assert!(!t.sliding);
+        // Without a quota, stated or given, the bucket's reset is unknown: no verdict.
+        let mut blind = build(1);
+        for now in [10, 12, 14, 16] {
+            blind.respond_ns(now * S, 0, &stated(Status::Ok, 5, 3600), &mut rng);
+        }
+        assert!(!blind.sliding);
+    }
+
+    #[test]
+    fn a_buckets_reset_rounded_by_a_time_scaled_server_is_no_sliding_window() {
+        // Heroku's 4,500 per hour served live at 60x: the server rounds its reset up to whole
+        // real seconds, 60 s of the client's time. At 2 tokens the bucket is whole in 3598.4 s
+        // and says 3600, a whole period: within the slack (72 s, 0.02 of the hour), no vote.
+        let mut rng = test_rng();
+        let mut t = shaped(1, 4500.0, 3600, 4500.0);
+        let gcra = Answer {
+            limit: Some(4500),
+            reset: ns(3600 * S),
+            ..answer(Status::Ok, 2)
+        };
+        for now in [100, 200, 300, 400] {
+            t.respond_ns(now * S, 0, &gcra, &mut rng);
+        }
+        assert!(!t.sliding);
+        // A sliding window of the same quota, at 600 left, says a whole hour: 2,880 s beyond
+        // the bucket's.
+        let mut w = shaped(1, 4500.0, 3600, 4500.0);
+        let sliding = Answer {
+            reset: ns(3600 * S),
+            ..answer(Status::Ok, 600)
+        };
+        for now in [500, 600, 700] {
+            w.respond_ns(now * S, 0, &sliding, &mut rng);
+        }
+        assert!(w.sliding);
+    }
+
+    #[test]
+    fn on_a_sliding_window_the_level_is_read_as_the_periods_total() {
+        // One client sending 25 a minute on a 30-per-minute sliding window: the level stays at
+        // 5, so its slope says nothing (the law read the refill, 0.5 per second, and held);
+        // what the last minute took is 25, so the total is 25/60, short of 30/60.
+        let mut t = shaped(1, 30.0, 60, 30.0);
+        t.sliding = true;
+        t.x = 25.0 / 60.0;
+        t.observe(0, 100.0, 5.0);
+        t.observe(0, 130.0, 5.0);
+        let u = t.observe(0, 160.0, 5.0).expect("the window closes");
+        assert!((u.total - 25.0 / 60.0).abs() < 1e-12, "{}", u.total);
+        assert!((u.target - 0.5).abs() < 1e-12, "{}", u.target);
+        assert_eq!(u.pull, 0.0);
+        // One period's worth of gain: the rate moves by (target/total)^0.4.
+        let want = 25.0 / 60.0 * (30.0f64 / 25.0).powf(0.4);
+        assert!(
+            (t.thread_rate() - want).abs() < 1e-12,
+            "{}",
+            t.thread_rate()
+        );
+        // The level falling faster than the period's average says the rate is high now (20
+        // taken in 20 s, where the average says 10 in the minute): read the fall, and correct
+        // within the window.
+        let mut f = shaped(1, 30.0, 60, 30.0);
+        f.sliding = true;
+        f.x = 1.0;
+        f.observe(0, 100.0, 30.0);
+        f.observe(0, 110.0, 20.0);
+        let v = f.observe(0, 120.0, 10.0).expect("the window closes");
+        assert!((v.total - 1.0).abs() < 1e-12, "{}", v.total);
+        let want = 0.5f64.powf(0.4);
+        assert!(
+            (f.thread_rate() - want).abs() < 1e-12,
+            "{}",
+            f.thread_rate()
+        );
+    }
+
+    #[test]
+    fn on_a_sliding_window_a_429_gives_up_one_request_per_period() {
+        let mut rng = test_rng();
+        let mut t = shaped(1, 30.0, 60, 30.0);
+        t.sliding = true;
+        t.x = 0.5;
+        t.threads[0].last_send = Some(100 * S);
+        let refused = Answer {
+            retry_after: ns(2 * S),
+            ..stated(Status::Limited, 0, 58)
+        };
+        t.respond_ns(100 * S, 0, &refused, &mut rng);
+        assert!((t.thread_rate() - 0.5 * 29.0 / 30.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_full_first_reading_spends_the_surplus_at_the_refill_rate_until_the_price_range() {
+        let mut t = build(1);
+        assert!(t.observe(0, 0.0, 4500.0).is_none());
+        assert!(t.full_start);
+        assert!((t.target(4500.0, 0.0) - 2.0 * R).abs() < 1e-12);
+        // Down into the price's range ends it.
+        let top = t.reserve() + t.slope() * 1000f64.ln();
+        t.observe(0, 20.0, top - 1.0);
+        assert!(!t.full_start);
+        assert!((t.target(4500.0, 20.0) - (R + 4477.5 / 300.0)).abs() < 1e-12);
+        let mut u = build(1);
+        u.observe(0, 0.0, 4000.0);
+        assert!(!u.full_start);
+    }
+
+    #[test]
+    fn a_429_halves_once_per_round_and_retry_after_is_honoured_with_positive_jitter() {
+        let mut t = build(2);
+        let mut rng = test_rng();
+        t.x = 0.5;
+        let refused = Answer {
+            retry_after: ns(10 * S),
+            ..answer(Status::Limited, 0)
+        };
+        for th in 0..2 {
+            t.delay_ns(100 * S, th, &mut rng);
+            t.threads[th].last_send = Some(100 * S);
+        }
+        t.respond_ns(101 * S, 0, &refused, &mut rng);
+        t.respond_ns(101 * S, 1, &refused, &mut rng);
+        assert_eq!(t.thread_rate(), 0.25);
+        assert_eq!(t.backoffs(), 1);
+        for th in 0..2 {
+            let hold = t.threads[th].hold;
+            assert!((111 * S..=116 * S).contains(&hold), "{hold}");
+        }
+        let mut now = 101 * S;
+        while let Acquire::Wait(w) = acquire(&mut t, now, 0) {
+            now += w;
+        }
+        assert!(now >= 111 * S);
+        t.respond_ns(now + 5 * S, 0, &refused, &mut rng);
+        assert_eq!(t.thread_rate(), 0.125);
+    }
+
+    #[test]
+    fn a_spent_fixed_window_holds_until_its_reset_without_cutting_the_rate() {
+        let mut t = build(1);
+        let mut rng = test_rng();
+        // A window turned over at 3600 s; the thread sends 1.25 per second, 4500 per window.
+        t.observe(0, 3500.0, 50.0);
+        t.observe(0, 3600.0, 4500.0);
+        let x = t.thread_rate();
+        t.threads[0].last_send = Some(5000 * S);
+        // Refused at 5000 s with the wait to the reset at 7200 s: the allowance is spent, the
+        // rate is not too high for the next window.
+        let spent = Answer {
+            retry_after: ns(2200 * S),
+            ..answer(Status::Limited, 0)
+        };
+        t.respond_ns(5000 * S, 0, &spent, &mut rng);
+        assert_eq!(t.thread_rate(), x);
+        assert!(t.threads[0].hold >= 7200 * S);
+        // A refusal that the reset does not explain still halves.
+        t.threads[0].last_send = Some(5100 * S);
+        let other = Answer {
+            retry_after: ns(10 * S),
+            ..Answer::bare(Status::Limited)
+        };
+        t.respond_ns(5100 * S, 0, &other, &mut rng);
+        assert_eq!(t.thread_rate(), x / 2.0);
+    }
+
+    #[test]
+    fn errors_back_off_per_thread_without_touching_the_rate() {
+        let mut t = build(1);
+        let mut rng = test_rng();
+        let x = t.thread_rate();
+        t.respond_ns(10 * S, 0, &Answer::bare(Status::Unavailable), &mut rng);
+        assert_eq!(t.threads[0].hold, 11 * S);
+        t.respond_ns(11 * S, 0, &Answer::bare(Status::Error), &mut rng);
+        assert_eq!(t.threads[0].hold, 13 * S);
+        assert_eq!(t.thread_rate(), x);
+        t.respond_ns(13 * S, 0, &Answer::bare(Status::Ok), &mut rng);
+        assert_eq!(t.threads[0].errors, 0);
+    }
+
+    #[test]
+    fn without_a_remaining_count_it_falls_back_to_aimd_scaled_by_the_bucket() {
+        let mut t = build(4);
+        let mut rng = test_rng();
+        let x = t.thread_rate();
+        t.respond_ns(0, 0, &Answer::bare(Status::Ok), &mut rng);
+        t.respond_ns(100 * S, 0, &Answer::bare(Status::Ok), &mut rng);
+        // 0.15 · R² / B per second for 100 s.
+        let alpha = 0.15 * R * R / 4500.0;
+        assert!((t.thread_rate() - (x + 100.0 * alpha)).abs() < 1e-12);
+        t.threads[0].last_send = Some(101 * S);
+        t.respond_ns(102 * S, 0, &Answer::bare(Status::Limited), &mut rng);
+        assert!((t.thread_rate() - (x + 100.0 * alpha) / 2.0).abs() < 1e-12);
+    }
+
+    /// Processes sharing one fluid bucket of `limit` tokens refilled at `rate`, answers 20 ms
+    /// after each send. Returns the 429s and each process's 2xx per thread over the last
+    /// quarter of the run, as fractions of the fair share.
+    fn share_one_bucket(
+        procs: &mut [Law],
+        rate: f64,
+        limit: f64,
+        initial: f64,
+        end: Nanos,
+    ) -> (u32, Vec<f64>) {
+        let mut rng = test_rng();
+        let mut due: Vec<(Nanos, usize, usize)> = Vec::new();
+        for (p, proc) in procs.iter_mut().enumerate() {
+            proc.limit = limit;
+            for i in 0..proc.threads.len() {
+                due.push((proc.delay_ns(0, i, &mut rng), p, i));
+            }
+        }
+        let (mut level, mut updated, mut refused) = (initial, 0 as Nanos, 0);
+        let late = end - end / 4;
+        let mut answered_late = vec![0u32; procs.len()];
+        loop {
+            let k = (0..due.len()).min_by_key(|&k| due[k].0).unwrap();
+            let (now, p, i) = due[k];
+            if now >= end {
+                break;
+            }
+            match acquire(&mut procs[p], now, i) {
+                Acquire::Wait(w) => due[k].0 = now + w,
+                Acquire::Send => {
+                    level = (level + rate * secs(now - updated)).min(limit);
+                    updated = now;
+                    let status = if level >= 1.0 {
+                        level -= 1.0;
+                        Status::Ok
+                    } else {
+                        refused += 1;
+                        Status::Limited
+                    };
+                    if now >= late && status == Status::Ok {
+                        answered_late[p] += 1;
+                    }
+                    let answered = now + 20_000_000;
+                    let mut a = answer(status, level as u64);
+                    a.limit = Some(limit as u64);
+                    a.latency = Duration::from_millis(20);
+                    procs[p].respond_ns(answered, i, &a, &mut rng);
+                    due[k].0 = answered + procs[p].delay_ns(answered, i, &mut rng);
+                }
+            }
+        }
+        let n: usize = procs.iter().map(|p| p.threads.len()).sum();
+        let fair = rate / n as f64 * secs(end - late);
+        let shares = procs
+            .iter()
+            .zip(&answered_late)
+            .map(|(p, &c)| f64::from(c) / p.threads.len() as f64 / fair)
+            .collect();
+        (refused, shares)
+    }
+
+    /// Processes that start at very different paces, sharing Heroku's 4500/h bucket that
+    /// starts with 500 tokens, end with equal shares near R/N, without a 429.
+    #[test]
+    fn processes_starting_far_apart_end_at_equal_shares() {
+        let mut procs: Vec<Law> = [(5usize, 0.5), (5, 20.0), (1, 3.0), (3, 60.0)]
+            .iter()
+            .map(|&(th, s)| {
+                Law::new(
+                    th,
+                    Params {
+                        initial_sleep: Some(Duration::from_secs_f64(s)),
+                        ..Params::default()
+                    },
+                )
+            })
+            .collect();
+        let (refused, shares) = share_one_bucket(&mut procs, R, 4500.0, 500.0, 5 * 3600 * S);
+        assert_eq!(refused, 0);
+        for (p, share) in shares.iter().enumerate() {
+            assert!((0.9..1.1).contains(share), "process {p}: {share:.3}");
+        }
+    }
+
+    /// The same law with the same defaults on a bucket a thousand times smaller and refilled
+    /// four times faster: 2 processes × 4 threads on 5 tokens at 5 per second.
+    #[test]
+    fn a_five_token_bucket_at_five_per_second_is_shared_with_the_same_defaults() {
+        let mut procs: Vec<Law> = (0..2).map(|_| shaped(4, 5.0, 1, 5.0)).collect();
+        let (refused, shares) = share_one_bucket(&mut procs, 5.0, 5.0, 5.0, 1800 * S);
+        let sent_about = 5.0 * 1800.0;
+        assert!(f64::from(refused) < 0.005 * sent_about, "{refused} refused");
+        for (p, share) in shares.iter().enumerate() {
+            assert!((0.9..1.1).contains(share), "process {p}: {share:.3}");
+        }
+    }
+}

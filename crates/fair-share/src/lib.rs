@@ -1,0 +1,210 @@
+//! `fair-share`: the law of a blind client that needs no count of its peers and still shares a key's
+//! quota equally, holding a small reserve of tokens instead of running into 429s. Every
+//! constant is in the API's own units (the bucket `B`, the refill `R`, the window) or in the
+//! client's own period, so one set of defaults serves a 5-per-second API and a 100,000-per-day
+//! one. This crate is the law itself, with no I/O and no clock of its
+//! own: the caller tells it the time and the answers. throttle-sim's `fair-share` algorithm is
+//! this crate, and `ports/` holds the same law in Ruby, Python and JavaScript; the repository's
+//! docs/fair-share.md is the porter's page; this comment has every formula.
+//!
+//! **What it reads.** The status, `RateLimit-Remaining` (`r`), `RateLimit-Limit` (the bucket
+//! `B`, else the quota), `Retry-After`, its own latency and clock, and its own thread count
+//! `n`. The quota `Q` per `period` gives the refill `R = Q / period`.
+//!
+//! **Pacing.** A process paces its threads at one per-thread rate `x` on a common phase that
+//! advances at `x` per second: thread `i` of `n` sends when the phase passes `k + (i + u)/n`
+//! (`u` drawn once per process), give or take `jitter / n`. The process's sends are therefore
+//! evenly spaced, `1/(n·x)` apart, and stay so when `x` changes: a small bucket sees one regular
+//! stream per process instead of `n` random ones (measured on the API-shape matrix: 122 of 208
+//! cells meet their targets with it, 81 with independent per-thread spacing).
+//!
+//! **The two signals.** `r` is the same number for every client of the key. Its change over
+//! time measures the *total* send rate of everyone: `S = R − Δr/Δt`. A process collects the
+//! `(time counted, r)` of its threads' answers into windows; a window closes once it has lasted
+//! `W = window_periods / (x·√n)` (a process of many threads sees its own effect sooner; its
+//! first window `0.7 W`, `FIRST_WINDOW`), holds `min_samples` answers and has seen `min_flow`
+//! tokens taken (`S·Δt`, so the integer `r` is a small error). Then, with `r̄` the window's mean
+//! level and `r` its last:
+//!
+//! ```text
+//! target  R_t = max(R/4, R + (r̄ − r0)/τ_r)     τ_r = max(drain_fill · B/R, drain_windows · W')
+//!         (full start: the surplus term at most full_drain · R)     W' = max(W, min_flow / R)
+//! D term  ln x += γ · clamp(ln(R_t / S))         clamp to [−ln 100, ln 2]
+//! P term  ln x += λ · max(ln min(g(r), R_t) − ln x, −ln 100)
+//!                                                g(r) = (R/K) · e^((r − r0)/L)
+//!         λ = min(pull_max, L / (pull_periods · N̂)) · (1 − n·x/S)
+//!         N̂ = max(S / max(x, g(r)), n)
+//! r0 = clamp(reserve · B, 1, B/4)                L = max(span · B, min(4, 0.8·(B − r0))) / ln K
+//! ```
+//!
+//! The D term steers the *total* rate toward a target that drains the bucket's surplus above a
+//! reserve `r0`; its gain has no population in it, because `S` is already the sum over
+//! everyone, so it holds from one thread to thousands, and it multiplies every process's rate by
+//! the same factor. The P term pulls every process toward *one common function of the shared
+//! level*, so the only rest point is equal per-thread rates (Kelly's price: the level is the
+//! price, `g` the demand curve). One window of it moves the bucket by about `N·λ·Δln x` tokens
+//! with one window of delay, so `λ` is sized per window by the process's own estimate `N̂` of the
+//! crowd (`λ·N̂/L ≤ 1/pull_periods`). A process that is nearly the whole total (`n·x ≈ S`) has
+//! nobody to be fair to and does not pull: its pull would only hold the level where a lone
+//! client's price sits, near the top of a small bucket, and waste the refill. The price spans
+//! `span · B` tokens, but at least 4 (a one-token step of the integer count must not move it by
+//! more than a small factor) and never more than most of the bucket.
+//!
+//! **A fixed window.** When `r` jumps up by a tenth of the bucket (at least 2 tokens) more than
+//! the refill explains, the server has reset a window: the window restarts there, and from then
+//! on the level is read as an allowance that nothing refills until the next reset one `period`
+//! later (the reset placed halfway between the two readings around the jump): `S = −Δr/Δt` and
+//! `R_t = max(R/20, (r̄ + 1 − r0 · left/period) / left)` with `left` the time to the next reset
+//! (the count was read after its own request was taken, hence the `+ 1`; what is left at the
+//! reset is lost, so the reserve shrinks to nothing by then); a window of the law closes after
+//! at most `0.3 B` tokens, so that it fits between two resets; the price is read against the
+//! allowance's plan, `g(r − p(t))` with `p(t) = (B − r0) · left / period`.
+//! A rise of the level without a reset (a sliding window returning what a window ago took)
+//! switches back.
+//!
+//! **A sliding window.** A bucket states its reset (`t`, whole seconds) as the time until it is
+//! whole, `(B − r)/R`; a sliding window as a whole period whatever the level (its newest
+//! request leaves a period later). With a slack `σ = max(0.02 · period, 1 s)` for the rounding
+//! (a live server at a time scale rounds whole seconds of its own), three answered readings in
+//! a row over more than `2σ`, each stating at least `period − σ` and more than
+//! `(B − r)/R + 1.5σ`, switch the law to reading the level as what the last period took:
+//! `S = max((B − r̄)/period, −Δr/Δt)` (the fall, `S(t) − S(t − period)`, is a lower bound of the
+//! rate now and is acted on within a window; the average is given `γ · Δt/period`). The target
+//! is `B/period` (a token left unused is lost; the refusals at the floor are the signal), there
+//! is no pull, and a 429 takes one request per period off the process
+//! (`x · (1 − 1/(n·x·period))`) instead of half. A reading `1.5σ` short of a period (a window
+//! counting down) or a fixed window's reset switches back. A quota must be known (stated or
+//! given) to tell `(B − r)/R`.
+//!
+//! **A full start.** A process whose first reading finds the bucket at least `full_level` full
+//! cannot tell a deep token bucket from a sliding window, which refills nothing for a window and
+//! then returns whatever was spent, as it was spent. Until the level first comes down into the
+//! price's range (or a fixed window resets) it spends the surplus at most at `full_drain · R` on
+//! top of the refill, and its pull is capped at its own share of the target (`R_t · x / S`).
+//!
+//! **A 429** multiplies `x` by `decrease` once per round (answers to requests sent before the
+//! last decrease do not decrease again) and restarts the window, unless a fixed window's
+//! predicted reset explains it and the process sends at least 4 per window (`n·x·period ≥ 4`):
+//! then the thread holds to the reset and the rate stays; the thread waits at least
+//! `Retry-After + U[0, retry_jitter] × min(Retry-After, 1/x)`. **A 503 or a transport error**
+//! changes no rate but holds the thread back for `error_backoff`, doubling per consecutive
+//! error up to `error_backoff_max`.
+//!
+//! **Without a remaining count** there is no level to read: the rate grows additively,
+//! `x += increase · R² / B` per second, and a 429 multiplies it by `decrease` (AIMD; the additive
+//! increase is what makes shares equal, Chiu & Jain 1989).
+//!
+//! **Start.** `x0 = R / n` (or `1 / initial_sleep` when that is slower): a process never starts
+//! faster than the whole quota. Its threads' first sends are spread over one initial spacing
+//! `1 / x0` (or `first_spread` if longer), in line order. Per-thread rates stay within
+//! `[R / (100·K), max_rate · R]`.
+//!
+//! **Use.**
+//!
+//! ```
+//! use std::time::{Duration, Instant, SystemTime};
+//! use fair_share::{Answer, FairShare, Params};
+//!
+//! let law = FairShare::new(4, Params::default()); // 4 threads; the server states its quota
+//! let start = Instant::now();
+//! // Before each request of thread 0:
+//! loop {
+//!     let wait = law.wait(0, start.elapsed());
+//!     if wait.is_zero() { break; }
+//!     # break;
+//!     std::thread::sleep(wait);
+//! }
+//! // ... send it; then, with the status and headers it came back with:
+//! let headers = [("RateLimit-Policy", "\"default\";q=100;w=60"), ("RateLimit", "\"default\";r=99;t=1")];
+//! let answer = Answer::read(200, headers, Duration::from_millis(20), SystemTime::now());
+//! law.observe(0, start.elapsed(), &answer);
+//! ```
+
+mod answer;
+mod draw;
+mod law;
+mod params;
+mod time;
+
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+pub use answer::{Answer, MAX_SERVER_WAIT, Policy, Status};
+pub use draw::{Draw, Fixed, SplitMix};
+pub use law::Law;
+pub use params::{Params, Problem};
+
+/// The law for one process, shared by its threads: a [`Law`], its generator, and which threads
+/// have a request waiting to go, behind one lock.
+pub struct FairShare {
+    inner: Mutex<Inner>,
+}
+
+struct Inner {
+    law: Law,
+    draw: Box<dyn Draw + Send>,
+    /// Threads whose next request has had its place and jitter drawn.
+    pending: Vec<bool>,
+}
+
+impl FairShare {
+    /// The law for a process of `threads` threads, with its own generator.
+    pub fn new(threads: usize, params: Params) -> FairShare {
+        FairShare::with_draw(threads, params, SplitMix::from_entropy())
+    }
+
+    /// The same with a generator of the caller's (a fixed one makes a test repeatable).
+    pub fn with_draw(
+        threads: usize,
+        params: Params,
+        draw: impl Draw + Send + 'static,
+    ) -> FairShare {
+        let law = Law::new(threads, params);
+        let pending = vec![false; law.threads()];
+        FairShare {
+            inner: Mutex::new(Inner {
+                law,
+                draw: Box::new(draw),
+                pending,
+            }),
+        }
+    }
+
+    /// Before a request of `thread` (0-based, below the thread count), at `now` (any epoch of
+    /// the caller's, the same for every call): zero means send now, and the send is booked;
+    /// else sleep that long and ask again. A thread out of range is told to wait a second.
+    pub fn wait(&self, thread: usize, now: Duration) -> Duration {
+        let mut guard = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let Inner { law, draw, pending } = &mut *guard;
+        let Some(waiting) = pending.get_mut(thread) else {
+            return Duration::from_secs(1);
+        };
+        if !*waiting {
+            *waiting = true;
+            law.delay(now, thread, &mut **draw);
+        }
+        let more = law.acquire(now, thread);
+        if more.is_zero() {
+            *waiting = false;
+        }
+        more
+    }
+
+    /// After the answer to `thread`'s request, read at `now`.
+    pub fn observe(&self, thread: usize, now: Duration, answer: &Answer) {
+        let mut guard = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let Inner { law, draw, pending } = &mut *guard;
+        if thread < pending.len() {
+            law.on_response(now, thread, answer, &mut **draw);
+        }
+    }
+
+    /// One thread's spacing now, in seconds (`1/x`).
+    pub fn spacing(&self) -> f64 {
+        self.inner
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .law
+            .spacing()
+    }
+}

@@ -1,0 +1,214 @@
+//! Writes the event scripts of `ports/scripts/`: one process of the `fair-share` library
+//! (`crates/fair-share/`) runs in a closed loop against a real rule of the simulator, whose
+//! answers carry the exact header text the live server writes in the chosen dialect, while
+//! other clients (not in the script) take tokens too; every `wait` the process asked and every
+//! answer it read is written down. Replayed through the library (`cargo run -p fair-share
+//! --example replay`) or any port, a script must give the same waits: that is how
+//! `tests/ports/` catches a port drifting from the law.
+//!
+//!     cargo run --example port_scripts -- ports/scripts
+
+use std::time::{Duration, SystemTime};
+
+use fair_share::{Answer, FairShare, Fixed, Params};
+use hyper::HeaderMap;
+use serde_json::{Value, json};
+use throttle_sim::engine::live::headers::{PolicyHeaders, Waits, write_decision};
+use throttle_sim::exchange::Status;
+use throttle_sim::limiter::{Decision, Headers};
+use throttle_sim::rng::{Stream, stream};
+use throttle_sim::scenario::parse_scenario;
+
+/// One script: a server, a dialect, a process, and how long.
+struct Shape {
+    name: &'static str,
+    server: &'static str,
+    dialect: Headers,
+    threads: usize,
+    /// The law's parameters the script sets (by name; durations in seconds).
+    params: &'static [(&'static str, f64)],
+    /// Other clients' requests, one every this many seconds (0: none).
+    others_every: f64,
+    minutes: u64,
+}
+
+const SHAPES: &[Shape] = &[
+    Shape {
+        name: "gcra_full",
+        server: "kind = \"gcra\"\nlimit = 300\nperiod = \"1m\"\noutages = [[\"1m30s\", \"1m40s\"]]",
+        dialect: Headers::Full,
+        threads: 3,
+        params: &[],
+        others_every: 0.5,
+        minutes: 3,
+    },
+    Shape {
+        name: "gcra_heroku",
+        server: "kind = \"gcra\"\nlimit = 4500\nperiod = \"1h\"\ninitial = 600",
+        dialect: Headers::Heroku,
+        threads: 4,
+        params: &[("quota", 4500.0), ("period", 3600.0)],
+        others_every: 1.5,
+        minutes: 8,
+    },
+    Shape {
+        name: "fixed_window_github",
+        server: "kind = \"fixed-window\"\nlimit = 100\nwindow = \"1m\"",
+        dialect: Headers::Github,
+        threads: 2,
+        params: &[],
+        others_every: 0.7,
+        minutes: 15,
+    },
+    Shape {
+        name: "sliding_window_ietf",
+        server: "kind = \"sliding-window\"\nlimit = 30\nwindow = \"1m\"",
+        dialect: Headers::Ietf,
+        threads: 2,
+        params: &[],
+        others_every: 0.0,
+        minutes: 10,
+    },
+    Shape {
+        name: "token_bucket_none",
+        server: "kind = \"token-bucket\"\nrate = 1\nperiod = \"1s\"\nburst = 20\nerror_rate = 0.02",
+        dialect: Headers::None,
+        threads: 2,
+        params: &[("quota", 1.0), ("period", 1.0), ("jitter", 0.0)],
+        others_every: 3.0,
+        minutes: 5,
+    },
+];
+
+/// Every draw of the law at the middle of its range.
+const RANDOM: f64 = 0.5;
+/// The scripts' wall clock starts here (GitHub's reset is an epoch second).
+const UNIX_START: u64 = 1_790_000_000;
+const LATENCY: u64 = 20_000_000;
+
+fn main() {
+    let Some(dir) = std::env::args().nth(1) else {
+        eprintln!("usage: port_scripts DIR");
+        std::process::exit(2);
+    };
+    for shape in SHAPES {
+        let script = record(shape);
+        let path = std::path::Path::new(&dir).join(format!("{}.json", shape.name));
+        let events = script["events"].as_array().map_or(0, Vec::len);
+        std::fs::write(&path, format!("{script}\n")).expect("the folder is writable");
+        println!("{}: {events} events", path.display());
+    }
+}
+
+/// Runs `shape` and returns its script.
+fn record(shape: &Shape) -> Value {
+    let text = format!(
+        "name = \"{}\"\n[server]\n{}\nheaders = \"{}\"\n[[clients]]\nname = \"w\"\nalgorithm = \"fair-share\"\n",
+        shape.name,
+        shape.server,
+        dialect_name(shape.dialect)
+    );
+    let scenario = parse_scenario(&text, shape.name, shape.name, &[], 1).expect("a valid server");
+    let mut server = scenario.server.build_limiter(stream(1, 0, Stream::Server));
+    let mut params = Params::default();
+    for (name, value) in shape.params {
+        params.set(name, *value).expect("a parameter of the law");
+    }
+    let law = FairShare::with_draw(shape.threads, params, Fixed(RANDOM));
+    let end = shape.minutes * 60_000_000_000;
+    let others = (shape.others_every * 1e9) as u64;
+    let mut next_other = if others > 0 { others / 2 } else { u64::MAX };
+    // Per thread: when it next asks, and whether that is for an answer (its request's) or a
+    // wait.
+    let mut due: Vec<(u64, Option<Decision>)> = vec![(0, None); shape.threads];
+    let mut events = Vec::new();
+    loop {
+        let (thread, &(now, answer)) = due
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, d)| (d.0, *i))
+            .expect("at least one thread");
+        if now >= end {
+            break;
+        }
+        while next_other <= now {
+            server.admit(next_other, 0);
+            next_other += others;
+        }
+        let at = Duration::from_nanos(now);
+        match answer {
+            Some(decision) => {
+                let (status, headers) = http_answer(&decision, shape.dialect, now);
+                let wall =
+                    SystemTime::UNIX_EPOCH + Duration::from_secs(UNIX_START + now / 1_000_000_000);
+                let pairs = headers.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+                let read = Answer::read(status, pairs, Duration::from_nanos(LATENCY), wall);
+                law.observe(thread, at, &read);
+                events.push(json!({
+                    "at": now, "thread": thread, "do": "answer", "status": status,
+                    "latency": LATENCY, "unix": UNIX_START + now / 1_000_000_000,
+                    "headers": headers,
+                }));
+                due[thread] = (now, None);
+            }
+            None => {
+                let wait = u64::try_from(law.wait(thread, at).as_nanos()).expect("a wait");
+                events.push(json!({"at": now, "thread": thread, "do": "wait"}));
+                due[thread] = if wait == 0 {
+                    // Counted by the server halfway, answered a latency later.
+                    let decision = server.admit(now + LATENCY / 2, 0);
+                    (now + LATENCY, Some(decision))
+                } else {
+                    (now + wait, None)
+                };
+            }
+        }
+    }
+    let params: serde_json::Map<String, Value> = shape
+        .params
+        .iter()
+        .map(|(k, v)| (k.to_string(), json!(v)))
+        .collect();
+    json!({
+        "law": 1,
+        "name": shape.name,
+        "server": shape.server,
+        "dialect": dialect_name(shape.dialect),
+        "threads": shape.threads,
+        "params": params,
+        "random": RANDOM,
+        "events": events,
+    })
+}
+
+/// The status code and the header lines the live server would send for `d` at `now`
+/// (`engine/live/server/handler.rs`, at time scale 1).
+fn http_answer(d: &Decision, dialect: Headers, now: u64) -> (u16, Vec<(String, String)>) {
+    let status = match d.status {
+        Status::Ok => 200,
+        Status::Limited => 429,
+        Status::Unavailable => 503,
+        Status::Error => 500,
+    };
+    let mut map = HeaderMap::new();
+    if d.has_headers() {
+        let policy = PolicyHeaders::new(d.limit, Duration::from_nanos(d.window));
+        let wall = SystemTime::UNIX_EPOCH + Duration::from_nanos(UNIX_START * 1_000_000_000 + now);
+        let retry = d.retry_after.map(Duration::from_nanos);
+        let waits = Waits::of(d, retry, Duration::from_nanos(d.reset), wall);
+        write_decision(&mut map, dialect, d, &policy, waits);
+    }
+    let lines = map
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+        .collect();
+    (status, lines)
+}
+
+/// The dialect's name in a scenario (`headers = "github"`).
+fn dialect_name(h: Headers) -> String {
+    serde_json::to_value(h)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .expect("a dialect serializes as its name")
+}

@@ -1,0 +1,126 @@
+//! The ports are the law: every event script of `ports/scripts/` (written by
+//! `examples/port_scripts.rs` from closed loops of the law against real rules, in every header
+//! dialect) is replayed through the Rust library and through each port's `--replay`, and
+//! every wait must be the same to the nanosecond. A port whose interpreter is missing is
+//! ignored with the reason (build.rs looks for them).
+
+#[path = "../crates/fair-share/examples/replay.rs"]
+#[allow(dead_code)]
+mod replay;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+use hyper::HeaderMap;
+use hyper::header::{HeaderName, HeaderValue};
+use serde_json::Value;
+use throttle_sim::engine::live::headers::read_response;
+
+fn scripts() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("ports/scripts");
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("ports/scripts exists")
+        .map(|e| e.expect("a readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    out.sort();
+    assert!(out.len() >= 5, "{out:?}");
+    out
+}
+
+/// The library reads every answer of the scripts (every dialect the server writes) as the
+/// simulator's live client does: one law, one reading of the headers.
+#[test]
+fn the_library_reads_every_scripted_answer_as_the_live_client_does() {
+    let mut answers = 0;
+    for path in scripts() {
+        let script: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for e in script["events"].as_array().unwrap() {
+            if e["do"] != "answer" {
+                continue;
+            }
+            answers += 1;
+            let pairs: Vec<(&str, &str)> = e["headers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| (h[0].as_str().unwrap(), h[1].as_str().unwrap()))
+                .collect();
+            let status = e["status"].as_u64().unwrap() as u16;
+            let latency = e["latency"].as_u64().unwrap();
+            let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(e["unix"].as_u64().unwrap());
+            let lib = fair_share::Answer::read(
+                status,
+                pairs.iter().copied(),
+                Duration::from_nanos(latency),
+                wall,
+            );
+            let mut map = HeaderMap::new();
+            for (k, v) in &pairs {
+                map.append(
+                    HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                    HeaderValue::from_str(v).unwrap(),
+                );
+            }
+            let sim = read_response(status, &map, latency, 1.0, wall);
+            let nanos = |d: Option<Duration>| d.map(|d| d.as_nanos() as u64);
+            let at = format!("{}: {e}", path.display());
+            assert_eq!(
+                format!("{:?}", lib.status),
+                format!("{:?}", sim.status),
+                "{at}"
+            );
+            assert_eq!(
+                (lib.remaining, lib.limit),
+                (sim.remaining, sim.limit),
+                "{at}"
+            );
+            assert_eq!(nanos(lib.retry_after), sim.retry_after, "{at}");
+            assert_eq!(nanos(lib.reset), sim.reset, "{at}");
+            let policy = lib.policy.map(|p| (p.limit, p.window.as_nanos() as u64));
+            assert_eq!(policy, sim.quota.map(|q| (q.limit, q.window)), "{at}");
+        }
+    }
+    assert!(answers > 1000, "{answers}");
+}
+
+/// Every script through `program args… --replay SCRIPT` against the library's own waits.
+#[allow(dead_code)] // each port's test below calls it; the ports land one by one
+fn port_gives_the_librarys_waits(program: &str, args: &[&str]) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for path in scripts() {
+        let want = replay::replay(path.to_str().unwrap()).expect("the library replays it");
+        let out = Command::new(program)
+            .current_dir(root)
+            .args(args)
+            .arg("--replay")
+            .arg(&path)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+        assert!(
+            out.status.success(),
+            "{program} {args:?} --replay {}: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got: Value = serde_json::from_slice(&out.stdout).expect("one JSON line");
+        let got: Vec<u64> = got["waits"]
+            .as_array()
+            .expect("a list of waits")
+            .iter()
+            .map(|w| w.as_u64().expect("whole nanoseconds"))
+            .collect();
+        assert_eq!(got.len(), want.len(), "{}: number of waits", path.display());
+        if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
+            panic!(
+                "{program} {args:?} on {}: wait {i} is {} ns where the library says {} ns (and {} of {} differ)",
+                path.display(),
+                got[i],
+                want[i],
+                (0..want.len()).filter(|&i| got[i] != want[i]).count(),
+                want.len()
+            );
+        }
+    }
+}
