@@ -16,6 +16,8 @@ pub struct Entry {
     pub notes: &'static [&'static str],
     /// The parameters `advise` searches (algorithms only).
     pub tune: &'static [&'static str],
+    /// What a parameter's number counts, where the algorithm says.
+    pub units: &'static [(&'static str, &'static str)],
 }
 
 pub fn algorithms() -> Vec<Entry> {
@@ -27,6 +29,7 @@ pub fn algorithms() -> Vec<Entry> {
             parameters: algorithm_parameters(name).unwrap_or_default(),
             notes: crate::throttle::ThrottleConfig::notes(name),
             tune: crate::throttle::ThrottleConfig::tunable(name),
+            units: crate::throttle::ThrottleConfig::units(name),
         })
         .collect()
 }
@@ -40,6 +43,7 @@ pub fn servers() -> Vec<Entry> {
             parameters: server_parameters(name).unwrap_or_default(),
             notes: &[],
             tune: &[],
+            units: &[],
         })
         .collect()
 }
@@ -59,8 +63,19 @@ fn entries_text(out: &mut String, entries: &[Entry]) {
             out.push_str("    (no parameters)\n");
         }
         let pw = e.parameters.iter().map(|p| p.0.len()).max().unwrap_or(0);
+        let vw = e
+            .parameters
+            .iter()
+            .map(|p| value_text(&p.1).len())
+            .max()
+            .unwrap_or(0);
         for (k, v) in &e.parameters {
-            out.push_str(&format!("    {k:pw$} {}\n", value_text(v)));
+            match e.units.iter().find(|(name, _)| name == k) {
+                Some((_, unit)) => {
+                    out.push_str(&format!("    {k:pw$} {:vw$}  # {unit}\n", value_text(v)))
+                }
+                None => out.push_str(&format!("    {k:pw$} {}\n", value_text(v))),
+            }
         }
         for line in e.notes {
             out.push_str(&format!("    {line}\n"));
@@ -129,6 +144,14 @@ fn entries_json(entries: &[Entry]) -> serde_json::Value {
             if !e.tune.is_empty() {
                 entry["tune"] = json!(e.tune);
             }
+            if !e.units.is_empty() {
+                let units: serde_json::Map<String, serde_json::Value> = e
+                    .units
+                    .iter()
+                    .map(|(k, u)| (k.to_string(), json!(u)))
+                    .collect();
+                entry["units"] = units.into();
+            }
             entry
         })
         .collect()
@@ -184,6 +207,21 @@ mod tests {
                 .unwrap()
                 .contains("base × 2^(failures − 1)")
         );
+        // fair-share says what each number counts, on every one of its parameters.
+        assert!(
+            line("reserve").ends_with("# fraction of the bucket B"),
+            "{t}"
+        );
+        let fair = j["algorithms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == "fair-share")
+            .unwrap();
+        let params = fair["parameters"].as_object().unwrap();
+        let units = fair["units"].as_object().unwrap();
+        assert_eq!(params.len(), units.len());
+        assert!(params.keys().all(|k| units.contains_key(k)), "{units:?}");
         let j = json();
         assert_eq!(j["algorithms"][0]["name"], "schneems");
         assert_eq!(j["algorithms"][0]["parameters"]["jitter"], 0.1);

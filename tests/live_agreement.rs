@@ -6,13 +6,14 @@
 
 #![cfg(unix)]
 
+#[path = "common/mod.rs"]
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use throttle_sim::engine::sim::summarize;
-use throttle_sim::scenario::{Override, parse_scenario};
+use common::agreement::{one_at_a_time, sim_stats, spread};
 
 const SCENARIO: &str = r#"
 name = "agreement"
@@ -43,14 +44,6 @@ max_limit = 600
 /// real disagreement (a lost answer, a clock off by the scale), not for bad luck.
 const RATIO_429_TOLERANCE: f64 = 0.04;
 const UTILIZATION_TOLERANCE: f64 = 0.06;
-
-/// One live run at a time: they measure timing, and two at once on a small machine would
-/// measure each other.
-static LIVE: Mutex<()> = Mutex::new(());
-
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    LIVE.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 #[test]
 fn live_ratio_429_and_utilization_agree_with_the_sim() {
@@ -127,26 +120,6 @@ fn sim_means(text: &str, sets: &[&str], seeds: u64) -> (f64, f64) {
     (s[0].0, s[1].0)
 }
 
-/// The sim's mean and sample standard deviation over seeds `0..seeds` of `text` with `sets`,
-/// of ratio_429, utilization, requests and fairness (in that order).
-fn sim_stats(text: &str, sets: &[&str], seeds: u64) -> [(f64, f64); 4] {
-    let overrides: Vec<Override> = sets.iter().map(|s| s.parse().unwrap()).collect();
-    let runs: Vec<[f64; 4]> = (0..seeds)
-        .map(|seed| {
-            let mut s = parse_scenario(text, "scenario.toml", "scenario", &overrides, 0).unwrap();
-            s.run.seed = Some(seed);
-            let m = summarize(&s).metrics;
-            [m.ratio_429, m.utilization, m.requests as f64, m.fairness]
-        })
-        .collect();
-    let n = runs.len() as f64;
-    std::array::from_fn(|i| {
-        let mean = runs.iter().map(|r| r[i]).sum::<f64>() / n;
-        let var = runs.iter().map(|r| (r[i] - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-        (mean, var.sqrt())
-    })
-}
-
 /// fair-share, the algorithm this project recommends, must behave live as it does in the sim:
 /// heroku_5x5 (5 processes × 5 threads on 4500/h) switched to fair-share, 40 minutes
 /// of its time at 60× (40 s of wall time), within 0.5 percentage points of 429s and 0.03 of
@@ -184,15 +157,6 @@ fn fair_share_live_at_60x_agrees_with_the_sim() {
     assert!(ratio <= 0.001 && util >= 0.97, "sim {ratio} {util}");
 }
 
-/// How many times the sim's seed-to-seed deviation a live run's own is taken to be (measured
-/// 1.8 on heroku_5x5 at 10×, below).
-const LIVE_NOISE: f64 = 2.0;
-
-/// Three standard deviations of (live − sim mean) when the sim's seeds deviate by `sim_sd`.
-fn spread(sim_sd: f64) -> f64 {
-    3.0 * sim_sd * (1.0 + LIVE_NOISE * LIVE_NOISE).sqrt()
-}
-
 /// Live agrees with the sim at any time scale: `single_client` and
 /// `heroku_5x5`, each at time_scale 1, 10, 60 and 300 for a few seconds to 12 s of wall time
 /// (durations below), against the sim's mean over 20 seeds of the same run. Tolerances: the
@@ -204,7 +168,7 @@ fn spread(sim_sd: f64) -> f64 {
 /// own (which order 25 simultaneous requests reach the server in). On heroku_5x5 at 10× for 2
 /// minutes 10 live runs gave 25.2–28.9 % of 429s (standard deviation 1.3 points) where 20 sim
 /// seeds give 26.0 % with a deviation of 0.73. So a live run is held to three times the
-/// combined deviation, live's taken as [`LIVE_NOISE`] times the sim's. Three of the sim's
+/// combined deviation, live's taken as [`common::agreement::LIVE_NOISE`] times the sim's. Three of the sim's
 /// deviations alone, over 8 cases × 3 metrics, failed a CI run on luck (28.4 % against
 /// 26.0 ± 2.2).
 ///

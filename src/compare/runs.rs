@@ -19,8 +19,16 @@ use crate::run::{claim_given_dir, claim_new_dir};
 use crate::scenario::{Expect, Scenario};
 use crate::time::HumanDuration;
 
-/// The files of a run folder the comparison needs (and `clients.csv` of a recording).
-const RUN_FILES: [&str; 4] = ["scenario.toml", "summary.json", "series.csv", "clients.csv"];
+/// The files of a run folder the comparison needs: `threads.csv` beside a `series.csv` whose
+/// rows cover more than a thread (`series = "group"`), without which the variant's report
+/// cannot be drawn; and `clients.csv` of a recording.
+const RUN_FILES: [&str; 5] = [
+    "scenario.toml",
+    "summary.json",
+    "series.csv",
+    crate::record::THREADS_FILE,
+    "clients.csv",
+];
 
 /// What `compare --runs` wrote.
 pub struct RunsResult {

@@ -17,71 +17,38 @@ use crate::exchange::{Response, Status};
 use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos};
 
+/// `fair-share`'s parameters as a scenario writes them (durations as `"250ms"`, `"1h"`): the
+/// fields of [`fair_share::Params`], named alike, where each is documented with its default and
+/// unit (`crates/fair-share/src/params.rs`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FairShareConfig {
-    /// Requests the server grants per `period`, which gives the refill rate `R`. Default: what
-    /// the server's `RateLimit-Policy` says (`q` per `w`), else 4500 per hour (Heroku's, whose
-    /// API sends only the remaining count). Set both or neither; set, they win over the header.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quota: Option<f64>,
-    /// The quota's period (a window rule's window). Default: the policy's `w`, else 1 h.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub period: Option<HumanDuration>,
-    /// A process's first sends are spread over this long, or one initial spacing `n / R` if
-    /// that is longer. Default 0 s.
     pub first_spread: HumanDuration,
-    /// Per-thread spacing before the first window, when slower than `n / R`. Default: none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub initial_sleep: Option<HumanDuration>,
-    /// The reserve `r0` the law holds, as a fraction of the bucket `B` (at least one token, at
-    /// most a quarter of the bucket). Default 0.005: 22 of Heroku's 4,500.
     pub reserve: f64,
-    /// The price's span (from `R/K` to `R`) as a fraction of the bucket. Default 0.03.
     pub span: f64,
-    /// `K`, the largest crowd the price is sized for, in threads. Default 1000.
     pub crowd: f64,
-    /// `γ`, the D term's gain per window. Default 0.4: below 1, processes whose windows close
-    /// first do not run far ahead of the others.
     pub gain: f64,
-    /// Windows last at least this many own periods `1/x`, divided by `√n`. Default 1.
     pub window_periods: f64,
-    /// Windows hold at least this many answers. Default 3.
     pub min_samples: u32,
-    /// Windows last until at least this many tokens were taken by everyone, so the integer
-    /// `remaining` is a small error. Default 30 tokens.
     pub min_flow: f64,
-    /// The surplus above the reserve is spent over at least this many windows... Default 4:
-    /// slower than the D loop it steers.
     pub drain_windows: f64,
-    /// ... and at least this fraction of the bucket's fill time `B / R`. Default 1/12
-    /// (5 minutes on Heroku's bucket).
     pub drain_fill: f64,
-    /// A first reading at least this full (a fraction of `B`) starts in full-start mode.
-    /// Default 0.9.
     pub full_level: f64,
-    /// In full-start mode the surplus is spent at most this many times `R` on top of the
-    /// refill. Default 1.
     pub full_drain: f64,
-    /// The pull's loop gain per window is at most `1 / pull_periods`. Default 4.
     pub pull_periods: f64,
-    /// The pull's largest weight per window. Default 0.5.
     pub pull_max: f64,
-    /// Factor on a 429. Default 0.5.
     pub decrease: f64,
-    /// A 429's `Retry-After` is stretched by `U[0, retry_jitter]` of itself or of the thread's
-    /// period, whichever is shorter. Default 0.5.
     pub retry_jitter: f64,
-    /// Send-time jitter, `±jitter / n` of a period. Default 0.1.
     pub jitter: f64,
-    /// Without a remaining count: `R` gained per bucket fill time `B / R`, as a fraction
-    /// (`x += increase · R² / B` per second). Default 0.15.
     pub increase: f64,
-    /// First wait after a 503 or transport error; doubles per consecutive error. Default 1 s.
     pub error_backoff: HumanDuration,
-    /// The longest such wait. Default 60 s.
     pub error_backoff_max: HumanDuration,
-    /// The per-thread rate's ceiling, in multiples of `R`. Default 4.
     pub max_rate: f64,
 }
 
@@ -121,6 +88,7 @@ impl Default for FairShareConfig {
 
 impl Algorithm for FairShareConfig {
     const NAME: &'static str = "fair-share";
+    const UNITS: &'static [(&'static str, &'static str)] = fair_share::UNITS;
     const DESCRIPTION: &'static str = "blind: steer the total rate (read from remaining's slope) to the refill, pull every process to one price of the level";
 
     fn problems(&self) -> Vec<ParamProblem> {

@@ -191,6 +191,8 @@ pub trait Algorithm: Sized {
     /// Lines `throttle-sim list` prints under the parameters, for what a parameter means that
     /// its name and default cannot say. Default none.
     const NOTES: &'static [&'static str] = &[];
+    /// What each parameter's number counts, by name, for `throttle-sim list`. Default none.
+    const UNITS: &'static [(&'static str, &'static str)] = &[];
     /// Parameters out of their valid range.
     fn problems(&self) -> Vec<ParamProblem> {
         Vec::new()
@@ -232,6 +234,14 @@ macro_rules! registry {
             pub fn notes(name: &str) -> &'static [&'static str] {
                 $(if name == <$config as Algorithm>::NAME {
                     return <$config as Algorithm>::NOTES;
+                })+
+                &[]
+            }
+
+            /// The units `throttle-sim list` prints next to the parameters of `name`.
+            pub fn units(name: &str) -> &'static [(&'static str, &'static str)] {
+                $(if name == <$config as Algorithm>::NAME {
+                    return <$config as Algorithm>::UNITS;
                 })+
                 &[]
             }

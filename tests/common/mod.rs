@@ -1,9 +1,12 @@
-//! Test support shared by the test binaries (`tests/sim`, `tests/live`): the binary,
-//! a child that is killed when a test fails, `serve` on a free port, a page's DOM from a
-//! headless Chromium, and a hostile server whose answers a test scripts (`hostile.rs`).
+//! Test support shared by the test binaries (`tests/sim`, `tests/live`, `tests/ports`,
+//! `tests/live_agreement.rs`): the binary, a child that is killed when a test fails, `serve`
+//! on a free port (and `serve --record`), a page's DOM from a headless Chromium, a hostile
+//! server whose answers a test scripts (`hostile.rs`), and what a live run is held to against
+//! the sim (`agreement.rs`).
 
 #![allow(dead_code)] // each test crate uses its own part of this module
 
+pub mod agreement;
 pub mod hostile;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -97,6 +100,30 @@ pub fn serve(args: &[&str]) -> (Running, String) {
         .recv_timeout(Duration::from_secs(10))
         .expect("serve prints its address");
     (running, address_in(&line))
+}
+
+/// Start `serve --record` on a free port with `args`; the child, its address, and a thread
+/// collecting the rest of its stdout (what it says when it stops).
+pub fn serve_recording(args: &[&str]) -> (Running, String, std::thread::JoinHandle<String>) {
+    let mut child = Command::new(exe())
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let running = Running(child);
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let addr = address_in(&line);
+    let rest = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    (running, addr, rest)
 }
 
 /// The `host:port` of the URL in `serve`'s first line (`… on http://127.0.0.1:PORT/`).

@@ -5,37 +5,12 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{Running, address_in, exe, http_get, json, summary};
+use common::{exe, http_get, json, serve_recording, summary};
 use nix::sys::signal::Signal;
-
-/// Start `serve --record` on a free port; the child, its address, and a thread collecting
-/// the rest of its stdout.
-fn serve_recording(args: &[&str]) -> (Running, String, std::thread::JoinHandle<String>) {
-    let mut child = Command::new(exe())
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let running = Running(child);
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    let addr = address_in(&line);
-    let rest = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    (running, addr, rest)
-}
 
 /// The rows of a CSV file as maps from column to value.
 fn csv_rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {

@@ -364,6 +364,35 @@ fn plot_draws_a_run_and_a_comparison_again_from_the_csv() {
     }
 }
 
+/// A run whose `series.csv` rows are per group keeps its threads' totals in `threads.csv`:
+/// `compare --runs` takes it along (it failed with "variants/01-…/threads.csv: No such file or
+/// directory" when it linked only the other files).
+#[test]
+fn compare_runs_takes_a_run_with_group_series_and_its_threads_csv() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    run_into(
+        &run,
+        "gauntlet/api_shapes.toml",
+        &["--set", "cell=2x4/gcra_100pm", "--set", "run.duration=10m"],
+    );
+    assert!(run.join("threads.csv").is_file());
+    let cmp = tmp.path().join("cmp");
+    bin()
+        .args(["compare", "--runs"])
+        .arg(&run)
+        .arg(&run)
+        .arg("--out")
+        .arg(&cmp)
+        .assert()
+        .success();
+    for v in ["01-api_shapes", "02-api_shapes-2"] {
+        let dir = cmp.join("variants").join(v);
+        assert!(dir.join("threads.csv").is_file(), "{}", dir.display());
+        assert!(dir.join("report.html").is_file(), "{}", dir.display());
+    }
+}
+
 #[test]
 fn plot_names_what_is_missing_or_broken() {
     let tmp = tempfile::tempdir().unwrap();

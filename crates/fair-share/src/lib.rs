@@ -132,7 +132,7 @@ use std::time::Duration;
 pub use answer::{Answer, MAX_SERVER_WAIT, Policy, Status};
 pub use draw::{Draw, Fixed, SplitMix};
 pub use law::Law;
-pub use params::{Params, Problem};
+pub use params::{Params, Problem, UNITS};
 
 /// The law for one process, shared by its threads: a [`Law`], its generator, and which threads
 /// have a request waiting to go, behind one lock.

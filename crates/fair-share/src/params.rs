@@ -107,6 +107,41 @@ impl Default for Params {
 pub(crate) const DEFAULT_QUOTA: f64 = 4500.0;
 pub(crate) const DEFAULT_PERIOD_SECS: f64 = 3600.0;
 
+/// Each parameter's unit, in field order: what its number counts (a tool listing the
+/// parameters prints it next to the default).
+pub const UNITS: &[(&str, &str)] = &[
+    (
+        "quota",
+        "requests per period; default the server's policy q, else 4500",
+    ),
+    ("period", "duration; default the policy's w, else 1h"),
+    ("first_spread", "duration"),
+    ("initial_sleep", "duration per thread; default none (n / R)"),
+    ("reserve", "fraction of the bucket B"),
+    ("span", "fraction of the bucket B"),
+    ("crowd", "threads (K)"),
+    ("gain", "share of the step per window"),
+    ("window_periods", "own periods 1/x, over the root of n"),
+    ("min_samples", "answers per window"),
+    ("min_flow", "tokens per window"),
+    ("drain_windows", "windows"),
+    ("drain_fill", "fraction of the fill time B / R"),
+    ("full_level", "fraction of the bucket B"),
+    ("full_drain", "multiples of R"),
+    ("pull_periods", "windows"),
+    ("pull_max", "share of the step per window"),
+    ("decrease", "factor on a 429"),
+    ("retry_jitter", "fraction of Retry-After or of 1/x"),
+    ("jitter", "fraction of a period, over n"),
+    (
+        "increase",
+        "R per fill time B / R, without a remaining count",
+    ),
+    ("error_backoff", "duration, doubling per error"),
+    ("error_backoff_max", "duration"),
+    ("max_rate", "multiples of R per thread"),
+];
+
 /// A parameter out of its range: its name, and what is wrong with it.
 pub type Problem = (&'static str, String);
 
@@ -276,5 +311,18 @@ mod tests {
         assert!(p.set("min_samples", 2.5).is_err());
         p.set("decrease", 1.5).unwrap();
         assert_eq!(p.problems()[0].0, "decrease");
+    }
+
+    #[test]
+    fn every_parameter_has_a_unit_and_is_settable_by_its_name() {
+        for (name, _) in UNITS {
+            let mut p = Params::default();
+            let v = if *name == "min_samples" { 7.0 } else { 0.37 };
+            assert!(p.set(name, v).is_ok(), "{name}");
+            assert_ne!(p, Params::default(), "{name} changed nothing");
+        }
+        // As many as the fields `Debug` shows.
+        let fields = format!("{:?}", Params::default()).matches(": ").count();
+        assert_eq!(UNITS.len(), fields);
     }
 }

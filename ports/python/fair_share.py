@@ -1,0 +1,332 @@
+"""fair-share in Python (standard library only): processes and threads that share one API
+token share its quota equally, without counting each other.
+
+fair-share law 1 (throttle-sim 0.1, src/throttle/fair_share.rs of 2026-11-26)
+
+A mirror, step by step, of src/throttle/fair_share.rs (its doc comment has every formula;
+docs/fair-share.md is the porter's page) and of src/engine/live/headers.rs's reading of an
+answer. Time is integer nanoseconds inside, as in Rust, so the same answers give the same waits
+(ports/README.md: how that is checked). One FairShare per process, shared by its threads:
+
+    law = FairShare(4)                                   # or FairShare(4, quota=5, period=1)
+    w = law.wait(thread, time.monotonic())               # seconds; 0: send now (booked)
+    law.observe(thread, time.monotonic(), status, response.getheaders(), latency)
+"""
+
+import email.utils, math, random as _random, re, threading, time
+from fractions import Fraction
+from types import SimpleNamespace
+
+NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
+OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
+DEFAULTS = dict(quota=None, period=None, first_spread=0.0, initial_sleep=None, reserve=0.005, span=0.03,
+                crowd=1000.0, gain=0.4, window_periods=1.0, min_samples=3, min_flow=30.0, drain_windows=4.0,
+                drain_fill=1.0 / 12.0, full_level=0.9, full_drain=1.0, pull_periods=4.0, pull_max=0.5,
+                decrease=0.5, retry_jitter=0.5, jitter=0.1, increase=0.15, error_backoff=1.0,
+                error_backoff_max=60.0, max_rate=4.0)
+DURATIONS = ("period", "first_spread", "initial_sleep", "error_backoff", "error_backoff_max")
+POSITIVE = ("quota", "period", "crowd", "gain", "drain_windows", "full_drain", "pull_periods", "error_backoff",
+            "max_rate")
+NON_NEGATIVE = ("reserve", "span", "window_periods", "drain_fill", "pull_max", "retry_jitter", "increase",
+                "min_flow", "full_level", "first_spread", "initial_sleep")
+RANGES = [("reserve", lambda c: c["reserve"] < 1.0, "below 1"),
+          ("pull_max", lambda c: c["pull_max"] <= 1.0, "at most 1"), ("gain", lambda c: c["gain"] <= 1.0, "at most 1"),
+          ("decrease", lambda c: 0 < c["decrease"] < 1, "above 0 and below 1"),
+          ("jitter", lambda c: 0 <= c["jitter"] < 1, "from 0 to below 1"),
+          ("min_samples", lambda c: c["min_samples"] >= 2, "at least 2"),
+          ("error_backoff_max", lambda c: c["error_backoff_max"] >= c["error_backoff"], "at least error_backoff")]
+LN_100, LN_2 = math.log(100.0), math.log(2.0)
+
+def from_secs(s):
+    """src/time.rs from_secs: seconds to nanoseconds, 0 for NaN or negative, saturating, half up."""
+    if s != s or s <= 0.0:
+        return 0
+    n = s * 1e9
+    if n >= 18446744073709551616.0:
+        return U64
+    whole = int(n)
+    return whole + 1 if n - float(whole) >= 0.5 else whole
+
+def secs(n): return n / 1e9
+def _ln(v): return math.log(v) if v > 0.0 else -math.inf if v == 0.0 else math.nan  # f64::ln
+def _clamp(v, lo, hi): return lo if v < lo else hi if v > hi else v  # f64::clamp
+def _step(v): return _clamp(v, -LN_100, LN_2)  # clamp_step
+def _rem_euclid(a, b): return math.fmod(a, b) + abs(b) if math.fmod(a, b) < 0.0 else math.fmod(a, b)
+def _quota_rate(q): return 0.0 if q[1] == 0 else float(q[0]) * 1e9 / float(q[1])
+
+# --- Reading an answer: read_response (at scale 1) and classify_answer of headers.rs ---
+_UINT = re.compile(r"\+?[0-9]+")
+_FLOAT = re.compile(r"[+-]?(inf|infinity|nan|([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?)", re.I)
+
+def _u64(v):  # str::parse::<u64>
+    ok = v is not None and _UINT.fullmatch(v) and len(v.lstrip("+").lstrip("0")) <= 20
+    return int(v) if ok and int(v) <= U64 else None
+
+def _text(v):  # HeaderValue::to_str (visible ASCII only), trimmed
+    return None if v is None or any(not (32 <= ord(ch) < 127 or ch == "\t") for ch in v) else v.strip(" \t")
+
+def _number(h, *names):  # first_number: a count, or a non-negative float cut to one
+    for v in (_text(h.get(name)) for name in names):
+        n = _u64(v)
+        if n is None and v is not None and _FLOAT.fullmatch(v) and float(v) >= 0.0:
+            n = U64 if float(v) >= 18446744073709551616.0 else int(float(v))
+        if n is not None:
+            return n
+    return None
+
+def _param(field, names):  # a number of an IETF field, `"default";r=50;t=30` or `remaining=50, …`
+    for key, eq, value in (part.strip(" \t").partition("=") for part in re.split("[;,]", field or "")):
+        if eq and key.strip(" \t") in names:
+            return _u64(value.strip(" \t").strip('"'))
+    return None
+
+def _span(s): return 0 if not s > 0.0 else DAY if s >= 86_400.0 else min(DAY, round(Fraction(s) * NS))
+def _until(at, unix_ns): return min(max(0, at * NS - unix_ns), DAY)  # to an epoch second
+
+def _retry_after(h, unix_ns):  # retry-after-ms, else Retry-After in seconds or as an HTTP date
+    ms = _text(h.get("retry-after-ms"))
+    if ms is not None and _FLOAT.fullmatch(ms) and float(ms) >= 0.0:
+        return _span(float(ms) / 1e3)
+    v = _text(h.get("retry-after"))
+    if v is None or _u64(v) is not None:
+        return None if v is None else min(_u64(v) * NS, DAY)
+    try:
+        return _until(round(email.utils.parsedate_to_datetime(v).timestamp()), unix_ns)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+def classify(status, h):
+    """2xx ok; 429, or a 403 with x-ratelimit-remaining: 0 or a Retry-After, limited; 503
+    unavailable; anything else (None: no answer) an error. `h`: lower-case names."""
+    if status == 403 and (_number(h, "x-ratelimit-remaining") == 0 or "retry-after" in h):
+        return LIMITED
+    if status is not None and 200 <= status <= 299:
+        return OK
+    return LIMITED if status == 429 else UNAVAILABLE if status == 503 else ERROR
+
+def read_answer(status, headers=(), latency_ns=0, unix_ns=None):
+    """(class, remaining, limit, retry_after, quota, reset, latency), times in nanoseconds, the
+    quota as (limit, window). `headers`: a mapping or (name, value) pairs, in any case."""
+    h = {}
+    for name, value in headers.items() if hasattr(headers, "items") else headers or ():
+        h.setdefault(name.lower(), value)
+    unix_ns = time.time_ns() if unix_ns is None else unix_ns
+    ietf, policy = _text(h.get("ratelimit")), _text(h.get("ratelimit-policy"))
+    remaining = _number(h, "ratelimit-remaining", "x-ratelimit-remaining")
+    remaining = _param(ietf, ("r", "remaining")) if remaining is None else remaining
+    limit = _number(h, "ratelimit-limit", "x-ratelimit-limit")
+    limit = _param(policy, ("q", "l")) if limit is None else limit
+    limit = _param(ietf, ("limit",)) if limit is None else limit
+    cls, wait, epoch = classify(status, h), _retry_after(h, unix_ns), _number(h, "x-ratelimit-reset")
+    if wait is None and cls == LIMITED and _number(h, "x-ratelimit-remaining") == 0 and epoch is not None:
+        wait = _until(epoch, unix_ns)  # GitHub's primary limit names the second it resets
+    q, w = _param(policy, ("q", "l")), _param(policy, ("w",))
+    reset = _param(ietf, ("t", "reset"))
+    reset = min(reset * NS, DAY) if reset is not None else None if epoch is None else _until(epoch, unix_ns)
+    return cls, remaining, limit, wait, (q, min(w * NS, DAY)) if q is not None and w else None, reset, latency_ns
+
+class FairShare:
+    """One process's law, shared by its `threads` threads. Parameters as FairShareConfig's,
+    durations in seconds; `random()` returns a float in [0, 1)."""
+    def __init__(self, threads, random=None, **params):
+        c = dict(DEFAULTS, **params)
+        for k in sorted(set(params) - set(DEFAULTS))[:1]:
+            raise ValueError(f"{k}: not a parameter of fair-share (docs/fair-share.md lists them)")
+        for k in POSITIVE + NON_NEGATIVE:
+            v, zero = 1.0 if c[k] is None else c[k], k in NON_NEGATIVE
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and (v >= 0 if zero else v > 0)):
+                raise ValueError(f"{k}: must be a number {'of 0 or more' if zero else 'above 0'} (got {v!r})")
+        if (c["quota"] is None) != (c["period"] is None):
+            given, other = ("quota", "period") if c["period"] is None else ("period", "quota")
+            raise ValueError(f"{other}: must be set with {given} (or leave both to the server's RateLimit-Policy)")
+        for k, ok, want in RANGES:
+            if not ok(c):
+                raise ValueError(f"{k}: must be {want} (got {c[k]!r})")
+        for k in DURATIONS:
+            c[k] = None if c[k] is None else from_secs(float(c[k]))
+        self.c, self.random, self.lock = c, random or _random.random, threading.Lock()
+        n = max(int(threads), 1)
+        quota = 4500.0 if c["quota"] is None else float(c["quota"])
+        self.period = 3600.0 if c["period"] is None else secs(c["period"])
+        self.rate, self.limit, self.policy, self.headers = quota / self.period, quota, None, False
+        # Each thread: the phase it sends at next, when it last sent, its jitter, held until, errors.
+        self.threads = [SimpleNamespace(target=None, last_send=None, jit=0.0, hold=0, errors=0, drawn=False)
+                        for _ in range(n)]
+        self.at, self.ph = 0, 0.0  # the phase: periods of x elapsed, continuous across changes of x
+        self.offset = self.window = self.newest = self.reset_at = self.since = None
+        self.last_decrease = self.last_increase = None
+        self.samples = self.decreases = self.updates = self.votes = 0
+        self.full_start = self.sliding = False
+        x0, sleep = self.rate / n, c["initial_sleep"]
+        self.x = self.clamp_rate(x0 if sleep is None else min(1.0 / secs(sleep) if sleep else math.inf, x0))
+    def wait(self, thread, now):
+        """Seconds `thread` waits before it sends (0: send now; the send is booked)."""
+        return secs(self.wait_ns(thread, from_secs(now)))
+    def observe(self, thread, now, status, headers=(), latency=0.0, unix=None):
+        """An answer (status None: a transport error), at `now`; returns its class."""
+        unix_ns = None if unix is None else unix * NS if isinstance(unix, int) else from_secs(unix)
+        return self.observe_ns(thread, from_secs(now), status, headers, from_secs(latency), unix_ns)
+    def wait_ns(self, thread, now):
+        with self.lock:
+            th = self.threads[thread]
+            if not th.drawn:  # the sim's `delay`, once per request
+                self.delay(now, thread)
+            w = self.acquire(now, thread)
+            th.drawn = w > 0
+            return w
+    def observe_ns(self, thread, now, status, headers=(), latency=0, unix_ns=None):
+        answer = read_answer(status, headers, latency, unix_ns)
+        with self.lock:
+            self.on_response(now, thread, answer)
+        return answer[0]
+    # --- the law, as src/throttle/fair_share.rs: the same names, the same order of operations ---
+    def clamp_rate(self, x): return _clamp(x, self.rate / self.c["crowd"] * 0.01, self.c["max_rate"] * self.rate)
+    def reserve(self): return min(max(self.c["reserve"] * self.limit, 1.0), self.limit * 0.25)
+    def refill(self): return 0.0 if self.reset_at is not None else self.rate
+    def window_secs(self): return self.c["window_periods"] / self.x / math.sqrt(float(len(self.threads)))
+    def loop_secs(self): return max(self.window_secs(), self.c["min_flow"] / self.rate)
+    def phase(self, now): return self.ph + secs(max(now - self.at, 0)) * self.x
+    def slope(self):
+        span = max(self.c["span"] * self.limit, min(4.0, max(self.limit - self.reserve(), 0.0) * 0.8))
+        return max(span / math.log(self.c["crowd"]), 2.2250738585072014e-308)
+    def price(self, r):
+        return self.rate / self.c["crowd"] * math.exp(min((r - self.reserve()) / self.slope(), 50.0))
+    def to_reset(self, t):
+        return None if self.reset_at is None else self.period - _rem_euclid(t - self.reset_at, self.period)
+    def planned(self, t):
+        left = self.to_reset(t)
+        return 0.0 if left is None else max(self.limit - self.reserve(), 0.0) * left / self.period
+    def min_flow(self):
+        return self.c["min_flow"] if self.reset_at is None else min(self.c["min_flow"], self.limit * 0.3)
+    def target(self, r, t):
+        left = self.to_reset(t)
+        if left is not None:  # what is left at the reset is lost: the reserve shrinks to nothing
+            reserve = self.reserve() * min(left / self.period, 1.0)
+            return max((r + 1.0 - reserve) / max(left, self.window_secs()), self.rate * 0.05)
+        tau = max(self.c["drain_fill"] * self.limit / self.rate, self.c["drain_windows"] * self.loop_secs())
+        surplus = (r - self.reserve()) / tau
+        surplus = min(surplus, self.c["full_drain"] * self.rate) if self.full_start else surplus
+        return max(self.rate + surplus, self.rate * 0.25)
+    def set_rate(self, now, x):
+        now = max(now, self.at)
+        self.ph, self.at, self.x = self.phase(now), now, self.clamp_rate(x)
+    def apply_window(self, now, first, last):
+        (t0, r0), (t1, r1) = first, last
+        dt, n = t1 - t0, float(len(self.threads))
+        if self.sliding:  # the level is what the last period took; no pull
+            average, fall = (self.limit - (r0 + r1) / 2.0) / self.period, (r0 - r1) / dt
+            total, target = max(max(average, fall), self.rate * 0.02), self.limit / self.period
+            gain = self.c["gain"] if fall > average else self.c["gain"] * min(1.0 * dt / self.period, 1.0)
+            return self.set_rate(now, math.exp(math.log(self.x) + gain * _step(_ln(target / total))))
+        total = max(self.refill() - (r1 - r0) / dt, self.rate * 0.02)
+        target = self.target((r0 + r1) / 2.0, (t0 + t1) / 2.0)
+        ln_x = math.log(self.x) + self.c["gain"] * _step(_ln(target / total))
+        price = self.price(r1 - self.planned(t1))
+        crowd = max(total / max(self.x, price), n)
+        pull = min(self.slope() / (self.c["pull_periods"] * crowd), self.c["pull_max"])
+        pull = pull * (1.0 - _clamp(n * self.x / total, 0.0, 1.0))
+        cap = target * self.x / total if self.full_start else target
+        ln_x += pull * max(_ln(min(price, cap)) - ln_x, -LN_100)
+        self.set_rate(now, math.exp(ln_x))
+    def read_reset(self, t, stated, r):  # a whole period at any level: a sliding window
+        if self.reset_at is not None or (self.policy is None and self.c["quota"] is None):
+            self.sliding, self.votes, self.since = False, 0, None
+            return
+        bucket, slack = max(self.limit - r, 0.0) / self.rate, max(self.period * 0.02, 1.0)
+        if stated >= self.period - slack and stated > bucket + 1.5 * slack:
+            self.since = t if self.since is None else self.since
+            self.votes = min(self.votes + 1, U32)
+            self.sliding = self.sliding or (self.votes >= 3 and t - self.since > 2.0 * slack)
+        elif stated < self.period - 1.5 * slack:
+            self.sliding, self.votes, self.since = False, 0, None
+    def level(self, now, t, r):  # Rust's `observe`: a reading of the shared level at t
+        if self.newest is None and r >= self.c["full_level"] * self.limit:
+            self.full_start = True
+        elif r <= self.reserve() + self.slope() * math.log(self.c["crowd"]):
+            self.full_start = False
+        if self.newest is not None and t >= self.newest[0]:
+            if r > self.newest[1] + self.refill() * (t - self.newest[0]) + max(self.limit * 0.1, 2.0):
+                self.reset_at, self.full_start = (self.newest[0] + t) / 2.0, False  # a window reset
+                self.newest, self.window, self.samples = (t, r), (t, r), 1
+                return
+            if self.reset_at is not None and r > self.newest[1] + 2.0:
+                self.reset_at = None
+        if self.newest is None or t >= self.newest[0]:
+            self.newest = (t, r)
+        if self.window is None:
+            self.window, self.samples = (t, r), 1
+            return
+        self.samples += 1
+        (t0, r0), periods = self.window, 0.7 if self.updates == 0 else 1.0
+        if (t - t0 >= self.window_secs() * periods and self.samples >= self.c["min_samples"]
+                and self.rate * (t - t0) - (r - r0) >= self.min_flow()):
+            self.apply_window(now, self.window, (t, r))
+            self.updates += 1
+            self.window, self.samples = (t, r), 1
+    def take_policy(self, now, q, limit_from_quota):
+        if self.policy != q:
+            self.policy, rate = q, _quota_rate(q)
+            scale = rate / self.rate
+            self.rate, self.period = rate, secs(q[1])
+            self.limit = float(q[0]) if limit_from_quota else self.limit
+            self.set_rate(now, self.x * scale)
+    def _wait(self, now, thread):
+        th = self.threads[thread]
+        left = 0 if th.target is None else from_secs(max(th.target + th.jit - self.phase(now), 0.0) / self.x)
+        return min(max(left, max(th.hold - now, 0)), max(from_secs(1.0 / self.x / 8.0), 1))
+    def delay(self, now, thread):
+        th, n = self.threads[thread], float(len(self.threads))
+        if th.target is None:  # in line, 1/(n·x0) apart, from an offset drawn once per process
+            spread = max(secs(self.c["first_spread"]) * self.x, 1.0)
+            if self.offset is None:
+                self.offset, self.at, self.ph = self.random(), now, 0.0
+            th.target = (float(thread) + self.offset) / n * spread
+        j = self.c["jitter"]
+        th.jit = 0.0 if j <= 0.0 else (-j + self.random() * (2.0 * j)) / n
+        return self._wait(now, thread)
+    def acquire(self, now, thread):
+        w = self._wait(now, thread)
+        if w == 0:
+            th, phase = self.threads[thread], self.phase(now)
+            nxt = (phase if th.target is None else th.target) + 1.0
+            nxt += math.ceil(phase + 0.5 - nxt) if nxt < phase + 0.5 else 0
+            th.target, th.last_send = nxt, now
+        return w
+    def on_response(self, now, thread, answer):
+        cls, remaining, limit, retry_after, quota, reset, latency = answer
+        th, n = self.threads[thread], float(len(self.threads))
+        if self.c["quota"] is None and quota is not None and _quota_rate(quota) > 0.0:
+            self.take_policy(now, quota, limit is None)
+        self.limit = float(limit) if limit is not None and limit > 0 else self.limit
+        sent = now if th.last_send is None else th.last_send
+        if remaining is not None and cls in (OK, LIMITED):
+            self.headers = True
+            if reset is not None and cls == OK:  # a refusal's reset counts from the last let in
+                self.read_reset(secs(now), secs(reset), float(remaining))
+            self.level(now, secs(max(max(now - latency // 2, 0), sent)), float(remaining))
+        if cls == OK:
+            th.errors = 0
+            if not self.headers:  # no remaining count: AIMD
+                since = 0.0 if self.last_increase is None else secs(now - min(self.last_increase, now))
+                self.set_rate(now, self.x + self.c["increase"] * self.rate * self.rate / self.limit * since)
+                self.last_increase = now
+        elif cls == LIMITED:
+            th.errors, period, left = 0, from_secs(1.0 / self.x), self.to_reset(secs(now))
+            spent = (self.period * self.x * n >= 4.0 and retry_after is not None and left is not None
+                     and abs(secs(retry_after) - left) <= 0.1 * self.period)  # a fixed window's reset
+            d = self.last_decrease
+            if not spent and (d is None or (sent >= d and now >= min(d + period, U64))):
+                factor = self.c["decrease"]
+                if self.sliding:  # one request per period off the process
+                    factor = max(1.0 - 1.0 / max(n * self.x * self.period, 1.0), factor)
+                self.set_rate(now, self.x * factor)
+                self.last_decrease, self.decreases, self.window, self.samples = now, self.decreases + 1, None, 0
+            wait = 0
+            if retry_after is not None:
+                stretch = self.random() * self.c["retry_jitter"] if self.c["retry_jitter"] > 0.0 else 0.0
+                wait = from_secs(secs(retry_after) + stretch * min(secs(retry_after), 1.0 / self.x))
+            th.hold = min(now + wait, U64)
+        else:  # a 503 or a transport error: this thread backs off, the rate stays
+            base = secs(self.c["error_backoff"]) * 2.0 ** min(th.errors, 30)
+            th.errors = min(th.errors + 1, U32)
+            th.hold = min(now + from_secs(min(base, secs(self.c["error_backoff_max"]))), U64)

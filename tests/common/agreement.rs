@@ -1,0 +1,45 @@
+//! What a live run is held to: the sim's mean and deviation over seeds of the same scenario,
+//! and the `spread` a live run may stray from that mean (`tests/live_agreement.rs`, where the
+//! rule was measured, and `tests/ports/`). One live run at a time in a test binary: they
+//! measure timing, and two at once on a small machine would measure each other.
+
+use std::sync::Mutex;
+
+use throttle_sim::engine::sim::summarize;
+use throttle_sim::scenario::{Override, parse_scenario};
+
+static LIVE: Mutex<()> = Mutex::new(());
+
+/// Hold this while a live run measures timing.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The sim's mean and sample standard deviation over seeds `0..seeds` of `text` with `sets`,
+/// of ratio_429, utilization, requests and fairness (in that order).
+pub fn sim_stats(text: &str, sets: &[&str], seeds: u64) -> [(f64, f64); 4] {
+    let overrides: Vec<Override> = sets.iter().map(|s| s.parse().unwrap()).collect();
+    let runs: Vec<[f64; 4]> = (0..seeds)
+        .map(|seed| {
+            let mut s = parse_scenario(text, "scenario.toml", "scenario", &overrides, 0).unwrap();
+            s.run.seed = Some(seed);
+            let m = summarize(&s).metrics;
+            [m.ratio_429, m.utilization, m.requests as f64, m.fairness]
+        })
+        .collect();
+    let n = runs.len() as f64;
+    std::array::from_fn(|i| {
+        let mean = runs.iter().map(|r| r[i]).sum::<f64>() / n;
+        let var = runs.iter().map(|r| (r[i] - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+        (mean, var.sqrt())
+    })
+}
+
+/// How many times the sim's seed-to-seed deviation a live run's own is taken to be (measured
+/// 1.8 on heroku_5x5 at 10×, `tests/live_agreement.rs`).
+pub const LIVE_NOISE: f64 = 2.0;
+
+/// Three standard deviations of (live − sim mean) when the sim's seeds deviate by `sim_sd`.
+pub fn spread(sim_sd: f64) -> f64 {
+    3.0 * sim_sd * (1.0 + LIVE_NOISE * LIVE_NOISE).sqrt()
+}
