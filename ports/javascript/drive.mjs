@@ -42,7 +42,7 @@ function parse(argv) {
     else if (flag === '--quota' || flag === '--period') o.params[flag.slice(2)] = number(flag, value);
     else if (flag === '--group') o.group = value;
     else if (flag === '--replay') o.replay = value;
-    else if (flag === '--child') o.child = Number(value);
+    else if (flag === '--child') [o.child, o.started] = value.split('@').map(Number);
     else if (flag === '--param') {
       const at = value.indexOf('=');
       if (at < 1) failWith(`--param wants name=value (got ${JSON.stringify(value)})`);
@@ -121,7 +121,8 @@ async function runProcess(o) {
   const url = new URL(o.url);
   const law = new FairShare(o.threads, o.params);
   const epoch = mono();
-  const stop = Math.round(o.seconds * 1e9);
+  // The seconds count from the parent's start: a child of Node takes a few tenths to start.
+  const stop = Math.round(o.seconds * 1e9) - (Date.now() - o.started) * 1e6;
   const all = await Promise.all(Array.from({ length: o.threads }, (_, t) => runThread(o, url, law, o.child, t, epoch, stop)));
   return Object.fromEntries(COUNTS.map((k) => [k, all.reduce((sum, c) => sum + c[k], 0)]));
 }
@@ -140,9 +141,10 @@ if (o.replay) {
     failWith(e.message);
   }
   const self = fileURLToPath(import.meta.url);
+  const started = Date.now();
   const total = Object.fromEntries(COUNTS.map((k) => [k, 0]));
   await Promise.all(Array.from({ length: o.processes }, (_, p) => new Promise((done) => {
-    const child = fork(self, [...process.argv.slice(2), '--child', String(p)]);
+    const child = fork(self, [...process.argv.slice(2), '--child', `${p}@${started}`]);
     child.on('message', (counts) => { for (const k of COUNTS) total[k] += counts[k] ?? 0; });
     child.on('exit', done);
   })));

@@ -13,4 +13,6 @@
 mod common;
 
 mod harness;
+mod javascript;
 mod python;
+mod ruby;
