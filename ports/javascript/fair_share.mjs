@@ -84,7 +84,8 @@ const secs = (n) => n / 1e9;
 const fmax = (a, b) => (Number.isNaN(a) ? b : Number.isNaN(b) || a >= b ? a : b);
 const fmin = (a, b) => (Number.isNaN(a) ? b : Number.isNaN(b) || a <= b ? a : b);
 const clamp = (v, lo, hi) => (v < lo ? lo : v > hi ? hi : v);
-const clampStep = (v) => clamp(v, -ln(100), ln(2));
+const [LN_100, LN_2] = [ln(100), ln(2)];
+const clampStep = (v) => clamp(v, -LN_100, LN_2);
 const remEuclid = (a, b) => { const r = a % b; return r < 0 ? r + Math.abs(b) : r; };
 
 export class FairShare {
@@ -96,6 +97,7 @@ export class FairShare {
       c[key] = v === null || v === undefined ? null : Number(v);
     }
     this.c = c;
+    this.lnCrowd = ln(c.crowd);
     this.ns = Object.fromEntries(DURATIONS.map((k) => [k, c[k] === null ? null : fromSecs(c[k])]));
     const bad = this.problems();
     if (bad.length) throw new Error(`fair-share: ${bad.join('; ')}`);
@@ -174,7 +176,7 @@ export class FairShare {
 
   slope() {
     const span = fmax(this.c.span * this.limit, fmin(4, fmax(this.limit - this.reserve(), 0) * 0.8));
-    return fmax(span / ln(this.c.crowd), Number.MIN_VALUE * 2 ** 52); // f64::MIN_POSITIVE
+    return fmax(span / this.lnCrowd, Number.MIN_VALUE * 2 ** 52); // f64::MIN_POSITIVE
   }
 
   target(r, t) {
@@ -209,7 +211,7 @@ export class FairShare {
     let pull = fmin(this.slope() / (this.c.pull_periods * crowd), this.c.pull_max);
     pull = pull * (1 - clamp(n * this.x / total, 0, 1));
     const cap = this.fullStart ? target * this.x / total : target;
-    lnX += pull * fmax(ln(fmin(price, cap)) - lnX, -ln(100));
+    lnX += pull * fmax(ln(fmin(price, cap)) - lnX, -LN_100);
     this.setRate(now, exp(lnX));
   }
 
@@ -237,7 +239,7 @@ export class FairShare {
   observeLevel(now, t, r) {
     const s = { t, r };
     if (this.newest === null && r >= this.c.full_level * this.limit) this.fullStart = true;
-    else if (r <= this.reserve() + this.slope() * ln(this.c.crowd)) this.fullStart = false;
+    else if (r <= this.reserve() + this.slope() * this.lnCrowd) this.fullStart = false;
     if (this.newest !== null && t >= this.newest.t) {
       if (r > this.newest.r + this.refill() * (t - this.newest.t) + fmax(this.limit * 0.1, 2)) {
         this.resetAt = (this.newest.t + t) / 2; // a fixed window turned over between the two readings
@@ -366,67 +368,48 @@ function f64(v) {
   return /inf/i.test(v) ? sign * Infinity : sign * Number(v.replace(/^[+-]/, ''));
 }
 
-// Rust's Duration::from_secs_f64(s) in nanoseconds for 0 < s < 2^20: the exact value, ties to even.
+// Rust's Duration::from_secs_f64(s) in nanoseconds, 0 < s < 2^20: the exact value, ties to even.
 function durationNanos(s) {
-  const view = new DataView(new ArrayBuffer(8));
-  view.setFloat64(0, s);
-  const bits = view.getBigUint64(0);
-  const e = Number(bits >> 52n);
-  const m = (bits & 0xfffffffffffffn) | (e ? 1n << 52n : 0n);
-  const shift = BigInt(1075 - Math.max(e, 1));
-  const p = m * 1000000000n;
+  const [m, e] = parts(s);
+  const [shift, p] = [BigInt(1075 - e), m * 1000000000n];
   const q = p >> shift;
-  const r = p - (q << shift);
-  const half = 1n << (shift - 1n);
+  const [r, half] = [p - (q << shift), 1n << (shift - 1n)];
   return Number(r > half || (r === half && (q & 1n)) ? q + 1n : q);
 }
 
 // An HTTP date in the form servers must send (`Sun, 06 Nov 1994 08:49:37 GMT`), as epoch seconds.
+const DATE = /^\S+\s+(\d+)\s+(\w{3})\s+(\d+)\s+(\d+):(\d+):(\d+)(?::\S*)?\s+GMT$/;
 function httpDate(v) {
-  const p = v.split(/\s+/);
-  const int = (x) => (/^[+-]?\d+$/.test(x) ? Number(x) : NaN);
-  if (p.length !== 6 || p[5] !== 'GMT' || !MONTHS.includes(p[2])) return null;
-  const [day, year] = [int(p[1]), int(p[3])];
-  const hms = p[4].split(':').map(int);
-  if (hms.length < 3 || [day, year, ...hms.slice(0, 3)].some(Number.isNaN)) return null;
-  const [h, m, s] = hms;
-  if (day < 1 || day > 31 || h > 23 || m > 59 || s > 60 || year < 1970 || h < 0 || m < 0 || s < 0) return null;
-  return Date.UTC(year, MONTHS.indexOf(p[2]), day, h, m, s) / 1000;
-}
-
-function pairs(headers) {
-  if (Array.isArray(headers) || typeof headers[Symbol.iterator] === 'function') return [...headers];
-  return Object.entries(headers);
+  const d = DATE.exec(v);
+  const month = d ? MONTHS.indexOf(d[2]) : -1;
+  if (month < 0) return null;
+  const [day, year, h, m, s] = [d[1], d[3], d[4], d[5], d[6]].map(Number);
+  const ok = day >= 1 && day <= 31 && h <= 23 && m <= 59 && s <= 60 && year >= 1970;
+  return ok ? Date.UTC(year, month, day, h, m, s) / 1000 : null;
 }
 
 // `status` an HTTP status (null: no answer came), `headers` [name, value] pairs, a Map, a fetch
 // Headers or a plain object, `latency` in nanoseconds, `unix` the wall clock in seconds.
 export function readAnswer(status, headers, latency, unix) {
   const found = new Map();
-  for (const [k, v] of pairs(headers)) {
+  for (const [k, v] of Array.isArray(headers) || headers[Symbol.iterator] ? headers : Object.entries(headers)) {
     const name = String(k).trim().toLowerCase();
     if (!found.has(name)) found.set(name, String(Array.isArray(v) ? v[0] : v).trim());
   }
   const now = unix == null ? Date.now() * 1e6 : Number.isInteger(unix) ? unix * NS : Math.round(unix * 1e9);
   const get = (name) => found.get(name) ?? null;
-  const number = (...names) => {
-    for (const name of names) {
-      const v = get(name);
-      let n = u64(v);
-      if (n === null) {
-        const f = f64(v);
-        if (f !== null && f >= 0) n = f >= U64 ? U64 : Math.trunc(f);
-      }
+  const number = (...names) => { // a count: a whole number, or a decimal cut to its whole part
+    for (const v of names.map(get)) {
+      const f = f64(v);
+      const n = u64(v) ?? (f !== null && f >= 0 ? (f >= U64 ? U64 : Math.trunc(f)) : null);
       if (n !== null) return n;
     }
     return null;
   };
-  const param = (field, ...names) => {
-    for (const part of field === null ? [] : field.split(/[;,]/)) {
-      const at = part.trim().indexOf('=');
-      if (at < 0) continue;
-      const [k, v] = [part.trim().slice(0, at), part.trim().slice(at + 1)];
-      if (names.includes(k.trim())) return u64(v.trim().replace(/^"+|"+$/g, ''));
+  const param = (field, ...names) => { // of an IETF field: `"default";r=50;t=30`, `remaining=50, …`
+    for (const part of field?.split(/[;,]/) ?? []) {
+      const [k, ...v] = part.trim().split('=');
+      if (v.length && names.includes(k.trim())) return u64(v.join('=').trim().replace(/^"+|"+$/g, ''));
     }
     return null;
   };
