@@ -16,6 +16,7 @@ import { FairShare } from './fair_share.mjs';
 const USAGE = 'usage: drive.mjs --url URL --processes P --threads T --seconds S [--quota Q --period SECS] '
   + '[--group NAME] [--param name=value ...] | drive.mjs --replay SCRIPT.json';
 const COUNTS = ['requests', 'ok', 'limited', 'errors', 'transport_errors'];
+const MAX = 10000; // processes, and threads per process
 
 function failWith(message) {
   console.error(`drive.mjs: ${message}\n${USAGE}`);
@@ -37,7 +38,10 @@ function parse(argv) {
     const [flag, value] = [argv[i], argv[i + 1]];
     if (value === undefined) failWith(`${flag} needs a value`);
     if (flag === '--url') o.url = value;
-    else if (flag === '--processes' || flag === '--threads') o[flag.slice(2)] = number(flag, value, true);
+    else if (flag === '--processes' || flag === '--threads') {
+      o[flag.slice(2)] = number(flag, value, true);
+      if (o[flag.slice(2)] > MAX) failWith(`${flag} must be at most ${MAX} (got ${value})`);
+    }
     else if (flag === '--seconds') o.seconds = number(flag, value);
     else if (flag === '--quota' || flag === '--period') o.params[flag.slice(2)] = number(flag, value);
     else if (flag === '--group') o.group = value;
@@ -60,13 +64,24 @@ function replay(path) {
     failWith(`${path}: ${e.message}`);
   }
   if (script.law !== 1) failWith(`${path}: law ${JSON.stringify(script.law)}, this port follows law 1`);
+  if (!(Number.isInteger(script.threads) && script.threads >= 1 && script.threads <= 1e6)) {
+    failWith(`${path}: threads must be a whole number from 1 to 1000000 (got ${JSON.stringify(script.threads)})`);
+  }
   const u = Number(script.random);
-  const law = new FairShare(script.threads, script.params ?? {}, { random: () => u });
+  let law;
+  try {
+    law = new FairShare(script.threads, script.params ?? {}, { random: () => u });
+  } catch (e) {
+    failWith(`${path}: ${e.message}`);
+  }
   const waits = [];
+  const uint = (e, k) => (Number.isSafeInteger(e[k]) && e[k] >= 0 ? e[k]
+    : failWith(`${path}: ${k} is not a whole number: ${JSON.stringify(e)}`));
   for (const e of script.events ?? []) {
-    if (e.do === 'wait') waits.push(law.waitNs(e.thread, e.at));
-    else if (e.do === 'answer') law.observeNs(e.thread, e.at, e.status, e.headers ?? [], e.latency ?? 0, e.unix);
-    else failWith(`${path}: an event does ${JSON.stringify(e.do)}, not wait or answer`);
+    if (e.do === 'wait') waits.push(law.waitNs(uint(e, 'thread'), uint(e, 'at')));
+    else if (e.do === 'answer') {
+      law.observeNs(uint(e, 'thread'), uint(e, 'at'), uint(e, 'status'), e.headers ?? [], uint(e, 'latency'), uint(e, 'unix'));
+    } else failWith(`${path}: an event does ${JSON.stringify(e.do)}, not wait or answer`);
   }
   console.log(JSON.stringify({ waits }));
 }

@@ -14,6 +14,7 @@ require_relative 'fair_share'
 USAGE = 'usage: drive.rb --url URL --processes P --threads T --seconds S [--quota Q --period SECS] ' \
         '[--group NAME] [--param name=value ...] | drive.rb --replay SCRIPT.json'
 COUNTS = %i[requests ok limited errors transport_errors].freeze
+MAX = 10_000 # processes, and threads per process
 
 def fail_with(message)
   warn "drive.rb: #{message}"
@@ -36,7 +37,9 @@ def parse(argv)
     value = argv.shift or fail_with("#{flag} needs a value")
     case flag
     when '--url' then o[:url] = value
-    when '--processes', '--threads' then o[flag[2..].to_sym] = number(flag, value, integer: true)
+    when '--processes', '--threads'
+      o[flag[2..].to_sym] = number(flag, value, integer: true)
+      fail_with("#{flag} must be at most #{MAX} (got #{value})") if o[flag[2..].to_sym] > MAX
     when '--seconds' then o[:seconds] = number(flag, value)
     when '--quota' then o[:params][:quota] = number(flag, value)
     when '--period' then o[:params][:period] = number(flag, value)
@@ -57,13 +60,18 @@ def replay(path)
   fail_with("#{path}: law #{script['law'].inspect}, this port follows law 1") unless script['law'] == 1
   u = Float(script['random'])
   params = (script['params'] || {}).transform_keys(&:to_sym)
-  law = FairShare.new(Integer(script['threads']), random: -> { u }, **params)
+  threads = script['threads']
+  fail_with("#{path}: threads must be a whole number from 1 to 1000000 (got #{threads.inspect})") unless
+    threads.is_a?(Integer) && threads.between?(1, 1_000_000)
+  law = FairShare.new(threads, random: -> { u }, **params)
   waits = []
+  uint = ->(e, k) { e[k].is_a?(Integer) && e[k] >= 0 ? e[k] : fail_with("#{path}: #{k} is not a whole number: #{e}") }
   script['events'].each do |e|
     case e['do']
-    when 'wait' then waits << law.wait_ns(e['thread'], e['at'])
+    when 'wait' then waits << law.wait_ns(uint.(e, 'thread'), uint.(e, 'at'))
     when 'answer'
-      law.observe_ns(e['thread'], e['at'], e['status'], e['headers'] || [], e['latency'] || 0, e['unix'])
+      law.observe_ns(uint.(e, 'thread'), uint.(e, 'at'), uint.(e, 'status'), e['headers'] || [], uint.(e, 'latency'),
+                     uint.(e, 'unix'))
     else fail_with("#{path}: an event does #{e['do'].inspect}, not wait or answer")
     end
   end

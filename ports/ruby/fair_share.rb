@@ -55,7 +55,9 @@ class FairShare
   def initialize(threads, random: Random.method(:rand), **params)
     unknown = params.keys - DEFAULTS.keys
     raise ArgumentError, "unknown fair-share parameter: #{unknown.join(', ')}" unless unknown.empty?
-    @c = DEFAULTS.merge(params).to_h { |k, v| [k, v.nil? ? nil : Float(v)] }
+    @c = DEFAULTS.merge(params).to_h do |k, v|
+      [k, v.nil? ? nil : Float(v, exception: false) || raise(ArgumentError, "fair-share: #{k} must be a number (got #{v.inspect})")]
+    end
     @ns = DURATIONS.to_h { |k| [k, @c[k] && from_secs(@c[k])] }
     bad = problems
     raise ArgumentError, "fair-share: #{bad.join('; ')}" unless bad.empty?
