@@ -170,7 +170,7 @@ fn record(shape: &Shape) -> Value {
         .map(|(k, v)| (k.to_string(), json!(v)))
         .collect();
     json!({
-        "law": 1,
+        "law": fair_share::LAW,
         "name": shape.name,
         "server": shape.server,
         "dialect": dialect_name(shape.dialect),

@@ -337,6 +337,14 @@ def chart(cases, cells, algorithms, seeds):
     return "\n".join(out) + "\n"
 
 
+MATRIX_INTRO = (
+    "The files with `[[axes]]` stand for one case per cell (a level of every axis); "
+    "`throttle-sim check FILE` judges each cell, `throttle-sim compare FILE --cell NAME` "
+    "shows one. Each cell's own table and a heat map per metric are in the report "
+    "`compare FILE --algorithms …` writes."
+)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--md")
@@ -359,7 +367,7 @@ def main():
     loaded = [load_case(Path(c), work) for c in args.case]
     cases = [c for c in loaded if "matrix" not in c]
     matrices = [c for c in loaded if "matrix" in c]
-    if not cases:
+    if not cases and not matrices:
         sys.exit("no cases")
     algorithms = []
     for c in cases:
@@ -367,6 +375,18 @@ def main():
             if v["name"] not in algorithms:
                 algorithms.append(v["name"])
     svg_path, md_path = Path(args.svg), Path(args.md)
+    if not cases:
+        # Matrix files alone (GAUNTLET_DIR holding only them): their section, no chart.
+        for m in matrices:
+            for c in m["matrix"]["cells"]:
+                for v in c["comparison"]["variants"]:
+                    if v["name"] not in algorithms:
+                        algorithms.append(v["name"])
+        md = ["## Cells met per rule, capacity class and fleet", "", MATRIX_INTRO]
+        for m in matrices:
+            md += matrix_section(m, algorithms)
+        md_path.write_text("\n".join(md) + "\n")
+        return
     names, cells = grid_from_compare(cases)
     svg_path.write_text(chart(names, cells, algorithms, args.seeds))
     try:
@@ -422,10 +442,7 @@ def main():
             "",
             "## The API-shape matrix",
             "",
-            "The files with `[[axes]]` stand for one case per cell (a level of every axis); "
-            "`throttle-sim check FILE` judges each cell, `throttle-sim compare FILE --cell NAME` "
-            "shows one. Each cell's own table and a heat map per metric are in the report "
-            "`compare FILE --algorithms …` writes.",
+            MATRIX_INTRO,
         ]
         for m in matrices:
             md += matrix_section(m, algorithms)

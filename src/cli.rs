@@ -256,6 +256,10 @@ pub struct ServeArgs {
     /// (default: the scenario's run.sample_every, else 10s).
     #[arg(long, value_parser = parse_duration_arg, requires = "record")]
     pub sample_every: Option<HumanDuration>,
+    /// With --record: also write requests.csv, one row per answered request with what its
+    /// rate-limit fields told (what `throttle-sim fit DIR` reads).
+    #[arg(long, requires = "record")]
+    pub log_requests: bool,
     /// Stop after this much virtual time (real time × the time scale), as Ctrl-C would.
     #[arg(long, value_parser = parse_duration_arg)]
     pub duration: Option<HumanDuration>,

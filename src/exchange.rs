@@ -100,3 +100,74 @@ impl Response {
         }
     }
 }
+
+/// The rate-limit fields of an answer that `requests.csv` keeps as sent (its raw columns,
+/// after the parsed ones): every field the live client reads, in this order, and no other
+/// header, so no secret is ever written.
+pub const RAW_FIELDS: [&str; 9] = [
+    "ratelimit",
+    "ratelimit-policy",
+    "ratelimit-limit",
+    "ratelimit-remaining",
+    "x-ratelimit-limit",
+    "x-ratelimit-remaining",
+    "x-ratelimit-reset",
+    "retry-after",
+    "retry-after-ms",
+];
+
+/// The most bytes of one raw field kept: a longer value is cut (at a character boundary).
+pub const RAW_MAX_BYTES: usize = 200;
+
+/// What an answer's rate-limit fields said, as sent: one value per [`RAW_FIELDS`] name,
+/// `None` where the answer did not carry it. Each value is at most [`RAW_MAX_BYTES`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RawFields(pub [Option<String>; RAW_FIELDS.len()]);
+
+impl RawFields {
+    /// The fields `get` finds by name (lower case), each cut to [`RAW_MAX_BYTES`]; `None`
+    /// when the answer carried none of them.
+    pub fn collect<'a>(get: impl Fn(&str) -> Option<&'a [u8]>) -> Option<RawFields> {
+        let mut out = RawFields::default();
+        for (slot, name) in out.0.iter_mut().zip(RAW_FIELDS) {
+            *slot = get(name).map(bounded);
+        }
+        out.0.iter().any(Option::is_some).then_some(out)
+    }
+}
+
+/// A header value as text (bytes that are not UTF-8 replaced), at most [`RAW_MAX_BYTES`].
+fn bounded(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(RAW_MAX_BYTES)]);
+    let mut s = text.into_owned();
+    // A replacement character is 3 bytes: the lossy text of a cut may run past the bound.
+    while s.len() > RAW_MAX_BYTES {
+        s.pop();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_fields_keep_only_rate_limit_fields_each_bounded() {
+        let long = "x".repeat(5000);
+        let bad = [0xffu8; 300];
+        let get = |name: &str| -> Option<&[u8]> {
+            match name {
+                "ratelimit" => Some(b"\"default\";r=3;t=1"),
+                "retry-after" => Some(long.as_bytes()),
+                "retry-after-ms" => Some(&bad),
+                _ => None,
+            }
+        };
+        let raw = RawFields::collect(get).unwrap();
+        assert_eq!(raw.0[0].as_deref(), Some("\"default\";r=3;t=1"));
+        assert_eq!(raw.0[7].as_ref().unwrap().len(), RAW_MAX_BYTES);
+        assert!(raw.0[8].as_ref().unwrap().len() <= RAW_MAX_BYTES);
+        assert!(raw.0[1..7].iter().all(Option::is_none));
+        assert_eq!(RawFields::collect(|_| None), None);
+    }
+}

@@ -1,8 +1,10 @@
 //! `throttle-sim fit DIR`: the server's rule learned from a trace, so a user who knows only
 //! "5,000 per hour" (or nothing) gets a scenario of their own API.
 //!
-//! The trace is a results folder's `requests.csv` (`client --log-requests`, or `run`): each
-//! request's send time, latency, status and what the answer's rate-limit fields said. Each
+//! The trace is a results folder's `requests.csv` (`client --log-requests`, `run`, or a
+//! recording of `serve --record DIR --log-requests`): each request's send time, latency,
+//! status and what the answer's rate-limit fields said, parsed and (from a live client) as
+//! sent. Each
 //! candidate rule is replayed on the recorded requests, admitting those the server admitted,
 //! and predicts the remaining count every answer should have carried; the rule and period whose
 //! predictions miss the observed counts least is the fit:
@@ -25,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::exchange::RAW_FIELDS;
 use crate::record::open_csv;
 
 /// One answered request of the trace, in the server's order.
@@ -38,10 +41,15 @@ pub struct Event {
     pub limit: Option<f64>,
     pub policy: Option<(f64, f64)>,
     pub reset: Option<f64>,
+    /// The wait a 429 asked for, in seconds.
+    pub retry_after: Option<f64>,
     pub latency: f64,
     pub group: String,
     pub process: u64,
     pub thread: u64,
+    /// Which of the raw columns (`exchange::RAW_FIELDS`, bit `i` for field `i`) the answer
+    /// carried: 0 in a trace without them (a sim's, a recording's, an older client's).
+    pub fields: u16,
 }
 
 /// A rule the trace is replayed against.
@@ -91,16 +99,38 @@ impl Rule {
     /// answer, how far the count it predicts is from the one carried, plus one where it would
     /// have answered 2xx for a 429 or the other way round. The mean over the answers.
     pub fn miss(&self, events: &[Event]) -> f64 {
+        self.miss_charged(events, false)
+    }
+
+    /// [`Rule::miss`], with refused requests costing a token (`charged`: a bucket's level
+    /// falls by one, below zero if need be; a sliding window logs them) or free.
+    pub fn miss_charged(&self, events: &[Event], charged: bool) -> f64 {
         let Some(first) = events.iter().position(|e| e.remaining.is_some()) else {
             return f64::INFINITY;
         };
         let start = events[first].remaining.expect("found above") + 1.0;
         let mut total = 0.0;
         let mut predict = Predictor::new(*self, start, events[first].at);
-        if let Rule::FixedWindow { limit, window } = *self {
-            predict.window_start = window_start(events, limit, window, events[first].at);
+        predict.charged = charged;
+        // A fixed window's resets, as the counts show them: a rise of at least half the
+        // largest one (and 2: answers that cross on the way may show a rise of 1).
+        let reset_rise = (largest_rise(events) / 2.0).max(2.0);
+        if let Rule::FixedWindow { window, .. } = *self {
+            predict.window_start = window_start(events, reset_rise, window, events[first].at);
         }
+        let mut seen: Option<f64> = None;
         for e in &events[first..] {
+            // The trace dates a reset only to the first answer after it: one seen up to 5 %
+            // of a window early is that window's reset, and the windows are dated from it.
+            if let (Rule::FixedWindow { window, .. }, Some(r), Some(l)) = (*self, e.remaining, seen)
+                && r - l >= reset_rise
+                && e.at >= predict.window_start + 0.95 * window
+                && e.at < predict.window_start + window
+            {
+                predict.window_start = e.at;
+                predict.level = 0.0;
+            }
+            seen = e.remaining.or(seen);
             if predict.room(e.at) != e.admitted {
                 total += 1.0;
             }
@@ -125,6 +155,8 @@ struct Predictor {
     /// Sliding window: the admission times still inside it.
     recent: std::collections::VecDeque<f64>,
     last: f64,
+    /// Refused requests cost what an admitted one does.
+    charged: bool,
 }
 
 impl Predictor {
@@ -135,6 +167,7 @@ impl Predictor {
             window_start: at,
             recent: Default::default(),
             last: at,
+            charged: false,
         };
         match rule {
             // The first window has seen `limit − start` already.
@@ -156,7 +189,7 @@ impl Predictor {
         }
         match self.rule {
             Rule::Bucket { size, .. } => {
-                self.level = (observed + self.level.fract()).clamp(0.0, size);
+                self.level = (observed + self.level.max(0.0).fract()).clamp(0.0, size);
             }
             Rule::FixedWindow { limit, .. } => self.level = (limit - observed).max(0.0),
             Rule::SlidingWindow { .. } => {
@@ -195,8 +228,11 @@ impl Predictor {
                 self.level = (self.level + dt * size / period).min(size);
                 if e.admitted {
                     self.level = (self.level - 1.0).max(0.0);
+                } else if self.charged {
+                    // The Heroku demo server's `refused_cost`: the level digs below zero.
+                    self.level = (self.level - 1.0).max(-size);
                 }
-                self.level.floor()
+                self.level.max(0.0).floor()
             }
             Rule::FixedWindow { limit, window } => {
                 if e.at >= self.window_start + window {
@@ -213,7 +249,7 @@ impl Predictor {
                 while self.recent.front().is_some_and(|&t| t <= e.at - window) {
                     self.recent.pop_front();
                 }
-                if e.admitted {
+                if e.admitted || self.charged {
                     self.recent.push_back(e.at);
                 }
                 (limit - self.recent.len() as f64).max(0.0)
@@ -222,13 +258,27 @@ impl Predictor {
     }
 }
 
+/// The largest rise of the count from one answer to the next.
+fn largest_rise(events: &[Event]) -> f64 {
+    let counts = events.iter().filter_map(|e| e.remaining);
+    let mut last: Option<f64> = None;
+    let mut most = 0.0_f64;
+    for r in counts {
+        if let Some(l) = last {
+            most = most.max(r - l);
+        }
+        last = Some(r);
+    }
+    most
+}
+
 /// Where the fixed window that holds `t0` starts: a whole number of windows before the first
-/// jump of the count by half the limit or more (a window's reset), or `t0` when none is seen.
-fn window_start(events: &[Event], limit: f64, window: f64, t0: f64) -> f64 {
+/// jump of the count by `rise` or more (a window's reset), or `t0` when none is seen.
+fn window_start(events: &[Event], rise: f64, window: f64, t0: f64) -> f64 {
     let mut last: Option<f64> = None;
     for e in events {
         if let Some(r) = e.remaining {
-            if last.is_some_and(|l| r - l >= limit / 2.0) {
+            if last.is_some_and(|l| r - l >= rise) {
                 return e.at - ((e.at - t0) / window).ceil() * window;
             }
             last = Some(r);
@@ -252,6 +302,8 @@ pub struct Fit {
     pub confidence: f64,
     /// The header dialect the answers speak, as far as the columns show.
     pub dialect: &'static str,
+    /// Whether refused requests cost a token (`None`: the trace cannot tell).
+    pub refused_cost: Option<bool>,
     /// Each finding with its evidence, one sentence each.
     pub evidence: Vec<String>,
     /// Why it cannot tell, and what to record instead.
@@ -269,10 +321,15 @@ pub struct Fit {
 #[derive(Debug, thiserror::Error)]
 pub enum FitError {
     #[error(
-        "{}: no requests.csv; record one with `throttle-sim client --log-requests` (or `run --log-requests`)",
+        "{}: no requests.csv; record one with `throttle-sim client --log-requests` (or `run --log-requests`, or `serve --record DIR --log-requests`)",
         .0.display()
     )]
     NoTrace(PathBuf),
+    #[error(
+        "{}: a `serve --record` folder without requests.csv; record again with `serve --record DIR --log-requests`",
+        .0.display()
+    )]
+    RecordingWithoutTrace(PathBuf),
     #[error("{}: line {line}: {why}", path.display())]
     Bad {
         path: PathBuf,
@@ -287,6 +344,9 @@ pub enum FitError {
 pub fn read_trace(dir: &Path) -> Result<Vec<Event>, FitError> {
     let path = dir.join("requests.csv");
     if !path.is_file() {
+        if dir.join("clients.csv").is_file() {
+            return Err(FitError::RecordingWithoutTrace(dir.to_path_buf()));
+        }
         return Err(FitError::NoTrace(dir.to_path_buf()));
     }
     let bad = |line: u64, why: String| FitError::Bad {
@@ -312,6 +372,8 @@ pub fn read_trace(dir: &Path) -> Result<Vec<Event>, FitError> {
         col("policy_window"),
         col("reset"),
     );
+    let retry_after = col("retry_after");
+    let raw: Vec<Option<usize>> = RAW_FIELDS.iter().map(|f| col(f)).collect();
     let mut events = Vec::new();
     for row in rdr.records() {
         let row = row.map_err(|e| bad(0, e.to_string()))?;
@@ -336,18 +398,68 @@ pub fn read_trace(dir: &Path) -> Result<Vec<Event>, FitError> {
             limit: opt(&row, limit),
             policy: opt(&row, plimit).zip(opt(&row, pwindow)),
             reset: opt(&row, reset),
+            retry_after: opt(&row, retry_after),
             latency: lat,
             group: row.get(group).unwrap_or("").to_string(),
             process: number(process, "process")? as u64,
             thread: number(thread, "thread")? as u64,
+            fields: raw
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.and_then(|c| row.get(c)).is_some_and(|v| !v.is_empty()))
+                .fold(0, |m, (i, _)| m | 1 << i),
         });
     }
     if events.is_empty() {
         return Err(FitError::Empty(dir.to_path_buf()));
     }
-    events.sort_by(|a, b| a.at.total_cmp(&b.at));
+    in_server_order(&mut events);
     Ok(events)
 }
+
+/// Sort the events in the order the server decided them, as far as a client's trace shows it:
+/// by the middle of each request's flight, except that requests in flight together (each sent
+/// before the one before it was answered) may have reached the server in any order. Within
+/// such a group the server's own count says the order: it only falls from one decision to
+/// the next (a refill or a reset between two requests a millisecond apart is rare), so the
+/// group is put in falling order of its counts, 2xx before 429 at equal counts, on the
+/// group's times in rising order.
+pub fn in_server_order(events: &mut [Event]) {
+    events.sort_by(|a, b| a.at.total_cmp(&b.at));
+    let mut start = 0;
+    let mut answered_by = f64::NEG_INFINITY;
+    for i in 0..=events.len() {
+        let joins = events
+            .get(i)
+            .is_some_and(|e| e.at - e.latency / 2.0 < answered_by);
+        if !joins {
+            if i - start > 1 {
+                let group = &mut events[start..i];
+                let times: Vec<f64> = group.iter().map(|e| e.at).collect();
+                // And of equal counts, the 2xx first: once a request is refused, the next
+                // is too until the count rises.
+                group.sort_by(|a, b| {
+                    let count = |e: &Event| e.remaining.unwrap_or(f64::NEG_INFINITY);
+                    count(b)
+                        .total_cmp(&count(a))
+                        .then(b.admitted.cmp(&a.admitted))
+                });
+                for (e, t) in group.iter_mut().zip(times) {
+                    e.at = t;
+                }
+            }
+            start = i;
+            answered_by = f64::NEG_INFINITY;
+        }
+        if let Some(e) = events.get(i) {
+            answered_by = answered_by.max(e.at + e.latency / 2.0);
+        }
+    }
+}
+
+/// The verdict on refusals of a trace without any.
+const NO_429: &str = "whether refused requests cost a token: cannot tell, the trace has no 429 \
+     (record faster than the limit allows)";
 
 /// The fewest remaining counts a fit needs.
 pub const MIN_COUNTS: usize = 20;
@@ -362,6 +474,7 @@ pub fn fit(events: &[Event]) -> Fit {
         rule: None,
         confidence: 0.0,
         dialect: dialect(events),
+        refused_cost: None,
         evidence: Vec::new(),
         cannot_tell: None,
         fleet: fleet(events),
@@ -374,6 +487,9 @@ pub fn fit(events: &[Event]) -> Fit {
         "{} answers over {span:.1} s: {ok} 2xx and {limited} 429",
         events.len()
     ));
+    if limited == 0 {
+        out.evidence.push(NO_429.into());
+    }
     if counts.is_empty() {
         out.evidence.extend(what_429s_show(events));
         out.cannot_tell = Some(
@@ -432,20 +548,52 @@ fn choose(events: &[Event], size: f64, policy_window: Option<f64>, span: f64, ou
             window: 1.0,
         },
     ];
-    let mut best: Vec<(Rule, f64)> = candidates
+    let refusals = events.iter().filter(|e| e.limited).count();
+    // Each rule with refusals free, and (where it makes a difference) charged: the better of
+    // the two stands for the rule, the other is kept for the verdict on refusals.
+    let mut best: Vec<Searched> = candidates
         .iter()
-        .map(|&r| search(r, events, policy_window, span))
+        .map(|&r| {
+            let free = search(r, events, policy_window, span, false);
+            let charged = (refusals > 0 && !matches!(r, Rule::FixedWindow { .. }))
+                .then(|| search(r, events, policy_window, span, true));
+            match charged {
+                Some(c) if c.1 < free.1 => Searched {
+                    rule: c.0,
+                    miss: c.1,
+                    charged: true,
+                    other_miss: Some(free.1),
+                },
+                _ => Searched {
+                    rule: free.0,
+                    miss: free.1,
+                    charged: false,
+                    other_miss: charged.map(|c| c.1),
+                },
+            }
+        })
         .collect();
-    best.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let (rule, miss) = best[0];
-    let (other, other_miss) = best[1];
-    for (r, m) in &best {
+    best.sort_by(|a, b| a.miss.total_cmp(&b.miss));
+    let (rule, miss) = (best[0].rule, best[0].miss);
+    let (other, other_miss) = (best[1].rule, best[1].miss);
+    for b in &best {
         out.evidence.push(format!(
-            "{} of {} per {}: the counts it predicts miss by {m:.2} on average",
-            r.name(),
+            "{} of {} per {}{}: the counts it predicts miss by {:.2} on average",
+            b.rule.name(),
             size,
-            show_secs(r.period())
+            show_secs(b.rule.period()),
+            if b.charged {
+                ", refused requests counted"
+            } else {
+                ""
+            },
+            b.miss
         ));
+    }
+    if refusals > 0 {
+        let (refused_cost, why) = refusal_verdict(&best[0], refusals, events);
+        out.refused_cost = refused_cost;
+        out.evidence.push(why);
     }
     let confidence = if other_miss > 0.0 {
         (1.0 - miss / other_miss).clamp(0.0, 1.0)
@@ -466,16 +614,103 @@ fn choose(events: &[Event], size: f64, policy_window: Option<f64>, span: f64, ou
     out.rule = Some(rule);
 }
 
-/// The best period for `rule`: the round grid (and the policy's window), then 1 % steps
-/// around the best.
-fn search(rule: Rule, events: &[Event], policy_window: Option<f64>, span: f64) -> (Rule, f64) {
+/// A rule's best period, refusals free or charged.
+struct Searched {
+    rule: Rule,
+    miss: f64,
+    /// The best explanation has refused requests cost a token.
+    charged: bool,
+    /// The miss of the same rule with refusals the other way, where that was tried.
+    other_miss: Option<f64>,
+}
+
+/// Whether refused requests cost a token, and the evidence: the rule replayed both ways (a
+/// fifth better either way decides), and for a bucket the longest `Retry-After` against one
+/// token's refill. `None` when the trace cannot tell.
+fn refusal_verdict(best: &Searched, refusals: usize, events: &[Event]) -> (Option<bool>, String) {
+    let Some(other) = best.other_miss else {
+        return (
+            None,
+            format!(
+                "whether refused requests cost a token: cannot tell, {} refuses only when it is \
+                 full, and a count past its limit shows nothing until it resets (nor changes \
+                 what a client meets)",
+                best.rule.name()
+            ),
+        );
+    };
+    let (charged, free) = if best.charged {
+        (best.miss, other)
+    } else {
+        (other, best.miss)
+    };
+    let mut why = format!(
+        "over {refusals} 429s, replayed with refused requests costing a token the rule misses \
+         by {charged:.2}, with them free by {free:.2}"
+    );
+    // A free refusal never asks for more than a token or two of refill (whole-second
+    // dialects round up to the next second); a charged one asks for one more per 429.
+    if let Rule::Bucket { size, period } = best.rule {
+        let token = period / size;
+        let longest = events
+            .iter()
+            .filter(|e| e.limited)
+            .filter_map(|e| e.retry_after)
+            .fold(0.0, f64::max);
+        if longest > 2.0 * token + 1.0 {
+            let _ = write!(
+                why,
+                "; the 429s asked to wait up to {longest:.2} s, {:.0} times one token's refill \
+                 ({token:.3} s)",
+                longest / token
+            );
+        }
+    }
+    if charged < free * 0.8 {
+        why.push_str(
+            ": refused requests are counted (the bucket kept emptying while the 429s came)",
+        );
+        (Some(true), why)
+    } else if free < charged * 0.8 {
+        why.push_str(
+            ": refusals are free (the bucket refilled through the 429s as if they were not there)",
+        );
+        (Some(false), why)
+    } else {
+        why.push_str(": too close to tell whether refused requests cost a token (record longer runs of 429s)");
+        (None, why)
+    }
+}
+
+/// The best period for `rule`, refusals `charged` or free: the round grid (and the policy's
+/// window), then 1 % steps around the best.
+fn search(
+    rule: Rule,
+    events: &[Event],
+    policy_window: Option<f64>,
+    span: f64,
+    charged: bool,
+) -> (Rule, f64) {
     let mut grid: Vec<f64> = ROUND_PERIODS
         .iter()
         .copied()
         .filter(|&p| p <= span.max(1.0) * 4.0)
         .collect();
     grid.extend(policy_window);
-    let score = |p: f64| rule.with_period(p).miss(events);
+    // A bucket kept empty admits at its refill rate: the period that rate implies, counted
+    // from the first 429 (before it the bucket was spending what it held), which may be far
+    // longer than the trace (a slow bucket seen at work for a few seconds).
+    if let Rule::Bucket { size, .. } = rule
+        && let Some(first) = events.iter().position(|e| e.limited)
+    {
+        let after = &events[first..];
+        let admitted = after.iter().filter(|e| e.admitted).count() as f64;
+        let took = after.last().map_or(0.0, |e| e.at) - after[0].at;
+        if admitted > 0.0 && took > 0.0 {
+            grid.push(size * took / admitted);
+        }
+    }
+    let score = |p: f64| rule.with_period(p).miss_charged(events, charged);
     let (mut best_p, mut best_m) = (grid[0], f64::INFINITY);
     for &p in &grid {
         let m = score(p);
@@ -504,9 +739,31 @@ fn search(rule: Rule, events: &[Event], policy_window: Option<f64>, span: f64) -
     (rule.with_period(best_p), best_m)
 }
 
-/// Which dialect the parsed columns show.
+/// Which dialect the answers speak: from the raw columns when the trace has them (each
+/// dialect's own fields, docs/headers.md), else as far as the parsed columns show.
 fn dialect(events: &[Event]) -> &'static str {
     let any = |f: &dyn Fn(&Event) -> bool| events.iter().any(f);
+    let sent = |name: &str| {
+        let bit = RAW_FIELDS
+            .iter()
+            .position(|f| *f == name)
+            .expect("a raw field");
+        events.iter().any(|e| e.fields & (1 << bit) != 0)
+    };
+    if sent("x-ratelimit-remaining") || sent("x-ratelimit-limit") {
+        return "github";
+    }
+    if sent("ratelimit") || sent("ratelimit-policy") {
+        // The full dialect is the IETF fields and Heroku's together.
+        return if sent("ratelimit-remaining") || sent("ratelimit-limit") {
+            "full"
+        } else {
+            "ietf"
+        };
+    }
+    if sent("ratelimit-remaining") {
+        return "heroku";
+    }
     // The full dialect is the IETF fields and more: the parsed columns cannot tell them apart,
     // and the IETF fields are what a client reads of either.
     if any(&|e| e.policy.is_some()) {
@@ -586,6 +843,9 @@ impl Fit {
                     size.round(),
                     show_secs(period)
                 );
+                if self.refused_cost == Some(true) {
+                    let _ = writeln!(s, "refused_cost = 1");
+                }
             }
             Rule::FixedWindow { limit, window } => {
                 let _ = writeln!(
@@ -602,6 +862,13 @@ impl Fit {
                     limit.round(),
                     show_secs(window)
                 );
+                if self.refused_cost == Some(true) {
+                    let _ = writeln!(
+                        s,
+                        "# the trace's refusals were counted in the window: no sliding-window \
+                         option does that, so this server is kinder than the traced one"
+                    );
+                }
             }
         }
         let _ = writeln!(s, "headers = \"{}\"", self.dialect);
@@ -627,7 +894,7 @@ impl Fit {
             (Some(r), _) => {
                 let _ = writeln!(
                     out,
-                    "fit: {} of {} per {} (confidence {:.2}), {} dialect",
+                    "fit: {} of {} per {} (confidence {:.2}), {} dialect, refused requests {}",
                     r.name(),
                     match r {
                         Rule::Bucket { size, .. } => size,
@@ -636,7 +903,12 @@ impl Fit {
                     },
                     show_secs(r.period()),
                     self.confidence,
-                    self.dialect
+                    self.dialect,
+                    match self.refused_cost {
+                        Some(true) => "cost a token",
+                        Some(false) => "free",
+                        None => "cost a token or not (cannot tell)",
+                    }
                 );
             }
             (None, Some(why)) => {
@@ -690,11 +962,17 @@ mod tests {
     /// Requests every `gap` seconds for `n` requests against `rule`, admitted as the rule says,
     /// with the counts it gives.
     fn trace(rule: Rule, gap: f64, n: usize) -> Vec<Event> {
+        trace_charged(rule, gap, n, false)
+    }
+
+    /// [`trace`] of a server whose refusals cost a token (`charged`) or not.
+    fn trace_charged(rule: Rule, gap: f64, n: usize, charged: bool) -> Vec<Event> {
         let start = match rule {
             Rule::Bucket { size, .. } => size,
             Rule::FixedWindow { limit, .. } | Rule::SlidingWindow { limit, .. } => limit,
         };
         let mut p = Predictor::new(rule, start, 0.0);
+        p.charged = charged;
         let mut out = Vec::new();
         for i in 0..n {
             let at = i as f64 * gap;
@@ -708,10 +986,12 @@ mod tests {
                 limit: Some(start),
                 policy: None,
                 reset: None,
+                retry_after: None,
                 latency: 0.02,
                 group: "g".into(),
                 process: 0,
                 thread: 0,
+                fields: 0,
             };
             let before = p.room(at);
             e.admitted = before;
@@ -767,6 +1047,92 @@ mod tests {
             assert!(close(got.period(), rule.period()), "{rule:?}: {}", f.text());
             assert!(f.confidence >= 0.2, "{}", f.text());
         }
+    }
+
+    #[test]
+    fn whether_refusals_cost_a_token_is_told_with_its_evidence_or_not_at_all() {
+        let bucket = Rule::Bucket {
+            size: 5.0,
+            period: 1.0,
+        };
+        let verdict = |events: Vec<Event>| {
+            let f = fit(&events);
+            let why = f
+                .evidence
+                .iter()
+                .find(|e| e.contains("a token"))
+                .cloned()
+                .unwrap_or_default();
+            (f.refused_cost, why, f.rule)
+        };
+        // Four times faster than the refill: a charged bucket stays dug below zero and admits
+        // far fewer, which only the charged replay explains.
+        let (cost, why, rule) = verdict(trace_charged(bucket, 0.05, 400, true));
+        assert_eq!(cost, Some(true), "{why}");
+        assert!(why.contains("refused requests are counted"), "{why}");
+        assert!(matches!(rule, Some(Rule::Bucket { .. })), "{rule:?}");
+        let (cost, why, _) = verdict(trace_charged(bucket, 0.05, 400, false));
+        assert_eq!(cost, Some(false), "{why}");
+        assert!(why.contains("refusals are free"), "{why}");
+        // Slower than the refill: no 429 at all.
+        let (cost, why, _) = verdict(trace_charged(bucket, 0.5, 100, false));
+        assert_eq!(cost, None);
+        assert!(why.contains("the trace has no 429"), "{why}");
+        // A fixed window refuses only when full: nothing to see.
+        let window = Rule::FixedWindow {
+            limit: 10.0,
+            window: 1.0,
+        };
+        let (cost, why, _) = verdict(trace_charged(window, 0.05, 400, false));
+        assert_eq!(cost, None);
+        assert!(why.contains("refuses only when it is full"), "{why}");
+    }
+
+    #[test]
+    fn requests_in_flight_together_are_put_in_the_order_of_their_counts() {
+        // (send, latency, admitted, remaining): four threads sending at once, as a client
+        // with even sleeps does; their flights' middles put 96 first. A second later, alone.
+        let rows = [
+            (1.002537, 0.000481, true, 97.0),
+            (1.002434, 0.000664, true, 98.0),
+            (1.002385, 0.000742, true, 96.0),
+            (1.002400, 0.000700, false, 96.0),
+            (2.0, 0.0005, true, 99.0),
+        ];
+        let mut events: Vec<Event> = rows
+            .iter()
+            .map(|&(t, lat, admitted, r)| Event {
+                at: t + lat / 2.0,
+                admitted,
+                limited: !admitted,
+                remaining: Some(r),
+                limit: None,
+                policy: None,
+                reset: None,
+                retry_after: None,
+                latency: lat,
+                group: "g".into(),
+                process: 0,
+                thread: 0,
+                fields: 0,
+            })
+            .collect();
+        in_server_order(&mut events);
+        let order: Vec<(f64, bool)> = events
+            .iter()
+            .map(|e| (e.remaining.unwrap(), e.admitted))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                (98.0, true),
+                (97.0, true),
+                (96.0, true),
+                (96.0, false),
+                (99.0, true)
+            ]
+        );
+        assert!(events.windows(2).all(|w| w[0].at <= w[1].at));
     }
 
     #[test]

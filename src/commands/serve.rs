@@ -240,6 +240,7 @@ fn start_recording(
         seed: settings.seed,
         sample_every: sample_every.nanos(),
         fairness_window: run.fairness_window.nanos(),
+        log_requests: args.log_requests,
     };
     let rec = Recording::start(&dir, plan, clock)?;
     settings.observer = Some(rec.journal());

@@ -279,6 +279,7 @@ impl<'a, W: Write, R: Write> Sim<'a, W, R> {
                     response,
                     waited,
                     failure: crate::record::Failure::of_status(d.status),
+                    raw: None,
                 })?;
                 th.phase = Phase::Respond;
                 Some((now.saturating_add(lat), true))

@@ -28,7 +28,7 @@ pub use summary::{
 pub use thread_totals::{THREAD_COLUMNS, THREADS_FILE, write_thread_totals};
 pub use writer::{CsvSink, open_csv};
 
-use crate::exchange::{Response, Status};
+use crate::exchange::{RAW_FIELDS, RawFields, Response, Status};
 use crate::scenario::{Layout, RunConfig, SeriesLevel};
 use crate::time::{Nanos, secs};
 
@@ -131,7 +131,7 @@ pub fn coefficient_of_variation(values: &[f64]) -> f64 {
 
 /// One request as `requests.csv` records it.
 #[derive(Clone, Copy, Debug)]
-pub struct RequestRecord {
+pub struct RequestRecord<'a> {
     pub thread: usize,
     pub sent_at: Nanos,
     /// What came back, as the client saw it.
@@ -140,6 +140,9 @@ pub struct RequestRecord {
     pub waited: Nanos,
     /// Which error, when it was one (neither 2xx nor 429).
     pub failure: Option<Failure>,
+    /// The answer's rate-limit fields as sent, when the engine saw them (live runs with
+    /// `--log-requests`): requests.csv's raw columns.
+    pub raw: Option<&'a RawFields>,
 }
 
 pub struct Recorder<'a, W: Write, R: Write> {
@@ -179,7 +182,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
         let requests = match requests {
             Some(w) => {
                 let mut sink = CsvSink::new(w);
-                sink.header(&[
+                let mut names = vec![
                     "t",
                     "group",
                     "process",
@@ -197,7 +200,11 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
                     "policy_limit",
                     "policy_window",
                     "reset",
-                ])?;
+                ];
+                // Then the same fields as sent, one column each (`exchange::RAW_FIELDS`, each
+                // cut to `RAW_MAX_BYTES`): empty in the sim, which sends no headers.
+                names.extend(RAW_FIELDS);
+                sink.header(&names)?;
                 Some(sink)
             }
             None => None,
@@ -308,7 +315,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
     }
 
     #[inline]
-    pub fn record_request(&mut self, r: &RequestRecord) -> std::io::Result<()> {
+    pub fn record_request(&mut self, r: &RequestRecord<'_>) -> std::io::Result<()> {
         let s = &mut self.threads[r.thread];
         // `max_sleep` is at least the whole wait before a send: a gate that asks for more
         // (fair-share, dual-bucket, the window queue) adds waits to the throttle's delay, and
@@ -340,7 +347,7 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
 
     /// The optional parts of a request's record, kept out of the hot path of plain runs.
     #[inline(never)]
-    fn record_request_detail(&mut self, r: &RequestRecord) -> std::io::Result<()> {
+    fn record_request_detail(&mut self, r: &RequestRecord<'_>) -> std::io::Result<()> {
         if let Some(p) = &mut self.peaks {
             let info = self.layout.threads[r.thread];
             let group = info.group as usize;
@@ -369,6 +376,18 @@ impl<'a, W: Write, R: Write> Recorder<'a, W, R> {
             log.opt_uint(r.response.quota.map(|q| q.limit))?;
             log.opt_float(r.response.quota.map(|q| secs(q.window)))?;
             log.opt_float(r.response.reset.map(secs))?;
+            match r.raw {
+                Some(raw) => {
+                    for v in &raw.0 {
+                        log.text(v.as_deref().unwrap_or(""))?;
+                    }
+                }
+                None => {
+                    for _ in RAW_FIELDS {
+                        log.text("")?;
+                    }
+                }
+            }
             log.end_row()?;
         }
         Ok(())

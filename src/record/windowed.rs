@@ -161,6 +161,7 @@ mod tests {
                 response: Response::bare(Status::Ok),
                 waited: 0,
                 failure: None,
+                raw: None,
             })
             .unwrap();
         }

@@ -20,11 +20,19 @@ use crate::time::Nanos;
 /// but not recorded, and the summary says the recording is partial.
 pub const MAX_JOURNAL_BYTES: u64 = 4_000_000_000;
 
+/// With `--log-requests` the records are longer and each becomes a requests.csv row: the file
+/// stops at 1 GB (about 16 million requests), which keeps requests.csv within about 2 GB.
+pub const MAX_DETAIL_JOURNAL_BYTES: u64 = 1_000_000_000;
+
 /// The scratch file's name in the results folder; removed once the run folder is written.
 pub const JOURNAL_FILE: &str = ".serve-record.journal";
 
 /// One request on disk: time, client, status, remaining (flag and value), latency.
 const RECORD_BYTES: usize = 8 + 4 + 1 + 1 + 8 + 8;
+
+/// With `--log-requests`, then what else the answer told (flags, limit, retry-after, policy
+/// window, reset): what `requests.csv` and `throttle-sim fit` need.
+const DETAIL_BYTES: usize = RECORD_BYTES + 1 + 4 * 8;
 
 /// One request read back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,11 +44,37 @@ pub struct Entry {
     pub remaining: Option<u64>,
     /// The virtual wait before the answer went out.
     pub latency: Nanos,
+    /// What else the answer's rate-limit fields told, as a client of the server's dialect
+    /// reads them (`limiter::Headers::response`); kept only with `--log-requests`.
+    pub told: Told,
+}
+
+/// An answer's limit, `Retry-After`, policy window and reset, as far as its dialect tells
+/// them (virtual time).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Told {
+    pub limit: Option<u64>,
+    pub retry_after: Option<Nanos>,
+    pub window: Option<Nanos>,
+    pub reset: Option<Nanos>,
+}
+
+impl Told {
+    /// What `answer` tells besides its status and remaining count.
+    pub fn of(answer: &crate::exchange::Response) -> Told {
+        Told {
+            limit: answer.limit,
+            retry_after: answer.retry_after,
+            window: answer.quota.map(|q| q.window),
+            reset: answer.reset,
+        }
+    }
 }
 
 impl Entry {
-    fn encode(&self) -> [u8; RECORD_BYTES] {
-        let mut b = [0u8; RECORD_BYTES];
+    /// The record's bytes: the first [`RECORD_BYTES`], or [`DETAIL_BYTES`] with `detail`.
+    fn encode(&self, detail: bool) -> ([u8; DETAIL_BYTES], usize) {
+        let mut b = [0u8; DETAIL_BYTES];
         b[0..8].copy_from_slice(&self.t.to_le_bytes());
         b[8..12].copy_from_slice(&self.client.to_le_bytes());
         b[12] = match self.status {
@@ -52,10 +86,21 @@ impl Entry {
         b[13] = u8::from(self.remaining.is_some());
         b[14..22].copy_from_slice(&self.remaining.unwrap_or(0).to_le_bytes());
         b[22..30].copy_from_slice(&self.latency.to_le_bytes());
-        b
+        if !detail {
+            return (b, RECORD_BYTES);
+        }
+        let told = &self.told;
+        let fields = [told.limit, told.retry_after, told.window, told.reset];
+        for (i, v) in fields.iter().enumerate() {
+            b[RECORD_BYTES] |= u8::from(v.is_some()) << i;
+            let at = RECORD_BYTES + 1 + 8 * i;
+            b[at..at + 8].copy_from_slice(&v.unwrap_or(0).to_le_bytes());
+        }
+        (b, DETAIL_BYTES)
     }
 
-    fn decode(b: &[u8; RECORD_BYTES]) -> Entry {
+    /// A record of [`RECORD_BYTES`], or of [`DETAIL_BYTES`] (`b`'s length says which).
+    fn decode(b: &[u8]) -> Entry {
         let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
         Entry {
             t: u64_at(0),
@@ -68,6 +113,19 @@ impl Entry {
             },
             remaining: (b[13] == 1).then(|| u64_at(14)),
             latency: u64_at(22),
+            told: if b.len() >= DETAIL_BYTES {
+                let field = |i: usize| {
+                    (b[RECORD_BYTES] & (1 << i) != 0).then(|| u64_at(RECORD_BYTES + 1 + 8 * i))
+                };
+                Told {
+                    limit: field(0),
+                    retry_after: field(1),
+                    window: field(2),
+                    reset: field(3),
+                }
+            } else {
+                Told::default()
+            },
         }
     }
 }
@@ -92,11 +150,13 @@ struct Inner {
     unrecorded: u64,
     /// The first write error, if any; nothing more is written after it.
     failure: Option<String>,
+    /// Detailed records (`--log-requests`).
+    detail: bool,
 }
 
 impl Inner {
     /// Nothing heard yet, writing to `file`.
-    fn new(file: BufWriter<File>) -> Inner {
+    fn new(file: BufWriter<File>, detail: bool) -> Inner {
         Inner {
             file,
             table: ClientTable::default(),
@@ -104,6 +164,7 @@ impl Inner {
             bytes: 0,
             unrecorded: 0,
             failure: None,
+            detail,
         }
     }
 }
@@ -127,17 +188,21 @@ pub struct Finished {
     pub clients: Vec<Client>,
     pub unrecorded: u64,
     pub failure: Option<String>,
+    /// The records are detailed (`--log-requests`).
+    pub detail: bool,
 }
 
 impl Journal {
-    /// A journal in `dir` (a claimed, empty results folder) on the server's clock.
-    pub fn create(dir: &Path, clock: ScaledClock) -> std::io::Result<Journal> {
+    /// A journal in `dir` (a claimed, empty results folder) on the server's clock; with
+    /// `detail` (`--log-requests`) each record also keeps what the answer told
+    /// ([`Told`]).
+    pub fn create(dir: &Path, clock: ScaledClock, detail: bool) -> std::io::Result<Journal> {
         let path = dir.join(JOURNAL_FILE);
         let file = BufWriter::new(File::create(&path)?);
         Ok(Journal {
             clock,
             path,
-            inner: Mutex::new(Inner::new(file)),
+            inner: Mutex::new(Inner::new(file, detail)),
         })
     }
 
@@ -158,6 +223,7 @@ impl Journal {
             clients: inner.clients.clone(),
             unrecorded: inner.unrecorded,
             failure: inner.failure.clone(),
+            detail: inner.detail,
         }
     }
 }
@@ -189,19 +255,25 @@ impl Inner {
     }
 
     fn write(&mut self, e: &Entry, path: &Path) {
-        if self.failure.is_some() || self.bytes + RECORD_BYTES as u64 > MAX_JOURNAL_BYTES {
+        let (bytes, len) = e.encode(self.detail);
+        let cap = if self.detail {
+            MAX_DETAIL_JOURNAL_BYTES
+        } else {
+            MAX_JOURNAL_BYTES
+        };
+        if self.failure.is_some() || self.bytes + len as u64 > cap {
             if self.unrecorded == 0 && self.failure.is_none() {
                 crate::progress::warn(&format!(
                     "serve --record: the recording reached its cap of {} GB; later requests are \
                      counted but not recorded (the summary will say partial)",
-                    MAX_JOURNAL_BYTES / 1_000_000_000
+                    cap / 1_000_000_000
                 ));
             }
             self.unrecorded += 1;
             return;
         }
-        match self.file.write_all(&e.encode()) {
-            Ok(()) => self.bytes += RECORD_BYTES as u64,
+        match self.file.write_all(&bytes[..len]) {
+            Ok(()) => self.bytes += len as u64,
             Err(err) => {
                 crate::progress::warn(&format!(
                     "serve --record: cannot write {}: {err}",
@@ -227,6 +299,7 @@ impl Observer for Journal {
             status: seen.status,
             remaining: seen.remaining,
             latency: seen.latency,
+            told: Told::of(&seen.answer),
         };
         inner.write(&entry, &self.path);
     }
@@ -235,12 +308,15 @@ impl Observer for Journal {
 /// The entries of a journal file, in the order written.
 pub struct Entries<R: Read> {
     reader: R,
+    /// The records are detailed (`--log-requests`).
+    detail: bool,
 }
 
 impl Entries<std::io::BufReader<File>> {
-    pub fn open(path: &Path) -> std::io::Result<Self> {
+    pub fn open(path: &Path, detail: bool) -> std::io::Result<Self> {
         Ok(Entries {
             reader: std::io::BufReader::new(File::open(path)?),
+            detail,
         })
     }
 }
@@ -249,9 +325,14 @@ impl<R: Read> Iterator for Entries<R> {
     type Item = std::io::Result<Entry>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let mut b = [0u8; RECORD_BYTES];
-        match self.reader.read_exact(&mut b) {
-            Ok(()) => Some(Ok(Entry::decode(&b))),
+        let mut b = [0u8; DETAIL_BYTES];
+        let b = &mut b[..if self.detail {
+            DETAIL_BYTES
+        } else {
+            RECORD_BYTES
+        }];
+        match self.reader.read_exact(b) {
+            Ok(()) => Some(Ok(Entry::decode(b))),
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => None,
             Err(e) => Some(Err(e)),
         }
@@ -270,13 +351,30 @@ mod tests {
             status: Status::Limited,
             remaining: Some(0),
             latency: 5,
+            told: Told::default(),
         };
-        assert_eq!(Entry::decode(&e.encode()), e);
+        let round = |e: &Entry, detail: bool| {
+            let (b, len) = e.encode(detail);
+            assert_eq!(len, if detail { DETAIL_BYTES } else { RECORD_BYTES });
+            Entry::decode(&b[..len])
+        };
+        assert_eq!(round(&e, false), e);
         let e = Entry {
             remaining: None,
             status: Status::Unavailable,
             ..e
         };
-        assert_eq!(Entry::decode(&e.encode()), e);
+        assert_eq!(round(&e, false), e);
+        // Detailed: what the answer told survives, each field present or not.
+        let told = Told {
+            limit: Some(4500),
+            retry_after: None,
+            window: Some(3_600_000_000_000),
+            reset: Some(0),
+        };
+        let e = Entry { told, ..e };
+        assert_eq!(round(&e, true), e);
+        // Without detail it is not kept.
+        assert_eq!(round(&e, false).told, Told::default());
     }
 }

@@ -50,7 +50,7 @@ pub struct Recorded {
 impl Recording {
     /// Start recording into `dir`, a folder already claimed (new or empty, writable).
     pub fn start(dir: &Path, plan: Plan, clock: ScaledClock) -> Result<Recording, Error> {
-        let journal = Journal::create(dir, clock).map_err(Error::io(dir))?;
+        let journal = Journal::create(dir, clock, plan.log_requests).map_err(Error::io(dir))?;
         Ok(Recording {
             dir: dir.to_path_buf(),
             plan,
@@ -89,13 +89,28 @@ impl Recording {
         fs::write(&path, text).map_err(Error::io(&path))?;
         let series_path = dir.join("series.csv");
         let series = File::create(&series_path).map_err(Error::io(&series_path))?;
-        let entries = journal::Entries::open(&done.path).map_err(Error::io(&done.path))?;
+        let entries =
+            journal::Entries::open(&done.path, done.detail).map_err(Error::io(&done.path))?;
+        let requests_path = dir.join("requests.csv");
+        let requests = match done.detail {
+            true => Some(BufWriter::new(
+                File::create(&requests_path).map_err(Error::io(&requests_path))?,
+            )),
+            false => None,
+        };
         let gaps = replay::Gaps {
             unrecorded: done.unrecorded,
             failure: done.failure,
         };
-        let summary = replay::replay(&scenario, &thread_of, entries, series, capacity, gaps)
-            .map_err(Error::io(&series_path))?;
+        let summary = replay::replay(
+            &scenario,
+            &thread_of,
+            entries,
+            (series, requests),
+            capacity,
+            gaps,
+        )
+        .map_err(Error::io(&series_path))?;
         write_summary(dir, &summary, &scenario)?;
         if let Some(g) = &summary.gaps {
             // summary.md as a run writes it, and what only a recording has.

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
 use super::journal::{Client, Entry};
-use crate::exchange::{DEFAULT_KEY, Response, Status};
+use crate::exchange::{DEFAULT_KEY, Quota, Response, Status};
 use hdrhistogram::Histogram;
 
 use crate::record::{
@@ -31,6 +31,8 @@ pub struct Plan {
     pub seed: u64,
     pub sample_every: Nanos,
     pub fairness_window: Nanos,
+    /// `--log-requests`: also write `requests.csv`, one row per recorded request.
+    pub log_requests: bool,
 }
 
 /// The placeholder algorithm of the recorded groups: the clients ran their own code.
@@ -212,17 +214,18 @@ pub struct Gaps {
 }
 
 /// Feed the `entries` (in time order) through a `Recorder` on `scenario`'s layout, writing
-/// `series`; `capacity` is the rule's capacity for one key over a span from time 0.
-pub fn replay<W: Write>(
+/// `series` (and `requests`, requests.csv's rows); `capacity` is the rule's capacity for one
+/// key over a span from time 0.
+pub fn replay<W: Write, R: Write>(
     scenario: &Scenario,
     thread_of: &[usize],
     entries: impl Iterator<Item = std::io::Result<Entry>>,
-    series: W,
+    (series, requests): (W, Option<R>),
     capacity: &dyn Fn(Nanos) -> f64,
     gaps: Gaps,
 ) -> std::io::Result<Summary> {
     let layout = Layout::new(scenario);
-    let mut replayer = Replayer::new(scenario, &layout, series)?;
+    let mut replayer = Replayer::new(scenario, &layout, series, requests)?;
     for entry in entries {
         let e = entry?;
         if let Some(&thread) = thread_of.get(e.client as usize) {
@@ -234,9 +237,9 @@ pub fn replay<W: Write>(
 
 /// The journal's entries fed, in time order, to a run's `Recorder`, with what a client
 /// would have known estimated from what the server saw.
-struct Replayer<'a, W: Write> {
+struct Replayer<'a, W: Write, R: Write> {
     layout: &'a Layout,
-    rec: Recorder<'a, W, std::io::Sink>,
+    rec: Recorder<'a, W, R>,
     /// Per process (one client each): its last observed gap, as the sleep value.
     sleeps: Vec<f64>,
     so_far: Vec<SoFar>,
@@ -247,13 +250,18 @@ struct Replayer<'a, W: Write> {
     last_answer: Nanos,
 }
 
-impl<'a, W: Write> Replayer<'a, W> {
-    fn new(scenario: &Scenario, layout: &'a Layout, series: W) -> std::io::Result<Self> {
+impl<'a, W: Write, R: Write> Replayer<'a, W, R> {
+    fn new(
+        scenario: &Scenario,
+        layout: &'a Layout,
+        series: W,
+        requests: Option<R>,
+    ) -> std::io::Result<Self> {
         let histogram =
             Histogram::<u64>::new(3).expect("3 significant figures is a valid precision");
         Ok(Replayer {
             layout,
-            rec: Recorder::for_run(layout, &scenario.run, series, None)?,
+            rec: Recorder::for_run(layout, &scenario.run, series, requests)?,
             sleeps: vec![0.0; layout.processes.len()],
             so_far: vec![SoFar::default(); layout.threads.len()],
             gaps_seen: vec![histogram; layout.groups.len() + 1],
@@ -292,14 +300,18 @@ impl<'a, W: Write> Replayer<'a, W> {
             response: Response {
                 status: e.status,
                 remaining: e.remaining,
-                limit: None,
-                retry_after: None,
+                limit: e.told.limit,
+                retry_after: e.told.retry_after,
                 latency: e.latency,
-                quota: None,
-                reset: None,
+                quota: e.told.window.map(|window| Quota {
+                    limit: e.told.limit.unwrap_or(0),
+                    window,
+                }),
+                reset: e.told.reset,
             },
             waited: gap,
             failure: None,
+            raw: None,
         })?;
         if e.status == Status::Ok {
             self.rec
@@ -389,6 +401,7 @@ mod tests {
             seed: 7,
             sample_every: 2 * NANOS_PER_SEC,
             fairness_window: 600 * NANOS_PER_SEC,
+            log_requests: false,
         }
     }
 
@@ -399,6 +412,7 @@ mod tests {
             status,
             remaining: Some(3),
             latency: crate::time::from_secs(latency_s),
+            told: Default::default(),
         })
     }
 
@@ -444,7 +458,7 @@ mod tests {
             &s,
             &thread_of,
             entries.into_iter(),
-            &mut series,
+            (&mut series, None::<std::io::Sink>),
             &capacity,
             gaps,
         )
@@ -522,7 +536,7 @@ mod tests {
             &s,
             &thread_of,
             std::iter::empty(),
-            std::io::sink(),
+            (std::io::sink(), None::<std::io::Sink>),
             &|_| 1.0,
             gaps,
         )

@@ -196,4 +196,14 @@ fn a_trace_too_short_or_without_counts_says_what_it_cannot_tell() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no requests.csv"));
+    // A recording made without --log-requests says how to make one with it.
+    fs::write(tmp.path().join("clients.csv"), "group,process,client\n").unwrap();
+    bin()
+        .arg("fit")
+        .arg(tmp.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "record again with `serve --record DIR --log-requests`",
+        ));
 }

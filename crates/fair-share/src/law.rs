@@ -43,6 +43,14 @@ struct Phase {
     phase: f64,
 }
 
+/// A window end the stated resets agree on: when (seconds), and from when to when it was said.
+#[derive(Clone, Copy, Debug)]
+struct WindowEnd {
+    end: f64,
+    since: f64,
+    seen: f64,
+}
+
 /// One process's state.
 pub struct Law {
     cfg: Params,
@@ -76,6 +84,12 @@ pub struct Law {
     /// The server is a sliding window: the level is the allowance left unused in the last
     /// period, and it is read as the total rate.
     sliding: bool,
+    /// Whether the server has stated a policy (`RateLimit-Policy`) on any answer.
+    stated_policy: bool,
+    /// The window end the stated resets say now, without a policy (see `read_period`).
+    window_end: Option<WindowEnd>,
+    /// The one before it, if it was stated alike for long enough.
+    last_end: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -367,6 +381,58 @@ impl Law {
         self.set_rate(now, self.x * scale);
     }
 
+    /// A fixed window's period from its stated reset, for a server that states a limit and a
+    /// reset but no policy (GitHub's `x-ratelimit-limit` and `x-ratelimit-reset`). A fixed
+    /// window's stated reset is its end, the same instant on every answer until it turns over;
+    /// a bucket's (when it is whole again) or a sliding window's (a period after the newest
+    /// request) moves with the clock while it is used. Two ends in a row, each stated alike
+    /// over more than [`STEADY_END`], with the count jumping up at the first, are a period
+    /// apart: the quota is the limit per that period. A configured or stated quota wins.
+    fn read_period(&mut self, now: Nanos, stated: f64) {
+        if self.cfg.quota.is_some() || self.stated_policy {
+            return;
+        }
+        let t = secs(now);
+        let end = t + stated;
+        let Some(mut cur) = self.window_end else {
+            self.window_end = Some(WindowEnd {
+                end,
+                since: t,
+                seen: t,
+            });
+            return;
+        };
+        if (end - cur.end).abs() <= END_SLACK {
+            cur.seen = t;
+            self.window_end = Some(cur);
+        } else {
+            let steady = |w: &WindowEnd| w.seen - w.since > STEADY_END;
+            self.last_end = Some(cur).filter(steady).map(|w| w.end);
+            self.window_end = Some(WindowEnd {
+                end,
+                since: t,
+                seen: t,
+            });
+            return;
+        }
+        let (Some(last), true) = (self.last_end, cur.seen - cur.since > STEADY_END) else {
+            return;
+        };
+        let period = (cur.end - last).round();
+        // And the count jumped back up there (`observe`'s turnover): a bucket left alone is
+        // whole again at one instant too, but fills up to it smoothly.
+        let turned_over = self
+            .reset_at
+            .is_some_and(|at| (at - last).abs() <= RESET_MATCH * period + END_SLACK);
+        if turned_over && period >= 1.0 && period <= secs(nanos(crate::MAX_SERVER_WAIT)) {
+            let q = Policy {
+                limit: self.limit as u64,
+                window: Duration::from_secs(period as u64),
+            };
+            self.take_policy(now, q, false);
+        }
+    }
+
     /// How long `thread` still waits: until the process phase reaches its target (and its
     /// hold), looked at again every eighth of a period so rate changes reach it.
     fn wait(&self, now: Nanos, thread: usize) -> Nanos {
@@ -399,6 +465,11 @@ impl Law {
 const FIRST_WINDOW: f64 = 0.7;
 /// On a fixed window, a window of the law closes after at most this share of the allowance.
 const MAX_FLOW_OF_ALLOWANCE: f64 = 0.3;
+/// Two stated resets name the same window end within this many seconds (whole seconds, and a
+/// client's clock a little off the server's)...
+const END_SLACK: f64 = 1.0;
+/// ... and an end is a fixed window's once it was stated alike for longer than this.
+const STEADY_END: f64 = 2.0;
 /// A stated reset is whole seconds (rounded up).
 const RESET_RESOLUTION: f64 = 1.0;
 /// On a sliding window the D gain per window is `γ` spread over this share of the period.
@@ -476,6 +547,9 @@ impl Law {
             sliding_votes: 0,
             sliding_since: None,
             sliding: false,
+            stated_policy: false,
+            window_end: None,
+            last_end: None,
         };
         let x0 = match initial_sleep {
             Some(s) => (1.0 / s).min(rate / n as f64),
@@ -585,6 +659,7 @@ impl Law {
         let policy = answer
             .policy
             .filter(|q| policy_rate(q.limit, nanos(q.window)) > 0.0);
+        self.stated_policy |= policy.is_some();
         if self.cfg.quota.is_none()
             && let Some(q) = policy
         {
@@ -602,6 +677,9 @@ impl Law {
             }
             let counted = now.saturating_sub(nanos(answer.latency) / 2).max(sent);
             self.observe(now, secs(counted), r as f64);
+            if let (Some(reset), Status::Ok) = (answer.reset, answer.status) {
+                self.read_period(now, secs(nanos(reset)));
+            }
         }
         match answer.status {
             Status::Ok => {
@@ -1026,6 +1104,65 @@ mod tests {
         // The level rising a little without a reset: the server refills after all.
         t.observe(0, 3640.0, 4440.0);
         assert_eq!(t.reset_at, None);
+    }
+
+    #[test]
+    fn without_a_policy_a_fixed_windows_period_is_read_from_its_stated_reset() {
+        // GitHub's dialect on 100 per minute: the limit and the window's end, no policy. The
+        // law starts on the default quota (1.25 per second) with the stated bucket of 100.
+        let mut rng = test_rng();
+        let github = |remaining: u64, reset_s: u64| Answer {
+            limit: Some(100),
+            reset: ns(reset_s * S),
+            ..answer(Status::Ok, remaining)
+        };
+        // Answers every 5 s; each window's end is stated alike until it turns over.
+        let windows = |t: &mut Law, rng: &mut SplitMix, from: u64, upto: u64| {
+            for at in (from..=upto).step_by(5) {
+                let end = (at / 60 + 1) * 60;
+                // 99 left at a window's start, 4 fewer every 5 s.
+                let left = 99 - (at % 60) / 5 * 4;
+                t.respond_ns(at * S, 0, &github(left, end - at), rng);
+            }
+        };
+        let mut t = build(1);
+        windows(&mut t, &mut rng, 5, 55);
+        assert_eq!(t.period, 3600.0);
+        // The second window's end, said alike for more than 2 s: a period of 60 s.
+        windows(&mut t, &mut rng, 60, 70);
+        assert_eq!(t.period, 60.0);
+        assert!((t.rate - 100.0 / 60.0).abs() < 1e-12);
+        // A bucket's reset (whole again) moves with the clock: no period is read from it.
+        let mut bucket = build(1);
+        for at in 1..200 {
+            bucket.respond_ns(at * S, 0, &github(98, 2), &mut rng);
+        }
+        assert_eq!(bucket.period, 3600.0);
+        // Nor from a bucket left alone, whose end stays put while it fills, then spent on and
+        // left alone again: two steady ends, but the count fell between them, never jumped.
+        let mut idle = build(1);
+        for at in (5..=50).step_by(5) {
+            idle.respond_ns(at * S, 0, &github(50 + at / 5, 300 - at), &mut rng);
+        }
+        for at in (55..=120).step_by(5) {
+            idle.respond_ns(at * S, 0, &github(20 + at / 5, 450 - at), &mut rng);
+        }
+        assert_eq!(idle.period, 3600.0);
+        // A stated or configured quota wins.
+        let mut stated = build(1);
+        let policy = Answer {
+            policy: Some(Policy {
+                limit: 100,
+                window: Duration::from_secs(3600),
+            }),
+            ..github(40, 10)
+        };
+        stated.respond_ns(S, 0, &policy, &mut rng);
+        windows(&mut stated, &mut rng, 5, 130);
+        assert_eq!(stated.period, 3600.0);
+        let mut given = shaped(1, 50.0, 600, 100.0);
+        windows(&mut given, &mut rng, 5, 130);
+        assert_eq!(given.period, 600.0);
     }
 
     #[test]

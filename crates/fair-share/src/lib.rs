@@ -1,5 +1,5 @@
-//! `fair-share`: the law of a blind client that needs no count of its peers and still shares a key's
-//! quota equally, holding a small reserve of tokens instead of running into 429s. Every
+//! `fair-share` (law 2, see [`LAW`]): the law of a blind client that needs no count of its
+//! peers and still shares a key's quota equally, holding a small reserve of tokens instead of running into 429s. Every
 //! constant is in the API's own units (the bucket `B`, the refill `R`, the window) or in the
 //! client's own period, so one set of defaults serves a 5-per-second API and a 100,000-per-day
 //! one. This crate is the law itself, with no I/O and no clock of its
@@ -61,6 +61,13 @@
 //! allowance's plan, `g(r − p(t))` with `p(t) = (B − r0) · left / period`.
 //! A rise of the level without a reset (a sliding window returning what a window ago took)
 //! switches back.
+//!
+//! **A limit and a reset, but no policy** (GitHub's `x-ratelimit-limit` and
+//! `x-ratelimit-reset`). A fixed window's stated reset is its end, the same instant on every
+//! answer until it turns over; a bucket's (whole again) or a sliding window's moves with the
+//! clock while it is used. Two ends in a row, each stated alike (within a second) for more than
+//! 2 s, with a turnover of the level at the first, are one period apart: the quota becomes the
+//! limit per that period, as if the server had stated it. A stated or configured quota wins.
 //!
 //! **A sliding window.** A bucket states its reset (`t`, whole seconds) as the time until it is
 //! whole, `(B − r)/R`; a sliding window as a whole period whatever the level (its newest
@@ -133,6 +140,11 @@ pub use answer::{Answer, MAX_SERVER_WAIT, Policy, Status};
 pub use draw::{Draw, Fixed, SplitMix};
 pub use law::Law;
 pub use params::{Params, Problem, UNITS};
+
+/// The version of the law this crate is, which every port names in its header: 1 as first
+/// released (2026-11-26); 2 reads a fixed window's period from its stated reset when the
+/// server states no policy (GitHub).
+pub const LAW: u32 = 2;
 
 /// The law for one process, shared by its threads: a [`Law`], its generator, and which threads
 /// have a request waiting to go, behind one lock.

@@ -22,7 +22,7 @@ use super::ScaledClock;
 use super::headers::{classify_answer, read_response};
 use super::server::SENT_AT;
 use super::tls::{self, HandshakeError, TlsError};
-use crate::exchange::{Response, Status};
+use crate::exchange::{RawFields, Response, Status};
 use crate::record::Failure;
 use crate::redact::shown_url;
 
@@ -258,6 +258,13 @@ impl Exchange {
             elapsed,
             failure: Some(Failure::TimedOut),
         }
+    }
+
+    /// The answer's rate-limit fields as sent, for requests.csv (none for a transport failure
+    /// or an answer without them).
+    pub fn raw_fields(&self) -> Option<RawFields> {
+        self.status?;
+        RawFields::collect(|name| self.headers.get(name).map(|v| v.as_bytes()))
     }
 
     /// As a throttle sees it; `scale` turns real time into virtual time.

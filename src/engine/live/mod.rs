@@ -138,7 +138,8 @@ pub fn run<W: Write, R: Write>(
     }
     let store = RunStore::connect(scenario)?;
     let namespace = store.as_ref().map(|s| &s.namespace);
-    let specs = worker_specs(scenario, &layout, cfg, &endpoint, namespace);
+    let raw_headers = requests.is_some();
+    let specs = worker_specs(scenario, &layout, cfg, &endpoint, namespace, raw_headers);
     let mut workers = Workers::spawn(&rt, &cfg.worker_exe, specs)?;
     // Every worker builds its throttle and says ready; only then does the clock start, so
     // slow process start-up does not eat into the run.
@@ -270,6 +271,7 @@ fn worker_specs<'a>(
     cfg: &'a LiveConfig,
     endpoint: &'a Endpoint,
     store_namespace: Option<&'a String>,
+    raw_headers: bool,
 ) -> impl Iterator<Item = WorkerSpec> + 'a {
     let in_process = endpoint.listener.is_some();
     // The oracle may know its key's rate only from our own server.
@@ -293,6 +295,7 @@ fn worker_specs<'a>(
         ca_file: cfg.ca_file.clone(),
         method: endpoint.method.clone(),
         body: endpoint.body.clone(),
+        raw_headers,
     })
 }
 
@@ -478,6 +481,7 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
             response: r.response,
             waited: r.waited,
             failure: r.failure,
+            raw: r.raw.as_deref(),
         })?;
         if let Some(wait) = r.job_wait {
             self.rec.record_success(i, wait);

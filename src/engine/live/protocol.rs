@@ -43,6 +43,10 @@ pub struct WorkerSpec {
     /// `client --body TEXT` or `--body-file FILE`: what each request carries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<RequestBody>,
+    /// `--log-requests`: report each answer's rate-limit fields as sent
+    /// ([`crate::exchange::RAW_FIELDS`]), for requests.csv's raw columns.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub raw_headers: bool,
 }
 
 /// What `client`'s requests carry: text given on the command line, or a file's bytes (read
@@ -86,7 +90,7 @@ pub enum Event {
     Failed { message: String },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RequestEvent {
     pub th: u32,
     /// When it was sent.
@@ -107,6 +111,9 @@ pub struct RequestEvent {
     /// The process's sleep value after the answer.
     pub sleep: f64,
     pub backoffs: u64,
+    /// With [`WorkerSpec::raw_headers`]: the answer's rate-limit fields as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<Box<crate::exchange::RawFields>>,
 }
 
 #[cfg(test)]
@@ -130,6 +137,7 @@ mod tests {
             finished: false,
             sleep: 1.6,
             backoffs: 1,
+            raw: None,
         });
         let line = serde_json::to_string(&e).unwrap();
         assert!(!line.contains('\n'));

@@ -214,6 +214,7 @@ impl Process {
                 cut_at,
                 events: events.clone(),
                 halt: stop.clone(),
+                raw_headers: self.spec.raw_headers,
             };
             tasks.spawn(t.run());
         }
@@ -281,6 +282,8 @@ struct ThreadRun {
     events: mpsc::UnboundedSender<Event>,
     /// Turns true when the parent says stop.
     halt: watch::Receiver<bool>,
+    /// Report each answer's rate-limit fields as sent (`--log-requests`).
+    raw_headers: bool,
 }
 
 impl ThreadRun {
@@ -367,6 +370,11 @@ impl ThreadRun {
                         finished: answered.finished,
                         sleep,
                         backoffs,
+                        raw: self
+                            .raw_headers
+                            .then(|| exchange.raw_fields())
+                            .flatten()
+                            .map(Box::new),
                     });
                     if self.events.send(event).is_err() || cut {
                         return;
@@ -530,6 +538,7 @@ mod tests {
             cut_at: Instant::now() + Duration::from_nanos(run_for) + END_GRACE,
             events: tx,
             halt,
+            raw_headers: true,
         };
         tokio::time::timeout(Duration::from_secs(20), t.run())
             .await

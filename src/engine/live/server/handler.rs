@@ -108,6 +108,10 @@ impl ServerState {
             status: decision.status,
             remaining: shown.has_headers().then_some(shown.remaining),
             latency,
+            answer: self
+                .settings
+                .headers
+                .response(*decision, self.clock.now(), latency),
         });
     }
 

@@ -2,7 +2,7 @@
 
 use std::net::IpAddr;
 
-use crate::exchange::Status;
+use crate::exchange::{Response, Status};
 use crate::time::Nanos;
 
 /// One answered request, as `serve --record` sees it from the server's side.
@@ -19,6 +19,9 @@ pub struct Seen<'a> {
     pub remaining: Option<u64>,
     /// Virtual time the answer waits before it is sent (every answer, as in the sim).
     pub latency: Nanos,
+    /// The answer as a client of the server's dialect reads it (`limiter::Headers::response`:
+    /// its limit, `Retry-After`, policy and reset), for `serve --record --log-requests`.
+    pub answer: Response,
 }
 
 /// Something that wants to hear of every answered request (`serve --record`). It is called on
