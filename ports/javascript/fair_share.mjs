@@ -1,8 +1,8 @@
-// fair-share law 1 (throttle-sim 0.1, src/throttle/fair_share.rs of 2026-11-26), in JavaScript
-// (Node 18+, no packages). A mirror of that file step by step (docs/fair-share.md explains the
-// law): time is whole nanoseconds inside (a Number holds them exactly for 104 days), the random
-// draws come in the same order, and answers are read as crates/fair-share's Answer::read reads
-// them (src/engine/live/headers.rs), so the same answers give the same waits.
+// fair-share law 2 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
+// no packages). A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+// docs/fair-share.md explains the law): time is whole nanoseconds inside (a Number holds them
+// exactly for 104 days), the random draws come in the same order, and answers are read as
+// answer.rs reads them, so the same answers give the same waits.
 //
 //   const law = new FairShare(5);               // this process's "threads" (concurrent loops)
 //   const d = law.wait(thread, now);            // now: seconds on the caller's monotonic clock
@@ -56,6 +56,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
+export const LAW = 2;
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 const DAY = 86400 * NS;
@@ -98,7 +99,12 @@ export class FairShare {
     }
     this.c = c;
     this.lnCrowd = ln(c.crowd);
-    this.ns = Object.fromEntries(DURATIONS.map((k) => [k, c[k] === null ? null : fromSecs(c[k])]));
+    this.ns = Object.fromEntries(DURATIONS.map((k) => { // as Rust's Duration::try_from_secs_f64
+      if (c[k] !== null && !(Number.isFinite(c[k]) && c[k] >= 0)) {
+        throw new Error(`fair-share: ${k} must be a number of seconds of 0 or more (got ${c[k]})`);
+      }
+      return [k, c[k] === null ? null : durationNanos(c[k])];
+    }));
     const bad = this.problems();
     if (bad.length) throw new Error(`fair-share: ${bad.join('; ')}`);
     this.random = random;
@@ -112,7 +118,8 @@ export class FairShare {
     this.lastDecrease = this.lastIncrease = this.resetAt = this.slidingSince = null;
     this.clockAt = this.samples = this.decreases = this.updates = this.slidingVotes = 0;
     this.clockPhase = 0;
-    this.headers = this.fullStart = this.sliding = false;
+    this.headers = this.fullStart = this.sliding = this.statedPolicy = false;
+    this.windowEnd = this.lastEnd = null;
     let x0 = this.rate / n;
     if (this.ns.initial_sleep !== null) x0 = fmin(1 / secs(this.ns.initial_sleep), x0);
     this.x = this.clampRate(x0);
@@ -273,6 +280,29 @@ export class FairShare {
     this.setRate(now, this.x * scale);
   }
 
+  // Law 2: without a stated or given quota, a fixed window's period from its stated reset (its
+  // end, the same on every answer until it turns over): two ends in a row, each stated alike
+  // (within 1 s) for more than 2 s, with the level's turnover at the first, are a period apart.
+  readPeriod(now, stated) {
+    if (this.c.quota !== null || this.statedPolicy) return;
+    const t = secs(now);
+    const end = t + stated;
+    const cur = this.windowEnd;
+    if (cur === null || Math.abs(end - cur.end) > 1) {
+      if (cur !== null) this.lastEnd = cur.seen - cur.since > 2 ? cur.end : null;
+      this.windowEnd = { end, since: t, seen: t };
+      return;
+    }
+    cur.seen = t;
+    if (this.lastEnd === null || !(cur.seen - cur.since > 2)) return;
+    const gap = cur.end - this.lastEnd;
+    const period = Math.sign(gap) * Math.round(Math.abs(gap)); // f64::round: halves away from zero
+    const turnedOver = this.resetAt !== null && Math.abs(this.resetAt - this.lastEnd) <= 0.1 * period + 1;
+    if (turnedOver && period >= 1 && period <= 86400) {
+      this.takePolicy(now, [Math.trunc(clamp(this.limit, 0, U64)), period * NS], false);
+    }
+  }
+
   delay(now, thread) {
     const th = this.threads[thread];
     const n = this.threads.length;
@@ -305,8 +335,9 @@ export class FairShare {
   }
 
   onResponse(now, thread, a) {
-    const q = a.quota;
-    if (this.c.quota === null && q !== null && q[0] * 1e9 / q[1] > 0) this.takePolicy(now, q, a.limit === null);
+    const q = a.quota !== null && a.quota[0] * 1e9 / a.quota[1] > 0 ? a.quota : null;
+    this.statedPolicy ||= q !== null;
+    if (this.c.quota === null && q !== null) this.takePolicy(now, q, a.limit === null);
     if (a.limit !== null && a.limit > 0) this.limit = a.limit;
     const th = this.threads[thread];
     const sent = th.lastSend ?? now;
@@ -314,6 +345,7 @@ export class FairShare {
       this.headers = true;
       if (a.reset !== null && a.status === 'ok') this.readReset(secs(now), secs(a.reset), a.remaining);
       this.observeLevel(now, secs(Math.max(now - Math.floor(a.latency / 2), 0, sent)), a.remaining);
+      if (a.reset !== null && a.status === 'ok') this.readPeriod(now, secs(a.reset));
     }
     if (a.status === 'ok') {
       th.errors = 0;
@@ -368,10 +400,11 @@ function f64(v) {
   return /inf/i.test(v) ? sign * Infinity : sign * Number(v.replace(/^[+-]/, ''));
 }
 
-// Rust's Duration::from_secs_f64(s) in nanoseconds, 0 < s < 2^20: the exact value, ties to even.
+// Rust's Duration::from_secs_f64(s) in nanoseconds, s >= 0: the exact value, ties to even.
 function durationNanos(s) {
   const [m, e] = parts(s);
   const [shift, p] = [BigInt(1075 - e), m * 1000000000n];
+  if (shift <= 0n) return Number(p << -shift);
   const q = p >> shift;
   const [r, half] = [p - (q << shift), 1n << (shift - 1n)];
   return Number(r > half || (r === half && (q & 1n)) ? q + 1n : q);

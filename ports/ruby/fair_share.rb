@@ -1,7 +1,8 @@
-# fair-share law 1 (throttle-sim 0.1, src/throttle/fair_share.rs of 2026-11-26), in Ruby with
-# the standard library only. A mirror of that file step by step (docs/fair-share.md explains the
-# law): time is whole nanoseconds inside, the random draws come in the same order, and answers
-# are read as src/engine/live/headers.rs reads them, so the same answers give the same waits.
+# fair-share law 2 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
+# library only. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+# docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
+# in the same order, and answers are read as answer.rs reads them, so the same answers give the
+# same waits.
 #
 #   law = FairShare.new(5)                          # this process's threads; params as keywords
 #   d = law.wait(thread, now)                       # now: seconds on the caller's monotonic clock
@@ -9,9 +10,8 @@
 #   law.observe(thread, now, res.code.to_i, res.to_hash, latency)   # status nil: no answer came
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
-require 'time'
-
 class FairShare
+  LAW = 2
   NS = 1_000_000_000
   U64 = 2**64 - 1
   DAY = 86_400 * NS
@@ -58,7 +58,7 @@ class FairShare
     @c = DEFAULTS.merge(params).to_h do |k, v|
       [k, v.nil? ? nil : Float(v, exception: false) || raise(ArgumentError, "fair-share: #{k} must be a number (got #{v.inspect})")]
     end
-    @ns = DURATIONS.to_h { |k| [k, @c[k] && from_secs(@c[k])] }
+    @ns = DURATIONS.to_h { |k| [k, @c[k] && duration(k, @c[k])] }
     bad = problems
     raise ArgumentError, "fair-share: #{bad.join('; ')}" unless bad.empty?
     @random = random
@@ -69,13 +69,19 @@ class FairShare
     @rate = @limit / @period
     @clock_at = @samples = @decreases = @updates = @sliding_votes = 0
     @clock_phase = 0.0
-    @headers = @full_start = @sliding = false
+    @headers = @full_start = @sliding = @stated_policy = false
     x0 = @rate / @threads.size
     x0 = fmin(1.0 / secs(@ns[:initial_sleep]), x0) if @ns[:initial_sleep]
     @x = clamp_rate(x0)
   end
 
-  # Every parameter out of its range, as the simulator's check names it.
+  # Seconds as Rust's Duration::try_from_secs_f64 takes them: the exact value, ties to even.
+  def duration(name, s)
+    raise ArgumentError, "fair-share: #{name} must be a number of seconds of 0 or more (got #{s})" unless s.finite? && s >= 0
+    (s.to_r * NS).round(half: :even)
+  end
+
+  # Every parameter out of its range, as the law's check names it.
   def problems
     v = @c.merge(quota: @c[:quota] || 4500.0, period: @ns[:period] ? secs(@ns[:period]) : 3600.0,
                  error_backoff: secs(@ns[:error_backoff]))
@@ -231,6 +237,25 @@ class FairShare
     set_rate(now, @x * scale)
   end
 
+  # Law 2: without a stated or given quota, a fixed window's period from its stated reset (its
+  # end, the same on every answer until it turns over): two ends in a row, each stated alike
+  # (within 1 s) for more than 2 s, with the level's turnover at the first, are a period apart.
+  def read_period(now, stated)
+    return if @c[:quota] || @stated_policy
+    t = secs(now)
+    stated_end = t + stated
+    cur = @window_end
+    if cur.nil? || (stated_end - cur[0]).abs > 1.0
+      @last_end = cur && cur[2] - cur[1] > 2.0 ? cur[0] : nil if cur
+      return @window_end = [stated_end, t, t] # [end, since, seen]
+    end
+    cur[2] = t
+    return unless @last_end && cur[2] - cur[1] > 2.0
+    period = (cur[0] - @last_end).round.to_f # f64::round: halves away from zero, as Ruby's
+    turned_over = @reset_at && (@reset_at - @last_end).abs <= 0.1 * period + 1.0
+    take_policy(now, [clamp(@limit, 0, U64).to_i, (period * NS).to_i], false) if turned_over && period >= 1 && period <= 86_400
+  end
+
   def delay(now, thread)
     th = @threads[thread]
     unless th.target
@@ -258,8 +283,9 @@ class FairShare
   end
 
   def on_response(now, thread, a)
-    q = a.quota
-    take_policy(now, q, a.limit.nil?) if @c[:quota].nil? && q && q[0].to_f * 1e9 / q[1].to_f > 0
+    q = a.quota && a.quota[0].to_f * 1e9 / a.quota[1].to_f > 0 ? a.quota : nil
+    @stated_policy ||= !q.nil?
+    take_policy(now, q, a.limit.nil?) if @c[:quota].nil? && q
     @limit = a.limit.to_f if a.limit&.positive?
     th = @threads[thread]
     sent = th.last_send || now
@@ -267,6 +293,7 @@ class FairShare
       @headers = true
       read_reset(secs(now), secs(a.reset), a.remaining.to_f) if a.reset && a.status == :ok
       observe_level(now, secs([now - a.latency / 2, 0, sent].max), a.remaining.to_f)
+      read_period(now, secs(a.reset)) if a.reset && a.status == :ok
     end
     case a.status
     when :ok
@@ -304,6 +331,7 @@ class FairShare
   end
 
   # --- Reading an answer: src/engine/live/headers.rs, `read_response` at scale 1 ---------------
+  MONTHS = %w[Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec].freeze
   U64_TEXT = /\A\+?\d+\z/
   F64_TEXT = /\A[+-]?(?:inf|infinity|nan|(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)\z/i
 
@@ -358,7 +386,8 @@ class FairShare
   def self.classify(status) = (200..299).cover?(status) ? :ok : { 429 => :limited, 503 => :unavailable }.fetch(status, :error)
 
   # `retry-after-ms` (rounded as Rust's Duration::from_secs_f64: the exact value, ties to even),
-  # else `Retry-After` in whole seconds or as an HTTP date; nanoseconds.
+  # else `Retry-After` in whole seconds or as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`, the
+  # form servers must send); nanoseconds.
   def self.retry_after(get, now)
     if (f = f64(get.('retry-after-ms'))) && !f.nan? && f >= 0
       s = f / 1e3
@@ -366,7 +395,11 @@ class FairShare
     end
     return nil unless (v = get.('retry-after'))
     return u64(v) * NS if u64(v)
-    at = (Time.httpdate(v) rescue nil) # rubocop:disable Style/RescueModifier
-    at && [at.to_i * NS - now, 0].max
+    d = v.match(/\A\S+\s+(\d+)\s+(\w{3})\s+(\d+)\s+(\d+):(\d+):(\d+)(?::\S*)?\s+GMT\z/)
+    month = d && MONTHS.index(d[2])
+    day, year, h, m, sec = d && [1, 3, 4, 5, 6].map { |i| d[i].to_i }
+    return nil unless month && day.between?(1, 31) && h <= 23 && m <= 59 && sec <= 60 && year >= 1970
+    at = Time.utc(year, month + 1, 1).to_i + ((day - 1) * 86_400) + (h * 3600) + (m * 60) + sec
+    [at * NS - now, 0].max
   end
 end

@@ -143,7 +143,7 @@ pub fn agrees(port: &Port, shape: &Shape) {
 
     let live = summary(&rec);
     assert_eq!(said["port"], port.name, "{said}");
-    assert_eq!(said["law"], 1, "{said}");
+    assert_eq!(said["law"], fair_share::LAW, "{said}");
     // The port counts what the server recorded: every answer, by status.
     for field in ["requests", "ok", "limited", "errors"] {
         assert_eq!(live[field], said[field], "{field}: {said} / {printed}");
