@@ -118,11 +118,11 @@ def run_thread(o, uri, law, process, thread, epoch, stop)
   counts
 end
 
-def run_process(o, process)
+def run_process(o, process, started)
   uri = URI(o[:url])
   law = FairShare.new(o[:threads], **o[:params])
   epoch = mono
-  stop = (o[:seconds] * 1e9).round
+  stop = (o[:seconds] * 1e9).round - (epoch - started) # the seconds count from the parent's start
   threads = Array.new(o[:threads]) { |t| Thread.new { run_thread(o, uri, law, process, t, epoch, stop) } }
   threads.map(&:value).reduce { |a, b| a.merge(b) { |_, x, y| x + y } }
 end
@@ -140,11 +140,12 @@ begin
 rescue URI::InvalidURIError, ArgumentError => e
   fail_with(e.message)
 end
+started = mono
 pipes = Array.new(o[:processes]) do |p|
   r, w = IO.pipe
   pid = fork do
     r.close
-    w.write(JSON.generate(run_process(o, p)))
+    w.write(JSON.generate(run_process(o, p, started)))
     w.close
     exit! 0
   end
