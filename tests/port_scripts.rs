@@ -86,7 +86,6 @@ fn the_library_reads_every_scripted_answer_as_the_live_client_does() {
 }
 
 /// Every script through `program args… --replay SCRIPT` against the library's own waits.
-#[allow(dead_code)] // each port's test below calls it; the ports land one by one
 fn port_gives_the_librarys_waits(program: &str, args: &[&str]) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for path in scripts() {
@@ -123,6 +122,15 @@ fn port_gives_the_librarys_waits(program: &str, args: &[&str]) {
             );
         }
     }
+}
+
+#[test]
+#[cfg_attr(
+    no_python3,
+    ignore = "needs python3 on PATH (none was found when this test was built): install it, then cargo test --test port_scripts python"
+)]
+fn the_python_port_gives_the_librarys_waits() {
+    port_gives_the_librarys_waits("python3", &["ports/python/drive.py"]);
 }
 
 #[test]

@@ -16,7 +16,7 @@ event of the script (ports/README.md describes the format), for the cross-check 
 library.
 """
 
-import argparse, http.client, json, multiprocessing, os, sys, threading, time, urllib.parse
+import argparse, http.client, json, multiprocessing, os, queue, sys, threading, time, urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fair_share  # noqa: E402
@@ -126,6 +126,13 @@ def main():
         return replay(args.replay)
     if not args.url or args.processes < 1 or args.threads < 1 or not args.seconds > 0:
         p.error("give --url, and --processes, --threads and --seconds above 0")
+    url = urllib.parse.urlsplit(args.url)
+    try:
+        url.port
+    except ValueError as e:
+        p.error(f"--url {args.url}: {e}")
+    if url.scheme not in ("http", "https") or not url.hostname:
+        p.error(f"--url {args.url}: give an http:// or https:// URL with a host")
     args.params = dict(args.param)
     if args.quota is not None or args.period is not None:
         args.params.update(quota=args.quota, period=args.period)
@@ -141,11 +148,15 @@ def main():
         proc.start()
     total = dict.fromkeys(COUNTS, 0)
     for _ in procs:
-        for k, v in results.get(timeout=args.seconds + args.timeout + 30).items():
+        try:
+            counts = results.get(timeout=args.seconds + args.timeout + 30)
+        except queue.Empty:
+            sys.exit("drive.py: a process ended without its counts (see above)")
+        for k, v in counts.items():
             total[k] += v
     for proc in procs:
         proc.join()
-    print(json.dumps(dict(port="python", law=1, processes=args.processes, threads=args.threads, **total)))
+    print(json.dumps(dict(port="python", law=fair_share.LAW, processes=args.processes, threads=args.threads, **total)))
     sys.exit(0 if total["requests"] > 0 else 1)
 
 

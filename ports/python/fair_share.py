@@ -1,22 +1,25 @@
 """fair-share in Python (standard library only): processes and threads that share one API
 token share its quota equally, without counting each other.
 
-fair-share law 1 (throttle-sim 0.1, src/throttle/fair_share.rs of 2026-11-26)
+fair-share law 2 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
+src/throttle/fair_share.rs of 2026-11-26)
 
-A mirror, step by step, of src/throttle/fair_share.rs (its doc comment has every formula;
-docs/fair-share.md is the porter's page) and of src/engine/live/headers.rs's reading of an
-answer. Time is integer nanoseconds inside, as in Rust, so the same answers give the same waits
-(ports/README.md: how that is checked). One FairShare per process, shared by its threads:
+A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
+lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
+docs/fair-share.md is the porter's page. Time is integer nanoseconds inside, as in Rust, so
+the same answers give the same waits (ports/README.md: how that is checked). One FairShare per
+process, shared by its threads:
 
     law = FairShare(4)                                   # or FairShare(4, quota=5, period=1)
     w = law.wait(thread, time.monotonic())               # seconds; 0: send now (booked)
     law.observe(thread, time.monotonic(), status, response.getheaders(), latency)
 """
 
-import email.utils, math, random as _random, re, threading, time
+import math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
+LAW = 2  # the version of the law this port follows (fair_share::LAW)
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 DEFAULTS = dict(quota=None, period=None, first_spread=0.0, initial_sleep=None, reserve=0.005, span=0.03,
@@ -38,7 +41,7 @@ RANGES = [("reserve", lambda c: c["reserve"] < 1.0, "below 1"),
 LN_100, LN_2 = math.log(100.0), math.log(2.0)
 
 def from_secs(s):
-    """src/time.rs from_secs: seconds to nanoseconds, 0 for NaN or negative, saturating, half up."""
+    """time.rs's from_secs: seconds to nanoseconds, 0 for NaN or negative, saturating, half up."""
     if s != s or s <= 0.0:
         return 0
     n = s * 1e9
@@ -52,78 +55,103 @@ def _ln(v): return math.log(v) if v > 0.0 else -math.inf if v == 0.0 else math.n
 def _clamp(v, lo, hi): return lo if v < lo else hi if v > hi else v  # f64::clamp
 def _step(v): return _clamp(v, -LN_100, LN_2)  # clamp_step
 def _rem_euclid(a, b): return math.fmod(a, b) + abs(b) if math.fmod(a, b) < 0.0 else math.fmod(a, b)
-def _quota_rate(q): return 0.0 if q[1] == 0 else float(q[0]) * 1e9 / float(q[1])
+def _round(v): return float(math.trunc(v)) + (math.copysign(1.0, v) if abs(v - math.trunc(v)) >= 0.5 else 0.0)
 
-# --- Reading an answer: read_response (at scale 1) and classify_answer of headers.rs ---
-_UINT = re.compile(r"\+?[0-9]+")
+# --- Reading an answer: Answer::read of crates/fair-share/src/answer.rs ---
+WS = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # eq_ignore_ascii_case
+_UINT, _INT = re.compile(r"\+?[0-9]+"), re.compile(r"[+-]?[0-9]+")
 _FLOAT = re.compile(r"[+-]?(inf|infinity|nan|([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?)", re.I)
+MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-def _u64(v):  # str::parse::<u64>
-    ok = v is not None and _UINT.fullmatch(v) and len(v.lstrip("+").lstrip("0")) <= 20
-    return int(v) if ok and int(v) <= U64 else None
+def _int(v, regex=_INT, lo=-(2**63), hi=2**63 - 1):  # str::parse::<i64> (or u64 with _UINT)
+    ok = v is not None and regex.fullmatch(v) and len(v.lstrip("+-").lstrip("0")) <= 20
+    return int(v) if ok and lo <= int(v) <= hi else None
 
-def _text(v):  # HeaderValue::to_str (visible ASCII only), trimmed
-    return None if v is None or any(not (32 <= ord(ch) < 127 or ch == "\t") for ch in v) else v.strip(" \t")
+def _u64(v): return _int(v, _UINT, 0, U64)
 
-def _number(h, *names):  # first_number: a count, or a non-negative float cut to one
-    for v in (_text(h.get(name)) for name in names):
-        n = _u64(v)
-        if n is None and v is not None and _FLOAT.fullmatch(v) and float(v) >= 0.0:
-            n = U64 if float(v) >= 18446744073709551616.0 else int(float(v))
-        if n is not None:
-            return n
-    return None
+def _count(v):  # a whole number, or a non-negative decimal cut to its whole part
+    n = _u64(v)
+    if n is None and v is not None and _FLOAT.fullmatch(v) and float(v) >= 0.0:
+        n = U64 if float(v) >= 18446744073709551616.0 else int(float(v))
+    return n
+
+def _number(h, *names):
+    return next((n for n in (_count(h.get(name)) for name in names) if n is not None), None)
 
 def _param(field, names):  # a number of an IETF field, `"default";r=50;t=30` or `remaining=50, …`
-    for key, eq, value in (part.strip(" \t").partition("=") for part in re.split("[;,]", field or "")):
-        if eq and key.strip(" \t") in names:
-            return _u64(value.strip(" \t").strip('"'))
+    for key, eq, value in (part.strip(WS).partition("=") for part in re.split("[;,]", field or "")):
+        if eq and key.strip(WS) in names:
+            return _u64(value.strip(WS).strip('"'))
     return None
 
 def _span(s): return 0 if not s > 0.0 else DAY if s >= 86_400.0 else min(DAY, round(Fraction(s) * NS))
-def _until(at, unix_ns): return min(max(0, at * NS - unix_ns), DAY)  # to an epoch second
+def _until(at, unix_ns): return max(0, at * NS - unix_ns)  # to an epoch second
+
+def _http_date(v):  # `Sun, 06 Nov 1994 08:49:37 GMT`: Unix seconds, or None
+    parts = [p for p in re.split("[ \t\n\x0c\r]+", v) if p]
+    if len(parts) != 6 or parts[5] != "GMT" or parts[2] not in MONTHS:
+        return None
+    month, day, year, hms = MONTHS.index(parts[2]) + 1, _int(parts[1]), _int(parts[3]), parts[4].split(":")
+    h, m, sec = (_int(x) for x in (hms + [None] * 3)[:3])
+    if None in (day, year, h, m, sec) or not 1 <= day <= 31 or h > 23 or m > 59 or sec > 60 or year < 1970:
+        return None
+    y, mo = (year - 1, month + 9) if month <= 2 else (year, month - 3)  # days from a civil date
+    era = y // 400
+    yoe = y - era * 400
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + (153 * mo + 2) // 5 + day - 1
+    at = (era * 146_097 + doe - 719_468) * 86_400 + h * 3600 + m * 60 + sec
+    return at if 0 <= at <= 2**63 - 1 else None
 
 def _retry_after(h, unix_ns):  # retry-after-ms, else Retry-After in seconds or as an HTTP date
-    ms = _text(h.get("retry-after-ms"))
+    ms = h.get("retry-after-ms")
     if ms is not None and _FLOAT.fullmatch(ms) and float(ms) >= 0.0:
         return _span(float(ms) / 1e3)
-    v = _text(h.get("retry-after"))
+    v = h.get("retry-after")
     if v is None or _u64(v) is not None:
-        return None if v is None else min(_u64(v) * NS, DAY)
-    try:
-        return _until(round(email.utils.parsedate_to_datetime(v).timestamp()), unix_ns)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
+        return None if v is None else _u64(v) * NS
+    at = _http_date(v)
+    return None if at is None else max(0, at * NS - unix_ns)
 
 def classify(status, h):
     """2xx ok; 429, or a 403 with x-ratelimit-remaining: 0 or a Retry-After, limited; 503
-    unavailable; anything else (None: no answer) an error. `h`: lower-case names."""
+    unavailable; anything else (None or 0: no answer) an error. `h`: read_headers' mapping."""
     if status == 403 and (_number(h, "x-ratelimit-remaining") == 0 or "retry-after" in h):
         return LIMITED
     if status is not None and 200 <= status <= 299:
         return OK
     return LIMITED if status == 429 else UNAVAILABLE if status == 503 else ERROR
 
-def read_answer(status, headers=(), latency_ns=0, unix_ns=None):
-    """(class, remaining, limit, retry_after, quota, reset, latency), times in nanoseconds, the
-    quota as (limit, window). `headers`: a mapping or (name, value) pairs, in any case."""
+def read_headers(headers):
+    """A mapping or (name, value) pairs as {name: value}: names trimmed and in lower case, values
+    trimmed, the first of a name kept."""
     h = {}
     for name, value in headers.items() if hasattr(headers, "items") else headers or ():
-        h.setdefault(name.lower(), value)
-    unix_ns = time.time_ns() if unix_ns is None else unix_ns
-    ietf, policy = _text(h.get("ratelimit")), _text(h.get("ratelimit-policy"))
+        h.setdefault(name.strip(WS).translate(_LOWER), value.strip(WS))
+    return h
+
+def read_answer(status, headers=(), latency_ns=0, unix_ns=None):
+    """(class, remaining, limit, retry_after, policy, reset, latency): times in nanoseconds, the
+    policy as (limit, window); `unix_ns` the wall clock (default now)."""
+    h, unix_ns = read_headers(headers), time.time_ns() if unix_ns is None else unix_ns
+    ietf, policy = h.get("ratelimit"), h.get("ratelimit-policy")
     remaining = _number(h, "ratelimit-remaining", "x-ratelimit-remaining")
     remaining = _param(ietf, ("r", "remaining")) if remaining is None else remaining
     limit = _number(h, "ratelimit-limit", "x-ratelimit-limit")
     limit = _param(policy, ("q", "l")) if limit is None else limit
     limit = _param(ietf, ("limit",)) if limit is None else limit
     cls, wait, epoch = classify(status, h), _retry_after(h, unix_ns), _number(h, "x-ratelimit-reset")
-    if wait is None and cls == LIMITED and _number(h, "x-ratelimit-remaining") == 0 and epoch is not None:
-        wait = _until(epoch, unix_ns)  # GitHub's primary limit names the second it resets
+    github_reset = None if epoch is None else _until(epoch, unix_ns)
+    if wait is None and cls == LIMITED and _number(h, "x-ratelimit-remaining") == 0:
+        wait = github_reset  # GitHub's primary limit names the second it resets
     q, w = _param(policy, ("q", "l")), _param(policy, ("w",))
     reset = _param(ietf, ("t", "reset"))
-    reset = min(reset * NS, DAY) if reset is not None else None if epoch is None else _until(epoch, unix_ns)
-    return cls, remaining, limit, wait, (q, min(w * NS, DAY)) if q is not None and w else None, reset, latency_ns
+    reset = github_reset if reset is None else reset * NS
+    policy = (q, min(w * NS, DAY)) if q is not None and w else None
+    cap = lambda d: None if d is None else min(d, DAY)  # noqa: E731
+    return cls, remaining, limit, cap(wait), policy, cap(reset), latency_ns
+
+def _quota_rate(q): return 0.0 if q[1] == 0 else float(q[0]) * 1e9 / float(q[1])
 
 class FairShare:
     """One process's law, shared by its `threads` threads. Parameters as FairShareConfig's,
@@ -138,12 +166,12 @@ class FairShare:
                 raise ValueError(f"{k}: must be a number {'of 0 or more' if zero else 'above 0'} (got {v!r})")
         if (c["quota"] is None) != (c["period"] is None):
             given, other = ("quota", "period") if c["period"] is None else ("period", "quota")
-            raise ValueError(f"{other}: must be set with {given} (or leave both to the server's RateLimit-Policy)")
+            raise ValueError(f"{other}: must be set with {given} (or leave both to the server's policy)")
         for k, ok, want in RANGES:
             if not ok(c):
                 raise ValueError(f"{k}: must be {want} (got {c[k]!r})")
-        for k in DURATIONS:
-            c[k] = None if c[k] is None else from_secs(float(c[k]))
+        for k in DURATIONS:  # Duration::from_secs_f64: the nearest nanosecond
+            c[k] = None if c[k] is None else round(Fraction(float(c[k])) * NS)
         self.c, self.random, self.lock = c, random or _random.random, threading.Lock()
         n = max(int(threads), 1)
         quota = 4500.0 if c["quota"] is None else float(c["quota"])
@@ -156,7 +184,8 @@ class FairShare:
         self.offset = self.window = self.newest = self.reset_at = self.since = None
         self.last_decrease = self.last_increase = None
         self.samples = self.decreases = self.updates = self.votes = 0
-        self.full_start = self.sliding = False
+        self.full_start = self.sliding = self.stated_policy = False
+        self.window_end = self.last_end = None  # law 2: a window end the stated resets agree on
         x0, sleep = self.rate / n, c["initial_sleep"]
         self.x = self.clamp_rate(x0 if sleep is None else min(1.0 / secs(sleep) if sleep else math.inf, x0))
     def wait(self, thread, now):
@@ -167,6 +196,8 @@ class FairShare:
         unix_ns = None if unix is None else unix * NS if isinstance(unix, int) else from_secs(unix)
         return self.observe_ns(thread, from_secs(now), status, headers, from_secs(latency), unix_ns)
     def wait_ns(self, thread, now):
+        if not 0 <= thread < len(self.threads):
+            return NS  # a thread out of range waits a second
         with self.lock:
             th = self.threads[thread]
             if not th.drawn:  # the sim's `delay`, once per request
@@ -177,9 +208,10 @@ class FairShare:
     def observe_ns(self, thread, now, status, headers=(), latency=0, unix_ns=None):
         answer = read_answer(status, headers, latency, unix_ns)
         with self.lock:
-            self.on_response(now, thread, answer)
+            if 0 <= thread < len(self.threads):
+                self.on_response(now, thread, answer)
         return answer[0]
-    # --- the law, as src/throttle/fair_share.rs: the same names, the same order of operations ---
+    # --- the law, as crates/fair-share/src/law.rs: the same names, the same order of operations ---
     def clamp_rate(self, x): return _clamp(x, self.rate / self.c["crowd"] * 0.01, self.c["max_rate"] * self.rate)
     def reserve(self): return min(max(self.c["reserve"] * self.limit, 1.0), self.limit * 0.25)
     def refill(self): return 0.0 if self.reset_at is not None else self.rate
@@ -270,6 +302,23 @@ class FairShare:
             self.rate, self.period = rate, secs(q[1])
             self.limit = float(q[0]) if limit_from_quota else self.limit
             self.set_rate(now, self.x * scale)
+    def read_period(self, now, stated):  # law 2: a fixed window's period from its stated reset
+        if self.c["quota"] is not None or self.stated_policy:
+            return
+        t = secs(now)
+        end, cur = t + stated, self.window_end  # [end, since, seen]
+        if cur is None or not abs(end - cur[0]) <= 1.0:  # a new end: the one before, if steady
+            if cur is not None:
+                self.last_end = cur[0] if cur[2] - cur[1] > 2.0 else None
+            self.window_end = [end, t, t]
+            return
+        cur[2] = t
+        if self.last_end is None or not cur[2] - cur[1] > 2.0:
+            return
+        period = _round(cur[0] - self.last_end)
+        turned_over = self.reset_at is not None and abs(self.reset_at - self.last_end) <= 0.1 * period + 1.0
+        if turned_over and 1.0 <= period <= 86_400.0:
+            self.take_policy(now, (min(int(self.limit), U64), int(period) * NS), False)
     def _wait(self, now, thread):
         th = self.threads[thread]
         left = 0 if th.target is None else from_secs(max(th.target + th.jit - self.phase(now), 0.0) / self.x)
@@ -295,7 +344,9 @@ class FairShare:
     def on_response(self, now, thread, answer):
         cls, remaining, limit, retry_after, quota, reset, latency = answer
         th, n = self.threads[thread], float(len(self.threads))
-        if self.c["quota"] is None and quota is not None and _quota_rate(quota) > 0.0:
+        quota = quota if quota is not None and _quota_rate(quota) > 0.0 else None
+        self.stated_policy = self.stated_policy or quota is not None
+        if self.c["quota"] is None and quota is not None:
             self.take_policy(now, quota, limit is None)
         self.limit = float(limit) if limit is not None and limit > 0 else self.limit
         sent = now if th.last_send is None else th.last_send
@@ -304,6 +355,8 @@ class FairShare:
             if reset is not None and cls == OK:  # a refusal's reset counts from the last let in
                 self.read_reset(secs(now), secs(reset), float(remaining))
             self.level(now, secs(max(max(now - latency // 2, 0), sent)), float(remaining))
+            if reset is not None and cls == OK:
+                self.read_period(now, secs(reset))
         if cls == OK:
             th.errors = 0
             if not self.headers:  # no remaining count: AIMD

@@ -5,13 +5,15 @@
 //! `compare --runs`.
 //!
 //! A port is data (`Port`: its name, program and arguments), so each port adds one test per
-//! shape; the shapes are the two below. Both run at 60× against the `full` dialect, and the
-//! port is told the quota in its own (real) time: per period / time scale. Without it a port
-//! starts at the law's default, 4,500 per *real* hour, 60 times slower than the sim's client
-//! starts (the sim reads the same default in virtual time): on a full bucket its first requests
-//! come a minute of virtual time late and the refill of that minute is lost (measured: 0.946
-//! of the capacity where the sim uses 0.998). Told, it starts where the sim's client is after
-//! its first answer (which states the policy).
+//! shape, in a file of its own (`python.rs`, with a `mod` line in `main.rs`), each test carrying
+//! the `cfg_attr(no_…, ignore = "…")` of build.rs that says its interpreter is missing (a test
+//! can only be ignored by an attribute). The shapes are the two below. Both run at 60× against
+//! the `full` dialect, and the port is told the quota in its own (real) time: per period / time
+//! scale. Without it a port starts at the law's default, 4,500 per *real* hour, 60 times slower
+//! than the sim's client starts (the sim reads the same default in virtual time): on a full
+//! bucket its first requests come a minute of virtual time late and the refill of that minute
+//! is lost (measured: 0.946 of the capacity where the sim uses 0.998). Told, it starts where
+//! the sim's client is after its first answer (which states the policy).
 //!
 //! The sim's clients start when the port's first request reached the server (its
 //! `clients.csv`): an interpreter takes 0.1–0.5 s of real time to start its processes, 6–30 s
