@@ -132,3 +132,21 @@ fn port_gives_the_librarys_waits(program: &str, args: &[&str]) {
 fn the_python_port_gives_the_librarys_waits() {
     port_gives_the_librarys_waits("python3", &["ports/python/drive.py"]);
 }
+
+#[test]
+#[cfg_attr(
+    no_ruby,
+    ignore = "needs ruby on PATH (none was found when this test was built): install it (apt-get install ruby), then cargo test --test port_scripts ruby"
+)]
+fn the_ruby_port_gives_the_librarys_waits() {
+    port_gives_the_librarys_waits("ruby", &["ports/ruby/drive.rb"]);
+}
+
+#[test]
+#[cfg_attr(
+    no_node,
+    ignore = "needs node on PATH (none was found when this test was built): install it (apt-get install nodejs), then cargo test --test port_scripts javascript"
+)]
+fn the_javascript_port_gives_the_librarys_waits() {
+    port_gives_the_librarys_waits("node", &["ports/javascript/drive.mjs"]);
+}

@@ -1,4 +1,4 @@
-//! The ports of fair-share (`ports/`) held to the law live: each port's driver runs P
+//! The ports of fair-share (`ports/`) and the Rust example client held to the law live: each port's driver runs P
 //! processes × T threads against `throttle-sim serve --record`, and the recording must land
 //! within the tolerances of `tests/live_agreement.rs` of the sim's `fair-share` mean over 10
 //! seeds of the same scenario (`harness.rs`). One file per port, two tests each (heroku_5x5
@@ -13,5 +13,7 @@
 mod common;
 
 mod harness;
+mod javascript;
 mod python;
+mod ruby;
 mod rust;

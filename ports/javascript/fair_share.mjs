@@ -1,0 +1,491 @@
+// fair-share law 2 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
+// no packages). A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+// docs/fair-share.md explains the law): time is whole nanoseconds inside (a Number holds them
+// exactly for 104 days), the random draws come in the same order, and answers are read as
+// answer.rs reads them, so the same answers give the same waits.
+//
+//   const law = new FairShare(5);               // this process's "threads" (concurrent loops)
+//   const d = law.wait(thread, now);            // now: seconds on the caller's monotonic clock
+//   // d > 0: sleep d, ask again. d == 0: send now (the send is booked), then with the answer:
+//   law.observe(thread, now, res.status, res.headers, latency);   // status null: no answer came
+//
+// waitNs / observeNs take and give whole nanoseconds (what ports/javascript/drive.mjs uses).
+// One event loop runs the "threads", so no lock is needed.
+
+// ln and exp rounded correctly, from 128-bit fixed point (BigInt): V8's Math.log and Math.exp are
+// off by an ulp in 2 % and 9 % of calls, glibc's (Rust's, Ruby's, Python's) in 0.01 % and 0.07 %,
+// and an ulp of the rate moves a wait by a nanosecond.
+const FB = 128n;
+const ONE = 1n << FB;
+const BITS = new DataView(new ArrayBuffer(8));
+function parts(x) { // |x| = m * 2^(e - 1075), m an integer of 53 bits (fewer when subnormal)
+  BITS.setFloat64(0, Math.abs(x));
+  const bits = BITS.getBigUint64(0);
+  const e = Number(bits >> 52n);
+  return [(bits & 0xfffffffffffffn) | (e ? 1n << 52n : 0n), Math.max(e, 1)];
+}
+function atanh2(s) { // 2·atanh(s), |s| <= 1/3, in fixed point
+  if (s < 0n) return -atanh2(-s);
+  const s2 = (s * s) >> FB;
+  let [term, sum] = [s, 0n];
+  for (let n = 1n; term !== 0n; n += 2n) [sum, term] = [sum + term / n, (term * s2) >> FB];
+  return 2n * sum;
+}
+const LN2 = atanh2(ONE / 3n);
+// f / 2^128 · 2^k, rounded once (Number(BigInt) rounds to nearest, a power of two is exact).
+const fixedToDouble = (f, k) => (f < 0n ? -1 : 1) * Number(f < 0n ? -f : f) * 2 ** Math.max(k - 128, -1022)
+  * 2 ** Math.min(k - 128 + 1022, 0);
+function ln(x) {
+  if (!(x > 0) || x === Infinity) return Math.log(x);
+  let [m, e] = parts(x);
+  let f = m << (FB - 52n);
+  let k = e - 1075 + 52;
+  while (f < ONE) { f <<= 1n; k -= 1; } // subnormal
+  if (f > ONE * 181n / 128n) { f >>= 1n; k += 1; } // f in [0.707, 1.414]
+  return fixedToDouble(BigInt(k) * LN2 + atanh2(((f - ONE) << FB) / (f + ONE)), 0);
+}
+function exp(y) {
+  if (!Number.isFinite(y) || Math.abs(y) > 700) return Math.exp(y);
+  const [m, e] = parts(y);
+  const sh = BigInt(e - 1075) + FB;
+  const Y = (y < 0 ? -1n : 1n) * (sh >= 0n ? m << sh : m >> -sh);
+  const k = (Y + (Y < 0n ? -LN2 : LN2) / 2n) / LN2; // y = k·ln 2 + r, |r| <= ln 2 / 2
+  const r = Y - k * LN2;
+  let [term, sum] = [ONE, ONE];
+  for (let n = 1n; term !== 0n; n++) { term = ((term * r) >> FB) / n; sum += term; }
+  return fixedToDouble(sum, Number(k));
+}
+
+export const LAW = 2;
+const NS = 1e9;
+const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
+const DAY = 86400 * NS;
+export const DEFAULTS = Object.freeze({
+  quota: null, period: null, first_spread: 0, initial_sleep: null, reserve: 0.005, span: 0.03,
+  crowd: 1000, gain: 0.4, window_periods: 1, min_samples: 3, min_flow: 30, drain_windows: 4,
+  drain_fill: 1 / 12, full_level: 0.9, full_drain: 1, pull_periods: 4, pull_max: 0.5,
+  decrease: 0.5, retry_jitter: 0.5, jitter: 0.1, increase: 0.15, error_backoff: 1,
+  error_backoff_max: 60, max_rate: 4,
+});
+const DURATIONS = ['period', 'first_spread', 'initial_sleep', 'error_backoff', 'error_backoff_max'];
+const POSITIVE = ['quota', 'period', 'crowd', 'gain', 'drain_windows', 'full_drain', 'pull_periods',
+  'error_backoff', 'max_rate'];
+const NON_NEGATIVE = ['reserve', 'span', 'window_periods', 'drain_fill', 'pull_max', 'retry_jitter',
+  'increase', 'min_flow', 'full_level'];
+
+// src/time.rs's conversions, and Rust's f64 max, min and clamp (NaN is ignored, not spread).
+export function fromSecs(s) {
+  if (Number.isNaN(s) || s <= 0) return 0;
+  const n = s * 1e9;
+  if (n >= U64) return U64;
+  const whole = Math.trunc(n);
+  return n - whole >= 0.5 ? whole + 1 : whole;
+}
+const secs = (n) => n / 1e9;
+const fmax = (a, b) => (Number.isNaN(a) ? b : Number.isNaN(b) || a >= b ? a : b);
+const fmin = (a, b) => (Number.isNaN(a) ? b : Number.isNaN(b) || a <= b ? a : b);
+const clamp = (v, lo, hi) => (v < lo ? lo : v > hi ? hi : v);
+const [LN_100, LN_2] = [ln(100), ln(2)];
+const clampStep = (v) => clamp(v, -LN_100, LN_2);
+const remEuclid = (a, b) => { const r = a % b; return r < 0 ? r + Math.abs(b) : r; };
+
+export class FairShare {
+  constructor(threads, params = {}, { random = Math.random } = {}) {
+    const c = { ...DEFAULTS };
+    for (const [k, v] of Object.entries(params)) {
+      const key = k.replace(/[A-Z]/g, (m) => `_${m.toLowerCase()}`); // camelCase or snake_case
+      if (!(key in DEFAULTS)) throw new Error(`unknown fair-share parameter: ${k}`);
+      c[key] = v === null || v === undefined ? null : Number(v);
+    }
+    this.c = c;
+    this.lnCrowd = ln(c.crowd);
+    this.ns = Object.fromEntries(DURATIONS.map((k) => { // as Rust's Duration::try_from_secs_f64
+      if (c[k] !== null && !(Number.isFinite(c[k]) && c[k] >= 0)) {
+        throw new Error(`fair-share: ${k} must be a number of seconds of 0 or more (got ${c[k]})`);
+      }
+      return [k, c[k] === null ? null : durationNanos(c[k])];
+    }));
+    const bad = this.problems();
+    if (bad.length) throw new Error(`fair-share: ${bad.join('; ')}`);
+    this.random = random;
+    const n = Math.max(Math.trunc(threads) || 0, 1);
+    this.threads = Array.from({ length: n }, () => (
+      { target: null, lastSend: null, jit: 0, hold: 0, errors: 0, pending: false }));
+    this.limit = c.quota ?? 4500;
+    this.period = this.ns.period !== null ? secs(this.ns.period) : 3600;
+    this.rate = this.limit / this.period;
+    this.policy = this.offset = this.window = this.newest = null;
+    this.lastDecrease = this.lastIncrease = this.resetAt = this.slidingSince = null;
+    this.clockAt = this.samples = this.decreases = this.updates = this.slidingVotes = 0;
+    this.clockPhase = 0;
+    this.headers = this.fullStart = this.sliding = this.statedPolicy = false;
+    this.windowEnd = this.lastEnd = null;
+    let x0 = this.rate / n;
+    if (this.ns.initial_sleep !== null) x0 = fmin(1 / secs(this.ns.initial_sleep), x0);
+    this.x = this.clampRate(x0);
+  }
+
+  // Every parameter out of its range, as the simulator's check names it.
+  problems() {
+    const c = this.c;
+    const v = { ...c, quota: c.quota ?? 4500, period: this.ns.period !== null ? secs(this.ns.period) : 3600,
+      error_backoff: secs(this.ns.error_backoff) };
+    const out = POSITIVE.filter((k) => !(Number.isFinite(v[k]) && v[k] > 0))
+      .map((k) => `${k} must be above 0 (got ${v[k]})`);
+    out.push(...NON_NEGATIVE.filter((k) => !(Number.isFinite(v[k]) && v[k] >= 0))
+      .map((k) => `${k} must be 0 or more (got ${v[k]})`));
+    if ((c.quota === null) !== (c.period === null)) out.push('quota and period must be set together');
+    for (const [k, ok, what] of [['reserve', v.reserve < 1, 'below 1'], ['pull_max', v.pull_max <= 1, 'at most 1'],
+      ['gain', v.gain <= 1, 'at most 1'], ['decrease', v.decrease > 0 && v.decrease < 1, 'above 0 and below 1'],
+      ['jitter', v.jitter >= 0 && v.jitter < 1, 'from 0 to below 1'], ['min_samples', v.min_samples >= 2, 'at least 2'],
+      ['error_backoff_max', this.ns.error_backoff_max >= this.ns.error_backoff, 'at least error_backoff']]) {
+      if (!ok) out.push(`${k} must be ${what} (got ${v[k]})`);
+    }
+    return out;
+  }
+
+  // Seconds to wait before `thread` sends (0: send now, the send is booked); `now` in seconds.
+  wait(thread, now) { return secs(this.waitNs(thread, fromSecs(now))); }
+
+  // After an answer; `now` and `latency` in seconds, `unix` the wall clock in seconds (GitHub's
+  // epoch reset, a Retry-After date; default now). Returns the answer's class.
+  observe(thread, now, status, headers, latency, unix) {
+    return this.observeNs(thread, fromSecs(now), status, headers, fromSecs(latency), unix);
+  }
+
+  waitNs(thread, now) {
+    if (!(thread >= 0 && thread < this.threads.length)) return NS; // out of range: wait a second
+    if (!this.threads[thread].pending) this.delay(now, thread);
+    return this.acquire(now, thread);
+  }
+
+  observeNs(thread, now, status, headers, latency, unix) {
+    const answer = readAnswer(status, headers ?? [], latency, unix);
+    if (thread >= 0 && thread < this.threads.length) this.onResponse(now, thread, answer);
+    return answer.status;
+  }
+
+  clampRate(x) { return clamp(x, this.rate / this.c.crowd * 0.01, this.c.max_rate * this.rate); }
+  reserve() { return fmin(fmax(this.c.reserve * this.limit, 1), this.limit * 0.25); }
+  refill() { return this.resetAt !== null ? 0 : this.rate; }
+  spacing() { return 1 / this.x; }
+  windowSecs() { return this.c.window_periods / this.x / Math.sqrt(this.threads.length); }
+  loopSecs() { return fmax(this.windowSecs(), this.c.min_flow / this.rate); }
+  minFlow() { return this.resetAt !== null ? fmin(this.c.min_flow, this.limit * 0.3) : this.c.min_flow; }
+  draw(lo, hi) { return lo + this.random() * (hi - lo); }
+  price(r) { return this.rate / this.c.crowd * exp(fmin((r - this.reserve()) / this.slope(), 50)); }
+  toReset(t) { return this.resetAt === null ? null : this.period - remEuclid(t - this.resetAt, this.period); }
+  planned(t) {
+    const left = this.toReset(t);
+    return left === null ? 0 : fmax(this.limit - this.reserve(), 0) * left / this.period;
+  }
+  phase(now) { return this.clockPhase + secs(Math.max(now - this.clockAt, 0)) * this.x; }
+
+  slope() {
+    const span = fmax(this.c.span * this.limit, fmin(4, fmax(this.limit - this.reserve(), 0) * 0.8));
+    return fmax(span / this.lnCrowd, Number.MIN_VALUE * 2 ** 52); // f64::MIN_POSITIVE
+  }
+
+  target(r, t) {
+    let left = this.toReset(t);
+    if (left !== null) {
+      const res = this.reserve() * fmin(left / this.period, 1);
+      left = fmax(left, this.windowSecs());
+      return fmax((r + 1 - res) / left, this.rate * 0.05);
+    }
+    const tau = fmax(this.c.drain_fill * this.limit / this.rate, this.c.drain_windows * this.loopSecs());
+    let surplus = (r - this.reserve()) / tau;
+    if (this.fullStart) surplus = fmin(surplus, this.c.full_drain * this.rate);
+    return fmax(this.rate + surplus, this.rate * 0.25);
+  }
+
+  setRate(now, x) {
+    now = Math.max(now, this.clockAt);
+    this.clockPhase = this.phase(now);
+    this.clockAt = now;
+    this.x = this.clampRate(x);
+  }
+
+  applyWindow(now, first, last) {
+    const dt = last.t - first.t;
+    if (this.sliding) return this.applySlidingWindow(now, first, last, dt);
+    const total = fmax(this.refill() - (last.r - first.r) / dt, this.rate * 0.02);
+    const target = this.target((first.r + last.r) / 2, (first.t + last.t) / 2);
+    let lnX = ln(this.x) + this.c.gain * clampStep(ln(target / total));
+    const price = this.price(last.r - this.planned(last.t));
+    const n = this.threads.length;
+    const crowd = fmax(total / fmax(this.x, price), n);
+    let pull = fmin(this.slope() / (this.c.pull_periods * crowd), this.c.pull_max);
+    pull = pull * (1 - clamp(n * this.x / total, 0, 1));
+    const cap = this.fullStart ? target * this.x / total : target;
+    lnX += pull * fmax(ln(fmin(price, cap)) - lnX, -LN_100);
+    this.setRate(now, exp(lnX));
+  }
+
+  applySlidingWindow(now, first, last, dt) {
+    const average = (this.limit - (first.r + last.r) / 2) / this.period;
+    const fall = (first.r - last.r) / dt;
+    const total = fmax(fmax(average, fall), this.rate * 0.02);
+    const gain = fall > average ? this.c.gain : this.c.gain * fmin(1 * dt / this.period, 1);
+    this.setRate(now, exp(ln(this.x) + gain * clampStep(ln(this.limit / this.period / total))));
+  }
+
+  readReset(t, stated, r) {
+    if (this.resetAt !== null || (this.policy === null && this.c.quota === null)) return this.forgetSliding();
+    const slack = fmax(this.period * 0.02, 1);
+    if (stated >= this.period - slack && stated > fmax(this.limit - r, 0) / this.rate + 1.5 * slack) {
+      this.slidingSince ??= t;
+      this.slidingVotes += 1;
+      if (this.slidingVotes >= 3 && t - this.slidingSince > 2 * slack) this.sliding = true;
+    } else if (stated < this.period - 1.5 * slack) this.forgetSliding();
+  }
+
+  forgetSliding() { this.sliding = false; this.slidingVotes = 0; this.slidingSince = null; }
+  openWindow(s) { this.window = s; this.samples = 1; }
+
+  observeLevel(now, t, r) {
+    const s = { t, r };
+    if (this.newest === null && r >= this.c.full_level * this.limit) this.fullStart = true;
+    else if (r <= this.reserve() + this.slope() * this.lnCrowd) this.fullStart = false;
+    if (this.newest !== null && t >= this.newest.t) {
+      if (r > this.newest.r + this.refill() * (t - this.newest.t) + fmax(this.limit * 0.1, 2)) {
+        this.resetAt = (this.newest.t + t) / 2; // a fixed window turned over between the two readings
+        this.fullStart = false;
+        this.newest = s;
+        return this.openWindow(s);
+      }
+      if (this.resetAt !== null && r > this.newest.r + 2) this.resetAt = null;
+    }
+    if (this.newest === null || t >= this.newest.t) this.newest = s;
+    const first = this.window;
+    if (first === null) return this.openWindow(s);
+    this.samples += 1;
+    const flow = this.rate * (t - first.t) - (r - first.r);
+    if (t - first.t >= this.windowSecs() * (this.updates === 0 ? 0.7 : 1) && this.samples >= this.c.min_samples
+      && flow >= this.minFlow()) {
+      this.applyWindow(now, first, s);
+      this.updates += 1;
+      this.openWindow(s);
+    }
+  }
+
+  takePolicy(now, q, limitFromQuota) {
+    if (this.policy !== null && this.policy[0] === q[0] && this.policy[1] === q[1]) return;
+    this.policy = q;
+    const rate = q[0] * 1e9 / q[1];
+    const scale = rate / this.rate;
+    this.rate = rate;
+    this.period = secs(q[1]);
+    if (limitFromQuota) this.limit = q[0];
+    this.setRate(now, this.x * scale);
+  }
+
+  // Law 2: without a stated or given quota, a fixed window's period from its stated reset (its
+  // end, the same on every answer until it turns over): two ends in a row, each stated alike
+  // (within 1 s) for more than 2 s, with the level's turnover at the first, are a period apart.
+  readPeriod(now, stated) {
+    if (this.c.quota !== null || this.statedPolicy) return;
+    const t = secs(now);
+    const end = t + stated;
+    const cur = this.windowEnd;
+    if (cur === null || Math.abs(end - cur.end) > 1) {
+      if (cur !== null) this.lastEnd = cur.seen - cur.since > 2 ? cur.end : null;
+      this.windowEnd = { end, since: t, seen: t };
+      return;
+    }
+    cur.seen = t;
+    if (this.lastEnd === null || !(cur.seen - cur.since > 2)) return;
+    const gap = cur.end - this.lastEnd;
+    const period = Math.sign(gap) * Math.round(Math.abs(gap)); // f64::round: halves away from zero
+    const turnedOver = this.resetAt !== null && Math.abs(this.resetAt - this.lastEnd) <= 0.1 * period + 1;
+    if (turnedOver && period >= 1 && period <= 86400) {
+      this.takePolicy(now, [Math.trunc(clamp(this.limit, 0, U64)), period * NS], false);
+    }
+  }
+
+  delay(now, thread) {
+    const th = this.threads[thread];
+    const n = this.threads.length;
+    if (th.target === null) {
+      if (this.offset === null) { // once per process, the first wait of any thread
+        this.offset = this.draw(0, 1);
+        this.clockAt = now;
+        this.clockPhase = 0;
+      }
+      th.target = (thread + this.offset) / n * fmax(secs(this.ns.first_spread) * this.x, 1);
+    }
+    const j = this.c.jitter;
+    th.jit = j <= 0 ? 0 : this.draw(-j, j) / n;
+    th.pending = true;
+  }
+
+  acquire(now, thread) {
+    const th = this.threads[thread];
+    let left = th.target !== null ? fromSecs(fmax(th.target + th.jit - this.phase(now), 0) / this.x) : 0;
+    left = Math.max(left, th.hold - now);
+    left = Math.min(left, Math.max(fromSecs(this.spacing() / 8), 1)); // looked at 8 times a period
+    if (left !== 0) return left;
+    const phase = this.phase(now);
+    let next = (th.target ?? phase) + 1;
+    if (next < phase + 0.5) next += Math.ceil(phase + 0.5 - next);
+    th.target = next;
+    th.lastSend = now;
+    th.pending = false;
+    return 0;
+  }
+
+  onResponse(now, thread, a) {
+    const q = a.quota !== null && a.quota[0] * 1e9 / a.quota[1] > 0 ? a.quota : null;
+    this.statedPolicy ||= q !== null;
+    if (this.c.quota === null && q !== null) this.takePolicy(now, q, a.limit === null);
+    if (a.limit !== null && a.limit > 0) this.limit = a.limit;
+    const th = this.threads[thread];
+    const sent = th.lastSend ?? now;
+    if (a.remaining !== null && (a.status === 'ok' || a.status === 'limited')) {
+      this.headers = true;
+      if (a.reset !== null && a.status === 'ok') this.readReset(secs(now), secs(a.reset), a.remaining);
+      this.observeLevel(now, secs(Math.max(now - Math.floor(a.latency / 2), 0, sent)), a.remaining);
+      if (a.reset !== null && a.status === 'ok') this.readPeriod(now, secs(a.reset));
+    }
+    if (a.status === 'ok') {
+      th.errors = 0;
+      if (!this.headers) {
+        const since = this.lastIncrease !== null ? secs(now - Math.min(this.lastIncrease, now)) : 0;
+        this.setRate(now, this.x + this.c.increase * this.rate * this.rate / this.limit * since);
+        this.lastIncrease = now;
+      }
+    } else if (a.status === 'limited') {
+      th.errors = 0;
+      const period = fromSecs(this.spacing());
+      const left = this.toReset(secs(now));
+      const n = this.threads.length;
+      const spent = this.period * this.x * n >= 4 && a.retryAfter !== null && left !== null
+        && Math.abs(secs(a.retryAfter) - left) <= 0.1 * this.period;
+      const d = this.lastDecrease;
+      if (!spent && (d === null || (sent >= d && now >= Math.min(d + period, U64)))) {
+        const perPeriod = n * this.x * this.period;
+        const factor = this.sliding ? fmax(1 - 1 / fmax(perPeriod, 1), this.c.decrease) : this.c.decrease;
+        this.setRate(now, this.x * factor);
+        this.lastDecrease = now;
+        this.decreases += 1;
+        this.window = null;
+        this.samples = 0;
+      }
+      let wait = 0;
+      if (a.retryAfter !== null) {
+        const ra = secs(a.retryAfter);
+        const stretch = this.c.retry_jitter > 0 ? this.draw(0, this.c.retry_jitter) : 0;
+        wait = fromSecs(ra + stretch * fmin(ra, this.spacing()));
+      }
+      th.hold = Math.min(now + wait, U64);
+    } else { // 503, any other status, no answer: back this thread off, doubling
+      const base = secs(this.ns.error_backoff) * 2 ** Math.min(th.errors, 30);
+      th.hold = Math.min(now + fromSecs(fmin(base, secs(this.ns.error_backoff_max))), U64);
+      th.errors += 1;
+    }
+  }
+}
+
+// --- Reading an answer: crates/fair-share's Answer::read (src/engine/live/headers.rs) -----------
+const U64_TEXT = /^\+?\d+$/;
+const F64_TEXT = /^[+-]?(?:inf|infinity|nan|(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)$/i;
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+// Rust's str::parse::<u64> and ::<f64>.
+const u64 = (v) => (v != null && U64_TEXT.test(v) && BigInt(v) <= 18446744073709551615n ? Number(BigInt(v)) : null);
+function f64(v) {
+  if (v == null || !F64_TEXT.test(v)) return null;
+  if (/nan/i.test(v)) return NaN;
+  const sign = v.startsWith('-') ? -1 : 1;
+  return /inf/i.test(v) ? sign * Infinity : sign * Number(v.replace(/^[+-]/, ''));
+}
+
+// Rust's Duration::from_secs_f64(s) in nanoseconds, s >= 0: the exact value, ties to even.
+function durationNanos(s) {
+  const [m, e] = parts(s);
+  const [shift, p] = [BigInt(1075 - e), m * 1000000000n];
+  if (shift <= 0n) return Number(p << -shift);
+  const q = p >> shift;
+  const [r, half] = [p - (q << shift), 1n << (shift - 1n)];
+  return Number(r > half || (r === half && (q & 1n)) ? q + 1n : q);
+}
+
+// An HTTP date in the form servers must send (`Sun, 06 Nov 1994 08:49:37 GMT`), as epoch seconds.
+const DATE = /^\S+\s+(\d+)\s+(\w{3})\s+(\d+)\s+(\d+):(\d+):(\d+)(?::\S*)?\s+GMT$/;
+function httpDate(v) {
+  const d = DATE.exec(v);
+  const month = d ? MONTHS.indexOf(d[2]) : -1;
+  if (month < 0) return null;
+  const [day, year, h, m, s] = [d[1], d[3], d[4], d[5], d[6]].map(Number);
+  const ok = day >= 1 && day <= 31 && h <= 23 && m <= 59 && s <= 60 && year >= 1970;
+  return ok ? Date.UTC(year, month, day, h, m, s) / 1000 : null;
+}
+
+// `status` an HTTP status (null: no answer came), `headers` [name, value] pairs, a Map, a fetch
+// Headers or a plain object, `latency` in nanoseconds, `unix` the wall clock in seconds.
+export function readAnswer(status, headers, latency, unix) {
+  const found = new Map();
+  for (const [k, v] of Array.isArray(headers) || headers[Symbol.iterator] ? headers : Object.entries(headers)) {
+    const name = String(k).trim().toLowerCase();
+    if (!found.has(name)) found.set(name, String(Array.isArray(v) ? v[0] : v).trim());
+  }
+  const now = unix == null ? Date.now() * 1e6 : Number.isInteger(unix) ? unix * NS : Math.round(unix * 1e9);
+  const get = (name) => found.get(name) ?? null;
+  const number = (...names) => { // a count: a whole number, or a decimal cut to its whole part
+    for (const v of names.map(get)) {
+      const f = f64(v);
+      const n = u64(v) ?? (f !== null && f >= 0 ? (f >= U64 ? U64 : Math.trunc(f)) : null);
+      if (n !== null) return n;
+    }
+    return null;
+  };
+  const param = (field, ...names) => { // of an IETF field: `"default";r=50;t=30`, `remaining=50, …`
+    for (const part of field?.split(/[;,]/) ?? []) {
+      const [k, ...v] = part.trim().split('=');
+      if (v.length && names.includes(k.trim())) return u64(v.join('=').trim().replace(/^"+|"+$/g, ''));
+    }
+    return null;
+  };
+  const untilEpoch = (at) => Math.max(at * NS - now, 0);
+  const ietf = get('ratelimit');
+  const policy = get('ratelimit-policy');
+  const githubSpent = number('x-ratelimit-remaining') === 0;
+  let st = status == null ? 'error' : classify(status);
+  if (status === 403 && (githubSpent || get('retry-after') !== null)) st = 'limited';
+  const at = number('x-ratelimit-reset');
+  const githubReset = at === null ? null : untilEpoch(at);
+  let wait = retryAfter(get('retry-after-ms'), get('retry-after'), now);
+  if (wait === null && st === 'limited' && githubSpent) wait = githubReset;
+  const q = param(policy, 'q', 'l');
+  const w = param(policy, 'w');
+  const t = param(ietf, 't', 'reset');
+  const reset = t !== null ? t * NS : githubReset;
+  return {
+    status: st,
+    remaining: number('ratelimit-remaining', 'x-ratelimit-remaining') ?? param(ietf, 'r', 'remaining'),
+    limit: number('ratelimit-limit', 'x-ratelimit-limit') ?? param(policy, 'q', 'l') ?? param(ietf, 'limit'),
+    retryAfter: wait === null ? null : Math.min(wait, DAY),
+    quota: q !== null && w !== null && w > 0 ? [q, Math.min(w * NS, DAY)] : null,
+    reset: reset === null ? null : Math.min(reset, DAY),
+    latency,
+  };
+}
+
+export function classify(status) {
+  if (status >= 200 && status <= 299) return 'ok';
+  return status === 429 ? 'limited' : status === 503 ? 'unavailable' : 'error';
+}
+
+// `retry-after-ms`, else `Retry-After` in whole seconds or as an HTTP date; nanoseconds.
+function retryAfter(ms, seconds, now) {
+  const f = f64(ms);
+  if (f !== null && !Number.isNaN(f) && f >= 0) {
+    const s = f / 1e3;
+    return s <= 0 ? 0 : s >= 86400 ? DAY : durationNanos(s);
+  }
+  if (seconds === null) return null;
+  const n = u64(seconds);
+  if (n !== null) return n * NS;
+  const at = httpDate(seconds);
+  return at === null ? null : Math.max(at * NS - now, 0);
+}

@@ -1,0 +1,405 @@
+# fair-share law 2 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
+# library only. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+# docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
+# in the same order, and answers are read as answer.rs reads them, so the same answers give the
+# same waits.
+#
+#   law = FairShare.new(5)                          # this process's threads; params as keywords
+#   d = law.wait(thread, now)                       # now: seconds on the caller's monotonic clock
+#   # d > 0: sleep d, ask again. d == 0: send now (the send is booked), then with the answer:
+#   law.observe(thread, now, res.code.to_i, res.to_hash, latency)   # status nil: no answer came
+#
+# wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
+class FairShare
+  LAW = 2
+  NS = 1_000_000_000
+  U64 = 2**64 - 1
+  DAY = 86_400 * NS
+  DEFAULTS = { quota: nil, period: nil, first_spread: 0.0, initial_sleep: nil, reserve: 0.005,
+               span: 0.03, crowd: 1000.0, gain: 0.4, window_periods: 1.0, min_samples: 3,
+               min_flow: 30.0, drain_windows: 4.0, drain_fill: 1.0 / 12.0, full_level: 0.9,
+               full_drain: 1.0, pull_periods: 4.0, pull_max: 0.5, decrease: 0.5,
+               retry_jitter: 0.5, jitter: 0.1, increase: 0.15, error_backoff: 1.0,
+               error_backoff_max: 60.0, max_rate: 4.0 }.freeze
+  DURATIONS = %i[period first_spread initial_sleep error_backoff error_backoff_max].freeze
+  POSITIVE = %i[quota period crowd gain drain_windows full_drain pull_periods error_backoff max_rate].freeze
+  NON_NEGATIVE = %i[reserve span window_periods drain_fill pull_max retry_jitter increase min_flow
+                    full_level].freeze
+  Sample = Struct.new(:t, :r)
+  ThreadState = Struct.new(:target, :last_send, :jit, :hold, :errors, :pending)
+  # An answer as the law reads it (src/exchange.rs's Response): times in nanoseconds, `quota`
+  # [limit, window nanoseconds], `status` :ok, :limited, :unavailable or :error.
+  Answer = Struct.new(:status, :remaining, :limit, :retry_after, :quota, :reset, :latency)
+
+  module Num # src/time.rs's conversions and Rust's f64 max, min and clamp
+    module_function
+
+    def from_secs(s)
+      return 0 if s.nan? || s <= 0
+      n = s * 1e9
+      return U64 if n >= 2.0**64
+      whole = n.to_i
+      n - whole.to_f >= 0.5 ? whole + 1 : whole
+    end
+
+    def secs(n) = n.to_f / 1e9
+    def fmax(a, b) = a.nan? ? b : (b.nan? || a >= b ? a : b)
+    def fmin(a, b) = a.nan? ? b : (b.nan? || a <= b ? a : b)
+    def clamp(v, lo, hi) = v < lo ? lo : (v > hi ? hi : v)
+  end
+  include Num
+  extend Num
+
+  attr_reader :x, :decreases
+
+  def initialize(threads, random: Random.method(:rand), **params)
+    unknown = params.keys - DEFAULTS.keys
+    raise ArgumentError, "unknown fair-share parameter: #{unknown.join(', ')}" unless unknown.empty?
+    @c = DEFAULTS.merge(params).to_h do |k, v|
+      [k, v.nil? ? nil : Float(v, exception: false) || raise(ArgumentError, "fair-share: #{k} must be a number (got #{v.inspect})")]
+    end
+    @ns = DURATIONS.to_h { |k| [k, @c[k] && duration(k, @c[k])] }
+    bad = problems
+    raise ArgumentError, "fair-share: #{bad.join('; ')}" unless bad.empty?
+    @random = random
+    @lock = Mutex.new
+    @threads = Array.new([threads.to_i, 1].max) { ThreadState.new(nil, nil, 0.0, 0, 0, false) }
+    @limit = @c[:quota] || 4500.0
+    @period = @ns[:period] ? secs(@ns[:period]) : 3600.0
+    @rate = @limit / @period
+    @clock_at = @samples = @decreases = @updates = @sliding_votes = 0
+    @clock_phase = 0.0
+    @headers = @full_start = @sliding = @stated_policy = false
+    x0 = @rate / @threads.size
+    x0 = fmin(1.0 / secs(@ns[:initial_sleep]), x0) if @ns[:initial_sleep]
+    @x = clamp_rate(x0)
+  end
+
+  # Seconds as Rust's Duration::try_from_secs_f64 takes them: the exact value, ties to even.
+  def duration(name, s)
+    raise ArgumentError, "fair-share: #{name} must be a number of seconds of 0 or more (got #{s})" unless s.finite? && s >= 0
+    (s.to_r * NS).round(half: :even)
+  end
+
+  # Every parameter out of its range, as the law's check names it.
+  def problems
+    v = @c.merge(quota: @c[:quota] || 4500.0, period: @ns[:period] ? secs(@ns[:period]) : 3600.0,
+                 error_backoff: secs(@ns[:error_backoff]))
+    out = POSITIVE.reject { |k| v[k].finite? && v[k] > 0 }.map { |k| "#{k} must be above 0 (got #{v[k]})" }
+    out += NON_NEGATIVE.reject { |k| v[k].finite? && v[k] >= 0 }.map { |k| "#{k} must be 0 or more (got #{v[k]})" }
+    out << 'quota and period must be set together' if @c[:quota].nil? != @c[:period].nil?
+    [[:reserve, v[:reserve] < 1, 'below 1'], [:pull_max, v[:pull_max] <= 1, 'at most 1'],
+     [:gain, v[:gain] <= 1, 'at most 1'], [:decrease, v[:decrease] > 0 && v[:decrease] < 1, 'above 0 and below 1'],
+     [:jitter, v[:jitter] >= 0 && v[:jitter] < 1, 'from 0 to below 1'],
+     [:min_samples, v[:min_samples] >= 2, 'at least 2'],
+     [:error_backoff_max, @ns[:error_backoff_max] >= @ns[:error_backoff], 'at least error_backoff']]
+      .each { |k, ok, what| out << "#{k} must be #{what} (got #{v[k]})" unless ok }
+    out
+  end
+
+  # Seconds to wait before `thread` sends (0.0: send now, the send is booked); `now` in seconds.
+  def wait(thread, now) = secs(wait_ns(thread, from_secs(now)))
+
+  # After an answer; `now` and `latency` in seconds, `unix` the wall clock in seconds (GitHub's
+  # epoch reset, an HTTP-date Retry-After; default now). Returns the answer's class.
+  def observe(thread, now, status, headers, latency, unix = nil)
+    observe_ns(thread, from_secs(now), status, headers, from_secs(latency), unix)
+  end
+
+  def wait_ns(thread, now)
+    return NS unless (0...@threads.size).cover?(thread) # a thread out of range waits a second
+    @lock.synchronize do
+      delay(now, thread) unless @threads[thread].pending
+      acquire(now, thread)
+    end
+  end
+
+  def observe_ns(thread, now, status, headers, latency, unix = nil)
+    answer = FairShare.read_answer(status, headers || [], latency, unix)
+    @lock.synchronize { on_response(now, thread, answer) } if (0...@threads.size).cover?(thread)
+    answer.status
+  end
+
+  private
+
+  def clamp_rate(x) = clamp(x, @rate / @c[:crowd] * 0.01, @c[:max_rate] * @rate)
+  def reserve = fmin(fmax(@c[:reserve] * @limit, 1.0), @limit * 0.25)
+  def refill = @reset_at ? 0.0 : @rate
+  def spacing = 1.0 / @x
+  def window_secs = @c[:window_periods] / @x / Math.sqrt(@threads.size.to_f)
+  def loop_secs = fmax(window_secs, @c[:min_flow] / @rate)
+  def min_flow = @reset_at ? fmin(@c[:min_flow], @limit * 0.3) : @c[:min_flow]
+  def clamp_step(v) = clamp(v, -Math.log(100.0), Math.log(2.0))
+  def draw(lo, hi) = lo + @random.call * (hi - lo)
+  def price(r) = @rate / @c[:crowd] * Math.exp(fmin((r - reserve) / slope, 50.0))
+  def to_reset(t) = @reset_at && @period - (t - @reset_at) % @period # Ruby's % is rem_euclid here
+  def planned(t) = (left = to_reset(t)) ? fmax(@limit - reserve, 0.0) * left / @period : 0.0
+  def phase(now) = @clock_phase + secs([now - @clock_at, 0].max) * @x
+
+  def slope
+    span = fmax(@c[:span] * @limit, fmin(4.0, fmax(@limit - reserve, 0.0) * 0.8))
+    fmax(span / Math.log(@c[:crowd]), Float::MIN)
+  end
+
+  def target(r, t)
+    if (left = to_reset(t))
+      res = reserve * fmin(left / @period, 1.0)
+      return fmax((r + 1.0 - res) / fmax(left, window_secs), @rate * 0.05)
+    end
+    surplus = (r - reserve) / fmax(@c[:drain_fill] * @limit / @rate, @c[:drain_windows] * loop_secs)
+    surplus = fmin(surplus, @c[:full_drain] * @rate) if @full_start
+    fmax(@rate + surplus, @rate * 0.25)
+  end
+
+  def set_rate(now, x)
+    now = [now, @clock_at].max
+    @clock_phase = phase(now)
+    @clock_at = now
+    @x = clamp_rate(x)
+  end
+
+  def apply_window(now, first, last)
+    dt = last.t - first.t
+    return apply_sliding_window(now, first, last, dt) if @sliding
+    total = fmax(refill - (last.r - first.r) / dt, @rate * 0.02)
+    target = target((first.r + last.r) / 2.0, (first.t + last.t) / 2.0)
+    ln_x = Math.log(@x) + @c[:gain] * clamp_step(Math.log(target / total))
+    price = price(last.r - planned(last.t))
+    n = @threads.size.to_f
+    pull = fmin(slope / (@c[:pull_periods] * fmax(total / fmax(@x, price), n)), @c[:pull_max])
+    pull *= 1.0 - clamp(n * @x / total, 0.0, 1.0)
+    cap = @full_start ? target * @x / total : target
+    ln_x += pull * fmax(Math.log(fmin(price, cap)) - ln_x, -Math.log(100.0))
+    set_rate(now, Math.exp(ln_x))
+  end
+
+  def apply_sliding_window(now, first, last, dt)
+    average = (@limit - (first.r + last.r) / 2.0) / @period
+    fall = (first.r - last.r) / dt
+    total = fmax(fmax(average, fall), @rate * 0.02)
+    gain = fall > average ? @c[:gain] : @c[:gain] * fmin(1.0 * dt / @period, 1.0)
+    set_rate(now, Math.exp(Math.log(@x) + gain * clamp_step(Math.log(@limit / @period / total))))
+  end
+
+  def read_reset(t, stated, r)
+    return forget_sliding if @reset_at || (@policy.nil? && @c[:quota].nil?)
+    slack = fmax(@period * 0.02, 1.0)
+    if stated >= @period - slack && stated > fmax(@limit - r, 0.0) / @rate + 1.5 * slack
+      @sliding_since ||= t
+      @sliding_votes += 1
+      @sliding = true if @sliding_votes >= 3 && t - @sliding_since > 2.0 * slack
+    elsif stated < @period - 1.5 * slack
+      forget_sliding
+    end
+  end
+
+  def forget_sliding
+    @sliding, @sliding_votes, @sliding_since = false, 0, nil
+  end
+
+  def open_window(s)
+    @window, @samples = s, 1
+  end
+
+  def observe_level(now, t, r)
+    s = Sample.new(t, r)
+    if @newest.nil? && r >= @c[:full_level] * @limit then @full_start = true
+    elsif r <= reserve + slope * Math.log(@c[:crowd]) then @full_start = false
+    end
+    if @newest && t >= @newest.t
+      if r > @newest.r + refill * (t - @newest.t) + fmax(@limit * 0.1, 2.0)
+        @reset_at = (@newest.t + t) / 2.0 # a fixed window turned over between the two readings
+        @full_start = false
+        @newest = s
+        return open_window(s)
+      end
+      @reset_at = nil if @reset_at && r > @newest.r + 2.0
+    end
+    @newest = s if @newest.nil? || t >= @newest.t
+    return open_window(s) unless (first = @window)
+    @samples += 1
+    flow = @rate * (t - first.t) - (r - first.r)
+    return unless t - first.t >= window_secs * (@updates.zero? ? 0.7 : 1.0) && @samples >= @c[:min_samples] &&
+                  flow >= min_flow
+    apply_window(now, first, s)
+    @updates += 1
+    open_window(s)
+  end
+
+  def take_policy(now, quota, limit_from_quota)
+    return if @policy == quota
+    @policy = quota
+    rate = quota[0].to_f * 1e9 / quota[1].to_f
+    scale = rate / @rate
+    @rate = rate
+    @period = secs(quota[1])
+    @limit = quota[0].to_f if limit_from_quota
+    set_rate(now, @x * scale)
+  end
+
+  # Law 2: without a stated or given quota, a fixed window's period from its stated reset (its
+  # end, the same on every answer until it turns over): two ends in a row, each stated alike
+  # (within 1 s) for more than 2 s, with the level's turnover at the first, are a period apart.
+  def read_period(now, stated)
+    return if @c[:quota] || @stated_policy
+    t = secs(now)
+    stated_end = t + stated
+    cur = @window_end
+    if cur.nil? || (stated_end - cur[0]).abs > 1.0
+      @last_end = cur && cur[2] - cur[1] > 2.0 ? cur[0] : nil if cur
+      return @window_end = [stated_end, t, t] # [end, since, seen]
+    end
+    cur[2] = t
+    return unless @last_end && cur[2] - cur[1] > 2.0
+    period = (cur[0] - @last_end).round.to_f # f64::round: halves away from zero, as Ruby's
+    turned_over = @reset_at && (@reset_at - @last_end).abs <= 0.1 * period + 1.0
+    take_policy(now, [clamp(@limit, 0, U64).to_i, (period * NS).to_i], false) if turned_over && period >= 1 && period <= 86_400
+  end
+
+  def delay(now, thread)
+    th = @threads[thread]
+    unless th.target
+      unless @offset
+        @offset = draw(0.0, 1.0) # once per process, the first wait of any thread
+        @clock_at, @clock_phase = now, 0.0
+      end
+      th.target = (thread + @offset) / @threads.size * fmax(secs(@ns[:first_spread]) * @x, 1.0)
+    end
+    th.jit = @c[:jitter] <= 0 ? 0.0 : draw(-@c[:jitter], @c[:jitter]) / @threads.size
+    th.pending = true
+  end
+
+  def acquire(now, thread)
+    th = @threads[thread]
+    left = th.target ? from_secs(fmax(th.target + th.jit - phase(now), 0.0) / @x) : 0
+    left = [left, th.hold - now].max
+    left = [left, [from_secs(spacing / 8.0), 1].max].min # looked at again every eighth of a period
+    return left unless left.zero?
+    ph = phase(now)
+    nxt = (th.target || ph) + 1.0
+    nxt += (ph + 0.5 - nxt).ceil.to_f if nxt < ph + 0.5
+    th.target, th.last_send, th.pending = nxt, now, false
+    0
+  end
+
+  def on_response(now, thread, a)
+    q = a.quota && a.quota[0].to_f * 1e9 / a.quota[1].to_f > 0 ? a.quota : nil
+    @stated_policy ||= !q.nil?
+    take_policy(now, q, a.limit.nil?) if @c[:quota].nil? && q
+    @limit = a.limit.to_f if a.limit&.positive?
+    th = @threads[thread]
+    sent = th.last_send || now
+    if a.remaining && %i[ok limited].include?(a.status)
+      @headers = true
+      read_reset(secs(now), secs(a.reset), a.remaining.to_f) if a.reset && a.status == :ok
+      observe_level(now, secs([now - a.latency / 2, 0, sent].max), a.remaining.to_f)
+      read_period(now, secs(a.reset)) if a.reset && a.status == :ok
+    end
+    case a.status
+    when :ok
+      th.errors = 0
+      unless @headers
+        since = @last_increase ? secs(now - [@last_increase, now].min) : 0.0
+        set_rate(now, @x + @c[:increase] * @rate * @rate / @limit * since)
+        @last_increase = now
+      end
+    when :limited
+      th.errors = 0
+      period = from_secs(spacing)
+      left = to_reset(secs(now))
+      spent = @period * @x * @threads.size >= 4.0 && a.retry_after && left &&
+              (secs(a.retry_after) - left).abs <= 0.1 * @period
+      if !spent && (@last_decrease.nil? || (sent >= @last_decrease && now >= [@last_decrease + period, U64].min))
+        per_period = @threads.size * @x * @period
+        set_rate(now, @x * (@sliding ? fmax(1.0 - 1.0 / fmax(per_period, 1.0), @c[:decrease]) : @c[:decrease]))
+        @last_decrease = now
+        @decreases += 1
+        @window, @samples = nil, 0
+      end
+      wait = 0
+      if a.retry_after
+        ra = secs(a.retry_after)
+        stretch = @c[:retry_jitter] > 0 ? draw(0.0, @c[:retry_jitter]) : 0.0
+        wait = from_secs(ra + stretch * fmin(ra, spacing))
+      end
+      th.hold = [now + wait, U64].min
+    else # 503, any other status, no answer: back this thread off, doubling
+      base = secs(@ns[:error_backoff]) * 2.0**[th.errors, 30].min
+      th.hold = [now + from_secs(fmin(base, secs(@ns[:error_backoff_max]))), U64].min
+      th.errors += 1
+    end
+  end
+
+  # --- Reading an answer: src/engine/live/headers.rs, `read_response` at scale 1 ---------------
+  MONTHS = %w[Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec].freeze
+  U64_TEXT = /\A\+?\d+\z/
+  F64_TEXT = /\A[+-]?(?:inf|infinity|nan|(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)\z/i
+
+  # Rust's str::parse::<u64> and ::<f64>.
+  def self.u64(v) = v&.match?(U64_TEXT) && v.to_i <= U64 ? v.to_i : nil
+
+  def self.f64(v)
+    return nil unless v&.match?(F64_TEXT)
+    return Float::NAN if v =~ /nan/i
+    (v =~ /inf/i ? Float::INFINITY : v.delete_prefix('+').delete_prefix('-').to_f) * (v.start_with?('-') ? -1 : 1)
+  end
+
+  # `status` an HTTP status (nil: no answer came), `headers` pairs or a Hash (of Arrays, as
+  # Net::HTTPResponse#to_hash: the first value is read), `latency` in nanoseconds.
+  def self.read_answer(status, headers, latency, unix = nil)
+    h = {}
+    headers.each { |k, v| h[k.to_s.strip.downcase] ||= (v.is_a?(Array) ? v.first : v).to_s }
+    now = if unix.nil? then Process.clock_gettime(Process::CLOCK_REALTIME, :nanosecond)
+          else unix.is_a?(Integer) ? unix * NS : (unix * 1e9).round
+          end
+    get = ->(name) { h[name]&.strip }
+    number = lambda do |*names|
+      names.each do |name|
+        n = u64(v = get.(name)) || ((f = f64(v)) && f >= 0 ? (f >= 2.0**64 ? U64 : f.to_i) : nil)
+        return n if n
+      end
+      nil
+    end
+    param = lambda do |field, *names|
+      field&.split(/[;,]/)&.each do |part|
+        k, v = part.strip.split('=', 2)
+        return u64(v.strip.gsub(/\A"+|"+\z/, '')) if v && names.include?(k.strip)
+      end
+      nil
+    end
+    until_epoch = ->(at) { [at * NS - now, 0].max }
+    ietf, policy = get.('ratelimit'), get.('ratelimit-policy')
+    st = status.nil? ? :error : classify(status)
+    st = :limited if status == 403 && (number.('x-ratelimit-remaining') == 0 || h.key?('retry-after'))
+    wait = retry_after(get, now)
+    if wait.nil? && st == :limited && number.('x-ratelimit-remaining') == 0
+      wait = (at = number.('x-ratelimit-reset')) && until_epoch.(at)
+    end
+    q, w = param.(policy, 'q', 'l'), param.(policy, 'w')
+    reset = (t = param.(ietf, 't', 'reset')) ? t * NS : ((at = number.('x-ratelimit-reset')) && until_epoch.(at))
+    Answer.new(st, number.('ratelimit-remaining', 'x-ratelimit-remaining') || param.(ietf, 'r', 'remaining'),
+               number.('ratelimit-limit', 'x-ratelimit-limit') || param.(policy, 'q', 'l') || param.(ietf, 'limit'),
+               wait && [wait, DAY].min, q && w&.positive? ? [q, [w * NS, DAY].min] : nil,
+               reset && [reset, DAY].min, latency)
+  end
+
+  def self.classify(status) = (200..299).cover?(status) ? :ok : { 429 => :limited, 503 => :unavailable }.fetch(status, :error)
+
+  # `retry-after-ms` (rounded as Rust's Duration::from_secs_f64: the exact value, ties to even),
+  # else `Retry-After` in whole seconds or as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`, the
+  # form servers must send); nanoseconds.
+  def self.retry_after(get, now)
+    if (f = f64(get.('retry-after-ms'))) && !f.nan? && f >= 0
+      s = f / 1e3
+      return s <= 0 ? 0 : (s >= 86_400 ? DAY : (s.to_r * NS).round(half: :even))
+    end
+    return nil unless (v = get.('retry-after'))
+    return u64(v) * NS if u64(v)
+    d = v.match(/\A\S+\s+(\d+)\s+(\w{3})\s+(\d+)\s+(\d+):(\d+):(\d+)(?::\S*)?\s+GMT\z/)
+    month = d && MONTHS.index(d[2])
+    day, year, h, m, sec = d && [1, 3, 4, 5, 6].map { |i| d[i].to_i }
+    return nil unless month && day.between?(1, 31) && h <= 23 && m <= 59 && sec <= 60 && year >= 1970
+    at = Time.utc(year, month + 1, 1).to_i + ((day - 1) * 86_400) + (h * 3600) + (m * 60) + sec
+    [at * NS - now, 0].max
+  end
+end
