@@ -79,6 +79,17 @@ const SHAPES: &[Shape] = &[
         minutes: 5,
     },
     Shape {
+        name: "fixed_window_github_coarse",
+        server: "kind = \"fixed-window\"\nlimit = 100\nwindow = \"1m\"",
+        dialect: Headers::Github,
+        threads: 3,
+        // The stated resets read as if each of the server's seconds were 3 of the client's (a
+        // time-scaled server): the window ends agree within 3 s, steady over 6 s.
+        params: &[("reset_resolution", 3.0)],
+        others_every: 1.0,
+        minutes: 10,
+    },
+    Shape {
         name: "outage_backoff",
         server: "kind = \"gcra\"\nlimit = 100\nperiod = \"1m\"\noutages = [[\"0s\", \"10m\"]]",
         dialect: Headers::Full,

@@ -254,13 +254,13 @@ fn live_agrees_with_the_sim_at_every_time_scale() {
     );
 }
 
-/// fair-share beyond Heroku's hourly bucket, live: two cells of the API-shape matrix
-/// (`scenarios/gauntlet/api_shapes.toml`), five per second in real time and an hourly fixed
-/// window at 60×, each against the sim's mean over 10 seeds of the same cell and length. Held to
+/// fair-share beyond Heroku's hourly bucket, live: three cells of the API-shape matrix
+/// (`scenarios/gauntlet/api_shapes.toml`), five per second in real time, an hourly fixed
+/// window and a per-minute bucket at 60×, each against the sim's mean over 10 seeds of the same cell and length. Held to
 /// the tolerances above: 0.5 points of 429s, 0.03 of utilization and of fairness, widened by
 /// [`spread`] where the sim's own seeds vary more.
 #[test]
-fn fair_share_live_agrees_with_the_sim_on_a_per_second_and_an_hourly_api() {
+fn fair_share_live_agrees_with_the_sim_on_per_second_per_minute_and_hourly_apis() {
     let _turn = one_at_a_time();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/gauntlet/api_shapes.toml");
     let text = std::fs::read_to_string(&path).unwrap();
@@ -268,7 +268,16 @@ fn fair_share_live_agrees_with_the_sim_on_a_per_second_and_an_hourly_api() {
     // time: a server at a time scale writes its policy and reset in whole real seconds, ten of
     // a per-second API's periods at 10x (there one live run used 0.75 of the capacity where
     // the sim used 0.998). One thread, whose sim ranges 0.970-0.984 over ten seeds in a minute.
-    let cases = [("1x1/gcra_5ps", 1, "60s"), ("2x4/fw_5000ph", 60, "1h")];
+    // A per-minute bucket at 60x: the server's whole real second is a whole minute of the
+    // clients' time, so a bucket's reset (under a real second) says a whole period, as a
+    // sliding window's does. Read to the client's second it was taken for one: 9.7 % 429s live
+    // where the sim draws 0.07 %; the law now reads resets at the server's resolution
+    // (`reset_resolution`, the time scale's seconds).
+    let cases = [
+        ("1x1/gcra_5ps", 1, "60s"),
+        ("2x4/fw_5000ph", 60, "1h"),
+        ("2x4/gcra_100pm", 60, "20m"),
+    ];
     let mut failures = Vec::new();
     for (cell, scale, duration) in cases {
         let (cell_set, scale_set) = (format!("cell={cell}"), format!("run.time_scale={scale}"));

@@ -65,11 +65,12 @@ export const DEFAULTS = Object.freeze({
   crowd: 1000, gain: 0.4, window_periods: 1, min_samples: 3, min_flow: 30, drain_windows: 4,
   drain_fill: 1 / 12, full_level: 0.9, full_drain: 1, pull_periods: 4, pull_max: 0.5,
   decrease: 0.5, retry_jitter: 0.5, jitter: 0.1, increase: 0.15, error_backoff: 1,
-  error_backoff_max: 60, max_rate: 4,
+  error_backoff_max: 60, max_rate: 4, reset_resolution: 1,
 });
-const DURATIONS = ['period', 'first_spread', 'initial_sleep', 'error_backoff', 'error_backoff_max'];
+const DURATIONS = ['period', 'first_spread', 'initial_sleep', 'error_backoff', 'error_backoff_max',
+  'reset_resolution'];
 const POSITIVE = ['quota', 'period', 'crowd', 'gain', 'drain_windows', 'full_drain', 'pull_periods',
-  'error_backoff', 'max_rate'];
+  'error_backoff', 'max_rate', 'reset_resolution'];
 const NON_NEGATIVE = ['reserve', 'span', 'window_periods', 'drain_fill', 'pull_max', 'retry_jitter',
   'increase', 'min_flow', 'full_level'];
 
@@ -232,7 +233,7 @@ export class FairShare {
 
   readReset(t, stated, r) {
     if (this.resetAt !== null || (this.policy === null && this.c.quota === null)) return this.forgetSliding();
-    const slack = fmax(this.period * 0.02, 1);
+    const slack = fmax(this.period * 0.02, secs(this.ns.reset_resolution));
     if (stated >= this.period - slack && stated > fmax(this.limit - r, 0) / this.rate + 1.5 * slack) {
       this.slidingSince ??= t;
       this.slidingVotes += 1;
@@ -282,22 +283,24 @@ export class FairShare {
 
   // Law 2: without a stated or given quota, a fixed window's period from its stated reset (its
   // end, the same on every answer until it turns over): two ends in a row, each stated alike
-  // (within 1 s) for more than 2 s, with the level's turnover at the first, are a period apart.
+  // (within the header's resolution, reset_resolution) for more than two resolutions, with the
+  // level's turnover at the first, are a period apart.
   readPeriod(now, stated) {
     if (this.c.quota !== null || this.statedPolicy) return;
     const t = secs(now);
+    const same = secs(this.ns.reset_resolution);
     const end = t + stated;
     const cur = this.windowEnd;
-    if (cur === null || Math.abs(end - cur.end) > 1) {
-      if (cur !== null) this.lastEnd = cur.seen - cur.since > 2 ? cur.end : null;
+    if (cur === null || Math.abs(end - cur.end) > same) {
+      if (cur !== null) this.lastEnd = cur.seen - cur.since > 2 * same ? cur.end : null;
       this.windowEnd = { end, since: t, seen: t };
       return;
     }
     cur.seen = t;
-    if (this.lastEnd === null || !(cur.seen - cur.since > 2)) return;
+    if (this.lastEnd === null || !(cur.seen - cur.since > 2 * same)) return;
     const gap = cur.end - this.lastEnd;
     const period = Math.sign(gap) * Math.round(Math.abs(gap)); // f64::round: halves away from zero
-    const turnedOver = this.resetAt !== null && Math.abs(this.resetAt - this.lastEnd) <= 0.1 * period + 1;
+    const turnedOver = this.resetAt !== null && Math.abs(this.resetAt - this.lastEnd) <= 0.1 * period + same;
     if (turnedOver && period >= 1 && period <= 86400) {
       this.takePolicy(now, [Math.trunc(clamp(this.limit, 0, U64)), period * NS], false);
     }

@@ -26,10 +26,10 @@ DEFAULTS = dict(quota=None, period=None, first_spread=0.0, initial_sleep=None, r
                 crowd=1000.0, gain=0.4, window_periods=1.0, min_samples=3, min_flow=30.0, drain_windows=4.0,
                 drain_fill=1.0 / 12.0, full_level=0.9, full_drain=1.0, pull_periods=4.0, pull_max=0.5,
                 decrease=0.5, retry_jitter=0.5, jitter=0.1, increase=0.15, error_backoff=1.0,
-                error_backoff_max=60.0, max_rate=4.0)
-DURATIONS = ("period", "first_spread", "initial_sleep", "error_backoff", "error_backoff_max")
+                error_backoff_max=60.0, max_rate=4.0, reset_resolution=1.0)
+DURATIONS = ("period", "first_spread", "initial_sleep", "error_backoff", "error_backoff_max", "reset_resolution")
 POSITIVE = ("quota", "period", "crowd", "gain", "drain_windows", "full_drain", "pull_periods", "error_backoff",
-            "max_rate")
+            "max_rate", "reset_resolution")
 NON_NEGATIVE = ("reserve", "span", "window_periods", "drain_fill", "pull_max", "retry_jitter", "increase",
                 "min_flow", "full_level", "first_spread", "initial_sleep")
 RANGES = [("reserve", lambda c: c["reserve"] < 1.0, "below 1"),
@@ -264,7 +264,7 @@ class FairShare:
         if self.reset_at is not None or (self.policy is None and self.c["quota"] is None):
             self.sliding, self.votes, self.since = False, 0, None
             return
-        bucket, slack = max(self.limit - r, 0.0) / self.rate, max(self.period * 0.02, 1.0)
+        bucket, slack = max(self.limit - r, 0.0) / self.rate, max(self.period * 0.02, secs(self.c["reset_resolution"]))
         if stated >= self.period - slack and stated > bucket + 1.5 * slack:
             self.since = t if self.since is None else self.since
             self.votes = min(self.votes + 1, U32)
@@ -305,18 +305,18 @@ class FairShare:
     def read_period(self, now, stated):  # law 2: a fixed window's period from its stated reset
         if self.c["quota"] is not None or self.stated_policy:
             return
-        t = secs(now)
-        end, cur = t + stated, self.window_end  # [end, since, seen]
-        if cur is None or not abs(end - cur[0]) <= 1.0:  # a new end: the one before, if steady
+        t, same = secs(now), secs(self.c["reset_resolution"])  # the header's resolution
+        end, cur, steady = t + stated, self.window_end, 2.0 * same  # cur: [end, since, seen]
+        if cur is None or not abs(end - cur[0]) <= same:  # a new end: the one before, if steady
             if cur is not None:
-                self.last_end = cur[0] if cur[2] - cur[1] > 2.0 else None
+                self.last_end = cur[0] if cur[2] - cur[1] > steady else None
             self.window_end = [end, t, t]
             return
         cur[2] = t
-        if self.last_end is None or not cur[2] - cur[1] > 2.0:
+        if self.last_end is None or not cur[2] - cur[1] > steady:
             return
         period = _round(cur[0] - self.last_end)
-        turned_over = self.reset_at is not None and abs(self.reset_at - self.last_end) <= 0.1 * period + 1.0
+        turned_over = self.reset_at is not None and abs(self.reset_at - self.last_end) <= 0.1 * period + same
         if turned_over and 1.0 <= period <= 86_400.0:
             self.take_policy(now, (min(int(self.limit), U64), int(period) * NS), False)
     def _wait(self, now, thread):

@@ -20,9 +20,10 @@ class FairShare
                min_flow: 30.0, drain_windows: 4.0, drain_fill: 1.0 / 12.0, full_level: 0.9,
                full_drain: 1.0, pull_periods: 4.0, pull_max: 0.5, decrease: 0.5,
                retry_jitter: 0.5, jitter: 0.1, increase: 0.15, error_backoff: 1.0,
-               error_backoff_max: 60.0, max_rate: 4.0 }.freeze
-  DURATIONS = %i[period first_spread initial_sleep error_backoff error_backoff_max].freeze
-  POSITIVE = %i[quota period crowd gain drain_windows full_drain pull_periods error_backoff max_rate].freeze
+               error_backoff_max: 60.0, max_rate: 4.0, reset_resolution: 1.0 }.freeze
+  DURATIONS = %i[period first_spread initial_sleep error_backoff error_backoff_max reset_resolution].freeze
+  POSITIVE = %i[quota period crowd gain drain_windows full_drain pull_periods error_backoff max_rate
+                reset_resolution].freeze
   NON_NEGATIVE = %i[reserve span window_periods drain_fill pull_max retry_jitter increase min_flow
                     full_level].freeze
   Sample = Struct.new(:t, :r)
@@ -183,7 +184,7 @@ class FairShare
 
   def read_reset(t, stated, r)
     return forget_sliding if @reset_at || (@policy.nil? && @c[:quota].nil?)
-    slack = fmax(@period * 0.02, 1.0)
+    slack = fmax(@period * 0.02, secs(@ns[:reset_resolution]))
     if stated >= @period - slack && stated > fmax(@limit - r, 0.0) / @rate + 1.5 * slack
       @sliding_since ||= t
       @sliding_votes += 1
@@ -239,20 +240,22 @@ class FairShare
 
   # Law 2: without a stated or given quota, a fixed window's period from its stated reset (its
   # end, the same on every answer until it turns over): two ends in a row, each stated alike
-  # (within 1 s) for more than 2 s, with the level's turnover at the first, are a period apart.
+  # (within the header's resolution, `reset_resolution`) for more than two resolutions, with the
+  # level's turnover at the first, are a period apart.
   def read_period(now, stated)
     return if @c[:quota] || @stated_policy
     t = secs(now)
+    same = secs(@ns[:reset_resolution])
     stated_end = t + stated
     cur = @window_end
-    if cur.nil? || (stated_end - cur[0]).abs > 1.0
-      @last_end = cur && cur[2] - cur[1] > 2.0 ? cur[0] : nil if cur
+    if cur.nil? || (stated_end - cur[0]).abs > same
+      @last_end = cur && cur[2] - cur[1] > 2.0 * same ? cur[0] : nil if cur
       return @window_end = [stated_end, t, t] # [end, since, seen]
     end
     cur[2] = t
-    return unless @last_end && cur[2] - cur[1] > 2.0
+    return unless @last_end && cur[2] - cur[1] > 2.0 * same
     period = (cur[0] - @last_end).round.to_f # f64::round: halves away from zero, as Ruby's
-    turned_over = @reset_at && (@reset_at - @last_end).abs <= 0.1 * period + 1.0
+    turned_over = @reset_at && (@reset_at - @last_end).abs <= 0.1 * period + same
     take_policy(now, [clamp(@limit, 0, U64).to_i, (period * NS).to_i], false) if turned_over && period >= 1 && period <= 86_400
   end
 

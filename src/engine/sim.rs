@@ -344,6 +344,7 @@ fn build_throttles(
                 process: p.index,
                 key: layout.keys[group.key].clone(),
                 store: store.clone(),
+                time_scale: 1.0,
                 population: populations[group.key].clone(),
             };
             scenario.clients[p.group].throttle.build(ctx)

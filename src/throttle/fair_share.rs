@@ -50,6 +50,7 @@ pub struct FairShareConfig {
     pub error_backoff: HumanDuration,
     pub error_backoff_max: HumanDuration,
     pub max_rate: f64,
+    pub reset_resolution: HumanDuration,
 }
 
 /// The law's own defaults (`crates/fair-share/src/params.rs`), so there is one list of them.
@@ -82,6 +83,7 @@ impl Default for FairShareConfig {
             error_backoff: h(p.error_backoff),
             error_backoff_max: h(p.error_backoff_max),
             max_rate: p.max_rate,
+            reset_resolution: h(p.reset_resolution),
         }
     }
 }
@@ -129,6 +131,7 @@ impl FairShareConfig {
             error_backoff: d(self.error_backoff),
             error_backoff_max: d(self.error_backoff_max),
             max_rate: self.max_rate,
+            reset_resolution: d(self.reset_resolution),
         }
     }
 
@@ -137,7 +140,13 @@ impl FairShareConfig {
     }
 
     pub fn build(&self, ctx: BuildContext) -> FairShare {
-        FairShare(Law::new(ctx.threads, self.params()))
+        let mut params = self.params();
+        // A live run at a time scale: the server's whole seconds are `time_scale` of the
+        // clients' (virtual) seconds.
+        if ctx.time_scale > 1.0 {
+            params.reset_resolution = params.reset_resolution.mul_f64(ctx.time_scale);
+        }
+        FairShare(Law::new(ctx.threads, params))
     }
 }
 

@@ -75,6 +75,9 @@ pub struct BuildContext {
     /// State shared by every process of the run (the Redis of Rebased's interval lock and of
     /// the Discord job queue).
     pub store: SharedStore,
+    /// Virtual seconds per real second: a live run's `time_scale` (a server's whole seconds
+    /// are that many of the clients'); 1 in the sim.
+    pub time_scale: f64,
     /// Who uses the same server key over time; only the `oracle` may look.
     pub population: Arc<Population>,
 }
@@ -88,6 +91,7 @@ impl BuildContext {
             process: 0,
             key: DEFAULT_KEY.into(),
             store: crate::store::shared(),
+            time_scale: 1.0,
             population: Arc::new(Population::default()),
         }
     }

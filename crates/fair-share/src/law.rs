@@ -181,6 +181,11 @@ impl Law {
         }
     }
 
+    /// How finely the server states its resets, in the client's seconds (`reset_resolution`).
+    fn resolution(&self) -> f64 {
+        secs(nanos(self.cfg.reset_resolution))
+    }
+
     /// The window length `W`: one own period, or long enough for `min_flow` tokens at `R`.
     pub fn window_secs(&self) -> f64 {
         self.cfg.window_periods / self.x / (self.threads.len() as f64).sqrt()
@@ -289,7 +294,7 @@ impl Law {
         let bucket = (self.limit - r).max(0.0) / self.rate;
         // The stated reset's rounding, in the client's time: a whole second, or more where a
         // live server's second stands for more of it (a time scale); a share of the period.
-        let slack = (self.period * SLIDING_SLACK).max(RESET_RESOLUTION);
+        let slack = (self.period * SLIDING_SLACK).max(self.resolution());
         if stated >= self.period - slack && stated > bucket + 1.5 * slack {
             let since = *self.sliding_since.get_or_insert(t);
             self.sliding_votes = self.sliding_votes.saturating_add(1);
@@ -402,11 +407,12 @@ impl Law {
             });
             return;
         };
-        if (end - cur.end).abs() <= END_SLACK {
+        let (same, steady_for) = (self.resolution(), STEADY_END * self.resolution());
+        if (end - cur.end).abs() <= same {
             cur.seen = t;
             self.window_end = Some(cur);
         } else {
-            let steady = |w: &WindowEnd| w.seen - w.since > STEADY_END;
+            let steady = |w: &WindowEnd| w.seen - w.since > steady_for;
             self.last_end = Some(cur).filter(steady).map(|w| w.end);
             self.window_end = Some(WindowEnd {
                 end,
@@ -415,7 +421,7 @@ impl Law {
             });
             return;
         }
-        let (Some(last), true) = (self.last_end, cur.seen - cur.since > STEADY_END) else {
+        let (Some(last), true) = (self.last_end, cur.seen - cur.since > steady_for) else {
             return;
         };
         let period = (cur.end - last).round();
@@ -423,7 +429,7 @@ impl Law {
         // whole again at one instant too, but fills up to it smoothly.
         let turned_over = self
             .reset_at
-            .is_some_and(|at| (at - last).abs() <= RESET_MATCH * period + END_SLACK);
+            .is_some_and(|at| (at - last).abs() <= RESET_MATCH * period + same);
         if turned_over && period >= 1.0 && period <= secs(nanos(crate::MAX_SERVER_WAIT)) {
             let q = Policy {
                 limit: self.limit as u64,
@@ -465,13 +471,10 @@ impl Law {
 const FIRST_WINDOW: f64 = 0.7;
 /// On a fixed window, a window of the law closes after at most this share of the allowance.
 const MAX_FLOW_OF_ALLOWANCE: f64 = 0.3;
-/// Two stated resets name the same window end within this many seconds (whole seconds, and a
-/// client's clock a little off the server's)...
-const END_SLACK: f64 = 1.0;
-/// ... and an end is a fixed window's once it was stated alike for longer than this.
+/// Two stated resets name the same window end within one resolution of the header (whole
+/// seconds, and a client's clock a little off the server's), and an end is a fixed window's
+/// once it was stated alike for longer than this many resolutions.
 const STEADY_END: f64 = 2.0;
-/// A stated reset is whole seconds (rounded up).
-const RESET_RESOLUTION: f64 = 1.0;
 /// On a sliding window the D gain per window is `γ` spread over this share of the period.
 const SLIDING_GAIN_PERIODS: f64 = 1.0;
 /// A stated reset is read with a slack of this share of the period, or of its resolution if
@@ -1285,6 +1288,35 @@ mod tests {
             w.respond_ns(now * S, 0, &sliding, &mut rng);
         }
         assert!(w.sliding);
+    }
+
+    #[test]
+    fn a_time_scaled_servers_whole_seconds_are_read_at_their_own_resolution() {
+        // 100 per minute served at 60x: the stated reset, under a real second, says one real
+        // second, 60 s of the client's time, a whole period at any level. Read to the second it
+        // votes for a sliding window; read at the server's resolution (60 s) it does not.
+        let mut rng = test_rng();
+        let gcra = Answer {
+            limit: Some(100),
+            reset: ns(60 * S),
+            ..answer(Status::Ok, 4)
+        };
+        let mut fine = shaped(1, 100.0, 60, 100.0);
+        let mut scaled = Law::new(
+            1,
+            Params {
+                quota: Some(100.0),
+                period: Some(Duration::from_secs(60)),
+                reset_resolution: Duration::from_secs(60),
+                ..Params::default()
+            },
+        );
+        for now in [100, 200, 300, 400] {
+            fine.respond_ns(now * S, 0, &gcra, &mut rng);
+            scaled.respond_ns(now * S, 0, &gcra, &mut rng);
+        }
+        assert!(fine.sliding);
+        assert!(!scaled.sliding);
     }
 
     #[test]

@@ -70,6 +70,11 @@ pub struct Params {
     pub error_backoff_max: Duration,
     /// The per-thread rate's ceiling, in multiples of `R`. Default 4.
     pub max_rate: f64,
+    /// How finely the server states its resets (`t`, `x-ratelimit-reset`): whole seconds in
+    /// every dialect, so a reset or a window's end is known to a second. Default 1 s. A client
+    /// of a server whose clock runs faster than its own (a simulator's time scale `s`) reads
+    /// each of the server's seconds as `s` of its own: set it to `s` seconds.
+    pub reset_resolution: Duration,
 }
 
 impl Default for Params {
@@ -99,6 +104,7 @@ impl Default for Params {
             error_backoff: Duration::from_secs(1),
             error_backoff_max: Duration::from_secs(60),
             max_rate: 4.0,
+            reset_resolution: Duration::from_secs(1),
         }
     }
 }
@@ -140,6 +146,10 @@ pub const UNITS: &[(&str, &str)] = &[
     ("error_backoff", "duration, doubling per error"),
     ("error_backoff_max", "duration"),
     ("max_rate", "multiples of R per thread"),
+    (
+        "reset_resolution",
+        "duration: how finely the server states resets",
+    ),
 ];
 
 /// A parameter out of its range: its name, and what is wrong with it.
@@ -168,6 +178,7 @@ impl Params {
             ("pull_periods", self.pull_periods),
             ("error_backoff", secs(nanos(self.error_backoff))),
             ("max_rate", self.max_rate),
+            ("reset_resolution", secs(nanos(self.reset_resolution))),
         ] {
             if !(v.is_finite() && v > 0.0) {
                 out.push((field, format!("must be a number above 0 (got {v})")));
@@ -207,6 +218,7 @@ impl Params {
             "initial_sleep" => self.initial_sleep = Some(seconds()?),
             "error_backoff" => self.error_backoff = seconds()?,
             "error_backoff_max" => self.error_backoff_max = seconds()?,
+            "reset_resolution" => self.reset_resolution = seconds()?,
             "min_samples"
                 if value >= 0.0 && value.fract() == 0.0 && value <= f64::from(u32::MAX) =>
             {

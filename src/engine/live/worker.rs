@@ -127,6 +127,7 @@ impl Process {
             process: spec.process,
             key: layout.keys[group.key].clone(),
             store: store.clone(),
+            time_scale: scenario.run.time_scale,
             population,
         };
         let throttle = scenario.clients[spec.group].throttle.build(ctx);
