@@ -521,7 +521,9 @@ fn clamp_step(v: f64) -> f64 {
 }
 
 impl Law {
-    /// The law for one process of `threads` threads (at least one).
+    /// The law for one process of `threads` threads (at least one). Threads are numbered from
+    /// 0; the methods below panic on a thread past the last, a caller's bug ([`crate::FairShare`]
+    /// answers such a thread with a wait of a second instead).
     pub fn new(threads: usize, params: Params) -> Law {
         let n = threads.max(1);
         let (quota, period) = params.quota_and_period();
