@@ -70,10 +70,11 @@ pub struct Params {
     pub error_backoff_max: Duration,
     /// The per-thread rate's ceiling, in multiples of `R`. Default 4.
     pub max_rate: f64,
-    /// How finely the server states its resets (`t`, `x-ratelimit-reset`): whole seconds in
-    /// every dialect, so a reset or a window's end is known to a second. Default 1 s. A client
-    /// of a server whose clock runs faster than its own (a simulator's time scale `s`) reads
-    /// each of the server's seconds as `s` of its own: set it to `s` seconds.
+    /// How finely the server states its resets (`t`, `x-ratelimit-reset`), in the caller's
+    /// seconds: whole seconds in every dialect, so a reset or a window's end is known to a
+    /// second. Default 1 s. A caller whose clock runs `s` times faster than real time (a
+    /// simulator's virtual clock at a time scale `s`) reads each of the server's seconds as `s`
+    /// of its own: set it to `s` seconds.
     pub reset_resolution: Duration,
 }
 
