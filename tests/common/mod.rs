@@ -26,6 +26,16 @@ pub fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// The names of a comparison's variants (`compare.json`, `compare --json`), in its order.
+pub fn variant_names(c: &serde_json::Value) -> Vec<&str> {
+    c["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect()
+}
+
 /// A results folder's `summary.json`.
 pub fn summary(dir: &Path) -> serde_json::Value {
     json(&dir.join("summary.json"))

@@ -265,12 +265,7 @@ fn the_python_example_client_is_measured_and_compared_with_a_sim_run() {
         "{text}"
     );
     let c = json(&cmp.join("compare.json"));
-    let names: Vec<&str> = c["variants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["name"].as_str().unwrap())
-        .collect();
+    let names = common::variant_names(&c);
     // Runs of two modes are named with their mode (issue 27).
     assert_eq!(names, ["serve-recorded", "same-sim"]);
     // serve's own scenario is not `same`, and the recording's length is its own: said.

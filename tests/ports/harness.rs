@@ -24,7 +24,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::agreement::{one_at_a_time, sim_stats, spread};
-use crate::common::{Running, exe, json, serve_recording, summary};
+use crate::common::{Running, exe, json, serve_recording, summary, variant_names};
 
 /// A port's driver: `program args… --url URL --processes P --threads T --seconds S --quota Q
 /// --period SECS` prints one JSON line of its counts (ports/README.md).
@@ -236,12 +236,7 @@ fn compare_with_a_sim_run(tmp: &Path, scenario: &Path, sets: &[&str], rec: &Path
         .unwrap();
     assert_eq!(shown.status.code(), Some(0), "{shown:?}");
     let c = json(&cmp.join("compare.json"));
-    let names: Vec<&str> = c["variants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["name"].as_str().unwrap())
-        .collect();
+    let names = variant_names(&c);
     assert_eq!(names.len(), 2, "{names:?}");
     assert!(
         names[0].ends_with("-recorded") && !names[1].contains("recorded"),

@@ -177,12 +177,7 @@ fn compare_switches_algorithms_dropping_what_they_do_not_take() {
     );
     assert_eq!(code, 0, "{stderr}");
     let c: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    let names: Vec<&str> = c["variants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["name"].as_str().unwrap())
-        .collect();
+    let names = common::variant_names(&c);
     assert_eq!(names, ["schneems", "fixed"]);
     let fixed = fs::read_to_string(out.join("variants/02-fixed/scenario.toml")).unwrap();
     assert!(fixed.contains("algorithm = \"fixed\""), "{fixed}");
