@@ -29,6 +29,35 @@ impl Status {
             _ => Status::Error,
         }
     }
+
+    /// The class of an answer from its status and headers: as [`Status::of`], except that a
+    /// 403 carrying a rate-limit sign (`x-ratelimit-remaining: 0`, or a `Retry-After`) is a
+    /// refusal, as GitHub answers its primary and secondary limits with 403 or 429. Reads only
+    /// those two fields, for a caller that needs the class alone.
+    pub fn read<'a>(code: u16, headers: impl IntoIterator<Item = (&'a str, &'a str)>) -> Status {
+        if code != 403 {
+            return Status::of(code);
+        }
+        let headers: Vec<(&str, &str)> = headers.into_iter().collect();
+        if github_spent(&headers) || field(&headers, "retry-after").is_some() {
+            Status::Limited
+        } else {
+            Status::of(code)
+        }
+    }
+}
+
+/// The first field named `name` (in any case), trimmed.
+fn field<'a>(headers: &[(&'a str, &'a str)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.trim())
+}
+
+/// GitHub's primary limit: `x-ratelimit-remaining` counts 0.
+fn github_spent(headers: &[(&str, &str)]) -> bool {
+    field(headers, "x-ratelimit-remaining").and_then(count) == Some(0)
 }
 
 /// A quota the server states: `limit` requests per `window` (`RateLimit-Policy`'s `q` and `w`).
@@ -85,12 +114,7 @@ impl Answer {
         wall: SystemTime,
     ) -> Answer {
         let headers: Vec<(&str, &str)> = headers.into_iter().collect();
-        let get = |name: &str| {
-            headers
-                .iter()
-                .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.trim())
-        };
+        let get = |name: &str| field(&headers, name);
         let number = |names: &[&str]| names.iter().find_map(|n| get(n).and_then(count));
         let ietf = get("ratelimit");
         let policy = get("ratelimit-policy");
@@ -99,11 +123,8 @@ impl Answer {
         let limit = number(&["ratelimit-limit", "x-ratelimit-limit"])
             .or_else(|| policy.and_then(|f| param(f, &["q", "l"])))
             .or_else(|| ietf.and_then(|f| param(f, &["limit"])));
-        let github_spent = number(&["x-ratelimit-remaining"]) == Some(0);
-        let mut status = Status::of(code);
-        if code == 403 && (github_spent || get("retry-after").is_some()) {
-            status = Status::Limited;
-        }
+        let github_spent = github_spent(&headers);
+        let status = Status::read(code, headers.iter().copied());
         let github_reset = number(&["x-ratelimit-reset"]).map(|at| until_epoch(at, wall));
         // GitHub's primary limit names no wait but the epoch second its count resets.
         let wait = retry_after(get("retry-after-ms"), get("retry-after"), wall)

@@ -267,13 +267,7 @@ fn lines(headers: &HeaderMap) -> impl Iterator<Item = (&str, &str)> {
 /// carrying a rate-limit sign (`x-ratelimit-remaining: 0`, or a `Retry-After`) is a refusal,
 /// as GitHub answers its primary and secondary limits with 403 or 429.
 pub fn classify_answer(status: u16, headers: &HeaderMap) -> Status {
-    let read = fair_share::Answer::read(
-        status,
-        lines(headers),
-        Duration::ZERO,
-        SystemTime::UNIX_EPOCH,
-    );
-    status_of(read.status)
+    status_of(fair_share::Status::read(status, lines(headers)))
 }
 
 /// A response as a throttle sees it, read by the `fair-share` library's reader
