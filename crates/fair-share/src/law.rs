@@ -90,6 +90,9 @@ pub struct Law {
     window_end: Option<WindowEnd>,
     /// The one before it, if it was stated alike for long enough.
     last_end: Option<f64>,
+    /// The first success that stated the current end (`t` + reset), and its level, for
+    /// `read_fixed_end`.
+    stated_end: Option<(f64, Sample)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -307,6 +310,37 @@ impl Law {
             self.sliding_votes = 0;
             self.sliding_since = None;
             self.sliding = false;
+        }
+    }
+
+    /// A fixed window states its end, the same instant on every answer until it turns over,
+    /// while its count falls; a bucket's end (when it is whole again) moves on as it is used
+    /// (`S/R` seconds per second) and stays put only while nobody takes a token, and a sliding
+    /// window's is a period after its newest request. So two successes more than two
+    /// resolutions apart that state the same end (within a resolution), the count lower at the
+    /// second, are a fixed window: its reset is placed at once, without waiting for a
+    /// turnover. A process that joins a busy window then spreads what is left to the reset as
+    /// the others do, instead of draining it as a bucket's surplus. Needs the period (a stated
+    /// or given quota).
+    fn read_fixed_end(&mut self, t: f64, stated: f64, r: f64) {
+        if self.reset_at.is_some() || (self.policy.is_none() && self.cfg.quota.is_none()) {
+            self.stated_end = None;
+            return;
+        }
+        let end = t + stated;
+        let same = self.resolution();
+        let Some((first_end, first)) = self.stated_end.filter(|(e, _)| (end - e).abs() <= same)
+        else {
+            self.stated_end = Some((end, Sample { t, r }));
+            return;
+        };
+        if stated <= self.period && r < first.r && t - first.t > 2.0 * same {
+            self.reset_at = Some(first_end.max(end));
+            self.stated_end = None;
+            self.full_start = false;
+            self.sliding = false;
+            self.window = None;
+            self.samples = 0;
         }
     }
 
@@ -555,6 +589,7 @@ impl Law {
             stated_policy: false,
             window_end: None,
             last_end: None,
+            stated_end: None,
         };
         let x0 = match initial_sleep {
             Some(s) => (1.0 / s).min(rate / n as f64),
@@ -677,10 +712,11 @@ impl Law {
         if let (Some(r), Status::Ok | Status::Limited) = (answer.remaining, answer.status) {
             self.headers = true;
             // A refusal's reset counts from the last request let in, not from itself.
+            let counted = now.saturating_sub(nanos(answer.latency) / 2).max(sent);
             if let (Some(reset), Status::Ok) = (answer.reset, answer.status) {
                 self.read_reset(secs(now), secs(nanos(reset)), r as f64);
+                self.read_fixed_end(secs(counted), secs(nanos(reset)), r as f64);
             }
-            let counted = now.saturating_sub(nanos(answer.latency) / 2).max(sent);
             self.observe(now, secs(counted), r as f64);
             if let (Some(reset), Status::Ok) = (answer.reset, answer.status) {
                 self.read_period(now, secs(nanos(reset)));
@@ -1261,6 +1297,42 @@ mod tests {
             blind.respond_ns(now * S, 0, &stated(Status::Ok, 5, 3600), &mut rng);
         }
         assert!(!blind.sliding);
+    }
+
+    #[test]
+    fn a_stated_end_that_stays_put_while_the_count_falls_is_a_fixed_window() {
+        // 100 per minute. A fixed window ending at 60 s states the same end on every answer;
+        // a bucket's end moves on as it is used, and stays put only while nobody uses it.
+        let mut rng = test_rng();
+        let said = |remaining: u64, reset_s: u64| Answer {
+            limit: Some(100),
+            reset: ns(reset_s * S),
+            ..answer(Status::Ok, remaining)
+        };
+        let mut window = shaped(1, 100.0, 60, 100.0);
+        window.respond_ns(10 * S, 0, &said(80, 50), &mut rng);
+        window.respond_ns(11 * S, 0, &said(78, 49), &mut rng);
+        // The same end twice, but within two of the header's seconds: not yet.
+        assert_eq!(window.reset_at, None);
+        window.respond_ns(13 * S, 0, &said(75, 47), &mut rng);
+        assert_eq!(window.to_reset(13.0), Some(47.0));
+        assert_eq!(window.refill(), 0.0);
+
+        // A bucket of 100 refilling 5/3 per second: at 80 it is whole in 12 s, at 70 in 18 s.
+        let mut used = shaped(1, 100.0, 60, 100.0);
+        used.respond_ns(10 * S, 0, &said(80, 12), &mut rng);
+        used.respond_ns(13 * S, 0, &said(70, 18), &mut rng);
+        assert_eq!(used.reset_at, None);
+        // Left alone, it fills toward one instant: the same end, but the count rose.
+        let mut alone = shaped(1, 100.0, 60, 100.0);
+        alone.respond_ns(10 * S, 0, &said(80, 12), &mut rng);
+        alone.respond_ns(16 * S, 0, &said(90, 6), &mut rng);
+        assert_eq!(alone.reset_at, None);
+        // Without a quota, stated or given, the period is unknown: no verdict.
+        let mut blind = build(1);
+        blind.respond_ns(10 * S, 0, &said(80, 50), &mut rng);
+        blind.respond_ns(13 * S, 0, &said(75, 47), &mut rng);
+        assert_eq!(blind.reset_at, None);
     }
 
     #[test]
