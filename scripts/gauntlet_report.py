@@ -150,6 +150,75 @@ def matrix_section(m, algorithms):
             score, cell_name, r = worst[a]
             ratio = "–" if r is None else f"{r * 100:.2f}"
             out.append(f"| {a} | {cell_name} | {score:.3f} | {ratio} |")
+    return out + pass_bar(m, algorithms)
+
+
+def judged_fairness(v):
+    """The fairness a cell is judged on: fairness_windowed where its [expect] names it (the
+    population changes), else fairness."""
+    judged = {e["metric"] for e in v.get("expect") or []}
+    return "fairness_windowed" if "fairness_windowed" in judged else "fairness"
+
+
+def judged_uf(v):
+    u, f = mean(v, "utilization"), mean(v, judged_fairness(v))
+    return None if u is None or f is None else u * f
+
+
+# The issue's pass bar for the recommended law on the matrix.
+BAR_ALGORITHM, BAR_BOUND, BAR_SHARE, BAR_GAP = "fair-share", "oracle", 0.95, 0.05
+
+
+def pass_bar(m, algorithms):
+    """The pass bar of fair-share on one matrix file: the share of cells it meets (at least
+    95 %), the cells where its utilization × fairness is more than 0.05 below the oracle's,
+    and the cells where another blind algorithm beats it on both the 429 ratio and
+    utilization × fairness. Fairness is the one each cell is judged on."""
+    cells = m["matrix"]["cells"]
+    met, far, beaten, compared = 0, [], [], 0
+    for c in cells:
+        by_name = {v["name"]: v for v in c["comparison"]["variants"]}
+        fs = by_name.get(BAR_ALGORITHM)
+        if fs is None:
+            return []
+        met += fs["missed"] == 0
+        ours, our_ratio = judged_uf(fs), mean(fs, "ratio_429")
+        bound = by_name.get(BAR_BOUND)
+        if bound is not None and ours is not None and judged_uf(bound) is not None:
+            compared += 1
+            if judged_uf(bound) - ours > BAR_GAP:
+                far.append((judged_uf(bound) - ours, c["cell"], ours, judged_uf(bound)))
+        for name, v in by_name.items():
+            if name in (BAR_ALGORITHM, BAR_BOUND) or ours is None or our_ratio is None:
+                continue
+            theirs, their_ratio = judged_uf(v), mean(v, "ratio_429")
+            if theirs is not None and their_ratio is not None and \
+                    theirs > ours and their_ratio < our_ratio:
+                beaten.append((c["cell"], name, their_ratio, theirs, our_ratio, ours))
+    others = [a for a in algorithms if a not in (BAR_ALGORITHM, BAR_BOUND)
+              and any(v["name"] == a for v in cells[0]["comparison"]["variants"])]
+    out = [
+        "",
+        f"Pass bar of {BAR_ALGORITHM} on {m['stem']}:",
+        "",
+        f"- cells met: {met} of {len(cells)} ({100 * met / len(cells):.0f} %; the bar is "
+        f"{100 * BAR_SHARE:.0f} %);",
+    ]
+    if compared:
+        out.append(
+            f"- utilization × fairness within {BAR_GAP} of the {BAR_BOUND}'s: "
+            f"{compared - len(far)} of {compared} cells"
+            + ("" if not far else f"; the {min(len(far), 10)} farthest below it:"))
+        for gap, name, ours, bound in sorted(far, reverse=True)[:10]:
+            out.append(f"  - {name}: {ours:.3f} against {bound:.3f}")
+    if others:
+        out.append(
+            f"- cells where another blind algorithm ({', '.join(others)}) has both fewer 429s "
+            f"and a higher utilization × fairness: {len(beaten)}"
+            + ("" if not beaten else ", the first 10:"))
+        for name, a, r, theirs, our_r, ours in beaten[:10]:
+            out.append(f"  - {name}: {a} {r * 100:.2f} % / {theirs:.3f} against "
+                       f"{our_r * 100:.2f} % / {ours:.3f}")
     return out
 
 
