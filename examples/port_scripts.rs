@@ -90,6 +90,17 @@ const SHAPES: &[Shape] = &[
         minutes: 10,
     },
     Shape {
+        name: "fixed_window_full",
+        server: "kind = \"fixed-window\"\nlimit = 100\nwindow = \"1m\"",
+        dialect: Headers::Full,
+        threads: 3,
+        // The policy is stated: the window's end, stated alike while the count falls, places
+        // its reset before any turnover (law 3, `read_fixed_end`).
+        params: &[],
+        others_every: 0.7,
+        minutes: 8,
+    },
+    Shape {
         name: "outage_backoff",
         server: "kind = \"gcra\"\nlimit = 100\nperiod = \"1m\"\noutages = [[\"0s\", \"10m\"]]",
         dialect: Headers::Full,

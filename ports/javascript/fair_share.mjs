@@ -1,5 +1,6 @@
-// fair-share law 2 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
-// no packages). A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+// fair-share law 3 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
+// no packages); law 3 places a fixed window's reset from a stated end that stays put while the
+// count falls. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 // docs/fair-share.md explains the law): time is whole nanoseconds inside (a Number holds them
 // exactly for 104 days), the random draws come in the same order, and answers are read as
 // answer.rs reads them, so the same answers give the same waits.
@@ -56,7 +57,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const LAW = 2;
+export const LAW = 3;
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 const DAY = 86400 * NS;
@@ -121,6 +122,7 @@ export class FairShare {
     this.clockPhase = 0;
     this.headers = this.fullStart = this.sliding = this.statedPolicy = false;
     this.windowEnd = this.lastEnd = null;
+    this.statedEnd = null; // law 3: the first success that stated the current end, { end, first }
     let x0 = this.rate / n;
     if (this.ns.initial_sleep !== null) x0 = fmin(1 / secs(this.ns.initial_sleep), x0);
     this.x = this.clampRate(x0);
@@ -241,6 +243,33 @@ export class FairShare {
     } else if (stated < this.period - 1.5 * slack) this.forgetSliding();
   }
 
+  // Law 3: a fixed window states its end, the same instant on every answer until it turns over,
+  // while its count falls (a bucket's end moves on as it is used, a sliding window's is a period
+  // after its newest request). Two successes more than two resolutions apart that state the same
+  // end (within a resolution), the count lower at the second, place its reset at once.
+  readFixedEnd(t, stated, r) {
+    if (this.resetAt !== null || (this.policy === null && this.c.quota === null)) {
+      this.statedEnd = null;
+      return;
+    }
+    const end = t + stated;
+    const same = secs(this.ns.reset_resolution);
+    const cur = this.statedEnd;
+    if (cur === null || !(Math.abs(end - cur.end) <= same)) {
+      this.statedEnd = { end, first: { t, r } };
+      return;
+    }
+    const first = cur.first;
+    if (stated <= this.period && r < first.r && t - first.t > 2 * same) {
+      this.resetAt = fmax(cur.end, end);
+      this.statedEnd = null;
+      this.fullStart = false;
+      this.sliding = false;
+      this.window = null;
+      this.samples = 0;
+    }
+  }
+
   forgetSliding() { this.sliding = false; this.slidingVotes = 0; this.slidingSince = null; }
   openWindow(s) { this.window = s; this.samples = 1; }
 
@@ -346,8 +375,12 @@ export class FairShare {
     const sent = th.lastSend ?? now;
     if (a.remaining !== null && (a.status === 'ok' || a.status === 'limited')) {
       this.headers = true;
-      if (a.reset !== null && a.status === 'ok') this.readReset(secs(now), secs(a.reset), a.remaining);
-      this.observeLevel(now, secs(Math.max(now - Math.floor(a.latency / 2), 0, sent)), a.remaining);
+      const counted = Math.max(now - Math.floor(a.latency / 2), 0, sent); // a refusal's reset: from the last let in
+      if (a.reset !== null && a.status === 'ok') {
+        this.readReset(secs(now), secs(a.reset), a.remaining);
+        this.readFixedEnd(secs(counted), secs(a.reset), a.remaining);
+      }
+      this.observeLevel(now, secs(counted), a.remaining);
       if (a.reset !== null && a.status === 'ok') this.readPeriod(now, secs(a.reset));
     }
     if (a.status === 'ok') {

@@ -1,8 +1,9 @@
 """fair-share in Python (standard library only): processes and threads that share one API
 token share its quota equally, without counting each other.
 
-fair-share law 2 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
-src/throttle/fair_share.rs of 2026-11-26)
+fair-share law 3 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
+src/throttle/fair_share.rs of 2026-11-26; law 2 reads a fixed window's period from its stated
+reset; law 3 places a fixed window's reset from a stated end that stays put while the count falls)
 
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
@@ -19,7 +20,7 @@ import math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-LAW = 2  # the version of the law this port follows (fair_share::LAW)
+LAW = 3  # the version of the law this port follows (fair_share::LAW)
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 DEFAULTS = dict(quota=None, period=None, first_spread=0.0, initial_sleep=None, reserve=0.005, span=0.03,
@@ -186,6 +187,7 @@ class FairShare:
         self.samples = self.decreases = self.updates = self.votes = 0
         self.full_start = self.sliding = self.stated_policy = False
         self.window_end = self.last_end = None  # law 2: a window end the stated resets agree on
+        self.stated_end = None  # law 3: the first success that stated the current end, (end, (t, r))
         x0, sleep = self.rate / n, c["initial_sleep"]
         self.x = self.clamp_rate(x0 if sleep is None else min(1.0 / secs(sleep) if sleep else math.inf, x0))
     def wait(self, thread, now):
@@ -271,6 +273,20 @@ class FairShare:
             self.sliding = self.sliding or (self.votes >= 3 and t - self.since > 2.0 * slack)
         elif stated < self.period - 1.5 * slack:
             self.sliding, self.votes, self.since = False, 0, None
+    def read_fixed_end(self, t, stated, r):  # law 3: a stated end that stays put while r falls
+        if self.reset_at is not None or (self.policy is None and self.c["quota"] is None):
+            self.stated_end = None
+            return
+        end, same = t + stated, secs(self.c["reset_resolution"])
+        cur = self.stated_end
+        if cur is None or not abs(end - cur[0]) <= same:
+            self.stated_end = (end, (t, r))
+            return
+        first_end, first = cur
+        if stated <= self.period and r < first[1] and t - first[0] > 2.0 * same:  # a fixed window
+            self.reset_at, self.stated_end = max(first_end, end), None
+            self.full_start = self.sliding = False
+            self.window, self.samples = None, 0
     def level(self, now, t, r):  # Rust's `observe`: a reading of the shared level at t
         if self.newest is None and r >= self.c["full_level"] * self.limit:
             self.full_start = True
@@ -352,9 +368,11 @@ class FairShare:
         sent = now if th.last_send is None else th.last_send
         if remaining is not None and cls in (OK, LIMITED):
             self.headers = True
-            if reset is not None and cls == OK:  # a refusal's reset counts from the last let in
+            counted = max(max(now - latency // 2, 0), sent)  # a refusal's reset counts from the last let in
+            if reset is not None and cls == OK:
                 self.read_reset(secs(now), secs(reset), float(remaining))
-            self.level(now, secs(max(max(now - latency // 2, 0), sent)), float(remaining))
+                self.read_fixed_end(secs(counted), secs(reset), float(remaining))
+            self.level(now, secs(counted), float(remaining))
             if reset is not None and cls == OK:
                 self.read_period(now, secs(reset))
         if cls == OK:

@@ -1,5 +1,6 @@
-# fair-share law 2 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
-# library only. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+# fair-share law 3 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
+# library only; law 3 places a fixed window's reset from a stated end that stays put while the
+# count falls. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 # docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
 # in the same order, and answers are read as answer.rs reads them, so the same answers give the
 # same waits.
@@ -11,7 +12,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  LAW = 2
+  LAW = 3
   NS = 1_000_000_000
   U64 = 2**64 - 1
   DAY = 86_400 * NS
@@ -194,6 +195,26 @@ class FairShare
     end
   end
 
+  # Law 3: a fixed window states its end, the same instant on every answer until it turns over,
+  # while its count falls (a bucket's end moves on as it is used, a sliding window's is a period
+  # after its newest request). Two successes more than two resolutions apart that state the same
+  # end (within a resolution), the count lower at the second, place its reset at once.
+  def read_fixed_end(t, stated, r)
+    return @stated_end = nil if @reset_at || (@policy.nil? && @c[:quota].nil?)
+    same = secs(@ns[:reset_resolution])
+    end_at = t + stated
+    unless @stated_end && (end_at - @stated_end[0]).abs <= same
+      return @stated_end = [end_at, Sample.new(t, r)] # [end, the first success that stated it]
+    end
+    first_end, first = @stated_end
+    return unless stated <= @period && r < first.r && t - first.t > 2.0 * same
+    @reset_at = fmax(first_end, end_at)
+    @stated_end = nil
+    @full_start = @sliding = false
+    @window = nil
+    @samples = 0
+  end
+
   def forget_sliding
     @sliding, @sliding_votes, @sliding_since = false, 0, nil
   end
@@ -294,8 +315,12 @@ class FairShare
     sent = th.last_send || now
     if a.remaining && %i[ok limited].include?(a.status)
       @headers = true
-      read_reset(secs(now), secs(a.reset), a.remaining.to_f) if a.reset && a.status == :ok
-      observe_level(now, secs([now - a.latency / 2, 0, sent].max), a.remaining.to_f)
+      counted = [now - a.latency / 2, 0, sent].max # a refusal's reset counts from the last let in
+      if a.reset && a.status == :ok
+        read_reset(secs(now), secs(a.reset), a.remaining.to_f)
+        read_fixed_end(secs(counted), secs(a.reset), a.remaining.to_f)
+      end
+      observe_level(now, secs(counted), a.remaining.to_f)
       read_period(now, secs(a.reset)) if a.reset && a.status == :ok
     end
     case a.status

@@ -1,13 +1,15 @@
 //! The Rust example client (`examples/fair_share_client.rs`, tokio + hyper on the
 //! `fair-share` crate), held to the sim as the ports are. `cargo test` builds the examples;
-//! when this binary runs alone (`cargo test --test ports rust`), the test builds it first.
+//! when this binary runs alone (`cargo test --test ports rust`), the test builds it first (a
+//! no-op when it is fresh; a binary left from an older law would say the older `LAW`).
 
 use std::path::PathBuf;
 use std::process::Command;
 
 use crate::harness::{GCRA_100PM, HEROKU_5X5, Port, agrees};
 
-/// The example's binary, next to this test's in the target folder (built if missing).
+/// The example's binary, next to this test's in the target folder (built, or rebuilt if the
+/// sources changed since).
 fn example() -> Port {
     let exe = std::env::current_exe().expect("the test's own path");
     let profile_dir = exe
@@ -15,19 +17,17 @@ fn example() -> Port {
         .and_then(|deps| deps.parent())
         .expect("target/<profile>/deps/<test>");
     let bin: PathBuf = profile_dir.join("examples").join("fair_share_client");
-    if !bin.exists() {
-        let release = profile_dir.ends_with("release");
-        let mut build = Command::new(env!("CARGO"));
-        build.args(["build", "--quiet", "--example", "fair_share_client"]);
-        if release {
-            build.arg("--release");
-        }
-        let status = build.status().expect("cargo runs");
-        assert!(
-            status.success(),
-            "cargo build --example fair_share_client failed"
-        );
+    let release = profile_dir.ends_with("release");
+    let mut build = Command::new(env!("CARGO"));
+    build.args(["build", "--quiet", "--example", "fair_share_client"]);
+    if release {
+        build.arg("--release");
     }
+    let status = build.status().expect("cargo runs");
+    assert!(
+        status.success(),
+        "cargo build --example fair_share_client failed"
+    );
     Port {
         name: "rust",
         program: Box::leak(bin.to_string_lossy().into_owned().into_boxed_str()),

@@ -1,4 +1,4 @@
-//! `fair-share` (law 2, see [`LAW`]): the law of a blind client that needs no count of its
+//! `fair-share` (law 3, see [`LAW`]): the law of a blind client that needs no count of its
 //! peers and still shares a key's quota equally, holding a small reserve of tokens instead of running into 429s. Every
 //! constant is in the API's own units (the bucket `B`, the refill `R`, the window) or in the
 //! client's own period, so one set of defaults serves a 5-per-second API and a 100,000-per-day
@@ -68,6 +68,14 @@
 //! clock while it is used. Two ends in a row, each stated alike (within a second) for more than
 //! 2 s, with a turnover of the level at the first, are one period apart: the quota becomes the
 //! limit per that period, as if the server had stated it. A stated or configured quota wins.
+//!
+//! **A stated end that stays put** (law 3). With the period known (a stated or given quota),
+//! two successes more than two resolutions (`reset_resolution`, 1 s) apart that state the same
+//! end (`t` + reset, `t` the reading's counted time, within a resolution), the count lower at
+//! the second and the reset at most a period, are a fixed window before any turnover: a
+//! bucket's end moves on as it is used and a sliding window's is a period after its newest
+//! request. The reset is placed at the later of the two ends and the law reads the level as a
+//! window's allowance from then on (no full start, no sliding window, the window restarted).
 //!
 //! **A sliding window.** A bucket states its reset (`t`, whole seconds) as the time until it is
 //! whole, `(B − r)/R`; a sliding window as a whole period whatever the level (its newest
@@ -143,8 +151,9 @@ pub use params::{Params, Problem, UNITS};
 
 /// The version of the law this crate is, which every port names in its header: 1 as first
 /// released (2026-11-26); 2 reads a fixed window's period from its stated reset when the
-/// server states no policy (GitHub).
-pub const LAW: u32 = 2;
+/// server states no policy (GitHub); 3 places a fixed window's reset from a stated end that
+/// stays put while the count falls.
+pub const LAW: u32 = 3;
 
 /// The law for one process, shared by its threads: a [`Law`], its generator, and which threads
 /// have a request waiting to go, behind one lock.
