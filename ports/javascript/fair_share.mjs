@@ -1,6 +1,6 @@
 // fair-share law 3 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
 // no packages); law 3 places a fixed window's reset from a stated end that stays put while the
-// count falls. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+// count falls, and narrows down where the resets fall turnover by turnover. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 // docs/fair-share.md explains the law): time is whole nanoseconds inside (a Number holds them
 // exactly for 104 days), the random draws come in the same order, and answers are read as
 // answer.rs reads them, so the same answers give the same waits.
@@ -89,6 +89,8 @@ const fmin = (a, b) => (Number.isNaN(a) ? b : Number.isNaN(b) || a <= b ? a : b)
 const clamp = (v, lo, hi) => (v < lo ? lo : v > hi ? hi : v);
 const [LN_100, LN_2] = [ln(100), ln(2)];
 const clampStep = (v) => clamp(v, -LN_100, LN_2);
+// Rust's f64::round: halves away from zero (Math.round takes -2.5 to -2).
+const roundHalfAway = (v) => Math.sign(v) * Math.round(Math.abs(v));
 const remEuclid = (a, b) => { const r = a % b; return r < 0 ? r + Math.abs(b) : r; };
 
 export class FairShare {
@@ -123,6 +125,7 @@ export class FairShare {
     this.headers = this.fullStart = this.sliding = this.statedPolicy = false;
     this.windowEnd = this.lastEnd = null;
     this.statedEnd = null; // law 3: the first success that stated the current end, { end, first }
+    this.resetSpan = null; // law 3: where the resets fall, modulo the period, [lo, hi]
     let x0 = this.rate / n;
     if (this.ns.initial_sleep !== null) x0 = fmin(1 / secs(this.ns.initial_sleep), x0);
     this.x = this.clampRate(x0);
@@ -261,13 +264,29 @@ export class FairShare {
     }
     const first = cur.first;
     if (stated <= this.period && r < first.r && t - first.t > 2 * same) {
-      this.resetAt = fmax(cur.end, end);
+      this.placeReset(cur.end - same, cur.end); // a stated end is rounded up to the resolution
+      this.placeReset(end - same, end);
       this.statedEnd = null;
       this.fullStart = false;
       this.sliding = false;
       this.window = null;
       this.samples = 0;
     }
+  }
+
+  // Law 3: a fixed window turned over between lo and hi. Its resets are a period apart: the span
+  // kept so far, shifted by whole periods, is cut to this one (or replaced, if they do not meet),
+  // and the reset is its middle.
+  placeReset(lo, hi) {
+    let span = [lo, hi];
+    if (this.resetSpan !== null) {
+      const [a, b] = this.resetSpan;
+      const shift = roundHalfAway((lo + hi - (a + b)) / 2 / this.period) * this.period;
+      const [from, to] = [fmax(lo, a + shift), fmin(hi, b + shift)];
+      if (from <= to) span = [from, to];
+    }
+    this.resetSpan = span;
+    this.resetAt = (span[0] + span[1]) / 2;
   }
 
   forgetSliding() { this.sliding = false; this.slidingVotes = 0; this.slidingSince = null; }
@@ -279,12 +298,12 @@ export class FairShare {
     else if (r <= this.reserve() + this.slope() * this.lnCrowd) this.fullStart = false;
     if (this.newest !== null && t >= this.newest.t) {
       if (r > this.newest.r + this.refill() * (t - this.newest.t) + fmax(this.limit * 0.1, 2)) {
-        this.resetAt = (this.newest.t + t) / 2; // a fixed window turned over between the two readings
+        this.placeReset(this.newest.t, t); // a fixed window turned over between the two readings
         this.fullStart = false;
         this.newest = s;
         return this.openWindow(s);
       }
-      if (this.resetAt !== null && r > this.newest.r + 2) this.resetAt = null;
+      if (this.resetAt !== null && r > this.newest.r + 2) this.resetAt = this.resetSpan = null;
     }
     if (this.newest === null || t >= this.newest.t) this.newest = s;
     const first = this.window;

@@ -3,7 +3,8 @@ token share its quota equally, without counting each other.
 
 fair-share law 3 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
 src/throttle/fair_share.rs of 2026-11-26; law 2 reads a fixed window's period from its stated
-reset; law 3 places a fixed window's reset from a stated end that stays put while the count falls)
+reset; law 3 places a fixed window's reset from a stated end that stays put while the count falls,
+and narrows down where the resets fall turnover by turnover)
 
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
@@ -55,6 +56,7 @@ def secs(n): return n / 1e9
 def _ln(v): return math.log(v) if v > 0.0 else -math.inf if v == 0.0 else math.nan  # f64::ln
 def _clamp(v, lo, hi): return lo if v < lo else hi if v > hi else v  # f64::clamp
 def _step(v): return _clamp(v, -LN_100, LN_2)  # clamp_step
+def _round(v): return math.copysign(math.floor(abs(v) + 0.5), v)  # Rust's f64::round: half away from 0
 def _rem_euclid(a, b): return math.fmod(a, b) + abs(b) if math.fmod(a, b) < 0.0 else math.fmod(a, b)
 def _round(v): return float(math.trunc(v)) + (math.copysign(1.0, v) if abs(v - math.trunc(v)) >= 0.5 else 0.0)
 
@@ -188,6 +190,7 @@ class FairShare:
         self.full_start = self.sliding = self.stated_policy = False
         self.window_end = self.last_end = None  # law 2: a window end the stated resets agree on
         self.stated_end = None  # law 3: the first success that stated the current end, (end, (t, r))
+        self.reset_span = None  # law 3: where the resets fall, modulo the period, (lo, hi)
         x0, sleep = self.rate / n, c["initial_sleep"]
         self.x = self.clamp_rate(x0 if sleep is None else min(1.0 / secs(sleep) if sleep else math.inf, x0))
     def wait(self, thread, now):
@@ -284,9 +287,20 @@ class FairShare:
             return
         first_end, first = cur
         if stated <= self.period and r < first[1] and t - first[0] > 2.0 * same:  # a fixed window
-            self.reset_at, self.stated_end = max(first_end, end), None
+            self.place_reset(first_end - same, first_end)  # a stated end is rounded up
+            self.place_reset(end - same, end)
+            self.stated_end = None
             self.full_start = self.sliding = False
             self.window, self.samples = None, 0
+    def place_reset(self, lo, hi):  # law 3: every turnover seen narrows down where the resets fall
+        span = (lo, hi)
+        if self.reset_span is not None:
+            a, b = self.reset_span
+            shift = _round(((lo + hi) - (a + b)) / 2.0 / self.period) * self.period
+            lo2, hi2 = max(lo, a + shift), min(hi, b + shift)
+            if lo2 <= hi2:
+                span = (lo2, hi2)
+        self.reset_span, self.reset_at = span, (span[0] + span[1]) / 2.0
     def level(self, now, t, r):  # Rust's `observe`: a reading of the shared level at t
         if self.newest is None and r >= self.c["full_level"] * self.limit:
             self.full_start = True
@@ -294,11 +308,12 @@ class FairShare:
             self.full_start = False
         if self.newest is not None and t >= self.newest[0]:
             if r > self.newest[1] + self.refill() * (t - self.newest[0]) + max(self.limit * 0.1, 2.0):
-                self.reset_at, self.full_start = (self.newest[0] + t) / 2.0, False  # a window reset
+                self.place_reset(self.newest[0], t)  # a window reset between the two readings
+                self.full_start = False
                 self.newest, self.window, self.samples = (t, r), (t, r), 1
                 return
             if self.reset_at is not None and r > self.newest[1] + 2.0:
-                self.reset_at = None
+                self.reset_at = self.reset_span = None
         if self.newest is None or t >= self.newest[0]:
             self.newest = (t, r)
         if self.window is None:

@@ -1,6 +1,6 @@
 # fair-share law 3 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
 # library only; law 3 places a fixed window's reset from a stated end that stays put while the
-# count falls. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+# count falls, and narrows down where the resets fall turnover by turnover. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 # docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
 # in the same order, and answers are read as answer.rs reads them, so the same answers give the
 # same waits.
@@ -208,11 +208,27 @@ class FairShare
     end
     first_end, first = @stated_end
     return unless stated <= @period && r < first.r && t - first.t > 2.0 * same
-    @reset_at = fmax(first_end, end_at)
+    place_reset(first_end - same, first_end) # a stated end is rounded up to the resolution
+    place_reset(end_at - same, end_at)
     @stated_end = nil
     @full_start = @sliding = false
     @window = nil
     @samples = 0
+  end
+
+  # Law 3: a fixed window turned over between lo and hi. Its resets are a period apart: the span
+  # kept so far, shifted by whole periods, is cut to this one (or replaced, if they do not meet),
+  # and the reset is its middle.
+  def place_reset(lo, hi)
+    span = [lo, hi]
+    if @reset_span
+      a, b = @reset_span
+      shift = (((lo + hi) - (a + b)) / 2.0 / @period).round * @period # Float#round: half away from 0
+      from, to = fmax(lo, a + shift), fmin(hi, b + shift)
+      span = [from, to] if from <= to
+    end
+    @reset_span = span
+    @reset_at = (span[0] + span[1]) / 2.0
   end
 
   def forget_sliding
@@ -230,12 +246,12 @@ class FairShare
     end
     if @newest && t >= @newest.t
       if r > @newest.r + refill * (t - @newest.t) + fmax(@limit * 0.1, 2.0)
-        @reset_at = (@newest.t + t) / 2.0 # a fixed window turned over between the two readings
+        place_reset(@newest.t, t) # a fixed window turned over between the two readings
         @full_start = false
         @newest = s
         return open_window(s)
       end
-      @reset_at = nil if @reset_at && r > @newest.r + 2.0
+      @reset_at = @reset_span = nil if @reset_at && r > @newest.r + 2.0
     end
     @newest = s if @newest.nil? || t >= @newest.t
     return open_window(s) unless (first = @window)

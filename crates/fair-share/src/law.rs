@@ -75,6 +75,9 @@ pub struct Law {
     last_increase: Option<Nanos>,
     decreases: u64,
     reset_at: Option<f64>,
+    /// Where the window's resets fall, modulo the period: the span every turnover seen so far
+    /// agrees on (see `place_reset`).
+    reset_span: Option<(f64, f64)>,
     full_start: bool,
     updates: u64,
     /// Readings in a row whose stated reset says sliding window (see `read_reset`).
@@ -335,13 +338,35 @@ impl Law {
             return;
         };
         if stated <= self.period && r < first.r && t - first.t > 2.0 * same {
-            self.reset_at = Some(first_end.max(end));
+            // A stated end is rounded up to the resolution: the end is within one below it.
+            self.place_reset(first_end - same, first_end);
+            self.place_reset(end - same, end);
             self.stated_end = None;
             self.full_start = false;
             self.sliding = false;
             self.window = None;
             self.samples = 0;
         }
+    }
+
+    /// A fixed window turned over between `lo` and `hi` (seconds). Its resets are a period
+    /// apart, so every turnover seen narrows down where they fall: the span kept so far,
+    /// shifted by whole periods, is cut to this one (or replaced by it, if they do not meet:
+    /// the period was not what the law believed). The reset is placed at the span's middle.
+    /// Read from one turnover alone, it could be off by the readings' spacing, and the
+    /// even-spend level the price is read against by as many seconds of the allowance: two
+    /// processes would price the same level differently and their shares would stay apart.
+    fn place_reset(&mut self, lo: f64, hi: f64) {
+        let span = match self.reset_span {
+            Some((a, b)) => {
+                let shift = (((lo + hi) - (a + b)) / 2.0 / self.period).round() * self.period;
+                let (from, to) = (lo.max(a + shift), hi.min(b + shift));
+                if from <= to { (from, to) } else { (lo, hi) }
+            }
+            None => (lo, hi),
+        };
+        self.reset_span = Some(span);
+        self.reset_at = Some((span.0 + span.1) / 2.0);
     }
 
     /// Starts a new window at `s`.
@@ -366,7 +391,7 @@ impl Law {
                     // A fixed window turned over: what came before says nothing, and from now
                     // on the level is read as a window's allowance.
                     // The reset fell between the two readings.
-                    self.reset_at = Some((newest.t + t) / 2.0);
+                    self.place_reset(newest.t, t);
                     self.full_start = false;
                     self.newest = Some(s);
                     self.open_window(s);
@@ -375,6 +400,7 @@ impl Law {
                 if self.reset_at.is_some() && r > newest.r + MIN_RESET_TOKENS {
                     // The level came back without a reset: the server refills after all.
                     self.reset_at = None;
+                    self.reset_span = None;
                 }
                 self.newest = Some(s);
             }
@@ -581,6 +607,7 @@ impl Law {
             last_increase: None,
             decreases: 0,
             reset_at: None,
+            reset_span: None,
             full_start: false,
             updates: 0,
             sliding_votes: 0,
@@ -1300,6 +1327,23 @@ mod tests {
     }
 
     #[test]
+    fn every_turnover_seen_narrows_down_where_the_resets_fall() {
+        // A window of a minute. Each turnover is seen between two readings; the resets are a
+        // period apart, so the spans meet (shifted by whole periods) and shrink.
+        let mut t = shaped(1, 100.0, 60, 100.0);
+        t.place_reset(59.0, 60.8);
+        assert_eq!(t.reset_at, Some(59.9));
+        t.place_reset(119.5, 121.0);
+        assert_eq!(t.reset_span, Some((119.5, 120.8)));
+        t.place_reset(179.9, 180.3);
+        assert_eq!(t.reset_span, Some((179.9, 180.3)));
+        assert!((t.to_reset(200.0).unwrap() - 40.1).abs() < 1e-9);
+        // A span that meets none of them: the period was not what the law believed.
+        t.place_reset(200.0, 201.0);
+        assert_eq!(t.reset_at, Some(200.5));
+    }
+
+    #[test]
     fn a_stated_end_that_stays_put_while_the_count_falls_is_a_fixed_window() {
         // 100 per minute. A fixed window ending at 60 s states the same end on every answer;
         // a bucket's end moves on as it is used, and stays put only while nobody uses it.
@@ -1315,7 +1359,9 @@ mod tests {
         // The same end twice, but within two of the header's seconds: not yet.
         assert_eq!(window.reset_at, None);
         window.respond_ns(13 * S, 0, &said(75, 47), &mut rng);
-        assert_eq!(window.to_reset(13.0), Some(47.0));
+        // Each stated end is rounded up to a whole second: the end is in the second below it.
+        assert_eq!(window.reset_span, Some((59.0, 60.0)));
+        assert_eq!(window.to_reset(13.0), Some(46.5));
         assert_eq!(window.refill(), 0.0);
 
         // A bucket of 100 refilling 5/3 per second: at 80 it is whole in 12 s, at 70 in 18 s.
