@@ -53,14 +53,19 @@
 //! **A fixed window.** When `r` jumps up by a tenth of the bucket (at least 2 tokens) more than
 //! the refill explains, the server has reset a window: the window restarts there, and from then
 //! on the level is read as an allowance that nothing refills until the next reset one `period`
-//! later (the reset placed halfway between the two readings around the jump): `S = −Δr/Δt` and
+//! later: `S = −Δr/Δt` and
 //! `R_t = max(R/20, (r̄ + 1 − r0 · left/period) / left)` with `left` the time to the next reset
 //! (the count was read after its own request was taken, hence the `+ 1`; what is left at the
 //! reset is lost, so the reserve shrinks to nothing by then); a window of the law closes after
 //! at most `0.3 B` tokens, so that it fits between two resets; the price is read against the
 //! allowance's plan, `g(r − p(t))` with `p(t) = (B − r0) · left / period`.
 //! A rise of the level without a reset (a sliding window returning what a window ago took)
-//! switches back.
+//! switches back. Where the resets fall is the span every turnover seen agrees on (each
+//! between the two readings around its jump, or within a resolution below a stated end, see
+//! below), cut down turnover by turnover modulo the period (law 3); the reset is its middle.
+//! From one turnover alone, two processes' resets could differ by their readings' spacing, and
+//! their plans `p(t)` by as many seconds of the allowance: they would price the same level
+//! apart and keep unequal shares.
 //!
 //! **A limit and a reset, but no policy** (GitHub's `x-ratelimit-limit` and
 //! `x-ratelimit-reset`). A fixed window's stated reset is its end, the same instant on every
@@ -74,8 +79,9 @@
 //! end (`t` + reset, `t` the reading's counted time, within a resolution), the count lower at
 //! the second and the reset at most a period, are a fixed window before any turnover: a
 //! bucket's end moves on as it is used and a sliding window's is a period after its newest
-//! request. The reset is placed at the later of the two ends and the law reads the level as a
-//! window's allowance from then on (no full start, no sliding window, the window restarted).
+//! request. The end is known to a resolution (a stated reset is rounded up): the reset is
+//! placed in the resolution below both ends, and the law reads the level as a window's
+//! allowance from then on (no full start, no sliding window, the window restarted).
 //!
 //! **A sliding window.** A bucket states its reset (`t`, whole seconds) as the time until it is
 //! whole, `(B − r)/R`; a sliding window as a whole period whatever the level (its newest
@@ -152,7 +158,7 @@ pub use params::{Params, Problem, UNITS};
 /// The version of the law this crate is, which every port names in its header: 1 as first
 /// released (2026-11-26); 2 reads a fixed window's period from its stated reset when the
 /// server states no policy (GitHub); 3 places a fixed window's reset from a stated end that
-/// stays put while the count falls.
+/// stays put while the count falls, and narrows down where the resets fall turnover by turnover.
 pub const LAW: u32 = 3;
 
 /// The law for one process, shared by its threads: a [`Law`], its generator, and which threads
