@@ -438,3 +438,100 @@ fn compare_algorithms_leaves_a_kept_co_tenant_as_written() {
     let err = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
     assert!(err.contains("keep_algorithm"), "{err}");
 }
+
+/// A matrix of two servers for three algorithms, 10 minutes, 2 seeds: small enough for a test,
+/// and aimd draws 429s where fair-share does not, so the pass bar has something to count.
+const MATRIX: &str = r#"
+name = "tiny_matrix"
+[run]
+duration = "10m"
+seed = 3
+seeds = 2
+sample_every = "1m"
+series = "group"
+[server]
+kind = "gcra"
+limit = 100
+period = "1m"
+[[clients]]
+name = "w"
+processes = 2
+threads = 2
+algorithm = "fair-share"
+[expect]
+ratio_429 = [0.0, 0.005]
+utilization = [0.97, 1.0]
+fairness = [0.97, 1.0]
+[[axes]]
+name = "server"
+levels = [
+  { name = "gcra_100pm", set = { server = { kind = "gcra", limit = 100, period = "1m", latency = "20ms" } } },
+  { name = "fw_100pm", set = { server = { kind = "fixed-window", limit = 100, window = "1m", latency = "20ms" } } },
+]
+"#;
+
+fn mean(v: &serde_json::Value, metric: &str) -> f64 {
+    v["metrics"][metric]["mean"].as_f64().unwrap()
+}
+
+/// `scripts/gauntlet_report.py` states fair-share's pass bar on each matrix file (cells met,
+/// cells within 0.05 of the oracle's utilization × fairness, cells where another blind
+/// algorithm beats it on both 429s and utilization × fairness), counted as compare.json says.
+#[test]
+#[cfg_attr(
+    no_python3,
+    ignore = "needs python3 on PATH (none was found when this test was built): install it, then cargo test --test sim gauntlet_infra"
+)]
+fn the_gauntlet_report_counts_fair_shares_pass_bar_from_compare_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write(tmp.path(), "tiny_matrix.toml", MATRIX);
+    let work = tmp.path().join("work");
+    let out = bin()
+        .arg("compare")
+        .arg(&file)
+        .args(["--algorithms", "fair-share,oracle,aimd", "--quiet", "--out"])
+        .arg(work.join("tiny_matrix"))
+        .output()
+        .unwrap();
+    // 1 only says that some algorithm missed its [expect] ranges.
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
+    let cmp = json(&work.join("tiny_matrix/compare.json"));
+    let cells = cmp["cells"].as_array().unwrap();
+    let (mut met, mut within, mut beaten) = (0, 0, 0);
+    for c in cells {
+        let variants = c["comparison"]["variants"].as_array().unwrap();
+        let by = |name: &str| variants.iter().find(|v| v["name"] == name).unwrap();
+        let uf = |v: &serde_json::Value| mean(v, "utilization") * mean(v, "fairness");
+        let (fs, oracle, aimd) = (by("fair-share"), by("oracle"), by("aimd"));
+        met += usize::from(fs["missed"] == 0);
+        within += usize::from(uf(oracle) - uf(fs) <= 0.05);
+        beaten += usize::from(uf(aimd) > uf(fs) && mean(aimd, "ratio_429") < mean(fs, "ratio_429"));
+    }
+    let md = tmp.path().join("out.md");
+    let report = std::process::Command::new("python3")
+        .arg("scripts/gauntlet_report.py")
+        .arg("--md")
+        .arg(&md)
+        .arg("--svg")
+        .arg(tmp.path().join("out.svg"))
+        .args(["--seeds", "2"])
+        .arg(format!("--case={}", file.display()))
+        .arg("--")
+        .arg(&work)
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{report:?}");
+    let text = fs::read_to_string(&md).unwrap();
+    assert!(
+        text.contains("Pass bar of fair-share on tiny_matrix:"),
+        "{text}"
+    );
+    let n = cells.len();
+    for line in [
+        format!("- cells met: {met} of {n} ("),
+        format!("- utilization × fairness within 0.05 of the oracle's: {within} of {n} cells"),
+        format!("higher utilization × fairness: {beaten}"),
+    ] {
+        assert!(text.contains(&line), "{line:?} not in\n{text}");
+    }
+}
