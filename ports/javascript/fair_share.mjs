@@ -119,7 +119,7 @@ export class FairShare {
     this.period = this.ns.period !== null ? secs(this.ns.period) : 3600;
     this.rate = this.limit / this.period;
     this.policy = this.offset = this.window = this.newest = null;
-    this.lastDecrease = this.lastIncrease = this.resetAt = this.slidingSince = null;
+    this.lastDecrease = this.lastIncrease = this.slidingSince = null;
     this.clockAt = this.samples = this.decreases = this.updates = this.slidingVotes = 0;
     this.clockPhase = 0;
     this.headers = this.fullStart = this.sliding = this.statedPolicy = false;
@@ -173,6 +173,8 @@ export class FairShare {
 
   clampRate(x) { return clamp(x, this.rate / this.c.crowd * 0.01, this.c.max_rate * this.rate); }
   reserve() { return fmin(fmax(this.c.reserve * this.limit, 1), this.limit * 0.25); }
+  // Law 3: the middle of the span the turnovers agree on.
+  get resetAt() { return this.resetSpan === null ? null : (this.resetSpan[0] + this.resetSpan[1]) / 2; }
   refill() { return this.resetAt !== null ? 0 : this.rate; }
   spacing() { return 1 / this.x; }
   windowSecs() { return this.c.window_periods / this.x / Math.sqrt(this.threads.length); }
@@ -286,7 +288,6 @@ export class FairShare {
       if (from <= to) span = [from, to];
     }
     this.resetSpan = span;
-    this.resetAt = (span[0] + span[1]) / 2;
   }
 
   forgetSliding() { this.sliding = false; this.slidingVotes = 0; this.slidingSince = null; }
@@ -303,7 +304,7 @@ export class FairShare {
         this.newest = s;
         return this.openWindow(s);
       }
-      if (this.resetAt !== null && r > this.newest.r + 2) this.resetAt = this.resetSpan = null;
+      if (this.resetAt !== null && r > this.newest.r + 2) this.resetSpan = null;
     }
     if (this.newest === null || t >= this.newest.t) this.newest = s;
     const first = this.window;

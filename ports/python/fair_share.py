@@ -184,7 +184,7 @@ class FairShare:
         self.threads = [SimpleNamespace(target=None, last_send=None, jit=0.0, hold=0, errors=0, drawn=False)
                         for _ in range(n)]
         self.at, self.ph = 0, 0.0  # the phase: periods of x elapsed, continuous across changes of x
-        self.offset = self.window = self.newest = self.reset_at = self.since = None
+        self.offset = self.window = self.newest = self.since = None
         self.last_decrease = self.last_increase = None
         self.samples = self.decreases = self.updates = self.votes = 0
         self.full_start = self.sliding = self.stated_policy = False
@@ -219,6 +219,9 @@ class FairShare:
     # --- the law, as crates/fair-share/src/law.rs: the same names, the same order of operations ---
     def clamp_rate(self, x): return _clamp(x, self.rate / self.c["crowd"] * 0.01, self.c["max_rate"] * self.rate)
     def reserve(self): return min(max(self.c["reserve"] * self.limit, 1.0), self.limit * 0.25)
+    @property
+    def reset_at(self):  # law 3: the middle of the span the turnovers agree on
+        return None if self.reset_span is None else (self.reset_span[0] + self.reset_span[1]) / 2.0
     def refill(self): return 0.0 if self.reset_at is not None else self.rate
     def window_secs(self): return self.c["window_periods"] / self.x / math.sqrt(float(len(self.threads)))
     def loop_secs(self): return max(self.window_secs(), self.c["min_flow"] / self.rate)
@@ -300,7 +303,7 @@ class FairShare:
             lo2, hi2 = max(lo, a + shift), min(hi, b + shift)
             if lo2 <= hi2:
                 span = (lo2, hi2)
-        self.reset_span, self.reset_at = span, (span[0] + span[1]) / 2.0
+        self.reset_span = span
     def level(self, now, t, r):  # Rust's `observe`: a reading of the shared level at t
         if self.newest is None and r >= self.c["full_level"] * self.limit:
             self.full_start = True
@@ -313,7 +316,7 @@ class FairShare:
                 self.newest, self.window, self.samples = (t, r), (t, r), 1
                 return
             if self.reset_at is not None and r > self.newest[1] + 2.0:
-                self.reset_at = self.reset_span = None
+                self.reset_span = None
         if self.newest is None or t >= self.newest[0]:
             self.newest = (t, r)
         if self.window is None:

@@ -126,15 +126,17 @@ class FairShare
 
   def clamp_rate(x) = clamp(x, @rate / @c[:crowd] * 0.01, @c[:max_rate] * @rate)
   def reserve = fmin(fmax(@c[:reserve] * @limit, 1.0), @limit * 0.25)
-  def refill = @reset_at ? 0.0 : @rate
+  # Law 3: the middle of the span the turnovers agree on.
+  def reset_at = @reset_span && (@reset_span[0] + @reset_span[1]) / 2.0
+  def refill = reset_at ? 0.0 : @rate
   def spacing = 1.0 / @x
   def window_secs = @c[:window_periods] / @x / Math.sqrt(@threads.size.to_f)
   def loop_secs = fmax(window_secs, @c[:min_flow] / @rate)
-  def min_flow = @reset_at ? fmin(@c[:min_flow], @limit * 0.3) : @c[:min_flow]
+  def min_flow = reset_at ? fmin(@c[:min_flow], @limit * 0.3) : @c[:min_flow]
   def clamp_step(v) = clamp(v, -Math.log(100.0), Math.log(2.0))
   def draw(lo, hi) = lo + @random.call * (hi - lo)
   def price(r) = @rate / @c[:crowd] * Math.exp(fmin((r - reserve) / slope, 50.0))
-  def to_reset(t) = @reset_at && @period - (t - @reset_at) % @period # Ruby's % is rem_euclid here
+  def to_reset(t) = reset_at && @period - (t - reset_at) % @period # Ruby's % is rem_euclid here
   def planned(t) = (left = to_reset(t)) ? fmax(@limit - reserve, 0.0) * left / @period : 0.0
   def phase(now) = @clock_phase + secs([now - @clock_at, 0].max) * @x
 
@@ -184,7 +186,7 @@ class FairShare
   end
 
   def read_reset(t, stated, r)
-    return forget_sliding if @reset_at || (@policy.nil? && @c[:quota].nil?)
+    return forget_sliding if reset_at || (@policy.nil? && @c[:quota].nil?)
     slack = fmax(@period * 0.02, secs(@ns[:reset_resolution]))
     if stated >= @period - slack && stated > fmax(@limit - r, 0.0) / @rate + 1.5 * slack
       @sliding_since ||= t
@@ -200,7 +202,7 @@ class FairShare
   # after its newest request). Two successes more than two resolutions apart that state the same
   # end (within a resolution), the count lower at the second, place its reset at once.
   def read_fixed_end(t, stated, r)
-    return @stated_end = nil if @reset_at || (@policy.nil? && @c[:quota].nil?)
+    return @stated_end = nil if reset_at || (@policy.nil? && @c[:quota].nil?)
     same = secs(@ns[:reset_resolution])
     end_at = t + stated
     unless @stated_end && (end_at - @stated_end[0]).abs <= same
@@ -228,7 +230,6 @@ class FairShare
       span = [from, to] if from <= to
     end
     @reset_span = span
-    @reset_at = (span[0] + span[1]) / 2.0
   end
 
   def forget_sliding
@@ -251,7 +252,7 @@ class FairShare
         @newest = s
         return open_window(s)
       end
-      @reset_at = @reset_span = nil if @reset_at && r > @newest.r + 2.0
+      @reset_span = nil if reset_at && r > @newest.r + 2.0
     end
     @newest = s if @newest.nil? || t >= @newest.t
     return open_window(s) unless (first = @window)
@@ -292,7 +293,7 @@ class FairShare
     cur[2] = t
     return unless @last_end && cur[2] - cur[1] > 2.0 * same
     period = (cur[0] - @last_end).round.to_f # f64::round: halves away from zero, as Ruby's
-    turned_over = @reset_at && (@reset_at - @last_end).abs <= 0.1 * period + same
+    turned_over = reset_at && (reset_at - @last_end).abs <= 0.1 * period + same
     take_policy(now, [clamp(@limit, 0, U64).to_i, (period * NS).to_i], false) if turned_over && period >= 1 && period <= 86_400
   end
 

@@ -74,9 +74,8 @@ pub struct Law {
     last_decrease: Option<Nanos>,
     last_increase: Option<Nanos>,
     decreases: u64,
-    reset_at: Option<f64>,
-    /// Where the window's resets fall, modulo the period: the span every turnover seen so far
-    /// agrees on (see `place_reset`).
+    /// Where a fixed window's resets fall, modulo the period: the span every turnover seen so
+    /// far agrees on (see `place_reset`). None: the server refills (no fixed window seen).
     reset_span: Option<(f64, f64)>,
     full_start: bool,
     updates: u64,
@@ -158,7 +157,7 @@ impl Law {
     }
 
     fn refill(&self) -> f64 {
-        if self.reset_at.is_some() {
+        if self.reset_span.is_some() {
             0.0
         } else {
             self.rate
@@ -173,14 +172,14 @@ impl Law {
 
     fn to_reset(&self, t: f64) -> Option<f64> {
         let period = self.period;
-        self.reset_at
+        self.reset_at()
             .map(|reset| period - (t - reset).rem_euclid(period))
     }
 
     /// The tokens a window must see taken: `min_flow`, but on a fixed window at most a share
     /// of its allowance (a window of the law must close between two of the server's resets).
     fn min_flow(&self) -> f64 {
-        if self.reset_at.is_some() {
+        if self.reset_span.is_some() {
             self.cfg.min_flow.min(self.limit * MAX_FLOW_OF_ALLOWANCE)
         } else {
             self.cfg.min_flow
@@ -291,7 +290,7 @@ impl Law {
     /// bucket's, make it a sliding window; a reading 1.5 slacks short of a period undoes it.
     fn read_reset(&mut self, t: f64, stated: f64, r: f64) {
         // Without a stated or given quota the bucket's own reset cannot be told.
-        if self.reset_at.is_some() || (self.policy.is_none() && self.cfg.quota.is_none()) {
+        if self.reset_span.is_some() || (self.policy.is_none() && self.cfg.quota.is_none()) {
             self.sliding = false;
             self.sliding_votes = 0;
             self.sliding_since = None;
@@ -326,7 +325,7 @@ impl Law {
     /// the others do, instead of draining it as a bucket's surplus. Needs the period (a stated
     /// or given quota).
     fn read_fixed_end(&mut self, t: f64, stated: f64, r: f64) {
-        if self.reset_at.is_some() || (self.policy.is_none() && self.cfg.quota.is_none()) {
+        if self.reset_span.is_some() || (self.policy.is_none() && self.cfg.quota.is_none()) {
             self.stated_end = None;
             return;
         }
@@ -366,7 +365,11 @@ impl Law {
             None => (lo, hi),
         };
         self.reset_span = Some(span);
-        self.reset_at = Some((span.0 + span.1) / 2.0);
+    }
+
+    /// A reset of the fixed window: the middle of the span its turnovers agree on.
+    fn reset_at(&self) -> Option<f64> {
+        self.reset_span.map(|(lo, hi)| (lo + hi) / 2.0)
     }
 
     /// Starts a new window at `s`.
@@ -397,9 +400,8 @@ impl Law {
                     self.open_window(s);
                     return None;
                 }
-                if self.reset_at.is_some() && r > newest.r + MIN_RESET_TOKENS {
+                if self.reset_span.is_some() && r > newest.r + MIN_RESET_TOKENS {
                     // The level came back without a reset: the server refills after all.
-                    self.reset_at = None;
                     self.reset_span = None;
                 }
                 self.newest = Some(s);
@@ -488,7 +490,7 @@ impl Law {
         // And the count jumped back up there (`observe`'s turnover): a bucket left alone is
         // whole again at one instant too, but fills up to it smoothly.
         let turned_over = self
-            .reset_at
+            .reset_at()
             .is_some_and(|at| (at - last).abs() <= RESET_MATCH * period + same);
         if turned_over && period >= 1.0 && period <= secs(nanos(crate::MAX_SERVER_WAIT)) {
             let q = Policy {
@@ -606,7 +608,6 @@ impl Law {
             last_decrease: None,
             last_increase: None,
             decreases: 0,
-            reset_at: None,
             reset_span: None,
             full_start: false,
             updates: 0,
@@ -1153,7 +1154,7 @@ mod tests {
         assert!(t.observe(0, 3599.0, 50.0).is_none());
         assert!(t.observe(0, 3601.0, 4500.0).is_none());
         // The reset fell between the two readings: halfway is the best guess.
-        assert_eq!(t.reset_at, Some(3600.0));
+        assert_eq!(t.reset_at(), Some(3600.0));
         // The allowance read (one more than the count, which the answered request already
         // took) less a reserve that shrinks to nothing at the next reset, over the time left.
         assert!((t.target(4500.0, 3600.0) - 4478.5 / 3600.0).abs() < 1e-12);
@@ -1168,10 +1169,10 @@ mod tests {
         let mut small = shaped(1, 10.0, 1, 10.0);
         small.observe(0, 0.9, 1.0);
         small.observe(0, 1.05, 8.0);
-        assert!(small.reset_at.is_some());
+        assert!(small.reset_at().is_some());
         // The level rising a little without a reset: the server refills after all.
         t.observe(0, 3640.0, 4440.0);
-        assert_eq!(t.reset_at, None);
+        assert_eq!(t.reset_at(), None);
     }
 
     #[test]
@@ -1239,7 +1240,7 @@ mod tests {
         let mut t = shaped(1, 10.0, 1, 10.0);
         t.observe(0, 0.95, 0.0);
         t.observe(0, 1.05, 9.0);
-        assert_eq!(t.reset_at, Some(1.0));
+        assert_eq!(t.reset_at(), Some(1.0));
         // A tenth of a second before the next reset with the count at 0: the request just
         // answered was the ninth, one is left, and no reserve is worth keeping past the reset
         // (0.1 of the reserve's token at 0.1 of the period left): 9 per second, where holding
@@ -1332,7 +1333,7 @@ mod tests {
         // period apart, so the spans meet (shifted by whole periods) and shrink.
         let mut t = shaped(1, 100.0, 60, 100.0);
         t.place_reset(59.0, 60.8);
-        assert_eq!(t.reset_at, Some(59.9));
+        assert_eq!(t.reset_at(), Some(59.9));
         t.place_reset(119.5, 121.0);
         assert_eq!(t.reset_span, Some((119.5, 120.8)));
         t.place_reset(179.9, 180.3);
@@ -1340,7 +1341,7 @@ mod tests {
         assert!((t.to_reset(200.0).unwrap() - 40.1).abs() < 1e-9);
         // A span that meets none of them: the period was not what the law believed.
         t.place_reset(200.0, 201.0);
-        assert_eq!(t.reset_at, Some(200.5));
+        assert_eq!(t.reset_at(), Some(200.5));
     }
 
     #[test]
@@ -1357,7 +1358,7 @@ mod tests {
         window.respond_ns(10 * S, 0, &said(80, 50), &mut rng);
         window.respond_ns(11 * S, 0, &said(78, 49), &mut rng);
         // The same end twice, but within two of the header's seconds: not yet.
-        assert_eq!(window.reset_at, None);
+        assert_eq!(window.reset_at(), None);
         window.respond_ns(13 * S, 0, &said(75, 47), &mut rng);
         // Each stated end is rounded up to a whole second: the end is in the second below it.
         assert_eq!(window.reset_span, Some((59.0, 60.0)));
@@ -1368,17 +1369,17 @@ mod tests {
         let mut used = shaped(1, 100.0, 60, 100.0);
         used.respond_ns(10 * S, 0, &said(80, 12), &mut rng);
         used.respond_ns(13 * S, 0, &said(70, 18), &mut rng);
-        assert_eq!(used.reset_at, None);
+        assert_eq!(used.reset_at(), None);
         // Left alone, it fills toward one instant: the same end, but the count rose.
         let mut alone = shaped(1, 100.0, 60, 100.0);
         alone.respond_ns(10 * S, 0, &said(80, 12), &mut rng);
         alone.respond_ns(16 * S, 0, &said(90, 6), &mut rng);
-        assert_eq!(alone.reset_at, None);
+        assert_eq!(alone.reset_at(), None);
         // Without a quota, stated or given, the period is unknown: no verdict.
         let mut blind = build(1);
         blind.respond_ns(10 * S, 0, &said(80, 50), &mut rng);
         blind.respond_ns(13 * S, 0, &said(75, 47), &mut rng);
-        assert_eq!(blind.reset_at, None);
+        assert_eq!(blind.reset_at(), None);
     }
 
     #[test]
