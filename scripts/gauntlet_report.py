@@ -88,8 +88,8 @@ def load_matrix(case_file, cmp):
     }
 
 
-def uf(v):
-    u, f = mean(v, "utilization"), mean(v, "fairness")
+def uf(v, fairness="fairness"):
+    u, f = mean(v, "utilization"), mean(v, fairness)
     return None if u is None or f is None else u * f
 
 
@@ -161,8 +161,7 @@ def judged_fairness(v):
 
 
 def judged_uf(v):
-    u, f = mean(v, "utilization"), mean(v, judged_fairness(v))
-    return None if u is None or f is None else u * f
+    return uf(v, judged_fairness(v))
 
 
 # The pass bar for the recommended law on the matrix.
@@ -184,12 +183,15 @@ def pass_bar(m, algorithms):
         met += fs["missed"] == 0
         ours, our_ratio = judged_uf(fs), mean(fs, "ratio_429")
         bound = by_name.get(BAR_BOUND)
-        if bound is not None and ours is not None and judged_uf(bound) is not None:
+        best = None if bound is None else judged_uf(bound)
+        if ours is not None and best is not None:
             compared += 1
-            if judged_uf(bound) - ours > BAR_GAP:
-                far.append((judged_uf(bound) - ours, c["cell"], ours, judged_uf(bound)))
+            if best - ours > BAR_GAP:
+                far.append((best - ours, c["cell"], ours, best))
+        if ours is None or our_ratio is None:
+            continue
         for name, v in by_name.items():
-            if name in (BAR_ALGORITHM, BAR_BOUND) or ours is None or our_ratio is None:
+            if name in (BAR_ALGORITHM, BAR_BOUND):
                 continue
             theirs, their_ratio = judged_uf(v), mean(v, "ratio_429")
             if theirs is not None and their_ratio is not None and \
