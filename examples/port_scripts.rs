@@ -101,6 +101,26 @@ const SHAPES: &[Shape] = &[
         minutes: 8,
     },
     Shape {
+        name: "gcra_github",
+        server: "kind = \"gcra\"\nlimit = 5\nperiod = \"1s\"",
+        dialect: Headers::Github,
+        threads: 3,
+        // No policy: the refill is learned from the stated resets (law 4, `learn_refill`).
+        params: &[],
+        others_every: 0.5,
+        minutes: 3,
+    },
+    Shape {
+        name: "sliding_window_github",
+        server: "kind = \"sliding-window\"\nlimit = 30\nwindow = \"1m\"",
+        dialect: Headers::Github,
+        threads: 2,
+        // No policy: a whole window stated at any count bounds the refill by `(B − r − 1)/60 s`.
+        params: &[],
+        others_every: 0.0,
+        minutes: 10,
+    },
+    Shape {
         name: "outage_backoff",
         server: "kind = \"gcra\"\nlimit = 100\nperiod = \"1m\"\noutages = [[\"0s\", \"10m\"]]",
         dialect: Headers::Full,

@@ -1,6 +1,8 @@
-// fair-share law 3 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
+// fair-share law 4 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
 // no packages); law 3 places a fixed window's reset from a stated end that stays put while the
-// count falls, and narrows down where the resets fall turnover by turnover. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+// count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
+// bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
+// pulls harder over a wider price, a lone process's pull fading near a share of 1. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 // docs/fair-share.md explains the law): time is whole nanoseconds inside (a Number holds them
 // exactly for 104 days), the random draws come in the same order, and answers are read as
 // answer.rs reads them, so the same answers give the same waits.
@@ -57,14 +59,14 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const LAW = 3;
+export const LAW = 4;
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 const DAY = 86400 * NS;
 export const DEFAULTS = Object.freeze({
   quota: null, period: null, first_spread: 0, initial_sleep: null, reserve: 0.005, span: 0.03,
   crowd: 1000, gain: 0.4, window_periods: 1, min_samples: 3, min_flow: 30, drain_windows: 4,
-  drain_fill: 1 / 12, full_level: 0.9, full_drain: 1, pull_periods: 4, pull_max: 0.5,
+  drain_fill: 1 / 12, full_level: 0.9, full_drain: 1, pull_periods: 1.5, pull_max: 0.5,
   decrease: 0.5, retry_jitter: 0.5, jitter: 0.1, increase: 0.15, error_backoff: 1,
   error_backoff_max: 60, max_rate: 4, reset_resolution: 1,
 });
@@ -126,6 +128,7 @@ export class FairShare {
     this.windowEnd = this.lastEnd = null;
     this.statedEnd = null; // law 3: the first success that stated the current end, { end, first }
     this.resetSpan = null; // law 3: where the resets fall, modulo the period, [lo, hi]
+    this.movingEnd = this.refillBound = null; // law 4: { end, t } of the last answer; the learned refill
     let x0 = this.rate / n;
     if (this.ns.initial_sleep !== null) x0 = fmin(1 / secs(this.ns.initial_sleep), x0);
     this.x = this.clampRate(x0);
@@ -190,7 +193,8 @@ export class FairShare {
   phase(now) { return this.clockPhase + secs(Math.max(now - this.clockAt, 0)) * this.x; }
 
   slope() {
-    const span = fmax(this.c.span * this.limit, fmin(4, fmax(this.limit - this.reserve(), 0) * 0.8));
+    const floor = this.resetSpan !== null ? 4 : 10; // law 4: 10 tokens on a bucket
+    const span = fmax(this.c.span * this.limit, fmin(floor, fmax(this.limit - this.reserve(), 0) * 0.8));
     return fmax(span / this.lnCrowd, Number.MIN_VALUE * 2 ** 52); // f64::MIN_POSITIVE
   }
 
@@ -223,8 +227,10 @@ export class FairShare {
     const price = this.price(last.r - this.planned(last.t));
     const n = this.threads.length;
     const crowd = fmax(total / fmax(this.x, price), n);
-    let pull = fmin(this.slope() / (this.c.pull_periods * crowd), this.c.pull_max);
-    pull = pull * (1 - clamp(n * this.x / total, 0, 1));
+    const periods = this.resetSpan !== null ? 4 : this.c.pull_periods; // law 4: slower on a fixed window
+    let pull = fmin(this.slope() / (periods * crowd), this.c.pull_max);
+    const share = clamp(n * this.x / total, 0, 1);
+    pull = pull * (1 - share) * fmin((1 - share) / 0.1, 1); // law 4: a lone process's pull fades
     const cap = this.fullStart ? target * this.x / total : target;
     lnX += pull * fmax(ln(fmin(price, cap)) - lnX, -LN_100);
     this.setRate(now, exp(lnX));
@@ -239,7 +245,7 @@ export class FairShare {
   }
 
   readReset(t, stated, r) {
-    if (this.resetAt !== null || (this.policy === null && this.c.quota === null)) return this.forgetSliding();
+    if (this.resetAt !== null || !this.knowsQuota()) return this.forgetSliding();
     const slack = fmax(this.period * 0.02, secs(this.ns.reset_resolution));
     if (stated >= this.period - slack && stated > fmax(this.limit - r, 0) / this.rate + 1.5 * slack) {
       this.slidingSince ??= t;
@@ -253,7 +259,7 @@ export class FairShare {
   // after its newest request). Two successes more than two resolutions apart that state the same
   // end (within a resolution), the count lower at the second, place its reset at once.
   readFixedEnd(t, stated, r) {
-    if (this.resetAt !== null || (this.policy === null && this.c.quota === null)) {
+    if (this.resetAt !== null || !this.knowsQuota()) {
       this.statedEnd = null;
       return;
     }
@@ -334,6 +340,29 @@ export class FairShare {
   // end, the same on every answer until it turns over): two ends in a row, each stated alike
   // (within the header's resolution, reset_resolution) for more than two resolutions, with the
   // level's turnover at the first, are a period apart.
+  // Stated, given, or learned from the stated resets (law 4).
+  knowsQuota() { return this.policy !== null || this.c.quota !== null || this.refillBound !== null; }
+
+  // Law 4: without a policy, a bucket is whole again (B - r)/R after the answer and a sliding
+  // window a period B/R after its newest request, so an answer whose stated end moved since the
+  // last one bounds the refill from below: R >= (B - r - 1)/reset. The refill is the largest.
+  learnRefill(now, stated, r) {
+    if (this.c.quota !== null || this.policy !== null || this.resetSpan !== null) return;
+    const t = secs(now);
+    const end = t + stated;
+    const last = this.movingEnd;
+    const moved = last !== null && t > last.t && Math.abs(end - last.end) > secs(this.ns.reset_resolution);
+    this.movingEnd = { end, t };
+    if (!moved || stated <= 0) return;
+    const bound = (this.limit - r - 1) / stated;
+    if (!(bound > (this.refillBound ?? 0))) return;
+    this.refillBound = bound;
+    const scale = bound / this.rate;
+    this.rate = bound;
+    this.period = this.limit / bound;
+    this.setRate(now, this.x * scale);
+  }
+
   readPeriod(now, stated) {
     if (this.c.quota !== null || this.statedPolicy) return;
     const t = secs(now);
@@ -402,6 +431,7 @@ export class FairShare {
       }
       this.observeLevel(now, secs(counted), a.remaining);
       if (a.reset !== null && a.status === 'ok') this.readPeriod(now, secs(a.reset));
+      if (a.reset !== null && a.status === 'ok') this.learnRefill(now, secs(a.reset), a.remaining);
     }
     if (a.status === 'ok') {
       th.errors = 0;

@@ -1,10 +1,12 @@
 """fair-share in Python (standard library only): processes and threads that share one API
 token share its quota equally, without counting each other.
 
-fair-share law 3 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
+fair-share law 4 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
 src/throttle/fair_share.rs of 2026-11-26; law 2 reads a fixed window's period from its stated
 reset; law 3 places a fixed window's reset from a stated end that stays put while the count falls,
-and narrows down where the resets fall turnover by turnover)
+and narrows down where the resets fall turnover by turnover; law 4 learns a bucket's or sliding
+window's refill from its stated reset without a policy, and on a bucket pulls harder over a wider
+price, a lone process's pull fading near a share of 1)
 
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
@@ -21,12 +23,12 @@ import math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-LAW = 3  # the version of the law this port follows (fair_share::LAW)
+LAW = 4  # the version of the law this port follows (fair_share::LAW)
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 DEFAULTS = dict(quota=None, period=None, first_spread=0.0, initial_sleep=None, reserve=0.005, span=0.03,
                 crowd=1000.0, gain=0.4, window_periods=1.0, min_samples=3, min_flow=30.0, drain_windows=4.0,
-                drain_fill=1.0 / 12.0, full_level=0.9, full_drain=1.0, pull_periods=4.0, pull_max=0.5,
+                drain_fill=1.0 / 12.0, full_level=0.9, full_drain=1.0, pull_periods=1.5, pull_max=0.5,
                 decrease=0.5, retry_jitter=0.5, jitter=0.1, increase=0.15, error_backoff=1.0,
                 error_backoff_max=60.0, max_rate=4.0, reset_resolution=1.0)
 DURATIONS = ("period", "first_spread", "initial_sleep", "error_backoff", "error_backoff_max", "reset_resolution")
@@ -191,6 +193,7 @@ class FairShare:
         self.window_end = self.last_end = None  # law 2: a window end the stated resets agree on
         self.stated_end = None  # law 3: the first success that stated the current end, (end, (t, r))
         self.reset_span = None  # law 3: where the resets fall, modulo the period, (lo, hi)
+        self.moving_end = self.refill_bound = None  # law 4: (end, t) of the last answer; the learned refill
         x0, sleep = self.rate / n, c["initial_sleep"]
         self.x = self.clamp_rate(x0 if sleep is None else min(1.0 / secs(sleep) if sleep else math.inf, x0))
     def wait(self, thread, now):
@@ -227,7 +230,8 @@ class FairShare:
     def loop_secs(self): return max(self.window_secs(), self.c["min_flow"] / self.rate)
     def phase(self, now): return self.ph + secs(max(now - self.at, 0)) * self.x
     def slope(self):
-        span = max(self.c["span"] * self.limit, min(4.0, max(self.limit - self.reserve(), 0.0) * 0.8))
+        floor = 4.0 if self.reset_span is not None else 10.0  # law 4: 10 tokens on a bucket
+        span = max(self.c["span"] * self.limit, min(floor, max(self.limit - self.reserve(), 0.0) * 0.8))
         return max(span / math.log(self.c["crowd"]), 2.2250738585072014e-308)
     def price(self, r):
         return self.rate / self.c["crowd"] * math.exp(min((r - self.reserve()) / self.slope(), 50.0))
@@ -263,13 +267,15 @@ class FairShare:
         ln_x = math.log(self.x) + self.c["gain"] * _step(_ln(target / total))
         price = self.price(r1 - self.planned(t1))
         crowd = max(total / max(self.x, price), n)
-        pull = min(self.slope() / (self.c["pull_periods"] * crowd), self.c["pull_max"])
-        pull = pull * (1.0 - _clamp(n * self.x / total, 0.0, 1.0))
+        periods = 4.0 if self.reset_span is not None else self.c["pull_periods"]  # law 4
+        pull = min(self.slope() / (periods * crowd), self.c["pull_max"])
+        share = _clamp(n * self.x / total, 0.0, 1.0)
+        pull = pull * (1.0 - share) * min((1.0 - share) / 0.1, 1.0)  # law 4: a lone process's fades
         cap = target * self.x / total if self.full_start else target
         ln_x += pull * max(_ln(min(price, cap)) - ln_x, -LN_100)
         self.set_rate(now, math.exp(ln_x))
     def read_reset(self, t, stated, r):  # a whole period at any level: a sliding window
-        if self.reset_at is not None or (self.policy is None and self.c["quota"] is None):
+        if self.reset_at is not None or not self.knows_quota():
             self.sliding, self.votes, self.since = False, 0, None
             return
         bucket, slack = max(self.limit - r, 0.0) / self.rate, max(self.period * 0.02, secs(self.c["reset_resolution"]))
@@ -280,7 +286,7 @@ class FairShare:
         elif stated < self.period - 1.5 * slack:
             self.sliding, self.votes, self.since = False, 0, None
     def read_fixed_end(self, t, stated, r):  # law 3: a stated end that stays put while r falls
-        if self.reset_at is not None or (self.policy is None and self.c["quota"] is None):
+        if self.reset_at is not None or not self.knows_quota():
             self.stated_end = None
             return
         end, same = t + stated, secs(self.c["reset_resolution"])
@@ -335,6 +341,22 @@ class FairShare:
             scale = rate / self.rate
             self.rate, self.period = rate, secs(q[1])
             self.limit = float(q[0]) if limit_from_quota else self.limit
+            self.set_rate(now, self.x * scale)
+    def knows_quota(self):  # stated, given, or learned from the stated resets (law 4)
+        return self.policy is not None or self.c["quota"] is not None or self.refill_bound is not None
+    def learn_refill(self, now, stated, r):  # law 4: R >= (B - r - 1)/reset, from an end that moved
+        if self.c["quota"] is not None or self.policy is not None or self.reset_span is not None:
+            return
+        t = secs(now)
+        end, last = t + stated, self.moving_end
+        moved = last is not None and t > last[1] and abs(end - last[0]) > secs(self.c["reset_resolution"])
+        self.moving_end = (end, t)
+        if not moved or stated <= 0.0:
+            return
+        bound = (self.limit - r - 1.0) / stated
+        if bound > (0.0 if self.refill_bound is None else self.refill_bound):
+            self.refill_bound, scale = bound, bound / self.rate
+            self.rate, self.period = bound, self.limit / bound
             self.set_rate(now, self.x * scale)
     def read_period(self, now, stated):  # law 2: a fixed window's period from its stated reset
         if self.c["quota"] is not None or self.stated_policy:
@@ -393,6 +415,7 @@ class FairShare:
             self.level(now, secs(counted), float(remaining))
             if reset is not None and cls == OK:
                 self.read_period(now, secs(reset))
+                self.learn_refill(now, secs(reset), float(remaining))
         if cls == OK:
             th.errors = 0
             if not self.headers:  # no remaining count: AIMD

@@ -1,6 +1,8 @@
-# fair-share law 3 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
+# fair-share law 4 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
 # library only; law 3 places a fixed window's reset from a stated end that stays put while the
-# count falls, and narrows down where the resets fall turnover by turnover. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+# count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
+# bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
+# pulls harder over a wider price, a lone process's pull fading near a share of 1. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 # docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
 # in the same order, and answers are read as answer.rs reads them, so the same answers give the
 # same waits.
@@ -12,14 +14,14 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  LAW = 3
+  LAW = 4
   NS = 1_000_000_000
   U64 = 2**64 - 1
   DAY = 86_400 * NS
   DEFAULTS = { quota: nil, period: nil, first_spread: 0.0, initial_sleep: nil, reserve: 0.005,
                span: 0.03, crowd: 1000.0, gain: 0.4, window_periods: 1.0, min_samples: 3,
                min_flow: 30.0, drain_windows: 4.0, drain_fill: 1.0 / 12.0, full_level: 0.9,
-               full_drain: 1.0, pull_periods: 4.0, pull_max: 0.5, decrease: 0.5,
+               full_drain: 1.0, pull_periods: 1.5, pull_max: 0.5, decrease: 0.5,
                retry_jitter: 0.5, jitter: 0.1, increase: 0.15, error_backoff: 1.0,
                error_backoff_max: 60.0, max_rate: 4.0, reset_resolution: 1.0 }.freeze
   DURATIONS = %i[period first_spread initial_sleep error_backoff error_backoff_max reset_resolution].freeze
@@ -141,7 +143,8 @@ class FairShare
   def phase(now) = @clock_phase + secs([now - @clock_at, 0].max) * @x
 
   def slope
-    span = fmax(@c[:span] * @limit, fmin(4.0, fmax(@limit - reserve, 0.0) * 0.8))
+    floor = @reset_span ? 4.0 : 10.0 # law 4: 10 tokens on a bucket
+    span = fmax(@c[:span] * @limit, fmin(floor, fmax(@limit - reserve, 0.0) * 0.8))
     fmax(span / Math.log(@c[:crowd]), Float::MIN)
   end
 
@@ -170,8 +173,10 @@ class FairShare
     ln_x = Math.log(@x) + @c[:gain] * clamp_step(Math.log(target / total))
     price = price(last.r - planned(last.t))
     n = @threads.size.to_f
-    pull = fmin(slope / (@c[:pull_periods] * fmax(total / fmax(@x, price), n)), @c[:pull_max])
-    pull *= 1.0 - clamp(n * @x / total, 0.0, 1.0)
+    periods = @reset_span ? 4.0 : @c[:pull_periods] # law 4: a fixed window's pull is slower
+    pull = fmin(slope / (periods * fmax(total / fmax(@x, price), n)), @c[:pull_max])
+    share = clamp(n * @x / total, 0.0, 1.0)
+    pull = pull * (1.0 - share) * fmin((1.0 - share) / 0.1, 1.0) # law 4: a lone process's fades
     cap = @full_start ? target * @x / total : target
     ln_x += pull * fmax(Math.log(fmin(price, cap)) - ln_x, -Math.log(100.0))
     set_rate(now, Math.exp(ln_x))
@@ -186,7 +191,7 @@ class FairShare
   end
 
   def read_reset(t, stated, r)
-    return forget_sliding if reset_at || (@policy.nil? && @c[:quota].nil?)
+    return forget_sliding if reset_at || !knows_quota?
     slack = fmax(@period * 0.02, secs(@ns[:reset_resolution]))
     if stated >= @period - slack && stated > fmax(@limit - r, 0.0) / @rate + 1.5 * slack
       @sliding_since ||= t
@@ -202,7 +207,7 @@ class FairShare
   # after its newest request). Two successes more than two resolutions apart that state the same
   # end (within a resolution), the count lower at the second, place its reset at once.
   def read_fixed_end(t, stated, r)
-    return @stated_end = nil if reset_at || (@policy.nil? && @c[:quota].nil?)
+    return @stated_end = nil if reset_at || !knows_quota?
     same = secs(@ns[:reset_resolution])
     end_at = t + stated
     unless @stated_end && (end_at - @stated_end[0]).abs <= same
@@ -276,6 +281,28 @@ class FairShare
     set_rate(now, @x * scale)
   end
 
+  # Stated, given, or learned from the stated resets (law 4).
+  def knows_quota? = !@policy.nil? || !@c[:quota].nil? || !@refill_bound.nil?
+
+  # Law 4: without a policy, a bucket is whole again (B - r)/R after the answer and a sliding
+  # window a period B/R after its newest request, so an answer whose stated end moved since the
+  # last one bounds the refill from below: R >= (B - r - 1)/reset. The refill is the largest.
+  def learn_refill(now, stated, r)
+    return if @c[:quota] || @policy || @reset_span
+    t = secs(now)
+    end_at = t + stated
+    moved = @moving_end && t > @moving_end[1] && (end_at - @moving_end[0]).abs > secs(@ns[:reset_resolution])
+    @moving_end = [end_at, t]
+    return if !moved || stated <= 0.0
+    bound = (@limit - r - 1.0) / stated
+    return unless bound > (@refill_bound || 0.0)
+    @refill_bound = bound
+    scale = bound / @rate
+    @rate = bound
+    @period = @limit / bound
+    set_rate(now, @x * scale)
+  end
+
   # Law 2: without a stated or given quota, a fixed window's period from its stated reset (its
   # end, the same on every answer until it turns over): two ends in a row, each stated alike
   # (within the header's resolution, `reset_resolution`) for more than two resolutions, with the
@@ -339,6 +366,7 @@ class FairShare
       end
       observe_level(now, secs(counted), a.remaining.to_f)
       read_period(now, secs(a.reset)) if a.reset && a.status == :ok
+      learn_refill(now, secs(a.reset), a.remaining.to_f) if a.reset && a.status == :ok
     end
     case a.status
     when :ok

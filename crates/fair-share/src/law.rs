@@ -95,6 +95,10 @@ pub struct Law {
     /// The first success that stated the current end (`t` + reset), and its level, for
     /// `read_fixed_end`.
     stated_end: Option<(f64, Sample)>,
+    /// The end (`t` + reset) the last answer stated, and when it came, for `learn_refill`.
+    moving_end: Option<(f64, f64)>,
+    /// The refill learned from the stated resets, if any (see `learn_refill`).
+    refill_bound: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -125,7 +129,12 @@ impl Law {
     /// `L`, tokens per e-fold of the price.
     pub fn slope(&self) -> f64 {
         let room = (self.limit - self.reserve()).max(0.0) * MAX_SPAN_OF_ROOM;
-        let span = (self.cfg.span * self.limit).max(MIN_SPAN_TOKENS.min(room));
+        let floor = if self.reset_span.is_some() {
+            MIN_SPAN_TOKENS
+        } else {
+            MIN_BUCKET_SPAN_TOKENS
+        };
+        let span = (self.cfg.span * self.limit).max(floor.min(room));
         (span / self.cfg.crowd.ln()).max(f64::MIN_POSITIVE)
     }
 
@@ -231,11 +240,18 @@ impl Law {
         let crowd = (total / self.x.max(price)).max(n);
         // One window of delay: the pull's loop gain `λ·N/L` per window stays below
         // `1/pull_periods` however long the window lasts.
-        let pull = (self.slope() / (self.cfg.pull_periods * crowd)).min(self.cfg.pull_max);
+        let periods = if self.reset_span.is_some() {
+            WINDOW_PULL_PERIODS
+        } else {
+            self.cfg.pull_periods
+        };
+        let pull = (self.slope() / (periods * crowd)).min(self.cfg.pull_max);
         // A process that is most of the total has nobody to be fair to: its pull would only
-        // hold the level up at the price of a lone client and throw the refill away.
+        // hold the level up at the price of a lone client and throw the refill away. A share
+        // within `LONE_SHARE_NOISE` of the whole is a lone process read through the total's
+        // noise: the weight falls off as its square there.
         let share = (n * self.x / total).clamp(0.0, 1.0);
-        let pull = pull * (1.0 - share);
+        let pull = pull * (1.0 - share) * ((1.0 - share) / LONE_SHARE_NOISE).min(1.0);
         let cap = if self.full_start {
             target * self.x / total
         } else {
@@ -289,8 +305,8 @@ impl Law {
     /// than two slacks, each within a slack of the period and more than 1.5 slacks beyond the
     /// bucket's, make it a sliding window; a reading 1.5 slacks short of a period undoes it.
     fn read_reset(&mut self, t: f64, stated: f64, r: f64) {
-        // Without a stated or given quota the bucket's own reset cannot be told.
-        if self.reset_span.is_some() || (self.policy.is_none() && self.cfg.quota.is_none()) {
+        // Without a stated, given or learned quota the bucket's own reset cannot be told.
+        if self.reset_span.is_some() || !self.knows_quota() {
             self.sliding = false;
             self.sliding_votes = 0;
             self.sliding_since = None;
@@ -325,7 +341,7 @@ impl Law {
     /// the others do, instead of draining it as a bucket's surplus. Needs the period (a stated
     /// or given quota).
     fn read_fixed_end(&mut self, t: f64, stated: f64, r: f64) {
-        if self.reset_span.is_some() || (self.policy.is_none() && self.cfg.quota.is_none()) {
+        if self.reset_span.is_some() || !self.knows_quota() {
             self.stated_end = None;
             return;
         }
@@ -345,6 +361,41 @@ impl Law {
             self.sliding = false;
             self.window = None;
             self.samples = 0;
+        }
+    }
+
+    /// Whether the law knows the quota: stated, given, or learned from the stated resets.
+    fn knows_quota(&self) -> bool {
+        self.policy.is_some() || self.cfg.quota.is_some() || self.refill_bound.is_some()
+    }
+
+    /// The refill from the stated resets, for a server that states a limit and a reset but no
+    /// policy (GitHub's headers) and is no fixed window: a bucket is whole again `(B − r)/R`
+    /// after the answer, and a sliding window has `B` again a period `B/R` after its newest
+    /// request, so `(B − r − 1)/reset` is at most `R` for both (the count is rounded down, the
+    /// reset up). The refill is the largest such bound, read from answers whose stated end
+    /// moved since this process's last one (a fixed window's stays put until it turns over,
+    /// and `read_period` reads its quota), and the rate moves with it as with a stated quota.
+    fn learn_refill(&mut self, now: Nanos, stated: f64, r: f64) {
+        if self.cfg.quota.is_some() || self.policy.is_some() || self.reset_span.is_some() {
+            return;
+        }
+        let t = secs(now);
+        let end = t + stated;
+        let moved = self
+            .moving_end
+            .is_some_and(|(last, at)| t > at && (end - last).abs() > self.resolution());
+        self.moving_end = Some((end, t));
+        if !moved || stated <= 0.0 {
+            return;
+        }
+        let bound = (self.limit - r - 1.0) / stated;
+        if bound > self.refill_bound.unwrap_or(0.0) {
+            self.refill_bound = Some(bound);
+            let scale = bound / self.rate;
+            self.rate = bound;
+            self.period = self.limit / bound;
+            self.set_rate(now, self.x * scale);
         }
     }
 
@@ -539,6 +590,15 @@ const MAX_FLOW_OF_ALLOWANCE: f64 = 0.3;
 const STEADY_END: f64 = 2.0;
 /// On a sliding window the D gain per window is `γ` spread over this share of the period.
 const SLIDING_GAIN_PERIODS: f64 = 1.0;
+/// On a fixed window the pull's loop gain per window is at most `1/WINDOW_PULL_PERIODS`
+/// (on a bucket `1/pull_periods`): there the pull holds the level above the even-spend plan,
+/// and what is left at the reset is lost (at 1.5, GitHub's 5,000 per hour loses 0.3 % of its
+/// utilization, and fixed windows of 100 per minute 1.4 %).
+const WINDOW_PULL_PERIODS: f64 = 4.0;
+/// A share of the total within this of the whole is a lone process read through the noise of
+/// the total, whose pull fades as the square of `1 − share` (a lone client on a 5-token bucket
+/// pulled at `1 − share` loses 18 % of its utilization).
+const LONE_SHARE_NOISE: f64 = 0.1;
 /// A stated reset is read with a slack of this share of the period, or of its resolution if
 /// more: a bucket says at most `(B − r)/R` plus the rounding, a sliding window a whole period.
 const SLIDING_SLACK: f64 = 0.02;
@@ -563,8 +623,13 @@ const POLLS_PER_PERIOD: f64 = 8.0;
 const MIN_RATE_OF_SHARE: f64 = 0.01;
 /// The reserve never exceeds this fraction of the bucket...
 const MAX_RESERVE: f64 = 0.25;
-/// ... and the price's span is at least this many tokens...
+/// ... and the price's span is at least this many tokens on a fixed window (what the level
+/// holds is lost at its reset)...
 const MIN_SPAN_TOKENS: f64 = 4.0;
+/// ... and this many on a bucket, where a level held refills all the same: a wider span makes
+/// the price less steep, so the pull may be stronger (churn on a 100-per-minute bucket: windowed
+/// fairness 0.939 at 4 tokens, 0.967 at 10, 0.988 at 10 with `pull_periods` 1.5)...
+const MIN_BUCKET_SPAN_TOKENS: f64 = 10.0;
 /// ... but at most this fraction of the bucket above the reserve.
 const MAX_SPAN_OF_ROOM: f64 = 0.8;
 /// The total is never read below this fraction of `R` (a level that stopped falling).
@@ -618,6 +683,8 @@ impl Law {
             window_end: None,
             last_end: None,
             stated_end: None,
+            moving_end: None,
+            refill_bound: None,
         };
         let x0 = match initial_sleep {
             Some(s) => (1.0 / s).min(rate / n as f64),
@@ -748,6 +815,7 @@ impl Law {
             self.observe(now, secs(counted), r as f64);
             if let (Some(reset), Status::Ok) = (answer.reset, answer.status) {
                 self.read_period(now, secs(nanos(reset)));
+                self.learn_refill(now, secs(nanos(reset)), r as f64);
             }
         }
         match answer.status {
@@ -956,11 +1024,14 @@ mod tests {
         let tiny = shaped(1, 5.0, 1, 5.0);
         assert!((tiny.reserve() - 1.0).abs() < 1e-9);
         assert!((tiny.slope() - 3.2 / k).abs() < 1e-9);
-        // 100 per minute: 4 tokens, the floor of the span.
+        // 100 per minute: 10 tokens, the floor of the span on a bucket; 4 on a fixed window.
         let minute = shaped(1, 100.0, 60, 100.0);
-        assert!((minute.slope() - 4.0 / k).abs() < 1e-9);
+        assert!((minute.slope() - 10.0 / k).abs() < 1e-9);
+        let mut window = shaped(1, 100.0, 60, 100.0);
+        window.place_reset(59.0, 60.0);
+        assert!((window.slope() - 4.0 / k).abs() < 1e-9);
         // The price runs from R/K at the reserve to R at the top of its span, for any bucket.
-        for t in [&heroku, &tiny, &minute] {
+        for t in [&heroku, &tiny, &minute, &window] {
             let rate = t.rate;
             assert!((t.price(t.reserve()) - rate / 1000.0).abs() < 1e-12);
             let top = t.reserve() + t.slope() * k;
@@ -1027,22 +1098,39 @@ mod tests {
         let pull_at = |threads: usize, x: f64, total: f64| {
             let mut t = build(threads);
             t.x = x;
+            pulled(&mut t, total)
+        };
+        fn pulled(t: &mut Law, total: f64) -> f64 {
             let r = t.reserve();
             let dt = 1000.0;
             let first = Sample { t: 0.0, r };
             let last = Sample {
                 t: dt,
-                r: r - (total - R) * dt,
+                r: r - (total - t.refill()) * dt,
             };
             t.apply_window(0, first, last).pull
-        };
+        }
         let l = build(1).slope();
-        // A tenth of the total: λ = L/(4·N̂) (N̂ = 10), times the 0.9 not its own.
+        // A tenth of the total: λ = L/(1.5·N̂) (N̂ = 10), times the 0.9 not its own.
         let few = pull_at(1, R / 10.0, R);
-        assert!((few - (l / 40.0).min(0.5) * 0.9).abs() < 1e-9, "{few}");
+        assert!((few - (l / 15.0).min(0.5) * 0.9).abs() < 1e-9, "{few}");
+        // On a fixed window: L/(4·N̂).
+        let mut window = build(1);
+        window.x = R / 10.0;
+        window.place_reset(3599.0, 3600.0);
+        let on_window = pulled(&mut window, R);
+        assert!(
+            (on_window - (l / 40.0).min(0.5) * 0.9).abs() < 1e-9,
+            "{on_window}"
+        );
+        // 0.97 of the total: a lone process seen through the total's noise; its weight is
+        // 0.03 · 0.03/0.1, not 0.03.
+        let lone = pull_at(1, R * 0.97, R);
+        let lambda = (l / (1.5 * 1.0f64.max(1.0 / 0.97))).min(0.5);
+        assert!((lone - lambda * 0.03 * 0.3).abs() < 1e-9, "{lone}");
         // A thousandth: a thousand times less per window, however long the window.
         let many = pull_at(1, R / 1000.0, R);
-        assert!(many < 0.005 && many > 0.0, "{many}");
+        assert!((many - l / 1500.0 * 0.999).abs() < 1e-9, "{many}");
         // The whole total: nobody to be fair to.
         assert_eq!(pull_at(5, R / 5.0, R), 0.0);
     }
@@ -1176,6 +1264,67 @@ mod tests {
     }
 
     #[test]
+    fn without_a_policy_the_refill_is_learned_from_the_stated_resets_of_a_bucket_or_sliding_window()
+    {
+        // GitHub's dialect: the limit, the count and when the bucket is whole again, no policy.
+        let mut rng = test_rng();
+        let github = |limit: u64, remaining: u64, reset: Nanos| Answer {
+            limit: Some(limit),
+            reset: ns(reset),
+            ..answer(Status::Ok, remaining)
+        };
+        // A GCRA of 5 per second from 5 tokens. The first answer has no end to compare with.
+        let mut t = build(1);
+        let x0 = t.thread_rate();
+        t.respond_ns(S, 0, &github(5, 0, S), &mut rng);
+        assert_eq!(t.rate, R);
+        // Empty again and whole in a second, the end 1.5 s on: at least (5 − 0 − 1)/1 per
+        // second, and the rate moves with it.
+        t.respond_ns(5 * S / 2, 0, &github(5, 0, S), &mut rng);
+        assert_eq!((t.rate, t.period), (4.0, 1.25));
+        assert!((t.thread_rate() - x0 * 4.0 / R).abs() < 1e-12);
+        // A lower bound leaves it; a higher one raises it.
+        t.respond_ns(4 * S, 0, &github(5, 3, 2 * S), &mut rng);
+        assert_eq!(t.rate, 4.0);
+        t.respond_ns(15 * S / 2, 0, &github(5, 0, 4 * S / 5), &mut rng);
+        assert!((t.rate - 5.0).abs() < 1e-12, "{}", t.rate);
+        // An end that did not move (a fixed window before its turnover) says nothing.
+        let mut window = build(1);
+        for at in [5, 10, 15, 20] {
+            window.respond_ns(at * S, 0, &github(100, 90 - at, (60 - at) * S), &mut rng);
+        }
+        assert_eq!(window.rate, R);
+        // A sliding window of 1,000 per hour says a whole window whatever the count: the
+        // refill is at least (B − r − 1)/window, R within the tokens left.
+        let mut sliding = build(1);
+        for (i, left) in [600, 300, 100, 5].into_iter().enumerate() {
+            sliding.respond_ns(
+                (i as u64 + 1) * 20 * S,
+                0,
+                &github(1000, left, 3600 * S),
+                &mut rng,
+            );
+        }
+        assert!((sliding.rate - 994.0 / 3600.0).abs() < 1e-12);
+        // A stated or configured quota wins.
+        let mut stated = build(1);
+        let policy = Answer {
+            policy: Some(Policy {
+                limit: 5,
+                window: Duration::from_secs(1),
+            }),
+            ..github(5, 0, S)
+        };
+        stated.respond_ns(S, 0, &policy, &mut rng);
+        stated.respond_ns(5 * S / 2, 0, &github(5, 0, S / 2), &mut rng);
+        assert_eq!(stated.rate, 5.0);
+        let mut given = shaped(1, 50.0, 600, 5.0);
+        given.respond_ns(S, 0, &github(5, 0, S), &mut rng);
+        given.respond_ns(5 * S / 2, 0, &github(5, 0, S / 2), &mut rng);
+        assert_eq!(given.rate, 50.0 / 600.0);
+    }
+
+    #[test]
     fn without_a_policy_a_fixed_windows_period_is_read_from_its_stated_reset() {
         // GitHub's dialect on 100 per minute: the limit and the window's end, no policy. The
         // law starts on the default quota (1.25 per second) with the stated bucket of 100.
@@ -1202,11 +1351,13 @@ mod tests {
         assert_eq!(t.period, 60.0);
         assert!((t.rate - 100.0 / 60.0).abs() < 1e-12);
         // A bucket's reset (whole again) moves with the clock: no period is read from it.
+        // (It tells the refill instead: at least (100 − 98 − 1)/2 s, see `learn_refill`.)
         let mut bucket = build(1);
-        for at in 1..200 {
+        for at in (2..200).step_by(2) {
             bucket.respond_ns(at * S, 0, &github(98, 2), &mut rng);
         }
-        assert_eq!(bucket.period, 3600.0);
+        assert_eq!((bucket.rate, bucket.period), (0.5, 200.0));
+        assert!(bucket.reset_at().is_none());
         // Nor from a bucket left alone, whose end stays put while it fills, then spent on and
         // left alone again: two steady ends, but the count fell between them, never jumped.
         let mut idle = build(1);
@@ -1216,7 +1367,8 @@ mod tests {
         for at in (55..=120).step_by(5) {
             idle.respond_ns(at * S, 0, &github(20 + at / 5, 450 - at), &mut rng);
         }
-        assert_eq!(idle.period, 3600.0);
+        assert!(idle.reset_at().is_none());
+        assert!((idle.rate - 68.0 / 395.0).abs() < 1e-12, "{}", idle.rate);
         // A stated or configured quota wins.
         let mut stated = build(1);
         let policy = Answer {

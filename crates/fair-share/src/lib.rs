@@ -1,4 +1,4 @@
-//! `fair-share` (law 3, see [`LAW`]): the law of a blind client that needs no count of its
+//! `fair-share` (law 4, see [`LAW`]): the law of a blind client that needs no count of its
 //! peers and still shares a key's quota equally, holding a small reserve of tokens instead of running into 429s. Every
 //! constant is in the API's own units (the bucket `B`, the refill `R`, the window) or in the
 //! client's own period, so one set of defaults serves a 5-per-second API and a 100,000-per-day
@@ -32,9 +32,10 @@
 //! D term  ln x += γ · clamp(ln(R_t / S))         clamp to [−ln 100, ln 2]
 //! P term  ln x += λ · max(ln min(g(r), R_t) − ln x, −ln 100)
 //!                                                g(r) = (R/K) · e^((r − r0)/L)
-//!         λ = min(pull_max, L / (pull_periods · N̂)) · (1 − n·x/S)
-//!         N̂ = max(S / max(x, g(r)), n)
-//! r0 = clamp(reserve · B, 1, B/4)                L = max(span · B, min(4, 0.8·(B − r0))) / ln K
+//!         λ = min(pull_max, L / (P · N̂)) · s' · min(1, s'/0.1)      s' = 1 − n·x/S
+//!         N̂ = max(S / max(x, g(r)), n)           P = pull_periods (a fixed window: 4)
+//! r0 = clamp(reserve · B, 1, B/4)                L = max(span · B, min(F, 0.8·(B − r0))) / ln K
+//!                                                F = 10 tokens (a fixed window: 4)
 //! ```
 //!
 //! The D term steers the *total* rate toward a target that drains the bucket's surplus above a
@@ -44,11 +45,16 @@
 //! level*, so the only rest point is equal per-thread rates (Kelly's price: the level is the
 //! price, `g` the demand curve). One window of it moves the bucket by about `N·λ·Δln x` tokens
 //! with one window of delay, so `λ` is sized per window by the process's own estimate `N̂` of the
-//! crowd (`λ·N̂/L ≤ 1/pull_periods`). A process that is nearly the whole total (`n·x ≈ S`) has
+//! crowd (`λ·N̂/L ≤ 1/P`). A process that is nearly the whole total (`n·x ≈ S`) has
 //! nobody to be fair to and does not pull: its pull would only hold the level where a lone
-//! client's price sits, near the top of a small bucket, and waste the refill. The price spans
-//! `span · B` tokens, but at least 4 (a one-token step of the integer count must not move it by
-//! more than a small factor) and never more than most of the bucket.
+//! client's price sits, near the top of a small bucket, and waste the refill. A share within
+//! 0.1 of the whole is such a process read through the total's noise, and its weight falls off
+//! as the square of `1 − n·x/S` there (law 4). The price spans `span · B` tokens, but at least
+//! 10 on a bucket (a one-token step of the integer count must not move it by more than a small
+//! factor, and a flatter price lets the pull be stronger: a level held on a bucket refills all
+//! the same) and at least 4 on a fixed window (what its level holds is lost at the reset),
+//! never more than most of the bucket. On a fixed window the pull is also slower (`P` = 4
+//! instead of `pull_periods`, 1.5): there it holds the level above the even-spend plan.
 //!
 //! **A fixed window.** When `r` jumps up by a tenth of the bucket (at least 2 tokens) more than
 //! the refill explains, the server has reset a window: the window restarts there, and from then
@@ -73,8 +79,14 @@
 //! clock while it is used. Two ends in a row, each stated alike (within a second) for more than
 //! 2 s, with a turnover of the level at the first, are one period apart: the quota becomes the
 //! limit per that period, as if the server had stated it. A stated or configured quota wins.
+//! Any other such server is a bucket (whole again `(B − r)/R` after the answer) or a sliding
+//! window (whole again a period `B/R` after its newest request), so each answer whose stated end
+//! moved by more than a resolution since the process's last answer bounds the refill from
+//! below, `R ≥ (B − r − 1)/reset` (law 4): the refill is the largest bound seen, the period
+//! `B/R`, and the rate moves with it as with a stated quota. Such a learned quota also lets the
+//! law tell a sliding window and a stated end that stays put (below).
 //!
-//! **A stated end that stays put** (law 3). With the period known (a stated or given quota),
+//! **A stated end that stays put** (law 3). With the period known (a stated, given or learned quota),
 //! two successes more than two resolutions (`reset_resolution`, 1 s) apart that state the same
 //! end (`t` + reset, `t` the reading's counted time, within a resolution), the count lower at
 //! the second and the reset at most a period, are a fixed window before any turnover: a
@@ -94,8 +106,8 @@
 //! is `B/period` (a token left unused is lost; the refusals at the floor are the signal), there
 //! is no pull, and a 429 takes one request per period off the process
 //! (`x · (1 − 1/(n·x·period))`) instead of half. A reading `1.5σ` short of a period (a window
-//! counting down) or a fixed window's reset switches back. A quota must be known (stated or
-//! given) to tell `(B − r)/R`.
+//! counting down) or a fixed window's reset switches back. A quota must be known (stated,
+//! given or learned) to tell `(B − r)/R`.
 //!
 //! **A full start.** A process whose first reading finds the bucket at least `full_level` full
 //! cannot tell a deep token bucket from a sliding window, which refills nothing for a window and
@@ -158,8 +170,11 @@ pub use params::{Params, Problem, UNITS};
 /// The version of the law this crate is, which every port names in its header: 1 as first
 /// released (2026-11-26); 2 reads a fixed window's period from its stated reset when the
 /// server states no policy (GitHub); 3 places a fixed window's reset from a stated end that
-/// stays put while the count falls, and narrows down where the resets fall turnover by turnover.
-pub const LAW: u32 = 3;
+/// stays put while the count falls, and narrows down where the resets fall turnover by turnover;
+/// 4 learns the refill of a bucket or sliding window from its stated reset without a policy,
+/// and on a bucket pulls harder over a wider price (a lone process's pull fading near a share
+/// of 1).
+pub const LAW: u32 = 4;
 
 /// The law for one process, shared by its threads: a [`Law`], its generator, and which threads
 /// have a request waiting to go, behind one lock.

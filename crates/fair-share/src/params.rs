@@ -50,7 +50,8 @@ pub struct Params {
     /// In full-start mode the surplus is spent at most this many times `R` on top of the
     /// refill. Default 1.
     pub full_drain: f64,
-    /// The pull's loop gain per window is at most `1 / pull_periods`. Default 4.
+    /// On a bucket the pull's loop gain per window is at most `1 / pull_periods` (on a fixed
+    /// window at most 1/4). Default 1.5.
     pub pull_periods: f64,
     /// The pull's largest weight per window. Default 0.5.
     pub pull_max: f64,
@@ -96,7 +97,7 @@ impl Default for Params {
             drain_fill: 1.0 / 12.0,
             full_level: 0.9,
             full_drain: 1.0,
-            pull_periods: 4.0,
+            pull_periods: 1.5,
             pull_max: 0.5,
             decrease: 0.5,
             retry_jitter: 0.5,
