@@ -216,8 +216,9 @@ def pass_bar(m, algorithms):
     if others:
         out.append(
             f"- cells where another blind algorithm ({', '.join(others)}) has both fewer 429s "
-            f"and a higher utilization × fairness: {len(beaten)}"
-            + ("" if not beaten else ", the first 10:"))
+            f"and a higher utilization × fairness: {len({b[0] for b in beaten})}"
+            + ("" if not beaten else
+               f" ({len(beaten)} algorithm and cell pairs), the first 10 pairs:"))
         for name, a, r, theirs, our_r, ours in beaten[:10]:
             out.append(f"  - {name}: {a} {r * 100:.2f} % / {theirs:.3f} against "
                        f"{our_r * 100:.2f} % / {ours:.3f}")
