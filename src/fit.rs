@@ -747,28 +747,26 @@ fn search(
     // stays unless the refined one explains the trace clearly better (a tenth): real timing's
     // noise alone moves the best period by a few percent.
     let (grid_p, grid_m) = (best_p, best_m);
-    for (step, reach) in [(0.01, 40), (0.0005, 20)] {
-        let center = best_p;
+    // `reach` steps of `step` (a fraction) each side of `center`: the better of them and `best`.
+    let scan = |center: f64, step: f64, reach: i32, mut best: (f64, f64)| {
         for k in -reach..=reach {
             let p = center * (1.0 + f64::from(k) * step);
             let m = score(p);
-            if m + 1e-9 < best_m {
-                (best_p, best_m) = (p, m);
+            if m + 1e-9 < best.1 {
+                best = (p, m);
             }
         }
-    }
+        best
+    };
+    let mut best = scan(best_p, 0.01, 40, (best_p, best_m));
+    best = scan(best.0, 0.0005, 20, best);
     // The implied period is a few percent off at best, and on a long trace the miss has a
     // basin a few tenths of a percent wide (a bucket of 60 per 6 minutes over 24 minutes:
     // 0.06 at 6 minutes, 0.30 at 0.2 % off): 0.05 % steps over ±5 % of it.
     if let Some(center) = implied {
-        for k in -100..=100 {
-            let p = center * (1.0 + f64::from(k) * 0.0005);
-            let m = score(p);
-            if m + 1e-9 < best_m {
-                (best_p, best_m) = (p, m);
-            }
-        }
+        best = scan(center, 0.0005, 100, best);
     }
+    let (best_p, best_m) = best;
     if best_m > grid_m * 0.9 {
         return (rule.with_period(grid_p), grid_m);
     }

@@ -328,11 +328,15 @@ export class FairShare {
   takePolicy(now, q, limitFromQuota) {
     if (this.policy !== null && this.policy[0] === q[0] && this.policy[1] === q[1]) return;
     this.policy = q;
-    const rate = q[0] * 1e9 / q[1];
+    if (limitFromQuota) this.limit = q[0];
+    this.moveRefill(now, q[0] * 1e9 / q[1], secs(q[1]));
+  }
+
+  // R and the period are now rate and period: the per-thread rate moves with R.
+  moveRefill(now, rate, period) {
     const scale = rate / this.rate;
     this.rate = rate;
-    this.period = secs(q[1]);
-    if (limitFromQuota) this.limit = q[0];
+    this.period = period;
     this.setRate(now, this.x * scale);
   }
 
@@ -357,10 +361,7 @@ export class FairShare {
     const bound = (this.limit - r - 1) / stated;
     if (!(bound > (this.refillBound ?? 0))) return;
     this.refillBound = bound;
-    const scale = bound / this.rate;
-    this.rate = bound;
-    this.period = this.limit / bound;
-    this.setRate(now, this.x * scale);
+    this.moveRefill(now, bound, this.limit / bound);
   }
 
   readPeriod(now, stated) {

@@ -337,11 +337,13 @@ class FairShare:
             self.window, self.samples = (t, r), 1
     def take_policy(self, now, q, limit_from_quota):
         if self.policy != q:
-            self.policy, rate = q, _quota_rate(q)
-            scale = rate / self.rate
-            self.rate, self.period = rate, secs(q[1])
+            self.policy = q
             self.limit = float(q[0]) if limit_from_quota else self.limit
-            self.set_rate(now, self.x * scale)
+            self.move_refill(now, _quota_rate(q), secs(q[1]))
+    def move_refill(self, now, rate, period):  # the per-thread rate moves with R
+        scale = rate / self.rate
+        self.rate, self.period = rate, period
+        self.set_rate(now, self.x * scale)
     def knows_quota(self):  # stated, given, or learned from the stated resets (law 4)
         return self.policy is not None or self.c["quota"] is not None or self.refill_bound is not None
     def learn_refill(self, now, stated, r):  # law 4: R >= (B - r - 1)/reset, from an end that moved
@@ -355,9 +357,8 @@ class FairShare:
             return
         bound = (self.limit - r - 1.0) / stated
         if bound > (0.0 if self.refill_bound is None else self.refill_bound):
-            self.refill_bound, scale = bound, bound / self.rate
-            self.rate, self.period = bound, self.limit / bound
-            self.set_rate(now, self.x * scale)
+            self.refill_bound = bound
+            self.move_refill(now, bound, self.limit / bound)
     def read_period(self, now, stated):  # law 2: a fixed window's period from its stated reset
         if self.c["quota"] is not None or self.stated_policy:
             return

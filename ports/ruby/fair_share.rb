@@ -273,11 +273,15 @@ class FairShare
   def take_policy(now, quota, limit_from_quota)
     return if @policy == quota
     @policy = quota
-    rate = quota[0].to_f * 1e9 / quota[1].to_f
+    @limit = quota[0].to_f if limit_from_quota
+    move_refill(now, quota[0].to_f * 1e9 / quota[1].to_f, secs(quota[1]))
+  end
+
+  # R and the period are now `rate` and `period`: the per-thread rate moves with R.
+  def move_refill(now, rate, period)
     scale = rate / @rate
     @rate = rate
-    @period = secs(quota[1])
-    @limit = quota[0].to_f if limit_from_quota
+    @period = period
     set_rate(now, @x * scale)
   end
 
@@ -297,10 +301,7 @@ class FairShare
     bound = (@limit - r - 1.0) / stated
     return unless bound > (@refill_bound || 0.0)
     @refill_bound = bound
-    scale = bound / @rate
-    @rate = bound
-    @period = @limit / bound
-    set_rate(now, @x * scale)
+    move_refill(now, bound, @limit / bound)
   end
 
   # Law 2: without a stated or given quota, a fixed window's period from its stated reset (its

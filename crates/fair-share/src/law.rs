@@ -392,10 +392,7 @@ impl Law {
         let bound = (self.limit - r - 1.0) / stated;
         if bound > self.refill_bound.unwrap_or(0.0) {
             self.refill_bound = Some(bound);
-            let scale = bound / self.rate;
-            self.rate = bound;
-            self.period = self.limit / bound;
-            self.set_rate(now, self.x * scale);
+            self.move_refill(now, bound, self.limit / bound);
         }
     }
 
@@ -489,13 +486,18 @@ impl Law {
         }
         self.policy = Some(q);
         let window = nanos(q.window);
-        let rate = policy_rate(q.limit, window);
-        let scale = rate / self.rate;
-        self.rate = rate;
-        self.period = secs(window);
         if limit_from_quota {
             self.limit = q.limit as f64;
         }
+        self.move_refill(now, policy_rate(q.limit, window), secs(window));
+    }
+
+    /// `R` and the period are now `rate` and `period`: the per-thread rate moves with `R`, so a
+    /// process that ran on a wrong quota is at its share of the right one at once.
+    fn move_refill(&mut self, now: Nanos, rate: f64, period: f64) {
+        let scale = rate / self.rate;
+        self.rate = rate;
+        self.period = period;
         self.set_rate(now, self.x * scale);
     }
 
