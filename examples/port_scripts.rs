@@ -115,10 +115,33 @@ const SHAPES: &[Shape] = &[
         server: "kind = \"sliding-window\"\nlimit = 30\nwindow = \"1m\"",
         dialect: Headers::Github,
         threads: 2,
-        // No policy: a whole window stated at any count bounds the refill by `(B − r − 1)/60 s`.
+        // No policy: a whole window stated at any count bounds the refill by `(B − r − 1)/60 s`,
+        // and one reset at counts no bucket's refill explains reads it as `B/60 s` (law 5).
         params: &[],
         others_every: 0.0,
         minutes: 10,
+    },
+    Shape {
+        name: "sliding_window_github_busy",
+        server: "kind = \"sliding-window\"\nlimit = 300\nwindow = \"5m\"",
+        dialect: Headers::Github,
+        threads: 2,
+        // Others take 4 a second: the count falls by several between two of this process's
+        // answers under one stated reset of 5 minutes, no bucket's (law 5: the refill `B/reset`).
+        params: &[],
+        others_every: 0.25,
+        minutes: 6,
+    },
+    Shape {
+        name: "token_bucket_heroku_told",
+        server: "kind = \"token-bucket\"\nrate = 1\nperiod = \"1s\"\nburst = 20",
+        dialect: Headers::Heroku,
+        threads: 2,
+        // Told the refill as `1 per 1 s`: the bucket the quota implies holds 1, the counts say
+        // 20 (law 5 raises `B` to a count above it when no limit is stated).
+        params: &[("quota", 1.0), ("period", 1.0)],
+        others_every: 2.0,
+        minutes: 5,
     },
     Shape {
         name: "outage_backoff",

@@ -1,8 +1,10 @@
-// fair-share law 4 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
+// fair-share law 5 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
 // no packages); law 3 places a fixed window's reset from a stated end that stays put while the
 // count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 // bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
-// pulls harder over a wider price, a lone process's pull fading near a share of 1. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+// pulls harder over a wider price, a lone process's pull fading near a share of 1; law 5 raises
+// the bucket to a count above it when no limit is stated, and reads a sliding window's refill
+// from one reset stated at levels no bucket's refill explains. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 // docs/fair-share.md explains the law): time is whole nanoseconds inside (a Number holds them
 // exactly for 104 days), the random draws come in the same order, and answers are read as
 // answer.rs reads them, so the same answers give the same waits.
@@ -59,7 +61,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const LAW = 4;
+export const LAW = 5;
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 const DAY = 86400 * NS;
@@ -128,7 +130,7 @@ export class FairShare {
     this.windowEnd = this.lastEnd = null;
     this.statedEnd = null; // law 3: the first success that stated the current end, { end, first }
     this.resetSpan = null; // law 3: where the resets fall, modulo the period, [lo, hi]
-    this.movingEnd = this.refillBound = null; // law 4: { end, t } of the last answer; the learned refill
+    this.movingEnd = this.refillBound = null; // law 4: { end, t, reset, r } of the last answer; the learned refill
     let x0 = this.rate / n;
     if (this.ns.initial_sleep !== null) x0 = fmin(1 / secs(this.ns.initial_sleep), x0);
     this.x = this.clampRate(x0);
@@ -355,10 +357,17 @@ export class FairShare {
     const t = secs(now);
     const end = t + stated;
     const last = this.movingEnd;
-    const moved = last !== null && t > last.t && Math.abs(end - last.end) > secs(this.ns.reset_resolution);
-    this.movingEnd = { end, t };
+    const res = secs(this.ns.reset_resolution);
+    const moved = last !== null && t > last.t && Math.abs(end - last.end) > res;
+    this.movingEnd = { end, t, reset: stated, r };
     if (!moved || stated <= 0) return;
-    const bound = (this.limit - r - 1) / stated;
+    let bound = (this.limit - r - 1) / stated;
+    // Law 5: one reset at levels further apart than a bucket's refill explains is a sliding
+    // window's (a period at any level): its refill is B/reset.
+    if (stated > 2 * res && Math.abs(stated - last.reset) <= res) {
+      const bucketRateAtMost = (this.limit - Math.min(r, last.r) + 1) / (stated - res);
+      if (Math.abs(r - last.r) > 2 * res * bucketRateAtMost + 1) bound = Math.max(bound, this.limit / stated);
+    }
     if (!(bound > (this.refillBound ?? 0))) return;
     this.refillBound = bound;
     this.moveRefill(now, bound, this.limit / bound);
@@ -421,6 +430,7 @@ export class FairShare {
     this.statedPolicy ||= q !== null;
     if (this.c.quota === null && q !== null) this.takePolicy(now, q, a.limit === null);
     if (a.limit !== null && a.limit > 0) this.limit = a.limit;
+    else if (a.remaining !== null && a.remaining >= this.limit) this.limit = a.remaining + 1; // law 5: what is left and this
     const th = this.threads[thread];
     const sent = th.lastSend ?? now;
     if (a.remaining !== null && (a.status === 'ok' || a.status === 'limited')) {

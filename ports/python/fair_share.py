@@ -1,12 +1,14 @@
 """fair-share in Python (standard library only): processes and threads that share one API
 token share its quota equally, without counting each other.
 
-fair-share law 4 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
+fair-share law 5 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
 src/throttle/fair_share.rs of 2026-11-26; law 2 reads a fixed window's period from its stated
 reset; law 3 places a fixed window's reset from a stated end that stays put while the count falls,
 and narrows down where the resets fall turnover by turnover; law 4 learns a bucket's or sliding
 window's refill from its stated reset without a policy, and on a bucket pulls harder over a wider
-price, a lone process's pull fading near a share of 1)
+price, a lone process's pull fading near a share of 1; law 5 raises the bucket to a count above it
+when no limit is stated, and reads a sliding window's refill from one reset stated at levels no
+bucket's refill explains)
 
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
@@ -23,7 +25,7 @@ import math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-LAW = 4  # the version of the law this port follows (fair_share::LAW)
+LAW = 5  # the version of the law this port follows (fair_share::LAW)
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 DEFAULTS = dict(quota=None, period=None, first_spread=0.0, initial_sleep=None, reserve=0.005, span=0.03,
@@ -193,7 +195,7 @@ class FairShare:
         self.window_end = self.last_end = None  # law 2: a window end the stated resets agree on
         self.stated_end = None  # law 3: the first success that stated the current end, (end, (t, r))
         self.reset_span = None  # law 3: where the resets fall, modulo the period, (lo, hi)
-        self.moving_end = self.refill_bound = None  # law 4: (end, t) of the last answer; the learned refill
+        self.moving_end = self.refill_bound = None  # law 4: (end, t, reset, r) of the last answer; the learned refill
         x0, sleep = self.rate / n, c["initial_sleep"]
         self.x = self.clamp_rate(x0 if sleep is None else min(1.0 / secs(sleep) if sleep else math.inf, x0))
     def wait(self, thread, now):
@@ -349,13 +351,17 @@ class FairShare:
     def learn_refill(self, now, stated, r):  # law 4: R >= (B - r - 1)/reset, from an end that moved
         if self.c["quota"] is not None or self.policy is not None or self.reset_span is not None:
             return
-        t = secs(now)
+        t, res = secs(now), secs(self.c["reset_resolution"])
         end, last = t + stated, self.moving_end
-        moved = last is not None and t > last[1] and abs(end - last[0]) > secs(self.c["reset_resolution"])
-        self.moving_end = (end, t)
+        moved = last is not None and t > last[1] and abs(end - last[0]) > res
+        self.moving_end = (end, t, stated, r)
         if not moved or stated <= 0.0:
             return
         bound = (self.limit - r - 1.0) / stated
+        if stated > 2.0 * res and abs(stated - last[2]) <= res:  # law 5: one reset at levels no bucket explains
+            bucket_rate_at_most = (self.limit - min(r, last[3]) + 1.0) / (stated - res)
+            if abs(r - last[3]) > 2.0 * res * bucket_rate_at_most + 1.0:
+                bound = max(bound, self.limit / stated)  # a sliding window: a period at any level
         if bound > (0.0 if self.refill_bound is None else self.refill_bound):
             self.refill_bound = bound
             self.move_refill(now, bound, self.limit / bound)
@@ -405,7 +411,10 @@ class FairShare:
         self.stated_policy = self.stated_policy or quota is not None
         if self.c["quota"] is None and quota is not None:
             self.take_policy(now, quota, limit is None)
-        self.limit = float(limit) if limit is not None and limit > 0 else self.limit
+        if limit is not None and limit > 0:
+            self.limit = float(limit)
+        elif remaining is not None and remaining >= self.limit:  # law 5: the bucket held what is left and this
+            self.limit = remaining + 1.0
         sent = now if th.last_send is None else th.last_send
         if remaining is not None and cls in (OK, LIMITED):
             self.headers = True

@@ -1,8 +1,10 @@
-# fair-share law 4 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
+# fair-share law 5 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
 # library only; law 3 places a fixed window's reset from a stated end that stays put while the
 # count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 # bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
-# pulls harder over a wider price, a lone process's pull fading near a share of 1. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+# pulls harder over a wider price, a lone process's pull fading near a share of 1; law 5 raises
+# the bucket to a count above it when no limit is stated, and reads a sliding window's refill
+# from one reset stated at levels no bucket's refill explains. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 # docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
 # in the same order, and answers are read as answer.rs reads them, so the same answers give the
 # same waits.
@@ -14,7 +16,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  LAW = 4
+  LAW = 5
   NS = 1_000_000_000
   U64 = 2**64 - 1
   DAY = 86_400 * NS
@@ -295,10 +297,18 @@ class FairShare
     return if @c[:quota] || @policy || @reset_span
     t = secs(now)
     end_at = t + stated
-    moved = @moving_end && t > @moving_end[1] && (end_at - @moving_end[0]).abs > secs(@ns[:reset_resolution])
-    @moving_end = [end_at, t]
+    res = secs(@ns[:reset_resolution])
+    last = @moving_end
+    moved = last && t > last[1] && (end_at - last[0]).abs > res
+    @moving_end = [end_at, t, stated, r]
     return if !moved || stated <= 0.0
     bound = (@limit - r - 1.0) / stated
+    # Law 5: one reset at levels further apart than a bucket's refill explains is a sliding
+    # window's (a period at any level): its refill is B/reset.
+    if stated > 2.0 * res && (stated - last[2]).abs <= res
+      bucket_rate_at_most = (@limit - [r, last[3]].min + 1.0) / (stated - res)
+      bound = [bound, @limit / stated].max if (r - last[3]).abs > 2.0 * res * bucket_rate_at_most + 1.0
+    end
     return unless bound > (@refill_bound || 0.0)
     @refill_bound = bound
     move_refill(now, bound, @limit / bound)
@@ -355,7 +365,11 @@ class FairShare
     q = a.quota && a.quota[0].to_f * 1e9 / a.quota[1].to_f > 0 ? a.quota : nil
     @stated_policy ||= !q.nil?
     take_policy(now, q, a.limit.nil?) if @c[:quota].nil? && q
-    @limit = a.limit.to_f if a.limit&.positive?
+    if a.limit&.positive?
+      @limit = a.limit.to_f
+    elsif a.remaining && a.remaining.to_f >= @limit
+      @limit = a.remaining.to_f + 1.0 # law 5: the bucket held what is left and this request
+    end
     th = @threads[thread]
     sent = th.last_send || now
     if a.remaining && %i[ok limited].include?(a.status)

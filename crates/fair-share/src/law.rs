@@ -51,6 +51,16 @@ struct WindowEnd {
     seen: f64,
 }
 
+/// An answer's stated reset, for `learn_refill`: the end it names (`t` + reset, seconds),
+/// when it came, the reset itself and the level read with it.
+#[derive(Clone, Copy, Debug)]
+struct StatedReset {
+    end: f64,
+    at: f64,
+    reset: f64,
+    r: f64,
+}
+
 /// One process's state.
 pub struct Law {
     cfg: Params,
@@ -95,8 +105,9 @@ pub struct Law {
     /// The first success that stated the current end (`t` + reset), and its level, for
     /// `read_fixed_end`.
     stated_end: Option<(f64, Sample)>,
-    /// The end (`t` + reset) the last answer stated, and when it came, for `learn_refill`.
-    moving_end: Option<(f64, f64)>,
+    /// The end (`t` + reset) the last answer stated, when it came, the reset it stated and the
+    /// level it read, for `learn_refill`.
+    moving_end: Option<StatedReset>,
     /// The refill learned from the stated resets, if any (see `learn_refill`).
     refill_bound: Option<f64>,
 }
@@ -376,20 +387,39 @@ impl Law {
     /// reset up). The refill is the largest such bound, read from answers whose stated end
     /// moved since this process's last one (a fixed window's stays put until it turns over,
     /// and `read_period` reads its quota), and the rate moves with it as with a stated quota.
+    ///
+    /// Law 5: a bucket's reset grows by `1/R` per token taken, so two answers in a row that
+    /// state the same reset (within a resolution each way) read levels at most `2·res·R + 1`
+    /// apart, `R` being at most `(B − r + 1)/(reset − res)`. Levels further apart under one
+    /// reset are a sliding window's (a period at any level): its period is the reset, its
+    /// refill `B/reset`. Without this the bound above reaches `B/period` only once the level is
+    /// near empty, hours into an hourly window.
     fn learn_refill(&mut self, now: Nanos, stated: f64, r: f64) {
         if self.cfg.quota.is_some() || self.policy.is_some() || self.reset_span.is_some() {
             return;
         }
         let t = secs(now);
         let end = t + stated;
-        let moved = self
-            .moving_end
-            .is_some_and(|(last, at)| t > at && (end - last).abs() > self.resolution());
-        self.moving_end = Some((end, t));
-        if !moved || stated <= 0.0 {
+        let res = self.resolution();
+        let last = self.moving_end.replace(StatedReset {
+            end,
+            at: t,
+            reset: stated,
+            r,
+        });
+        let Some(last) = last.filter(|l| t > l.at && (end - l.end).abs() > res) else {
+            return;
+        };
+        if stated <= 0.0 {
             return;
         }
-        let bound = (self.limit - r - 1.0) / stated;
+        let mut bound = (self.limit - r - 1.0) / stated;
+        if stated > 2.0 * res && (stated - last.reset).abs() <= res {
+            let bucket_rate_at_most = (self.limit - r.min(last.r) + 1.0) / (stated - res);
+            if (r - last.r).abs() > 2.0 * res * bucket_rate_at_most + 1.0 {
+                bound = bound.max(self.limit / stated);
+            }
+        }
         if bound > self.refill_bound.unwrap_or(0.0) {
             self.refill_bound = Some(bound);
             self.move_refill(now, bound, self.limit / bound);
@@ -804,6 +834,11 @@ impl Law {
         }
         if let Some(limit) = answer.limit.filter(|l| *l > 0) {
             self.limit = limit as f64;
+        } else if let Some(r) = answer.remaining.filter(|r| *r as f64 >= self.limit) {
+            // Law 5: no limit stated, and more left than the bucket the quota implies (a token
+            // bucket of 1 per second told as `quota = 1`, `period = 1s`, bursting to 20): the
+            // bucket held at least what is left and the request just counted.
+            self.limit = r as f64 + 1.0;
         }
         let sent = self.threads[thread].last_send.unwrap_or(now);
         if let (Some(r), Status::Ok | Status::Limited) = (answer.remaining, answer.status) {
@@ -1296,18 +1331,27 @@ mod tests {
             window.respond_ns(at * S, 0, &github(100, 90 - at, (60 - at) * S), &mut rng);
         }
         assert_eq!(window.rate, R);
-        // A sliding window of 1,000 per hour says a whole window whatever the count: the
-        // refill is at least (B − r − 1)/window, R within the tokens left.
+        // A sliding window of 1,000 per hour says a whole window whatever the count. Law 5:
+        // one reset at levels 300 tokens apart is no bucket's (whose reset would differ by
+        // 300/R): the refill is B/reset at once, and lower levels leave it.
         let mut sliding = build(1);
-        for (i, left) in [600, 300, 100, 5].into_iter().enumerate() {
-            sliding.respond_ns(
-                (i as u64 + 1) * 20 * S,
-                0,
-                &github(1000, left, 3600 * S),
-                &mut rng,
-            );
-        }
-        assert!((sliding.rate - 994.0 / 3600.0).abs() < 1e-12);
+        sliding.respond_ns(20 * S, 0, &github(1000, 600, 3600 * S), &mut rng);
+        sliding.respond_ns(40 * S, 0, &github(1000, 300, 3600 * S), &mut rng);
+        assert_eq!((sliding.rate, sliding.period), (1000.0 / 3600.0, 3600.0));
+        sliding.respond_ns(60 * S, 0, &github(1000, 5, 3600 * S), &mut rng);
+        assert_eq!(sliding.rate, 1000.0 / 3600.0);
+        // The same reset at levels a bucket's refill explains is a bucket's: a GCRA of 100 per
+        // minute at 50 and 49 tokens says 30 s and 31 s (0.6 s a token, rounded up), and only
+        // the bound (B − r − 1)/reset is taken.
+        let mut bucket = build(1);
+        bucket.respond_ns(10 * S, 0, &github(100, 50, 30 * S), &mut rng);
+        bucket.respond_ns(12 * S, 0, &github(100, 49, 31 * S), &mut rng);
+        assert_eq!(bucket.rate, 50.0 / 31.0);
+        // Without the bucket's refill in the rule, 3 tokens apart under one reset would do.
+        let mut near = build(1);
+        near.respond_ns(10 * S, 0, &github(100, 50, 30 * S), &mut rng);
+        near.respond_ns(12 * S, 0, &github(100, 47, 30 * S), &mut rng);
+        assert_eq!(near.rate, 52.0 / 30.0);
         // A stated or configured quota wins.
         let mut stated = build(1);
         let policy = Answer {
@@ -1324,6 +1368,32 @@ mod tests {
         given.respond_ns(S, 0, &github(5, 0, S), &mut rng);
         given.respond_ns(5 * S / 2, 0, &github(5, 0, S / 2), &mut rng);
         assert_eq!(given.rate, 50.0 / 600.0);
+    }
+
+    #[test]
+    fn a_count_above_the_bucket_the_quota_implies_raises_the_bucket_unless_a_limit_is_stated() {
+        // A token bucket of 1 per second bursting to 20, told as `quota = 1`, `period = 1s`
+        // (Heroku's dialect: the count alone). 19 left after a request: the bucket is 20.
+        let mut rng = test_rng();
+        let mut told = shaped(1, 1.0, 1, 1.0);
+        let heroku = |remaining| Answer {
+            limit: None,
+            ..answer(Status::Ok, remaining)
+        };
+        told.respond_ns(S, 0, &heroku(19), &mut rng);
+        assert_eq!((told.limit, told.rate), (20.0, 1.0));
+        // A count below it leaves it; a stated limit wins over the count.
+        told.respond_ns(2 * S, 0, &heroku(3), &mut rng);
+        assert_eq!(told.limit, 20.0);
+        told.respond_ns(3 * S, 0, &answer(Status::Ok, 30), &mut rng);
+        assert_eq!(told.limit, 4500.0);
+        let mut stated = shaped(1, 1.0, 1, 1.0);
+        let contradicting = Answer {
+            limit: Some(10),
+            ..answer(Status::Ok, 19)
+        };
+        stated.respond_ns(S, 0, &contradicting, &mut rng);
+        assert_eq!(stated.limit, 10.0);
     }
 
     #[test]

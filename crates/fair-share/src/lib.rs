@@ -1,4 +1,4 @@
-//! `fair-share` (law 4, see [`LAW`]): the law of a blind client that needs no count of its
+//! `fair-share` (law 5, see [`LAW`]): the law of a blind client that needs no count of its
 //! peers and still shares a key's quota equally, holding a small reserve of tokens instead of running into 429s. Every
 //! constant is in the API's own units (the bucket `B`, the refill `R`, the window) or in the
 //! client's own period, so one set of defaults serves a 5-per-second API and a 100,000-per-day
@@ -8,8 +8,9 @@
 //! docs/fair-share.md is the porter's page; this comment has every formula.
 //!
 //! **What it reads.** The status, `RateLimit-Remaining` (`r`), `RateLimit-Limit` (the bucket
-//! `B`, else the quota), `Retry-After`, its own latency and clock, and its own thread count
-//! `n`. The quota `Q` per `period` gives the refill `R = Q / period`.
+//! `B`, else the quota, raised to `r + 1` by a count above it: law 5), `Retry-After`, its own
+//! latency and clock, and its own thread count `n`. The quota `Q` per `period` gives the refill
+//! `R = Q / period`.
 //!
 //! **Pacing.** A process paces its threads at one per-thread rate `x` on a common phase that
 //! advances at `x` per second: thread `i` of `n` sends when the phase passes `k + (i + u)/n`
@@ -84,7 +85,11 @@
 //! moved by more than a resolution since the process's last answer bounds the refill from
 //! below, `R ≥ (B − r − 1)/reset` (law 4): the refill is the largest bound seen, the period
 //! `B/R`, and the rate moves with it as with a stated quota. Such a learned quota also lets the
-//! law tell a sliding window and a stated end that stays put (below).
+//! law tell a sliding window and a stated end that stays put (below). A bucket's reset grows by
+//! `1/R` a token, so two answers in a row that state the same reset (within a resolution each
+//! way, the reset over two) read levels at most `2·res·(B − r + 1)/(reset − res) + 1` apart;
+//! levels further apart under one reset are a sliding window's, whose refill is then
+//! `B/reset` at once (law 5), not hours later when the level nears empty.
 //!
 //! **A stated end that stays put** (law 3). With the period known (a stated, given or learned quota),
 //! two successes more than two resolutions (`reset_resolution`, 1 s) apart that state the same
@@ -173,8 +178,9 @@ pub use params::{Params, Problem, UNITS};
 /// stays put while the count falls, and narrows down where the resets fall turnover by turnover;
 /// 4 learns the refill of a bucket or sliding window from its stated reset without a policy,
 /// and on a bucket pulls harder over a wider price (a lone process's pull fading near a share
-/// of 1).
-pub const LAW: u32 = 4;
+/// of 1); 5 raises the bucket to a count above it when no limit is stated, and reads a
+/// sliding window's refill from one reset stated at levels no bucket's refill explains.
+pub const LAW: u32 = 5;
 
 /// The law for one process, shared by its threads: a [`Law`], its generator, and which threads
 /// have a request waiting to go, behind one lock.
