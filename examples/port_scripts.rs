@@ -30,6 +30,8 @@ struct Shape {
     /// Other clients' requests, one every this many seconds (0: none).
     others_every: f64,
     minutes: u64,
+    /// Latencies of 0.5-1.5 s whose two legs differ (see `latency`).
+    skewed: bool,
 }
 
 const SHAPES: &[Shape] = &[
@@ -41,6 +43,7 @@ const SHAPES: &[Shape] = &[
         params: &[],
         others_every: 0.5,
         minutes: 3,
+        skewed: false,
     },
     Shape {
         name: "gcra_heroku",
@@ -50,6 +53,7 @@ const SHAPES: &[Shape] = &[
         params: &[("quota", 4500.0), ("period", 3600.0)],
         others_every: 1.5,
         minutes: 8,
+        skewed: false,
     },
     Shape {
         name: "fixed_window_github",
@@ -59,6 +63,7 @@ const SHAPES: &[Shape] = &[
         params: &[],
         others_every: 0.7,
         minutes: 15,
+        skewed: false,
     },
     Shape {
         name: "sliding_window_ietf",
@@ -68,6 +73,7 @@ const SHAPES: &[Shape] = &[
         params: &[],
         others_every: 0.0,
         minutes: 10,
+        skewed: false,
     },
     Shape {
         name: "token_bucket_none",
@@ -77,6 +83,7 @@ const SHAPES: &[Shape] = &[
         params: &[("quota", 1.0), ("period", 1.0), ("jitter", 0.0)],
         others_every: 3.0,
         minutes: 5,
+        skewed: false,
     },
     Shape {
         name: "fixed_window_github_coarse",
@@ -88,6 +95,7 @@ const SHAPES: &[Shape] = &[
         params: &[("reset_resolution", 3.0)],
         others_every: 1.0,
         minutes: 10,
+        skewed: false,
     },
     Shape {
         name: "fixed_window_full",
@@ -99,6 +107,7 @@ const SHAPES: &[Shape] = &[
         params: &[],
         others_every: 0.7,
         minutes: 8,
+        skewed: false,
     },
     Shape {
         name: "gcra_github",
@@ -109,6 +118,7 @@ const SHAPES: &[Shape] = &[
         params: &[],
         others_every: 0.5,
         minutes: 3,
+        skewed: false,
     },
     Shape {
         name: "sliding_window_github",
@@ -120,6 +130,7 @@ const SHAPES: &[Shape] = &[
         params: &[],
         others_every: 0.0,
         minutes: 10,
+        skewed: false,
     },
     Shape {
         name: "sliding_window_github_busy",
@@ -131,6 +142,7 @@ const SHAPES: &[Shape] = &[
         params: &[],
         others_every: 0.25,
         minutes: 6,
+        skewed: false,
     },
     Shape {
         name: "token_bucket_heroku_told",
@@ -142,6 +154,21 @@ const SHAPES: &[Shape] = &[
         params: &[("quota", 1.0), ("period", 1.0)],
         others_every: 2.0,
         minutes: 5,
+        skewed: false,
+    },
+    Shape {
+        name: "gcra_small_skewed_latency",
+        server: "kind = \"gcra\"\nlimit = 5\nperiod = \"1s\"",
+        dialect: Headers::Full,
+        threads: 5,
+        // Each request counted a twentieth or nineteen twentieths into its latency, where the
+        // law takes halfway: two readings' times can be off by a few tenths of a second, and
+        // the level seem to jump by more than the refill over their spacing; law 5 widens that
+        // spacing by both readings' slack before it reads a fixed window's turnover.
+        params: &[],
+        others_every: 0.5,
+        minutes: 3,
+        skewed: true,
     },
     Shape {
         name: "outage_backoff",
@@ -153,6 +180,7 @@ const SHAPES: &[Shape] = &[
         params: &[("error_backoff", 1e-7), ("error_backoff_max", 1e6)],
         others_every: 0.0,
         minutes: 14,
+        skewed: false,
     },
 ];
 
@@ -162,8 +190,21 @@ const RANDOM: f64 = 0.5;
 const UNIX_START: u64 = 1_790_000_000;
 /// The `k`-th request's latency: 5 to 101 ms, spread over the range in a fixed order (the law
 /// counts a reading at half the latency, so every port must too).
-fn latency(k: u64) -> u64 {
-    (5 + k * 7919 % 97) * 1_000_000
+/// Request `k`'s latency and when after its send the server counts it: halfway, or with
+/// `skewed` a latency of 0.5-1.5 s counted after a twentieth of it or after nineteen twentieths
+/// (the two legs of a heavy-tailed latency differ).
+fn latency(k: u64, skewed: bool) -> (u64, u64) {
+    if skewed {
+        let latency = (500 + k * 7919 % 1001) * 1_000_000;
+        let to_count = if k.is_multiple_of(2) {
+            latency / 20
+        } else {
+            latency / 20 * 19
+        };
+        return (latency, to_count);
+    }
+    let latency = (5 + k * 7919 % 97) * 1_000_000;
+    (latency, latency / 2)
 }
 
 fn main() {
@@ -236,10 +277,10 @@ fn record(shape: &Shape) -> Value {
                 let wait = u64::try_from(law.wait(thread, at).as_nanos()).expect("a wait");
                 events.push(json!({"at": now, "thread": thread, "do": "wait"}));
                 due[thread] = if wait == 0 {
-                    // Counted by the server halfway, answered a latency later.
+                    // Counted by the server (halfway, mostly), answered a latency later.
                     sent += 1;
-                    let latency = latency(sent);
-                    let decision = server.admit(now + latency / 2, 0);
+                    let (latency, to_count) = latency(sent, shape.skewed);
+                    let decision = server.admit(now + to_count, 0);
                     (now + latency, Some((decision, latency)))
                 } else {
                     (now + wait, None)

@@ -123,6 +123,7 @@ export class FairShare {
     this.period = this.ns.period !== null ? secs(this.ns.period) : 3600;
     this.rate = this.limit / this.period;
     this.policy = this.offset = this.window = this.newest = null;
+    this.newestSlack = 0; // law 5: how far the newest reading's count may lie from its t
     this.lastDecrease = this.lastIncrease = this.slidingSince = null;
     this.clockAt = this.samples = this.decreases = this.updates = this.slidingVotes = 0;
     this.clockPhase = 0;
@@ -305,16 +306,22 @@ export class FairShare {
     const s = { t, r };
     if (this.newest === null && r >= this.c.full_level * this.limit) this.fullStart = true;
     else if (r <= this.reserve() + this.slope() * this.lnCrowd) this.fullStart = false;
+    const slack = fmax(secs(now) - t, 0); // law 5: counted at t give or take this (half the latency)
     if (this.newest !== null && t >= this.newest.t) {
-      if (r > this.newest.r + this.refill() * (t - this.newest.t) + fmax(this.limit * 0.1, 2)) {
+      const refill = this.refill() * (t - this.newest.t + slack + this.newestSlack);
+      if (r > this.newest.r + refill + fmax(this.limit * 0.1, 2)) {
         this.placeReset(this.newest.t, t); // a fixed window turned over between the two readings
         this.fullStart = false;
         this.newest = s;
+        this.newestSlack = slack;
         return this.openWindow(s);
       }
       if (this.resetAt !== null && r > this.newest.r + 2) this.resetSpan = null;
     }
-    if (this.newest === null || t >= this.newest.t) this.newest = s;
+    if (this.newest === null || t >= this.newest.t) {
+      this.newest = s;
+      this.newestSlack = slack;
+    }
     const first = this.window;
     if (first === null) return this.openWindow(s);
     this.samples += 1;

@@ -189,6 +189,7 @@ class FairShare:
                         for _ in range(n)]
         self.at, self.ph = 0, 0.0  # the phase: periods of x elapsed, continuous across changes of x
         self.offset = self.window = self.newest = self.since = None
+        self.newest_slack = 0.0  # law 5: how far the newest reading's count may lie from its t
         self.last_decrease = self.last_increase = None
         self.samples = self.decreases = self.updates = self.votes = 0
         self.full_start = self.sliding = self.stated_policy = False
@@ -317,16 +318,17 @@ class FairShare:
             self.full_start = True
         elif r <= self.reserve() + self.slope() * math.log(self.c["crowd"]):
             self.full_start = False
+        slack = max(secs(now) - t, 0.0)  # law 5: counted at t give or take this (half the latency)
         if self.newest is not None and t >= self.newest[0]:
-            if r > self.newest[1] + self.refill() * (t - self.newest[0]) + max(self.limit * 0.1, 2.0):
+            if r > self.newest[1] + self.refill() * (t - self.newest[0] + slack + self.newest_slack) + max(self.limit * 0.1, 2.0):
                 self.place_reset(self.newest[0], t)  # a window reset between the two readings
                 self.full_start = False
-                self.newest, self.window, self.samples = (t, r), (t, r), 1
+                self.newest, self.newest_slack, self.window, self.samples = (t, r), slack, (t, r), 1
                 return
             if self.reset_at is not None and r > self.newest[1] + 2.0:
                 self.reset_span = None
         if self.newest is None or t >= self.newest[0]:
-            self.newest = (t, r)
+            self.newest, self.newest_slack = (t, r), slack
         if self.window is None:
             self.window, self.samples = (t, r), 1
             return

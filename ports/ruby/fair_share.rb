@@ -74,7 +74,7 @@ class FairShare
     @period = @ns[:period] ? secs(@ns[:period]) : 3600.0
     @rate = @limit / @period
     @clock_at = @samples = @decreases = @updates = @sliding_votes = 0
-    @clock_phase = 0.0
+    @clock_phase = @newest_slack = 0.0 # law 5: how far the newest reading's count may lie from its t
     @headers = @full_start = @sliding = @stated_policy = false
     x0 = @rate / @threads.size
     x0 = fmin(1.0 / secs(@ns[:initial_sleep]), x0) if @ns[:initial_sleep]
@@ -252,16 +252,21 @@ class FairShare
     if @newest.nil? && r >= @c[:full_level] * @limit then @full_start = true
     elsif r <= reserve + slope * Math.log(@c[:crowd]) then @full_start = false
     end
+    slack = fmax(secs(now) - t, 0.0) # law 5: counted at t give or take this (half the latency)
     if @newest && t >= @newest.t
-      if r > @newest.r + refill * (t - @newest.t) + fmax(@limit * 0.1, 2.0)
+      if r > @newest.r + refill * (t - @newest.t + slack + @newest_slack) + fmax(@limit * 0.1, 2.0)
         place_reset(@newest.t, t) # a fixed window turned over between the two readings
         @full_start = false
         @newest = s
+        @newest_slack = slack
         return open_window(s)
       end
       @reset_span = nil if reset_at && r > @newest.r + 2.0
     end
-    @newest = s if @newest.nil? || t >= @newest.t
+    if @newest.nil? || t >= @newest.t
+      @newest = s
+      @newest_slack = slack
+    end
     return open_window(s) unless (first = @window)
     @samples += 1
     flow = @rate * (t - first.t) - (r - first.r)

@@ -80,6 +80,10 @@ pub struct Law {
     offset: Option<f64>,
     window: Option<Sample>,
     newest: Option<Sample>,
+    /// How far the server's count of the newest reading may lie from its `t`: from the answer's
+    /// arrival back to `t` (half its latency). Law 5: a jump read as a fixed window's turnover
+    /// must exceed the refill over the readings' spacing widened by both.
+    newest_slack: f64,
     samples: u32,
     last_decrease: Option<Nanos>,
     last_increase: Option<Nanos>,
@@ -465,9 +469,11 @@ impl Law {
             // Down in the price's range: the surplus is spent.
             self.full_start = false;
         }
+        // Counted at `t` give or take this (a heavy-tailed latency's answer can come long after).
+        let slack = (secs(now) - t).max(0.0);
         if let Some(newest) = self.newest {
             if t >= newest.t {
-                let refill = self.refill() * (t - newest.t);
+                let refill = self.refill() * (t - newest.t + slack + self.newest_slack);
                 if r > newest.r + refill + (self.limit * RESET_JUMP).max(MIN_RESET_TOKENS) {
                     // A fixed window turned over: what came before says nothing, and from now
                     // on the level is read as a window's allowance.
@@ -475,6 +481,7 @@ impl Law {
                     self.place_reset(newest.t, t);
                     self.full_start = false;
                     self.newest = Some(s);
+                    self.newest_slack = slack;
                     self.open_window(s);
                     return None;
                 }
@@ -483,9 +490,11 @@ impl Law {
                     self.reset_span = None;
                 }
                 self.newest = Some(s);
+                self.newest_slack = slack;
             }
         } else {
             self.newest = Some(s);
+            self.newest_slack = slack;
         }
         let Some(first) = self.window else {
             self.open_window(s);
@@ -701,6 +710,7 @@ impl Law {
             offset: None,
             window: None,
             newest: None,
+            newest_slack: 0.0,
             samples: 0,
             last_decrease: None,
             last_increase: None,
@@ -1394,6 +1404,35 @@ mod tests {
         };
         stated.respond_ns(S, 0, &contradicting, &mut rng);
         assert_eq!(stated.limit, 10.0);
+    }
+
+    #[test]
+    fn a_jump_the_readings_latencies_allow_is_no_fixed_windows_turnover() {
+        // A GCRA of 5 per second, bucket 10, its quota given. Reading A: sent at 10 s with 0
+        // left, its answer a second late, so the law dates it 10.5 s, though the server may
+        // have counted it at 10 s. Reading B: 5 left at 10.91 s, 20 ms of latency.
+        const MS: Nanos = 1_000_000;
+        let read = |t: &mut Law, thread: usize, sent: Nanos, latency: Nanos, r: u64| {
+            t.threads[thread].last_send = Some(sent);
+            let a = Answer {
+                limit: Some(10),
+                latency: Duration::from_nanos(latency),
+                ..answer(Status::Ok, r)
+            };
+            let mut rng = test_rng();
+            t.respond_ns(sent + latency, thread, &a, &mut rng);
+        };
+        let mut slow = shaped(2, 5.0, 1, 10.0);
+        read(&mut slow, 0, 10 * S, S, 0);
+        read(&mut slow, 1, 10_900 * MS, 20 * MS, 5);
+        // 0.41 s apart, but as much as 0.92 s of refill between the counts: no turnover.
+        assert_eq!(slow.reset_span, None);
+        // The same levels read 0.41 s apart with 20 ms of latency each: 5 tokens where 2.15
+        // can have come back, more than the 2 tokens of slack, is a window's reset.
+        let mut fast = shaped(2, 5.0, 1, 10.0);
+        read(&mut fast, 0, 10_490 * MS, 20 * MS, 0);
+        read(&mut fast, 1, 10_900 * MS, 20 * MS, 5);
+        assert!(fast.reset_span.is_some());
     }
 
     #[test]

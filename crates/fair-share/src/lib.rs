@@ -58,7 +58,8 @@
 //! instead of `pull_periods`, 1.5): there it holds the level above the even-spend plan.
 //!
 //! **A fixed window.** When `r` jumps up by a tenth of the bucket (at least 2 tokens) more than
-//! the refill explains, the server has reset a window: the window restarts there, and from then
+//! the refill explains (over the readings' spacing widened by how far each one's count may lie
+//! from its time, half its latency: law 5), the server has reset a window: the window restarts there, and from then
 //! on the level is read as an allowance that nothing refills until the next reset one `period`
 //! later: `S = −Δr/Δt` and
 //! `R_t = max(R/20, (r̄ + 1 − r0 · left/period) / left)` with `left` the time to the next reset
@@ -179,7 +180,9 @@ pub use params::{Params, Problem, UNITS};
 /// 4 learns the refill of a bucket or sliding window from its stated reset without a policy,
 /// and on a bucket pulls harder over a wider price (a lone process's pull fading near a share
 /// of 1); 5 raises the bucket to a count above it when no limit is stated, and reads a
-/// sliding window's refill from one reset stated at levels no bucket's refill explains.
+/// sliding window's refill from one reset stated at levels no bucket's refill explains, and
+/// widens the refill a level may show between two readings by how far each one's count may lie
+/// from its time (half its latency) before it reads a fixed window's turnover.
 pub const LAW: u32 = 5;
 
 /// The law for one process, shared by its threads: a [`Law`], its generator, and which threads
