@@ -471,30 +471,28 @@ impl Law {
         }
         // Counted at `t` give or take this (a heavy-tailed latency's answer can come long after).
         let slack = (secs(now) - t).max(0.0);
-        if let Some(newest) = self.newest {
-            if t >= newest.t {
-                let refill = self.refill() * (t - newest.t + slack + self.newest_slack);
-                if r > newest.r + refill + (self.limit * RESET_JUMP).max(MIN_RESET_TOKENS) {
-                    // A fixed window turned over: what came before says nothing, and from now
-                    // on the level is read as a window's allowance.
-                    // The reset fell between the two readings.
-                    self.place_reset(newest.t, t);
-                    self.full_start = false;
-                    self.newest = Some(s);
-                    self.newest_slack = slack;
-                    self.open_window(s);
-                    return None;
-                }
-                if self.reset_span.is_some() && r > newest.r + MIN_RESET_TOKENS {
-                    // The level came back without a reset: the server refills after all.
-                    self.reset_span = None;
-                }
-                self.newest = Some(s);
-                self.newest_slack = slack;
-            }
-        } else {
+        // The reading before, if this one is later: the jump is read against it.
+        let before = self.newest.filter(|n| t >= n.t);
+        let before_slack = self.newest_slack;
+        if self.newest.is_none() || before.is_some() {
             self.newest = Some(s);
             self.newest_slack = slack;
+        }
+        if let Some(newest) = before {
+            let refill = self.refill() * (t - newest.t + slack + before_slack);
+            if r > newest.r + refill + (self.limit * RESET_JUMP).max(MIN_RESET_TOKENS) {
+                // A fixed window turned over: what came before says nothing, and from now on
+                // the level is read as a window's allowance.
+                // The reset fell between the two readings.
+                self.place_reset(newest.t, t);
+                self.full_start = false;
+                self.open_window(s);
+                return None;
+            }
+            if self.reset_span.is_some() && r > newest.r + MIN_RESET_TOKENS {
+                // The level came back without a reset: the server refills after all.
+                self.reset_span = None;
+            }
         }
         let Some(first) = self.window else {
             self.open_window(s);
