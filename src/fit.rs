@@ -560,23 +560,13 @@ fn choose(events: &[Event], size: f64, policy_window: Option<f64>, span: f64, ou
             // Each also tried at the period the other found: the search is greedy over a
             // rugged miss (a period 1 % off misses by ten times more on a long trace), and the
             // verdict on refusals must compare the two ways of counting them, not two searches.
+            // `own` or, if it misses less, the other's rule counting refusals as `own` does.
+            let better = |own: (Rule, f64), other: Rule, charge: bool| {
+                let there = other.miss_charged(events, charge);
+                if there < own.1 { (other, there) } else { own }
+            };
             let (free, charged) = match charged {
-                Some(c) => {
-                    let free_there = c.0.miss_charged(events, false);
-                    let charged_there = free.0.miss_charged(events, true);
-                    (
-                        if free_there < free.1 {
-                            (c.0, free_there)
-                        } else {
-                            free
-                        },
-                        Some(if charged_there < c.1 {
-                            (free.0, charged_there)
-                        } else {
-                            c
-                        }),
-                    )
-                }
+                Some(c) => (better(free, c.0, false), Some(better(c, free.0, true))),
                 None => (free, None),
             };
             match charged {
