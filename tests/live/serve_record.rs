@@ -341,3 +341,64 @@ fn throttle_sims_own_client_threads_are_told_apart() {
     assert_eq!(recorded, sent);
     assert_eq!(summary(&rec)["requests"].as_u64(), Some(sent));
 }
+
+/// A recording is in the order the rule decided: many threads at once against a window that
+/// never resets within the test, and every recorded answer's count is one below the one
+/// before it. (The recording once heard an answer after the lock the rule decides in was let
+/// go, and two threads could be heard the other way round; `fit` then read a sliding window
+/// whose 429s were free as one that might charge them.)
+#[test]
+fn the_recording_is_in_the_order_the_rule_decided() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("rec");
+    let scenario = tmp.path().join("s.toml");
+    std::fs::write(
+        &scenario,
+        "[server]\nkind = \"fixed-window\"\nlimit = 1000000\nwindow = \"1h\"\n\
+         latency = \"0s\"\n[[clients]]\nname = \"x\"\n",
+    )
+    .unwrap();
+    let (mut serve, addr, _out) = serve_recording(&[
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--duration",
+        "3s",
+        "--log-requests",
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    let ran = Command::new(exe())
+        .args(["client", "--target"])
+        .arg(format!("http://{addr}/"))
+        .args(["--algorithm", "none", "--processes", "2", "--threads", "4"])
+        .args(["--duration", "1s", "--quiet", "--out"])
+        .arg(tmp.path().join("client"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(ran.success(), "{ran:?}");
+    assert_eq!(serve.wait(Duration::from_secs(30)), Some(0));
+    let rows = csv_rows(&rec.join("requests.csv"));
+    assert!(rows.len() > 100, "only {} requests recorded", rows.len());
+    let counts: Vec<u64> = rows
+        .iter()
+        .map(|r| {
+            assert_eq!(r["status"], "ok", "{r:?}");
+            r["remaining"].parse().unwrap()
+        })
+        .collect();
+    let out_of_order: Vec<(usize, u64, u64)> = counts
+        .windows(2)
+        .enumerate()
+        .filter(|(_, w)| w[1] + 1 != w[0])
+        .map(|(i, w)| (i + 1, w[0], w[1]))
+        .collect();
+    assert!(
+        out_of_order.is_empty(),
+        "{} of {} answers recorded out of the rule's order (row, count before, count): {:?}",
+        out_of_order.len(),
+        counts.len(),
+        &out_of_order[..out_of_order.len().min(10)]
+    );
+}

@@ -74,8 +74,7 @@ impl ServerState {
                 .handle_shared(shared, key.as_deref(), client, sent_at, seen)
                 .await;
         }
-        let (decision, index, decided, latency) = self.decide(key.as_deref(), client);
-        seen(&decision, latency);
+        let (decision, index, decided, latency) = self.decide(key.as_deref(), client, seen);
         if latency > 0 {
             // Every answer waits out its latency, as in the sim, on the precise timer
             // (tokio's rounds up to the next millisecond, which the scale multiplies).

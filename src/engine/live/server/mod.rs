@@ -117,13 +117,20 @@ impl ServerState {
         self.lock().limiter.capacity(duration)
     }
 
-    /// Decide one request of `key` (the default key without one) at the clock's time, and
-    /// count it: the decision, the key's index, the time it was decided and the latency to
-    /// wait before answering.
-    fn decide(&self, key: Option<&str>, client: usize) -> (Decision, usize, Nanos, Nanos) {
+    /// Decide one request of `key` (the default key without one) at the clock's time, count
+    /// it, and tell `seen` of it before the lock is let go, so that observers (a recording)
+    /// hear the decisions in the order they were taken: the decision, the key's index, the
+    /// time it was decided and the latency to wait before answering.
+    fn decide(
+        &self,
+        key: Option<&str>,
+        client: usize,
+        seen: impl FnOnce(&Decision, Nanos),
+    ) -> (Decision, usize, Nanos, Nanos) {
         let mut k = self.lock();
         let (d, index, now, latency) = self.admit(&mut k, key, client);
         k.stats[index].add(d.status);
+        seen(&d, latency);
         // Only an admitted request held a place in flight (as in the sim).
         if latency == 0 && d.status == Status::Ok {
             k.limiter.release(now, index);

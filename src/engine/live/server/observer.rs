@@ -25,8 +25,9 @@ pub struct Seen<'a> {
 }
 
 /// Something that wants to hear of every answered request (`serve --record`). It is called on
-/// the serving threads, after the decision and before the latency wait; it reads the time
-/// itself, so that what it is told comes in the order it hears it.
+/// the serving threads before the latency wait, under the lock the rule decides in where the
+/// rule is the server's own, so it hears the decisions in the order they were taken; it reads
+/// the time itself, so that what it is told comes in the order it hears it.
 pub trait Observer: Send + Sync + std::fmt::Debug {
     fn observe(&self, seen: Seen<'_>);
 }
