@@ -1,10 +1,12 @@
-// fair-share law 5 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
+// fair-share law 6 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
 // no packages); law 3 places a fixed window's reset from a stated end that stays put while the
 // count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 // bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
 // pulls harder over a wider price, a lone process's pull fading near a share of 1; law 5 raises
 // the bucket to a count above it when no limit is stated, and reads a sliding window's refill
-// from one reset stated at levels no bucket's refill explains. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+// from one reset stated at levels no bucket's refill explains; law 6 carries a window of the law
+// across a fixed window's turnovers, counting what was taken on both sides and its own refusals,
+// and aims it at the allowances of the server's windows it spans. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 // docs/fair-share.md explains the law): time is whole nanoseconds inside (a Number holds them
 // exactly for 104 days), the random draws come in the same order, and answers are read as
 // answer.rs reads them, so the same answers give the same waits.
@@ -61,7 +63,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const LAW = 5;
+export const LAW = 6;
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 const DAY = 86400 * NS;
@@ -124,6 +126,9 @@ export class FairShare {
     this.rate = this.limit / this.period;
     this.policy = this.offset = this.window = this.newest = null;
     this.newestSlack = 0; // law 5: how far the newest reading's count may lie from its t
+    // law 6: the window's reading the level is read against, what was taken before it, own 429s
+    this.winSince = null;
+    this.winTaken = this.winRefused = 0;
     this.lastDecrease = this.lastIncrease = this.slidingSince = null;
     this.clockAt = this.samples = this.decreases = this.updates = this.slidingVotes = 0;
     this.clockPhase = 0;
@@ -205,8 +210,9 @@ export class FairShare {
     let left = this.toReset(t);
     if (left !== null) {
       const res = this.reserve() * fmin(left / this.period, 1);
-      left = fmax(left, this.windowSecs());
-      return fmax((r + 1 - res) / left, this.rate * 0.05);
+      const h = fmax(left, this.windowSecs()); // law 6: past the reset, the allowances that follow
+      const later = fmax(this.limit - this.reserve(), 0) * (h - left) / this.period;
+      return fmax((r + 1 - res + later) / h, this.rate * 0.05);
     }
     const tau = fmax(this.c.drain_fill * this.limit / this.rate, this.c.drain_windows * this.loopSecs());
     let surplus = (r - this.reserve()) / tau;
@@ -224,8 +230,10 @@ export class FairShare {
   applyWindow(now, first, last) {
     const dt = last.t - first.t;
     if (this.sliding) return this.applySlidingWindow(now, first, last, dt);
-    const total = fmax(this.refill() - (last.r - first.r) / dt, this.rate * 0.02);
-    const target = this.target((first.r + last.r) / 2, (first.t + last.t) / 2);
+    const since = this.winSince;
+    const refused = this.resetSpan !== null ? this.winRefused : 0; // law 6: a spent window hides them
+    const total = fmax(this.refill() - (last.r - since.r - this.winTaken - refused) / dt, this.rate * 0.02);
+    const target = this.target((since.r + last.r) / 2, (since.t + last.t) / 2);
     let lnX = ln(this.x) + this.c.gain * clampStep(ln(target / total));
     const price = this.price(last.r - this.planned(last.t));
     const n = this.threads.length;
@@ -300,7 +308,17 @@ export class FairShare {
   }
 
   forgetSliding() { this.sliding = false; this.slidingVotes = 0; this.slidingSince = null; }
-  openWindow(s) { this.window = s; this.samples = 1; }
+  openWindow(s) { this.window = s; this.samples = 1; this.winSince = s; this.winTaken = 0; this.winRefused = 0; }
+
+  // Law 6: a window of the law carries on across a fixed window's turnover.
+  carryWindow(newest, s) {
+    if (this.window === null) return this.openWindow(s);
+    const left = this.toReset(newest.t);
+    const turnover = left !== null && newest.t + left <= s.t + 1e-9; // the reset placed between
+    this.winTaken += fmax(this.winSince.r - newest.r, 0); // the level's fall up to the turnover
+    if (turnover) this.winTaken += fmax(this.limit - s.r, 0); // what the new allowance lost before s
+    this.winSince = s;
+  }
 
   observeLevel(now, t, r) {
     const s = { t, r };
@@ -310,11 +328,12 @@ export class FairShare {
     if (this.newest !== null && t >= this.newest.t) {
       const refill = this.refill() * (t - this.newest.t + slack + this.newestSlack);
       if (r > this.newest.r + refill + fmax(this.limit * 0.1, 2)) {
-        this.placeReset(this.newest.t, t); // a fixed window turned over between the two readings
+        const newest = this.newest;
+        this.placeReset(newest.t, t); // a fixed window turned over between the two readings
         this.fullStart = false;
         this.newest = s;
         this.newestSlack = slack;
-        return this.openWindow(s);
+        return this.carryWindow(newest, s);
       }
       if (this.resetAt !== null && r > this.newest.r + 2) this.resetSpan = null;
     }
@@ -325,7 +344,7 @@ export class FairShare {
     const first = this.window;
     if (first === null) return this.openWindow(s);
     this.samples += 1;
-    const flow = this.rate * (t - first.t) - (r - first.r);
+    const flow = this.rate * (t - first.t) - (r - this.winSince.r) + this.winTaken;
     if (t - first.t >= this.windowSecs() * (this.updates === 0 ? 0.7 : 1) && this.samples >= this.c.min_samples
       && flow >= this.minFlow()) {
       this.applyWindow(now, first, s);
@@ -459,6 +478,7 @@ export class FairShare {
         this.lastIncrease = now;
       }
     } else if (a.status === 'limited') {
+      if (this.window !== null) this.winRefused += 1; // law 6: a request a spent window's level cannot show
       th.errors = 0;
       const period = fromSecs(this.spacing());
       const left = this.toReset(secs(now));

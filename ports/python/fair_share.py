@@ -1,14 +1,16 @@
 """fair-share in Python (standard library only): processes and threads that share one API
 token share its quota equally, without counting each other.
 
-fair-share law 5 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
+fair-share law 6 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
 src/throttle/fair_share.rs of 2026-11-26; law 2 reads a fixed window's period from its stated
 reset; law 3 places a fixed window's reset from a stated end that stays put while the count falls,
 and narrows down where the resets fall turnover by turnover; law 4 learns a bucket's or sliding
 window's refill from its stated reset without a policy, and on a bucket pulls harder over a wider
 price, a lone process's pull fading near a share of 1; law 5 raises the bucket to a count above it
 when no limit is stated, and reads a sliding window's refill from one reset stated at levels no
-bucket's refill explains)
+bucket's refill explains; law 6 carries a window of the law across a fixed window's turnovers,
+counting what was taken on both sides and its own refusals, and aims it at the allowances of the
+server's windows it spans)
 
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
@@ -25,7 +27,7 @@ import math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-LAW = 5  # the version of the law this port follows (fair_share::LAW)
+LAW = 6  # the version of the law this port follows (fair_share::LAW)
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 DEFAULTS = dict(quota=None, period=None, first_spread=0.0, initial_sleep=None, reserve=0.005, span=0.03,
@@ -190,6 +192,8 @@ class FairShare:
         self.at, self.ph = 0, 0.0  # the phase: periods of x elapsed, continuous across changes of x
         self.offset = self.window = self.newest = self.since = None
         self.newest_slack = 0.0  # law 5: how far the newest reading's count may lie from its t
+        # law 6: the window's reading the level is read against, what was taken before it, own 429s
+        self.win_since, self.win_taken, self.win_refused = None, 0.0, 0.0
         self.last_decrease = self.last_increase = None
         self.samples = self.decreases = self.updates = self.votes = 0
         self.full_start = self.sliding = self.stated_policy = False
@@ -249,7 +253,9 @@ class FairShare:
         left = self.to_reset(t)
         if left is not None:  # what is left at the reset is lost: the reserve shrinks to nothing
             reserve = self.reserve() * min(left / self.period, 1.0)
-            return max((r + 1.0 - reserve) / max(left, self.window_secs()), self.rate * 0.05)
+            h = max(left, self.window_secs())  # law 6: past the reset, the allowances that follow
+            later = max(self.limit - self.reserve(), 0.0) * (h - left) / self.period
+            return max((r + 1.0 - reserve + later) / h, self.rate * 0.05)
         tau = max(self.c["drain_fill"] * self.limit / self.rate, self.c["drain_windows"] * self.loop_secs())
         surplus = (r - self.reserve()) / tau
         surplus = min(surplus, self.c["full_drain"] * self.rate) if self.full_start else surplus
@@ -265,8 +271,9 @@ class FairShare:
             total, target = max(max(average, fall), self.rate * 0.02), self.limit / self.period
             gain = self.c["gain"] if fall > average else self.c["gain"] * min(1.0 * dt / self.period, 1.0)
             return self.set_rate(now, math.exp(math.log(self.x) + gain * _step(_ln(target / total))))
-        total = max(self.refill() - (r1 - r0) / dt, self.rate * 0.02)
-        target = self.target((r0 + r1) / 2.0, (t0 + t1) / 2.0)
+        (ts, rs), refused = self.win_since, self.win_refused if self.reset_span is not None else 0.0
+        total = max(self.refill() - (r1 - rs - self.win_taken - refused) / dt, self.rate * 0.02)
+        target = self.target((rs + r1) / 2.0, (ts + t1) / 2.0)
         ln_x = math.log(self.x) + self.c["gain"] * _step(_ln(target / total))
         price = self.price(r1 - self.planned(t1))
         crowd = max(total / max(self.x, price), n)
@@ -321,24 +328,35 @@ class FairShare:
         slack = max(secs(now) - t, 0.0)  # law 5: counted at t give or take this (half the latency)
         if self.newest is not None and t >= self.newest[0]:
             if r > self.newest[1] + self.refill() * (t - self.newest[0] + slack + self.newest_slack) + max(self.limit * 0.1, 2.0):
-                self.place_reset(self.newest[0], t)  # a window reset between the two readings
+                newest = self.newest
+                self.place_reset(newest[0], t)  # a window reset between the two readings
                 self.full_start = False
-                self.newest, self.newest_slack, self.window, self.samples = (t, r), slack, (t, r), 1
-                return
+                self.newest, self.newest_slack = (t, r), slack
+                return self.carry_window(newest, (t, r))
             if self.reset_at is not None and r > self.newest[1] + 2.0:
                 self.reset_span = None
         if self.newest is None or t >= self.newest[0]:
             self.newest, self.newest_slack = (t, r), slack
         if self.window is None:
-            self.window, self.samples = (t, r), 1
-            return
+            return self.open_window((t, r))
         self.samples += 1
         (t0, r0), periods = self.window, 0.7 if self.updates == 0 else 1.0
         if (t - t0 >= self.window_secs() * periods and self.samples >= self.c["min_samples"]
-                and self.rate * (t - t0) - (r - r0) >= self.min_flow()):
+                and self.rate * (t - t0) - (r - self.win_since[1]) + self.win_taken >= self.min_flow()):
             self.apply_window(now, self.window, (t, r))
             self.updates += 1
-            self.window, self.samples = (t, r), 1
+            self.open_window((t, r))
+    def open_window(self, s):
+        self.window, self.samples, self.win_since, self.win_taken, self.win_refused = s, 1, s, 0.0, 0.0
+    def carry_window(self, newest, s):  # law 6: a window of the law carries on across a turnover
+        if self.window is None:
+            return self.open_window(s)
+        left = self.to_reset(newest[0])
+        turnover = left is not None and newest[0] + left <= s[0] + 1e-9  # the reset placed between
+        self.win_taken += max(self.win_since[1] - newest[1], 0.0)  # the fall up to the turnover
+        if turnover:
+            self.win_taken += max(self.limit - s[1], 0.0)  # what the new allowance lost before s
+        self.win_since = s
     def take_policy(self, now, q, limit_from_quota):
         if self.policy != q:
             self.policy = q
@@ -435,6 +453,8 @@ class FairShare:
                 self.set_rate(now, self.x + self.c["increase"] * self.rate * self.rate / self.limit * since)
                 self.last_increase = now
         elif cls == LIMITED:
+            if self.window is not None:  # law 6: a request the level of a spent window cannot show
+                self.win_refused += 1.0
             th.errors, period, left = 0, from_secs(1.0 / self.x), self.to_reset(secs(now))
             spent = (self.period * self.x * n >= 4.0 and retry_after is not None and left is not None
                      and abs(secs(retry_after) - left) <= 0.1 * self.period)  # a fixed window's reset

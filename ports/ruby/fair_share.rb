@@ -1,10 +1,12 @@
-# fair-share law 5 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
+# fair-share law 6 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
 # library only; law 3 places a fixed window's reset from a stated end that stays put while the
 # count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 # bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
 # pulls harder over a wider price, a lone process's pull fading near a share of 1; law 5 raises
 # the bucket to a count above it when no limit is stated, and reads a sliding window's refill
-# from one reset stated at levels no bucket's refill explains. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+# from one reset stated at levels no bucket's refill explains; law 6 carries a window of the law
+# across a fixed window's turnovers, counting what was taken on both sides and its own refusals,
+# and aims it at the allowances of the server's windows it spans. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 # docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
 # in the same order, and answers are read as answer.rs reads them, so the same answers give the
 # same waits.
@@ -16,7 +18,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  LAW = 5
+  LAW = 6
   NS = 1_000_000_000
   U64 = 2**64 - 1
   DAY = 86_400 * NS
@@ -75,6 +77,9 @@ class FairShare
     @rate = @limit / @period
     @clock_at = @samples = @decreases = @updates = @sliding_votes = 0
     @clock_phase = @newest_slack = 0.0 # law 5: how far the newest reading's count may lie from its t
+    # law 6: the window's reading the level is read against, what was taken before it, own 429s
+    @win_since = nil
+    @win_taken = @win_refused = 0.0
     @headers = @full_start = @sliding = @stated_policy = false
     x0 = @rate / @threads.size
     x0 = fmin(1.0 / secs(@ns[:initial_sleep]), x0) if @ns[:initial_sleep]
@@ -153,7 +158,9 @@ class FairShare
   def target(r, t)
     if (left = to_reset(t))
       res = reserve * fmin(left / @period, 1.0)
-      return fmax((r + 1.0 - res) / fmax(left, window_secs), @rate * 0.05)
+      h = fmax(left, window_secs) # law 6: past the reset, the allowances that follow
+      later = fmax(@limit - reserve, 0.0) * (h - left) / @period
+      return fmax((r + 1.0 - res + later) / h, @rate * 0.05)
     end
     surplus = (r - reserve) / fmax(@c[:drain_fill] * @limit / @rate, @c[:drain_windows] * loop_secs)
     surplus = fmin(surplus, @c[:full_drain] * @rate) if @full_start
@@ -170,8 +177,10 @@ class FairShare
   def apply_window(now, first, last)
     dt = last.t - first.t
     return apply_sliding_window(now, first, last, dt) if @sliding
-    total = fmax(refill - (last.r - first.r) / dt, @rate * 0.02)
-    target = target((first.r + last.r) / 2.0, (first.t + last.t) / 2.0)
+    since = @win_since
+    refused = @reset_span ? @win_refused : 0.0 # law 6: requests a spent window's level cannot show
+    total = fmax(refill - (last.r - since.r - @win_taken - refused) / dt, @rate * 0.02)
+    target = target((since.r + last.r) / 2.0, (since.t + last.t) / 2.0)
     ln_x = Math.log(@x) + @c[:gain] * clamp_step(Math.log(target / total))
     price = price(last.r - planned(last.t))
     n = @threads.size.to_f
@@ -244,7 +253,17 @@ class FairShare
   end
 
   def open_window(s)
-    @window, @samples = s, 1
+    @window, @samples, @win_since, @win_taken, @win_refused = s, 1, s, 0.0, 0.0
+  end
+
+  # Law 6: a window of the law carries on across a fixed window's turnover.
+  def carry_window(newest, s)
+    return open_window(s) unless @window
+    left = to_reset(newest.t)
+    turnover = left && newest.t + left <= s.t + 1e-9 # the reset placed falls between the two
+    @win_taken += fmax(@win_since.r - newest.r, 0.0) # the level's fall up to the turnover
+    @win_taken += fmax(@limit - s.r, 0.0) if turnover # what the new allowance lost before s
+    @win_since = s
   end
 
   def observe_level(now, t, r)
@@ -255,11 +274,12 @@ class FairShare
     slack = fmax(secs(now) - t, 0.0) # law 5: counted at t give or take this (half the latency)
     if @newest && t >= @newest.t
       if r > @newest.r + refill * (t - @newest.t + slack + @newest_slack) + fmax(@limit * 0.1, 2.0)
-        place_reset(@newest.t, t) # a fixed window turned over between the two readings
+        newest = @newest
+        place_reset(newest.t, t) # a fixed window turned over between the two readings
         @full_start = false
         @newest = s
         @newest_slack = slack
-        return open_window(s)
+        return carry_window(newest, s)
       end
       @reset_span = nil if reset_at && r > @newest.r + 2.0
     end
@@ -269,7 +289,7 @@ class FairShare
     end
     return open_window(s) unless (first = @window)
     @samples += 1
-    flow = @rate * (t - first.t) - (r - first.r)
+    flow = @rate * (t - first.t) - (r - @win_since.r) + @win_taken
     return unless t - first.t >= window_secs * (@updates.zero? ? 0.7 : 1.0) && @samples >= @c[:min_samples] &&
                   flow >= min_flow
     apply_window(now, first, s)
@@ -397,6 +417,7 @@ class FairShare
         @last_increase = now
       end
     when :limited
+      @win_refused += 1.0 if @window # law 6: a request a spent window's level cannot show
       th.errors = 0
       period = from_secs(spacing)
       left = to_reset(secs(now))

@@ -61,6 +61,35 @@ struct StatedReset {
     r: f64,
 }
 
+/// A window of the law: the answers since its first reading, from which it measures the total.
+/// On a fixed window it may span the server's resets (law 6): the level is then read against
+/// the first reading after the last of them, and what was taken before that is counted apart.
+#[derive(Clone, Copy, Debug)]
+struct LawWindow {
+    first: Sample,
+    samples: u32,
+    /// The reading the level is read against: the first, or the first after the last turnover.
+    since: Sample,
+    /// Tokens taken before `since`: the level's fall up to each turnover, and what the
+    /// allowance lost after each reset before its first reading (`B − r`).
+    taken: f64,
+    /// The process's own refusals in the window: on a fixed window, requests the level cannot
+    /// show (an allowance spent reads 0 however many more come).
+    refused: f64,
+}
+
+impl LawWindow {
+    fn new(s: Sample) -> LawWindow {
+        LawWindow {
+            first: s,
+            samples: 1,
+            since: s,
+            taken: 0.0,
+            refused: 0.0,
+        }
+    }
+}
+
 /// One process's state.
 pub struct Law {
     cfg: Params,
@@ -78,13 +107,12 @@ pub struct Law {
     threads: Vec<ThreadState>,
     clock: Phase,
     offset: Option<f64>,
-    window: Option<Sample>,
+    window: Option<LawWindow>,
     newest: Option<Sample>,
     /// How far the server's count of the newest reading may lie from its `t`: from the answer's
     /// arrival back to `t` (half its latency). Law 5: a jump read as a fixed window's turnover
     /// must exceed the refill over the readings' spacing widened by both.
     newest_slack: f64,
-    samples: u32,
     last_decrease: Option<Nanos>,
     last_increase: Option<Nanos>,
     decreases: u64,
@@ -166,10 +194,15 @@ impl Law {
         if let Some(left) = self.to_reset(t) {
             // What is left at the reset is lost: the reserve shrinks to nothing by then.
             let reserve = self.reserve() * (left / self.period).min(1.0);
-            let left = left.max(self.window_secs());
+            // Spread over a window of the law at least; one longer than what is left spans the
+            // reset, and the allowances of the server's windows that follow are spent in it
+            // too (law 6).
+            let horizon = left.max(self.window_secs());
+            let later = (self.limit - self.reserve()).max(0.0) * (horizon - left) / self.period;
             // `r` is read after the request it answers was counted: the allowance at that
             // instant held one more.
-            return ((r + 1.0 - reserve) / left).max(self.rate * MIN_WINDOW_TARGET_OF_RATE);
+            return ((r + 1.0 - reserve + later) / horizon)
+                .max(self.rate * MIN_WINDOW_TARGET_OF_RATE);
         }
         let tau = (self.cfg.drain_fill * self.limit / self.rate)
             .max(self.cfg.drain_windows * self.loop_secs());
@@ -241,14 +274,22 @@ impl Law {
 
     /// Apply one window, from `first` to `last`: the D step toward the target total and the
     /// pull toward the common price. Returns what it measured.
-    fn apply_window(&mut self, now: Nanos, first: Sample, last: Sample) -> Update {
-        let dt = last.t - first.t;
+    fn apply_window(&mut self, now: Nanos, w: LawWindow, last: Sample) -> Update {
+        let dt = last.t - w.first.t;
         if self.sliding {
-            return self.apply_sliding_window(now, first, last);
+            return self.apply_sliding_window(now, w.first, last);
         }
-        let total = (self.refill() - (last.r - first.r) / dt).max(self.rate * MIN_TOTAL_OF_RATE);
-        // The average total against the target at the window's average level.
-        let target = self.target((first.r + last.r) / 2.0, (first.t + last.t) / 2.0);
+        let since = w.since;
+        // On a fixed window the process's own refusals are sent requests the level cannot show.
+        let refused = if self.reset_span.is_some() {
+            w.refused
+        } else {
+            0.0
+        };
+        let total = (self.refill() - (last.r - since.r - w.taken - refused) / dt)
+            .max(self.rate * MIN_TOTAL_OF_RATE);
+        // The average total against the target at the average level since the last turnover.
+        let target = self.target((since.r + last.r) / 2.0, (since.t + last.t) / 2.0);
         let mut ln_x = self.x.ln() + self.cfg.gain * clamp_step((target / total).ln());
         let price = self.price(last.r - self.planned(last.t));
         let n = self.threads.len() as f64;
@@ -375,7 +416,6 @@ impl Law {
             self.full_start = false;
             self.sliding = false;
             self.window = None;
-            self.samples = 0;
         }
     }
 
@@ -456,8 +496,28 @@ impl Law {
 
     /// Starts a new window at `s`.
     fn open_window(&mut self, s: Sample) {
-        self.window = Some(s);
-        self.samples = 1;
+        self.window = Some(LawWindow::new(s));
+    }
+
+    /// A fixed window turned over between `newest` and `s`, inside an open window of the law
+    /// (law 6): it carries on across the reset, counting the level's fall up to `newest` and,
+    /// when the reset placed falls between the two, what the new allowance lost before `s`.
+    /// Dropping the window instead would keep a slow process (fewer answers per server window
+    /// than a window of the law needs) from ever closing one.
+    fn carry_window(&mut self, newest: Sample, s: Sample) {
+        let turnover = self
+            .to_reset(newest.t)
+            .filter(|left| newest.t + left <= s.t + RESET_TIME_SLACK);
+        let limit = self.limit;
+        let Some(w) = self.window.as_mut() else {
+            self.open_window(s);
+            return;
+        };
+        w.taken += (w.since.r - newest.r).max(0.0);
+        if turnover.is_some() {
+            w.taken += (limit - s.r).max(0.0);
+        }
+        w.since = s;
     }
 
     /// A reading of the level at `t` (seconds): open, extend or close the window.
@@ -486,7 +546,7 @@ impl Law {
                 // The reset fell between the two readings.
                 self.place_reset(newest.t, t);
                 self.full_start = false;
-                self.open_window(s);
+                self.carry_window(newest, s);
                 return None;
             }
             if self.reset_span.is_some() && r > newest.r + MIN_RESET_TOKENS {
@@ -494,20 +554,21 @@ impl Law {
                 self.reset_span = None;
             }
         }
-        let Some(first) = self.window else {
+        let Some(w) = self.window.as_mut() else {
             self.open_window(s);
             return None;
         };
-        self.samples += 1;
+        w.samples += 1;
+        let w = *w;
         // Counted with the nominal refill even on a windowed server: a window then closes a
         // little sooner.
-        let flow = self.rate * (t - first.t) - (r - first.r);
+        let flow = self.rate * (t - w.first.t) - (r - w.since.r) + w.taken;
         let periods = if self.updates == 0 { FIRST_WINDOW } else { 1.0 };
-        if t - first.t >= self.window_secs() * periods
-            && self.samples >= self.cfg.min_samples
+        if t - w.first.t >= self.window_secs() * periods
+            && w.samples >= self.cfg.min_samples
             && flow >= self.min_flow()
         {
-            let update = self.apply_window(now, first, s);
+            let update = self.apply_window(now, w, s);
             self.updates += 1;
             self.open_window(s);
             return Some(update);
@@ -656,6 +717,8 @@ const MIN_RESET_TOKENS: f64 = 2.0;
 const MIN_SENDS_PER_WINDOW: f64 = 4.0;
 /// ... and a `Retry-After` within this fraction of a period of the predicted reset is one.
 const RESET_MATCH: f64 = 0.1;
+/// A reset placed this close after a reading (seconds) still falls between it and the next.
+const RESET_TIME_SLACK: f64 = 1e-9;
 /// A waiting thread looks at the rate again this many times per period.
 const POLLS_PER_PERIOD: f64 = 8.0;
 /// The smallest per-thread rate, as a fraction of the crowd's share `R / K`.
@@ -709,7 +772,6 @@ impl Law {
             window: None,
             newest: None,
             newest_slack: 0.0,
-            samples: 0,
             last_decrease: None,
             last_increase: None,
             decreases: 0,
@@ -873,7 +935,12 @@ impl Law {
                     self.last_increase = Some(now);
                 }
             }
-            Status::Limited => self.refused(now, thread, sent, answer, draw),
+            Status::Limited => {
+                if let Some(w) = self.window.as_mut() {
+                    w.refused += 1.0;
+                }
+                self.refused(now, thread, sent, answer, draw)
+            }
             Status::Unavailable | Status::Error => {
                 let th = &mut self.threads[thread];
                 let doublings = th.errors.min(MAX_ERROR_DOUBLINGS) as i32;
@@ -921,7 +988,6 @@ impl Law {
             self.last_decrease = Some(now);
             self.decreases += 1;
             self.window = None;
-            self.samples = 0;
         }
         let wait = match retry_after {
             Some(ra) => {
@@ -1129,7 +1195,7 @@ mod tests {
             t: 10.0,
             r: r0 - 12.5,
         };
-        let u = t.apply_window(0, first, last);
+        let u = t.apply_window(0, LawWindow::new(first), last);
         assert!((u.total - 3.75).abs() < 1e-12);
         assert!((u.target - R).abs() < 1e-12);
         let d = x.ln() - 0.4 * 3f64.ln();
@@ -1153,7 +1219,7 @@ mod tests {
                 t: dt,
                 r: r - (total - t.refill()) * dt,
             };
-            t.apply_window(0, first, last).pull
+            t.apply_window(0, LawWindow::new(first), last).pull
         }
         let l = build(1).slope();
         // A tenth of the total: λ = L/(1.5·N̂) (N̂ = 10), times the 0.9 not its own.
@@ -1296,8 +1362,10 @@ mod tests {
         assert!((t.planned(5400.0) - 4477.5 / 2.0).abs() < 1e-9);
         assert!(t.observe(0, 3611.0, 4464.0).is_none());
         let u = t.observe(0, 3621.0, 4428.0).expect("the window closes");
-        // Inside the window nothing refills: 36 fewer in 10 s is 3.6 per second.
-        assert!((u.total - 3.6).abs() < 1e-9);
+        // Inside the window nothing refills. The window of the law opened at 3599 s carries on
+        // across the reset (law 6): the level fell by nothing before it, the new allowance had
+        // lost nothing by 3601 s (4500 left of 4500), and 72 were taken since: 72 in 22 s.
+        assert!((u.total - 72.0 / 22.0).abs() < 1e-9, "{}", u.total);
         // A small window resets by two tokens or more.
         let mut small = shaped(1, 10.0, 1, 10.0);
         small.observe(0, 0.9, 1.0);
@@ -1526,6 +1594,92 @@ mod tests {
             .observe(0, 1.25, 7.0)
             .expect("the window closes inside the server's window");
         assert!((u.total - 10.0).abs() < 1e-9, "{}", u.total);
+    }
+
+    #[test]
+    fn a_window_of_the_law_carries_across_a_fixed_windows_turnovers() {
+        // 10 per second in fixed windows, read about once a window: a window of the law that
+        // restarted at every turnover would never see the three answers it needs.
+        let mut t = shaped(1, 10.0, 1, 10.0);
+        assert!(t.observe(0, 0.95, 0.0).is_none());
+        assert!(t.observe(0, 1.05, 9.0).is_none());
+        assert_eq!(t.reset_at(), Some(1.0));
+        assert!(t.observe(0, 1.95, 2.0).is_none());
+        assert!(t.observe(0, 2.05, 8.0).is_none());
+        let u = t
+            .observe(0, 2.95, 1.0)
+            .expect("the window closes across two resets");
+        // Taken: 1 of the first allowance by 1.05 s and 7 more by 1.95 s, 2 of the second by
+        // 2.05 s and 7 more by 2.95 s: 17 in the 2 s since the window opened.
+        assert!((u.total - 8.5).abs() < 1e-9, "{}", u.total);
+        // The level since the last turnover sets the target: 8 and 1 left, 0.55 s on average
+        // before the next reset.
+        assert!((u.target - t.target(4.5, 2.5)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn on_a_fixed_window_a_window_of_the_law_longer_than_what_is_left_spends_what_follows() {
+        // 10 per second in fixed windows, five threads at 0.2 per second: a window of the law
+        // lasts 1/(0.2·√5) ≈ 2.24 s, past the reset and the next two.
+        let mut t = shaped(5, 10.0, 1, 10.0);
+        t.observe(0, 0.95, 0.0);
+        t.observe(0, 1.05, 9.0);
+        t.x = 0.2;
+        let (w, r0) = (t.window_secs(), t.reserve());
+        // At 1.75 s, 4 left: the allowance now, less the reserve left at a quarter of the
+        // window, and the allowances of the windows to come up to the horizon, over it.
+        let expected = (4.0 + 1.0 - r0 * 0.25 + (10.0 - r0) * (w - 0.25)) / w;
+        assert!((t.target(4.0, 1.75) - expected).abs() < 1e-9);
+        // With a horizon of many windows the target nears the allowance per window less the
+        // reserve; a window of the law that ends before the reset spreads what is left over it.
+        t.x = 0.001;
+        assert!(
+            (t.target(4.0, 1.75) - 9.0).abs() < 0.01,
+            "{}",
+            t.target(4.0, 1.75)
+        );
+        t.x = 20.0;
+        assert!((t.target(4.0, 1.75) - (5.0 - r0 * 0.25) / 0.25).abs() < 1e-9);
+    }
+
+    #[test]
+    fn on_a_fixed_window_the_process_counts_its_own_refusals_in_the_total() {
+        // Two processes read the same levels of a spent fixed window; one of them is also
+        // refused once, a request the level (0 however many come) cannot show.
+        const MS: Nanos = 1_000_000;
+        let mut rng = test_rng();
+        let mut read = shaped(1, 10.0, 1, 10.0);
+        let mut refused = shaped(1, 10.0, 1, 10.0);
+        for t in [&mut read, &mut refused] {
+            t.observe(0, 0.95, 0.0);
+            t.observe(0, 1.05, 9.0);
+        }
+        refused.threads[0].last_send = Some(1_500 * MS);
+        let spent = Answer {
+            retry_after: ns(500 * MS),
+            limit: Some(10),
+            ..answer(Status::Limited, 0)
+        };
+        refused.respond_ns(1_500 * MS, 0, &spent, &mut rng);
+        read.observe(1_500 * MS, 1.5, 0.0);
+        let a = read.observe(0, 1.7, 0.0).expect("the window closes");
+        let b = refused.observe(0, 1.7, 0.0).expect("the window closes");
+        // The spent window's refusal cut no rate, and counts one request in 0.75 s.
+        assert!(
+            (b.total - a.total - 1.0 / 0.75).abs() < 1e-9,
+            "{} {}",
+            a.total,
+            b.total
+        );
+        // A bucket's level shows what it was asked for: a refusal adds nothing there (the
+        // refill, 10 per second, and 3 fewer in 0.5 s).
+        let mut bucket = shaped(1, 10.0, 1, 10.0);
+        let w = LawWindow {
+            refused: 1.0,
+            ..LawWindow::new(Sample { t: 0.5, r: 5.0 })
+        };
+        let u = bucket.apply_window(0, w, Sample { t: 1.0, r: 2.0 });
+        assert!((u.total - 16.0).abs() < 1e-9, "{}", u.total);
     }
 
     #[test]

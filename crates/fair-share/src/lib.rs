@@ -1,4 +1,4 @@
-//! `fair-share` (law 5, see [`LAW`]): the law of a blind client that needs no count of its
+//! `fair-share` (law 6, see [`LAW`]): the law of a blind client that needs no count of its
 //! peers and still shares a key's quota equally, holding a small reserve of tokens instead of running into 429s. Every
 //! constant is in the API's own units (the bucket `B`, the refill `R`, the window) or in the
 //! client's own period, so one set of defaults serves a 5-per-second API and a 100,000-per-day
@@ -62,11 +62,18 @@
 //! from its time, half its latency: law 5), the server has reset a window: the window restarts there, and from then
 //! on the level is read as an allowance that nothing refills until the next reset one `period`
 //! later: `S = −Δr/Δt` and
-//! `R_t = max(R/20, (r̄ + 1 − r0 · left/period) / left)` with `left` the time to the next reset
-//! (the count was read after its own request was taken, hence the `+ 1`; what is left at the
-//! reset is lost, so the reserve shrinks to nothing by then); a window of the law closes after
-//! at most `0.3 B` tokens, so that it fits between two resets; the price is read against the
-//! allowance's plan, `g(r − p(t))` with `p(t) = (B − r0) · left / period`.
+//! `R_t = max(R/20, (r̄ + 1 − r0 · left/period + (B − r0) · (h − left)/period) / h)` with `left`
+//! the time to the next reset and `h = max(left, W)` (the count was read after its own request
+//! was taken, hence the `+ 1`; what is left at the reset is lost, so the reserve shrinks to
+//! nothing by then; a window of the law longer than what is left spans the reset, and the
+//! allowances of the server's windows that follow are spent in it too: law 6); a window of the
+//! law closes after at most `0.3 B` tokens; the price is read against the allowance's plan,
+//! `g(r − p(t))` with `p(t) = (B − r0) · left / period`. A window of the law carries on across a
+//! turnover (law 6): it counts the level's fall up to the last reading before it and what the
+//! new allowance lost before the first reading after it (`B − r`), and reads the level against
+//! that reading from then on; the process's own 429s in it count too (an allowance spent reads
+//! 0 however many more come). Restarting it at every turnover kept a process that reads fewer
+//! answers per server window than a window of the law needs from ever closing one.
 //! A rise of the level without a reset (a sliding window returning what a window ago took)
 //! switches back. Where the resets fall is the span every turnover seen agrees on (each
 //! between the two readings around its jump, or within a resolution below a stated end, see
@@ -182,8 +189,10 @@ pub use params::{Params, Problem, UNITS};
 /// of 1); 5 raises the bucket to a count above it when no limit is stated, and reads a
 /// sliding window's refill from one reset stated at levels no bucket's refill explains, and
 /// widens the refill a level may show between two readings by how far each one's count may lie
-/// from its time (half its latency) before it reads a fixed window's turnover.
-pub const LAW: u32 = 5;
+/// from its time (half its latency) before it reads a fixed window's turnover; 6 carries a window
+/// of the law across a fixed window's turnovers, counting what was taken on both sides and its
+/// own refusals, and aims it at the allowances of the server's windows it spans.
+pub const LAW: u32 = 6;
 
 /// The law for one process, shared by its threads: a [`Law`], its generator, and which threads
 /// have a request waiting to go, behind one lock.
