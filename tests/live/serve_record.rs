@@ -283,6 +283,23 @@ fn the_python_example_client_is_measured_and_compared_with_a_sim_run() {
 /// throttle-sim's own `client` against `serve --record`: each of its threads names itself
 /// (`GROUP/pP/tT`), so the recording has one client per thread and the counts add up to the
 /// client's own.
+/// throttle-sim's own client with no throttle (each thread sends as soon as its answer comes)
+/// against `addr` for a second: two processes of `threads` threads, its run folder `out`.
+fn flood(addr: &str, threads: u32, out: &Path) {
+    let ran = Command::new(exe())
+        .args(["client", "--target"])
+        .arg(format!("http://{addr}/"))
+        .args(["--algorithm", "none", "--processes", "2", "--threads"])
+        .arg(threads.to_string())
+        .args(["--duration", "1s", "--quiet", "--out"])
+        .arg(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(ran.success(), "{ran:?}");
+}
+
 #[test]
 fn throttle_sims_own_client_threads_are_told_apart() {
     let tmp = tempfile::tempdir().unwrap();
@@ -300,27 +317,7 @@ fn throttle_sims_own_client_threads_are_told_apart() {
         "--record",
         rec.to_str().unwrap(),
     ]);
-    let ran = Command::new(exe())
-        .args(["client", "--target"])
-        .arg(format!("http://{addr}/"))
-        .args([
-            "--algorithm",
-            "none",
-            "--processes",
-            "2",
-            "--threads",
-            "2",
-            "--duration",
-            "1s",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(ran.success(), "{ran:?}");
+    flood(&addr, 2, &out);
     assert_eq!(serve.wait(Duration::from_secs(30)), Some(0));
 
     let sent = summary(&out)["requests"].as_u64().unwrap();
@@ -367,17 +364,7 @@ fn the_recording_is_in_the_order_the_rule_decided() {
         "--record",
         rec.to_str().unwrap(),
     ]);
-    let ran = Command::new(exe())
-        .args(["client", "--target"])
-        .arg(format!("http://{addr}/"))
-        .args(["--algorithm", "none", "--processes", "2", "--threads", "4"])
-        .args(["--duration", "1s", "--quiet", "--out"])
-        .arg(tmp.path().join("client"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(ran.success(), "{ran:?}");
+    flood(&addr, 4, &tmp.path().join("client"));
     assert_eq!(serve.wait(Duration::from_secs(30)), Some(0));
     let rows = csv_rows(&rec.join("requests.csv"));
     assert!(rows.len() > 100, "only {} requests recorded", rows.len());

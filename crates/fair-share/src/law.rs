@@ -1589,7 +1589,9 @@ mod tests {
         t.observe(0, 0.95, 0.0);
         assert!(t.observe(0, 1.05, 9.0).is_none());
         assert!(t.observe(0, 1.15, 8.0).is_none());
-        // Three answers, 0.2 s, 4 tokens by the nominal refill's count (2 refilled, 2 taken).
+        // The window opened at 0.95 s carries on across the reset (law 6): three answers in
+        // 0.3 s, 3 tokens taken (1 before the first reading after the reset, 2 since), 6 by the
+        // nominal refill's count (3 refilled).
         let u = t
             .observe(0, 1.25, 7.0)
             .expect("the window closes inside the server's window");
