@@ -272,8 +272,8 @@ impl Law {
         self.x = self.clamp_rate(x);
     }
 
-    /// Apply one window, from `first` to `last`: the D step toward the target total and the
-    /// pull toward the common price. Returns what it measured.
+    /// Apply the window of the law `w`, closed at `last`: the D step toward the target total and
+    /// the pull toward the common price. Returns what it measured.
     fn apply_window(&mut self, now: Nanos, w: LawWindow, last: Sample) -> Update {
         let dt = last.t - w.first.t;
         if self.sliding {
@@ -507,14 +507,14 @@ impl Law {
     fn carry_window(&mut self, newest: Sample, s: Sample) {
         let turnover = self
             .to_reset(newest.t)
-            .filter(|left| newest.t + left <= s.t + RESET_TIME_SLACK);
+            .is_some_and(|left| newest.t + left <= s.t + RESET_TIME_SLACK);
         let limit = self.limit;
         let Some(w) = self.window.as_mut() else {
             self.open_window(s);
             return;
         };
         w.taken += (w.since.r - newest.r).max(0.0);
-        if turnover.is_some() {
+        if turnover {
             w.taken += (limit - s.r).max(0.0);
         }
         w.since = s;
