@@ -193,12 +193,13 @@ impl Law {
     pub fn target(&self, r: f64, t: f64) -> f64 {
         if let Some(left) = self.to_reset(t) {
             // What is left at the reset is lost: the reserve shrinks to nothing by then.
-            let reserve = self.reserve() * (left / self.period).min(1.0);
+            let r0 = self.reserve();
+            let reserve = r0 * (left / self.period).min(1.0);
             // Spread over a window of the law at least; one longer than what is left spans the
             // reset, and the allowances of the server's windows that follow are spent in it
             // too (law 6).
             let horizon = left.max(self.window_secs());
-            let later = (self.limit - self.reserve()).max(0.0) * (horizon - left) / self.period;
+            let later = (self.limit - r0).max(0.0) * (horizon - left) / self.period;
             // `r` is read after the request it answers was counted: the allowance at that
             // instant held one more.
             return ((r + 1.0 - reserve + later) / horizon)
@@ -1036,6 +1037,16 @@ mod tests {
         t
     }
 
+    /// A process of `threads` on 10 per second in fixed 1-second windows that read a turnover
+    /// between 0.95 s (the allowance spent) and 1.05 s (9 left): the reset placed at 1 s.
+    fn turned_over_at_one_second(threads: usize) -> Law {
+        let mut t = shaped(threads, 10.0, 1, 10.0);
+        assert!(t.observe(0, 0.95, 0.0).is_none());
+        assert!(t.observe(0, 1.05, 9.0).is_none());
+        assert_eq!(t.reset_at(), Some(1.0));
+        t
+    }
+
     fn answer(status: Status, remaining: u64) -> Answer {
         Answer {
             remaining: Some(remaining),
@@ -1566,10 +1577,7 @@ mod tests {
     #[test]
     fn a_short_fixed_window_is_spent_to_its_last_token_by_the_reset() {
         // 10 per second in fixed 1-second windows, reset seen between 0.95 s and 1.05 s.
-        let mut t = shaped(1, 10.0, 1, 10.0);
-        t.observe(0, 0.95, 0.0);
-        t.observe(0, 1.05, 9.0);
-        assert_eq!(t.reset_at(), Some(1.0));
+        let t = turned_over_at_one_second(1);
         // A tenth of a second before the next reset with the count at 0: the request just
         // answered was the ninth, one is left, and no reserve is worth keeping past the reset
         // (0.1 of the reserve's token at 0.1 of the period left): 9 per second, where holding
@@ -1585,9 +1593,7 @@ mod tests {
     fn a_short_fixed_window_still_closes_windows_of_the_law() {
         // Ten tokens per window can never show `min_flow` (30) between two resets; a window of
         // the law closes after a share of the allowance instead (here 3 tokens).
-        let mut t = shaped(1, 10.0, 1, 10.0);
-        t.observe(0, 0.95, 0.0);
-        assert!(t.observe(0, 1.05, 9.0).is_none());
+        let mut t = turned_over_at_one_second(1);
         assert!(t.observe(0, 1.15, 8.0).is_none());
         // The window opened at 0.95 s carries on across the reset (law 6): three answers in
         // 0.3 s, 3 tokens taken (1 before the first reading after the reset, 2 since), 6 by the
@@ -1602,10 +1608,7 @@ mod tests {
     fn a_window_of_the_law_carries_across_a_fixed_windows_turnovers() {
         // 10 per second in fixed windows, read about once a window: a window of the law that
         // restarted at every turnover would never see the three answers it needs.
-        let mut t = shaped(1, 10.0, 1, 10.0);
-        assert!(t.observe(0, 0.95, 0.0).is_none());
-        assert!(t.observe(0, 1.05, 9.0).is_none());
-        assert_eq!(t.reset_at(), Some(1.0));
+        let mut t = turned_over_at_one_second(1);
         assert!(t.observe(0, 1.95, 2.0).is_none());
         assert!(t.observe(0, 2.05, 8.0).is_none());
         let u = t
@@ -1623,9 +1626,7 @@ mod tests {
     fn on_a_fixed_window_a_window_of_the_law_longer_than_what_is_left_spends_what_follows() {
         // 10 per second in fixed windows, five threads at 0.2 per second: a window of the law
         // lasts 1/(0.2·√5) ≈ 2.24 s, past the reset and the next two.
-        let mut t = shaped(5, 10.0, 1, 10.0);
-        t.observe(0, 0.95, 0.0);
-        t.observe(0, 1.05, 9.0);
+        let mut t = turned_over_at_one_second(5);
         t.x = 0.2;
         let (w, r0) = (t.window_secs(), t.reserve());
         // At 1.75 s, 4 left: the allowance now, less the reserve left at a quarter of the
@@ -1650,12 +1651,8 @@ mod tests {
         // refused once, a request the level (0 however many come) cannot show.
         const MS: Nanos = 1_000_000;
         let mut rng = test_rng();
-        let mut read = shaped(1, 10.0, 1, 10.0);
-        let mut refused = shaped(1, 10.0, 1, 10.0);
-        for t in [&mut read, &mut refused] {
-            t.observe(0, 0.95, 0.0);
-            t.observe(0, 1.05, 9.0);
-        }
+        let mut read = turned_over_at_one_second(1);
+        let mut refused = turned_over_at_one_second(1);
         refused.threads[0].last_send = Some(1_500 * MS);
         let spent = Answer {
             retry_after: ns(500 * MS),
