@@ -171,6 +171,44 @@ const SHAPES: &[Shape] = &[
         skewed: true,
     },
     Shape {
+        name: "gcra_flood",
+        server: "kind = \"gcra\"\nlimit = 4500\nperiod = \"1h\"\ninitial = 500",
+        dialect: Headers::Full,
+        threads: 1,
+        // Others take 100 a second, as a crowd started together would: the first window of the
+        // law reads a total far above its target and cuts straight to it (law 7).
+        params: &[],
+        others_every: 0.01,
+        minutes: 2,
+        skewed: false,
+    },
+    Shape {
+        name: "gcra_full_drain",
+        server: "kind = \"gcra\"\nlimit = 3000\nperiod = \"1h\"",
+        dialect: Headers::Full,
+        threads: 2,
+        // A full start beside others taking a request a second: the price is read against the
+        // plan that spends the surplus at `R` from the first reading (law 7), and the process,
+        // under half of the total, pulls toward it.
+        params: &[],
+        others_every: 1.0,
+        minutes: 10,
+        skewed: false,
+    },
+    Shape {
+        name: "fixed_window_fast",
+        server: "kind = \"fixed-window\"\nlimit = 10\nwindow = \"1s\"",
+        dialect: Headers::Full,
+        threads: 4,
+        // A 1-second window: a window of the law spans resets and aims at the whole allowances
+        // of the windows that follow, and keeps three quarters of the reserve in the current
+        // one (law 7).
+        params: &[],
+        others_every: 0.25,
+        minutes: 3,
+        skewed: false,
+    },
+    Shape {
         name: "outage_backoff",
         server: "kind = \"gcra\"\nlimit = 100\nperiod = \"1m\"\noutages = [[\"0s\", \"10m\"]]",
         dialect: Headers::Full,

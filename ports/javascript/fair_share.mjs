@@ -1,4 +1,4 @@
-// fair-share law 6 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
+// fair-share law 7 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
 // no packages); law 3 places a fixed window's reset from a stated end that stays put while the
 // count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 // bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
@@ -6,7 +6,10 @@
 // the bucket to a count above it when no limit is stated, and reads a sliding window's refill
 // from one reset stated at levels no bucket's refill explains; law 6 carries a window of the law
 // across a fixed window's turnovers, counting what was taken on both sides and its own refusals,
-// and aims it at the allowances of the server's windows it spans. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+// and aims it at the allowances of the server's windows it spans; law 7 cuts a first window that
+// reads a flood straight to its target, prices a full start's level against its drain plan when
+// the refill is known, and keeps three quarters of the reserve in a fixed window's current
+// allowance and none in those to come. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 // docs/fair-share.md explains the law): time is whole nanoseconds inside (a Number holds them
 // exactly for 104 days), the random draws come in the same order, and answers are read as
 // answer.rs reads them, so the same answers give the same waits.
@@ -63,7 +66,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const LAW = 6;
+export const LAW = 7;
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 const DAY = 86400 * NS;
@@ -133,6 +136,7 @@ export class FairShare {
     this.clockAt = this.samples = this.decreases = this.updates = this.slidingVotes = 0;
     this.clockPhase = 0;
     this.headers = this.fullStart = this.sliding = this.statedPolicy = false;
+    this.fullFirst = null; // law 7: the full start's first reading, its drain plan's origin
     this.windowEnd = this.lastEnd = null;
     this.statedEnd = null; // law 3: the first success that stated the current end, { end, first }
     this.resetSpan = null; // law 3: where the resets fall, modulo the period, [lo, hi]
@@ -194,7 +198,11 @@ export class FairShare {
   draw(lo, hi) { return lo + this.random() * (hi - lo); }
   price(r) { return this.rate / this.c.crowd * exp(fmin((r - this.reserve()) / this.slope(), 50)); }
   toReset(t) { return this.resetAt === null ? null : this.period - remEuclid(t - this.resetAt, this.period); }
+  // law 7: the full start's first reading, if the refill is known
+  drainPlan() { return this.fullStart && this.resetSpan === null && this.knowsQuota() ? this.fullFirst : null; }
   planned(t) {
+    const plan = this.drainPlan(); // law 7: on a full start the surplus is spent at full_drain * R
+    if (plan !== null) return fmax(plan.r - this.c.full_drain * this.rate * (t - plan.t), 0);
     const left = this.toReset(t);
     return left === null ? 0 : fmax(this.limit - this.reserve(), 0) * left / this.period;
   }
@@ -209,9 +217,9 @@ export class FairShare {
   target(r, t) {
     let left = this.toReset(t);
     if (left !== null) {
-      const res = this.reserve() * fmin(left / this.period, 1);
+      const res = 0.75 * this.reserve() * fmin(left / this.period, 1); // law 7: 3/4 of the reserve
       const h = fmax(left, this.windowSecs()); // law 6: past the reset, the allowances that follow
-      const later = fmax(this.limit - this.reserve(), 0) * (h - left) / this.period;
+      const later = this.limit * (h - left) / this.period; // law 7: whole
       return fmax((r + 1 - res + later) / h, this.rate * 0.05);
     }
     const tau = fmax(this.c.drain_fill * this.limit / this.rate, this.c.drain_windows * this.loopSecs());
@@ -234,7 +242,10 @@ export class FairShare {
     const refused = this.resetSpan !== null ? this.winRefused : 0; // law 6: a spent window hides them
     const total = fmax(this.refill() - (last.r - since.r - this.winTaken - refused) / dt, this.rate * 0.02);
     const target = this.target((since.r + last.r) / 2, (since.t + last.t) / 2);
-    let lnX = ln(this.x) + this.c.gain * clampStep(ln(target / total));
+    // law 7: a first window that reads a flood cuts straight to the target
+    const flood = this.updates === 0 && !this.fullStart && this.resetSpan === null && total > 4 * target;
+    const step = flood ? fmax(ln(target / total), -LN_100) : this.c.gain * clampStep(ln(target / total));
+    let lnX = ln(this.x) + step;
     const price = this.price(last.r - this.planned(last.t));
     const n = this.threads.length;
     const crowd = fmax(total / fmax(this.x, price), n);
@@ -242,7 +253,7 @@ export class FairShare {
     let pull = fmin(this.slope() / (periods * crowd), this.c.pull_max);
     const share = clamp(n * this.x / total, 0, 1);
     pull = pull * (1 - share) * fmin((1 - share) / 0.1, 1); // law 4: a lone process's pull fades
-    const cap = this.fullStart ? target * this.x / total : target;
+    const cap = this.fullStart && this.drainPlan() === null ? target * this.x / total : target;
     lnX += pull * fmax(ln(fmin(price, cap)) - lnX, -LN_100);
     this.setRate(now, exp(lnX));
   }
@@ -322,7 +333,10 @@ export class FairShare {
 
   observeLevel(now, t, r) {
     const s = { t, r };
-    if (this.newest === null && r >= this.c.full_level * this.limit) this.fullStart = true;
+    if (this.newest === null && r >= this.c.full_level * this.limit) {
+      this.fullStart = true;
+      this.fullFirst = s;
+    }
     else if (r <= this.reserve() + this.slope() * this.lnCrowd) this.fullStart = false;
     const slack = fmax(secs(now) - t, 0); // law 5: counted at t give or take this (half the latency)
     if (this.newest !== null && t >= this.newest.t) {

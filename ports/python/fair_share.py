@@ -1,7 +1,7 @@
 """fair-share in Python (standard library only): processes and threads that share one API
 token share its quota equally, without counting each other.
 
-fair-share law 6 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
+fair-share law 7 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
 src/throttle/fair_share.rs of 2026-11-26; law 2 reads a fixed window's period from its stated
 reset; law 3 places a fixed window's reset from a stated end that stays put while the count falls,
 and narrows down where the resets fall turnover by turnover; law 4 learns a bucket's or sliding
@@ -10,7 +10,9 @@ price, a lone process's pull fading near a share of 1; law 5 raises the bucket t
 when no limit is stated, and reads a sliding window's refill from one reset stated at levels no
 bucket's refill explains; law 6 carries a window of the law across a fixed window's turnovers,
 counting what was taken on both sides and its own refusals, and aims it at the allowances of the
-server's windows it spans)
+server's windows it spans; law 7 cuts a first window that reads a flood straight to its target,
+prices a full start's level against its drain plan when the refill is known, and keeps three
+quarters of the reserve in a fixed window's current allowance and none in those to come)
 
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
@@ -27,7 +29,7 @@ import math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-LAW = 6  # the version of the law this port follows (fair_share::LAW)
+LAW = 7  # the version of the law this port follows (fair_share::LAW)
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 DEFAULTS = dict(quota=None, period=None, first_spread=0.0, initial_sleep=None, reserve=0.005, span=0.03,
@@ -197,6 +199,7 @@ class FairShare:
         self.last_decrease = self.last_increase = None
         self.samples = self.decreases = self.updates = self.votes = 0
         self.full_start = self.sliding = self.stated_policy = False
+        self.full_first = None  # law 7: the full start's first reading (t, r), its drain plan's origin
         self.window_end = self.last_end = None  # law 2: a window end the stated resets agree on
         self.stated_end = None  # law 3: the first success that stated the current end, (end, (t, r))
         self.reset_span = None  # law 3: where the resets fall, modulo the period, (lo, hi)
@@ -244,7 +247,12 @@ class FairShare:
         return self.rate / self.c["crowd"] * math.exp(min((r - self.reserve()) / self.slope(), 50.0))
     def to_reset(self, t):
         return None if self.reset_at is None else self.period - _rem_euclid(t - self.reset_at, self.period)
+    def drain_plan(self):  # law 7: the full start's first reading, if the refill is known
+        return self.full_first if self.full_start and self.reset_span is None and self.knows_quota() else None
     def planned(self, t):
+        if self.drain_plan() is not None:  # law 7: the surplus spent at full_drain * R from it
+            t1, r1 = self.drain_plan()
+            return max(r1 - self.c["full_drain"] * self.rate * (t - t1), 0.0)
         left = self.to_reset(t)
         return 0.0 if left is None else max(self.limit - self.reserve(), 0.0) * left / self.period
     def min_flow(self):
@@ -252,9 +260,9 @@ class FairShare:
     def target(self, r, t):
         left = self.to_reset(t)
         if left is not None:  # what is left at the reset is lost: the reserve shrinks to nothing
-            reserve = self.reserve() * min(left / self.period, 1.0)
+            reserve = 0.75 * self.reserve() * min(left / self.period, 1.0)  # law 7: 3/4 of it
             h = max(left, self.window_secs())  # law 6: past the reset, the allowances that follow
-            later = max(self.limit - self.reserve(), 0.0) * (h - left) / self.period
+            later = self.limit * (h - left) / self.period  # law 7: whole
             return max((r + 1.0 - reserve + later) / h, self.rate * 0.05)
         tau = max(self.c["drain_fill"] * self.limit / self.rate, self.c["drain_windows"] * self.loop_secs())
         surplus = (r - self.reserve()) / tau
@@ -274,14 +282,17 @@ class FairShare:
         (ts, rs), refused = self.win_since, self.win_refused if self.reset_span is not None else 0.0
         total = max(self.refill() - (r1 - rs - self.win_taken - refused) / dt, self.rate * 0.02)
         target = self.target((rs + r1) / 2.0, (ts + t1) / 2.0)
-        ln_x = math.log(self.x) + self.c["gain"] * _step(_ln(target / total))
+        # law 7: a first window that reads a flood cuts straight to the target
+        flood = self.updates == 0 and not self.full_start and self.reset_span is None and total > 4.0 * target
+        step = max(_ln(target / total), -LN_100) if flood else self.c["gain"] * _step(_ln(target / total))
+        ln_x = math.log(self.x) + step
         price = self.price(r1 - self.planned(t1))
         crowd = max(total / max(self.x, price), n)
         periods = 4.0 if self.reset_span is not None else self.c["pull_periods"]  # law 4
         pull = min(self.slope() / (periods * crowd), self.c["pull_max"])
         share = _clamp(n * self.x / total, 0.0, 1.0)
         pull = pull * (1.0 - share) * min((1.0 - share) / 0.1, 1.0)  # law 4: a lone process's fades
-        cap = target * self.x / total if self.full_start else target
+        cap = target * self.x / total if self.full_start and self.drain_plan() is None else target
         ln_x += pull * max(_ln(min(price, cap)) - ln_x, -LN_100)
         self.set_rate(now, math.exp(ln_x))
     def read_reset(self, t, stated, r):  # a whole period at any level: a sliding window
@@ -322,7 +333,7 @@ class FairShare:
         self.reset_span = span
     def level(self, now, t, r):  # Rust's `observe`: a reading of the shared level at t
         if self.newest is None and r >= self.c["full_level"] * self.limit:
-            self.full_start = True
+            self.full_start, self.full_first = True, (t, r)
         elif r <= self.reserve() + self.slope() * math.log(self.c["crowd"]):
             self.full_start = False
         slack = max(secs(now) - t, 0.0)  # law 5: counted at t give or take this (half the latency)

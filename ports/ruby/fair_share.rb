@@ -1,4 +1,4 @@
-# fair-share law 6 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
+# fair-share law 7 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
 # library only; law 3 places a fixed window's reset from a stated end that stays put while the
 # count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 # bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
@@ -6,7 +6,10 @@
 # the bucket to a count above it when no limit is stated, and reads a sliding window's refill
 # from one reset stated at levels no bucket's refill explains; law 6 carries a window of the law
 # across a fixed window's turnovers, counting what was taken on both sides and its own refusals,
-# and aims it at the allowances of the server's windows it spans. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+# and aims it at the allowances of the server's windows it spans; law 7 cuts a first window that
+# reads a flood straight to its target, prices a full start's level against its drain plan when
+# the refill is known, and keeps three quarters of the reserve in a fixed window's current
+# allowance and none in those to come. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 # docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
 # in the same order, and answers are read as answer.rs reads them, so the same answers give the
 # same waits.
@@ -18,7 +21,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  LAW = 6
+  LAW = 7
   NS = 1_000_000_000
   U64 = 2**64 - 1
   DAY = 86_400 * NS
@@ -81,6 +84,7 @@ class FairShare
     @win_since = nil
     @win_taken = @win_refused = 0.0
     @headers = @full_start = @sliding = @stated_policy = false
+    @full_first = nil # law 7: the full start's first reading, its drain plan's origin
     x0 = @rate / @threads.size
     x0 = fmin(1.0 / secs(@ns[:initial_sleep]), x0) if @ns[:initial_sleep]
     @x = clamp_rate(x0)
@@ -146,7 +150,14 @@ class FairShare
   def draw(lo, hi) = lo + @random.call * (hi - lo)
   def price(r) = @rate / @c[:crowd] * Math.exp(fmin((r - reserve) / slope, 50.0))
   def to_reset(t) = reset_at && @period - (t - reset_at) % @period # Ruby's % is rem_euclid here
-  def planned(t) = (left = to_reset(t)) ? fmax(@limit - reserve, 0.0) * left / @period : 0.0
+  # law 7: the full start's first reading, if the refill is known
+  def drain_plan = @full_start && @reset_span.nil? && knows_quota? ? @full_first : nil
+
+  def planned(t)
+    # law 7: on a full start the surplus is spent at full_drain * R from its first reading
+    return fmax(drain_plan.r - @c[:full_drain] * @rate * (t - drain_plan.t), 0.0) if drain_plan
+    (left = to_reset(t)) ? fmax(@limit - reserve, 0.0) * left / @period : 0.0
+  end
   def phase(now) = @clock_phase + secs([now - @clock_at, 0].max) * @x
 
   def slope
@@ -157,9 +168,9 @@ class FairShare
 
   def target(r, t)
     if (left = to_reset(t))
-      res = reserve * fmin(left / @period, 1.0)
+      res = 0.75 * reserve * fmin(left / @period, 1.0) # law 7: three quarters of the reserve
       h = fmax(left, window_secs) # law 6: past the reset, the allowances that follow
-      later = fmax(@limit - reserve, 0.0) * (h - left) / @period
+      later = @limit * (h - left) / @period # law 7: whole
       return fmax((r + 1.0 - res + later) / h, @rate * 0.05)
     end
     surplus = (r - reserve) / fmax(@c[:drain_fill] * @limit / @rate, @c[:drain_windows] * loop_secs)
@@ -181,14 +192,17 @@ class FairShare
     refused = @reset_span ? @win_refused : 0.0 # law 6: requests a spent window's level cannot show
     total = fmax(refill - (last.r - since.r - @win_taken - refused) / dt, @rate * 0.02)
     target = target((since.r + last.r) / 2.0, (since.t + last.t) / 2.0)
-    ln_x = Math.log(@x) + @c[:gain] * clamp_step(Math.log(target / total))
+    # law 7: a first window that reads a flood cuts straight to the target
+    flood = @updates.zero? && !@full_start && @reset_span.nil? && total > 4.0 * target
+    step = flood ? fmax(Math.log(target / total), -Math.log(100.0)) : @c[:gain] * clamp_step(Math.log(target / total))
+    ln_x = Math.log(@x) + step
     price = price(last.r - planned(last.t))
     n = @threads.size.to_f
     periods = @reset_span ? 4.0 : @c[:pull_periods] # law 4: a fixed window's pull is slower
     pull = fmin(slope / (periods * fmax(total / fmax(@x, price), n)), @c[:pull_max])
     share = clamp(n * @x / total, 0.0, 1.0)
     pull = pull * (1.0 - share) * fmin((1.0 - share) / 0.1, 1.0) # law 4: a lone process's fades
-    cap = @full_start ? target * @x / total : target
+    cap = @full_start && drain_plan.nil? ? target * @x / total : target
     ln_x += pull * fmax(Math.log(fmin(price, cap)) - ln_x, -Math.log(100.0))
     set_rate(now, Math.exp(ln_x))
   end
@@ -268,7 +282,7 @@ class FairShare
 
   def observe_level(now, t, r)
     s = Sample.new(t, r)
-    if @newest.nil? && r >= @c[:full_level] * @limit then @full_start = true
+    if @newest.nil? && r >= @c[:full_level] * @limit then @full_start, @full_first = true, s
     elsif r <= reserve + slope * Math.log(@c[:crowd]) then @full_start = false
     end
     slack = fmax(secs(now) - t, 0.0) # law 5: counted at t give or take this (half the latency)

@@ -119,7 +119,10 @@ pub struct Law {
     /// Where a fixed window's resets fall, modulo the period: the span every turnover seen so
     /// far agrees on (see `place_reset`). None: the server refills (no fixed window seen).
     reset_span: Option<(f64, f64)>,
-    full_start: bool,
+    /// A full start (see `observe`): its first reading, from which the surplus is spent on a
+    /// plan every process started with it shares. None once the level is down in the price's
+    /// range.
+    full_start: Option<Sample>,
     updates: u64,
     /// Readings in a row whose stated reset says sliding window (see `read_reset`).
     sliding_votes: u32,
@@ -193,13 +196,12 @@ impl Law {
     pub fn target(&self, r: f64, t: f64) -> f64 {
         if let Some(left) = self.to_reset(t) {
             // What is left at the reset is lost: the reserve shrinks to nothing by then.
-            let r0 = self.reserve();
-            let reserve = r0 * (left / self.period).min(1.0);
+            let reserve = WINDOW_RESERVE_SHARE * self.reserve() * (left / self.period).min(1.0);
             // Spread over a window of the law at least; one longer than what is left spans the
             // reset, and the allowances of the server's windows that follow are spent in it
-            // too (law 6).
+            // too (law 6), whole: a reserve kept in them would be lost at their resets (law 7).
             let horizon = left.max(self.window_secs());
-            let later = (self.limit - r0).max(0.0) * (horizon - left) / self.period;
+            let later = self.limit * (horizon - left) / self.period;
             // `r` is read after the request it answers was counted: the allowance at that
             // instant held one more.
             return ((r + 1.0 - reserve + later) / horizon)
@@ -208,7 +210,7 @@ impl Law {
         let tau = (self.cfg.drain_fill * self.limit / self.rate)
             .max(self.cfg.drain_windows * self.loop_secs());
         let mut surplus = (r - self.reserve()) / tau;
-        if self.full_start {
+        if self.full_start.is_some() {
             surplus = surplus.min(self.cfg.full_drain * self.rate);
         }
         (self.rate + surplus).max(self.rate * MIN_TARGET_OF_RATE)
@@ -222,10 +224,26 @@ impl Law {
         }
     }
 
+    /// Where the plan the level is spent on has it at `t`; the price is read against it. On a
+    /// fixed window the allowance is spent evenly to the reset. On a full start the surplus is
+    /// spent at `full_drain · R` from the first reading (law 7), a plan every process that
+    /// started with it shares, so its price still pulls shares together while the level is far
+    /// above the price's range (the raw level there prices everyone at the cap). Otherwise
+    /// there is no plan.
     fn planned(&self, t: f64) -> f64 {
+        if let Some(first) = self.drain_plan() {
+            return (first.r - self.cfg.full_drain * self.rate * (t - first.t)).max(0.0);
+        }
         self.to_reset(t).map_or(0.0, |left| {
             (self.limit - self.reserve()).max(0.0) * left / self.period
         })
+    }
+
+    /// The full start's first reading, if the surplus is spent on a plan from it: the refill
+    /// must be known (stated, given or learned), or the plan runs at the default quota's pace.
+    fn drain_plan(&self) -> Option<Sample> {
+        self.full_start
+            .filter(|_| self.reset_span.is_none() && self.knows_quota())
     }
 
     fn to_reset(&self, t: f64) -> Option<f64> {
@@ -291,7 +309,21 @@ impl Law {
             .max(self.rate * MIN_TOTAL_OF_RATE);
         // The average total against the target at the average level since the last turnover.
         let target = self.target((since.r + last.r) / 2.0, (since.t + last.t) / 2.0);
-        let mut ln_x = self.x.ln() + self.cfg.gain * clamp_step((target / total).ln());
+        // A first window that reads a flood (every process of a crowd starting at once, each
+        // sure it is alone) cuts straight to the target: a D step capped per window would leave
+        // the flood to the 429s, each halving one process at a time (law 7). Not on a full
+        // start, whose surplus is the flood's cause, nor on a fixed window, whose allowance
+        // the flood spends by the reset whatever comes.
+        let flood = self.updates == 0
+            && self.full_start.is_none()
+            && self.reset_span.is_none()
+            && total > FIRST_CUT_OVERLOAD * target;
+        let step = if flood {
+            (target / total).ln().max(-MAX_STEP_DOWN.ln())
+        } else {
+            self.cfg.gain * clamp_step((target / total).ln())
+        };
+        let mut ln_x = self.x.ln() + step;
         let price = self.price(last.r - self.planned(last.t));
         let n = self.threads.len() as f64;
         let crowd = (total / self.x.max(price)).max(n);
@@ -309,7 +341,7 @@ impl Law {
         // noise: the weight falls off as its square there.
         let share = (n * self.x / total).clamp(0.0, 1.0);
         let pull = pull * (1.0 - share) * ((1.0 - share) / LONE_SHARE_NOISE).min(1.0);
-        let cap = if self.full_start {
+        let cap = if self.full_start.is_some() && self.drain_plan().is_none() {
             target * self.x / total
         } else {
             target
@@ -414,7 +446,7 @@ impl Law {
             self.place_reset(first_end - same, first_end);
             self.place_reset(end - same, end);
             self.stated_end = None;
-            self.full_start = false;
+            self.full_start = None;
             self.sliding = false;
             self.window = None;
         }
@@ -525,10 +557,10 @@ impl Law {
     fn observe(&mut self, now: Nanos, t: f64, r: f64) -> Option<Update> {
         let s = Sample { t, r };
         if self.newest.is_none() && r >= self.cfg.full_level * self.limit {
-            self.full_start = true;
+            self.full_start = Some(s);
         } else if r <= self.reserve() + self.slope() * self.crowd().ln() {
             // Down in the price's range: the surplus is spent.
-            self.full_start = false;
+            self.full_start = None;
         }
         // Counted at `t` give or take this (a heavy-tailed latency's answer can come long after).
         let slack = (secs(now) - t).max(0.0);
@@ -546,7 +578,7 @@ impl Law {
                 // the level is read as a window's allowance.
                 // The reset fell between the two readings.
                 self.place_reset(newest.t, t);
-                self.full_start = false;
+                self.full_start = None;
                 self.carry_window(newest, s);
                 return None;
             }
@@ -707,6 +739,12 @@ const SLIDING_SLACK: f64 = 0.02;
 const SLIDING_VOTES: u32 = 3;
 /// One window moves `ln x` down by at most this factor.
 const MAX_STEP_DOWN: f64 = 100.0;
+/// A first window that reads a total this many times its target cuts straight to it (law 7).
+const FIRST_CUT_OVERLOAD: f64 = 4.0;
+/// On a fixed window the target keeps this share of the reserve `r0` in the server's current
+/// window, shrinking to nothing by the reset (law 7; the whole reserve left a lone process of
+/// 200 threads on a 10-per-second window at 0.93 of the allowance, a quarter of it drew its 429s).
+const WINDOW_RESERVE_SHARE: f64 = 0.75;
 /// A rise of the level by this fraction of the bucket more than the refill explains is a
 /// fixed window's reset...
 const RESET_JUMP: f64 = 0.1;
@@ -777,7 +815,7 @@ impl Law {
             last_increase: None,
             decreases: 0,
             reset_span: None,
-            full_start: false,
+            full_start: None,
             updates: 0,
             sliding_votes: 0,
             sliding_since: None,
@@ -1366,9 +1404,10 @@ mod tests {
         // The reset fell between the two readings: halfway is the best guess.
         assert_eq!(t.reset_at(), Some(3600.0));
         // The allowance read (one more than the count, which the answered request already
-        // took) less a reserve that shrinks to nothing at the next reset, over the time left.
-        assert!((t.target(4500.0, 3600.0) - 4478.5 / 3600.0).abs() < 1e-12);
-        assert!((t.target(1022.5, 6300.0) - (1023.5 - 22.5 / 4.0) / 900.0).abs() < 1e-9);
+        // took) less a share of the reserve (law 7: 0.75 of 22.5 tokens) that shrinks to
+        // nothing at the next reset, over the time left.
+        assert!((t.target(4500.0, 3600.0) - (4501.0 - 0.75 * 22.5) / 3600.0).abs() < 1e-12);
+        assert!((t.target(1022.5, 6300.0) - (1023.5 - 0.75 * 22.5 / 4.0) / 900.0).abs() < 1e-9);
         // The plan: an even spend's level, all of it at the reset, half halfway.
         assert!((t.planned(5400.0) - 4477.5 / 2.0).abs() < 1e-9);
         assert!(t.observe(0, 3611.0, 4464.0).is_none());
@@ -1580,10 +1619,10 @@ mod tests {
         let t = turned_over_at_one_second(1);
         // A tenth of a second before the next reset with the count at 0: the request just
         // answered was the ninth, one is left, and no reserve is worth keeping past the reset
-        // (0.1 of the reserve's token at 0.1 of the period left): 9 per second, where holding
-        // a whole token gave the floor, 0.5 per second.
+        // (0.1 of the reserve's 0.75 token at 0.1 of the period left): 9.25 per second, where
+        // holding a whole token gave the floor, 0.5 per second.
         assert!(
-            (t.target(0.0, 1.9) - 9.0).abs() < 1e-9,
+            (t.target(0.0, 1.9) - 9.25).abs() < 1e-9,
             "{}",
             t.target(0.0, 1.9)
         );
@@ -1629,20 +1668,22 @@ mod tests {
         let mut t = turned_over_at_one_second(5);
         t.x = 0.2;
         let (w, r0) = (t.window_secs(), t.reserve());
-        // At 1.75 s, 4 left: the allowance now, less the reserve left at a quarter of the
-        // window, and the allowances of the windows to come up to the horizon, over it.
-        let expected = (4.0 + 1.0 - r0 * 0.25 + (10.0 - r0) * (w - 0.25)) / w;
+        // At 1.75 s, 4 left: the allowance now, less the share of the reserve left at a
+        // quarter of the window, and the whole allowances of the windows to come up to the
+        // horizon (law 7: a reserve kept in them is lost at their resets), over it.
+        let kept = 0.75 * r0 * 0.25;
+        let expected = (4.0 + 1.0 - kept + 10.0 * (w - 0.25)) / w;
         assert!((t.target(4.0, 1.75) - expected).abs() < 1e-9);
-        // With a horizon of many windows the target nears the allowance per window less the
-        // reserve; a window of the law that ends before the reset spreads what is left over it.
+        // With a horizon of many windows the target nears the whole allowance per window; a
+        // window of the law that ends before the reset spreads what is left over it.
         t.x = 0.001;
         assert!(
-            (t.target(4.0, 1.75) - 9.0).abs() < 0.01,
+            (t.target(4.0, 1.75) - 10.0).abs() < 0.01,
             "{}",
             t.target(4.0, 1.75)
         );
         t.x = 20.0;
-        assert!((t.target(4.0, 1.75) - (5.0 - r0 * 0.25) / 0.25).abs() < 1e-9);
+        assert!((t.target(4.0, 1.75) - (5.0 - kept) / 0.25).abs() < 1e-9);
     }
 
     #[test]
@@ -1909,19 +1950,102 @@ mod tests {
     }
 
     #[test]
+    fn a_first_window_that_reads_a_flood_cuts_straight_to_the_target() {
+        // 200 one-thread processes start together, each sure it is alone: the level falls by
+        // 250 tokens in 10 s, everyone together takes R + 25 = 26.25 per second.
+        let flood = |updates: u64| {
+            let mut t = build(1);
+            t.updates = updates;
+            let x = t.thread_rate().ln();
+            let first = Sample { t: 0.0, r: 400.0 };
+            let last = Sample { t: 10.0, r: 150.0 };
+            let u = t.apply_window(0, LawWindow::new(first), last);
+            assert!((u.total - 26.25).abs() < 1e-12);
+            // The target spends some of the 275 tokens over the reserve: still under a
+            // fourth of the total.
+            assert!(u.target > R && u.target * 4.0 < u.total, "{}", u.target);
+            let g = t.price(last.r).min(u.target).ln();
+            let pulled = move |d: f64| d + u.pull * (g - d).max(-(100f64.ln()));
+            (t.thread_rate().ln(), x, (u.target / u.total).ln(), pulled)
+        };
+        // The first window cuts by the whole ratio (law 7), the pull on top as always...
+        let (first, x, ratio, pulled) = flood(0);
+        assert!((first - pulled(x + ratio)).abs() < 1e-9);
+        // ... a later one by the gain's share of it, as a flood under four times the target
+        // does.
+        let (later, x, ratio, pulled) = flood(1);
+        assert!((later - pulled(x + 0.4 * ratio)).abs() < 1e-9);
+        assert!(first < later - 0.5, "{first} against {later}");
+        // A full start's flood is its own surplus being spent: no straight cut.
+        let mut full = build(1);
+        full.observe(0, 0.0, 4500.0);
+        let x = full.thread_rate();
+        let u = full.apply_window(
+            0,
+            LawWindow::new(Sample { t: 0.0, r: 4500.0 }),
+            Sample { t: 10.0, r: 4000.0 },
+        );
+        assert!(u.total > 4.0 * u.target);
+        assert!(full.thread_rate() > x * (u.target / u.total) * 2.0);
+    }
+
+    #[test]
+    fn a_full_start_prices_the_level_against_its_drain_plan_when_the_refill_is_known() {
+        // A given quota of 4,500 an hour, full at the first reading: the surplus is spent at R
+        // on top of the refill, so the plan falls at R from that reading (law 7).
+        let mut t = shaped(1, 4500.0, 3600, 4500.0);
+        assert!(t.observe(0, 100.0, 4500.0).is_none());
+        assert!((t.planned(100.0) - 4500.0).abs() < 1e-9);
+        assert!((t.planned(1100.0) - (4500.0 - R * 1000.0)).abs() < 1e-9);
+        assert!(t.planned(10_000.0).abs() < 1e-9, "never below empty");
+        // Two processes that started alike but at rates 20 times apart, reading the same
+        // levels 30 tokens above the plan: both are pulled toward one price, so the gap shrinks
+        // (before law 7 each was pulled toward its own rate times the D step's factor).
+        let mut slow = shaped(1, 4500.0, 3600, 4500.0);
+        slow.observe(0, 100.0, 4500.0);
+        t.x = R / 10.0;
+        slow.x = R / 200.0;
+        let (first, last) = (
+            Sample {
+                t: 100.0,
+                r: 4500.0,
+            },
+            Sample {
+                t: 160.0,
+                r: 4500.0 - 2.0 * R * 60.0 + 30.0,
+            },
+        );
+        let before = (t.x / slow.x).ln();
+        t.apply_window(0, LawWindow::new(first), last);
+        slow.apply_window(0, LawWindow::new(first), last);
+        assert!(
+            (t.x / slow.x).ln() < before - 0.01,
+            "{} against {before}",
+            (t.x / slow.x).ln()
+        );
+        // Without a known refill the default quota would set the plan's pace: no plan, and the
+        // full start's pull stays capped at the process's own corrected rate.
+        let mut blind = build(1);
+        blind.cfg.quota = None;
+        blind.observe(0, 100.0, 4500.0);
+        assert!(blind.full_start.is_some() && blind.drain_plan().is_none());
+        assert!(blind.planned(1100.0).abs() < 1e-9);
+    }
+
+    #[test]
     fn a_full_first_reading_spends_the_surplus_at_the_refill_rate_until_the_price_range() {
         let mut t = build(1);
         assert!(t.observe(0, 0.0, 4500.0).is_none());
-        assert!(t.full_start);
+        assert!(t.full_start.is_some());
         assert!((t.target(4500.0, 0.0) - 2.0 * R).abs() < 1e-12);
         // Down into the price's range ends it.
         let top = t.reserve() + t.slope() * 1000f64.ln();
         t.observe(0, 20.0, top - 1.0);
-        assert!(!t.full_start);
+        assert!(t.full_start.is_none());
         assert!((t.target(4500.0, 20.0) - (R + 4477.5 / 300.0)).abs() < 1e-12);
         let mut u = build(1);
         u.observe(0, 0.0, 4000.0);
-        assert!(!u.full_start);
+        assert!(u.full_start.is_none());
     }
 
     #[test]
