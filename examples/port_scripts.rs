@@ -187,9 +187,9 @@ const SHAPES: &[Shape] = &[
         server: "kind = \"gcra\"\nlimit = 3000\nperiod = \"1h\"",
         dialect: Headers::Full,
         threads: 2,
-        // A full start beside others taking a request a second: the price is read against the
-        // plan that spends the surplus at `R` from the first reading (law 7), and the process,
-        // under half of the total, pulls toward it.
+        // A full start beside others taking a request a second: the surplus is spent at most at
+        // `R` on top of the refill, and the process, under half of the total, pulls toward at
+        // most its own share of the target.
         params: &[],
         others_every: 1.0,
         minutes: 10,

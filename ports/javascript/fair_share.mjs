@@ -7,9 +7,8 @@
 // from one reset stated at levels no bucket's refill explains; law 6 carries a window of the law
 // across a fixed window's turnovers, counting what was taken on both sides and its own refusals,
 // and aims it at the allowances of the server's windows it spans; law 7 cuts a first window that
-// reads a flood straight to its target, prices a full start's level against its drain plan when
-// the refill is known, and keeps three quarters of the reserve in a fixed window's current
-// allowance and none in those to come. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+// reads a flood straight to its target, and keeps three quarters of the reserve in a fixed
+// window's current allowance and none in those to come. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 // docs/fair-share.md explains the law): time is whole nanoseconds inside (a Number holds them
 // exactly for 104 days), the random draws come in the same order, and answers are read as
 // answer.rs reads them, so the same answers give the same waits.
@@ -136,7 +135,6 @@ export class FairShare {
     this.clockAt = this.samples = this.decreases = this.updates = this.slidingVotes = 0;
     this.clockPhase = 0;
     this.headers = this.fullStart = this.sliding = this.statedPolicy = false;
-    this.fullFirst = null; // law 7: the full start's first reading, its drain plan's origin
     this.windowEnd = this.lastEnd = null;
     this.statedEnd = null; // law 3: the first success that stated the current end, { end, first }
     this.resetSpan = null; // law 3: where the resets fall, modulo the period, [lo, hi]
@@ -198,11 +196,7 @@ export class FairShare {
   draw(lo, hi) { return lo + this.random() * (hi - lo); }
   price(r) { return this.rate / this.c.crowd * exp(fmin((r - this.reserve()) / this.slope(), 50)); }
   toReset(t) { return this.resetAt === null ? null : this.period - remEuclid(t - this.resetAt, this.period); }
-  // law 7: the full start's first reading, if the refill is known
-  drainPlan() { return this.fullStart && this.resetSpan === null && this.knowsQuota() ? this.fullFirst : null; }
   planned(t) {
-    const plan = this.drainPlan(); // law 7: on a full start the surplus is spent at full_drain * R
-    if (plan !== null) return fmax(plan.r - this.c.full_drain * this.rate * (t - plan.t), 0);
     const left = this.toReset(t);
     return left === null ? 0 : fmax(this.limit - this.reserve(), 0) * left / this.period;
   }
@@ -253,7 +247,7 @@ export class FairShare {
     let pull = fmin(this.slope() / (periods * crowd), this.c.pull_max);
     const share = clamp(n * this.x / total, 0, 1);
     pull = pull * (1 - share) * fmin((1 - share) / 0.1, 1); // law 4: a lone process's pull fades
-    const cap = this.fullStart && this.drainPlan() === null ? target * this.x / total : target;
+    const cap = this.fullStart ? target * this.x / total : target;
     lnX += pull * fmax(ln(fmin(price, cap)) - lnX, -LN_100);
     this.setRate(now, exp(lnX));
   }
@@ -333,10 +327,7 @@ export class FairShare {
 
   observeLevel(now, t, r) {
     const s = { t, r };
-    if (this.newest === null && r >= this.c.full_level * this.limit) {
-      this.fullStart = true;
-      this.fullFirst = s;
-    }
+    if (this.newest === null && r >= this.c.full_level * this.limit) this.fullStart = true;
     else if (r <= this.reserve() + this.slope() * this.lnCrowd) this.fullStart = false;
     const slack = fmax(secs(now) - t, 0); // law 5: counted at t give or take this (half the latency)
     if (this.newest !== null && t >= this.newest.t) {

@@ -11,8 +11,8 @@ when no limit is stated, and reads a sliding window's refill from one reset stat
 bucket's refill explains; law 6 carries a window of the law across a fixed window's turnovers,
 counting what was taken on both sides and its own refusals, and aims it at the allowances of the
 server's windows it spans; law 7 cuts a first window that reads a flood straight to its target,
-prices a full start's level against its drain plan when the refill is known, and keeps three
-quarters of the reserve in a fixed window's current allowance and none in those to come)
+and keeps three quarters of the reserve in a fixed window's current allowance and none in those
+to come)
 
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
@@ -199,7 +199,6 @@ class FairShare:
         self.last_decrease = self.last_increase = None
         self.samples = self.decreases = self.updates = self.votes = 0
         self.full_start = self.sliding = self.stated_policy = False
-        self.full_first = None  # law 7: the full start's first reading (t, r), its drain plan's origin
         self.window_end = self.last_end = None  # law 2: a window end the stated resets agree on
         self.stated_end = None  # law 3: the first success that stated the current end, (end, (t, r))
         self.reset_span = None  # law 3: where the resets fall, modulo the period, (lo, hi)
@@ -247,12 +246,7 @@ class FairShare:
         return self.rate / self.c["crowd"] * math.exp(min((r - self.reserve()) / self.slope(), 50.0))
     def to_reset(self, t):
         return None if self.reset_at is None else self.period - _rem_euclid(t - self.reset_at, self.period)
-    def drain_plan(self):  # law 7: the full start's first reading, if the refill is known
-        return self.full_first if self.full_start and self.reset_span is None and self.knows_quota() else None
     def planned(self, t):
-        if self.drain_plan() is not None:  # law 7: the surplus spent at full_drain * R from it
-            t1, r1 = self.drain_plan()
-            return max(r1 - self.c["full_drain"] * self.rate * (t - t1), 0.0)
         left = self.to_reset(t)
         return 0.0 if left is None else max(self.limit - self.reserve(), 0.0) * left / self.period
     def min_flow(self):
@@ -292,7 +286,7 @@ class FairShare:
         pull = min(self.slope() / (periods * crowd), self.c["pull_max"])
         share = _clamp(n * self.x / total, 0.0, 1.0)
         pull = pull * (1.0 - share) * min((1.0 - share) / 0.1, 1.0)  # law 4: a lone process's fades
-        cap = target * self.x / total if self.full_start and self.drain_plan() is None else target
+        cap = target * self.x / total if self.full_start else target
         ln_x += pull * max(_ln(min(price, cap)) - ln_x, -LN_100)
         self.set_rate(now, math.exp(ln_x))
     def read_reset(self, t, stated, r):  # a whole period at any level: a sliding window
@@ -333,7 +327,7 @@ class FairShare:
         self.reset_span = span
     def level(self, now, t, r):  # Rust's `observe`: a reading of the shared level at t
         if self.newest is None and r >= self.c["full_level"] * self.limit:
-            self.full_start, self.full_first = True, (t, r)
+            self.full_start = True
         elif r <= self.reserve() + self.slope() * math.log(self.c["crowd"]):
             self.full_start = False
         slack = max(secs(now) - t, 0.0)  # law 5: counted at t give or take this (half the latency)

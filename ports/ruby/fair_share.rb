@@ -7,9 +7,8 @@
 # from one reset stated at levels no bucket's refill explains; law 6 carries a window of the law
 # across a fixed window's turnovers, counting what was taken on both sides and its own refusals,
 # and aims it at the allowances of the server's windows it spans; law 7 cuts a first window that
-# reads a flood straight to its target, prices a full start's level against its drain plan when
-# the refill is known, and keeps three quarters of the reserve in a fixed window's current
-# allowance and none in those to come. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+# reads a flood straight to its target, and keeps three quarters of the reserve in a fixed
+# window's current allowance and none in those to come. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 # docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
 # in the same order, and answers are read as answer.rs reads them, so the same answers give the
 # same waits.
@@ -84,7 +83,6 @@ class FairShare
     @win_since = nil
     @win_taken = @win_refused = 0.0
     @headers = @full_start = @sliding = @stated_policy = false
-    @full_first = nil # law 7: the full start's first reading, its drain plan's origin
     x0 = @rate / @threads.size
     x0 = fmin(1.0 / secs(@ns[:initial_sleep]), x0) if @ns[:initial_sleep]
     @x = clamp_rate(x0)
@@ -150,14 +148,7 @@ class FairShare
   def draw(lo, hi) = lo + @random.call * (hi - lo)
   def price(r) = @rate / @c[:crowd] * Math.exp(fmin((r - reserve) / slope, 50.0))
   def to_reset(t) = reset_at && @period - (t - reset_at) % @period # Ruby's % is rem_euclid here
-  # law 7: the full start's first reading, if the refill is known
-  def drain_plan = @full_start && @reset_span.nil? && knows_quota? ? @full_first : nil
-
-  def planned(t)
-    # law 7: on a full start the surplus is spent at full_drain * R from its first reading
-    return fmax(drain_plan.r - @c[:full_drain] * @rate * (t - drain_plan.t), 0.0) if drain_plan
-    (left = to_reset(t)) ? fmax(@limit - reserve, 0.0) * left / @period : 0.0
-  end
+  def planned(t) = (left = to_reset(t)) ? fmax(@limit - reserve, 0.0) * left / @period : 0.0
   def phase(now) = @clock_phase + secs([now - @clock_at, 0].max) * @x
 
   def slope
@@ -202,7 +193,7 @@ class FairShare
     pull = fmin(slope / (periods * fmax(total / fmax(@x, price), n)), @c[:pull_max])
     share = clamp(n * @x / total, 0.0, 1.0)
     pull = pull * (1.0 - share) * fmin((1.0 - share) / 0.1, 1.0) # law 4: a lone process's fades
-    cap = @full_start && drain_plan.nil? ? target * @x / total : target
+    cap = @full_start ? target * @x / total : target
     ln_x += pull * fmax(Math.log(fmin(price, cap)) - ln_x, -Math.log(100.0))
     set_rate(now, Math.exp(ln_x))
   end
@@ -282,7 +273,7 @@ class FairShare
 
   def observe_level(now, t, r)
     s = Sample.new(t, r)
-    if @newest.nil? && r >= @c[:full_level] * @limit then @full_start, @full_first = true, s
+    if @newest.nil? && r >= @c[:full_level] * @limit then @full_start = true
     elsif r <= reserve + slope * Math.log(@c[:crowd]) then @full_start = false
     end
     slack = fmax(secs(now) - t, 0.0) # law 5: counted at t give or take this (half the latency)

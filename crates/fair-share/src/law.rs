@@ -119,10 +119,7 @@ pub struct Law {
     /// Where a fixed window's resets fall, modulo the period: the span every turnover seen so
     /// far agrees on (see `place_reset`). None: the server refills (no fixed window seen).
     reset_span: Option<(f64, f64)>,
-    /// A full start (see `observe`): its first reading, from which the surplus is spent on a
-    /// plan every process started with it shares. None once the level is down in the price's
-    /// range.
-    full_start: Option<Sample>,
+    full_start: bool,
     updates: u64,
     /// Readings in a row whose stated reset says sliding window (see `read_reset`).
     sliding_votes: u32,
@@ -210,7 +207,7 @@ impl Law {
         let tau = (self.cfg.drain_fill * self.limit / self.rate)
             .max(self.cfg.drain_windows * self.loop_secs());
         let mut surplus = (r - self.reserve()) / tau;
-        if self.full_start.is_some() {
+        if self.full_start {
             surplus = surplus.min(self.cfg.full_drain * self.rate);
         }
         (self.rate + surplus).max(self.rate * MIN_TARGET_OF_RATE)
@@ -224,26 +221,10 @@ impl Law {
         }
     }
 
-    /// Where the plan the level is spent on has it at `t`; the price is read against it. On a
-    /// fixed window the allowance is spent evenly to the reset. On a full start the surplus is
-    /// spent at `full_drain · R` from the first reading (law 7), a plan every process that
-    /// started with it shares, so its price still pulls shares together while the level is far
-    /// above the price's range (the raw level there prices everyone at the cap). Otherwise
-    /// there is no plan.
     fn planned(&self, t: f64) -> f64 {
-        if let Some(first) = self.drain_plan() {
-            return (first.r - self.cfg.full_drain * self.rate * (t - first.t)).max(0.0);
-        }
         self.to_reset(t).map_or(0.0, |left| {
             (self.limit - self.reserve()).max(0.0) * left / self.period
         })
-    }
-
-    /// The full start's first reading, if the surplus is spent on a plan from it: the refill
-    /// must be known (stated, given or learned), or the plan runs at the default quota's pace.
-    fn drain_plan(&self) -> Option<Sample> {
-        self.full_start
-            .filter(|_| self.reset_span.is_none() && self.knows_quota())
     }
 
     fn to_reset(&self, t: f64) -> Option<f64> {
@@ -315,7 +296,7 @@ impl Law {
         // start, whose surplus is the flood's cause, nor on a fixed window, whose allowance
         // the flood spends by the reset whatever comes.
         let flood = self.updates == 0
-            && self.full_start.is_none()
+            && !self.full_start
             && self.reset_span.is_none()
             && total > FIRST_CUT_OVERLOAD * target;
         let step = if flood {
@@ -341,7 +322,7 @@ impl Law {
         // noise: the weight falls off as its square there.
         let share = (n * self.x / total).clamp(0.0, 1.0);
         let pull = pull * (1.0 - share) * ((1.0 - share) / LONE_SHARE_NOISE).min(1.0);
-        let cap = if self.full_start.is_some() && self.drain_plan().is_none() {
+        let cap = if self.full_start {
             target * self.x / total
         } else {
             target
@@ -446,7 +427,7 @@ impl Law {
             self.place_reset(first_end - same, first_end);
             self.place_reset(end - same, end);
             self.stated_end = None;
-            self.full_start = None;
+            self.full_start = false;
             self.sliding = false;
             self.window = None;
         }
@@ -557,10 +538,10 @@ impl Law {
     fn observe(&mut self, now: Nanos, t: f64, r: f64) -> Option<Update> {
         let s = Sample { t, r };
         if self.newest.is_none() && r >= self.cfg.full_level * self.limit {
-            self.full_start = Some(s);
+            self.full_start = true;
         } else if r <= self.reserve() + self.slope() * self.crowd().ln() {
             // Down in the price's range: the surplus is spent.
-            self.full_start = None;
+            self.full_start = false;
         }
         // Counted at `t` give or take this (a heavy-tailed latency's answer can come long after).
         let slack = (secs(now) - t).max(0.0);
@@ -578,7 +559,7 @@ impl Law {
                 // the level is read as a window's allowance.
                 // The reset fell between the two readings.
                 self.place_reset(newest.t, t);
-                self.full_start = None;
+                self.full_start = false;
                 self.carry_window(newest, s);
                 return None;
             }
@@ -815,7 +796,7 @@ impl Law {
             last_increase: None,
             decreases: 0,
             reset_span: None,
-            full_start: None,
+            full_start: false,
             updates: 0,
             sliding_votes: 0,
             sliding_since: None,
@@ -1990,62 +1971,19 @@ mod tests {
     }
 
     #[test]
-    fn a_full_start_prices_the_level_against_its_drain_plan_when_the_refill_is_known() {
-        // A given quota of 4,500 an hour, full at the first reading: the surplus is spent at R
-        // on top of the refill, so the plan falls at R from that reading (law 7).
-        let mut t = shaped(1, 4500.0, 3600, 4500.0);
-        assert!(t.observe(0, 100.0, 4500.0).is_none());
-        assert!((t.planned(100.0) - 4500.0).abs() < 1e-9);
-        assert!((t.planned(1100.0) - (4500.0 - R * 1000.0)).abs() < 1e-9);
-        assert!(t.planned(10_000.0).abs() < 1e-9, "never below empty");
-        // Two processes that started alike but at rates 20 times apart, reading the same
-        // levels 30 tokens above the plan: both are pulled toward one price, so the gap shrinks
-        // (before law 7 each was pulled toward its own rate times the D step's factor).
-        let mut slow = shaped(1, 4500.0, 3600, 4500.0);
-        slow.observe(0, 100.0, 4500.0);
-        t.x = R / 10.0;
-        slow.x = R / 200.0;
-        let (first, last) = (
-            Sample {
-                t: 100.0,
-                r: 4500.0,
-            },
-            Sample {
-                t: 160.0,
-                r: 4500.0 - 2.0 * R * 60.0 + 30.0,
-            },
-        );
-        let before = (t.x / slow.x).ln();
-        t.apply_window(0, LawWindow::new(first), last);
-        slow.apply_window(0, LawWindow::new(first), last);
-        assert!(
-            (t.x / slow.x).ln() < before - 0.01,
-            "{} against {before}",
-            (t.x / slow.x).ln()
-        );
-        // Without a known refill the default quota would set the plan's pace: no plan, and the
-        // full start's pull stays capped at the process's own corrected rate.
-        let mut blind = build(1);
-        blind.cfg.quota = None;
-        blind.observe(0, 100.0, 4500.0);
-        assert!(blind.full_start.is_some() && blind.drain_plan().is_none());
-        assert!(blind.planned(1100.0).abs() < 1e-9);
-    }
-
-    #[test]
     fn a_full_first_reading_spends_the_surplus_at_the_refill_rate_until_the_price_range() {
         let mut t = build(1);
         assert!(t.observe(0, 0.0, 4500.0).is_none());
-        assert!(t.full_start.is_some());
+        assert!(t.full_start);
         assert!((t.target(4500.0, 0.0) - 2.0 * R).abs() < 1e-12);
         // Down into the price's range ends it.
         let top = t.reserve() + t.slope() * 1000f64.ln();
         t.observe(0, 20.0, top - 1.0);
-        assert!(t.full_start.is_none());
+        assert!(!t.full_start);
         assert!((t.target(4500.0, 20.0) - (R + 4477.5 / 300.0)).abs() < 1e-12);
         let mut u = build(1);
         u.observe(0, 0.0, 4000.0);
-        assert!(u.full_start.is_none());
+        assert!(!u.full_start);
     }
 
     #[test]

@@ -132,14 +132,7 @@
 //! cannot tell a deep token bucket from a sliding window, which refills nothing for a window and
 //! then returns whatever was spent, as it was spent. Until the level first comes down into the
 //! price's range (or a fixed window resets) it spends the surplus at most at `full_drain · R` on
-//! top of the refill. With the refill known (stated, given or learned), the price is read
-//! against that drain's plan, `g(r − p(t))` with `p(t) = max(r₁ − full_drain · R · (t − t₁), 0)`
-//! from the first reading `(t₁, r₁)` (law 7): every process that started with it shares the
-//! plan, so the pull still draws shares together while the level is far above the price's
-//! range (a 500-thread process beside 500 one-thread ones on a 100,000-a-day bucket kept the
-//! 1/500 of the total it started with through the day of the drain, fairness 0.71; 0.96 with
-//! the plan). Without a known refill its pull is capped at its own share of the target
-//! (`R_t · x / S`), as the raw level there prices everyone at the cap.
+//! top of the refill, and its pull is capped at its own share of the target (`R_t · x / S`).
 //!
 //! **A 429** multiplies `x` by `decrease` once per round (answers to requests sent before the
 //! last decrease do not decrease again) and restarts the window, unless a fixed window's
@@ -205,9 +198,8 @@ pub use params::{Params, Problem, UNITS};
 /// from its time (half its latency) before it reads a fixed window's turnover; 6 carries a window
 /// of the law across a fixed window's turnovers, counting what was taken on both sides and its
 /// own refusals, and aims it at the allowances of the server's windows it spans; 7 cuts a
-/// first window that reads a flood straight to its target, prices a full start's level against
-/// its drain plan when the refill is known, and keeps three quarters of the reserve in a fixed
-/// window's current allowance and none in those to come.
+/// first window that reads a flood straight to its target, and keeps three quarters of the
+/// reserve in a fixed window's current allowance and none in those to come.
 pub const LAW: u32 = 7;
 
 /// The law for one process, shared by its threads: a [`Law`], its generator, and which threads
