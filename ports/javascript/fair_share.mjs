@@ -238,8 +238,7 @@ export class FairShare {
     const target = this.target((since.r + last.r) / 2, (since.t + last.t) / 2);
     // law 7: a first window that reads a flood cuts straight to the target
     const flood = this.updates === 0 && !this.fullStart && this.resetSpan === null && total > 4 * target;
-    const step = flood ? fmax(ln(target / total), -LN_100) : this.c.gain * clampStep(ln(target / total));
-    let lnX = ln(this.x) + step;
+    let lnX = ln(this.x) + (flood ? 1 : this.c.gain) * clampStep(ln(target / total));
     const price = this.price(last.r - this.planned(last.t));
     const n = this.threads.length;
     const crowd = fmax(total / fmax(this.x, price), n);

@@ -278,8 +278,7 @@ class FairShare:
         target = self.target((rs + r1) / 2.0, (ts + t1) / 2.0)
         # law 7: a first window that reads a flood cuts straight to the target
         flood = self.updates == 0 and not self.full_start and self.reset_span is None and total > 4.0 * target
-        step = max(_ln(target / total), -LN_100) if flood else self.c["gain"] * _step(_ln(target / total))
-        ln_x = math.log(self.x) + step
+        ln_x = math.log(self.x) + (1.0 if flood else self.c["gain"]) * _step(_ln(target / total))
         price = self.price(r1 - self.planned(t1))
         crowd = max(total / max(self.x, price), n)
         periods = 4.0 if self.reset_span is not None else self.c["pull_periods"]  # law 4

@@ -185,8 +185,7 @@ class FairShare
     target = target((since.r + last.r) / 2.0, (since.t + last.t) / 2.0)
     # law 7: a first window that reads a flood cuts straight to the target
     flood = @updates.zero? && !@full_start && @reset_span.nil? && total > 4.0 * target
-    step = flood ? fmax(Math.log(target / total), -Math.log(100.0)) : @c[:gain] * clamp_step(Math.log(target / total))
-    ln_x = Math.log(@x) + step
+    ln_x = Math.log(@x) + (flood ? 1.0 : @c[:gain]) * clamp_step(Math.log(target / total))
     price = price(last.r - planned(last.t))
     n = @threads.size.to_f
     periods = @reset_span ? 4.0 : @c[:pull_periods] # law 4: a fixed window's pull is slower

@@ -300,12 +300,8 @@ impl Law {
             && !self.full_start
             && self.reset_span.is_none()
             && total > FIRST_CUT_OVERLOAD * target;
-        let step = if flood {
-            (target / total).ln().max(-MAX_STEP_DOWN.ln())
-        } else {
-            self.cfg.gain * clamp_step((target / total).ln())
-        };
-        let mut ln_x = self.x.ln() + step;
+        let gain = if flood { 1.0 } else { self.cfg.gain };
+        let mut ln_x = self.x.ln() + gain * clamp_step((target / total).ln());
         let price = self.price(last.r - self.planned(last.t));
         let n = self.threads.len() as f64;
         let crowd = (total / self.x.max(price)).max(n);
