@@ -9,7 +9,8 @@
 //! ranked: first by the fleets where it meets the targets (fewer than 0.5 % 429s, utilization
 //! and fairness at least 0.97), then by its worst fleet's utilization × fairness, then by that
 //! fleet's 429s. Algorithms that coordinate through a shared store run only when the user's
-//! processes can share one (`--shared-state`); the oracle, which is told the thread count, never.
+//! processes can share one (`--shared-state`); the bounds (`oracle`,
+//! `independent`), which are told the thread count, never.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -136,13 +137,13 @@ pub enum AdviseError {
 }
 
 /// The algorithms a client of this API could run: every blind one, and those that coordinate
-/// through a store when the processes can share one; never the oracle (it is told how many
-/// threads there are) or `none` (it does not throttle).
+/// through a store when the processes can share one; never the bounds (`oracle`, `independent`:
+/// they are told how many threads there are) or `none` (it does not throttle).
 pub fn algorithms(shared_state: bool) -> Vec<&'static str> {
     ThrottleConfig::NAMES
         .iter()
         .copied()
-        .filter(|&n| n != "oracle" && n != "none")
+        .filter(|&n| !matches!(n, "oracle" | "independent" | "none"))
         .filter(|&n| {
             let coordinates = ThrottleConfig::defaults(n)
                 .and_then(|c| c.store_scope("advise", "default"))
@@ -872,7 +873,8 @@ mod tests {
         assert!(!blind.contains(&"shared-bucket") && !blind.contains(&"aatb"));
         let shared = algorithms(true);
         assert!(shared.contains(&"shared-bucket") && shared.contains(&"aatb"));
-        assert!(!shared.contains(&"oracle"));
+        assert!(!shared.contains(&"oracle") && !shared.contains(&"independent"));
+        assert!(!blind.contains(&"independent"));
     }
 
     #[test]

@@ -21,6 +21,7 @@ mod gem_gradual;
 mod gem_increase;
 mod gem_proportional;
 mod gem_remaining;
+mod independent;
 mod interval_lock;
 mod oracle;
 mod schneems;
@@ -44,6 +45,7 @@ pub use gem_gradual::GemGradualConfig;
 pub use gem_increase::GemIncrease;
 pub use gem_proportional::GemProportionalConfig;
 pub use gem_remaining::GemRemainingConfig;
+pub use independent::{Independent, IndependentConfig};
 pub use interval_lock::{IntervalLock, IntervalLockConfig};
 pub use oracle::{Oracle, OracleConfig};
 pub use schneems::{Schneems, SchneemsConfig};
@@ -78,7 +80,8 @@ pub struct BuildContext {
     /// Virtual seconds per real second: a live run's `time_scale` (a server's whole seconds
     /// are that many of the clients'); 1 in the sim.
     pub time_scale: f64,
-    /// Who uses the same server key over time; only the `oracle` may look.
+    /// Who uses the same server key over time; only the bounds (`oracle`, `independent`) may
+    /// look.
     pub population: Arc<Population>,
 }
 
@@ -98,7 +101,8 @@ impl BuildContext {
 }
 
 /// Everything a perfect observer knows: the server's rule for the key this process uses, and
-/// who uses that key at any time. Real clients cannot know this; the `oracle` baseline does.
+/// who uses that key at any time. Real clients cannot know this; the bounds
+/// (`oracle`, `independent`) do.
 #[derive(Clone, Debug, Default)]
 pub struct Population {
     /// The server's sustained rate for the key, in requests per second (0 when unknown).
@@ -310,6 +314,7 @@ registry! {
     SreAdaptive(SreAdaptiveConfig),
     Aimd(AimdConfig),
     Oracle(OracleConfig),
+    Independent(IndependentConfig),
     Atb(AtbConfig),
     SharedBucket(SharedBucketConfig),
     Aatb(AatbConfig),
