@@ -48,17 +48,37 @@ def metrics(verdict):
     return {v["metric"]: v for v in verdict["verdicts"]}
 
 
+def value(m, metric):
+    """A judged metric's value, or None where the cell does not judge it."""
+    return m[metric]["value"] if metric in m else None
+
+
+def late(m):
+    """The second half's 429 ratio where it is judged, else the whole run's (0 if neither)."""
+    for metric in ("ratio_429_late", "ratio_429"):
+        if metric in m:
+            return m[metric]["value"]
+    return 0.0
+
+
+def utilization(m):
+    """Utilization where it is judged; a cell that does not judge it reaches any target."""
+    return m["utilization"]["value"] if "utilization" in m else 1.0
+
+
+def shown(x, scale=1.0, digits=3):
+    return "–" if x is None else f"{scale * x:.{digits}f}"
+
+
 def best(runs, cell):
     """The load with the fewest second-half 429s at utilization >= 0.97, else the load with
     the highest utilization: (load, metrics)."""
-    def late(m):
-        return m.get("ratio_429_late", m["ratio_429"])["value"]
     at_target = [(load, metrics(r[cell])) for load, r in runs.items()
-                 if metrics(r[cell])["utilization"]["value"] >= 0.97]
+                 if utilization(metrics(r[cell])) >= 0.97]
     if at_target:
         return min(at_target, key=lambda lm: late(lm[1]))
     return max(((load, metrics(r[cell])) for load, r in runs.items()),
-               key=lambda lm: lm[1]["utilization"]["value"])
+               key=lambda lm: utilization(lm[1]))
 
 
 def main():
@@ -84,7 +104,7 @@ def main():
     for cell in missed:
         load, m = best(runs, cell)
         failing = [k for k, v in m.items() if not v["pass"]]
-        no_429 = all(m[k]["value"] == 0 for k in ("ratio_429", "ratio_429_late") if k in m)
+        no_429 = all(value(m, k) in (None, 0) for k in ("ratio_429", "ratio_429_late"))
         (start if failing == ["utilization"] and no_429 else floor).append((cell, load, m, failing))
     print(f"{a.file}: independent senders meet {len(cells) - len(missed)} of {len(cells)} cells "
           f"at some load of {len(loads)} ({min(loads):g}-{max(loads):g}); "
@@ -92,9 +112,9 @@ def main():
     print("| cell | best load | 429 % | second half 429 % | utilization | fairness | misses |")
     print("|---|---|---|---|---|---|---|")
     for cell, load, m, failing in floor:
-        late = m.get("ratio_429_late", m["ratio_429"])["value"]
-        print(f"| {cell} | {load:g} | {100 * m['ratio_429']['value']:.2f} | {100 * late:.2f} | "
-              f"{m['utilization']['value']:.3f} | {m['fairness']['value']:.3f} | "
+        print(f"| {cell} | {load:g} | {shown(value(m, 'ratio_429'), 100, 2)} | "
+              f"{shown(value(m, 'ratio_429_late'), 100, 2)} | "
+              f"{shown(value(m, 'utilization'))} | {shown(value(m, 'fairness'))} | "
               f"{', '.join(failing)} |")
     if start:
         print("\nMissed on utilization alone with no 429s (a bucket's initial tokens left "

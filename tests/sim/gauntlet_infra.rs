@@ -535,3 +535,66 @@ fn the_gauntlet_report_counts_fair_shares_pass_bar_from_compare_json() {
         assert!(text.contains(&line), "{line:?} not in\n{text}");
     }
 }
+
+/// Two cells of a 5-token bucket at 5 a second: one client, and 100 one-thread processes.
+const FLOOR_MATRIX: &str = r#"
+name = "tiny_floor"
+[run]
+duration = "30m"
+seed = 7
+seeds = 2
+[server]
+kind = "gcra"
+limit = 5
+period = "1s"
+latency = "20ms"
+[[clients]]
+name = "w"
+algorithm = "fair-share"
+[expect]
+ratio_429 = [0.0, 0.005]
+ratio_429_late = [0.0, 0.005]
+utilization = [0.97, 1.0]
+[[axes]]
+name = "fleet"
+levels = [
+  { name = "1x1", set = { "clients.w.processes" = 1 } },
+  { name = "100x1", set = { "clients.w.processes" = 100 } },
+]
+"#;
+
+/// `scripts/independent_floor.py` lists the cells the `independent` bound misses at every
+/// load: 100 one-thread processes on a 5-token bucket (random phases draw about a tenth of
+/// their requests refused), not one client alone there.
+#[test]
+#[cfg_attr(
+    no_python3,
+    ignore = "needs python3 on PATH (none was found when this test was built): install it, then cargo test --test sim gauntlet_infra"
+)]
+fn the_independent_floor_lists_the_cells_independent_senders_cannot_meet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write(tmp.path(), "tiny_floor.toml", FLOOR_MATRIX);
+    let out = std::process::Command::new("python3")
+        .arg("scripts/independent_floor.py")
+        .arg("--bin")
+        .arg(assert_cmd::cargo::cargo_bin("throttle-sim"))
+        .arg("--file")
+        .arg(&file)
+        .args(["--loads", "0.97,1,1.03"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("independent senders meet 1 of 2 cells at some load of 3"),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("| 100x1 |"))
+        .unwrap_or_else(|| panic!("no 100x1 row in\n{text}"));
+    // Its second half's 429s, at the load that came closest: several percent, not a rounding.
+    let late: f64 = row.split('|').nth(4).unwrap().trim().parse().unwrap();
+    assert!(late > 2.0, "{row}");
+    assert!(!text.contains("| 1x1 |"), "{text}");
+}
