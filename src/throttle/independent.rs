@@ -16,6 +16,14 @@
 //! find the gaps in each other's sends, and each hears the key once per own period `N/R`).
 //! The start is not what it measures: each thread's first send falls within its first period.
 //!
+//! Two switches measure what could beat that floor: processes that learn their phases.
+//! With `rephase`, a process whose request is refused moves to a new random place in its
+//! period (its threads keep their order), so refused processes look for a free phase while
+//! the served ones keep theirs. With `spread`, each process's rate is off by a random share
+//! within `±spread`, drawn once: the disagreement between blind processes' rates. Equal
+//! periods let the phases settle; periods that differ by a share make every phase drift past
+//! every other.
+//!
 //! A thread whose answer comes back after its turn sends at once and skips the turns it
 //! missed. Outages are not waited out. Rules without a rate (`concurrency`, `occ`) give it
 //! nothing to pace by: it sends without waiting.
@@ -24,6 +32,8 @@
 //! - `load`: the fleet's offered rate as a share of `R`. Default 1.
 //! - `jitter`: each send's offset, as a share of the process's spacing between sends (as
 //!   `fair-share`'s threads in line). Default 0.1; below 0.5, so turns keep their order.
+//! - `rephase`: a refused process moves to a new random phase. Default false.
+//! - `spread`: each process's rate is `1 ± U(spread)` times the others'. Default 0; below 0.5.
 
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
@@ -31,7 +41,7 @@ use std::sync::Arc;
 
 use super::{Acquire, Algorithm, BuildContext, Population, Throttle};
 use crate::config::{ParamProblem, check_positive};
-use crate::exchange::Response;
+use crate::exchange::{Response, Status};
 use crate::rng::SimRng;
 use crate::time::{Nanos, from_secs, secs};
 
@@ -43,6 +53,10 @@ pub struct IndependentConfig {
     /// Each send's random offset, as a share of the process's spacing between sends. Default
     /// 0.1.
     pub jitter: f64,
+    /// A refused process moves to a new random phase. Default false.
+    pub rephase: bool,
+    /// Each process's rate is off by a random share within `±spread`. Default 0.
+    pub spread: f64,
 }
 
 impl Default for IndependentConfig {
@@ -50,6 +64,8 @@ impl Default for IndependentConfig {
         IndependentConfig {
             load: 1.0,
             jitter: 0.1,
+            rephase: false,
+            spread: 0.0,
         }
     }
 }
@@ -61,6 +77,9 @@ impl IndependentConfig {
             population: ctx.population,
             load: self.load,
             jitter: self.jitter,
+            rephase: self.rephase,
+            spread: self.spread,
+            skew: 1.0,
             threads,
             clock: None,
             offset: 0.0,
@@ -80,16 +99,19 @@ impl Algorithm for IndependentConfig {
     const UNITS: &'static [(&'static str, &'static str)] = &[
         ("load", "of the key's rate"),
         ("jitter", "of the process's spacing between sends"),
+        ("spread", "of the process's rate"),
     ];
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         check_positive(&mut out, "load", self.load);
-        if !(self.jitter >= 0.0 && self.jitter < 0.5) {
-            out.push((
-                "jitter",
-                format!("must be at least 0 and below 0.5 (got {})", self.jitter),
-            ));
+        for (name, value) in [("jitter", self.jitter), ("spread", self.spread)] {
+            if !(0.0..0.5).contains(&value) {
+                out.push((
+                    name,
+                    format!("must be at least 0 and below 0.5 (got {value})"),
+                ));
+            }
         }
         out
     }
@@ -103,6 +125,10 @@ pub struct Independent {
     population: Arc<Population>,
     load: f64,
     jitter: f64,
+    rephase: bool,
+    spread: f64,
+    /// This process's rate as a share of the fair one: `1 ± U(spread)`, drawn at the first call.
+    skew: f64,
     threads: usize,
     /// `(t, φ)`: the phase at the last time it was advanced; none before the first call.
     clock: Option<(Nanos, f64)>,
@@ -120,16 +146,20 @@ impl Independent {
     /// `x = load · R / N(now)`, per thread and second.
     fn per_thread_rate(&self, now: Nanos) -> f64 {
         let threads = self.population.active_threads(now).max(1);
-        self.load * self.population.rate_per_sec / f64::from(threads)
+        self.load * self.skew * self.population.rate_per_sec / f64::from(threads)
     }
 
     /// The phase at `now`: what it was at the last call plus `∫ x dt` since, cut at every
     /// change of the population in between.
     fn advance(&mut self, now: Nanos, rng: &mut SimRng) -> f64 {
-        let (mut from, mut phi) = *self.clock.get_or_insert_with(|| {
+        if self.clock.is_none() {
             self.offset = rng.random_range(0.0..1.0);
-            (now, 0.0)
-        });
+            // No draw without a spread, so the default's random stream is the same.
+            if self.spread > 0.0 {
+                self.skew = 1.0 + rng.random_range(-self.spread..=self.spread);
+            }
+        }
+        let (mut from, mut phi) = *self.clock.get_or_insert((now, 0.0));
         let mut changes: Vec<Nanos> = (self.population.windows.iter())
             .flat_map(|&(start, stop, _)| [start, stop])
             .filter(|&t| from < t && t < now)
@@ -178,8 +208,8 @@ impl Throttle for Independent {
         if self.population.rate_per_sec <= 0.0 {
             return 0;
         }
-        self.rate = self.per_thread_rate(now);
         let phi = self.advance(now, rng);
+        self.rate = self.per_thread_rate(now);
         let target = match self.planned[thread] {
             Some(target) => target,
             None => self.next_turn(thread, phi, rng),
@@ -208,7 +238,24 @@ impl Throttle for Independent {
         Acquire::Send
     }
 
-    fn on_response(&mut self, _: Nanos, _: usize, _: &Response, _: &mut SimRng) {}
+    /// With `rephase`, a refusal moves the process to a new random phase: every thread's next
+    /// turn is its first at the new place after now.
+    fn on_response(&mut self, now: Nanos, _: usize, response: &Response, rng: &mut SimRng) {
+        if !self.rephase
+            || response.status != Status::Limited
+            || self.population.rate_per_sec <= 0.0
+        {
+            return;
+        }
+        let phi = self.advance(now, rng);
+        self.offset = rng.random_range(0.0..1.0);
+        let n = self.threads as f64;
+        for thread in 0..self.threads {
+            let place = (thread as f64 + self.offset) / n;
+            self.turn[thread] = (phi - place).ceil().max(0.0) as u64;
+            self.planned[thread] = None;
+        }
+    }
 
     /// Each thread's period, `1 / x`, seconds.
     fn sleep_value(&self) -> f64 {
@@ -240,7 +287,12 @@ mod tests {
     }
 
     fn build(load: f64, jitter: f64, threads: usize, population: Arc<Population>) -> Independent {
-        IndependentConfig { load, jitter }.build(BuildContext {
+        let cfg = IndependentConfig {
+            load,
+            jitter,
+            ..IndependentConfig::default()
+        };
+        cfg.build(BuildContext {
             population,
             ..BuildContext::solo(threads)
         })
@@ -330,20 +382,82 @@ mod tests {
         assert_eq!(t.acquire(0, 1, &mut rng), Acquire::Send);
         let names =
             |c: IndependentConfig| -> Vec<&str> { c.problems().into_iter().map(|p| p.0).collect() };
+        let cfg = |load, jitter, spread| IndependentConfig {
+            load,
+            jitter,
+            spread,
+            rephase: true,
+        };
+        assert_eq!(names(cfg(0.0, 0.1, 0.0)), ["load"]);
         assert_eq!(
-            names(IndependentConfig {
-                load: 0.0,
-                jitter: 0.1
-            }),
-            ["load"]
-        );
-        assert_eq!(
-            names(IndependentConfig {
-                load: f64::NAN,
-                jitter: 0.5
-            }),
-            ["load", "jitter"]
+            names(cfg(f64::NAN, 0.5, -0.1)),
+            ["load", "jitter", "spread"]
         );
         assert!(names(IndependentConfig::default()).is_empty());
+    }
+
+    #[test]
+    fn a_refused_process_moves_to_a_new_phase_only_with_rephase() {
+        // 10 threads on 5 per second, no jitter: this one sends every 2 s at its place.
+        let refused = Response::bare(Status::Limited);
+        let ok = Response::bare(Status::Ok);
+        for rephase in [false, true] {
+            let mut rng = test_rng();
+            let mut t = IndependentConfig {
+                jitter: 0.0,
+                rephase,
+                ..IndependentConfig::default()
+            }
+            .build(BuildContext {
+                population: population(10, 0),
+                ..BuildContext::solo(1)
+            });
+            let first = t.delay(0, 0, &mut rng);
+            assert_eq!(t.acquire(first, 0, &mut rng), Acquire::Send);
+            let back = first + S / 50;
+            // Served: the next send is one period after the first.
+            t.on_response(back, 0, &ok, &mut rng);
+            let second = back + t.delay(back, 0, &mut rng);
+            assert!(
+                second.abs_diff(first + 2 * S) < 1000,
+                "rephase {rephase}: {second}"
+            );
+            assert_eq!(t.acquire(second, 0, &mut rng), Acquire::Send);
+            // Refused: with rephase, a new place within the next period; without, the old one.
+            let back = second + S / 50;
+            t.on_response(back, 0, &refused, &mut rng);
+            let third = back + t.delay(back, 0, &mut rng);
+            let on_schedule = third.abs_diff(first + 4 * S) < 1000;
+            assert_eq!(
+                on_schedule, !rephase,
+                "rephase {rephase}: third send at {third}"
+            );
+            assert!(third > back && third <= back + 2 * S, "{third}");
+        }
+    }
+
+    #[test]
+    fn a_spread_skews_each_process_rate_once_within_its_bounds() {
+        let rate = |spread: f64, seed: u64| {
+            let mut t = IndependentConfig {
+                spread,
+                ..IndependentConfig::default()
+            }
+            .build(BuildContext {
+                population: population(10, 0),
+                ..BuildContext::solo(1)
+            });
+            let mut rng = crate::rng::stream(seed, 0, crate::rng::Stream::Throttle);
+            t.delay(0, 0, &mut rng);
+            1.0 / t.sleep_value()
+        };
+        // Fair share 0.5 a second; within ±10 %, and not the same for every process.
+        let skewed: Vec<f64> = (0..20).map(|seed| rate(0.1, seed)).collect();
+        assert!(
+            skewed.iter().all(|r| (0.45..=0.55).contains(r)),
+            "{skewed:?}"
+        );
+        assert!(skewed.iter().any(|r| (r - 0.5).abs() > 0.01), "{skewed:?}");
+        assert!((0..20).all(|seed| (rate(0.0, seed) - 0.5).abs() < 1e-12));
     }
 }
