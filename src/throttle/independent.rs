@@ -9,8 +9,8 @@
 //! thread's period), and thread `i` sends its `k`-th request when `φ ≥ k + (i + u) / n + ε`,
 //! where `u ~ U[0, 1)` is drawn once per process and `ε ~ U[−jitter, jitter] / n` per send.
 //!
-//! Nothing else: it never reads an answer, never reacts to a 429, never lines its processes up
-//! with each other. Its processes' phases are independent and uniform, so many one-thread
+//! Nothing else: by default it never reads an answer, never reacts to a 429, never lines its
+//! processes up with each other. Its processes' phases are independent and uniform, so many one-thread
 //! processes together arrive as a near-Poisson stream, and what a small bucket refuses from
 //! them is the floor under any law that keeps its processes independent (they would have to
 //! find the gaps in each other's sends, and each hears the key once per own period `N/R`).
@@ -94,8 +94,10 @@ impl Algorithm for IndependentConfig {
     const NAME: &'static str = "independent";
     const DESCRIPTION: &'static str = "a bound for independent senders: knows the rule's rate and \
          every thread on the key, and sends at `load` times its fair share, threads in line \
-         from a random phase, never reacting to an answer and never lining up with other \
-         processes. What random phases alone cost on a small bucket";
+         from a random phase, never lining up with other processes. What random phases \
+         alone cost on a small bucket; `rephase` (a refused process moves to a new random \
+         phase) and `spread` (rates off by up to that share) measure what learning phases \
+         could do";
     const UNITS: &'static [(&'static str, &'static str)] = &[
         ("load", "of the key's rate"),
         ("jitter", "of the process's spacing between sends"),
