@@ -10,10 +10,11 @@
 //! where `u ~ U[0, 1)` is drawn once per process and `ε ~ U[−jitter, jitter] / n` per send.
 //!
 //! Nothing else: by default it never reads an answer, never reacts to a 429, never lines its
-//! processes up with each other. Its processes' phases are independent and uniform, so many one-thread
-//! processes together arrive as a near-Poisson stream, and what a small bucket refuses from
-//! them is the floor under any law that keeps its processes independent (they would have to
-//! find the gaps in each other's sends, and each hears the key once per own period `N/R`).
+//! processes up with each other. Its processes' phases are independent and uniform, so many
+//! one-thread processes together arrive as a near-Poisson stream, and what a small bucket
+//! refuses from them is the floor under any law that keeps its processes independent (they
+//! would have to find the gaps in each other's sends, and each hears the key once per own
+//! period `N/R`).
 //! The start is not what it measures: each thread's first send falls within its first period.
 //!
 //! Two switches measure what could beat that floor: processes that learn their phases.
