@@ -21,6 +21,7 @@ mod fit;
 mod gauntlet_infra;
 mod hostile;
 mod hostile_headers;
+mod independent_bound;
 mod loader_fuzz;
 mod oracle_bound;
 mod registry;
