@@ -476,7 +476,8 @@ fn mean(v: &serde_json::Value, metric: &str) -> f64 {
 
 /// `scripts/gauntlet_report.py` states fair-share's pass bar on each matrix file (cells met,
 /// cells within 0.05 of the oracle's utilization × fairness, cells where another blind
-/// algorithm beats it on both 429s and utilization × fairness), counted as compare.json says.
+/// algorithm beats it on both 429s and utilization × fairness), counted as compare.json says;
+/// the `independent` bound, told the thread count, is not a blind algorithm there.
 #[test]
 #[cfg_attr(
     no_python3,
@@ -489,7 +490,12 @@ fn the_gauntlet_report_counts_fair_shares_pass_bar_from_compare_json() {
     let out = bin()
         .arg("compare")
         .arg(&file)
-        .args(["--algorithms", "fair-share,oracle,aimd", "--quiet", "--out"])
+        .args([
+            "--algorithms",
+            "fair-share,oracle,aimd,independent",
+            "--quiet",
+            "--out",
+        ])
         .arg(work.join("tiny_matrix"))
         .output()
         .unwrap();
@@ -531,6 +537,8 @@ fn the_gauntlet_report_counts_fair_shares_pass_bar_from_compare_json() {
         format!("- cells met: {met} of {n} ("),
         format!("- utilization × fairness within 0.05 of the oracle's: {within} of {n} cells"),
         format!("higher utilization × fairness: {beaten}"),
+        // The bounds are told the thread count: never another blind algorithm.
+        "another blind algorithm (aimd) has".to_string(),
     ] {
         assert!(text.contains(&line), "{line:?} not in\n{text}");
     }
