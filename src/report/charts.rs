@@ -212,12 +212,13 @@ fn paths<DB: DrawingBackend>(
         .collect()
 }
 
-/// Axis numbers without a useless ".0": 3500, 2.5, 0.25.
+/// Axis numbers without a useless ".0": 3500, 2.5, 0.25, and as many decimals as the ticks
+/// need (up to 6) so that two ticks never read the same: 0.9955 beside 0.996.
 fn tick(v: &f64) -> String {
     if v.abs() >= 100.0 || v.fract() == 0.0 {
         format!("{v:.0}")
     } else {
-        let s = format!("{v:.3}");
+        let s = format!("{v:.6}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
@@ -903,6 +904,20 @@ mod tests {
             !ticks.iter().any(|&t| t > 1.0 && t < 1.1),
             "utilization ticks past 1: {ticks:?}"
         );
+    }
+
+    #[test]
+    fn ticks_half_a_thousandth_apart_read_apart() {
+        let labels: Vec<String> = [0.995, 0.9955, 0.996, 0.9965, 2.5, 3500.0, 0.25]
+            .iter()
+            .map(tick)
+            .collect();
+        assert_eq!(
+            labels,
+            ["0.995", "0.9955", "0.996", "0.9965", "2.5", "3500", "0.25"]
+        );
+        // Float noise in a computed tick does not show.
+        assert_eq!(tick(&(0.1 + 0.2)), "0.3");
     }
 
     #[test]
