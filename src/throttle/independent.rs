@@ -93,6 +93,7 @@ impl IndependentConfig {
 
 impl Algorithm for IndependentConfig {
     const NAME: &'static str = "independent";
+    const BOUND: bool = true;
     const DESCRIPTION: &'static str = "a bound for independent senders: knows the rule's rate and \
          every thread on the key, and sends at `load` times its fair share, threads in line \
          from a random phase, never lining up with other processes. What random phases \
@@ -176,13 +177,25 @@ impl Independent {
         phi
     }
 
+    /// Where `thread` sits in a period: `(i + u)/n`, the threads in line from the offset.
+    fn place(&self, thread: usize) -> f64 {
+        (thread as f64 + self.offset) / self.threads as f64
+    }
+
+    /// The phase `thread`'s current wait ends at, planned now if it has none.
+    fn planned_or_next(&mut self, thread: usize, phi: f64, rng: &mut SimRng) -> f64 {
+        match self.planned[thread] {
+            Some(target) => target,
+            None => self.next_turn(thread, phi, rng),
+        }
+    }
+
     /// The phase at which `thread` sends next: its turn `k` at `k + (i + u)/n`, jittered; a
     /// thread that missed it sends at once, and its next turn is its first after now (the
     /// turns it missed are skipped, not sent in a burst).
     fn next_turn(&mut self, thread: usize, phi: f64, rng: &mut SimRng) -> f64 {
-        let n = self.threads as f64;
-        let place = (thread as f64 + self.offset) / n;
-        let spread = self.jitter / n;
+        let place = self.place(thread);
+        let spread = self.jitter / self.threads as f64;
         let jitter = if spread > 0.0 {
             rng.random_range(-spread..=spread)
         } else {
@@ -213,10 +226,7 @@ impl Throttle for Independent {
         }
         let phi = self.advance(now, rng);
         self.rate = self.per_thread_rate(now);
-        let target = match self.planned[thread] {
-            Some(target) => target,
-            None => self.next_turn(thread, phi, rng),
-        };
+        let target = self.planned_or_next(thread, phi, rng);
         self.planned[thread] = Some(target);
         self.wait_for(now, phi, target)
     }
@@ -226,10 +236,7 @@ impl Throttle for Independent {
             return Acquire::Send;
         }
         let phi = self.advance(now, rng);
-        let target = match self.planned[thread] {
-            Some(target) => target,
-            None => self.next_turn(thread, phi, rng),
-        };
+        let target = self.planned_or_next(thread, phi, rng);
         // The population grew while this thread waited: the phase turns slower, wait on.
         let wait = self.wait_for(now, phi, target);
         if wait > 0 {
@@ -252,10 +259,8 @@ impl Throttle for Independent {
         }
         let phi = self.advance(now, rng);
         self.offset = rng.random_range(0.0..1.0);
-        let n = self.threads as f64;
         for thread in 0..self.threads {
-            let place = (thread as f64 + self.offset) / n;
-            self.turn[thread] = (phi - place).ceil().max(0.0) as u64;
+            self.turn[thread] = (phi - self.place(thread)).ceil().max(0.0) as u64;
             self.planned[thread] = None;
         }
     }
