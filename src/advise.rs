@@ -143,7 +143,7 @@ pub fn algorithms(shared_state: bool) -> Vec<&'static str> {
     ThrottleConfig::NAMES
         .iter()
         .copied()
-        .filter(|&n| !matches!(n, "oracle" | "independent" | "none"))
+        .filter(|&n| n != "none" && !ThrottleConfig::is_bound(n))
         .filter(|&n| {
             let coordinates = ThrottleConfig::defaults(n)
                 .and_then(|c| c.store_scope("advise", "default"))

@@ -80,8 +80,7 @@ pub struct BuildContext {
     /// Virtual seconds per real second: a live run's `time_scale` (a server's whole seconds
     /// are that many of the clients'); 1 in the sim.
     pub time_scale: f64,
-    /// Who uses the same server key over time; only the bounds (`oracle`, `independent`) may
-    /// look.
+    /// Who uses the same server key over time; only the bounds ([`Algorithm::BOUND`]) may look.
     pub population: Arc<Population>,
 }
 
@@ -201,6 +200,9 @@ pub trait Algorithm: Sized {
     const NOTES: &'static [&'static str] = &[];
     /// What each parameter's number counts, by name, for `throttle-sim list`. Default none.
     const UNITS: &'static [(&'static str, &'static str)] = &[];
+    /// A bound, not a client: it reads [`BuildContext::population`], what no real client can
+    /// know. `advise` never ranks one. Default false.
+    const BOUND: bool = false;
     /// Parameters out of their valid range.
     fn problems(&self) -> Vec<ParamProblem> {
         Vec::new()
@@ -252,6 +254,14 @@ macro_rules! registry {
                     return <$config as Algorithm>::UNITS;
                 })+
                 &[]
+            }
+
+            /// Whether `name` is a bound, told the thread count ([`Algorithm::BOUND`]).
+            pub fn is_bound(name: &str) -> bool {
+                $(if name == <$config as Algorithm>::NAME {
+                    return <$config as Algorithm>::BOUND;
+                })+
+                false
             }
 
             pub fn name(&self) -> &'static str {
@@ -375,6 +385,15 @@ pub(crate) fn proportional_jitter(base: f64, fraction: f64, rng: &mut SimRng) ->
 #[cfg(test)]
 mod registry_tests {
     use super::*;
+
+    #[test]
+    fn the_bounds_are_the_oracle_and_independent() {
+        let bounds: Vec<&str> = (ThrottleConfig::NAMES.iter().copied())
+            .filter(|n| ThrottleConfig::is_bound(n))
+            .collect();
+        assert_eq!(bounds, ["oracle", "independent"]);
+        assert!(!ThrottleConfig::is_bound("fair-share") && !ThrottleConfig::is_bound("nope"));
+    }
 
     #[test]
     fn every_name_has_defaults_a_description_and_round_trips() {

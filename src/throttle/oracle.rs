@@ -92,6 +92,7 @@ impl OracleConfig {
 
 impl Algorithm for OracleConfig {
     const NAME: &'static str = "oracle";
+    const BOUND: bool = true;
     const DESCRIPTION: &'static str = "the bound: knows the rule and every thread on the key; each \
          thread sends in its own slots of the rate (window rules: exactly `limit` per window), a \
          bucket's initial tokens shared equally, outages waited out. Not the bound with no \
