@@ -73,12 +73,11 @@ def shown(x, scale=1.0, digits=3):
 def best(runs, cell):
     """The load with the fewest second-half 429s at utilization >= 0.97, else the load with
     the highest utilization: (load, metrics)."""
-    at_target = [(load, metrics(r[cell])) for load, r in runs.items()
-                 if utilization(metrics(r[cell])) >= 0.97]
+    by_load = [(load, metrics(r[cell])) for load, r in runs.items()]
+    at_target = [lm for lm in by_load if utilization(lm[1]) >= 0.97]
     if at_target:
         return min(at_target, key=lambda lm: late(lm[1]))
-    return max(((load, metrics(r[cell])) for load, r in runs.items()),
-               key=lambda lm: utilization(lm[1]))
+    return max(by_load, key=lambda lm: utilization(lm[1]))
 
 
 def main():
