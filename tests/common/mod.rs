@@ -48,6 +48,18 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// The summary of a sim run of the bundled `scenarios/<file>` with `sets` (`path=value`
+/// overrides) on top. The bundled scenarios name their seeds.
+pub fn bundled(file: &str, sets: &[&str]) -> throttle_sim::record::Summary {
+    let overrides: Vec<throttle_sim::scenario::Override> =
+        sets.iter().map(|s| s.parse().unwrap()).collect();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios")
+        .join(file);
+    let scenario = throttle_sim::scenario::read_scenario(&path, &overrides, 0).unwrap();
+    throttle_sim::engine::sim::summarize(&scenario)
+}
+
 /// A scenario given inline, seeded with 1 when it names no seed.
 pub fn inline(text: &str) -> throttle_sim::scenario::Scenario {
     throttle_sim::scenario::parse_scenario(text, "inline.toml", "inline", &[], 1).unwrap()

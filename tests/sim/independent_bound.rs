@@ -2,17 +2,14 @@
 //! one-thread processes on a small bucket, and what learning phases buys back, only on equal
 //! periods. docs/fair-share-notes.md ("What independent senders cannot avoid") rests on these.
 
-use std::path::Path;
-
-use throttle_sim::engine::sim::summarize;
 use throttle_sim::record::Summary;
-use throttle_sim::scenario::{Override, read_scenario};
+
+use crate::common::bundled;
 
 /// 100 one-thread processes of `independent` on a GCRA of 5 a second with a bucket of 5, for
 /// 30 minutes at 0.98 of the rate, without jitter, seed 42, with `sets` on top.
 fn hundred_singles_on_five_tokens(sets: &[&str]) -> Summary {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/heroku_5x5.toml");
-    let mut overrides: Vec<Override> = [
+    let base = [
         "server.limit=5",
         "server.period=1s",
         "server.initial=5",
@@ -23,12 +20,8 @@ fn hundred_singles_on_five_tokens(sets: &[&str]) -> Summary {
         "clients.*.jitter=0",
         "run.duration=30m",
         "expect={}",
-    ]
-    .iter()
-    .map(|s| s.parse().unwrap())
-    .collect();
-    overrides.extend(sets.iter().map(|s| s.parse::<Override>().unwrap()));
-    summarize(&read_scenario(&path, &overrides, 42).unwrap())
+    ];
+    bundled("heroku_5x5.toml", &[&base[..], sets].concat())
 }
 
 #[test]

@@ -1,19 +1,12 @@
 //! The oracle is the bound on the gauntlet's server rules: no 429s and the whole
 //! capacity on window rules, and a full bucket's burst shared equally among many threads.
 
-use std::path::Path;
-
-use throttle_sim::engine::sim::summarize;
 use throttle_sim::record::Summary;
-use throttle_sim::scenario::{Override, read_scenario};
+
+use crate::common::bundled;
 
 fn oracle_on(scenario: &str, sets: &[&str]) -> Summary {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scenarios")
-        .join(scenario);
-    let mut overrides: Vec<Override> = vec!["clients.*.algorithm=oracle".parse().unwrap()];
-    overrides.extend(sets.iter().map(|s| s.parse::<Override>().unwrap()));
-    summarize(&read_scenario(&path, &overrides, 1).unwrap())
+    bundled(scenario, &[&["clients.*.algorithm=oracle"], sets].concat())
 }
 
 #[test]

@@ -4,23 +4,14 @@
 //! bundled scenarios' `[expect]`: the contrasts (one device versus several, a shared lock versus
 //! one per caller) that show each claim is the algorithm's doing.
 
-use std::path::Path;
-
 use throttle_sim::engine::sim::summarize;
-use throttle_sim::record::Summary;
-use throttle_sim::scenario::{Override, Scenario, parse_scenario, read_scenario};
+use throttle_sim::scenario::{Override, Scenario, parse_scenario};
+
+use crate::common::bundled;
 
 fn inline(text: &str, seed: u64) -> Scenario {
     let seed: Override = format!("run.seed={seed}").parse().unwrap();
     parse_scenario(text, "inline.toml", "inline", &[seed], 1).unwrap()
-}
-
-fn bundled(file: &str, sets: &[&str]) -> Summary {
-    let overrides: Vec<Override> = sets.iter().map(|s| s.parse().unwrap()).collect();
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scenarios")
-        .join(file);
-    summarize(&read_scenario(&path, &overrides, 0).unwrap())
 }
 
 /// One device alone against Toggl's 60 per minute.
