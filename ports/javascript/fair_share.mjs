@@ -1,4 +1,4 @@
-// fair-share law 7 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
+// fair-share law 8 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
 // no packages); law 3 places a fixed window's reset from a stated end that stays put while the
 // count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 // bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
@@ -8,7 +8,8 @@
 // across a fixed window's turnovers, counting what was taken on both sides and its own refusals,
 // and aims it at the allowances of the server's windows it spans; law 7 cuts a first window that
 // reads a flood straight to its target, and keeps three quarters of the reserve in a fixed
-// window's current allowance and none in those to come. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+// window's current allowance and none in those to come; law 8 widens a bucket's price to 2√K
+// tokens where the bucket has room for it. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 // docs/fair-share.md explains the law): time is whole nanoseconds inside (a Number holds them
 // exactly for 104 days), the random draws come in the same order, and answers are read as
 // answer.rs reads them, so the same answers give the same waits.
@@ -65,7 +66,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const LAW = 7;
+export const LAW = 8;
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 const DAY = 86400 * NS;
@@ -203,8 +204,10 @@ export class FairShare {
   phase(now) { return this.clockPhase + secs(Math.max(now - this.clockAt, 0)) * this.x; }
 
   slope() {
-    const floor = this.resetSpan !== null ? 4 : 10; // law 4: 10 tokens on a bucket
-    const span = fmax(this.c.span * this.limit, fmin(floor, fmax(this.limit - this.reserve(), 0) * 0.8));
+    const room = fmax(this.limit - this.reserve(), 0) * 0.8;
+    const swing = 2 * Math.sqrt(this.c.crowd); // law 8: the level's swing from K senders
+    const floor = this.resetSpan !== null ? 4 : swing <= room ? swing : 10; // law 4: 10 on a bucket
+    const span = fmax(this.c.span * this.limit, fmin(floor, room));
     return fmax(span / this.lnCrowd, Number.MIN_VALUE * 2 ** 52); // f64::MIN_POSITIVE
   }
 

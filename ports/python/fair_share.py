@@ -1,7 +1,7 @@
 """fair-share in Python (standard library only): processes and threads that share one API
 token share its quota equally, without counting each other.
 
-fair-share law 7 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
+fair-share law 8 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
 src/throttle/fair_share.rs of 2026-11-26; law 2 reads a fixed window's period from its stated
 reset; law 3 places a fixed window's reset from a stated end that stays put while the count falls,
 and narrows down where the resets fall turnover by turnover; law 4 learns a bucket's or sliding
@@ -12,7 +12,7 @@ bucket's refill explains; law 6 carries a window of the law across a fixed windo
 counting what was taken on both sides and its own refusals, and aims it at the allowances of the
 server's windows it spans; law 7 cuts a first window that reads a flood straight to its target,
 and keeps three quarters of the reserve in a fixed window's current allowance and none in those
-to come)
+to come; law 8 widens a bucket's price to 2√K tokens where the bucket has room for it)
 
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
@@ -29,7 +29,7 @@ import math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-LAW = 7  # the version of the law this port follows (fair_share::LAW)
+LAW = 8  # the version of the law this port follows (fair_share::LAW)
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 DEFAULTS = dict(quota=None, period=None, first_spread=0.0, initial_sleep=None, reserve=0.005, span=0.03,
@@ -239,8 +239,10 @@ class FairShare:
     def loop_secs(self): return max(self.window_secs(), self.c["min_flow"] / self.rate)
     def phase(self, now): return self.ph + secs(max(now - self.at, 0)) * self.x
     def slope(self):
-        floor = 4.0 if self.reset_span is not None else 10.0  # law 4: 10 tokens on a bucket
-        span = max(self.c["span"] * self.limit, min(floor, max(self.limit - self.reserve(), 0.0) * 0.8))
+        room = max(self.limit - self.reserve(), 0.0) * 0.8
+        swing = 2.0 * math.sqrt(self.c["crowd"])  # law 8: the level's swing from K senders
+        floor = 4.0 if self.reset_span is not None else swing if swing <= room else 10.0  # law 4: 10
+        span = max(self.c["span"] * self.limit, min(floor, room))
         return max(span / math.log(self.c["crowd"]), 2.2250738585072014e-308)
     def price(self, r):
         return self.rate / self.c["crowd"] * math.exp(min((r - self.reserve()) / self.slope(), 50.0))

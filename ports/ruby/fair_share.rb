@@ -1,4 +1,4 @@
-# fair-share law 7 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
+# fair-share law 8 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
 # library only; law 3 places a fixed window's reset from a stated end that stays put while the
 # count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 # bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
@@ -8,7 +8,8 @@
 # across a fixed window's turnovers, counting what was taken on both sides and its own refusals,
 # and aims it at the allowances of the server's windows it spans; law 7 cuts a first window that
 # reads a flood straight to its target, and keeps three quarters of the reserve in a fixed
-# window's current allowance and none in those to come. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+# window's current allowance and none in those to come; law 8 widens a bucket's price to 2√K
+# tokens where the bucket has room for it. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 # docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
 # in the same order, and answers are read as answer.rs reads them, so the same answers give the
 # same waits.
@@ -20,7 +21,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  LAW = 7
+  LAW = 8
   NS = 1_000_000_000
   U64 = 2**64 - 1
   DAY = 86_400 * NS
@@ -152,8 +153,10 @@ class FairShare
   def phase(now) = @clock_phase + secs([now - @clock_at, 0].max) * @x
 
   def slope
-    floor = @reset_span ? 4.0 : 10.0 # law 4: 10 tokens on a bucket
-    span = fmax(@c[:span] * @limit, fmin(floor, fmax(@limit - reserve, 0.0) * 0.8))
+    room = fmax(@limit - reserve, 0.0) * 0.8
+    swing = 2.0 * Math.sqrt(@c[:crowd]) # law 8: the level's swing from K senders
+    floor = @reset_span ? 4.0 : (swing <= room ? swing : 10.0) # law 4: 10 tokens on a bucket
+    span = fmax(@c[:span] * @limit, fmin(floor, room))
     fmax(span / Math.log(@c[:crowd]), Float::MIN)
   end
 

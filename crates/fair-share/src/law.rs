@@ -175,7 +175,15 @@ impl Law {
         let floor = if self.reset_span.is_some() {
             MIN_SPAN_TOKENS
         } else {
-            MIN_BUCKET_SPAN_TOKENS
+            // Law 8: the level's swing from a crowd of `K` senders, where the bucket has room
+            // for it; never a share of the room, which processes that learn the bucket from
+            // the counts they read (law 5) would each size apart.
+            let crowd_swing = CROWD_SWING_SDS * self.cfg.crowd.sqrt();
+            if crowd_swing <= room {
+                crowd_swing
+            } else {
+                MIN_BUCKET_SPAN_TOKENS
+            }
         };
         let span = (self.cfg.span * self.limit).max(floor.min(room));
         (span / self.cfg.crowd.ln()).max(f64::MIN_POSITIVE)
@@ -749,6 +757,11 @@ const MIN_SPAN_TOKENS: f64 = 4.0;
 /// the price less steep, so the pull may be stronger (churn on a 100-per-minute bucket: windowed
 /// fairness 0.939 at 4 tokens, 0.967 at 10, 0.988 at 10 with `pull_periods` 1.5)...
 const MIN_BUCKET_SPAN_TOKENS: f64 = 10.0;
+/// ... or, where the bucket has room for it, this many times `√K` (law 8): `K` senders at
+/// random phases swing the level by about `√K` tokens, and a price that spans less reads that
+/// noise as a change of the crowd (200 one-thread processes on a 100-token bucket: second-half
+/// 429s 6.9 % and fairness 0.61 at 10 tokens, 0.02 % and 0.97 at `2√K` = 63)...
+const CROWD_SWING_SDS: f64 = 2.0;
 /// ... but at most this fraction of the bucket above the reserve.
 const MAX_SPAN_OF_ROOM: f64 = 0.8;
 /// The total is never read below this fraction of `R` (a level that stopped falling).
@@ -1162,12 +1175,18 @@ mod tests {
         let tiny = shaped(1, 5.0, 1, 5.0);
         assert!((tiny.reserve() - 1.0).abs() < 1e-9);
         assert!((tiny.slope() - 3.2 / k).abs() < 1e-9);
-        // 100 per minute: 10 tokens, the floor of the span on a bucket; 4 on a fixed window.
+        // 100 per minute: the crowd's swing, 2√K = 63 tokens, fits in 0.8 of the room above
+        // the reserve (79): the floor of the span on a bucket; 4 tokens on a fixed window.
         let minute = shaped(1, 100.0, 60, 100.0);
-        assert!((minute.slope() - 10.0 / k).abs() < 1e-9);
+        assert!((minute.slope() - 2.0 * 1000f64.sqrt() / k).abs() < 1e-9);
         let mut window = shaped(1, 100.0, 60, 100.0);
         window.place_reset(59.0, 60.0);
         assert!((window.slope() - 4.0 / k).abs() < 1e-9);
+        // 1 per second, burst 20: no room for the swing (0.8 · 19 = 15.2 tokens), so 10 tokens,
+        // the same whatever bucket between 14 and 80 tokens a process has learned (law 5).
+        for limit in [20.0, 50.0, 80.0] {
+            assert!((shaped(1, limit, limit as u64, limit).slope() - 10.0 / k).abs() < 1e-9);
+        }
         // The price runs from R/K at the reserve to R at the top of its span, for any bucket.
         for t in [&heroku, &tiny, &minute, &window] {
             let rate = t.rate;

@@ -24,9 +24,12 @@ pub struct Params {
     /// The reserve `r0` the law holds, as a fraction of the bucket `B` (at least one token, at
     /// most a quarter of the bucket). Default 0.005: 22 of Heroku's 4,500.
     pub reserve: f64,
-    /// The price's span (from `R/K` to `R`) as a fraction of the bucket. Default 0.03.
+    /// The price's span (from `R/K` to `R`) as a fraction of the bucket. Default 0.03. On a
+    /// bucket never under `2√K` tokens where 0.8 of the room above the reserve holds them (law
+    /// 8), else 10; on a fixed window 4.
     pub span: f64,
-    /// `K`, the largest crowd the price is sized for, in threads. Default 1000.
+    /// `K`, the largest crowd the price is sized for, in threads; `2√K` tokens is its level's
+    /// swing. Default 1000.
     pub crowd: f64,
     /// `γ`, the D term's gain per window. Default 0.4: below 1, processes whose windows close
     /// first do not run far ahead of the others.
