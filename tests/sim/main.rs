@@ -17,6 +17,7 @@ mod compare_metrics;
 mod dialects;
 mod engine;
 mod failure_window;
+mod fair_share_crowds;
 mod fit;
 mod gauntlet_infra;
 mod hostile;
