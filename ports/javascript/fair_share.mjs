@@ -1,4 +1,4 @@
-// fair-share law 8 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
+// fair-share law 9 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
 // no packages); law 3 places a fixed window's reset from a stated end that stays put while the
 // count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 // bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
@@ -9,7 +9,9 @@
 // and aims it at the allowances of the server's windows it spans; law 7 cuts a first window that
 // reads a flood straight to its target, and keeps three quarters of the reserve in a fixed
 // window's current allowance and none in those to come; law 8 widens a bucket's price to 2√K
-// tokens where the bucket has room for it. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+// tokens where the bucket has room for it; law 9, on such a bucket, keeps half the pull of a
+// process that reads itself as the whole total, and cuts a process refused before its first
+// window to n/(2√K) of its rate. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 // docs/fair-share.md explains the law): time is whole nanoseconds inside (a Number holds them
 // exactly for 104 days), the random draws come in the same order, and answers are read as
 // answer.rs reads them, so the same answers give the same waits.
@@ -66,7 +68,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const LAW = 8;
+export const LAW = 9;
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 const DAY = 86400 * NS;
@@ -203,11 +205,13 @@ export class FairShare {
   }
   phase(now) { return this.clockPhase + secs(Math.max(now - this.clockAt, 0)) * this.x; }
 
+  room() { return fmax(this.limit - this.reserve(), 0) * 0.8; }
+  swing() { return 2 * Math.sqrt(this.c.crowd); } // law 8: the level's swing from K senders
+  holdsCrowd() { return this.resetSpan === null && this.swing() <= this.room(); } // laws 8 and 9
+
   slope() {
-    const room = fmax(this.limit - this.reserve(), 0) * 0.8;
-    const swing = 2 * Math.sqrt(this.c.crowd); // law 8: the level's swing from K senders
-    const floor = this.resetSpan !== null ? 4 : swing <= room ? swing : 10; // law 4: 10 on a bucket
-    const span = fmax(this.c.span * this.limit, fmin(floor, room));
+    const floor = this.resetSpan !== null ? 4 : this.holdsCrowd() ? this.swing() : 10; // law 4: 10 on a bucket
+    const span = fmax(this.c.span * this.limit, fmin(floor, this.room()));
     return fmax(span / this.lnCrowd, Number.MIN_VALUE * 2 ** 52); // f64::MIN_POSITIVE
   }
 
@@ -248,7 +252,9 @@ export class FairShare {
     const periods = this.resetSpan !== null ? 4 : this.c.pull_periods; // law 4: slower on a fixed window
     let pull = fmin(this.slope() / (periods * crowd), this.c.pull_max);
     const share = clamp(n * this.x / total, 0, 1);
-    pull = pull * (1 - share) * fmin((1 - share) / 0.1, 1); // law 4: a lone process's pull fades
+    pull = this.holdsCrowd()
+      ? pull * (1 - 0.5 * share) // law 9: room for a crowd's swing, a lone process keeps half its pull
+      : pull * (1 - share) * fmin((1 - share) / 0.1, 1); // law 4: a lone process's pull fades
     const cap = this.fullStart ? target * this.x / total : target;
     lnX += pull * fmax(ln(fmin(price, cap)) - lnX, -LN_100);
     this.setRate(now, exp(lnX));
@@ -495,7 +501,10 @@ export class FairShare {
       const d = this.lastDecrease;
       if (!spent && (d === null || (sent >= d && now >= Math.min(d + period, U64)))) {
         const perPeriod = n * this.x * this.period;
-        const factor = this.sliding ? fmax(1 - 1 / fmax(perPeriod, 1), this.c.decrease) : this.c.decrease;
+        const factor = this.sliding ? fmax(1 - 1 / fmax(perPeriod, 1), this.c.decrease)
+          : this.headers && this.updates === 0 && this.decreases === 0 && this.holdsCrowd()
+            ? fmin(n / this.swing(), this.c.decrease) // law 9: refused before any window, a crowd
+            : this.c.decrease;
         this.setRate(now, this.x * factor);
         this.lastDecrease = now;
         this.decreases += 1;

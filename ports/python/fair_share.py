@@ -1,7 +1,7 @@
 """fair-share in Python (standard library only): processes and threads that share one API
 token share its quota equally, without counting each other.
 
-fair-share law 8 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
+fair-share law 9 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
 src/throttle/fair_share.rs of 2026-11-26; law 2 reads a fixed window's period from its stated
 reset; law 3 places a fixed window's reset from a stated end that stays put while the count falls,
 and narrows down where the resets fall turnover by turnover; law 4 learns a bucket's or sliding
@@ -12,7 +12,9 @@ bucket's refill explains; law 6 carries a window of the law across a fixed windo
 counting what was taken on both sides and its own refusals, and aims it at the allowances of the
 server's windows it spans; law 7 cuts a first window that reads a flood straight to its target,
 and keeps three quarters of the reserve in a fixed window's current allowance and none in those
-to come; law 8 widens a bucket's price to 2√K tokens where the bucket has room for it)
+to come; law 8 widens a bucket's price to 2√K tokens where the bucket has room for it; law 9,
+on such a bucket, keeps half the pull of a process that reads itself as the whole total, and cuts
+a process refused before its first window to n/(2√K) of its rate)
 
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
@@ -29,7 +31,7 @@ import math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-LAW = 8  # the version of the law this port follows (fair_share::LAW)
+LAW = 9  # the version of the law this port follows (fair_share::LAW)
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 DEFAULTS = dict(quota=None, period=None, first_spread=0.0, initial_sleep=None, reserve=0.005, span=0.03,
@@ -238,10 +240,12 @@ class FairShare:
     def window_secs(self): return self.c["window_periods"] / self.x / math.sqrt(float(len(self.threads)))
     def loop_secs(self): return max(self.window_secs(), self.c["min_flow"] / self.rate)
     def phase(self, now): return self.ph + secs(max(now - self.at, 0)) * self.x
+    def room(self): return max(self.limit - self.reserve(), 0.0) * 0.8
+    def swing(self): return 2.0 * math.sqrt(self.c["crowd"])  # law 8: the level's swing from K senders
+    def holds_crowd(self): return self.reset_span is None and self.swing() <= self.room()  # laws 8, 9
     def slope(self):
-        room = max(self.limit - self.reserve(), 0.0) * 0.8
-        swing = 2.0 * math.sqrt(self.c["crowd"])  # law 8: the level's swing from K senders
-        floor = 4.0 if self.reset_span is not None else swing if swing <= room else 10.0  # law 4: 10
+        room = self.room()
+        floor = 4.0 if self.reset_span is not None else self.swing() if self.holds_crowd() else 10.0  # law 4: 10
         span = max(self.c["span"] * self.limit, min(floor, room))
         return max(span / math.log(self.c["crowd"]), 2.2250738585072014e-308)
     def price(self, r):
@@ -286,7 +290,10 @@ class FairShare:
         periods = 4.0 if self.reset_span is not None else self.c["pull_periods"]  # law 4
         pull = min(self.slope() / (periods * crowd), self.c["pull_max"])
         share = _clamp(n * self.x / total, 0.0, 1.0)
-        pull = pull * (1.0 - share) * min((1.0 - share) / 0.1, 1.0)  # law 4: a lone process's fades
+        if self.holds_crowd():  # law 9: room for a crowd's swing, a lone process keeps half its pull
+            pull = pull * (1.0 - 0.5 * share)
+        else:
+            pull = pull * (1.0 - share) * min((1.0 - share) / 0.1, 1.0)  # law 4: a lone process's fades
         cap = target * self.x / total if self.full_start else target
         ln_x += pull * max(_ln(min(price, cap)) - ln_x, -LN_100)
         self.set_rate(now, math.exp(ln_x))
@@ -469,6 +476,8 @@ class FairShare:
                 factor = self.c["decrease"]
                 if self.sliding:  # one request per period off the process
                     factor = max(1.0 - 1.0 / max(n * self.x * self.period, 1.0), factor)
+                elif self.headers and self.updates == 0 and self.decreases == 0 and self.holds_crowd():
+                    factor = min(n / self.swing(), factor)  # law 9: refused before any window, a crowd
                 self.set_rate(now, self.x * factor)
                 self.last_decrease, self.decreases, self.window, self.samples = now, self.decreases + 1, None, 0
             wait = 0

@@ -1,4 +1,4 @@
-# fair-share law 8 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
+# fair-share law 9 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
 # library only; law 3 places a fixed window's reset from a stated end that stays put while the
 # count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 # bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
@@ -9,7 +9,9 @@
 # and aims it at the allowances of the server's windows it spans; law 7 cuts a first window that
 # reads a flood straight to its target, and keeps three quarters of the reserve in a fixed
 # window's current allowance and none in those to come; law 8 widens a bucket's price to 2√K
-# tokens where the bucket has room for it. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+# tokens where the bucket has room for it; law 9, on such a bucket, keeps half the pull of a
+# process that reads itself as the whole total, and cuts a process refused before its first
+# window to n/(2√K) of its rate. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 # docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
 # in the same order, and answers are read as answer.rs reads them, so the same answers give the
 # same waits.
@@ -21,7 +23,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  LAW = 8
+  LAW = 9
   NS = 1_000_000_000
   U64 = 2**64 - 1
   DAY = 86_400 * NS
@@ -152,10 +154,12 @@ class FairShare
   def planned(t) = (left = to_reset(t)) ? fmax(@limit - reserve, 0.0) * left / @period : 0.0
   def phase(now) = @clock_phase + secs([now - @clock_at, 0].max) * @x
 
+  def room = fmax(@limit - reserve, 0.0) * 0.8
+  def swing = 2.0 * Math.sqrt(@c[:crowd]) # law 8: the level's swing from K senders
+  def holds_crowd? = @reset_span.nil? && swing <= room # laws 8 and 9
+
   def slope
-    room = fmax(@limit - reserve, 0.0) * 0.8
-    swing = 2.0 * Math.sqrt(@c[:crowd]) # law 8: the level's swing from K senders
-    floor = @reset_span ? 4.0 : (swing <= room ? swing : 10.0) # law 4: 10 tokens on a bucket
+    floor = @reset_span ? 4.0 : (holds_crowd? ? swing : 10.0) # law 4: 10 tokens on a bucket
     span = fmax(@c[:span] * @limit, fmin(floor, room))
     fmax(span / Math.log(@c[:crowd]), Float::MIN)
   end
@@ -194,7 +198,11 @@ class FairShare
     periods = @reset_span ? 4.0 : @c[:pull_periods] # law 4: a fixed window's pull is slower
     pull = fmin(slope / (periods * fmax(total / fmax(@x, price), n)), @c[:pull_max])
     share = clamp(n * @x / total, 0.0, 1.0)
-    pull = pull * (1.0 - share) * fmin((1.0 - share) / 0.1, 1.0) # law 4: a lone process's fades
+    pull = if holds_crowd? # law 9: room for a crowd's swing, a lone process keeps half its pull
+             pull * (1.0 - 0.5 * share)
+           else
+             pull * (1.0 - share) * fmin((1.0 - share) / 0.1, 1.0) # law 4: a lone process's fades
+           end
     cap = @full_start ? target * @x / total : target
     ln_x += pull * fmax(Math.log(fmin(price, cap)) - ln_x, -Math.log(100.0))
     set_rate(now, Math.exp(ln_x))
@@ -432,7 +440,14 @@ class FairShare
               (secs(a.retry_after) - left).abs <= 0.1 * @period
       if !spent && (@last_decrease.nil? || (sent >= @last_decrease && now >= [@last_decrease + period, U64].min))
         per_period = @threads.size * @x * @period
-        set_rate(now, @x * (@sliding ? fmax(1.0 - 1.0 / fmax(per_period, 1.0), @c[:decrease]) : @c[:decrease]))
+        factor = if @sliding
+                   fmax(1.0 - 1.0 / fmax(per_period, 1.0), @c[:decrease])
+                 elsif @headers && @updates.zero? && @decreases.zero? && holds_crowd?
+                   fmin(@threads.size / swing, @c[:decrease]) # law 9: refused before any window, a crowd
+                 else
+                   @c[:decrease]
+                 end
+        set_rate(now, @x * factor)
         @last_decrease = now
         @decreases += 1
         @window, @samples = nil, 0

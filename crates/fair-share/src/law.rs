@@ -169,21 +169,35 @@ impl Law {
             .min(self.limit * MAX_RESERVE)
     }
 
+    /// The room above the reserve that the price may span: most of it.
+    fn room(&self) -> f64 {
+        (self.limit - self.reserve()).max(0.0) * MAX_SPAN_OF_ROOM
+    }
+
+    /// `2√K` tokens: the swing of the level under `K` senders at random phases (law 8).
+    fn crowd_swing(&self) -> f64 {
+        CROWD_SWING_SDS * self.cfg.crowd.sqrt()
+    }
+
+    /// A bucket (no fixed window) whose room above the reserve holds the crowd's swing: there
+    /// the price spans that swing (law 8), a process alone still pulls, and a first refusal is
+    /// read as a crowd (law 9).
+    fn holds_the_crowd(&self) -> bool {
+        self.reset_span.is_none() && self.crowd_swing() <= self.room()
+    }
+
     /// `L`, tokens per e-fold of the price.
     pub fn slope(&self) -> f64 {
-        let room = (self.limit - self.reserve()).max(0.0) * MAX_SPAN_OF_ROOM;
+        let room = self.room();
         let floor = if self.reset_span.is_some() {
             MIN_SPAN_TOKENS
-        } else {
+        } else if self.holds_the_crowd() {
             // Law 8: the level's swing from a crowd of `K` senders, where the bucket has room
             // for it; never a share of the room, which processes that learn the bucket from
             // the counts they read (law 5) would each size apart.
-            let crowd_swing = CROWD_SWING_SDS * self.cfg.crowd.sqrt();
-            if crowd_swing <= room {
-                crowd_swing
-            } else {
-                MIN_BUCKET_SPAN_TOKENS
-            }
+            self.crowd_swing()
+        } else {
+            MIN_BUCKET_SPAN_TOKENS
         };
         let span = (self.cfg.span * self.limit).max(floor.min(room));
         (span / self.cfg.crowd.ln()).max(f64::MIN_POSITIVE)
@@ -321,12 +335,20 @@ impl Law {
             self.cfg.pull_periods
         };
         let pull = (self.slope() / (periods * crowd)).min(self.cfg.pull_max);
-        // A process that is most of the total has nobody to be fair to: its pull would only
-        // hold the level up at the price of a lone client and throw the refill away. A share
-        // within `LONE_SHARE_NOISE` of the whole is a lone process read through the total's
-        // noise: the weight falls off as its square there.
+        // A process that is most of the total has nobody to be fair to: on a small bucket its
+        // pull would only hold the level up at the price of a lone client, near the top, and
+        // throw the refill away. A share within `LONE_SHARE_NOISE` of the whole is a lone
+        // process read through the total's noise: the weight falls off as its square there.
+        // On a bucket that holds the crowd's swing a lone client's price sits far below the
+        // top, and a process that reads itself as the whole may be beside one far below it,
+        // held at the price of a crowd of `K` by the level this process drains: it keeps half
+        // its pull (law 9).
         let share = (n * self.x / total).clamp(0.0, 1.0);
-        let pull = pull * (1.0 - share) * ((1.0 - share) / LONE_SHARE_NOISE).min(1.0);
+        let pull = if self.holds_the_crowd() {
+            pull * (1.0 - LONE_PULL_KEPT * share)
+        } else {
+            pull * (1.0 - share) * ((1.0 - share) / LONE_SHARE_NOISE).min(1.0)
+        };
         let cap = if self.full_start {
             target * self.x / total
         } else {
@@ -764,6 +786,11 @@ const MIN_BUCKET_SPAN_TOKENS: f64 = 10.0;
 const CROWD_SWING_SDS: f64 = 2.0;
 /// ... but at most this fraction of the bucket above the reserve.
 const MAX_SPAN_OF_ROOM: f64 = 0.8;
+/// On a bucket that holds the crowd's swing, a process that reads itself as the whole total
+/// keeps `1 − LONE_PULL_KEPT · share` of its pull (law 9): with the weight falling to nothing,
+/// a process started at `R/(2K)` per thread beside one that drained the level to the reserve
+/// was held at the crowd's price for five hours (fast_slow, Jain 0.503; 0.995 at one half).
+const LONE_PULL_KEPT: f64 = 0.5;
 /// The total is never read below this fraction of `R` (a level that stopped falling).
 const MIN_TOTAL_OF_RATE: f64 = 0.02;
 /// On a bucket the target never falls below this fraction of `R`...
@@ -1008,9 +1035,20 @@ impl Law {
         {
             // On a sliding window a refusal at the level's floor is the law aiming at
             // it: the process gives up one request per period, not half its rate.
+            let n = self.threads.len() as f64;
             let factor = if self.sliding {
-                let per_period = self.threads.len() as f64 * self.x * self.period;
+                let per_period = n * self.x * self.period;
                 (1.0 - 1.0 / per_period.max(1.0)).max(self.cfg.decrease)
+            } else if self.headers
+                && self.updates == 0
+                && self.decreases == 0
+                && self.holds_the_crowd()
+            {
+                // Law 9: refused before any window could read the level, on a bucket deep
+                // enough to hold a crowd's swing: a crowd emptied it. Every process of a crowd
+                // started together is refused at least once, so all take this cut alike and
+                // stay fair; halving alone left each of them about `log2 N` refusals to take.
+                (n / self.crowd_swing()).min(self.cfg.decrease)
             } else {
                 self.cfg.decrease
             };
@@ -1251,12 +1289,7 @@ mod tests {
     }
 
     #[test]
-    fn the_pull_is_bounded_per_window_by_the_crowd_and_a_lone_process_does_not_pull() {
-        let pull_at = |threads: usize, x: f64, total: f64| {
-            let mut t = build(threads);
-            t.x = x;
-            pulled(&mut t, total)
-        };
+    fn the_pull_is_bounded_per_window_by_the_crowd_and_a_lone_process_pulls_only_with_room() {
         fn pulled(t: &mut Law, total: f64) -> f64 {
             let r = t.reserve();
             let dt = 1000.0;
@@ -1267,29 +1300,44 @@ mod tests {
             };
             t.apply_window(0, LawWindow::new(first), last).pull
         }
+        let pull_at = |threads: usize, x: f64, total: f64| {
+            let mut t = build(threads);
+            t.x = x;
+            pulled(&mut t, total)
+        };
+        // Heroku's 4,500 holds a crowd's swing: the weight is 1 − share/2 (law 9).
         let l = build(1).slope();
-        // A tenth of the total: λ = L/(1.5·N̂) (N̂ = 10), times the 0.9 not its own.
+        // A tenth of the total: λ = L/(1.5·N̂) (N̂ = 10), times 1 − 0.05.
         let few = pull_at(1, R / 10.0, R);
-        assert!((few - (l / 15.0).min(0.5) * 0.9).abs() < 1e-9, "{few}");
-        // On a fixed window: L/(4·N̂).
+        assert!((few - (l / 15.0).min(0.5) * 0.95).abs() < 1e-9, "{few}");
+        // A thousandth: a thousand times less per window, however long the window.
+        let many = pull_at(1, R / 1000.0, R);
+        assert!((many - l / 1500.0 * (1.0 - 0.0005)).abs() < 1e-9, "{many}");
+        // The whole total still pulls, at half: it may be beside a process far below it.
+        let whole = pull_at(5, R / 5.0, R);
+        assert!((whole - (l / 7.5).min(0.5) * 0.5).abs() < 1e-9, "{whole}");
+        // On a fixed window: L/(4·N̂), and the weight of law 4, 1 − share.
         let mut window = build(1);
         window.x = R / 10.0;
         window.place_reset(3599.0, 3600.0);
+        let l_window = window.slope();
         let on_window = pulled(&mut window, R);
         assert!(
-            (on_window - (l / 40.0).min(0.5) * 0.9).abs() < 1e-9,
+            (on_window - (l_window / 40.0).min(0.5) * 0.9).abs() < 1e-9,
             "{on_window}"
         );
-        // 0.97 of the total: a lone process seen through the total's noise; its weight is
-        // 0.03 · 0.03/0.1, not 0.03.
-        let lone = pull_at(1, R * 0.97, R);
-        let lambda = (l / (1.5 * 1.0f64.max(1.0 / 0.97))).min(0.5);
+        // A bucket of 20 cannot hold a crowd's swing (63 tokens): a lone client's price sits
+        // near its top. There 0.97 of the total is a lone process seen through the total's
+        // noise, its weight 0.03 · 0.03/0.1, and the whole total does not pull.
+        let small = |x: f64| {
+            let mut t = shaped(1, 20.0, 20, 20.0);
+            t.x = x;
+            (t.slope(), pulled(&mut t, 1.0))
+        };
+        let (l_small, lone) = small(0.97);
+        let lambda = (l_small / (1.5 * 1.0f64.max(1.0 / 0.97))).min(0.5);
         assert!((lone - lambda * 0.03 * 0.3).abs() < 1e-9, "{lone}");
-        // A thousandth: a thousand times less per window, however long the window.
-        let many = pull_at(1, R / 1000.0, R);
-        assert!((many - l / 1500.0 * 0.999).abs() < 1e-9, "{many}");
-        // The whole total: nobody to be fair to.
-        assert_eq!(pull_at(5, R / 5.0, R), 0.0);
+        assert_eq!(small(1.0).1, 0.0);
     }
 
     #[test]
@@ -2007,6 +2055,8 @@ mod tests {
         let mut t = build(2);
         let mut rng = test_rng();
         t.x = 0.5;
+        // A window has been read: no first cut (law 9).
+        t.updates = 1;
         let refused = Answer {
             retry_after: ns(10 * S),
             ..answer(Status::Limited, 0)
@@ -2030,6 +2080,42 @@ mod tests {
         assert!(now >= 111 * S);
         t.respond_ns(now + 5 * S, 0, &refused, &mut rng);
         assert_eq!(t.thread_rate(), 0.125);
+    }
+
+    #[test]
+    fn a_first_refusal_on_a_bucket_that_holds_a_crowd_cuts_to_a_crowds_share() {
+        let mut rng = test_rng();
+        let refused = |t: &mut Law, at: Nanos, rng: &mut SplitMix| {
+            t.threads[0].last_send = Some(at);
+            let limited = Answer {
+                limit: Some(t.limit as u64),
+                ..answer(Status::Limited, 0)
+            };
+            t.respond_ns(at, 0, &limited, rng);
+            t.thread_rate()
+        };
+        let swing = 2.0 * 1000f64.sqrt();
+        // Heroku's 4,500 refused before any window: a crowd emptied it (law 9). The process of
+        // 4 threads is cut to 4/(2√K) of its rate, and the next refusal halves.
+        let mut t = build(4);
+        t.x = 0.3;
+        let first = refused(&mut t, 10 * S, &mut rng);
+        assert!((first - 0.3 * 4.0 / swing).abs() < 1e-12, "{first}");
+        let second = refused(&mut t, 100_000 * S, &mut rng);
+        assert!((second - first / 2.0).abs() < 1e-12, "{second}");
+        // A process of 100 threads is already slower per thread than such a crowd: it halves.
+        let mut many = build(100);
+        many.x = 0.01;
+        assert_eq!(refused(&mut many, 10 * S, &mut rng), 0.005);
+        // After a window has read the level, a refusal halves.
+        let mut read = build(4);
+        read.x = 0.3;
+        read.updates = 1;
+        assert_eq!(refused(&mut read, 10 * S, &mut rng), 0.15);
+        // A bucket of 20 cannot hold a crowd's swing: its refusals are its own noise.
+        let mut small = shaped(4, 20.0, 20, 20.0);
+        small.x = 0.3;
+        assert_eq!(refused(&mut small, 10 * S, &mut rng), 0.15);
     }
 
     #[test]
