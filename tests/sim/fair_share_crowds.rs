@@ -4,25 +4,31 @@
 //! and "Law 9") rests on this.
 
 use crate::common::bundled;
+use throttle_sim::record::Metrics;
+
+/// 200 one-thread processes of `fair-share` on heroku_5x5's GCRA (4,500 an hour for 5 hours,
+/// seed 42), with the server and run changed by `sets`.
+fn two_hundred_singles(sets: &[&str]) -> Metrics {
+    let fleet = [
+        "clients.workers.processes=200",
+        "clients.workers.threads=1",
+        "clients.*.algorithm=fair-share",
+        "expect={}",
+    ];
+    let all: Vec<&str> = sets.iter().chain(&fleet).copied().collect();
+    bundled("heroku_5x5.toml", &all).metrics
+}
 
 /// 200 one-thread processes of `fair-share` on a GCRA of 100 a minute, the bucket full at the
 /// start, for 4 hours (the matrix's 200x1/gcra_100pm), seed 42.
 #[test]
 fn two_hundred_singles_on_a_hundred_tokens_hold_the_level_above_their_swing() {
-    let m = bundled(
-        "heroku_5x5.toml",
-        &[
-            "server.limit=100",
-            "server.period=1m",
-            "server.initial=100",
-            "clients.workers.processes=200",
-            "clients.workers.threads=1",
-            "clients.*.algorithm=fair-share",
-            "run.duration=4h",
-            "expect={}",
-        ],
-    )
-    .metrics;
+    let m = two_hundred_singles(&[
+        "server.limit=100",
+        "server.period=1m",
+        "server.initial=100",
+        "run.duration=4h",
+    ]);
     // The price spans 2√K = 63 tokens, so the level sits above the swing of 200 random
     // senders: the second half is almost free of 429s, and no process falls behind. With the
     // 10 tokens of law 7 the level sat at 3: 6.9 % refused in the second half, Jain's index
@@ -69,18 +75,7 @@ fn a_process_starting_below_the_price_floor_gets_its_share() {
 /// requests are refused. Halving alone (law 8) took each about `log2 200` refusals: 7.3 %.
 #[test]
 fn two_hundred_singles_on_an_empty_bucket_take_one_deep_cut_each() {
-    let m = bundled(
-        "heroku_5x5.toml",
-        &[
-            "server.limit=5000",
-            "server.initial=0",
-            "clients.workers.processes=200",
-            "clients.workers.threads=1",
-            "clients.*.algorithm=fair-share",
-            "expect={}",
-        ],
-    )
-    .metrics;
+    let m = two_hundred_singles(&["server.limit=5000", "server.initial=0"]);
     assert!(m.ratio_429 < 0.03, "{m:?}");
     assert!(m.fairness > 0.95, "{m:?}");
     assert!(m.utilization > 0.97, "{m:?}");

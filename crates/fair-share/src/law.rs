@@ -782,7 +782,8 @@ const MIN_BUCKET_SPAN_TOKENS: f64 = 10.0;
 /// ... or, where the bucket has room for it, this many times `√K` (law 8): `K` senders at
 /// random phases swing the level by about `√K` tokens, and a price that spans less reads that
 /// noise as a change of the crowd (200 one-thread processes on a 100-token bucket: second-half
-/// 429s 6.9 % and fairness 0.61 at 10 tokens, 0.01 % and 0.97 at `2√K` = 63)...
+/// 429s 6.9 % and fairness 0.61 at 10 tokens, 0.01 % and 0.97 at `2√K` = 63). The same
+/// `2√K`, read as a count of threads, is the crowd a first refusal assumes (law 9)...
 const CROWD_SWING_SDS: f64 = 2.0;
 /// ... but at most this fraction of the bucket above the reserve.
 const MAX_SPAN_OF_ROOM: f64 = 0.8;
