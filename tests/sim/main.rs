@@ -18,6 +18,7 @@ mod dialects;
 mod engine;
 mod failure_window;
 mod fair_share_crowds;
+mod fair_share_learned_refill;
 mod fit;
 mod gauntlet_infra;
 mod hostile;
