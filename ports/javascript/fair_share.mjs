@@ -1,4 +1,4 @@
-// fair-share law 9 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
+// fair-share law 10 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
 // no packages); law 3 places a fixed window's reset from a stated end that stays put while the
 // count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 // bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
@@ -11,7 +11,9 @@
 // window's current allowance and none in those to come; law 8 widens a bucket's price to 2√K
 // tokens where the bucket has room for it; law 9, on such a bucket, keeps half the pull of a
 // process that reads itself as the whole total, and cuts a process refused before its first
-// window to n/(2√K) of its rate. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+// window to n/(2√K) of its rate; law 10 keeps a reserve of at least √K/2 tokens on such a
+// bucket, and stops learning a refill from stated resets no bucket gives. A mirror of
+// crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 // docs/fair-share.md explains the law): time is whole nanoseconds inside (a Number holds them
 // exactly for 104 days), the random draws come in the same order, and answers are read as
 // answer.rs reads them, so the same answers give the same waits.
@@ -68,7 +70,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const LAW = 9;
+export const LAW = 10;
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 const DAY = 86400 * NS;
@@ -142,6 +144,10 @@ export class FairShare {
     this.statedEnd = null; // law 3: the first success that stated the current end, { end, first }
     this.resetSpan = null; // law 3: where the resets fall, modulo the period, [lo, hi]
     this.movingEnd = this.refillBound = null; // law 4: { end, t, reset, r } of the last answer; the learned refill
+    // law 10: the lowest ceiling the stated resets put on a bucket's refill, the longest reset, no bucket
+    this.refillCeiling = null;
+    this.longestReset = 0;
+    this.noBucket = false;
     let x0 = this.rate / n;
     if (this.ns.initial_sleep !== null) x0 = fmin(1 / secs(this.ns.initial_sleep), x0);
     this.x = this.clampRate(x0);
@@ -188,7 +194,12 @@ export class FairShare {
   }
 
   clampRate(x) { return clamp(x, this.rate / this.c.crowd * 0.01, this.c.max_rate * this.rate); }
-  reserve() { return fmin(fmax(this.c.reserve * this.limit, 1), this.limit * 0.25); }
+  ownReserve() { return fmin(fmax(this.c.reserve * this.limit, 1), this.limit * 0.25); }
+  // Law 10: at least a quarter of the crowd's swing where the bucket holds it.
+  reserve() {
+    const own = this.ownReserve();
+    return this.holdsCrowd() ? fmin(fmax(own, 0.25 * this.swing()), this.limit * 0.25) : own;
+  }
   // Law 3: the middle of the span the turnovers agree on.
   get resetAt() { return this.resetSpan === null ? null : (this.resetSpan[0] + this.resetSpan[1]) / 2; }
   refill() { return this.resetAt !== null ? 0 : this.rate; }
@@ -207,7 +218,8 @@ export class FairShare {
 
   room() { return fmax(this.limit - this.reserve(), 0) * 0.8; }
   swing() { return 2 * Math.sqrt(this.c.crowd); } // law 8: the level's swing from K senders
-  holdsCrowd() { return this.resetSpan === null && this.swing() <= this.room(); } // laws 8 and 9
+  // Laws 8, 9 and 10: the room above the configured reserve holds the swing.
+  holdsCrowd() { return this.resetSpan === null && this.swing() <= fmax(this.limit - this.ownReserve(), 0) * 0.8; }
 
   slope() {
     const floor = this.resetSpan !== null ? 4 : this.holdsCrowd() ? this.swing() : 10; // law 4: 10 on a bucket
@@ -397,6 +409,13 @@ export class FairShare {
     const end = t + stated;
     const last = this.movingEnd;
     const res = secs(this.ns.reset_resolution);
+    this.longestReset = fmax(this.longestReset, stated);
+    if (stated > res) {
+      // Law 10: a bucket's reset is rounded up by less than a resolution.
+      const ceiling = (this.limit - r + 1) / (stated - res);
+      this.refillCeiling = this.refillCeiling === null ? ceiling : fmin(this.refillCeiling, ceiling);
+    }
+    if (this.noBucket) return this.refillFromLongestReset(now);
     const moved = last !== null && t > last.t && Math.abs(end - last.end) > res;
     this.movingEnd = { end, t, reset: stated, r };
     if (!moved || stated <= 0) return;
@@ -407,9 +426,22 @@ export class FairShare {
       const bucketRateAtMost = (this.limit - Math.min(r, last.r) + 1) / (stated - res);
       if (Math.abs(r - last.r) > 2 * res * bucketRateAtMost + 1) bound = Math.max(bound, this.limit / stated);
     }
+    if (this.refillCeiling !== null && bound > this.refillCeiling) {
+      this.noBucket = true; // law 10: no bucket says this
+      return this.refillFromLongestReset(now);
+    }
     if (!(bound > (this.refillBound ?? 0))) return;
     this.refillBound = bound;
     this.moveRefill(now, bound, this.limit / bound);
+  }
+
+  // Law 10: B over the longest reset stated, the window's period from below.
+  refillFromLongestReset(now) {
+    if (this.longestReset <= 0) return;
+    const rate = this.limit / this.longestReset;
+    if (this.refillBound === rate) return;
+    this.refillBound = rate;
+    this.moveRefill(now, rate, this.longestReset);
   }
 
   readPeriod(now, stated) {

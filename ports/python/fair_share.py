@@ -1,7 +1,7 @@
 """fair-share in Python (standard library only): processes and threads that share one API
 token share its quota equally, without counting each other.
 
-fair-share law 9 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
+fair-share law 10 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
 src/throttle/fair_share.rs of 2026-11-26; law 2 reads a fixed window's period from its stated
 reset; law 3 places a fixed window's reset from a stated end that stays put while the count falls,
 and narrows down where the resets fall turnover by turnover; law 4 learns a bucket's or sliding
@@ -14,7 +14,8 @@ server's windows it spans; law 7 cuts a first window that reads a flood straight
 and keeps three quarters of the reserve in a fixed window's current allowance and none in those
 to come; law 8 widens a bucket's price to 2√K tokens where the bucket has room for it; law 9,
 on such a bucket, keeps half the pull of a process that reads itself as the whole total, and cuts
-a process refused before its first window to n/(2√K) of its rate)
+a process refused before its first window to n/(2√K) of its rate; law 10 keeps a reserve of at
+least √K/2 tokens on such a bucket, and stops learning a refill from stated resets no bucket gives)
 
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
@@ -31,7 +32,7 @@ import math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-LAW = 9  # the version of the law this port follows (fair_share::LAW)
+LAW = 10  # the version of the law this port follows (fair_share::LAW)
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 DEFAULTS = dict(quota=None, period=None, first_spread=0.0, initial_sleep=None, reserve=0.005, span=0.03,
@@ -205,6 +206,8 @@ class FairShare:
         self.stated_end = None  # law 3: the first success that stated the current end, (end, (t, r))
         self.reset_span = None  # law 3: where the resets fall, modulo the period, (lo, hi)
         self.moving_end = self.refill_bound = None  # law 4: (end, t, reset, r) of the last answer; the learned refill
+        # law 10: the lowest ceiling the stated resets put on a bucket's refill, the longest reset, no bucket
+        self.refill_ceiling, self.longest_reset, self.no_bucket = None, 0.0, False
         x0, sleep = self.rate / n, c["initial_sleep"]
         self.x = self.clamp_rate(x0 if sleep is None else min(1.0 / secs(sleep) if sleep else math.inf, x0))
     def wait(self, thread, now):
@@ -232,7 +235,10 @@ class FairShare:
         return answer[0]
     # --- the law, as crates/fair-share/src/law.rs: the same names, the same order of operations ---
     def clamp_rate(self, x): return _clamp(x, self.rate / self.c["crowd"] * 0.01, self.c["max_rate"] * self.rate)
-    def reserve(self): return min(max(self.c["reserve"] * self.limit, 1.0), self.limit * 0.25)
+    def own_reserve(self): return min(max(self.c["reserve"] * self.limit, 1.0), self.limit * 0.25)
+    def reserve(self):  # law 10: at least a quarter of the crowd's swing where the bucket holds it
+        own = self.own_reserve()
+        return min(max(own, 0.25 * self.swing()), self.limit * 0.25) if self.holds_crowd() else own
     @property
     def reset_at(self):  # law 3: the middle of the span the turnovers agree on
         return None if self.reset_span is None else (self.reset_span[0] + self.reset_span[1]) / 2.0
@@ -242,7 +248,8 @@ class FairShare:
     def phase(self, now): return self.ph + secs(max(now - self.at, 0)) * self.x
     def room(self): return max(self.limit - self.reserve(), 0.0) * 0.8
     def swing(self): return 2.0 * math.sqrt(self.c["crowd"])  # law 8: the level's swing from K senders
-    def holds_crowd(self): return self.reset_span is None and self.swing() <= self.room()  # laws 8, 9
+    def holds_crowd(self):  # laws 8, 9, 10: the room above the configured reserve holds the swing
+        return self.reset_span is None and self.swing() <= max(self.limit - self.own_reserve(), 0.0) * 0.8
     def slope(self):
         room = self.room()
         floor = 4.0 if self.reset_span is not None else self.swing() if self.holds_crowd() else 10.0  # law 4: 10
@@ -385,6 +392,12 @@ class FairShare:
         if self.c["quota"] is not None or self.policy is not None or self.reset_span is not None:
             return
         t, res = secs(now), secs(self.c["reset_resolution"])
+        self.longest_reset = max(self.longest_reset, stated)
+        if stated > res:  # law 10: a bucket's reset is rounded up by less than a resolution
+            ceiling = (self.limit - r + 1.0) / (stated - res)
+            self.refill_ceiling = ceiling if self.refill_ceiling is None else min(self.refill_ceiling, ceiling)
+        if self.no_bucket:
+            return self.refill_from_longest_reset(now)
         end, last = t + stated, self.moving_end
         moved = last is not None and t > last[1] and abs(end - last[0]) > res
         self.moving_end = (end, t, stated, r)
@@ -395,9 +408,19 @@ class FairShare:
             bucket_rate_at_most = (self.limit - min(r, last[3]) + 1.0) / (stated - res)
             if abs(r - last[3]) > 2.0 * res * bucket_rate_at_most + 1.0:
                 bound = max(bound, self.limit / stated)  # a sliding window: a period at any level
+        if self.refill_ceiling is not None and bound > self.refill_ceiling:  # law 10: no bucket says this
+            self.no_bucket = True
+            return self.refill_from_longest_reset(now)
         if bound > (0.0 if self.refill_bound is None else self.refill_bound):
             self.refill_bound = bound
             self.move_refill(now, bound, self.limit / bound)
+    def refill_from_longest_reset(self, now):  # law 10: B over the longest reset, the period from below
+        if self.longest_reset <= 0.0:
+            return
+        rate = self.limit / self.longest_reset
+        if self.refill_bound != rate:
+            self.refill_bound = rate
+            self.move_refill(now, rate, self.longest_reset)
     def read_period(self, now, stated):  # law 2: a fixed window's period from its stated reset
         if self.c["quota"] is not None or self.stated_policy:
             return

@@ -1,4 +1,4 @@
-# fair-share law 9 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
+# fair-share law 10 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
 # library only; law 3 places a fixed window's reset from a stated end that stays put while the
 # count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 # bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
@@ -11,7 +11,9 @@
 # window's current allowance and none in those to come; law 8 widens a bucket's price to 2√K
 # tokens where the bucket has room for it; law 9, on such a bucket, keeps half the pull of a
 # process that reads itself as the whole total, and cuts a process refused before its first
-# window to n/(2√K) of its rate. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+# window to n/(2√K) of its rate; law 10 keeps a reserve of at least √K/2 tokens on such a
+# bucket, and stops learning a refill from stated resets no bucket gives. A mirror of
+# crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 # docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
 # in the same order, and answers are read as answer.rs reads them, so the same answers give the
 # same waits.
@@ -23,7 +25,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  LAW = 9
+  LAW = 10
   NS = 1_000_000_000
   U64 = 2**64 - 1
   DAY = 86_400 * NS
@@ -139,7 +141,9 @@ class FairShare
   private
 
   def clamp_rate(x) = clamp(x, @rate / @c[:crowd] * 0.01, @c[:max_rate] * @rate)
-  def reserve = fmin(fmax(@c[:reserve] * @limit, 1.0), @limit * 0.25)
+  def own_reserve = fmin(fmax(@c[:reserve] * @limit, 1.0), @limit * 0.25)
+  # Law 10: at least a quarter of the crowd's swing where the bucket holds it.
+  def reserve = holds_crowd? ? fmin(fmax(own_reserve, 0.25 * swing), @limit * 0.25) : own_reserve
   # Law 3: the middle of the span the turnovers agree on.
   def reset_at = @reset_span && (@reset_span[0] + @reset_span[1]) / 2.0
   def refill = reset_at ? 0.0 : @rate
@@ -156,7 +160,8 @@ class FairShare
 
   def room = fmax(@limit - reserve, 0.0) * 0.8
   def swing = 2.0 * Math.sqrt(@c[:crowd]) # law 8: the level's swing from K senders
-  def holds_crowd? = @reset_span.nil? && swing <= room # laws 8 and 9
+  # Laws 8, 9 and 10: the room above the configured reserve holds the swing.
+  def holds_crowd? = @reset_span.nil? && swing <= fmax(@limit - own_reserve, 0.0) * 0.8
 
   def slope
     floor = @reset_span ? 4.0 : (holds_crowd? ? swing : 10.0) # law 4: 10 tokens on a bucket
@@ -338,6 +343,12 @@ class FairShare
     t = secs(now)
     end_at = t + stated
     res = secs(@ns[:reset_resolution])
+    @longest_reset = fmax(@longest_reset || 0.0, stated)
+    if stated > res # law 10: a bucket's reset is rounded up by less than a resolution
+      ceiling = (@limit - r + 1.0) / (stated - res)
+      @refill_ceiling = @refill_ceiling ? fmin(@refill_ceiling, ceiling) : ceiling
+    end
+    return refill_from_longest_reset(now) if @no_bucket
     last = @moving_end
     moved = last && t > last[1] && (end_at - last[0]).abs > res
     @moving_end = [end_at, t, stated, r]
@@ -349,9 +360,22 @@ class FairShare
       bucket_rate_at_most = (@limit - [r, last[3]].min + 1.0) / (stated - res)
       bound = [bound, @limit / stated].max if (r - last[3]).abs > 2.0 * res * bucket_rate_at_most + 1.0
     end
+    if @refill_ceiling && bound > @refill_ceiling # law 10: no bucket says this
+      @no_bucket = true
+      return refill_from_longest_reset(now)
+    end
     return unless bound > (@refill_bound || 0.0)
     @refill_bound = bound
     move_refill(now, bound, @limit / bound)
+  end
+
+  # Law 10: B over the longest reset stated, the window's period from below.
+  def refill_from_longest_reset(now)
+    return if @longest_reset <= 0.0
+    rate = @limit / @longest_reset
+    return if @refill_bound == rate
+    @refill_bound = rate
+    move_refill(now, rate, @longest_reset)
   end
 
   # Law 2: without a stated or given quota, a fixed window's period from its stated reset (its
