@@ -1605,37 +1605,41 @@ mod tests {
         assert_eq!(given.rate, 50.0 / 600.0);
     }
 
+    /// A success in GitHub's dialect with a limit of 100: the count and the stated reset.
+    fn github100(remaining: u64, reset_s: u64) -> Answer {
+        Answer {
+            limit: Some(100),
+            reset: ns(reset_s * S),
+            ..answer(Status::Ok, remaining)
+        }
+    }
+
     #[test]
     fn resets_no_bucket_states_make_the_refill_the_limit_over_the_longest_reset() {
         // Law 10. GitHub's dialect on a fixed window of 100 per minute, read by a process that
         // sends rarely, so its answers fall in different windows and the stated end moves.
         let mut rng = test_rng();
-        let github = |remaining: u64, reset_s: u64| Answer {
-            limit: Some(100),
-            reset: ns(reset_s * S),
-            ..answer(Status::Ok, remaining)
-        };
         let mut t = build(1);
         // Half-way through a window, 60 left: a bucket whole in 30 s (rounded up) refills at
         // least 39/30 and less than 41/29 a second, and the bound is taken.
-        t.respond_ns(30 * S, 0, &github(60, 30), &mut rng);
-        t.respond_ns(90 * S, 0, &github(60, 30), &mut rng);
+        t.respond_ns(30 * S, 0, &github100(60, 30), &mut rng);
+        t.respond_ns(90 * S, 0, &github100(60, 30), &mut rng);
         assert!((t.rate - 39.0 / 30.0).abs() < 1e-12, "{}", t.rate);
         // 4 s before a later window's end, 12 left: a bucket would refill at least 87/4 a
         // second, above every ceiling read: no bucket says this. The refill is the limit over
         // the longest reset stated, not 22 a second.
-        t.respond_ns(176 * S, 0, &github(12, 4), &mut rng);
+        t.respond_ns(176 * S, 0, &github100(12, 4), &mut rng);
         assert_eq!((t.rate, t.period), (100.0 / 30.0, 30.0));
         assert!(t.no_bucket);
         // A longer reset brings it down toward the window's 100 per minute.
-        t.respond_ns(200 * S, 0, &github(10, 40), &mut rng);
+        t.respond_ns(200 * S, 0, &github100(10, 40), &mut rng);
         assert_eq!((t.rate, t.period), (100.0 / 40.0, 40.0));
         // A real bucket's answers never break the ceiling: a GCRA of 100 per minute (0.6 s a
         // token), whole again (100 − r)·0.6 s later, rounded up, read at any level and time.
         let mut bucket = build(1);
         for (at, r) in [(10, 50), (40, 90), (70, 5), (130, 60), (200, 1)] {
             let reset = ((100 - r) as f64 * 0.6).ceil() as u64;
-            bucket.respond_ns(at * S, 0, &github(r, reset), &mut rng);
+            bucket.respond_ns(at * S, 0, &github100(r, reset), &mut rng);
         }
         assert!(!bucket.no_bucket);
         assert!(
@@ -1705,18 +1709,13 @@ mod tests {
         // GitHub's dialect on 100 per minute: the limit and the window's end, no policy. The
         // law starts on the default quota (1.25 per second) with the stated bucket of 100.
         let mut rng = test_rng();
-        let github = |remaining: u64, reset_s: u64| Answer {
-            limit: Some(100),
-            reset: ns(reset_s * S),
-            ..answer(Status::Ok, remaining)
-        };
         // Answers every 5 s; each window's end is stated alike until it turns over.
         let windows = |t: &mut Law, rng: &mut SplitMix, from: u64, upto: u64| {
             for at in (from..=upto).step_by(5) {
                 let end = (at / 60 + 1) * 60;
                 // 99 left at a window's start, 4 fewer every 5 s.
                 let left = 99 - (at % 60) / 5 * 4;
-                t.respond_ns(at * S, 0, &github(left, end - at), rng);
+                t.respond_ns(at * S, 0, &github100(left, end - at), rng);
             }
         };
         let mut t = build(1);
@@ -1730,7 +1729,7 @@ mod tests {
         // (It tells the refill instead: at least (100 − 98 − 1)/2 s, see `learn_refill`.)
         let mut bucket = build(1);
         for at in (2..200).step_by(2) {
-            bucket.respond_ns(at * S, 0, &github(98, 2), &mut rng);
+            bucket.respond_ns(at * S, 0, &github100(98, 2), &mut rng);
         }
         assert_eq!((bucket.rate, bucket.period), (0.5, 200.0));
         assert!(bucket.reset_at().is_none());
@@ -1739,10 +1738,10 @@ mod tests {
         // them, never jumped.
         let mut idle = build(1);
         for at in (5..=50).step_by(5) {
-            idle.respond_ns(at * S, 0, &github(50 + at / 5, 250 - at), &mut rng);
+            idle.respond_ns(at * S, 0, &github100(50 + at / 5, 250 - at), &mut rng);
         }
         for at in (55..=120).step_by(5) {
-            idle.respond_ns(at * S, 0, &github(20 + at / 5, 400 - at), &mut rng);
+            idle.respond_ns(at * S, 0, &github100(20 + at / 5, 400 - at), &mut rng);
         }
         assert!(idle.reset_at().is_none());
         assert!((idle.rate - 68.0 / 345.0).abs() < 1e-12, "{}", idle.rate);
@@ -1753,7 +1752,7 @@ mod tests {
                 limit: 100,
                 window: Duration::from_secs(3600),
             }),
-            ..github(40, 10)
+            ..github100(40, 10)
         };
         stated.respond_ns(S, 0, &policy, &mut rng);
         windows(&mut stated, &mut rng, 5, 130);
