@@ -404,12 +404,16 @@ export class FairShare {
   // window a period B/R after its newest request, so an answer whose stated end moved since the
   // last one bounds the refill from below: R >= (B - r - 1)/reset. The refill is the largest.
   learnRefill(now, stated, r) {
-    if (this.c.quota !== null || this.policy !== null || this.resetSpan !== null) return;
+    if (this.c.quota !== null || this.policy !== null) return;
+    this.longestReset = fmax(this.longestReset, stated);
+    if (this.resetSpan !== null) {
+      this.noBucket = true; // law 10: a fixed window's turnover says no bucket too
+      return this.refillFromLongestReset(now);
+    }
     const t = secs(now);
     const end = t + stated;
     const last = this.movingEnd;
     const res = secs(this.ns.reset_resolution);
-    this.longestReset = fmax(this.longestReset, stated);
     if (stated > res) {
       // Law 10: a bucket's reset is rounded up by less than a resolution.
       const ceiling = (this.limit - r + 1) / (stated - res);

@@ -389,10 +389,13 @@ class FairShare:
     def knows_quota(self):  # stated, given, or learned from the stated resets (law 4)
         return self.policy is not None or self.c["quota"] is not None or self.refill_bound is not None
     def learn_refill(self, now, stated, r):  # law 4: R >= (B - r - 1)/reset, from an end that moved
-        if self.c["quota"] is not None or self.policy is not None or self.reset_span is not None:
+        if self.c["quota"] is not None or self.policy is not None:
             return
-        t, res = secs(now), secs(self.c["reset_resolution"])
         self.longest_reset = max(self.longest_reset, stated)
+        if self.reset_span is not None:  # law 10: a fixed window's turnover says no bucket too
+            self.no_bucket = True
+            return self.refill_from_longest_reset(now)
+        t, res = secs(now), secs(self.c["reset_resolution"])
         if stated > res:  # law 10: a bucket's reset is rounded up by less than a resolution
             ceiling = (self.limit - r + 1.0) / (stated - res)
             self.refill_ceiling = ceiling if self.refill_ceiling is None else min(self.refill_ceiling, ceiling)

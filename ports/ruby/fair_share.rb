@@ -339,11 +339,15 @@ class FairShare
   # window a period B/R after its newest request, so an answer whose stated end moved since the
   # last one bounds the refill from below: R >= (B - r - 1)/reset. The refill is the largest.
   def learn_refill(now, stated, r)
-    return if @c[:quota] || @policy || @reset_span
+    return if @c[:quota] || @policy
+    @longest_reset = fmax(@longest_reset || 0.0, stated)
+    if @reset_span # law 10: a fixed window's turnover says no bucket too
+      @no_bucket = true
+      return refill_from_longest_reset(now)
+    end
     t = secs(now)
     end_at = t + stated
     res = secs(@ns[:reset_resolution])
-    @longest_reset = fmax(@longest_reset || 0.0, stated)
     if stated > res # law 10: a bucket's reset is rounded up by less than a resolution
       ceiling = (@limit - r + 1.0) / (stated - res)
       @refill_ceiling = @refill_ceiling ? fmin(@refill_ceiling, ceiling) : ceiling

@@ -499,14 +499,28 @@ impl Law {
     /// reset are a sliding window's (a period at any level): its period is the reset, its
     /// refill `B/reset`. Without this the bound above reaches `B/period` only once the level is
     /// near empty, hours into an hourly window.
+    ///
+    /// Law 10: a bucket's reset is also rounded up by less than a resolution, so each answer
+    /// caps its refill, `R ≤ (B − r + 1)/(reset − res)`. A lower bound above the lowest cap, or
+    /// a fixed window's turnover read from the level, says no bucket: the refill is then `B`
+    /// over the longest reset stated, the window's period from below (see
+    /// `refill_from_longest_reset`).
     fn learn_refill(&mut self, now: Nanos, stated: f64, r: f64) {
-        if self.cfg.quota.is_some() || self.policy.is_some() || self.reset_span.is_some() {
+        if self.cfg.quota.is_some() || self.policy.is_some() {
+            return;
+        }
+        self.longest_reset = self.longest_reset.max(stated);
+        if self.reset_span.is_some() {
+            // A fixed window read from the level's turnover is no bucket either: until
+            // `read_period` reads its period, that is the longest reset stated, not the
+            // default quota's hour (law 10).
+            self.no_bucket = true;
+            self.refill_from_longest_reset(now);
             return;
         }
         let t = secs(now);
         let end = t + stated;
         let res = self.resolution();
-        self.longest_reset = self.longest_reset.max(stated);
         if stated > res {
             let ceiling = (self.limit - r + 1.0) / (stated - res);
             self.refill_ceiling = Some(self.refill_ceiling.map_or(ceiling, |c| c.min(ceiling)));
@@ -1634,6 +1648,14 @@ mod tests {
         // A longer reset brings it down toward the window's 100 per minute.
         t.respond_ns(200 * S, 0, &github100(10, 40), &mut rng);
         assert_eq!((t.rate, t.period), (100.0 / 40.0, 40.0));
+        // A fixed window whose turnover the level showed is no bucket either: before its
+        // period is read, the refill is the limit over the longest reset, not the default
+        // quota's 4,500 an hour (a process that sent too rarely to read the period stayed on
+        // the hour's rate and at the floor, Jain's index 0.80 for five processes).
+        let mut turned = build(1);
+        turned.place_reset(59.0, 60.0);
+        turned.respond_ns(70 * S, 0, &github100(90, 50), &mut rng);
+        assert_eq!((turned.rate, turned.period), (2.0, 50.0));
         // A real bucket's answers never break the ceiling: a GCRA of 100 per minute (0.6 s a
         // token), whole again (100 − r)·0.6 s later, rounded up, read at any level and time.
         let mut bucket = build(1);

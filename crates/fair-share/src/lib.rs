@@ -125,7 +125,10 @@
 //! seconds (12 of 100 left with 4.8 s to go, read as a refill of 18 a second, eleven times the
 //! window's; the process that read it spent every window in its first seconds and held four
 //! others at the floor, Jain's index 0.21). From then on the refill is `B` over the longest
-//! reset stated, the window's period from below, until a period is read.
+//! reset stated, the window's period from below, until a period is read. So it is once the
+//! level's turnover shows a fixed window: a process that sent too rarely to read the period
+//! had stayed on the default quota's hour, its target at the floor (Jain's index 0.80 for five
+//! processes on a window of 100 a minute).
 //!
 //! **A stated end that stays put** (law 3). With the period known (a stated, given or learned quota),
 //! two successes more than two resolutions (`reset_resolution`, 1 s) apart that state the same
