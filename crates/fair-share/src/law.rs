@@ -147,7 +147,8 @@ pub struct Law {
     refill_ceiling: Option<f64>,
     /// ... the longest reset stated...
     longest_reset: f64,
-    /// ... and whether a lower bound rose above that ceiling: no bucket states such resets.
+    /// ... and whether a lower bound rose above that ceiling or the level turned over as a
+    /// fixed window's: no bucket states such resets.
     no_bucket: bool,
 }
 
