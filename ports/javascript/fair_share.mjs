@@ -216,10 +216,11 @@ export class FairShare {
   }
   phase(now) { return this.clockPhase + secs(Math.max(now - this.clockAt, 0)) * this.x; }
 
-  room() { return fmax(this.limit - this.reserve(), 0) * 0.8; }
+  room() { return this.roomAbove(this.reserve()); }
+  roomAbove(reserve) { return fmax(this.limit - reserve, 0) * 0.8; }
   swing() { return 2 * Math.sqrt(this.c.crowd); } // law 8: the level's swing from K senders
   // Laws 8, 9 and 10: the room above the configured reserve holds the swing.
-  holdsCrowd() { return this.resetSpan === null && this.swing() <= fmax(this.limit - this.ownReserve(), 0) * 0.8; }
+  holdsCrowd() { return this.resetSpan === null && this.swing() <= this.roomAbove(this.ownReserve()); }
 
   slope() {
     const floor = this.resetSpan !== null ? 4 : this.holdsCrowd() ? this.swing() : 10; // law 4: 10 on a bucket
@@ -406,10 +407,8 @@ export class FairShare {
   learnRefill(now, stated, r) {
     if (this.c.quota !== null || this.policy !== null) return;
     this.longestReset = fmax(this.longestReset, stated);
-    if (this.resetSpan !== null) {
-      this.noBucket = true; // law 10: a fixed window's turnover says no bucket too
-      return this.refillFromLongestReset(now);
-    }
+    this.noBucket ||= this.resetSpan !== null; // law 10: a fixed window's turnover says no bucket too
+    if (this.noBucket) return this.refillFromLongestReset(now);
     const t = secs(now);
     const end = t + stated;
     const last = this.movingEnd;
@@ -419,7 +418,6 @@ export class FairShare {
       const ceiling = (this.limit - r + 1) / (stated - res);
       this.refillCeiling = this.refillCeiling === null ? ceiling : fmin(this.refillCeiling, ceiling);
     }
-    if (this.noBucket) return this.refillFromLongestReset(now);
     const moved = last !== null && t > last.t && Math.abs(end - last.end) > res;
     this.movingEnd = { end, t, reset: stated, r };
     if (!moved || stated <= 0) return;

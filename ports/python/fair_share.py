@@ -246,10 +246,11 @@ class FairShare:
     def window_secs(self): return self.c["window_periods"] / self.x / math.sqrt(float(len(self.threads)))
     def loop_secs(self): return max(self.window_secs(), self.c["min_flow"] / self.rate)
     def phase(self, now): return self.ph + secs(max(now - self.at, 0)) * self.x
-    def room(self): return max(self.limit - self.reserve(), 0.0) * 0.8
+    def room(self): return self.room_above(self.reserve())
+    def room_above(self, reserve): return max(self.limit - reserve, 0.0) * 0.8
     def swing(self): return 2.0 * math.sqrt(self.c["crowd"])  # law 8: the level's swing from K senders
     def holds_crowd(self):  # laws 8, 9, 10: the room above the configured reserve holds the swing
-        return self.reset_span is None and self.swing() <= max(self.limit - self.own_reserve(), 0.0) * 0.8
+        return self.reset_span is None and self.swing() <= self.room_above(self.own_reserve())
     def slope(self):
         room = self.room()
         floor = 4.0 if self.reset_span is not None else self.swing() if self.holds_crowd() else 10.0  # law 4: 10
@@ -392,15 +393,13 @@ class FairShare:
         if self.c["quota"] is not None or self.policy is not None:
             return
         self.longest_reset = max(self.longest_reset, stated)
-        if self.reset_span is not None:  # law 10: a fixed window's turnover says no bucket too
-            self.no_bucket = True
+        self.no_bucket = self.no_bucket or self.reset_span is not None  # law 10: a fixed window's turnover too
+        if self.no_bucket:
             return self.refill_from_longest_reset(now)
         t, res = secs(now), secs(self.c["reset_resolution"])
         if stated > res:  # law 10: a bucket's reset is rounded up by less than a resolution
             ceiling = (self.limit - r + 1.0) / (stated - res)
             self.refill_ceiling = ceiling if self.refill_ceiling is None else min(self.refill_ceiling, ceiling)
-        if self.no_bucket:
-            return self.refill_from_longest_reset(now)
         end, last = t + stated, self.moving_end
         moved = last is not None and t > last[1] and abs(end - last[0]) > res
         self.moving_end = (end, t, stated, r)

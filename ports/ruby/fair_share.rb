@@ -158,10 +158,11 @@ class FairShare
   def planned(t) = (left = to_reset(t)) ? fmax(@limit - reserve, 0.0) * left / @period : 0.0
   def phase(now) = @clock_phase + secs([now - @clock_at, 0].max) * @x
 
-  def room = fmax(@limit - reserve, 0.0) * 0.8
+  def room = room_above(reserve)
+  def room_above(reserve) = fmax(@limit - reserve, 0.0) * 0.8
   def swing = 2.0 * Math.sqrt(@c[:crowd]) # law 8: the level's swing from K senders
   # Laws 8, 9 and 10: the room above the configured reserve holds the swing.
-  def holds_crowd? = @reset_span.nil? && swing <= fmax(@limit - own_reserve, 0.0) * 0.8
+  def holds_crowd? = @reset_span.nil? && swing <= room_above(own_reserve)
 
   def slope
     floor = @reset_span ? 4.0 : (holds_crowd? ? swing : 10.0) # law 4: 10 tokens on a bucket
@@ -341,10 +342,8 @@ class FairShare
   def learn_refill(now, stated, r)
     return if @c[:quota] || @policy
     @longest_reset = fmax(@longest_reset || 0.0, stated)
-    if @reset_span # law 10: a fixed window's turnover says no bucket too
-      @no_bucket = true
-      return refill_from_longest_reset(now)
-    end
+    @no_bucket ||= !@reset_span.nil? # law 10: a fixed window's turnover says no bucket too
+    return refill_from_longest_reset(now) if @no_bucket
     t = secs(now)
     end_at = t + stated
     res = secs(@ns[:reset_resolution])
@@ -352,7 +351,6 @@ class FairShare
       ceiling = (@limit - r + 1.0) / (stated - res)
       @refill_ceiling = @refill_ceiling ? fmin(@refill_ceiling, ceiling) : ceiling
     end
-    return refill_from_longest_reset(now) if @no_bucket
     last = @moving_end
     moved = last && t > last[1] && (end_at - last[0]).abs > res
     @moving_end = [end_at, t, stated, r]

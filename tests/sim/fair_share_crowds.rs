@@ -15,8 +15,7 @@ fn two_hundred_singles(sets: &[&str]) -> Metrics {
         "clients.*.algorithm=fair-share",
         "expect={}",
     ];
-    let all: Vec<&str> = sets.iter().chain(&fleet).copied().collect();
-    bundled("heroku_5x5.toml", &all).metrics
+    bundled("heroku_5x5.toml", &[&fleet[..], sets].concat()).metrics
 }
 
 /// 200 one-thread processes of `fair-share` on a GCRA of 100 a minute, the bucket full at the

@@ -191,7 +191,12 @@ impl Law {
 
     /// The room above the reserve that the price may span: most of it.
     fn room(&self) -> f64 {
-        (self.limit - self.reserve()).max(0.0) * MAX_SPAN_OF_ROOM
+        self.room_above(self.reserve())
+    }
+
+    /// Most of the bucket above `reserve` tokens.
+    fn room_above(&self, reserve: f64) -> f64 {
+        (self.limit - reserve).max(0.0) * MAX_SPAN_OF_ROOM
     }
 
     /// `2√K` tokens: the swing of the level under `K` senders at random phases (law 8).
@@ -203,8 +208,7 @@ impl Law {
     /// swing: there the price spans that swing (law 8), a process alone still pulls, a first
     /// refusal is read as a crowd (law 9), and the reserve holds a quarter of the swing (law 10).
     fn holds_the_crowd(&self) -> bool {
-        self.reset_span.is_none()
-            && self.crowd_swing() <= (self.limit - self.own_reserve()).max(0.0) * MAX_SPAN_OF_ROOM
+        self.reset_span.is_none() && self.crowd_swing() <= self.room_above(self.own_reserve())
     }
 
     /// `L`, tokens per e-fold of the price.
@@ -511,11 +515,11 @@ impl Law {
             return;
         }
         self.longest_reset = self.longest_reset.max(stated);
-        if self.reset_span.is_some() {
-            // A fixed window read from the level's turnover is no bucket either: until
-            // `read_period` reads its period, that is the longest reset stated, not the
-            // default quota's hour (law 10).
-            self.no_bucket = true;
+        // A fixed window read from the level's turnover is no bucket either: until
+        // `read_period` reads its period, the refill comes from the longest reset stated, not
+        // the default quota's hour (law 10).
+        self.no_bucket |= self.reset_span.is_some();
+        if self.no_bucket {
             self.refill_from_longest_reset(now);
             return;
         }
@@ -525,10 +529,6 @@ impl Law {
         if stated > res {
             let ceiling = (self.limit - r + 1.0) / (stated - res);
             self.refill_ceiling = Some(self.refill_ceiling.map_or(ceiling, |c| c.min(ceiling)));
-        }
-        if self.no_bucket {
-            self.refill_from_longest_reset(now);
-            return;
         }
         let last = self.moving_end.replace(StatedReset {
             end,
