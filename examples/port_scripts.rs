@@ -183,6 +183,19 @@ const SHAPES: &[Shape] = &[
         skewed: false,
     },
     Shape {
+        name: "gcra_crowd_refusals",
+        server: "kind = \"gcra\"\nlimit = 600\nperiod = \"10m\"\ninitial = 100",
+        dialect: Headers::Full,
+        threads: 8,
+        // Others alone take more than the refill: the bucket, which holds a crowd's swing,
+        // runs dry again and again after the process has read it, and each refusal cuts the
+        // process of eight threads by 2^(-1/8), one thread's worth (law 11).
+        params: &[],
+        others_every: 0.8,
+        minutes: 10,
+        skewed: false,
+    },
+    Shape {
         name: "gcra_full_drain",
         server: "kind = \"gcra\"\nlimit = 3000\nperiod = \"1h\"",
         dialect: Headers::Full,

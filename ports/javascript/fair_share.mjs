@@ -1,4 +1,4 @@
-// fair-share law 10 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
+// fair-share law 11 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in JavaScript (Node 18+,
 // no packages); law 3 places a fixed window's reset from a stated end that stays put while the
 // count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 // bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
@@ -12,8 +12,9 @@
 // tokens where the bucket has room for it; law 9, on such a bucket, keeps half the pull of a
 // process that reads itself as the whole total, and cuts a process refused before its first
 // window to n/(2√K) of its rate; law 10 keeps a reserve of at least √K/2 tokens on such a
-// bucket, and stops learning a refill from stated resets no bucket gives. A mirror of
-// crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+// bucket, and stops learning a refill from stated resets no bucket gives; law 11 cuts a process
+// of n threads refused on such a bucket by decrease^(1/n), as one of n one-thread processes. A
+// mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 // docs/fair-share.md explains the law): time is whole nanoseconds inside (a Number holds them
 // exactly for 104 days), the random draws come in the same order, and answers are read as
 // answer.rs reads them, so the same answers give the same waits.
@@ -70,7 +71,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const LAW = 10;
+export const LAW = 11;
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 const DAY = 86400 * NS;
@@ -538,7 +539,9 @@ export class FairShare {
         const factor = this.sliding ? fmax(1 - 1 / fmax(perPeriod, 1), this.c.decrease)
           : this.headers && this.updates === 0 && this.decreases === 0 && this.holdsCrowd()
             ? fmin(n / this.swing(), this.c.decrease) // law 9: refused before any window, a crowd
-            : this.c.decrease;
+            : this.headers && this.holdsCrowd()
+              ? exp(ln(this.c.decrease) / n) // law 11: one of n one-thread processes
+              : this.c.decrease;
         this.setRate(now, this.x * factor);
         this.lastDecrease = now;
         this.decreases += 1;

@@ -1,7 +1,7 @@
 """fair-share in Python (standard library only): processes and threads that share one API
 token share its quota equally, without counting each other.
 
-fair-share law 10 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
+fair-share law 11 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
 src/throttle/fair_share.rs of 2026-11-26; law 2 reads a fixed window's period from its stated
 reset; law 3 places a fixed window's reset from a stated end that stays put while the count falls,
 and narrows down where the resets fall turnover by turnover; law 4 learns a bucket's or sliding
@@ -15,7 +15,9 @@ and keeps three quarters of the reserve in a fixed window's current allowance an
 to come; law 8 widens a bucket's price to 2√K tokens where the bucket has room for it; law 9,
 on such a bucket, keeps half the pull of a process that reads itself as the whole total, and cuts
 a process refused before its first window to n/(2√K) of its rate; law 10 keeps a reserve of at
-least √K/2 tokens on such a bucket, and stops learning a refill from stated resets no bucket gives)
+least √K/2 tokens on such a bucket, and stops learning a refill from stated resets no bucket gives;
+law 11 cuts a process of n threads refused on such a bucket by decrease^(1/n), as one of n
+one-thread processes)
 
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
@@ -32,7 +34,7 @@ import math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-LAW = 10  # the version of the law this port follows (fair_share::LAW)
+LAW = 11  # the version of the law this port follows (fair_share::LAW)
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 DEFAULTS = dict(quota=None, period=None, first_spread=0.0, initial_sleep=None, reserve=0.005, span=0.03,
@@ -503,6 +505,8 @@ class FairShare:
                     factor = max(1.0 - 1.0 / max(n * self.x * self.period, 1.0), factor)
                 elif self.headers and self.updates == 0 and self.decreases == 0 and self.holds_crowd():
                     factor = min(n / self.swing(), factor)  # law 9: refused before any window, a crowd
+                elif self.headers and self.holds_crowd():
+                    factor = math.exp(math.log(self.c["decrease"]) / n)  # law 11: one of n one-thread processes
                 self.set_rate(now, self.x * factor)
                 self.last_decrease, self.decreases, self.window, self.samples = now, self.decreases + 1, None, 0
             wait = 0

@@ -1,4 +1,4 @@
-# fair-share law 10 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
+# fair-share law 11 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
 # library only; law 3 places a fixed window's reset from a stated end that stays put while the
 # count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 # bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
@@ -12,8 +12,9 @@
 # tokens where the bucket has room for it; law 9, on such a bucket, keeps half the pull of a
 # process that reads itself as the whole total, and cuts a process refused before its first
 # window to n/(2√K) of its rate; law 10 keeps a reserve of at least √K/2 tokens on such a
-# bucket, and stops learning a refill from stated resets no bucket gives. A mirror of
-# crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+# bucket, and stops learning a refill from stated resets no bucket gives; law 11 cuts a process
+# of n threads refused on such a bucket by decrease^(1/n), as one of n one-thread processes. A
+# mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 # docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
 # in the same order, and answers are read as answer.rs reads them, so the same answers give the
 # same waits.
@@ -25,7 +26,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  LAW = 10
+  LAW = 11
   NS = 1_000_000_000
   U64 = 2**64 - 1
   DAY = 86_400 * NS
@@ -470,6 +471,8 @@ class FairShare
                    fmax(1.0 - 1.0 / fmax(per_period, 1.0), @c[:decrease])
                  elsif @headers && @updates.zero? && @decreases.zero? && holds_crowd?
                    fmin(@threads.size / swing, @c[:decrease]) # law 9: refused before any window, a crowd
+                 elsif @headers && holds_crowd?
+                   Math.exp(Math.log(@c[:decrease]) / @threads.size) # law 11: one of n one-thread processes
                  else
                    @c[:decrease]
                  end

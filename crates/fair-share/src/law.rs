@@ -1121,6 +1121,12 @@ impl Law {
                 // started together is refused at least once, so all take this cut alike and
                 // stay fair; halving alone left each of them about `log2 N` refusals to take.
                 (n / self.crowd_swing()).min(self.cfg.decrease)
+            } else if self.headers && self.holds_the_crowd() {
+                // Law 11: a refusal marks one thread, so a process of `n` threads takes it as
+                // `n` one-thread processes would, one of them cut: `decrease^(1/n)`. Halving the
+                // whole process cut a pool of 500 threads 500 times harder than a single beside
+                // it, and the pool ended at a fifth of a single's per-thread rate.
+                (self.cfg.decrease.ln() / n).exp()
             } else {
                 self.cfg.decrease
             };
@@ -2178,7 +2184,7 @@ mod tests {
     }
 
     #[test]
-    fn a_429_halves_once_per_round_and_retry_after_is_honoured_with_positive_jitter() {
+    fn a_429_cuts_once_per_round_and_retry_after_is_honoured_with_positive_jitter() {
         let mut t = build(2);
         let mut rng = test_rng();
         t.x = 0.5;
@@ -2194,7 +2200,10 @@ mod tests {
         }
         t.respond_ns(101 * S, 0, &refused, &mut rng);
         t.respond_ns(101 * S, 1, &refused, &mut rng);
-        assert_eq!(t.thread_rate(), 0.25);
+        // Two threads on Heroku's bucket, which holds a crowd: one of two threads halved
+        // (law 11), once for both refusals of the round.
+        let cut = 0.5f64.sqrt();
+        assert!((t.thread_rate() - 0.5 * cut).abs() < 1e-12);
         assert_eq!(t.backoffs(), 1);
         for th in 0..2 {
             let hold = t.threads[th].hold;
@@ -2206,7 +2215,7 @@ mod tests {
         }
         assert!(now >= 111 * S);
         t.respond_ns(now + 5 * S, 0, &refused, &mut rng);
-        assert_eq!(t.thread_rate(), 0.125);
+        assert!((t.thread_rate() - 0.5 * cut * cut).abs() < 1e-12);
     }
 
     #[test]
@@ -2223,22 +2232,43 @@ mod tests {
         };
         let swing = 2.0 * 1000f64.sqrt();
         // Heroku's 4,500 refused before any window: a crowd emptied it (law 9). The process of
-        // 4 threads is cut to 4/(2√K) of its rate, and the next refusal halves.
+        // 4 threads is cut to 4/(2√K) of its rate, and the next refusal cuts one of its four
+        // threads' worth: by 2^(−1/4) (law 11).
+        let quarter = 0.5f64.powf(0.25);
         let mut t = build(4);
         t.x = 0.3;
         let first = refused(&mut t, 10 * S, &mut rng);
         assert!((first - 0.3 * 4.0 / swing).abs() < 1e-12, "{first}");
         let second = refused(&mut t, 100_000 * S, &mut rng);
-        assert!((second - first / 2.0).abs() < 1e-12, "{second}");
+        assert!((second - first * quarter).abs() < 1e-12, "{second}");
         // A process of 100 threads is already slower per thread than such a crowd: it halves.
         let mut many = build(100);
         many.x = 0.01;
         assert_eq!(refused(&mut many, 10 * S, &mut rng), 0.005);
-        // After a window has read the level, a refusal halves.
+        // After a window has read the level, a refusal cuts a process of four threads as one of
+        // four one-thread processes would be cut: one of them halved, 2^(−1/4) in all (law 11),
+        // and four refusals in four rounds halve it, as they would halve four singles' total.
         let mut read = build(4);
         read.x = 0.3;
         read.updates = 1;
-        assert_eq!(refused(&mut read, 10 * S, &mut rng), 0.15);
+        let once = refused(&mut read, 10 * S, &mut rng);
+        assert!((once - 0.3 * quarter).abs() < 1e-12, "{once}");
+        for round in 1..4 {
+            refused(&mut read, (10 + 100_000 * round) * S, &mut rng);
+        }
+        assert!((read.thread_rate() - 0.15).abs() < 1e-12);
+        // A one-thread process halves.
+        let mut single = build(1);
+        single.x = 1.0;
+        single.updates = 1;
+        assert_eq!(refused(&mut single, 10 * S, &mut rng), 0.5);
+        // Without a count there is no level, and no crowd to be one thread of: it halves.
+        let mut blind = build(4);
+        blind.x = 0.3;
+        blind.updates = 1;
+        blind.threads[0].last_send = Some(10 * S);
+        blind.respond_ns(10 * S, 0, &Answer::bare(Status::Limited), &mut rng);
+        assert_eq!(blind.thread_rate(), 0.15);
         // A bucket of 20 cannot hold a crowd's swing: its refusals are its own noise.
         let mut small = shaped(4, 20.0, 20, 20.0);
         small.x = 0.3;
