@@ -1,7 +1,7 @@
 """fair-share in Python (standard library only): processes and threads that share one API
 token share its quota equally, without counting each other.
 
-fair-share law 11 (throttle-sim 0.1, crates/fair-share of 2026-11-27; law 1 was
+fair-share law 11 (throttle-sim 0.1, crates/fair-share of 2026-11-28; law 1 was
 src/throttle/fair_share.rs of 2026-11-26; law 2 reads a fixed window's period from its stated
 reset; law 3 places a fixed window's reset from a stated end that stays put while the count falls,
 and narrows down where the resets fall turnover by turnover; law 4 learns a bucket's or sliding

@@ -1,4 +1,4 @@
-# fair-share law 11 (throttle-sim 0.1, crates/fair-share of 2026-11-27), in Ruby with the standard
+# fair-share law 11 (throttle-sim 0.1, crates/fair-share of 2026-11-28), in Ruby with the standard
 # library only; law 3 places a fixed window's reset from a stated end that stays put while the
 # count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 # bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
