@@ -13,7 +13,7 @@
 // process that reads itself as the whole total, and cuts a process refused before its first
 // window to n/(2√K) of its rate; law 10 keeps a reserve of at least √K/2 tokens on such a
 // bucket, and stops learning a refill from stated resets no bucket gives; law 11 cuts a process
-// of n threads refused on such a bucket by decrease^(1/n), as one of n one-thread processes. A
+// of n threads refused on such a bucket by decrease^(1/n), an n-th of the cut. A
 // mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 // docs/fair-share.md explains the law): time is whole nanoseconds inside (a Number holds them
 // exactly for 104 days), the random draws come in the same order, and answers are read as
@@ -540,7 +540,7 @@ export class FairShare {
           : this.headers && this.updates === 0 && this.decreases === 0 && this.holdsCrowd()
             ? fmin(n / this.swing(), this.c.decrease) // law 9: refused before any window, a crowd
             : this.headers && this.holdsCrowd()
-              ? exp(ln(this.c.decrease) / n) // law 11: one of n one-thread processes
+              ? exp(ln(this.c.decrease) / n) // law 11: an n-th of a halving per refusal
               : this.c.decrease;
         this.setRate(now, this.x * factor);
         this.lastDecrease = now;

@@ -16,8 +16,8 @@ to come; law 8 widens a bucket's price to 2√K tokens where the bucket has room
 on such a bucket, keeps half the pull of a process that reads itself as the whole total, and cuts
 a process refused before its first window to n/(2√K) of its rate; law 10 keeps a reserve of at
 least √K/2 tokens on such a bucket, and stops learning a refill from stated resets no bucket gives;
-law 11 cuts a process of n threads refused on such a bucket by decrease^(1/n), as one of n
-one-thread processes)
+law 11 cuts a process of n threads refused on such a bucket by decrease^(1/n), an n-th of the
+cut)
 
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
@@ -506,7 +506,7 @@ class FairShare:
                 elif self.headers and self.updates == 0 and self.decreases == 0 and self.holds_crowd():
                     factor = min(n / self.swing(), factor)  # law 9: refused before any window, a crowd
                 elif self.headers and self.holds_crowd():
-                    factor = math.exp(math.log(self.c["decrease"]) / n)  # law 11: one of n one-thread processes
+                    factor = math.exp(math.log(self.c["decrease"]) / n)  # law 11: an n-th of a halving per refusal
                 self.set_rate(now, self.x * factor)
                 self.last_decrease, self.decreases, self.window, self.samples = now, self.decreases + 1, None, 0
             wait = 0

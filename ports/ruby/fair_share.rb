@@ -13,7 +13,7 @@
 # process that reads itself as the whole total, and cuts a process refused before its first
 # window to n/(2√K) of its rate; law 10 keeps a reserve of at least √K/2 tokens on such a
 # bucket, and stops learning a refill from stated resets no bucket gives; law 11 cuts a process
-# of n threads refused on such a bucket by decrease^(1/n), as one of n one-thread processes. A
+# of n threads refused on such a bucket by decrease^(1/n), an n-th of the cut. A
 # mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 # docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
 # in the same order, and answers are read as answer.rs reads them, so the same answers give the
@@ -472,7 +472,7 @@ class FairShare
                  elsif @headers && @updates.zero? && @decreases.zero? && holds_crowd?
                    fmin(@threads.size / swing, @c[:decrease]) # law 9: refused before any window, a crowd
                  elsif @headers && holds_crowd?
-                   Math.exp(Math.log(@c[:decrease]) / @threads.size) # law 11: one of n one-thread processes
+                   Math.exp(Math.log(@c[:decrease]) / @threads.size) # law 11: an n-th of a halving per refusal
                  else
                    @c[:decrease]
                  end

@@ -83,10 +83,10 @@ fn two_hundred_singles_on_an_empty_bucket_take_one_deep_cut_each() {
 
 /// One process of 500 threads beside 500 one-thread processes on Heroku's 4,500 an hour
 /// (gauntlet/threads_1000.toml, seed 42). A refusal marks one thread: law 11 cuts the pool by
-/// `2^(−1/500)` for it, as one of 500 singles would be halved, where law 10 halved all 500 of
-/// its threads at once. With law 10 the pool ended at about a fifth of a single's per-thread
-/// rate: Jain's index 0.694, 1.26 % of the second half refused (0.62–0.69 and 1.25–1.52 % on
-/// seeds 42–45); law 11 gives 0.82–0.86 and 0.13–0.58 %.
+/// `2^(−1/500)` for it (500 refusals halve it, as one each halves 500 singles), where law 10
+/// halved all 500 of its threads at once. With law 10 the pool ended at about a fifth of a
+/// single's per-thread rate: Jain's index 0.694, 1.26 % of the second half refused (0.62–0.69
+/// and 1.25–1.52 % on seeds 42–45); law 11 gives 0.82–0.86 and 0.13–0.58 %.
 #[test]
 fn a_pool_of_threads_beside_singles_is_cut_as_its_threads_would_be() {
     let m = bundled("gauntlet/threads_1000.toml", &["expect={}"]).metrics;

@@ -1122,10 +1122,11 @@ impl Law {
                 // stay fair; halving alone left each of them about `log2 N` refusals to take.
                 (n / self.crowd_swing()).min(self.cfg.decrease)
             } else if self.headers && self.holds_the_crowd() {
-                // Law 11: a refusal marks one thread, so a process of `n` threads takes it as
-                // `n` one-thread processes would, one of them cut: `decrease^(1/n)`. Halving the
-                // whole process cut a pool of 500 threads 500 times harder than a single beside
-                // it, and the pool ended at a fifth of a single's per-thread rate.
+                // Law 11: a refusal marks one thread, so a process of `n` threads takes an
+                // `n`-th of the cut, `decrease^(1/n)`: `n` refusals cut it once, as one refusal
+                // each cuts `n` one-thread processes once. Halving the whole process cut a pool
+                // of 500 threads 500 times harder than a single beside it, and the pool ended at
+                // a fifth of a single's per-thread rate.
                 (self.cfg.decrease.ln() / n).exp()
             } else {
                 self.cfg.decrease
@@ -2200,7 +2201,7 @@ mod tests {
         }
         t.respond_ns(101 * S, 0, &refused, &mut rng);
         t.respond_ns(101 * S, 1, &refused, &mut rng);
-        // Two threads on Heroku's bucket, which holds a crowd: one of two threads halved
+        // Two threads on Heroku's bucket, which holds a crowd: half of a halving, 2^(−1/2)
         // (law 11), once for both refusals of the round.
         let cut = 0.5f64.sqrt();
         assert!((t.thread_rate() - 0.5 * cut).abs() < 1e-12);
@@ -2245,9 +2246,9 @@ mod tests {
         let mut many = build(100);
         many.x = 0.01;
         assert_eq!(refused(&mut many, 10 * S, &mut rng), 0.005);
-        // After a window has read the level, a refusal cuts a process of four threads as one of
-        // four one-thread processes would be cut: one of them halved, 2^(−1/4) in all (law 11),
-        // and four refusals in four rounds halve it, as they would halve four singles' total.
+        // After a window has read the level, a refusal cuts a process of four threads by a
+        // quarter of a halving, 2^(−1/4) (law 11): four refusals in four rounds halve it, as
+        // one refusal each would halve four one-thread processes.
         let mut read = build(4);
         read.x = 0.3;
         read.updates = 1;

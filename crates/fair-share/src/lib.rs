@@ -170,9 +170,9 @@
 //! each of 200 one-thread processes on an empty 5,000-an-hour bucket no longer halves its way
 //! down through about `log2 N` refusals (whole-run 429s 7.3 % → 2.1 %). Any later 429 on such a
 //! bucket, once a count was read, cuts `x` by `decrease^(1/n)` (law 11): a refusal marks one
-//! thread, so a process of `n` threads reacts as `n` one-thread processes would when one of
-//! them is refused (500 threads beside 500 singles: Jain's index 0.66 → 0.84, second-half
-//! 429s 1.3 % → 0.5 %). **A 503 or a transport error**
+//! thread, so a process of `n` threads takes an `n`-th of the cut, and `n` refusals cut it as
+//! one refusal each cuts `n` one-thread processes (500 threads beside 500 singles: Jain's index
+//! 0.66 → 0.84, second-half 429s 1.3 % → 0.5 %). **A 503 or a transport error**
 //! changes no rate but holds the thread back for `error_backoff`, doubling per consecutive
 //! error up to `error_backoff_max`.
 //!
@@ -238,8 +238,8 @@ pub use params::{Params, Problem, UNITS};
 /// half the pull of a process that reads itself as the whole total, and cuts a process refused
 /// before its first window to `n/(2√K)` of its rate; 10 keeps a reserve of at least `√K/2`
 /// tokens on such a bucket, and stops learning a refill from stated resets that no bucket
-/// gives; 11 cuts a process of `n` threads refused on such a bucket by `decrease^(1/n)`, as one
-/// of `n` one-thread processes.
+/// gives; 11 cuts a process of `n` threads refused on such a bucket by `decrease^(1/n)`, an
+/// `n`-th of the cut.
 pub const LAW: u32 = 11;
 
 /// The law for one process, shared by its threads: a [`Law`], its generator, and which threads
