@@ -189,7 +189,7 @@ const SHAPES: &[Shape] = &[
         threads: 8,
         // Others alone take more than the refill: the bucket, which holds a crowd's swing,
         // runs dry again and again after the process has read it, and each refusal cuts the
-        // process of eight threads by 2^(-1/8), one thread's worth (law 11).
+        // process of eight threads by 2^(-1/8), an eighth of a halving (law 11).
         params: &[],
         others_every: 0.8,
         minutes: 10,

@@ -537,11 +537,10 @@ export class FairShare {
       if (!spent && (d === null || (sent >= d && now >= Math.min(d + period, U64)))) {
         const perPeriod = n * this.x * this.period;
         const factor = this.sliding ? fmax(1 - 1 / fmax(perPeriod, 1), this.c.decrease)
-          : this.headers && this.updates === 0 && this.decreases === 0 && this.holdsCrowd()
-            ? fmin(n / this.swing(), this.c.decrease) // law 9: refused before any window, a crowd
-            : this.headers && this.holdsCrowd()
-              ? exp(ln(this.c.decrease) / n) // law 11: an n-th of a halving per refusal
-              : this.c.decrease;
+          : !(this.headers && this.holdsCrowd()) ? this.c.decrease
+            : this.updates === 0 && this.decreases === 0
+              ? fmin(n / this.swing(), this.c.decrease) // law 9: refused before any window, a crowd
+              : exp(ln(this.c.decrease) / n); // law 11: an n-th of a halving per refusal
         this.setRate(now, this.x * factor);
         this.lastDecrease = now;
         this.decreases += 1;

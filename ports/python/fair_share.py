@@ -503,10 +503,11 @@ class FairShare:
                 factor = self.c["decrease"]
                 if self.sliding:  # one request per period off the process
                     factor = max(1.0 - 1.0 / max(n * self.x * self.period, 1.0), factor)
-                elif self.headers and self.updates == 0 and self.decreases == 0 and self.holds_crowd():
-                    factor = min(n / self.swing(), factor)  # law 9: refused before any window, a crowd
                 elif self.headers and self.holds_crowd():
-                    factor = math.exp(math.log(self.c["decrease"]) / n)  # law 11: an n-th of a halving per refusal
+                    if self.updates == 0 and self.decreases == 0:
+                        factor = min(n / self.swing(), factor)  # law 9: refused before any window, a crowd
+                    else:
+                        factor = math.exp(math.log(factor) / n)  # law 11: an n-th of a halving per refusal
                 self.set_rate(now, self.x * factor)
                 self.last_decrease, self.decreases, self.window, self.samples = now, self.decreases + 1, None, 0
             wait = 0

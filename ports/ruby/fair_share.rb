@@ -469,10 +469,12 @@ class FairShare
         per_period = @threads.size * @x * @period
         factor = if @sliding
                    fmax(1.0 - 1.0 / fmax(per_period, 1.0), @c[:decrease])
-                 elsif @headers && @updates.zero? && @decreases.zero? && holds_crowd?
-                   fmin(@threads.size / swing, @c[:decrease]) # law 9: refused before any window, a crowd
                  elsif @headers && holds_crowd?
-                   Math.exp(Math.log(@c[:decrease]) / @threads.size) # law 11: an n-th of a halving per refusal
+                   if @updates.zero? && @decreases.zero?
+                     fmin(@threads.size / swing, @c[:decrease]) # law 9: refused before any window, a crowd
+                   else
+                     Math.exp(Math.log(@c[:decrease]) / @threads.size) # law 11: an n-th of a halving per refusal
+                   end
                  else
                    @c[:decrease]
                  end

@@ -1111,23 +1111,22 @@ impl Law {
             let factor = if self.sliding {
                 let per_period = n * self.x * self.period;
                 (1.0 - 1.0 / per_period.max(1.0)).max(self.cfg.decrease)
-            } else if self.headers
-                && self.updates == 0
-                && self.decreases == 0
-                && self.holds_the_crowd()
-            {
-                // Law 9: refused before any window could read the level, on a bucket deep
-                // enough to hold a crowd's swing: a crowd emptied it. Every process of a crowd
-                // started together is refused at least once, so all take this cut alike and
-                // stay fair; halving alone left each of them about `log2 N` refusals to take.
-                (n / self.crowd_swing()).min(self.cfg.decrease)
             } else if self.headers && self.holds_the_crowd() {
-                // Law 11: a refusal marks one thread, so a process of `n` threads takes an
-                // `n`-th of the cut, `decrease^(1/n)`: `n` refusals cut it once, as one refusal
-                // each cuts `n` one-thread processes once. Halving the whole process cut a pool
-                // of 500 threads 500 times harder than a single beside it, and the pool ended at
-                // a fifth of a single's per-thread rate.
-                (self.cfg.decrease.ln() / n).exp()
+                if self.updates == 0 && self.decreases == 0 {
+                    // Law 9: refused before any window could read the level, on a bucket deep
+                    // enough to hold a crowd's swing: a crowd emptied it. Every process of a
+                    // crowd started together is refused at least once, so all take this cut
+                    // alike and stay fair; halving alone left each of them about `log2 N`
+                    // refusals to take.
+                    (n / self.crowd_swing()).min(self.cfg.decrease)
+                } else {
+                    // Law 11: a refusal marks one thread, so a process of `n` threads takes an
+                    // `n`-th of the cut, `decrease^(1/n)`: `n` refusals cut it once, as one
+                    // refusal each cuts `n` one-thread processes once. Halving the whole
+                    // process cut a pool of 500 threads 500 times harder than a single beside
+                    // it, and the pool ended at a fifth of a single's per-thread rate.
+                    (self.cfg.decrease.ln() / n).exp()
+                }
             } else {
                 self.cfg.decrease
             };
@@ -2233,8 +2232,8 @@ mod tests {
         };
         let swing = 2.0 * 1000f64.sqrt();
         // Heroku's 4,500 refused before any window: a crowd emptied it (law 9). The process of
-        // 4 threads is cut to 4/(2√K) of its rate, and the next refusal cuts one of its four
-        // threads' worth: by 2^(−1/4) (law 11).
+        // 4 threads is cut to 4/(2√K) of its rate, and the next refusal by a quarter of a
+        // halving: 2^(−1/4) (law 11).
         let quarter = 0.5f64.powf(0.25);
         let mut t = build(4);
         t.x = 0.3;
