@@ -29,6 +29,9 @@ struct Shape {
     params: &'static [(&'static str, f64)],
     /// Other clients' requests, one every this many seconds (0: none).
     others_every: f64,
+    /// Others' requests sent together, and when (seconds): on a sliding window they leave it
+    /// together a period later.
+    others_burst: (u64, f64),
     minutes: u64,
     /// Latencies of 0.5-1.5 s whose two legs differ (see `latency`).
     skewed: bool,
@@ -42,6 +45,7 @@ const SHAPES: &[Shape] = &[
         threads: 3,
         params: &[],
         others_every: 0.5,
+        others_burst: (0, 0.0),
         minutes: 3,
         skewed: false,
     },
@@ -52,6 +56,7 @@ const SHAPES: &[Shape] = &[
         threads: 4,
         params: &[("quota", 4500.0), ("period", 3600.0)],
         others_every: 1.5,
+        others_burst: (0, 0.0),
         minutes: 8,
         skewed: false,
     },
@@ -62,6 +67,7 @@ const SHAPES: &[Shape] = &[
         threads: 2,
         params: &[],
         others_every: 0.7,
+        others_burst: (0, 0.0),
         minutes: 15,
         skewed: false,
     },
@@ -72,6 +78,7 @@ const SHAPES: &[Shape] = &[
         threads: 2,
         params: &[],
         others_every: 0.0,
+        others_burst: (0, 0.0),
         minutes: 10,
         skewed: false,
     },
@@ -82,6 +89,7 @@ const SHAPES: &[Shape] = &[
         threads: 2,
         params: &[("quota", 1.0), ("period", 1.0), ("jitter", 0.0)],
         others_every: 3.0,
+        others_burst: (0, 0.0),
         minutes: 5,
         skewed: false,
     },
@@ -94,6 +102,7 @@ const SHAPES: &[Shape] = &[
         // time-scaled server): the window ends agree within 3 s, steady over 6 s.
         params: &[("reset_resolution", 3.0)],
         others_every: 1.0,
+        others_burst: (0, 0.0),
         minutes: 10,
         skewed: false,
     },
@@ -106,6 +115,7 @@ const SHAPES: &[Shape] = &[
         // its reset before any turnover (law 3, `read_fixed_end`).
         params: &[],
         others_every: 0.7,
+        others_burst: (0, 0.0),
         minutes: 8,
         skewed: false,
     },
@@ -117,6 +127,7 @@ const SHAPES: &[Shape] = &[
         // No policy: the refill is learned from the stated resets (law 4, `learn_refill`).
         params: &[],
         others_every: 0.5,
+        others_burst: (0, 0.0),
         minutes: 3,
         skewed: false,
     },
@@ -129,6 +140,7 @@ const SHAPES: &[Shape] = &[
         // and one reset at counts no bucket's refill explains reads it as `B/60 s` (law 5).
         params: &[],
         others_every: 0.0,
+        others_burst: (0, 0.0),
         minutes: 10,
         skewed: false,
     },
@@ -141,6 +153,7 @@ const SHAPES: &[Shape] = &[
         // answers under one stated reset of 5 minutes, no bucket's (law 5: the refill `B/reset`).
         params: &[],
         others_every: 0.25,
+        others_burst: (0, 0.0),
         minutes: 6,
         skewed: false,
     },
@@ -153,6 +166,7 @@ const SHAPES: &[Shape] = &[
         // 20 (law 5 raises `B` to a count above it when no limit is stated).
         params: &[("quota", 1.0), ("period", 1.0)],
         others_every: 2.0,
+        others_burst: (0, 0.0),
         minutes: 5,
         skewed: false,
     },
@@ -167,6 +181,7 @@ const SHAPES: &[Shape] = &[
         // spacing by both readings' slack before it reads a fixed window's turnover.
         params: &[],
         others_every: 0.5,
+        others_burst: (0, 0.0),
         minutes: 3,
         skewed: true,
     },
@@ -179,6 +194,7 @@ const SHAPES: &[Shape] = &[
         // law reads a total far above its target and cuts straight to it (law 7).
         params: &[],
         others_every: 0.01,
+        others_burst: (0, 0.0),
         minutes: 2,
         skewed: false,
     },
@@ -192,6 +208,7 @@ const SHAPES: &[Shape] = &[
         // process of eight threads by 2^(-1/8), an eighth of a halving (law 11).
         params: &[],
         others_every: 0.8,
+        others_burst: (0, 0.0),
         minutes: 10,
         skewed: false,
     },
@@ -205,6 +222,7 @@ const SHAPES: &[Shape] = &[
         // most its own share of the target.
         params: &[],
         others_every: 1.0,
+        others_burst: (0, 0.0),
         minutes: 10,
         skewed: false,
     },
@@ -218,6 +236,7 @@ const SHAPES: &[Shape] = &[
         // one (law 7).
         params: &[],
         others_every: 0.25,
+        others_burst: (0, 0.0),
         minutes: 3,
         skewed: false,
     },
@@ -230,7 +249,23 @@ const SHAPES: &[Shape] = &[
         // doublings, where the law stops doubling.
         params: &[("error_backoff", 1e-7), ("error_backoff_max", 1e6)],
         others_every: 0.0,
+        others_burst: (0, 0.0),
         minutes: 14,
+        skewed: false,
+    },
+    Shape {
+        name: "sliding_window_echo",
+        server: "kind = \"sliding-window\"\nlimit = 100\nwindow = \"1m\"",
+        dialect: Headers::Full,
+        threads: 2,
+        // Others take 60 at once at the start, and the process sends slowly at first: a period
+        // later the 60 leave the window together, and the level jumps as a fixed window's does
+        // at its turnover. The law has read a sliding window by then, and reads no turnover in
+        // the jump (law 12).
+        params: &[("initial_sleep", 10.0)],
+        others_every: 0.0,
+        others_burst: (60, 0.0),
+        minutes: 4,
         skewed: false,
     },
 ];
@@ -290,6 +325,7 @@ fn record(shape: &Shape) -> Value {
     let end = shape.minutes * 60_000_000_000;
     let others = (shape.others_every * 1e9) as u64;
     let mut next_other = if others > 0 { others / 2 } else { u64::MAX };
+    let (mut burst, burst_at) = (shape.others_burst.0, (shape.others_burst.1 * 1e9) as u64);
     // Per thread: when it next asks, and whether that is for an answer (its request's) or a
     // wait.
     let mut due: Vec<(u64, Option<(Decision, u64)>)> = vec![(0, None); shape.threads];
@@ -307,6 +343,10 @@ fn record(shape: &Shape) -> Value {
         while next_other <= now {
             server.admit(next_other, 0);
             next_other += others;
+        }
+        while burst > 0 && burst_at <= now {
+            server.admit(burst_at, 0);
+            burst -= 1;
         }
         let at = Duration::from_nanos(now);
         match answer {

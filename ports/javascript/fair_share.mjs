@@ -1,4 +1,4 @@
-// fair-share law 11 (throttle-sim 0.1, crates/fair-share of 2026-11-28), in JavaScript (Node 18+,
+// fair-share law 12 (throttle-sim 0.1, crates/fair-share of 2026-11-28), in JavaScript (Node 18+,
 // no packages); law 3 places a fixed window's reset from a stated end that stays put while the
 // count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 // bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
@@ -13,8 +13,8 @@
 // process that reads itself as the whole total, and cuts a process refused before its first
 // window to n/(2√K) of its rate; law 10 keeps a reserve of at least √K/2 tokens on such a
 // bucket, and stops learning a refill from stated resets no bucket gives; law 11 cuts a process
-// of n threads refused on such a bucket by decrease^(1/n), an n-th of the cut. A
-// mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+// of n threads refused on such a bucket by decrease^(1/n), an n-th of the cut; law 12 reads no
+// fixed window's turnover in a jump of a sliding window's level. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 // docs/fair-share.md explains the law): time is whole nanoseconds inside (a Number holds them
 // exactly for 104 days), the random draws come in the same order, and answers are read as
 // answer.rs reads them, so the same answers give the same waits.
@@ -71,7 +71,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const LAW = 11;
+export const LAW = 12;
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 const DAY = 86400 * NS;
@@ -354,7 +354,8 @@ export class FairShare {
     const slack = fmax(secs(now) - t, 0); // law 5: counted at t give or take this (half the latency)
     if (this.newest !== null && t >= this.newest.t) {
       const refill = this.refill() * (t - this.newest.t + slack + this.newestSlack);
-      if (r > this.newest.r + refill + fmax(this.limit * 0.1, 2)) {
+      // law 12: on a sliding window a jump is requests leaving it a period after they were sent
+      if (!this.sliding && r > this.newest.r + refill + fmax(this.limit * 0.1, 2)) {
         const newest = this.newest;
         this.placeReset(newest.t, t); // a fixed window turned over between the two readings
         this.fullStart = false;

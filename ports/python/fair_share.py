@@ -1,7 +1,7 @@
 """fair-share in Python (standard library only): processes and threads that share one API
 token share its quota equally, without counting each other.
 
-fair-share law 11 (throttle-sim 0.1, crates/fair-share of 2026-11-28; law 1 was
+fair-share law 12 (throttle-sim 0.1, crates/fair-share of 2026-11-28; law 1 was
 src/throttle/fair_share.rs of 2026-11-26; law 2 reads a fixed window's period from its stated
 reset; law 3 places a fixed window's reset from a stated end that stays put while the count falls,
 and narrows down where the resets fall turnover by turnover; law 4 learns a bucket's or sliding
@@ -17,7 +17,7 @@ on such a bucket, keeps half the pull of a process that reads itself as the whol
 a process refused before its first window to n/(2√K) of its rate; law 10 keeps a reserve of at
 least √K/2 tokens on such a bucket, and stops learning a refill from stated resets no bucket gives;
 law 11 cuts a process of n threads refused on such a bucket by decrease^(1/n), an n-th of the
-cut)
+cut; law 12 reads no fixed window's turnover in a jump of a sliding window's level)
 
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
@@ -34,7 +34,7 @@ import math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-LAW = 11  # the version of the law this port follows (fair_share::LAW)
+LAW = 12  # the version of the law this port follows (fair_share::LAW)
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 DEFAULTS = dict(quota=None, period=None, first_spread=0.0, initial_sleep=None, reserve=0.005, span=0.03,
@@ -350,7 +350,8 @@ class FairShare:
             self.full_start = False
         slack = max(secs(now) - t, 0.0)  # law 5: counted at t give or take this (half the latency)
         if self.newest is not None and t >= self.newest[0]:
-            if r > self.newest[1] + self.refill() * (t - self.newest[0] + slack + self.newest_slack) + max(self.limit * 0.1, 2.0):
+            # law 12: on a sliding window a jump is requests leaving it a period after they were sent
+            if not self.sliding and r > self.newest[1] + self.refill() * (t - self.newest[0] + slack + self.newest_slack) + max(self.limit * 0.1, 2.0):
                 newest = self.newest
                 self.place_reset(newest[0], t)  # a window reset between the two readings
                 self.full_start = False

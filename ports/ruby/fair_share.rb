@@ -1,4 +1,4 @@
-# fair-share law 11 (throttle-sim 0.1, crates/fair-share of 2026-11-28), in Ruby with the standard
+# fair-share law 12 (throttle-sim 0.1, crates/fair-share of 2026-11-28), in Ruby with the standard
 # library only; law 3 places a fixed window's reset from a stated end that stays put while the
 # count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 # bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
@@ -13,8 +13,8 @@
 # process that reads itself as the whole total, and cuts a process refused before its first
 # window to n/(2√K) of its rate; law 10 keeps a reserve of at least √K/2 tokens on such a
 # bucket, and stops learning a refill from stated resets no bucket gives; law 11 cuts a process
-# of n threads refused on such a bucket by decrease^(1/n), an n-th of the cut. A
-# mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+# of n threads refused on such a bucket by decrease^(1/n), an n-th of the cut; law 12 reads no
+# fixed window's turnover in a jump of a sliding window's level. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 # docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
 # in the same order, and answers are read as answer.rs reads them, so the same answers give the
 # same waits.
@@ -26,7 +26,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  LAW = 11
+  LAW = 12
   NS = 1_000_000_000
   U64 = 2**64 - 1
   DAY = 86_400 * NS
@@ -295,7 +295,8 @@ class FairShare
     end
     slack = fmax(secs(now) - t, 0.0) # law 5: counted at t give or take this (half the latency)
     if @newest && t >= @newest.t
-      if r > @newest.r + refill * (t - @newest.t + slack + @newest_slack) + fmax(@limit * 0.1, 2.0)
+      # law 12: on a sliding window a jump is requests leaving it a period after they were sent
+      if !@sliding && r > @newest.r + refill * (t - @newest.t + slack + @newest_slack) + fmax(@limit * 0.1, 2.0)
         newest = @newest
         place_reset(newest.t, t) # a fixed window turned over between the two readings
         @full_start = false

@@ -643,7 +643,13 @@ impl Law {
         }
         if let Some(newest) = before {
             let refill = self.refill() * (t - newest.t + slack + before_slack);
-            if r > newest.r + refill + (self.limit * RESET_JUMP).max(MIN_RESET_TOKENS) {
+            // On a sliding window the level jumps when requests sent together leave it, a
+            // period after they were sent: an echo, not a turnover (law 12). Read as a
+            // turnover, it threw a slow process out of sliding mode, and the fixed window's
+            // target and a bucket's pull lifted it 30-fold in one window.
+            if !self.sliding
+                && r > newest.r + refill + (self.limit * RESET_JUMP).max(MIN_RESET_TOKENS)
+            {
                 // A fixed window turned over: what came before says nothing, and from now on
                 // the level is read as a window's allowance.
                 // The reset fell between the two readings.
@@ -1731,6 +1737,26 @@ mod tests {
         read(&mut fast, 0, 10_490 * MS, 20 * MS, 0);
         read(&mut fast, 1, 10_900 * MS, 20 * MS, 5);
         assert!(fast.reset_span.is_some());
+    }
+
+    #[test]
+    fn on_a_sliding_window_a_jump_is_an_echo_not_a_turnover() {
+        // 1,000 per hour, one thread: two readings 6 s apart, the level up from 197 to 372 as
+        // the requests a crowd sent together an hour ago leave the window. Read as a bucket, no
+        // refill explains 175 tokens in 6 s: a fixed window turned over. Known to be a sliding
+        // window, it is what left the window (law 12), and the law stays in sliding mode.
+        let read = |t: &mut Law, at: f64, r: f64| {
+            let now = from_secs(at);
+            t.observe(now, at, r);
+        };
+        for sliding in [false, true] {
+            let mut t = shaped(1, 1000.0, 3600, 1000.0);
+            t.sliding = sliding;
+            read(&mut t, 3601.0, 197.0);
+            read(&mut t, 3607.0, 372.0);
+            assert_eq!(t.reset_span.is_some(), !sliding, "sliding {sliding}");
+            assert_eq!(t.sliding, sliding);
+        }
     }
 
     #[test]

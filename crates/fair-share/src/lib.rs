@@ -1,4 +1,4 @@
-//! `fair-share` (law 11, see [`LAW`]): the law of a blind client that needs no count of its
+//! `fair-share` (law 12, see [`LAW`]): the law of a blind client that needs no count of its
 //! peers and still shares a key's quota equally, holding a small reserve of tokens instead of running into 429s. Every
 //! constant is in the API's own units (the bucket `B`, the refill `R`, the window) or in the
 //! client's own period, so one set of defaults serves a 5-per-second API and a 100,000-per-day
@@ -150,8 +150,9 @@
 //! is `B/period` (a token left unused is lost; the refusals at the floor are the signal), there
 //! is no pull, and a 429 takes one request per period off the process
 //! (`x · (1 − 1/(n·x·period))`) instead of half. A reading `1.5σ` short of a period (a window
-//! counting down) or a fixed window's reset switches back. A quota must be known (stated,
-//! given or learned) to tell `(B − r)/R`.
+//! counting down) or a fixed window's stated end switches back; a jump of the level does not
+//! (law 12): on a sliding window it is requests sent together leaving it a period later. A
+//! quota must be known (stated, given or learned) to tell `(B − r)/R`.
 //!
 //! **A full start.** A process whose first reading finds the bucket at least `full_level` full
 //! cannot tell a deep token bucket from a sliding window, which refills nothing for a window and
@@ -239,8 +240,9 @@ pub use params::{Params, Problem, UNITS};
 /// before its first window to `n/(2√K)` of its rate; 10 keeps a reserve of at least `√K/2`
 /// tokens on such a bucket, and stops learning a refill from stated resets that no bucket
 /// gives; 11 cuts a process of `n` threads refused on such a bucket by `decrease^(1/n)`, an
-/// `n`-th of the cut.
-pub const LAW: u32 = 11;
+/// `n`-th of the cut; 12 reads no fixed window's turnover in a jump of a sliding window's
+/// level (requests sent together leaving it a period later).
+pub const LAW: u32 = 12;
 
 /// The law for one process, shared by its threads: a [`Law`], its generator, and which threads
 /// have a request waiting to go, behind one lock.
