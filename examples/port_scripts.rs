@@ -37,17 +37,28 @@ struct Shape {
     skewed: bool,
 }
 
+/// What a script leaves as it is: no parameters, no other clients, latencies of 5-101 ms.
+const PLAIN: Shape = Shape {
+    name: "",
+    server: "",
+    dialect: Headers::Full,
+    threads: 1,
+    params: &[],
+    others_every: 0.0,
+    others_burst: (0, 0.0),
+    minutes: 1,
+    skewed: false,
+};
+
 const SHAPES: &[Shape] = &[
     Shape {
         name: "gcra_full",
         server: "kind = \"gcra\"\nlimit = 300\nperiod = \"1m\"\noutages = [[\"1m30s\", \"1m40s\"]]",
         dialect: Headers::Full,
         threads: 3,
-        params: &[],
         others_every: 0.5,
-        others_burst: (0, 0.0),
         minutes: 3,
-        skewed: false,
+        ..PLAIN
     },
     Shape {
         name: "gcra_heroku",
@@ -56,31 +67,25 @@ const SHAPES: &[Shape] = &[
         threads: 4,
         params: &[("quota", 4500.0), ("period", 3600.0)],
         others_every: 1.5,
-        others_burst: (0, 0.0),
         minutes: 8,
-        skewed: false,
+        ..PLAIN
     },
     Shape {
         name: "fixed_window_github",
         server: "kind = \"fixed-window\"\nlimit = 100\nwindow = \"1m\"",
         dialect: Headers::Github,
         threads: 2,
-        params: &[],
         others_every: 0.7,
-        others_burst: (0, 0.0),
         minutes: 15,
-        skewed: false,
+        ..PLAIN
     },
     Shape {
         name: "sliding_window_ietf",
         server: "kind = \"sliding-window\"\nlimit = 30\nwindow = \"1m\"",
         dialect: Headers::Ietf,
         threads: 2,
-        params: &[],
-        others_every: 0.0,
-        others_burst: (0, 0.0),
         minutes: 10,
-        skewed: false,
+        ..PLAIN
     },
     Shape {
         name: "token_bucket_none",
@@ -89,9 +94,8 @@ const SHAPES: &[Shape] = &[
         threads: 2,
         params: &[("quota", 1.0), ("period", 1.0), ("jitter", 0.0)],
         others_every: 3.0,
-        others_burst: (0, 0.0),
         minutes: 5,
-        skewed: false,
+        ..PLAIN
     },
     Shape {
         name: "fixed_window_github_coarse",
@@ -102,9 +106,8 @@ const SHAPES: &[Shape] = &[
         // time-scaled server): the window ends agree within 3 s, steady over 6 s.
         params: &[("reset_resolution", 3.0)],
         others_every: 1.0,
-        others_burst: (0, 0.0),
         minutes: 10,
-        skewed: false,
+        ..PLAIN
     },
     Shape {
         name: "fixed_window_full",
@@ -113,11 +116,9 @@ const SHAPES: &[Shape] = &[
         threads: 3,
         // The policy is stated: the window's end, stated alike while the count falls, places
         // its reset before any turnover (law 3, `read_fixed_end`).
-        params: &[],
         others_every: 0.7,
-        others_burst: (0, 0.0),
         minutes: 8,
-        skewed: false,
+        ..PLAIN
     },
     Shape {
         name: "gcra_github",
@@ -125,11 +126,9 @@ const SHAPES: &[Shape] = &[
         dialect: Headers::Github,
         threads: 3,
         // No policy: the refill is learned from the stated resets (law 4, `learn_refill`).
-        params: &[],
         others_every: 0.5,
-        others_burst: (0, 0.0),
         minutes: 3,
-        skewed: false,
+        ..PLAIN
     },
     Shape {
         name: "sliding_window_github",
@@ -138,11 +137,8 @@ const SHAPES: &[Shape] = &[
         threads: 2,
         // No policy: a whole window stated at any count bounds the refill by `(B − r − 1)/60 s`,
         // and one reset at counts no bucket's refill explains reads it as `B/60 s` (law 5).
-        params: &[],
-        others_every: 0.0,
-        others_burst: (0, 0.0),
         minutes: 10,
-        skewed: false,
+        ..PLAIN
     },
     Shape {
         name: "sliding_window_github_busy",
@@ -151,11 +147,9 @@ const SHAPES: &[Shape] = &[
         threads: 2,
         // Others take 4 a second: the count falls by several between two of this process's
         // answers under one stated reset of 5 minutes, no bucket's (law 5: the refill `B/reset`).
-        params: &[],
         others_every: 0.25,
-        others_burst: (0, 0.0),
         minutes: 6,
-        skewed: false,
+        ..PLAIN
     },
     Shape {
         name: "token_bucket_heroku_told",
@@ -166,9 +160,8 @@ const SHAPES: &[Shape] = &[
         // 20 (law 5 raises `B` to a count above it when no limit is stated).
         params: &[("quota", 1.0), ("period", 1.0)],
         others_every: 2.0,
-        others_burst: (0, 0.0),
         minutes: 5,
-        skewed: false,
+        ..PLAIN
     },
     Shape {
         name: "gcra_small_skewed_latency",
@@ -179,11 +172,10 @@ const SHAPES: &[Shape] = &[
         // law takes halfway: two readings' times can be off by a few tenths of a second, and
         // the level seem to jump by more than the refill over their spacing; law 5 widens that
         // spacing by both readings' slack before it reads a fixed window's turnover.
-        params: &[],
         others_every: 0.5,
-        others_burst: (0, 0.0),
         minutes: 3,
         skewed: true,
+        ..PLAIN
     },
     Shape {
         name: "gcra_flood",
@@ -192,11 +184,9 @@ const SHAPES: &[Shape] = &[
         threads: 1,
         // Others take 100 a second, as a crowd started together would: the first window of the
         // law reads a total far above its target and cuts straight to it (law 7).
-        params: &[],
         others_every: 0.01,
-        others_burst: (0, 0.0),
         minutes: 2,
-        skewed: false,
+        ..PLAIN
     },
     Shape {
         name: "gcra_crowd_refusals",
@@ -206,11 +196,9 @@ const SHAPES: &[Shape] = &[
         // Others alone take more than the refill: the bucket, which holds a crowd's swing,
         // runs dry again and again after the process has read it, and each refusal cuts the
         // process of eight threads by 2^(-1/8), an eighth of a halving (law 11).
-        params: &[],
         others_every: 0.8,
-        others_burst: (0, 0.0),
         minutes: 10,
-        skewed: false,
+        ..PLAIN
     },
     Shape {
         name: "gcra_full_drain",
@@ -220,11 +208,9 @@ const SHAPES: &[Shape] = &[
         // A full start beside others taking a request a second: the surplus is spent at most at
         // `R` on top of the refill, and the process, under half of the total, pulls toward at
         // most its own share of the target.
-        params: &[],
         others_every: 1.0,
-        others_burst: (0, 0.0),
         minutes: 10,
-        skewed: false,
+        ..PLAIN
     },
     Shape {
         name: "fixed_window_fast",
@@ -234,11 +220,9 @@ const SHAPES: &[Shape] = &[
         // A 1-second window: a window of the law spans resets and aims at the whole allowances
         // of the windows that follow, and keeps three quarters of the reserve in the current
         // one (law 7).
-        params: &[],
         others_every: 0.25,
-        others_burst: (0, 0.0),
         minutes: 3,
-        skewed: false,
+        ..PLAIN
     },
     Shape {
         name: "outage_backoff",
@@ -248,10 +232,8 @@ const SHAPES: &[Shape] = &[
         // Waits from 100 ns doubling per error: an outage of 10 minutes takes more than 30
         // doublings, where the law stops doubling.
         params: &[("error_backoff", 1e-7), ("error_backoff_max", 1e6)],
-        others_every: 0.0,
-        others_burst: (0, 0.0),
         minutes: 14,
-        skewed: false,
+        ..PLAIN
     },
     Shape {
         name: "sliding_window_echo",
@@ -263,10 +245,9 @@ const SHAPES: &[Shape] = &[
         // at its turnover. The law has read a sliding window by then, and reads no turnover in
         // the jump (law 12).
         params: &[("initial_sleep", 10.0)],
-        others_every: 0.0,
         others_burst: (60, 0.0),
         minutes: 4,
-        skewed: false,
+        ..PLAIN
     },
 ];
 
