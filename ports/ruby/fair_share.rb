@@ -14,7 +14,8 @@
 # window to n/(2√K) of its rate; law 10 keeps a reserve of at least √K/2 tokens on such a
 # bucket, and stops learning a refill from stated resets no bucket gives; law 11 cuts a process
 # of n threads refused on such a bucket by decrease^(1/n), an n-th of the cut; law 12 reads no
-# fixed window's turnover in a jump of a sliding window's level. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+# fixed window's turnover in a jump of a sliding window's level. A mirror of
+# crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 # docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
 # in the same order, and answers are read as answer.rs reads them, so the same answers give the
 # same waits.

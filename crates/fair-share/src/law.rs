@@ -1745,15 +1745,11 @@ mod tests {
         // the requests a crowd sent together an hour ago leave the window. Read as a bucket, no
         // refill explains 175 tokens in 6 s: a fixed window turned over. Known to be a sliding
         // window, it is what left the window (law 12), and the law stays in sliding mode.
-        let read = |t: &mut Law, at: f64, r: f64| {
-            let now = from_secs(at);
-            t.observe(now, at, r);
-        };
         for sliding in [false, true] {
             let mut t = shaped(1, 1000.0, 3600, 1000.0);
             t.sliding = sliding;
-            read(&mut t, 3601.0, 197.0);
-            read(&mut t, 3607.0, 372.0);
+            t.observe(3601 * S, 3601.0, 197.0);
+            t.observe(3607 * S, 3607.0, 372.0);
             assert_eq!(t.reset_span.is_some(), !sliding, "sliding {sliding}");
             assert_eq!(t.sliding, sliding);
         }
