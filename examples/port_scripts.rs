@@ -249,6 +249,15 @@ const SHAPES: &[Shape] = &[
         minutes: 4,
         ..PLAIN
     },
+    Shape {
+        name: "sliding_window_one_second",
+        server: "kind = \"sliding-window\"\nlimit = 20\nwindow = \"1s\"",
+        dialect: Headers::Full,
+        // Alone on a window whose stated reset (one second) a bucket's would round to as well:
+        // the level and the process's own successes tell it (law 13).
+        minutes: 1,
+        ..PLAIN
+    },
 ];
 
 /// Every draw of the law at the middle of its range.

@@ -1,4 +1,4 @@
-// fair-share law 12 (throttle-sim 0.1, crates/fair-share of 2026-11-28), in JavaScript (Node 18+,
+// fair-share law 13 (throttle-sim 0.1, crates/fair-share of 2026-11-28), in JavaScript (Node 18+,
 // no packages); law 3 places a fixed window's reset from a stated end that stays put while the
 // count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 // bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
@@ -14,8 +14,9 @@
 // window to n/(2√K) of its rate; law 10 keeps a reserve of at least √K/2 tokens on such a
 // bucket, and stops learning a refill from stated resets no bucket gives; law 11 cuts a process
 // of n threads refused on such a bucket by decrease^(1/n), an n-th of the cut; law 12 reads no
-// fixed window's turnover in a jump of a sliding window's level. A mirror of
-// crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+// fixed window's turnover in a jump of a sliding window's level; law 13 tells a sliding window
+// too short for its stated resets to say so by the level and the process's own successes, when
+// alone. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 // docs/fair-share.md explains the law): time is whole nanoseconds inside (a Number holds them
 // exactly for 104 days), the random draws come in the same order, and answers are read as
 // answer.rs reads them, so the same answers give the same waits.
@@ -72,7 +73,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const LAW = 12;
+export const LAW = 13;
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 const DAY = 86400 * NS;
@@ -150,6 +151,8 @@ export class FairShare {
     this.refillCeiling = null;
     this.longestReset = 0;
     this.noBucket = false;
+    this.own = []; // law 13: when the server counted own successes over the last period
+    this.echo = null; // law 13: { since, readings, exact, above, level }
     let x0 = this.rate / n;
     if (this.ns.initial_sleep !== null) x0 = fmin(1 / secs(this.ns.initial_sleep), x0);
     this.x = this.clampRate(x0);
@@ -291,6 +294,39 @@ export class FairShare {
       this.slidingVotes += 1;
       if (this.slidingVotes >= 3 && t - this.slidingSince > 2 * slack) this.sliding = true;
     } else if (stated < this.period - 1.5 * slack) this.forgetSliding();
+  }
+
+  // Law 13: alone on a window too short for its stated resets to tell, r + own = B on every success
+  // says a sliding window (own: the process's successes counted in the last period); a bucket
+  // refills between them, and reads above B once a token came back since the success before.
+  readEcho(t, r) {
+    const slack = fmax(this.period * 0.02, secs(this.ns.reset_resolution));
+    if (!this.knowsQuota() || this.period > 2.5 * slack) {
+      this.own = [];
+      this.echo = null;
+      return;
+    }
+    const own = this.own, start = t - this.period;
+    while (own.length > 0 && (own[0] <= start || own.length > 2 * this.limit)) own.shift();
+    let at = own.length;
+    while (at > 0 && own[at - 1] > t) at -= 1;
+    const before = at > 0 ? own[at - 1] : null;
+    own.splice(at, 0, t);
+    if (before === null || t - before < 1 / this.rate) return;
+    const e = r + (at + 1) - this.limit;
+    this.echo ??= { since: t, readings: 0, exact: 0, above: 0, level: 0 };
+    const tally = this.echo;
+    tally.readings += 1;
+    tally.level += r;
+    if (Math.abs(e) < 0.5) tally.exact += 1;
+    else if (e > 0) tally.above += 1;
+    if (t - tally.since >= 4 * this.period && tally.readings >= 30) {
+      if (tally.exact >= 0.95 * tally.readings && tally.level / tally.readings >= 0.1 * this.limit + 1) {
+        this.resetSpan = null; // a turnover seen was a burst's echo
+        this.sliding = true;
+      } else if (2 * tally.above >= tally.readings) this.sliding = false;
+      this.echo = { since: t, readings: 0, exact: 0, above: 0, level: 0 };
+    }
   }
 
   // Law 3: a fixed window states its end, the same instant on every answer until it turns over,
@@ -516,6 +552,7 @@ export class FairShare {
         this.readReset(secs(now), secs(a.reset), a.remaining);
         this.readFixedEnd(secs(counted), secs(a.reset), a.remaining);
       }
+      if (a.status === 'ok') this.readEcho(secs(counted), a.remaining);
       this.observeLevel(now, secs(counted), a.remaining);
       if (a.reset !== null && a.status === 'ok') this.readPeriod(now, secs(a.reset));
       if (a.reset !== null && a.status === 'ok') this.learnRefill(now, secs(a.reset), a.remaining);

@@ -1,7 +1,7 @@
 """fair-share in Python (standard library only): processes and threads that share one API
 token share its quota equally, without counting each other.
 
-fair-share law 12 (throttle-sim 0.1, crates/fair-share of 2026-11-28; law 1 was
+fair-share law 13 (throttle-sim 0.1, crates/fair-share of 2026-11-28; law 1 was
 src/throttle/fair_share.rs of 2026-11-26; law 2 reads a fixed window's period from its stated
 reset; law 3 places a fixed window's reset from a stated end that stays put while the count falls,
 and narrows down where the resets fall turnover by turnover; law 4 learns a bucket's or sliding
@@ -17,7 +17,9 @@ on such a bucket, keeps half the pull of a process that reads itself as the whol
 a process refused before its first window to n/(2√K) of its rate; law 10 keeps a reserve of at
 least √K/2 tokens on such a bucket, and stops learning a refill from stated resets no bucket gives;
 law 11 cuts a process of n threads refused on such a bucket by decrease^(1/n), an n-th of the
-cut; law 12 reads no fixed window's turnover in a jump of a sliding window's level)
+cut; law 12 reads no fixed window's turnover in a jump of a sliding window's level; law 13 tells
+a sliding window too short for its stated resets to say so by the level and the process's own
+successes, when alone)
 
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
@@ -30,11 +32,11 @@ process, shared by its threads:
     law.observe(thread, time.monotonic(), status, response.getheaders(), latency)
 """
 
-import math, random as _random, re, threading, time
+import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-LAW = 12  # the version of the law this port follows (fair_share::LAW)
+LAW = 13  # the version of the law this port follows (fair_share::LAW)
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 DEFAULTS = dict(quota=None, period=None, first_spread=0.0, initial_sleep=None, reserve=0.005, span=0.03,
@@ -210,6 +212,8 @@ class FairShare:
         self.moving_end = self.refill_bound = None  # law 4: (end, t, reset, r) of the last answer; the learned refill
         # law 10: the lowest ceiling the stated resets put on a bucket's refill, the longest reset, no bucket
         self.refill_ceiling, self.longest_reset, self.no_bucket = None, 0.0, False
+        # law 13: when the server counted own successes over the last period; [since, readings, exact, above, level]
+        self.own, self.echo = [], None
         x0, sleep = self.rate / n, c["initial_sleep"]
         self.x = self.clamp_rate(x0 if sleep is None else min(1.0 / secs(sleep) if sleep else math.inf, x0))
     def wait(self, thread, now):
@@ -318,6 +322,35 @@ class FairShare:
             self.sliding = self.sliding or (self.votes >= 3 and t - self.since > 2.0 * slack)
         elif stated < self.period - 1.5 * slack:
             self.sliding, self.votes, self.since = False, 0, None
+    def read_echo(self, t, r):  # law 13: alone on a window its resets cannot tell, r + own = B says sliding
+        slack = max(self.period * 0.02, secs(self.c["reset_resolution"]))
+        if not self.knows_quota() or self.period > 2.5 * slack:
+            self.own, self.echo = [], None
+            return
+        own, start = self.own, t - self.period
+        while own and (own[0] <= start or len(own) > 2.0 * self.limit):
+            own.pop(0)
+        at = bisect.bisect_right(own, t)
+        before = own[at - 1] if at else None
+        own.insert(at, t)
+        if before is None or t - before < 1.0 / self.rate:  # a bucket gave a token back since: it tells
+            return
+        e = r + (at + 1) - self.limit
+        if self.echo is None:
+            self.echo = [t, 0, 0, 0, 0.0]
+        tally = self.echo
+        tally[1] += 1
+        tally[4] += r
+        if abs(e) < 0.5:
+            tally[2] += 1
+        elif e > 0.0:
+            tally[3] += 1
+        if t - tally[0] >= 4.0 * self.period and tally[1] >= 30:
+            if tally[2] >= 0.95 * tally[1] and tally[4] / tally[1] >= 0.1 * self.limit + 1.0:
+                self.reset_span, self.sliding = None, True  # a turnover seen was a burst's echo
+            elif 2 * tally[3] >= tally[1]:
+                self.sliding = False
+            self.echo = [t, 0, 0, 0, 0.0]
     def read_fixed_end(self, t, stated, r):  # law 3: a stated end that stays put while r falls
         if self.reset_at is not None or not self.knows_quota():
             self.stated_end = None
@@ -483,6 +516,8 @@ class FairShare:
             if reset is not None and cls == OK:
                 self.read_reset(secs(now), secs(reset), float(remaining))
                 self.read_fixed_end(secs(counted), secs(reset), float(remaining))
+            if cls == OK:
+                self.read_echo(secs(counted), float(remaining))
             self.level(now, secs(counted), float(remaining))
             if reset is not None and cls == OK:
                 self.read_period(now, secs(reset))

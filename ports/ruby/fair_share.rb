@@ -1,4 +1,4 @@
-# fair-share law 12 (throttle-sim 0.1, crates/fair-share of 2026-11-28), in Ruby with the standard
+# fair-share law 13 (throttle-sim 0.1, crates/fair-share of 2026-11-28), in Ruby with the standard
 # library only; law 3 places a fixed window's reset from a stated end that stays put while the
 # count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
 # bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
@@ -14,8 +14,9 @@
 # window to n/(2√K) of its rate; law 10 keeps a reserve of at least √K/2 tokens on such a
 # bucket, and stops learning a refill from stated resets no bucket gives; law 11 cuts a process
 # of n threads refused on such a bucket by decrease^(1/n), an n-th of the cut; law 12 reads no
-# fixed window's turnover in a jump of a sliding window's level. A mirror of
-# crates/fair-share/src/law.rs step by step (lib.rs has every formula,
+# fixed window's turnover in a jump of a sliding window's level; law 13 tells a sliding window
+# too short for its stated resets to say so by the level and the process's own successes, when
+# alone. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
 # docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
 # in the same order, and answers are read as answer.rs reads them, so the same answers give the
 # same waits.
@@ -27,7 +28,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  LAW = 12
+  LAW = 13
   NS = 1_000_000_000
   U64 = 2**64 - 1
   DAY = 86_400 * NS
@@ -90,6 +91,8 @@ class FairShare
     @win_since = nil
     @win_taken = @win_refused = 0.0
     @headers = @full_start = @sliding = @stated_policy = false
+    @own = [] # law 13: when the server counted own successes over the last period
+    @echo = nil # law 13: [since, readings, exact, above, level sum]
     x0 = @rate / @threads.size
     x0 = fmin(1.0 / secs(@ns[:initial_sleep]), x0) if @ns[:initial_sleep]
     @x = clamp_rate(x0)
@@ -234,6 +237,41 @@ class FairShare
     elsif stated < @period - 1.5 * slack
       forget_sliding
     end
+  end
+
+  # Law 13: alone on a window too short for its stated resets to tell, r + own = B on every success
+  # says a sliding window (own: the process's successes counted in the last period); a bucket
+  # refills between them, and reads above B once a token came back since the success before.
+  def read_echo(t, r)
+    slack = fmax(@period * 0.02, secs(@ns[:reset_resolution]))
+    if !knows_quota? || @period > 2.5 * slack
+      @own = []
+      @echo = nil
+      return
+    end
+    start = t - @period
+    @own.shift while !@own.empty? && (@own[0] <= start || @own.size > 2.0 * @limit)
+    at = @own.bsearch_index { |s| s > t } || @own.size
+    before = at.positive? ? @own[at - 1] : nil
+    @own.insert(at, t)
+    return if before.nil? || t - before < 1.0 / @rate
+    e = r + (at + 1) - @limit
+    @echo ||= [t, 0, 0, 0, 0.0]
+    @echo[1] += 1
+    @echo[4] += r
+    if e.abs < 0.5
+      @echo[2] += 1
+    elsif e > 0.0
+      @echo[3] += 1
+    end
+    return unless t - @echo[0] >= 4.0 * @period && @echo[1] >= 30
+    if @echo[2] >= 0.95 * @echo[1] && @echo[4] / @echo[1] >= 0.1 * @limit + 1.0
+      @reset_span = nil # a turnover seen was a burst's echo
+      @sliding = true
+    elsif 2 * @echo[3] >= @echo[1]
+      @sliding = false
+    end
+    @echo = [t, 0, 0, 0, 0.0]
   end
 
   # Law 3: a fixed window states its end, the same instant on every answer until it turns over,
@@ -448,6 +486,7 @@ class FairShare
         read_reset(secs(now), secs(a.reset), a.remaining.to_f)
         read_fixed_end(secs(counted), secs(a.reset), a.remaining.to_f)
       end
+      read_echo(secs(counted), a.remaining.to_f) if a.status == :ok
       observe_level(now, secs(counted), a.remaining.to_f)
       read_period(now, secs(a.reset)) if a.reset && a.status == :ok
       learn_refill(now, secs(a.reset), a.remaining.to_f) if a.reset && a.status == :ok

@@ -1,6 +1,7 @@
 //! The law's state for one process and its threads, told the time and the answers. The
 //! formulas are in the crate's documentation (lib.rs); this file is them, step by step.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use crate::answer::{Answer, Policy, Status};
@@ -90,6 +91,30 @@ impl LawWindow {
     }
 }
 
+/// Readings of `r + own − B` over a few periods, for `read_echo`.
+#[derive(Clone, Copy, Debug)]
+struct EchoTally {
+    since: f64,
+    readings: u32,
+    /// Readings with `r + own = B` exactly...
+    exact: u32,
+    /// ... and above it (refilled since: no sliding window).
+    above: u32,
+    level: f64,
+}
+
+impl EchoTally {
+    fn new(since: f64) -> EchoTally {
+        EchoTally {
+            since,
+            readings: 0,
+            exact: 0,
+            above: 0,
+            level: 0.0,
+        }
+    }
+}
+
 /// One process's state.
 pub struct Law {
     cfg: Params,
@@ -150,6 +175,10 @@ pub struct Law {
     /// ... and whether a lower bound rose above that ceiling or the level turned over as a
     /// fixed window's: no bucket states such resets.
     no_bucket: bool,
+    /// When the server counted this process's successes (seconds, in order), over the last
+    /// period, on a window too short for its stated resets to say sliding (law 13).
+    own_counted: VecDeque<f64>,
+    echo: Option<EchoTally>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -450,6 +479,60 @@ impl Law {
             self.sliding_votes = 0;
             self.sliding_since = None;
             self.sliding = false;
+        }
+    }
+
+    /// Law 13: on a window too short for the stated resets to tell a sliding window from a
+    /// bucket (both round up to the same whole second), the level tells, for a process alone.
+    /// A sliding window's level is `B` less what the last period took, so alone there the
+    /// process reads `r + own = B` on every success (`own`: its successes counted in the last
+    /// period, this one included); others only lower it. A bucket refills in between: alone,
+    /// it reads `r + own − B` above zero once a token came back since its success before (a
+    /// reading at least `1/R` after another of the same period). Over [`ECHO_PERIODS`] periods,
+    /// nearly every such reading exactly `B` with the level well up makes a sliding window;
+    /// most of them above `B` undo it.
+    fn read_echo(&mut self, t: f64, r: f64) {
+        let slack = (self.period * SLIDING_SLACK).max(self.resolution());
+        if !self.knows_quota() || self.period > ECHO_MAX_SLACKS * slack {
+            self.own_counted.clear();
+            self.echo = None;
+            return;
+        }
+        let own = &mut self.own_counted;
+        let from = t - self.period;
+        while own.front().is_some_and(|&s| s <= from) || own.len() as f64 > 2.0 * self.limit {
+            own.pop_front();
+        }
+        let at = own.partition_point(|&s| s <= t);
+        let before = at.checked_sub(1).map(|i| own[i]);
+        own.insert(at, t);
+        // Only a success a refill's token after another in the same period tells: the bucket
+        // has given a token back since (a first one, or one close behind, reads `B` on both).
+        if before.is_none_or(|b| t - b < 1.0 / self.rate) {
+            return;
+        }
+        let e = r + (at + 1) as f64 - self.limit;
+        let tally = self.echo.get_or_insert(EchoTally::new(t));
+        tally.readings += 1;
+        tally.level += r;
+        if e.abs() < 0.5 {
+            tally.exact += 1;
+        } else if e > 0.0 {
+            tally.above += 1;
+        }
+        let tally = *tally;
+        if t - tally.since >= ECHO_PERIODS * self.period && tally.readings >= ECHO_MIN_READINGS {
+            let n = tally.readings as f64;
+            let level = tally.level / n;
+            if tally.exact as f64 >= ECHO_EXACT * n && level >= ECHO_LEVEL * self.limit + 1.0 {
+                // A fixed window reads above `B` too, alone (what its current window took
+                // leaves the period later): a turnover seen was an echo of a burst.
+                self.reset_span = None;
+                self.sliding = true;
+            } else if 2 * tally.above >= tally.readings {
+                self.sliding = false;
+            }
+            self.echo = Some(EchoTally::new(t));
         }
     }
 
@@ -813,6 +896,20 @@ const LONE_SHARE_NOISE: f64 = 0.1;
 const SLIDING_SLACK: f64 = 0.02;
 /// Readings in a row that make a sliding window.
 const SLIDING_VOTES: u32 = 3;
+/// Stated resets tell a sliding window only on a period longer than this many slacks (a bucket
+/// may say up to `period`, a sliding window says `period`, each within a slack, and they must
+/// lie 1.5 slacks apart); on a shorter one the level's echo is read instead (law 13).
+const ECHO_MAX_SLACKS: f64 = 2.5;
+/// The echo is judged over this many periods...
+const ECHO_PERIODS: f64 = 4.0;
+/// ... of at least this many readings, ...
+const ECHO_MIN_READINGS: u32 = 30;
+/// ... this share of them exactly `B` (a request at the period's edge may be counted on the
+/// other side of it) ...
+const ECHO_EXACT: f64 = 0.95;
+/// ... and the level on average above this share of the bucket and a token: a bucket emptied
+/// by a lone process reads `B` too (its level a period ago was nothing).
+const ECHO_LEVEL: f64 = 0.1;
 /// One window moves `ln x` down by at most this factor.
 const MAX_STEP_DOWN: f64 = 100.0;
 /// A first window that reads a total this many times its target cuts straight to it (law 7).
@@ -922,6 +1019,8 @@ impl Law {
             refill_ceiling: None,
             longest_reset: 0.0,
             no_bucket: false,
+            own_counted: VecDeque::new(),
+            echo: None,
         };
         let x0 = match initial_sleep {
             Some(s) => (1.0 / s).min(rate / n as f64),
@@ -1053,6 +1152,9 @@ impl Law {
             if let (Some(reset), Status::Ok) = (answer.reset, answer.status) {
                 self.read_reset(secs(now), secs(nanos(reset)), r as f64);
                 self.read_fixed_end(secs(counted), secs(nanos(reset)), r as f64);
+            }
+            if answer.status == Status::Ok {
+                self.read_echo(secs(counted), r as f64);
             }
             self.observe(now, secs(counted), r as f64);
             if let (Some(reset), Status::Ok) = (answer.reset, answer.status) {
@@ -1948,6 +2050,48 @@ mod tests {
             reset: ns(reset_s * S),
             ..answer(status, remaining)
         }
+    }
+
+    #[test]
+    fn alone_on_a_one_second_window_the_level_and_own_successes_tell_a_sliding_window() {
+        // 20 per second, every answer stating a reset of one second: a sliding window, a bucket
+        // and a fixed window alike. One thread sends every 103 ms for 8 s, alone. A sliding
+        // window reads 20 less the 10 it let in over the last second; a bucket refills between
+        // sends (19 left each time); a fixed window counts down from 20 each second.
+        let sends_since = |k: u64, from_ms: u64| (1..=k).filter(|j| 103 * j > from_ms).count();
+        let sliding_level = |k: u64| 20 - sends_since(k, (103 * k).saturating_sub(1000)) as u64;
+        let fixed_level = |k: u64| 20 - sends_since(k, (103 * k / 1000 * 1000).max(1) - 1) as u64;
+        let readings_from = |first: u64, level: &dyn Fn(u64) -> u64, law: &mut Law| {
+            let mut rng = test_rng();
+            for k in first..first + 80 {
+                let a = Answer {
+                    limit: Some(20),
+                    reset: ns(S),
+                    ..answer(Status::Ok, level(k))
+                };
+                law.respond_ns(k * 103 * S / 1000, 0, &a, &mut rng);
+            }
+        };
+        let readings = |level: &dyn Fn(u64) -> u64, law: &mut Law| readings_from(1, level, law);
+        let mut sliding = shaped(1, 20.0, 1, 20.0);
+        // A burst's echo read as a fixed window's turnover before: forgotten.
+        sliding.reset_span = Some((0.0, 0.0));
+        readings(&sliding_level, &mut sliding);
+        assert!(sliding.sliding);
+        assert_eq!(sliding.reset_span, None);
+        let mut bucket = shaped(1, 20.0, 1, 20.0);
+        readings(&|_| 19, &mut bucket);
+        assert!(!bucket.sliding);
+        let mut fixed = shaped(1, 20.0, 1, 20.0);
+        readings(&fixed_level, &mut fixed);
+        assert!(!fixed.sliding);
+        // A bucket that a process alone keeps empty reads `r + own = B` too: no verdict.
+        let mut empty = shaped(1, 20.0, 1, 20.0);
+        readings(&|_| 0, &mut empty);
+        assert!(!empty.sliding);
+        // Half the readings above `B` switch back.
+        readings_from(81, &|_| 19, &mut sliding);
+        assert!(!sliding.sliding);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! `fair-share` (law 12, see [`LAW`]): the law of a blind client that needs no count of its
+//! `fair-share` (law 13, see [`LAW`]): the law of a blind client that needs no count of its
 //! peers and still shares a key's quota equally, holding a small reserve of tokens instead of running into 429s. Every
 //! constant is in the API's own units (the bucket `B`, the refill `R`, the window) or in the
 //! client's own period, so one set of defaults serves a 5-per-second API and a 100,000-per-day
@@ -154,6 +154,16 @@
 //! (law 12): on a sliding window it is requests sent together leaving it a period later. A
 //! quota must be known (stated, given or learned) to tell `(B − r)/R`.
 //!
+//! **A window too short for its resets to tell** (`period ≤ 2.5σ`: both say one second). The
+//! level tells, for a process alone (law 13): on a sliding window `r + own = B` on every
+//! success, `own` being the process's successes counted in the last period (this one too);
+//! others only lower it, and a bucket's refill raises it once a token came back since the
+//! process's success before. Over 4 periods and at least 30 successes each at least `1/R` after
+//! another of the same period, 95 % of them reading `r + own = B` exactly, with the level on
+//! average above `0.1·B + 1` (an emptied bucket reads `B` too), switch to sliding mode (and
+//! forget a fixed window's turnover: it was the echo of a burst); half of them above `B`
+//! switch back.
+//!
 //! **A full start.** A process whose first reading finds the bucket at least `full_level` full
 //! cannot tell a deep token bucket from a sliding window, which refills nothing for a window and
 //! then returns whatever was spent, as it was spent. Until the level first comes down into the
@@ -241,8 +251,9 @@ pub use params::{Params, Problem, UNITS};
 /// tokens on such a bucket, and stops learning a refill from stated resets that no bucket
 /// gives; 11 cuts a process of `n` threads refused on such a bucket by `decrease^(1/n)`, an
 /// `n`-th of the cut; 12 reads no fixed window's turnover in a jump of a sliding window's
-/// level (requests sent together leaving it a period later).
-pub const LAW: u32 = 12;
+/// level (requests sent together leaving it a period later); 13 tells a sliding window too short
+/// for its stated resets to say so by the level and the process's own successes, when alone.
+pub const LAW: u32 = 13;
 
 /// The law for one process, shared by its threads: a [`Law`], its generator, and which threads
 /// have a request waiting to go, behind one lock.
