@@ -525,8 +525,8 @@ impl Law {
             let n = tally.readings as f64;
             let level = tally.level / n;
             if tally.exact as f64 >= ECHO_EXACT * n && level >= ECHO_LEVEL * self.limit + 1.0 {
-                // A fixed window reads above `B` too, alone (what its current window took
-                // leaves the period later): a turnover seen was an echo of a burst.
+                // Alone on a fixed window the readings are above `B` too (`own` still counts
+                // what was taken before its last reset): a turnover seen was a burst's echo.
                 self.reset_span = None;
                 self.sliding = true;
             } else if 2 * tally.above >= tally.readings {
