@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use crate::common::{Running, exe, serve};
 
-/// `client` against `addr` for `seconds`, 2 threads each sending every 150 ms (± half).
-fn record(addr: &str, out: &Path, seconds: &str) {
+/// `client` against `addr` for `seconds`, 2 threads each sending every `sleep` (± half).
+fn record(addr: &str, out: &Path, seconds: &str, sleep: &str) {
     let mut client = Running(
         Command::new(exe())
             .args(["client", "--target"])
@@ -21,12 +21,8 @@ fn record(addr: &str, out: &Path, seconds: &str) {
                 "--duration",
                 seconds,
             ])
-            .args([
-                "--set",
-                "clients.*.sleep=150ms",
-                "--set",
-                "clients.*.jitter=0.5",
-            ])
+            .args(["--set", &format!("clients.*.sleep={sleep}")])
+            .args(["--set", "clients.*.jitter=0.5"])
             .args(["--log-requests", "--quiet", "--out"])
             .arg(out)
             .stdout(Stdio::null())
@@ -52,7 +48,7 @@ fn fit_learns_the_rule_of_a_served_bucket_and_a_served_fixed_window() {
     let tmp = tempfile::tempdir().unwrap();
     // A bucket of 20 refilled over 10 s of real time (2 per second), in the full dialect.
     let (_server, addr) = serve(&["--limit", "20", "--period", "10s"]);
-    record(&addr, &tmp.path().join("bucket"), "20s");
+    record(&addr, &tmp.path().join("bucket"), "20s", "150ms");
     let f = fitted(&tmp.path().join("bucket"));
     assert_eq!(f["rule"]["rule"], "bucket", "{f}");
     assert_eq!(f["rule"]["size"], 20.0, "{f}");
@@ -69,7 +65,7 @@ fn fit_learns_the_rule_of_a_served_bucket_and_a_served_fixed_window() {
     )
     .unwrap();
     let (_server, addr) = serve(&["--scenario", scenario.to_str().unwrap()]);
-    record(&addr, &tmp.path().join("window"), "20s");
+    record(&addr, &tmp.path().join("window"), "20s", "150ms");
     let f = fitted(&tmp.path().join("window"));
     assert_eq!(f["rule"]["rule"], "fixed-window", "{f}");
     assert_eq!(f["rule"]["limit"], 10.0, "{f}");
@@ -479,7 +475,11 @@ fn fit_tells_a_server_that_charges_refused_requests() {
     )
     .unwrap();
     let (_server, addr) = serve(&["--scenario", scenario.to_str().unwrap()]);
-    record(&addr, &tmp.path().join("demo"), "5s");
+    // Two threads at 4 a second each against 5 a second: about half refused, and each refusal
+    // charged, so the replay tells the counted from the free by 0.3 or more. At 150 ms apart
+    // the bucket stayed empty, only 8 of 52 were let in over 5 s, and under a loaded machine's
+    // timing the period was once fitted at 1.3 s.
+    record(&addr, &tmp.path().join("demo"), "6s", "250ms");
     let f = fitted(&tmp.path().join("demo"));
     assert_eq!(f["rule"]["rule"], "bucket", "{f}");
     assert_eq!(f["refused_cost"], true, "{f}");
