@@ -286,9 +286,12 @@ export class FairShare {
     this.setRate(now, exp(ln(this.x) + gain * clampStep(ln(this.limit / this.period / total))));
   }
 
+  // A stated reset's rounding: the header's second, or 0.02 of the period if more.
+  resetSlack() { return fmax(this.period * 0.02, secs(this.ns.reset_resolution)); }
+
   readReset(t, stated, r) {
     if (this.resetAt !== null || !this.knowsQuota()) return this.forgetSliding();
-    const slack = fmax(this.period * 0.02, secs(this.ns.reset_resolution));
+    const slack = this.resetSlack();
     if (stated >= this.period - slack && stated > fmax(this.limit - r, 0) / this.rate + 1.5 * slack) {
       this.slidingSince ??= t;
       this.slidingVotes += 1;
@@ -300,7 +303,7 @@ export class FairShare {
   // says a sliding window (own: the process's successes counted in the last period); a bucket
   // refills between them, and reads above B once a token came back since the success before.
   readEcho(t, r) {
-    const slack = fmax(this.period * 0.02, secs(this.ns.reset_resolution));
+    const slack = this.resetSlack();
     if (!this.knowsQuota() || this.period > 2.5 * slack) {
       this.own = [];
       this.echo = null;

@@ -311,11 +311,13 @@ class FairShare:
         cap = target * self.x / total if self.full_start else target
         ln_x += pull * max(_ln(min(price, cap)) - ln_x, -LN_100)
         self.set_rate(now, math.exp(ln_x))
+    def reset_slack(self):  # a stated reset's rounding: the header's second, or 0.02 of the period
+        return max(self.period * 0.02, secs(self.c["reset_resolution"]))
     def read_reset(self, t, stated, r):  # a whole period at any level: a sliding window
         if self.reset_at is not None or not self.knows_quota():
             self.sliding, self.votes, self.since = False, 0, None
             return
-        bucket, slack = max(self.limit - r, 0.0) / self.rate, max(self.period * 0.02, secs(self.c["reset_resolution"]))
+        bucket, slack = max(self.limit - r, 0.0) / self.rate, self.reset_slack()
         if stated >= self.period - slack and stated > bucket + 1.5 * slack:
             self.since = t if self.since is None else self.since
             self.votes = min(self.votes + 1, U32)
@@ -323,7 +325,7 @@ class FairShare:
         elif stated < self.period - 1.5 * slack:
             self.sliding, self.votes, self.since = False, 0, None
     def read_echo(self, t, r):  # law 13: alone on a window its resets cannot tell, r + own = B says sliding
-        slack = max(self.period * 0.02, secs(self.c["reset_resolution"]))
+        slack = self.reset_slack()
         if not self.knows_quota() or self.period > 2.5 * slack:
             self.own, self.echo = [], None
             return

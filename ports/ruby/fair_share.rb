@@ -227,9 +227,12 @@ class FairShare
     set_rate(now, Math.exp(Math.log(@x) + gain * clamp_step(Math.log(@limit / @period / total))))
   end
 
+  # A stated reset's rounding: the header's second, or 0.02 of the period if more.
+  def reset_slack = fmax(@period * 0.02, secs(@ns[:reset_resolution]))
+
   def read_reset(t, stated, r)
     return forget_sliding if reset_at || !knows_quota?
-    slack = fmax(@period * 0.02, secs(@ns[:reset_resolution]))
+    slack = reset_slack
     if stated >= @period - slack && stated > fmax(@limit - r, 0.0) / @rate + 1.5 * slack
       @sliding_since ||= t
       @sliding_votes += 1
@@ -243,7 +246,7 @@ class FairShare
   # says a sliding window (own: the process's successes counted in the last period); a bucket
   # refills between them, and reads above B once a token came back since the success before.
   def read_echo(t, r)
-    slack = fmax(@period * 0.02, secs(@ns[:reset_resolution]))
+    slack = reset_slack
     if !knows_quota? || @period > 2.5 * slack
       @own = []
       @echo = nil

@@ -449,6 +449,12 @@ impl Law {
         }
     }
 
+    /// The stated reset's rounding, in the client's time: a whole second, or more where a live
+    /// server's second stands for more of it (a time scale); a share of the period if more.
+    fn reset_slack(&self) -> f64 {
+        (self.period * SLIDING_SLACK).max(self.resolution())
+    }
+
     /// A stated reset (seconds) read at `t` with the level `r`: a bucket is whole again after
     /// `(B − r)/R` (the header rounds up to a whole second); a sliding window says a whole
     /// period whatever the level (its newest request leaves the window a period later). With a
@@ -464,9 +470,7 @@ impl Law {
             return;
         }
         let bucket = (self.limit - r).max(0.0) / self.rate;
-        // The stated reset's rounding, in the client's time: a whole second, or more where a
-        // live server's second stands for more of it (a time scale); a share of the period.
-        let slack = (self.period * SLIDING_SLACK).max(self.resolution());
+        let slack = self.reset_slack();
         if stated >= self.period - slack && stated > bucket + 1.5 * slack {
             let since = *self.sliding_since.get_or_insert(t);
             self.sliding_votes = self.sliding_votes.saturating_add(1);
@@ -492,7 +496,7 @@ impl Law {
     /// nearly every such reading exactly `B` with the level well up makes a sliding window;
     /// most of them above `B` undo it.
     fn read_echo(&mut self, t: f64, r: f64) {
-        let slack = (self.period * SLIDING_SLACK).max(self.resolution());
+        let slack = self.reset_slack();
         if !self.knows_quota() || self.period > ECHO_MAX_SLACKS * slack {
             self.own_counted.clear();
             self.echo = None;
