@@ -104,14 +104,19 @@ impl Response {
 /// The rate-limit fields of an answer that `requests.csv` keeps as sent (its raw columns,
 /// after the parsed ones): every field the live client reads, in this order, and no other
 /// header, so no secret is ever written.
-pub const RAW_FIELDS: [&str; 9] = [
+pub const RAW_FIELDS: [&str; 14] = [
     "ratelimit",
     "ratelimit-policy",
     "ratelimit-limit",
     "ratelimit-remaining",
+    "ratelimit-reset",
     "x-ratelimit-limit",
     "x-ratelimit-remaining",
     "x-ratelimit-reset",
+    "x-ratelimit-reset-after",
+    "x-rate-limit-limit",
+    "x-rate-limit-remaining",
+    "x-rate-limit-reset",
     "retry-after",
     "retry-after-ms",
 ];
@@ -164,10 +169,11 @@ mod tests {
             }
         };
         let raw = RawFields::collect(get).unwrap();
-        assert_eq!(raw.0[0].as_deref(), Some("\"default\";r=3;t=1"));
-        assert_eq!(raw.0[7].as_ref().unwrap().len(), RAW_MAX_BYTES);
-        assert!(raw.0[8].as_ref().unwrap().len() <= RAW_MAX_BYTES);
-        assert!(raw.0[1..7].iter().all(Option::is_none));
+        let at = |name: &str| &raw.0[RAW_FIELDS.iter().position(|f| *f == name).unwrap()];
+        assert_eq!(at("ratelimit").as_deref(), Some("\"default\";r=3;t=1"));
+        assert_eq!(at("retry-after").as_ref().unwrap().len(), RAW_MAX_BYTES);
+        assert!(at("retry-after-ms").as_ref().unwrap().len() <= RAW_MAX_BYTES);
+        assert_eq!(raw.0.iter().filter(|v| v.is_some()).count(), 3);
         assert_eq!(RawFields::collect(|_| None), None);
     }
 }

@@ -27,6 +27,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use fair_share::{Form, Forms};
+
 use crate::exchange::RAW_FIELDS;
 use crate::record::open_csv;
 
@@ -47,9 +49,9 @@ pub struct Event {
     pub group: String,
     pub process: u64,
     pub thread: u64,
-    /// Which of the raw columns (`exchange::RAW_FIELDS`, bit `i` for field `i`) the answer
-    /// carried: 0 in a trace without them (a sim's, a recording's, an older client's).
-    pub fields: u16,
+    /// The forms its raw columns (`exchange::RAW_FIELDS`) are written in: none in a trace
+    /// without them (a sim's, a recording's, an older client's).
+    pub forms: Forms,
 }
 
 /// A rule the trace is replayed against.
@@ -300,8 +302,10 @@ pub struct Fit {
     pub rule: Option<Rule>,
     /// 0 to 1: how much better the fit predicts the counts than the best other rule.
     pub confidence: f64,
-    /// The header dialect the answers speak, as far as the columns show.
+    /// The header dialect of the sim's nearest to what the answers speak.
     pub dialect: &'static str,
+    /// What the answers sent: the forms of their rate-limit fields, in words.
+    pub sent: String,
     /// Whether refused requests cost a token (`None`: the trace cannot tell).
     pub refused_cost: Option<bool>,
     /// Each finding with its evidence, one sentence each.
@@ -403,11 +407,13 @@ pub fn read_trace(dir: &Path) -> Result<Vec<Event>, FitError> {
             group: row.get(group).unwrap_or("").to_string(),
             process: number(process, "process")? as u64,
             thread: number(thread, "thread")? as u64,
-            fields: raw
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.and_then(|c| row.get(c)).is_some_and(|v| !v.is_empty()))
-                .fold(0, |m, (i, _)| m | 1 << i),
+            forms: Forms::of(
+                RAW_FIELDS
+                    .iter()
+                    .zip(&raw)
+                    .filter_map(|(name, c)| Some((*name, c.and_then(|c| row.get(c))?)))
+                    .filter(|(_, v)| !v.is_empty()),
+            ),
         });
     }
     if events.is_empty() {
@@ -474,6 +480,7 @@ pub fn fit(events: &[Event]) -> Fit {
         rule: None,
         confidence: 0.0,
         dialect: dialect(events),
+        sent: sent(events),
         refused_cost: None,
         evidence: Vec::new(),
         cannot_tell: None,
@@ -763,29 +770,39 @@ fn search(
     (rule.with_period(best_p), best_m)
 }
 
-/// Which dialect the answers speak: from the raw columns when the trace has them (each
-/// dialect's own fields, docs/headers.md), else as far as the parsed columns show.
+/// The dialect of the sim's nearest to what the answers speak (a scenario's `headers`): from
+/// the forms of the raw columns when the trace has them (docs/headers.md), else as far as the
+/// parsed columns show.
 fn dialect(events: &[Event]) -> &'static str {
     let any = |f: &dyn Fn(&Event) -> bool| events.iter().any(f);
-    let sent = |name: &str| {
-        let bit = RAW_FIELDS
-            .iter()
-            .position(|f| *f == name)
-            .expect("a raw field");
-        events.iter().any(|e| e.fields & (1 << bit) != 0)
-    };
-    if sent("x-ratelimit-remaining") || sent("x-ratelimit-limit") {
-        return "github";
-    }
-    if sent("ratelimit") || sent("ratelimit-policy") {
+    let seen = forms_seen(events);
+    let legacy = [
+        Form::Legacy,
+        Form::LegacyDeltaReset,
+        Form::LegacyEpochReset,
+        Form::LegacyEpochMillisReset,
+        Form::LegacyOtherReset,
+    ];
+    let ietf = [
+        Form::IetfDictionary,
+        Form::IetfStructured,
+        Form::PolicyNamed,
+        Form::PolicyNumbered,
+        Form::SeveralPolicies,
+    ];
+    let has = |forms: &[Form]| forms.iter().any(|f| seen.contains(*f));
+    if has(&ietf) {
         // The full dialect is the IETF fields and Heroku's together.
-        return if sent("ratelimit-remaining") || sent("ratelimit-limit") {
+        return if has(&[Form::IetfSeparate, Form::RemainingAlone]) {
             "full"
         } else {
             "ietf"
         };
     }
-    if sent("ratelimit-remaining") {
+    if has(&legacy) {
+        return "github";
+    }
+    if has(&[Form::IetfSeparate, Form::RemainingAlone]) {
         return "heroku";
     }
     // The full dialect is the IETF fields and more: the parsed columns cannot tell them apart,
@@ -799,6 +816,34 @@ fn dialect(events: &[Event]) -> &'static str {
     } else {
         "none"
     }
+}
+
+/// Every form the trace's answers were written in.
+fn forms_seen(events: &[Event]) -> Forms {
+    events
+        .iter()
+        .fold(Forms::default(), |all, e| all.union(e.forms))
+}
+
+/// What the answers sent, in words: the forms of their fields, and whether a 2xx carried a
+/// `Retry-After` (Flask-Limiter sends it on every answer, as the time to the reset).
+fn sent(events: &[Event]) -> String {
+    let seen = forms_seen(events);
+    if seen.is_empty() {
+        return match dialect(events) {
+            "none" => "no rate-limit fields".to_string(),
+            d => format!("the {d} dialect (no raw columns)"),
+        };
+    }
+    let on_2xx = events.iter().any(|e| {
+        e.admitted
+            && (e.forms.contains(Form::RetryAfterSeconds) || e.forms.contains(Form::RetryAfterDate))
+    });
+    let mut words = seen.to_string();
+    if on_2xx {
+        words.push_str(" (also on 2xx)");
+    }
+    words
 }
 
 /// Each group with its processes and threads.
@@ -895,6 +940,7 @@ impl Fit {
                 }
             }
         }
+        let _ = writeln!(s, "# the answers sent {}", self.sent.replace('\n', " "));
         let _ = writeln!(s, "headers = \"{}\"", self.dialect);
         let _ = writeln!(
             s,
@@ -918,7 +964,7 @@ impl Fit {
             (Some(r), _) => {
                 let _ = writeln!(
                     out,
-                    "fit: {} of {} per {} (confidence {:.2}), {} dialect, refused requests {}",
+                    "fit: {} of {} per {} (confidence {:.2}), refused requests {}",
                     r.name(),
                     match r {
                         Rule::Bucket { size, .. } => size,
@@ -927,7 +973,6 @@ impl Fit {
                     },
                     show_secs(r.period()),
                     self.confidence,
-                    self.dialect,
                     match self.refused_cost {
                         Some(true) => "cost a token",
                         Some(false) => "free",
@@ -936,14 +981,15 @@ impl Fit {
                 );
             }
             (None, Some(why)) => {
-                let _ = writeln!(
-                    out,
-                    "fit: cannot tell the rule ({} dialect): {why}",
-                    self.dialect
-                );
+                let _ = writeln!(out, "fit: cannot tell the rule: {why}",);
             }
             (None, None) => {}
         }
+        let _ = writeln!(
+            out,
+            "  - the answers sent {}; the sim speaks it as its `{}` dialect",
+            self.sent, self.dialect
+        );
         for e in &self.evidence {
             let _ = writeln!(out, "  - {e}");
         }
@@ -1015,7 +1061,7 @@ mod tests {
                 group: "g".into(),
                 process: 0,
                 thread: 0,
-                fields: 0,
+                forms: Forms::default(),
             };
             let before = p.room(at);
             e.admitted = before;
@@ -1150,7 +1196,7 @@ mod tests {
                     group: "g".into(),
                     process: 0,
                     thread: 0,
-                    fields: 0,
+                    forms: Forms::default(),
                 };
                 e.remaining = Some(p.step(&e));
                 events.push(e);
@@ -1190,7 +1236,7 @@ mod tests {
                 group: "g".into(),
                 process: 0,
                 thread: 0,
-                fields: 0,
+                forms: Forms::default(),
             })
             .collect();
         in_server_order(&mut events);

@@ -186,7 +186,10 @@ fn a_trace_too_short_or_without_counts_says_what_it_cannot_tell() {
         .arg(tmp.path().join("r"))
         .assert()
         .success()
-        .stdout(predicate::str::contains("none dialect"))
+        .stdout(predicate::str::contains(
+            "the answers sent no rate-limit fields",
+        ))
+        .stdout(predicate::str::contains("its `none` dialect"))
         .stdout(predicate::str::contains("only the 429s"))
         .stdout(predicate::str::contains("the most 2xx in any 1m:"));
     // No trace at all is bad input.

@@ -1,10 +1,24 @@
 //! What one request came back with, as the law reads it, and how it is read off an HTTP
-//! answer's status and headers in every dialect servers speak: the IETF `RateLimit` and
-//! `RateLimit-Policy` fields (and the older `RateLimit-Limit`/`-Remaining`), GitHub's
-//! `x-ratelimit-*`, Heroku's lone `RateLimit-Remaining`, `Retry-After` (seconds or a date) and
-//! `retry-after-ms`.
+//! answer's status and headers in every form real rate limiters send:
+//!
+//! - the IETF fields in each of their drafts: separate `RateLimit-Limit` / `-Remaining` /
+//!   `-Reset` (draft-6, and Heroku's lone `RateLimit-Remaining`), draft-7's one
+//!   `RateLimit: limit=…, remaining=…, reset=…`, draft-8's structured `RateLimit` items
+//!   (`r`, `t`) and `RateLimit-Policy` in either form (`100;w=60` or `"name";q=100;w=60`);
+//! - the older `X-RateLimit-*` and `X-Rate-Limit-*` fields, whose reset is an epoch second
+//!   (GitHub, express-rate-limit's legacy headers, Flask-Limiter), an epoch millisecond, seconds
+//!   to the reset (fastify) or a duration (`x-ratelimit-reset-requests: 6m0s`), Discord's
+//!   `X-RateLimit-Reset-After`, and per-window fields such as `X-RateLimit-Remaining-Minute`;
+//! - `Retry-After` (seconds or an HTTP date) and `retry-after-ms`.
+//!
+//! An answer may state several limits at once (a short and a long one, or the policies of a
+//! draft-8 list); the law is told the binding one, the one nearest to empty. `when.rs` reads the
+//! times, `fields.rs` the list grammar.
 
 use std::time::{Duration, SystemTime};
+
+use crate::fields::{Member, count, members, number};
+use crate::when::{self, ResetForm};
 
 /// The class of an answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -39,7 +53,8 @@ impl Status {
             return Status::of(code);
         }
         let headers: Vec<(&str, &str)> = headers.into_iter().collect();
-        if github_spent(&headers) || field(&headers, "retry-after").is_some() {
+        let spent = field(&headers, "x-ratelimit-remaining").and_then(count) == Some(0);
+        if spent || field(&headers, "retry-after").is_some() {
             Status::Limited
         } else {
             Status::of(code)
@@ -53,11 +68,6 @@ fn field<'a>(headers: &[(&'a str, &'a str)], name: &str) -> Option<&'a str> {
         .iter()
         .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
         .map(|(_, v)| v.trim())
-}
-
-/// GitHub's primary limit: `x-ratelimit-remaining` counts 0.
-fn github_spent(headers: &[(&str, &str)]) -> bool {
-    field(headers, "x-ratelimit-remaining").and_then(count) == Some(0)
 }
 
 /// A quota the server states: `limit` requests per `window` (`RateLimit-Policy`'s `q` and `w`).
@@ -75,7 +85,8 @@ pub struct Answer {
     pub remaining: Option<u64>,
     /// The bucket or the window's limit.
     pub limit: Option<u64>,
-    /// How long the server asks to wait.
+    /// How long the server asks to wait (read on a refusal or a failure only: Flask-Limiter
+    /// sends `Retry-After` on every answer, where on a 2xx it is the reset).
     pub retry_after: Option<Duration>,
     /// The stated quota.
     pub policy: Option<Policy>,
@@ -88,6 +99,11 @@ pub struct Answer {
 /// The longest wait, reset or policy window read from a server: a day. A larger number (a
 /// typo, an attack) is read as a day rather than stalling a client forever.
 pub const MAX_SERVER_WAIT: Duration = Duration::from_secs(86_400);
+
+/// How far the answer's `Date` may be from the client's clock before it is the clock an epoch
+/// reset is read against (a server whose clock is off states its resets by it). A `Date` is
+/// whole seconds, so a second or two apart is only its rounding and the trip.
+const CLOCK_SKEW: Duration = Duration::from_secs(2);
 
 impl Answer {
     /// An answer that says nothing but its class (a transport error, or a server that sends
@@ -104,9 +120,10 @@ impl Answer {
         }
     }
 
-    /// An HTTP answer read in whatever dialect it speaks. Header names are matched in any case;
-    /// a value that is not a number is ignored. `wall` is the wall clock now, for GitHub's
-    /// epoch-second reset and a `Retry-After` date.
+    /// An HTTP answer read in whatever form it speaks. Header names are matched in any case;
+    /// a value that is not a number is ignored. `wall` is the wall clock now, for an epoch
+    /// reset and a `Retry-After` date (the answer's `Date` instead, when the two are more than
+    /// [`CLOCK_SKEW`] apart).
     pub fn read<'a>(
         code: u16,
         headers: impl IntoIterator<Item = (&'a str, &'a str)>,
@@ -114,37 +131,37 @@ impl Answer {
         wall: SystemTime,
     ) -> Answer {
         let headers: Vec<(&str, &str)> = headers.into_iter().collect();
-        let get = |name: &str| field(&headers, name);
-        let number = |names: &[&str]| names.iter().find_map(|n| get(n).and_then(count));
-        let ietf = get("ratelimit");
-        let policy = get("ratelimit-policy");
-        let remaining = number(&["ratelimit-remaining", "x-ratelimit-remaining"])
-            .or_else(|| ietf.and_then(|f| param(f, &["r", "remaining"])));
-        let limit = number(&["ratelimit-limit", "x-ratelimit-limit"])
-            .or_else(|| policy.and_then(|f| param(f, &["q", "l"])))
-            .or_else(|| ietf.and_then(|f| param(f, &["limit"])));
-        let github_spent = github_spent(&headers);
+        let now = reference_clock(field(&headers, "date"), wall);
         let status = Status::read(code, headers.iter().copied());
-        let github_reset = number(&["x-ratelimit-reset"]).map(|at| until_epoch(at, wall));
-        // GitHub's primary limit names no wait but the epoch second its count resets.
-        let wait = retry_after(get("retry-after-ms"), get("retry-after"), wall)
-            .or(github_reset.filter(|_| status == Status::Limited && github_spent));
-        let policy = policy.and_then(|f| {
-            let limit = param(f, &["q", "l"])?;
-            let window = param(f, &["w"]).filter(|w| *w > 0)?;
+        let limits = Stated::all(&headers, now);
+        let binding = binding(&limits);
+        let retry_after = field(&headers, "retry-after-ms")
+            .and_then(number)
+            .map(|ms| when::seconds(ms / 1e3))
+            .or_else(|| field(&headers, "retry-after").and_then(|v| when::retry_after(v, now)));
+        let mut reset = binding.and_then(|b| b.reset);
+        let wait = if status == Status::Ok {
+            // On a 2xx a `Retry-After` can only be the reset (Flask-Limiter sends one there).
+            reset = reset.or(retry_after);
+            None
+        } else {
+            // GitHub's primary limit names no wait but the time its count resets.
+            retry_after.or_else(|| {
+                binding
+                    .filter(|b| b.separate && b.remaining == Some(0) && status == Status::Limited)
+                    .and_then(|b| b.reset)
+            })
+        };
+        let policy = binding.and_then(|b| {
             Some(Policy {
-                limit,
-                window: Duration::from_secs(window).min(MAX_SERVER_WAIT),
+                limit: b.quota?,
+                window: b.window.filter(|w| !w.is_zero())?.min(MAX_SERVER_WAIT),
             })
         });
-        let reset = ietf
-            .and_then(|f| param(f, &["t", "reset"]))
-            .map(Duration::from_secs)
-            .or(github_reset);
         Answer {
             status,
-            remaining,
-            limit,
+            remaining: binding.and_then(|b| b.remaining),
+            limit: binding.and_then(|b| b.quota),
             retry_after: wait.map(|w| w.min(MAX_SERVER_WAIT)),
             policy,
             reset: reset.map(|r| r.min(MAX_SERVER_WAIT)),
@@ -153,90 +170,223 @@ impl Answer {
     }
 }
 
-/// A count: a whole number, or a non-negative decimal cut to its whole part (some APIs send
-/// "42.0"); anything else says nothing.
-fn count(v: &str) -> Option<u64> {
-    v.parse::<u64>().ok().or_else(|| {
-        v.parse::<f64>()
-            .ok()
-            .filter(|f| *f >= 0.0)
-            .map(|f| f as u64)
-    })
-}
-
-/// A numeric parameter of an IETF field, in either draft form: `"default";r=50;t=30` or
-/// `limit=100, remaining=50, reset=30`. With several policies the first one is taken.
-fn param(field: &str, names: &[&str]) -> Option<u64> {
-    field
-        .split([';', ','])
-        .filter_map(|part| part.trim().split_once('='))
-        .find(|(k, _)| names.contains(&k.trim()))
-        .and_then(|(_, v)| v.trim().trim_matches('"').parse().ok())
-}
-
-/// From `wall` to the epoch second `at` (zero if it has passed).
-fn until_epoch(at: u64, wall: SystemTime) -> Duration {
-    match SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(at)) {
-        Some(t) => t.duration_since(wall).unwrap_or(Duration::ZERO),
-        None => Duration::MAX,
-    }
-}
-
-/// `retry-after-ms` (fractional milliseconds), else `Retry-After` in seconds or as an HTTP
-/// date (a date in the past means now).
-fn retry_after(ms: Option<&str>, seconds: Option<&str>, wall: SystemTime) -> Option<Duration> {
-    if let Some(ms) = ms
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|ms| !ms.is_nan() && *ms >= 0.0)
-    {
-        // `1e23` or `inf` is a wait past any run, not a panic.
-        return Some(Duration::try_from_secs_f64(ms / 1e3).unwrap_or(Duration::MAX));
-    }
-    let v = seconds?;
-    if let Ok(s) = v.parse::<u64>() {
-        return Some(Duration::from_secs(s));
-    }
-    let at = http_date(v)?;
-    Some(at.duration_since(wall).unwrap_or(Duration::ZERO))
-}
-
-/// An HTTP date in the one form servers must send (`Sun, 06 Nov 1994 08:49:37 GMT`).
-fn http_date(v: &str) -> Option<SystemTime> {
-    let mut parts = v.split_ascii_whitespace();
-    let (_weekday, day, month, year, clock, zone) = (
-        parts.next()?,
-        parts.next()?,
-        parts.next()?,
-        parts.next()?,
-        parts.next()?,
-        parts.next()?,
-    );
-    if zone != "GMT" || parts.next().is_some() {
-        return None;
-    }
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let month = MONTHS.iter().position(|m| *m == month)? as i64 + 1;
-    let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
-    let mut hms = clock.split(':').map(|p| p.parse::<i64>().ok());
-    let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
-    if !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 || year < 1970 {
-        return None;
-    }
-    // Days since 1970-01-01 of a civil date (the proleptic Gregorian calendar).
-    let (y, mo) = if month <= 2 {
-        (year - 1, month + 9)
-    } else {
-        (year, month - 3)
+/// The clock an answer's epoch resets and dates are read against: the client's, unless the
+/// answer's `Date` says the server's is more than [`CLOCK_SKEW`] off.
+fn reference_clock(date: Option<&str>, wall: SystemTime) -> SystemTime {
+    let Some(date) = date.and_then(when::http_date) else {
+        return wall;
     };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * mo + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = u64::try_from(days * 86_400 + h * 3600 + m * 60 + s).ok()?;
-    SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(secs))
+    let apart = date
+        .duration_since(wall)
+        .or_else(|_| wall.duration_since(date))
+        .unwrap_or_default();
+    if apart > CLOCK_SKEW { date } else { wall }
+}
+
+/// One limit an answer speaks of: its quota, what is left of it and when it resets.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Stated {
+    /// A draft-8 policy's name, which ties its count to its `RateLimit-Policy` item.
+    name: Option<String>,
+    quota: Option<u64>,
+    window: Option<Duration>,
+    remaining: Option<u64>,
+    reset: Option<Duration>,
+    /// Read off the separate `RateLimit-*` / `X-RateLimit-*` fields, whose spent count on a
+    /// refusal without `Retry-After` means "wait for the reset" (GitHub's primary limit).
+    separate: bool,
+}
+
+/// The prefixes of the separate fields, in the order a value is taken when several say it.
+const SEPARATE: [&str; 3] = ["ratelimit-", "x-ratelimit-", "x-rate-limit-"];
+
+/// Per-window suffixes (Kong's `X-RateLimit-Remaining-Minute`) and their windows in seconds.
+const WINDOW_SUFFIXES: [(&str, u64); 6] = [
+    ("second", 1),
+    ("minute", 60),
+    ("hour", 3600),
+    ("day", 86_400),
+    ("month", 30 * 86_400),
+    ("year", 365 * 86_400),
+];
+
+impl Stated {
+    /// Every limit the answer states, with the policies joined to their counts.
+    fn all(headers: &[(&str, &str)], now: SystemTime) -> Vec<Stated> {
+        let mut limits = Vec::new();
+        let mut policies: Vec<Stated> = Vec::new();
+        if let Some(f) = field(headers, "ratelimit") {
+            limits.extend(members(f).iter().map(|m| Stated::item(m, now)));
+        }
+        if let Some(f) = field(headers, "ratelimit-policy") {
+            policies.extend(members(f).iter().filter_map(Stated::policy));
+        }
+        let separate = Stated::separate(headers, now, &mut policies);
+        limits.extend(separate);
+        limits.extend(Stated::per_window(headers));
+        limits.retain(|l| {
+            *l != Stated::default()
+                && *l
+                    != Stated {
+                        separate: true,
+                        ..Default::default()
+                    }
+        });
+        join_policies(&mut limits, &policies);
+        limits
+    }
+
+    /// A member of the `RateLimit` field: draft-8's `"name";r=…;t=…` or draft-7's
+    /// `limit=…, remaining=…, reset=…`.
+    fn item(m: &Member, now: SystemTime) -> Stated {
+        Stated {
+            name: m.name.clone(),
+            quota: m.param(&["limit", "q", "l"]).and_then(count),
+            window: m.param(&["w"]).and_then(number).map(when::seconds),
+            remaining: m.param(&["r", "remaining"]).and_then(count),
+            reset: m
+                .param(&["t", "reset"])
+                .and_then(|v| when::reset(v, now))
+                .map(|(_, d)| d),
+            separate: false,
+        }
+    }
+
+    /// A policy: draft-6/7's `100;w=60` or draft-8's `"name";q=100;w=60`.
+    fn policy(m: &Member) -> Option<Stated> {
+        let quota = m
+            .number
+            .map(|n| n as u64)
+            .or_else(|| m.param(&["q", "l", "limit"]).and_then(count))?;
+        Some(Stated {
+            name: m.name.clone(),
+            quota: Some(quota),
+            window: m.param(&["w"]).and_then(number).map(when::seconds),
+            ..Stated::default()
+        })
+    }
+
+    /// The separate fields under any of [`SEPARATE`]'s prefixes (also with OpenAI's
+    /// `-requests` suffix). A limit field may carry policies after its count
+    /// (`100, 100;w=60`), which join `policies`.
+    fn separate(
+        headers: &[(&str, &str)],
+        now: SystemTime,
+        policies: &mut Vec<Stated>,
+    ) -> Option<Stated> {
+        let get = |what: &str| {
+            SEPARATE.iter().find_map(|p| {
+                field(headers, &format!("{p}{what}"))
+                    .or_else(|| field(headers, &format!("{p}{what}-requests")))
+            })
+        };
+        let mut quota = None;
+        if let Some(f) = get("limit") {
+            for m in members(f) {
+                if m.param(&["w"]).is_some() {
+                    policies.extend(Stated::policy(&m));
+                } else if quota.is_none() {
+                    quota = m.number.map(|n| n as u64);
+                }
+            }
+        }
+        let reset = get("reset")
+            .and_then(|v| when::reset(v, now))
+            .or_else(|| {
+                get("reset-after")
+                    .and_then(number)
+                    .map(|s| (ResetForm::Delta, when::seconds(s)))
+            })
+            .map(|(_, d)| d);
+        let s = Stated {
+            quota,
+            remaining: get("remaining").and_then(count),
+            reset,
+            separate: true,
+            ..Stated::default()
+        };
+        (s.quota.is_some() || s.remaining.is_some()).then_some(s)
+    }
+
+    /// Kong's per-window fields, `X-RateLimit-Limit-Minute` and `-Remaining-Minute`: one limit
+    /// per window named.
+    fn per_window(headers: &[(&str, &str)]) -> Vec<Stated> {
+        let mut out = Vec::new();
+        for (suffix, secs) in WINDOW_SUFFIXES {
+            let get = |what: &str| {
+                SEPARATE
+                    .iter()
+                    .find_map(|p| field(headers, &format!("{p}{what}-{suffix}")))
+                    .and_then(count)
+            };
+            let (quota, remaining) = (get("limit"), get("remaining"));
+            if quota.is_some() || remaining.is_some() {
+                out.push(Stated {
+                    quota,
+                    window: Some(Duration::from_secs(secs)),
+                    remaining,
+                    ..Stated::default()
+                });
+            }
+        }
+        out
+    }
+}
+
+/// Give each count its policy: the one of the same name (draft-8), else the one of the same
+/// quota, else the only one. A policy no count names still states the quota.
+fn join_policies(limits: &mut Vec<Stated>, policies: &[Stated]) {
+    let mut used = vec![false; policies.len()];
+    for l in limits.iter_mut() {
+        let by_name = l
+            .name
+            .as_ref()
+            .and_then(|n| policies.iter().position(|p| p.name.as_ref() == Some(n)));
+        let by_quota = || {
+            l.quota
+                .and_then(|q| policies.iter().position(|p| p.quota == Some(q)))
+        };
+        let only = || (policies.len() == 1).then_some(0);
+        if let Some(i) = by_name.or_else(by_quota).or_else(only) {
+            let p = &policies[i];
+            l.quota = l.quota.or(p.quota);
+            l.window = l.window.or(p.window);
+            used[i] = true;
+        }
+    }
+    if limits.is_empty() {
+        limits.extend(
+            policies
+                .iter()
+                .zip(&used)
+                .filter(|(_, u)| !**u)
+                .map(|(p, _)| p.clone()),
+        );
+    }
+}
+
+/// The limit that binds: of those that state a count, the one nearest to empty (the smallest
+/// share of its quota left, or the smallest count where a quota is missing), the later reset
+/// on a tie; else the first that states a quota.
+fn binding(limits: &[Stated]) -> Option<&Stated> {
+    let counted: Vec<&Stated> = limits.iter().filter(|l| l.remaining.is_some()).collect();
+    if counted.is_empty() {
+        return limits.iter().find(|l| l.quota.is_some());
+    }
+    let all_quotas = counted.iter().all(|l| l.quota.is_some_and(|q| q > 0));
+    let fullness = |l: &Stated| {
+        let r = l.remaining.unwrap_or(0) as f64;
+        if all_quotas {
+            r / l.quota.unwrap_or(1) as f64
+        } else {
+            r
+        }
+    };
+    counted.into_iter().min_by(|a, b| {
+        fullness(a)
+            .total_cmp(&fullness(b))
+            .then_with(|| b.reset.cmp(&a.reset))
+    })
 }
 
 #[cfg(test)]
@@ -246,6 +396,331 @@ mod tests {
     fn read(code: u16, pairs: &[(&str, &str)]) -> Answer {
         let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
         Answer::read(code, pairs.iter().copied(), Duration::ZERO, wall)
+    }
+
+    const S: fn(u64) -> Duration = Duration::from_secs;
+
+    fn policy(limit: u64, window_s: u64) -> Option<Policy> {
+        Some(Policy {
+            limit,
+            window: S(window_s),
+        })
+    }
+
+    /// The answers of a captured file (`testdata/real-headers/`): blocks of a status line and
+    /// `Name: value` lines, apart by blank lines, after `#` comments.
+    fn captured(text: &str) -> Vec<(u16, Vec<(&str, &str)>)> {
+        text.split("\n\n")
+            .map(|block| {
+                let mut lines = block
+                    .lines()
+                    .filter(|l| !l.starts_with('#') && !l.is_empty());
+                let status = lines.next().and_then(|l| l.split(' ').nth(1));
+                let code = status.and_then(|c| c.parse().ok());
+                let pairs = lines.filter_map(|l| l.split_once(':')).collect();
+                (code, pairs)
+            })
+            .filter_map(|(code, pairs)| Some((code?, pairs)))
+            .collect()
+    }
+
+    /// Each answer of a captured file, read against its own `Date` (the second the server
+    /// sent it, so an epoch reset reads as whole seconds).
+    fn read_captured(text: &str) -> Vec<Answer> {
+        captured(text)
+            .into_iter()
+            .map(|(code, pairs)| {
+                let date = field(&pairs, "date").and_then(when::http_date);
+                let wall = date.expect("every captured answer has a Date");
+                Answer::read(code, pairs, Duration::ZERO, wall)
+            })
+            .collect()
+    }
+
+    /// What an answer says: (status, remaining, limit, policy, reset, retry_after).
+    type Said = (
+        Status,
+        Option<u64>,
+        Option<u64>,
+        Option<Policy>,
+        Option<Duration>,
+        Option<Duration>,
+    );
+
+    fn said(a: &Answer) -> Said {
+        (
+            a.status,
+            a.remaining,
+            a.limit,
+            a.policy,
+            a.reset,
+            a.retry_after,
+        )
+    }
+
+    macro_rules! capture {
+        ($name:literal) => {
+            read_captured(include_str!(concat!(
+                "../testdata/real-headers/",
+                $name,
+                ".txt"
+            )))
+        };
+    }
+
+    #[test]
+    fn express_rate_limit_in_each_draft_and_legacy() {
+        use Status::{Limited, Ok};
+        let (ok, refused) = (
+            (Ok, Some(4), Some(5), policy(5, 10), Some(S(10)), None),
+            (
+                Limited,
+                Some(0),
+                Some(5),
+                policy(5, 10),
+                Some(S(10)),
+                Some(S(10)),
+            ),
+        );
+        for answers in [
+            capture!("express-rate-limit-draft-6"),
+            capture!("express-rate-limit-draft-7"),
+            capture!("express-rate-limit-draft-8"),
+        ] {
+            let got: Vec<Said> = answers.iter().map(said).collect();
+            assert_eq!(got, [ok, refused]);
+        }
+        // Of the separate fields, `RateLimit-Reset` is read before `X-RateLimit-Reset`.
+        let got: Vec<Said> = capture!("express-rate-limit-draft-6-legacy")
+            .iter()
+            .map(said)
+            .collect();
+        assert_eq!(got, [ok, refused]);
+        // The legacy epoch reset, read against the Date, is the window's end rounded up to a
+        // second: 11 s where the IETF field says 10. Both state the same limit, as full; the
+        // later reset is taken.
+        let eleven = |s: Said| (s.0, s.1, s.2, s.3, Some(S(11)), s.5);
+        for answers in [
+            capture!("express-rate-limit-draft-7-legacy"),
+            capture!("express-rate-limit-draft-8-legacy"),
+        ] {
+            let got: Vec<Said> = answers.iter().map(said).collect();
+            assert_eq!(got, [eleven(ok), eleven(refused)]);
+        }
+        // Legacy alone states no window.
+        let got: Vec<Said> = capture!("express-rate-limit-legacy")
+            .iter()
+            .map(said)
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Ok, Some(4), Some(5), None, Some(S(11)), None),
+                (Limited, Some(0), Some(5), None, Some(S(11)), Some(S(10))),
+            ]
+        );
+    }
+
+    #[test]
+    fn fastifys_reset_is_seconds_to_it_not_an_epoch() {
+        let got: Vec<Said> = capture!("fastify-rate-limit").iter().map(said).collect();
+        assert_eq!(
+            got,
+            [
+                (Status::Ok, Some(4), Some(5), None, Some(S(10)), None),
+                (
+                    Status::Limited,
+                    Some(0),
+                    Some(5),
+                    None,
+                    Some(S(10)),
+                    Some(S(10))
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn flask_limiters_retry_after_on_a_2xx_is_its_reset_not_a_wait() {
+        use Status::{Limited, Ok};
+        let got: Vec<Said> = capture!("flask-limiter-fixed-window")
+            .iter()
+            .map(said)
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Ok, Some(4), Some(5), None, Some(S(11)), None),
+                (Limited, Some(0), Some(5), None, Some(S(11)), Some(S(10))),
+            ]
+        );
+        let got: Vec<Said> = capture!("flask-limiter-moving-window")
+            .iter()
+            .map(said)
+            .collect();
+        assert_eq!(
+            got[1],
+            (Limited, Some(0), Some(5), None, Some(S(11)), Some(S(10)))
+        );
+        let got: Vec<Said> = capture!("flask-limiter-sliding-window-counter")
+            .iter()
+            .map(said)
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Ok, Some(4), Some(5), None, Some(S(5)), None),
+                (Limited, Some(0), Some(5), None, Some(S(5)), Some(S(4))),
+            ]
+        );
+        // Two limits at once: Flask-Limiter states the one it applies.
+        let stacked = capture!("flask-limiter-stacked");
+        assert_eq!(stacked.len(), 4);
+        assert!(stacked.iter().all(|a| a.limit == Some(3)));
+        assert_eq!(stacked[1].retry_after, Some(S(1)));
+    }
+
+    #[test]
+    fn nginx_says_nothing_but_its_status() {
+        let got: Vec<Said> = capture!("nginx-limit-req").iter().map(said).collect();
+        assert_eq!(
+            got,
+            [
+                (Status::Ok, None, None, None, None, None),
+                (Status::Limited, None, None, None, None, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_draft_8_list_of_policies_binds_by_the_one_nearest_to_empty() {
+        let a = read(
+            200,
+            &[
+                (
+                    "RateLimit-Policy",
+                    "\"burst\";q=10;w=1, \"day\";q=1000;w=86400",
+                ),
+                ("RateLimit", "\"burst\";r=8;t=1, \"day\";r=50;t=3600"),
+            ],
+        );
+        assert_eq!((a.remaining, a.limit), (Some(50), Some(1000)));
+        assert_eq!(a.policy, policy(1000, 86_400));
+        assert_eq!(a.reset, Some(S(3600)));
+        let spent = read(
+            429,
+            &[
+                (
+                    "RateLimit-Policy",
+                    "\"burst\";q=10;w=1, \"day\";q=1000;w=86400",
+                ),
+                ("RateLimit", "\"burst\";r=0;t=1, \"day\";r=50;t=3600"),
+            ],
+        );
+        assert_eq!((spent.remaining, spent.limit), (Some(0), Some(10)));
+        assert_eq!(spent.policy, policy(10, 1));
+    }
+
+    #[test]
+    fn draft_6_and_7_policy_lists_and_envoys_limit_with_policies() {
+        let a = read(
+            200,
+            &[
+                ("RateLimit-Limit", "10, 10;w=1, 100;w=60"),
+                ("RateLimit-Remaining", "7"),
+                ("RateLimit-Reset", "1"),
+            ],
+        );
+        assert_eq!((a.remaining, a.limit), (Some(7), Some(10)));
+        assert_eq!(a.policy, policy(10, 1));
+        let b = read(
+            200,
+            &[
+                ("RateLimit-Policy", "10;w=1, 100;w=60"),
+                ("RateLimit", "limit=100, remaining=30, reset=20"),
+            ],
+        );
+        assert_eq!(b.policy, policy(100, 60));
+        assert_eq!(b.reset, Some(S(20)));
+    }
+
+    #[test]
+    fn resets_in_epoch_milliseconds_durations_and_per_window_fields() {
+        // The reading's clock is 1,000,000,000 s after the epoch.
+        let ms = read(
+            200,
+            &[
+                ("X-RateLimit-Remaining", "3"),
+                ("X-RateLimit-Reset", "1000000002500"),
+            ],
+        );
+        assert_eq!(ms.reset, Some(Duration::from_millis(2500)));
+        let openai = read(
+            200,
+            &[
+                ("x-ratelimit-limit-requests", "60"),
+                ("x-ratelimit-remaining-requests", "59"),
+                ("x-ratelimit-reset-requests", "1s"),
+                ("x-ratelimit-remaining-tokens", "149984"),
+            ],
+        );
+        assert_eq!((openai.remaining, openai.limit), (Some(59), Some(60)));
+        assert_eq!(openai.reset, Some(S(1)));
+        let discord = read(
+            200,
+            &[
+                ("X-RateLimit-Remaining", "4"),
+                ("X-RateLimit-Reset-After", "1.25"),
+            ],
+        );
+        assert_eq!(discord.reset, Some(Duration::from_millis(1250)));
+        let twitter = read(
+            200,
+            &[
+                ("x-rate-limit-limit", "900"),
+                ("x-rate-limit-remaining", "899"),
+                ("x-rate-limit-reset", "1000000900"),
+            ],
+        );
+        assert_eq!(
+            (twitter.remaining, twitter.limit, twitter.reset),
+            (Some(899), Some(900), Some(S(900)))
+        );
+        let kong = read(
+            200,
+            &[
+                ("X-RateLimit-Limit-Second", "5"),
+                ("X-RateLimit-Remaining-Second", "4"),
+                ("X-RateLimit-Limit-Minute", "100"),
+                ("X-RateLimit-Remaining-Minute", "10"),
+            ],
+        );
+        assert_eq!((kong.remaining, kong.limit), (Some(10), Some(100)));
+        assert_eq!(kong.policy, policy(100, 60));
+    }
+
+    #[test]
+    fn an_epoch_reset_is_read_by_the_servers_date_when_the_clocks_disagree() {
+        // The client's clock is 1,000,000,000; the server's Date says an hour later.
+        let a = read(
+            200,
+            &[
+                ("X-RateLimit-Remaining", "3"),
+                ("X-RateLimit-Reset", "1000003630"),
+                ("Date", "Sun, 09 Sep 2001 02:46:40 GMT"),
+            ],
+        );
+        assert_eq!(a.reset, Some(S(30)));
+        // A second apart is the Date's rounding: the client's clock is kept.
+        let b = read(
+            200,
+            &[
+                ("X-RateLimit-Remaining", "3"),
+                ("X-RateLimit-Reset", "1000000030"),
+                ("Date", "Sun, 09 Sep 2001 01:46:41 GMT"),
+            ],
+        );
+        assert_eq!(b.reset, Some(S(30)));
     }
 
     #[test]
@@ -258,12 +733,8 @@ mod tests {
             ],
         );
         assert_eq!((ietf.remaining, ietf.limit), (Some(42), Some(100)));
-        let policy = Some(Policy {
-            limit: 100,
-            window: Duration::from_secs(60),
-        });
-        assert_eq!(ietf.policy, policy);
-        assert_eq!(ietf.reset, Some(Duration::from_secs(7)));
+        assert_eq!(ietf.policy, policy(100, 60));
+        assert_eq!(ietf.reset, Some(S(7)));
         let heroku = read(200, &[("ratelimit-remaining", "4499")]);
         assert_eq!((heroku.remaining, heroku.limit), (Some(4499), None));
         let github = read(
@@ -275,8 +746,8 @@ mod tests {
             ],
         );
         assert_eq!(github.status, Status::Limited);
-        assert_eq!(github.retry_after, Some(Duration::from_secs(30)));
-        assert_eq!(github.reset, Some(Duration::from_secs(30)));
+        assert_eq!(github.retry_after, Some(S(30)));
+        assert_eq!(github.reset, Some(S(30)));
         let full = read(429, &[("Retry-After", "1"), ("retry-after-ms", "800.5")]);
         assert_eq!(full.retry_after, Some(Duration::from_micros(800_500)));
         assert_eq!(read(404, &[]).status, Status::Error);
@@ -286,7 +757,7 @@ mod tests {
     fn a_retry_after_date_is_read_against_the_wall_clock() {
         // 1,000,000,000 s after the epoch is Sun, 09 Sep 2001 01:46:40 GMT.
         let a = read(429, &[("Retry-After", "Sun, 09 Sep 2001 01:47:10 GMT")]);
-        assert_eq!(a.retry_after, Some(Duration::from_secs(30)));
+        assert_eq!(a.retry_after, Some(S(30)));
         let past = read(429, &[("Retry-After", "Thu, 01 Jan 1970 00:00:00 GMT")]);
         assert_eq!(past.retry_after, Some(Duration::ZERO));
         assert_eq!(read(429, &[("Retry-After", "soon")]).retry_after, None);

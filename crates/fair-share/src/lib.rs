@@ -218,15 +218,19 @@
 //! ```
 
 mod answer;
+mod dialect;
 mod draw;
+mod fields;
 mod law;
 mod params;
 mod time;
+mod when;
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 pub use answer::{Answer, MAX_SERVER_WAIT, Policy, Status};
+pub use dialect::{Form, Forms};
 pub use draw::{Draw, Fixed, SplitMix};
 pub use law::Law;
 pub use params::{Params, Problem, UNITS};

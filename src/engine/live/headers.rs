@@ -389,8 +389,13 @@ mod tests {
                 window: 0,
             },
         ];
+        // The virtual clock's 10.5 s fall half a second into a wall-clock second, as they do
+        // for the sim's epoch resets: an epoch reset is told from seconds to it by its size
+        // (a wall clock near 1970 would make every epoch read as seconds).
         let now_v: Nanos = 10_500_000_000;
-        let now = SystemTime::UNIX_EPOCH + Duration::from_nanos(now_v);
+        let now = SystemTime::UNIX_EPOCH
+            + Duration::from_secs(1_790_000_000)
+            + Duration::from_nanos(now_v);
         let policy = PolicyHeaders::new(60, Duration::from_secs(60));
         for dialect in [
             Headers::Full,

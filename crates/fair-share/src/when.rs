@@ -1,0 +1,209 @@
+//! The times rate-limit fields state, in the forms servers write them: seconds to wait, an
+//! epoch in seconds or milliseconds, an HTTP date, or a Go-style duration (`6m0s`, `20ms`, as
+//! OpenAI's `x-ratelimit-reset-requests` sends). Each is read into "how long from now".
+
+use std::time::{Duration, SystemTime};
+
+use crate::fields::number;
+
+/// The smallest reading taken as an epoch in seconds: 10⁹ s is September 2001, and no wait a
+/// server states comes near 31 years. Real clients (GitHub's, Octokit's) tell the two apart
+/// the same way.
+const EPOCH_SECONDS_FROM: f64 = 1e9;
+/// The smallest reading taken as an epoch in milliseconds (also September 2001).
+const EPOCH_MILLIS_FROM: f64 = 1e12;
+
+/// How a reset field's number was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ResetForm {
+    /// Seconds to wait (the IETF drafts, fastify, Discord's `reset-after`).
+    Delta,
+    /// An epoch second (GitHub, express-rate-limit's legacy headers, Flask-Limiter).
+    EpochSeconds,
+    /// An epoch millisecond.
+    EpochMillis,
+    /// A duration with units (`1m30s`).
+    Duration,
+    /// An HTTP date.
+    Date,
+}
+
+/// A reset field's value: its form, and how long from `now` it is (zero once it has passed;
+/// `Duration::MAX` past what a `Duration` holds).
+pub fn reset(value: &str, now: SystemTime) -> Option<(ResetForm, Duration)> {
+    let v = value.trim();
+    if let Some(x) = number(v) {
+        return Some(if x >= EPOCH_MILLIS_FROM {
+            (ResetForm::EpochMillis, until(x / 1e3, now))
+        } else if x >= EPOCH_SECONDS_FROM {
+            (ResetForm::EpochSeconds, until(x, now))
+        } else {
+            (ResetForm::Delta, seconds(x))
+        });
+    }
+    if let Some(d) = go_duration(v) {
+        return Some((ResetForm::Duration, d));
+    }
+    let at = http_date(v)?;
+    Some((
+        ResetForm::Date,
+        at.duration_since(now).unwrap_or(Duration::ZERO),
+    ))
+}
+
+/// `Retry-After`: seconds (whole or not), or an HTTP date (a date in the past means now).
+pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let v = value.trim();
+    if let Some(s) = number(v) {
+        return Some(seconds(s));
+    }
+    let at = http_date(v)?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// A number of seconds; one past what a `Duration` holds is the longest one.
+pub fn seconds(s: f64) -> Duration {
+    Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX)
+}
+
+/// From `now` to the epoch second `at` (zero if it has passed).
+fn until(at: f64, now: SystemTime) -> Duration {
+    match SystemTime::UNIX_EPOCH.checked_add(seconds(at)) {
+        Some(t) => t.duration_since(now).unwrap_or(Duration::ZERO),
+        None => Duration::MAX,
+    }
+}
+
+/// A Go-style duration: numbers each followed by a unit (`h`, `m`, `s`, `ms`, `us`, `µs`,
+/// `ns`), e.g. `6m0s`, `1.5s`, `20ms`.
+fn go_duration(v: &str) -> Option<Duration> {
+    let mut total = 0.0f64;
+    let mut rest = v;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter(|i| *i > 0)?;
+        let n: f64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_len] {
+            "h" => 3600.0,
+            "m" => 60.0,
+            "s" => 1.0,
+            "ms" => 1e-3,
+            "us" | "µs" => 1e-6,
+            "ns" => 1e-9,
+            _ => return None,
+        };
+        total += n * scale;
+        rest = &rest[unit_len..];
+    }
+    total.is_finite().then(|| seconds(total))
+}
+
+/// An HTTP date in the one form servers must send (`Sun, 06 Nov 1994 08:49:37 GMT`).
+pub fn http_date(v: &str) -> Option<SystemTime> {
+    let mut parts = v.split_ascii_whitespace();
+    let (_weekday, day, month, year, clock, zone) = (
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+    );
+    if zone != "GMT" || parts.next().is_some() {
+        return None;
+    }
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = MONTHS.iter().position(|m| *m == month)? as i64 + 1;
+    let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
+    let mut hms = clock.split(':').map(|p| p.parse::<i64>().ok());
+    let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
+    if !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 || !(1970..=9999).contains(&year) {
+        return None;
+    }
+    // Days since 1970-01-01 of a civil date (the proleptic Gregorian calendar).
+    let (y, mo) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * mo + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = u64::try_from(days * 86_400 + h * 3600 + m * 60 + s).ok()?;
+    SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: u64) -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(s)
+    }
+
+    #[test]
+    fn a_reset_is_told_apart_by_its_size() {
+        let now = at(1_796_415_223);
+        let r = |v| reset(v, now);
+        assert_eq!(r("10"), Some((ResetForm::Delta, Duration::from_secs(10))));
+        assert_eq!(
+            r("1.25"),
+            Some((ResetForm::Delta, Duration::from_millis(1250)))
+        );
+        assert_eq!(
+            r("1796415233"),
+            Some((ResetForm::EpochSeconds, Duration::from_secs(10)))
+        );
+        assert_eq!(
+            r("1796415233500"),
+            Some((ResetForm::EpochMillis, Duration::from_millis(10_500)))
+        );
+        assert_eq!(
+            r("1796415200"),
+            Some((ResetForm::EpochSeconds, Duration::ZERO))
+        );
+        assert_eq!(
+            r("6m0s"),
+            Some((ResetForm::Duration, Duration::from_secs(360)))
+        );
+        assert_eq!(
+            r("20ms"),
+            Some((ResetForm::Duration, Duration::from_millis(20)))
+        );
+        assert_eq!(
+            r("1h2m3.5s"),
+            Some((ResetForm::Duration, Duration::from_millis(3_723_500)))
+        );
+        assert_eq!(r("soon"), None);
+        assert_eq!(r("5x"), None);
+        assert_eq!(r("-3"), None);
+    }
+
+    #[test]
+    fn a_retry_after_is_seconds_or_a_date() {
+        // 1,000,000,000 s after the epoch is Sun, 09 Sep 2001 01:46:40 GMT.
+        let now = at(1_000_000_000);
+        let ra = |v| retry_after(v, now);
+        assert_eq!(
+            ra("Sun, 09 Sep 2001 01:47:10 GMT"),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(ra("Thu, 01 Jan 1970 00:00:00 GMT"), Some(Duration::ZERO));
+        assert_eq!(ra("2"), Some(Duration::from_secs(2)));
+        assert_eq!(ra("0.5"), Some(Duration::from_millis(500)));
+        assert_eq!(ra("soon"), None);
+        assert_eq!(http_date("Sun, 09 Sep 2001 01:46:40 GMT"), Some(now));
+    }
+}
