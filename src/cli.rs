@@ -323,6 +323,14 @@ pub struct ClientArgs {
     /// interval-lock and window-queue over several processes).
     #[arg(long, value_name = "URL")]
     pub store: Option<String>,
+    /// The API's limit as you know it: this many requests per --period. Utilization is
+    /// measured against it (else against the policy the answers state), and an algorithm that
+    /// takes a quota (fair-share) is told it unless --set says otherwise.
+    #[arg(long, value_name = "N", requires = "period", value_parser = clap::value_parser!(u64).range(1..))]
+    pub quota: Option<u64>,
+    /// The period of --quota, e.g. 1s, 1m, 1h.
+    #[arg(long, value_name = "DURATION", requires = "quota", value_parser = parse_positive_duration_arg)]
+    pub period: Option<HumanDuration>,
 }
 
 impl CompareArgs {
@@ -574,6 +582,14 @@ fn parse_override(s: &str) -> Result<Override, String> {
 
 fn parse_duration_arg(s: &str) -> Result<HumanDuration, String> {
     parse_duration(s).map_err(|e| e.to_string())
+}
+
+fn parse_positive_duration_arg(s: &str) -> Result<HumanDuration, String> {
+    let d = parse_duration_arg(s)?;
+    if d.nanos() == 0 {
+        return Err("must be longer than zero".to_string());
+    }
+    Ok(d)
 }
 
 impl RunArgs {

@@ -14,11 +14,12 @@ use crate::engine::live::protocol::RequestBody;
 use crate::engine::live::tls::HandshakeError;
 use crate::engine::live::{LiveConfig, Target};
 use crate::error::Error;
+use crate::exchange::Quota;
 use crate::redact::shown_url;
 use crate::report;
 use crate::rng::fresh_seed;
 use crate::run::run_live;
-use crate::scenario::{Scenario, parse_scenario};
+use crate::scenario::{Override, Scenario, parse_scenario};
 use crate::throttle::ThrottleConfig;
 use crate::time::HumanDuration;
 
@@ -123,9 +124,25 @@ pub(crate) fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<
         &text,
         "<client flags>",
         "client",
-        &args.scenario_flags.sets.set,
+        &quota_overrides(args),
         seed_if_absent,
     )?)
+}
+
+/// The `--set`s, after `--quota` and `--period` given to an algorithm that takes a quota (so a
+/// `--set` of its own wins).
+fn quota_overrides(args: &ClientArgs) -> Vec<Override> {
+    let mut all = Vec::new();
+    let takes = |p: &str| ThrottleConfig::units(&args.algorithm).iter().any(|(n, _)| *n == p);
+    if let (Some(q), Some(p)) = (args.quota, args.period)
+        && takes("quota")
+        && takes("period")
+    {
+        all.push(Override::new("clients.*.quota", toml_integer(q)).expect("a fixed path"));
+        all.push(Override::new("clients.*.period", p.to_string().into()).expect("a fixed path"));
+    }
+    all.extend(args.scenario_flags.sets.set.iter().cloned());
+    all
 }
 
 /// How `client` runs: against the URL with the headers given.
@@ -158,6 +175,10 @@ pub fn client_config(args: &ClientArgs) -> Result<LiveConfig, Error> {
     .map_err(Error::Engine)?;
     cfg.request_timeout = Duration::from_nanos(args.timeout.nanos().max(1_000_000));
     cfg.ca_file = args.ca_file.clone();
+    cfg.quota = args.quota.zip(args.period).map(|(limit, period)| Quota {
+        limit,
+        window: period.nanos(),
+    });
     Ok(cfg)
 }
 

@@ -35,7 +35,7 @@ use self::protocol::{Command, Event, RequestEvent, WorkerSpec};
 use self::server::{ServerSettings, ServerState};
 use self::workers::{Msg, WorkerState, Workers};
 use super::{Control, EngineError};
-use crate::exchange::Status;
+use crate::exchange::{Quota, Status};
 use crate::limiter::Latency;
 use crate::record::{FinishContext, Recorder, RequestRecord, RunMode, Summary};
 use crate::scenario::Layout;
@@ -71,6 +71,9 @@ pub struct LiveConfig {
     pub ca_file: Option<PathBuf>,
     /// Told of every answer as it comes in, for the status line on a terminal.
     pub watch: Option<std::sync::Arc<LiveWatch>>,
+    /// The external API's quota as the user knows it (`client --quota --period`), in virtual
+    /// time: what utilization is measured against when the answers state none.
+    pub quota: Option<Quota>,
 }
 
 impl LiveConfig {
@@ -82,6 +85,7 @@ impl LiveConfig {
             startup_timeout: Duration::from_secs(30),
             ca_file: None,
             watch: None,
+            quota: None,
         })
     }
 }
@@ -179,7 +183,7 @@ pub fn run<W: Write, R: Write>(
         cfg.request_timeout.saturating_add(cfg.startup_timeout),
     );
     parent.follow(&rt, &mut workers, &pacing, end_by, control)?;
-    let mut summary = parent.finish(scenario, &rt, &mut workers, server)?;
+    let mut summary = parent.finish(scenario, &rt, &mut workers, server, cfg.quota)?;
     if let Some(store) = store {
         // After a store failure, the run's summary says so already.
         store.clean(summary.failure.is_none());
@@ -316,6 +320,9 @@ struct Parent<'a, W: Write, R: Write> {
     stop_by: Option<Instant>,
     /// When the last counted 2xx was answered: the server admitted it by then.
     last_ok_answer: Nanos,
+    /// The quota the answers stated last (`RateLimit-Policy`), for an external API's
+    /// utilization.
+    stated_quota: Option<Quota>,
     /// The status line's counters, when one is drawn.
     watch: Option<std::sync::Arc<LiveWatch>>,
 }
@@ -340,6 +347,7 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
             failure: None,
             stop_by: None,
             last_ok_answer: 0,
+            stated_quota: None,
             watch: None,
         })
     }
@@ -475,6 +483,9 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
         if r.response.status == Status::Ok {
             self.last_ok_answer = self.last_ok_answer.max(answered_at);
         }
+        if let Some(q) = r.response.quota.filter(|q| q.window > 0) {
+            self.stated_quota = Some(q);
+        }
         self.rec.record_request(&RequestRecord {
             thread: i,
             sent_at: r.t,
@@ -499,6 +510,7 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
         rt: &tokio::runtime::Runtime,
         workers: &mut Workers,
         server: Option<InProcessServer>,
+        known_quota: Option<Quota>,
     ) -> Result<Summary, EngineError> {
         let end = self.interrupted_at.unwrap_or(self.layout.duration);
         // Let every worker go: close its stdin, give it a moment, then kill what is left.
@@ -508,8 +520,11 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
         // utilization passes 1 (it reached 1.096 at 100,000 threads).
         let capacity = match server {
             Some(server) => server.stop(rt, end.max(self.last_ok_answer)),
-            // An external API's capacity is not known.
-            None => 0.0,
+            // An external API's: its quota's rate over the run, as the user gave it or else as
+            // the answers stated it; not known without either.
+            None => known_quota
+                .or(self.stated_quota)
+                .map_or(0.0, |q| q.rate() * crate::time::secs(end)),
         };
         let processes: Vec<(f64, u64)> = self
             .sleeps
