@@ -133,7 +133,11 @@ pub(crate) fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<
 /// `--set` of its own wins).
 fn quota_overrides(args: &ClientArgs) -> Vec<Override> {
     let mut all = Vec::new();
-    let takes = |p: &str| ThrottleConfig::units(&args.algorithm).iter().any(|(n, _)| *n == p);
+    let takes = |p: &str| {
+        ThrottleConfig::units(&args.algorithm)
+            .iter()
+            .any(|(n, _)| *n == p)
+    };
     if let (Some(q), Some(p)) = (args.quota, args.period)
         && takes("quota")
         && takes("period")

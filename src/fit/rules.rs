@@ -1,0 +1,241 @@
+//! Each rule a trace is replayed against, and the replay: the count every answer should have
+//! carried under the rule.
+
+use serde::Serialize;
+
+use super::Event;
+
+/// A rule the trace is replayed against.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "rule", rename_all = "kebab-case")]
+pub enum Rule {
+    /// `size` tokens refilled at `size / period` per second.
+    Bucket {
+        size: f64,
+        period: f64,
+    },
+    FixedWindow {
+        limit: f64,
+        window: f64,
+    },
+    SlidingWindow {
+        limit: f64,
+        window: f64,
+    },
+}
+
+impl Rule {
+    pub(super) fn name(&self) -> &'static str {
+        match self {
+            Rule::Bucket { .. } => "a bucket (GCRA or token bucket)",
+            Rule::FixedWindow { .. } => "a fixed window",
+            Rule::SlidingWindow { .. } => "a sliding window",
+        }
+    }
+
+    pub(super) fn with_period(self, p: f64) -> Rule {
+        match self {
+            Rule::Bucket { size, .. } => Rule::Bucket { size, period: p },
+            Rule::FixedWindow { limit, .. } => Rule::FixedWindow { limit, window: p },
+            Rule::SlidingWindow { limit, .. } => Rule::SlidingWindow { limit, window: p },
+        }
+    }
+
+    pub(super) fn period(&self) -> f64 {
+        match *self {
+            Rule::Bucket { period, .. } => period,
+            Rule::FixedWindow { window, .. } | Rule::SlidingWindow { window, .. } => window,
+        }
+    }
+
+    /// How badly the rule explains the trace, replayed from the first answer's count: per
+    /// answer, how far the count it predicts is from the one carried, plus one where it would
+    /// have answered 2xx for a 429 or the other way round. The mean over the answers.
+    pub fn miss(&self, events: &[Event]) -> f64 {
+        self.miss_charged(events, false)
+    }
+
+    /// [`Rule::miss`], with refused requests costing a token (`charged`: a bucket's level
+    /// falls by one, below zero if need be; a sliding window logs them) or free.
+    pub fn miss_charged(&self, events: &[Event], charged: bool) -> f64 {
+        let Some(first) = events.iter().position(|e| e.remaining.is_some()) else {
+            return f64::INFINITY;
+        };
+        let start = events[first].remaining.expect("found above") + 1.0;
+        let mut total = 0.0;
+        let mut predict = Predictor::new(*self, start, events[first].at);
+        predict.charged = charged;
+        // A fixed window's resets, as the counts show them: a rise of at least half the
+        // largest one (and 2: answers that cross on the way may show a rise of 1).
+        let reset_rise = (largest_rise(events) / 2.0).max(2.0);
+        if let Rule::FixedWindow { window, .. } = *self {
+            predict.window_start = window_start(events, reset_rise, window, events[first].at);
+        }
+        let mut seen: Option<f64> = None;
+        for e in &events[first..] {
+            // The trace dates a reset only to the first answer after it: one seen up to 5 %
+            // of a window early is that window's reset, and the windows are dated from it.
+            if let (Rule::FixedWindow { window, .. }, Some(r), Some(l)) = (*self, e.remaining, seen)
+                && r - l >= reset_rise
+                && e.at >= predict.window_start + 0.95 * window
+                && e.at < predict.window_start + window
+            {
+                predict.window_start = e.at;
+                predict.level = 0.0;
+            }
+            seen = e.remaining.or(seen);
+            if predict.room(e.at) != e.admitted {
+                total += 1.0;
+            }
+            let p = predict.step(e);
+            if let Some(r) = e.remaining {
+                total += (p - r).abs();
+                // Anchored to what the server said, so one unseen request (a co-tenant's, a
+                // start the trace missed) costs one miss, not a miss at every answer after.
+                predict.anchor(p, r, e.at);
+            }
+        }
+        total / (events.len() - first) as f64
+    }
+}
+
+/// A rule's state while the trace is replayed.
+pub(super) struct Predictor {
+    rule: Rule,
+    /// Bucket: its level. Fixed window: the admitted count of the current window.
+    level: f64,
+    window_start: f64,
+    /// Sliding window: the admission times still inside it.
+    recent: std::collections::VecDeque<f64>,
+    last: f64,
+    /// Refused requests cost what an admitted one does.
+    pub(super) charged: bool,
+}
+
+impl Predictor {
+    pub(super) fn new(rule: Rule, start: f64, at: f64) -> Self {
+        let mut p = Predictor {
+            rule,
+            level: start,
+            window_start: at,
+            recent: Default::default(),
+            last: at,
+            charged: false,
+        };
+        match rule {
+            // The first window has seen `limit − start` already.
+            Rule::FixedWindow { limit, .. } => p.level = (limit - start).max(0.0),
+            Rule::SlidingWindow { limit, .. } => {
+                let used = (limit - start).max(0.0) as usize;
+                p.recent.extend(std::iter::repeat_n(at - 1e-9, used));
+            }
+            Rule::Bucket { .. } => {}
+        }
+        p
+    }
+
+    /// Move the state so that it would have predicted `observed` instead of `predicted`.
+    pub(super) fn anchor(&mut self, predicted: f64, observed: f64, at: f64) {
+        let off = observed - predicted;
+        if off == 0.0 {
+            return;
+        }
+        match self.rule {
+            Rule::Bucket { size, .. } => {
+                self.level = (observed + self.level.max(0.0).fract()).clamp(0.0, size);
+            }
+            Rule::FixedWindow { limit, .. } => self.level = (limit - observed).max(0.0),
+            Rule::SlidingWindow { .. } => {
+                if off > 0.0 {
+                    for _ in 0..(off as usize).min(self.recent.len()) {
+                        self.recent.pop_front();
+                    }
+                } else {
+                    self.recent.extend(std::iter::repeat_n(at, (-off) as usize));
+                }
+            }
+        }
+    }
+
+    /// Whether the rule has room for one more request at `at`.
+    pub(super) fn room(&self, at: f64) -> bool {
+        let dt = (at - self.last).max(0.0);
+        match self.rule {
+            Rule::Bucket { size, period } => (self.level + dt * size / period).min(size) >= 1.0,
+            Rule::FixedWindow { limit, window } => {
+                at >= self.window_start + window || self.level < limit
+            }
+            Rule::SlidingWindow { limit, window } => {
+                // `recent` is in time order: those still inside are after the cut.
+                let expired = self.recent.partition_point(|&t| t <= at - window);
+                ((self.recent.len() - expired) as f64) < limit
+            }
+        }
+    }
+
+    pub(super) fn step(&mut self, e: &Event) -> f64 {
+        let dt = (e.at - self.last).max(0.0);
+        self.last = e.at;
+        match self.rule {
+            Rule::Bucket { size, period } => {
+                self.level = (self.level + dt * size / period).min(size);
+                if e.admitted {
+                    self.level = (self.level - 1.0).max(0.0);
+                } else if self.charged {
+                    // The Heroku demo server's `refused_cost`: the level digs below zero.
+                    self.level = (self.level - 1.0).max(-size);
+                }
+                self.level.max(0.0).floor()
+            }
+            Rule::FixedWindow { limit, window } => {
+                if e.at >= self.window_start + window {
+                    let k = ((e.at - self.window_start) / window).floor();
+                    self.window_start += k * window;
+                    self.level = 0.0;
+                }
+                if e.admitted {
+                    self.level += 1.0;
+                }
+                (limit - self.level).max(0.0)
+            }
+            Rule::SlidingWindow { limit, window } => {
+                while self.recent.front().is_some_and(|&t| t <= e.at - window) {
+                    self.recent.pop_front();
+                }
+                if e.admitted || self.charged {
+                    self.recent.push_back(e.at);
+                }
+                (limit - self.recent.len() as f64).max(0.0)
+            }
+        }
+    }
+}
+
+/// The largest rise of the count from one answer to the next.
+pub(super) fn largest_rise(events: &[Event]) -> f64 {
+    let counts = events.iter().filter_map(|e| e.remaining);
+    let mut last: Option<f64> = None;
+    let mut most = 0.0_f64;
+    for r in counts {
+        if let Some(l) = last {
+            most = most.max(r - l);
+        }
+        last = Some(r);
+    }
+    most
+}
+
+/// Where the fixed window that holds `t0` starts: a whole number of windows before the first
+/// jump of the count by `rise` or more (a window's reset), or `t0` when none is seen.
+pub(super) fn window_start(events: &[Event], rise: f64, window: f64, t0: f64) -> f64 {
+    let mut last: Option<f64> = None;
+    for e in events {
+        if let Some(r) = e.remaining {
+            if last.is_some_and(|l| r - l >= rise) {
+                return e.at - ((e.at - t0) / window).ceil() * window;
+            }
+            last = Some(r);
+        }
+    }
+    t0
+}
