@@ -17,6 +17,9 @@ pub enum Rule {
     FixedWindow {
         limit: f64,
         window: f64,
+        /// Where each window starts: on a clock grid, or at the first request after the last
+        /// one ended (Flask-Limiter, express-rate-limit, fastify).
+        start: WindowStart,
     },
     SlidingWindow {
         limit: f64,
@@ -24,11 +27,29 @@ pub enum Rule {
     },
 }
 
+/// Where a fixed window's windows start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WindowStart {
+    /// One after the other on a grid: the next starts where the last ended.
+    Clock,
+    /// At the first request after the last one ended, so the windows drift later than any
+    /// grid by the gaps between them.
+    FirstRequest,
+}
+
 impl Rule {
     pub(super) fn name(&self) -> &'static str {
         match self {
             Rule::Bucket { .. } => "a bucket (GCRA or token bucket)",
-            Rule::FixedWindow { .. } => "a fixed window",
+            Rule::FixedWindow {
+                start: WindowStart::Clock,
+                ..
+            } => "a fixed window",
+            Rule::FixedWindow {
+                start: WindowStart::FirstRequest,
+                ..
+            } => "a fixed window started by the first request after the last",
             Rule::SlidingWindow { .. } => "a sliding window",
         }
     }
@@ -36,7 +57,11 @@ impl Rule {
     pub(super) fn with_period(self, p: f64) -> Rule {
         match self {
             Rule::Bucket { size, .. } => Rule::Bucket { size, period: p },
-            Rule::FixedWindow { limit, .. } => Rule::FixedWindow { limit, window: p },
+            Rule::FixedWindow { limit, start, .. } => Rule::FixedWindow {
+                limit,
+                window: p,
+                start,
+            },
             Rule::SlidingWindow { limit, .. } => Rule::SlidingWindow { limit, window: p },
         }
     }
@@ -162,7 +187,7 @@ impl Predictor {
         let dt = (at - self.last).max(0.0);
         match self.rule {
             Rule::Bucket { size, period } => (self.level + dt * size / period).min(size) >= 1.0,
-            Rule::FixedWindow { limit, window } => {
+            Rule::FixedWindow { limit, window, .. } => {
                 at >= self.window_start + window || self.level < limit
             }
             Rule::SlidingWindow { limit, window } => {
@@ -187,10 +212,19 @@ impl Predictor {
                 }
                 self.level.max(0.0).floor()
             }
-            Rule::FixedWindow { limit, window } => {
+            Rule::FixedWindow {
+                limit,
+                window,
+                start,
+            } => {
                 if e.at >= self.window_start + window {
-                    let k = ((e.at - self.window_start) / window).floor();
-                    self.window_start += k * window;
+                    self.window_start = match start {
+                        WindowStart::Clock => {
+                            let k = ((e.at - self.window_start) / window).floor();
+                            self.window_start + k * window
+                        }
+                        WindowStart::FirstRequest => e.at,
+                    };
                     self.level = 0.0;
                 }
                 if e.admitted {

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use super::rules::WindowStart;
 use super::{Event, Fit, Rule, show_secs};
 
 /// Round periods a server states, in seconds: the grid the search starts from.
@@ -24,6 +25,12 @@ pub(super) fn choose(
         Rule::FixedWindow {
             limit: size,
             window: 1.0,
+            start: WindowStart::Clock,
+        },
+        Rule::FixedWindow {
+            limit: size,
+            window: 1.0,
+            start: WindowStart::FirstRequest,
         },
         Rule::SlidingWindow {
             limit: size,
@@ -68,6 +75,20 @@ pub(super) fn choose(
         })
         .collect();
     best.sort_by(|a, b| a.miss.total_cmp(&b.miss));
+    // The two ways a fixed window starts are one rule: the better stands for it. Where they
+    // explain the trace alike, the one at a period the server states or a round one does: a
+    // grid replayed on windows that start at the first request fits them by a window a gap
+    // longer (express-rate-limit's 60 s read as 60.6 s), and the other way round.
+    let fixed: Vec<usize> = (0..best.len())
+        .filter(|&i| matches!(best[i].rule, Rule::FixedWindow { .. }))
+        .collect();
+    if let [a, b] = fixed[..] {
+        let (ma, mb) = (best[a].miss, best[b].miss);
+        let alike = (ma - mb).abs() <= 0.02 + 0.1 * ma.min(mb);
+        let plain = |i: usize| period_rank(best[i].rule.period(), policy_window);
+        let drop = if alike && plain(b) < plain(a) { a } else { b };
+        best.remove(drop);
+    }
     let (rule, miss) = (best[0].rule, best[0].miss);
     let (other, other_miss) = (best[1].rule, best[1].miss);
     for b in &best {
@@ -106,6 +127,24 @@ pub(super) fn choose(
         return;
     }
     out.rule = Some(rule);
+}
+
+/// A miss this small per answer (two answers in a hundred off by one) is the trace's own
+/// noise (a request dated a few milliseconds off across a reset): a refined period must
+/// explain the trace better than a round or stated one by more than it.
+const MISS_NOISE: f64 = 0.02;
+
+/// How plainly a server would state `period`: 0 the policy's own window, 1 a round period,
+/// 2 any other.
+fn period_rank(period: f64, policy_window: Option<f64>) -> u8 {
+    let near = |p: f64| (period - p).abs() <= 1e-6 * p;
+    if policy_window.is_some_and(near) {
+        0
+    } else if ROUND_PERIODS.iter().copied().any(near) {
+        1
+    } else {
+        2
+    }
 }
 
 /// A rule's best period, refusals free or charged.
@@ -216,8 +255,8 @@ fn search(
     }
     // Then finer: 1 % steps over ±40 %, 0.05 % steps over ±1 % (a rate off by 0.5 % drifts
     // by a token every 200 over a long trace). A round period, or the one the policy states,
-    // stays unless the refined one explains the trace clearly better (a tenth): real timing's
-    // noise alone moves the best period by a few percent.
+    // stays unless the refined one explains the trace clearly better (a tenth, and more than
+    // `MISS_NOISE`): real timing's noise alone moves the best period by a few percent.
     let (grid_p, grid_m) = (best_p, best_m);
     // `reach` steps of `step` (a fraction) each side of `center`: the better of them and `best`.
     let scan = |center: f64, step: f64, reach: i32, mut best: (f64, f64)| {
@@ -239,7 +278,7 @@ fn search(
         best = scan(center, 0.0005, 100, best);
     }
     let (best_p, best_m) = best;
-    if best_m > grid_m * 0.9 {
+    if best_m > grid_m * 0.9 - MISS_NOISE {
         return (rule.with_period(grid_p), grid_m);
     }
     (rule.with_period(best_p), best_m)

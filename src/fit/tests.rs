@@ -2,7 +2,7 @@
 
 use fair_share::Forms;
 
-use super::rules::Predictor;
+use super::rules::{Predictor, WindowStart};
 use super::*;
 
 /// Requests every `gap` seconds for `n` requests against `rule`, admitted as the rule says,
@@ -69,6 +69,7 @@ fn each_rule_is_recovered_from_its_own_counts() {
             Rule::FixedWindow {
                 limit: 100.0,
                 window: 60.0,
+                start: WindowStart::Clock,
             },
             0.3,
             1500,
@@ -128,6 +129,7 @@ fn whether_refusals_cost_a_token_is_told_with_its_evidence_or_not_at_all() {
     let window = Rule::FixedWindow {
         limit: 10.0,
         window: 1.0,
+        start: WindowStart::Clock,
     };
     let (cost, why, _) = verdict(trace_charged(window, 0.05, 400, false));
     assert_eq!(cost, None);
@@ -253,6 +255,7 @@ fn without_counts_only_the_429s_speak() {
         Rule::FixedWindow {
             limit: 5.0,
             window: 1.0,
+            start: WindowStart::Clock,
         },
         0.05,
         200,

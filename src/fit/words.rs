@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use fair_share::{Form, Forms};
 
+use super::rules::WindowStart;
 use super::{Event, Fit, Rule};
 
 /// The dialect of the sim's nearest to what the answers speak (a scenario's `headers`): from
@@ -153,13 +154,20 @@ impl Fit {
                     let _ = writeln!(s, "refused_cost = 1");
                 }
             }
-            Rule::FixedWindow { limit, window } => {
+            Rule::FixedWindow {
+                limit,
+                window,
+                start,
+            } => {
                 let _ = writeln!(
                     s,
                     "kind = \"fixed-window\"\nlimit = {}\nwindow = \"{}\"",
                     limit.round(),
                     show_secs(window)
                 );
+                if start == WindowStart::FirstRequest {
+                    let _ = writeln!(s, "start = \"first-request\"");
+                }
             }
             Rule::SlidingWindow { limit, window } => {
                 let _ = writeln!(
