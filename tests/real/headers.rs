@@ -226,6 +226,7 @@ fn differences(stored: &Block, got: &Block) -> Vec<String> {
 /// Capture each configuration from a limiter `start` gives it, and hold it to its file (or,
 /// with `THROTTLE_SIM_WRITE_REAL_HEADERS` set, write the file).
 pub fn check_all(captures: &[Capture], start: impl Fn(&Capture) -> Limiter) {
+    let began = std::time::Instant::now();
     let writing = std::env::var_os(WRITE).is_some();
     let mut wrong = Vec::new();
     for c in captures {
@@ -260,6 +261,12 @@ pub fn check_all(captures: &[Capture], start: impl Fn(&Capture) -> Limiter) {
             }
         }
     }
+    let names: Vec<&str> = captures.iter().map(|c| c.name).collect();
+    println!(
+        "captured {} in {:.1} s of real time",
+        names.join(", "),
+        began.elapsed().as_secs_f64()
+    );
     assert!(
         wrong.is_empty(),
         "the rate-limit fields differ from tests/data/real-headers/ (if a new version of the \

@@ -154,6 +154,7 @@ const FIT_TOLERANCE: f64 = 0.10;
 /// Run `fair-share` and the trace for `fit` against two limiters from `start`, at once, print
 /// what each measured, and fail naming every aim missed.
 pub fn fair_share_and_fit(setup: &Setup, start: impl Fn() -> Limiter) {
+    let began = std::time::Instant::now();
     let (for_client, for_fit) = (start(), start());
     let tmp = tempfile::Builder::new()
         .prefix("throttle-sim-real-runs-")
@@ -171,6 +172,11 @@ pub fn fair_share_and_fit(setup: &Setup, start: impl Fn() -> Limiter) {
     misses.extend(fit_miss);
     println!("{}: {}", setup.name, measured.line());
     println!("{}: fit: {said}", setup.name);
+    println!(
+        "{}: both runs in {:.1} s of real time",
+        setup.name,
+        began.elapsed().as_secs_f64()
+    );
     if !misses.is_empty() {
         let kept = tmp.keep();
         let stderr: String = [&for_client, &for_fit]
