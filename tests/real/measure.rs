@@ -256,6 +256,8 @@ impl Measured {
         let seconds = count("duration_s");
         let first = sent.iter().map(|s| s.t).fold(f64::INFINITY, f64::min);
         let first = if first.is_finite() { first } else { 0.0 };
+        // Under several rules at once, the least of what each allows alone: all of them
+        // together allow no more (Flask-Limiter's two limits; the longer one binds here).
         let capacity = setup
             .rules
             .iter()
