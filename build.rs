@@ -4,8 +4,15 @@
 //! `tests/sim/shards.rs`; the live page's in a headless browser, `tests/live/dashboard.rs`)
 //! are compiled as ignored, with the reason, so `cargo test` shows them skipped rather than
 //! passing without running.
+//!
+//! The same for the real rate limiters of `tests/real/`: nginx, Flask-Limiter in the virtual
+//! environment `tests/real/python/.venv`, express-rate-limit and @fastify/rate-limit in
+//! `tests/real/node/node_modules` (`scripts/install_real_limiters.sh` installs them all). Each is
+//! looked for by running it, since a virtual environment or a node_modules folder can be there
+//! and broken (a package missing, a Node.js too old for fastify).
 
-use std::process::Command;
+use std::path::Path;
+use std::process::{Command, Stdio};
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(no_python3)");
@@ -13,6 +20,9 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(no_node)");
     println!("cargo::rustc-check-cfg=cfg(no_gnu_parallel)");
     println!("cargo::rustc-check-cfg=cfg(no_chromium)");
+    for cfg in REAL_LIMITER_CFGS {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+    }
     // Looked up again when PATH changes (a python3 installed into a new place).
     println!("cargo::rerun-if-env-changed=PATH");
     println!("cargo::rerun-if-changed=build.rs");
@@ -49,4 +59,67 @@ fn main() {
     if !chromium {
         println!("cargo::rustc-cfg=no_chromium");
     }
+    real_limiters();
+}
+
+/// The cfgs `tests/real/` reads, one per limiter: set when that limiter cannot run here.
+const REAL_LIMITER_CFGS: [&str; 4] = [
+    "no_nginx",
+    "no_flask_limiter",
+    "no_express_rate_limit",
+    "no_fastify_rate_limit",
+];
+
+/// Which of the real limiters run here, each as a cfg when it does not; and nginx's path, which
+/// the tests start (a user's PATH often lacks `/usr/sbin`, where Debian puts it).
+fn real_limiters() {
+    // Installing into these folders (a new venv, `npm ci`) looks again; cargo scans a folder
+    // for any file changed in it.
+    println!("cargo::rerun-if-changed=tests/real/python");
+    println!("cargo::rerun-if-changed=tests/real/node");
+    let nginx = ["nginx", "/usr/sbin/nginx"]
+        .into_iter()
+        .find(|program| succeeds(Command::new(program).arg("-v")));
+    println!(
+        "cargo::rustc-env=THROTTLE_SIM_NGINX={}",
+        nginx.unwrap_or("")
+    );
+    if nginx.is_none() {
+        println!("cargo::rustc-cfg=no_nginx");
+    }
+    // -B: importing writes no bytecode into the venv, which would make cargo run this again.
+    let venv_python = Path::new("tests/real/python/.venv/bin/python");
+    let flask = venv_python.is_file()
+        && succeeds(Command::new(venv_python).args(["-B", "-c", "import flask_limiter, waitress"]));
+    if !flask {
+        println!("cargo::rustc-cfg=no_flask_limiter");
+    }
+    for (packages, cfg) in [
+        (["express-rate-limit", "express"], "no_express_rate_limit"),
+        (["@fastify/rate-limit", "fastify"], "no_fastify_rate_limit"),
+    ] {
+        // Imported as the servers import them, from the folder of their node_modules.
+        let script = packages
+            .iter()
+            .map(|p| format!("await import('{p}');"))
+            .collect::<String>();
+        let works = succeeds(
+            Command::new("node")
+                .args(["--input-type=module", "-e", &script])
+                .current_dir("tests/real/node"),
+        );
+        if !works {
+            println!("cargo::rustc-cfg={cfg}");
+        }
+    }
+}
+
+/// Whether `command` runs and exits 0 (its output thrown away).
+fn succeeds(command: &mut Command) -> bool {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }

@@ -1,0 +1,61 @@
+//! @fastify/rate-limit on fastify: `tests/real/node/fastify_app.mjs`. Every request counts
+//! against one key, `max` per `timeWindow` opened by the key's first request; the answers
+//! carry `x-ratelimit-limit`, `-remaining` and `-reset`, which here is the seconds left to the
+//! window's end (not an epoch second, as most `X-RateLimit-Reset`s are), and a 429 carries
+//! `retry-after`.
+
+use std::process::Command;
+
+use crate::harness::{self, Launch, Limiter};
+use crate::headers::{self, BACK_TO_BACK, Capture};
+use crate::measure::{self, COUNTED, Rule, Setup};
+
+fn start(max: u32, time_window_ms: u32) -> Limiter {
+    let app = harness::root().join("tests/real/node/fastify_app.mjs");
+    harness::start("@fastify/rate-limit", |port, _| {
+        let mut command = Command::new("node");
+        command
+            .arg(&app)
+            .args(["--port", &port.to_string()])
+            .args(["--max", &max.to_string()])
+            .args(["--time-window-ms", &time_window_ms.to_string()]);
+        Launch {
+            command,
+            announces: true,
+        }
+    })
+}
+
+#[test]
+#[cfg_attr(
+    no_fastify_rate_limit,
+    ignore = "needs node and @fastify/rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real fastify"
+)]
+fn headers_match_the_captured_files() {
+    let captures = [Capture {
+        name: "fastify-rate-limit",
+        config: "limit=5 window=10s",
+        send: BACK_TO_BACK,
+    }];
+    headers::check_all(&captures, |_| start(5, 10_000));
+}
+
+#[test]
+#[cfg_attr(
+    no_fastify_rate_limit,
+    ignore = "needs node and @fastify/rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real fastify"
+)]
+fn fair_share_and_fit() {
+    let setup = Setup {
+        name: "fastify-rate-limit",
+        rules: vec![Rule::FixedWindow {
+            limit: 50.0,
+            window: 5.0,
+        }],
+        period: 5.0,
+        told: None,
+        targets: COUNTED,
+        fit_may_not_tell: false,
+    };
+    measure::fair_share_and_fit(&setup, || start(50, 5_000));
+}

@@ -1,0 +1,198 @@
+//! nginx's `limit_req` (Debian's nginx-light), in front of a static file: one zone keyed by
+//! the client's address, which every client here shares (127.0.0.1), `limit_req_status 429`.
+//! nginx sends no rate-limit field, so the client is told the quota and `fit` may say it
+//! cannot tell. A location that only `return`s is never limited (its phase comes before
+//! `limit_req`'s), hence the file; `/ready` is such a location.
+//!
+//! With `nodelay`, a request beyond the rate is answered at once while the burst lasts and
+//! refused after; without it, nginx holds such a request until the rate lets it through, and
+//! refuses only what would overflow a queue of `burst`.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::harness::{self, Launch, Limiter};
+use crate::headers::{self, BACK_TO_BACK, Capture, Send};
+use crate::measure::{self, Rule, Setup, UNCOUNTED};
+
+/// The nginx that build.rs found (empty where none was).
+const NGINX: &str = env!("THROTTLE_SIM_NGINX");
+
+/// One `limit_req` configuration.
+#[derive(Clone, Copy)]
+struct Config {
+    per_second: u32,
+    burst: u32,
+    nodelay: bool,
+}
+
+/// The whole configuration, every file nginx writes inside `dir` (it runs in the foreground,
+/// as one process, so that killing it leaves no worker behind).
+fn conf(c: Config, port: u16, dir: &Path) -> String {
+    let d = dir.display();
+    let nodelay = if c.nodelay { " nodelay" } else { "" };
+    format!(
+        "daemon off;
+master_process off;
+pid {d}/nginx.pid;
+error_log {d}/error.log warn;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {d}/client_body;
+    proxy_temp_path {d}/proxy;
+    fastcgi_temp_path {d}/fastcgi;
+    uwsgi_temp_path {d}/uwsgi;
+    scgi_temp_path {d}/scgi;
+    limit_req_zone $binary_remote_addr zone=real_{port}:1m rate={rate}r/s;
+    limit_req_status 429;
+    server {{
+        listen 127.0.0.1:{port};
+        root {d}/html;
+        location = /ready {{ return 204; }}
+        location / {{ limit_req zone=real_{port} burst={burst}{nodelay}; }}
+    }}
+}}
+",
+        rate = c.per_second,
+        burst = c.burst,
+    )
+}
+
+fn start(c: Config) -> Limiter {
+    let mut limiter = harness::start("nginx", |port, dir| {
+        let html = dir.join("html");
+        std::fs::create_dir_all(&html).expect("nginx's root folder");
+        std::fs::write(html.join("index.html"), "ok\n").expect("the file nginx serves");
+        let file = dir.join("nginx.conf");
+        std::fs::write(&file, conf(c, port, dir)).expect("nginx.conf");
+        let mut command = Command::new(NGINX);
+        // -e: the error log from the start, before the configuration names it.
+        command
+            .arg("-p")
+            .arg(dir)
+            .arg("-c")
+            .arg(&file)
+            .arg("-e")
+            .arg(dir.join("error.log"));
+        Launch {
+            command,
+            announces: false,
+        }
+    });
+    limiter.set_versions(version());
+    limiter
+}
+
+/// `nginx 1.22.1`, from what `nginx -v` prints (to stderr).
+fn version() -> String {
+    let out = Command::new(NGINX)
+        .arg("-v")
+        .output()
+        .expect("nginx -v runs");
+    let said = String::from_utf8_lossy(&out.stderr);
+    said.trim()
+        .rsplit('/')
+        .next()
+        .map_or_else(|| "nginx".into(), |v| format!("nginx {v}"))
+}
+
+/// A bucket of 5 refilled at 1 a second, let through at once (5 answered, the sixth
+/// refused), and a queue of 2 at 1 a second (of 5 at once: 1 answered, 2 held, 2 refused).
+const CAPTURES: [(Capture, Config); 2] = [
+    (
+        Capture {
+            name: "nginx-limit-req-nodelay",
+            config: "rate=1r/s burst=4 nodelay=true status=429",
+            send: BACK_TO_BACK,
+        },
+        Config {
+            per_second: 1,
+            burst: 4,
+            nodelay: true,
+        },
+    ),
+    (
+        Capture {
+            name: "nginx-limit-req-delay",
+            config: "rate=1r/s burst=2 nodelay=false status=429",
+            send: Send::AllAtOnce(5),
+        },
+        Config {
+            per_second: 1,
+            burst: 2,
+            nodelay: false,
+        },
+    ),
+];
+
+#[test]
+#[cfg_attr(
+    no_nginx,
+    ignore = "needs nginx (none was found when this test was built): scripts/install_real_limiters.sh, then cargo test --test real nginx"
+)]
+fn headers_match_the_captured_files() {
+    let captures = CAPTURES.map(|(c, _)| c);
+    headers::check_all(&captures, |c| {
+        let (_, config) = CAPTURES
+            .iter()
+            .find(|(k, _)| k.name == c.name)
+            .expect("a capture's configuration");
+        start(*config)
+    });
+}
+
+/// A bucket of 50 refilled at 10 a second (50 per 5 s), excess answered at once.
+const NODELAY: Config = Config {
+    per_second: 10,
+    burst: 49,
+    nodelay: true,
+};
+
+#[test]
+#[cfg_attr(
+    no_nginx,
+    ignore = "needs nginx (none was found when this test was built): scripts/install_real_limiters.sh, then cargo test --test real nginx"
+)]
+fn nodelay_fair_share_and_fit() {
+    let setup = Setup {
+        name: "nginx-limit-req-nodelay",
+        rules: vec![Rule::Bucket {
+            size: 50.0,
+            per_second: 10.0,
+        }],
+        period: 5.0,
+        told: Some((50, "5s")),
+        targets: UNCOUNTED,
+        fit_may_not_tell: true,
+    };
+    measure::fair_share_and_fit(&setup, || start(NODELAY));
+}
+
+/// 10 a second, up to 5 held in line for their turn and the rest refused: the client is told
+/// 10 per second. The period only sets how long the runs last (four and three times it).
+const DELAY: Config = Config {
+    per_second: 10,
+    burst: 5,
+    nodelay: false,
+};
+
+#[test]
+#[cfg_attr(
+    no_nginx,
+    ignore = "needs nginx (none was found when this test was built): scripts/install_real_limiters.sh, then cargo test --test real nginx"
+)]
+fn delay_fair_share_and_fit() {
+    let setup = Setup {
+        name: "nginx-limit-req-delay",
+        rules: vec![Rule::Bucket {
+            size: 6.0,
+            per_second: 10.0,
+        }],
+        period: 5.0,
+        told: Some((10, "1s")),
+        targets: UNCOUNTED,
+        fit_may_not_tell: true,
+    };
+    measure::fair_share_and_fit(&setup, || start(DELAY));
+}
