@@ -136,6 +136,21 @@ pub fn fit(events: &[Event]) -> Fit {
         );
         return out;
     }
+    let limits = stated_limits(events);
+    if limits.len() > 1 {
+        let each: Vec<String> = limits
+            .iter()
+            .map(|(l, n)| format!("{l} on {n} answers"))
+            .collect();
+        out.cannot_tell = Some(format!(
+            "the answers state {} limits ({}): the server applies several at once and each \
+             answer speaks of one of them, where fit replays one rule; record against each \
+             limit alone (a route or key that has only it) to fit it",
+            limits.len(),
+            each.join(", ")
+        ));
+        return out;
+    }
     let stated = events
         .iter()
         .find_map(|e| e.limit.or(e.policy.map(|p| p.0)));
@@ -169,6 +184,23 @@ pub fn fit(events: &[Event]) -> Fit {
     }
     choose(events, size, policy_window, span, &mut out);
     out
+}
+
+/// The limits the answers state and on how many answers each: several where a server applies
+/// a short and a long limit at once and each answer speaks of the one it names (Flask-Limiter
+/// names the one that refused, else the first). A limit stated on fewer than a twentieth of
+/// the answers that state one is left out, as a stray.
+fn stated_limits(events: &[Event]) -> Vec<(f64, usize)> {
+    let mut limits: Vec<(f64, usize)> = Vec::new();
+    for l in events.iter().filter_map(|e| e.limit.or(e.policy.map(|p| p.0))) {
+        match limits.iter_mut().find(|(x, _)| *x == l) {
+            Some((_, n)) => *n += 1,
+            None => limits.push((l, 1)),
+        }
+    }
+    let total: usize = limits.iter().map(|(_, n)| n).sum();
+    limits.retain(|(_, n)| *n * 20 >= total);
+    limits
 }
 
 /// Read, fit, and write `fit.toml` into `dir` when the rule is told.

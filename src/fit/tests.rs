@@ -290,3 +290,26 @@ fn periods_show_in_round_units() {
         55.8
     );
 }
+
+#[test]
+fn answers_that_state_several_limits_cannot_be_fitted_as_one() {
+    let window = Rule::FixedWindow {
+        limit: 20.0,
+        window: 1.0,
+        start: WindowStart::Clock,
+    };
+    let mut events = trace(window, 0.04, 600);
+    // As Flask-Limiter states "20 per second; 50 per 5 seconds": the refusals name the
+    // longer limit.
+    for e in events.iter_mut().filter(|e| e.limited) {
+        e.limit = Some(50.0);
+    }
+    let f = fit(&events);
+    assert!(f.rule.is_none(), "{f:?}");
+    let why = f.cannot_tell.unwrap();
+    assert!(why.contains("state 2 limits (20 on"), "{why}");
+    // One stray answer naming another limit is not a second limit.
+    let mut one = trace(window, 0.04, 600);
+    one[5].limit = Some(50.0);
+    assert!(fit(&one).rule.is_some());
+}
