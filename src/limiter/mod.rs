@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 pub use concurrency::{Concurrency, ConcurrencyConfig};
 pub use faults::{FaultConfig, FaultProblem, Faulty};
-pub use fixed_window::{FixedWindow, FixedWindowConfig};
+pub use fixed_window::{FixedWindow, FixedWindowConfig, WindowStart};
 pub use gcra::{Gcra, GcraConfig};
 pub use headers::Headers;
 pub use latency::{Latency, LatencySampler};
