@@ -11,6 +11,7 @@ mod headers;
 mod latency;
 mod occ;
 mod sliding_window;
+mod sliding_window_counter;
 mod token_bucket;
 
 use serde::{Deserialize, Serialize};
@@ -23,6 +24,7 @@ pub use headers::Headers;
 pub use latency::{Latency, LatencySampler};
 pub use occ::{Occ, OccConfig};
 pub use sliding_window::{SlidingWindow, SlidingWindowConfig};
+pub use sliding_window_counter::{SlidingWindowCounter, SlidingWindowCounterConfig};
 pub use token_bucket::{TokenBucket, TokenBucketConfig};
 
 use crate::config::{ConfigError, ParamProblem, typed};
@@ -183,6 +185,7 @@ registry! {
     Gcra(GcraConfig),
     FixedWindow(FixedWindowConfig),
     SlidingWindow(SlidingWindowConfig),
+    SlidingWindowCounter(SlidingWindowCounterConfig),
     TokenBucket(TokenBucketConfig),
     Concurrency(ConcurrencyConfig),
     Occ(OccConfig),
@@ -191,6 +194,26 @@ registry! {
 impl Default for LimiterConfig {
     fn default() -> Self {
         LimiterConfig::Gcra(GcraConfig::default())
+    }
+}
+
+impl LimiterConfig {
+    /// Whether the rule counts requests in windows, so a request sent later than planned may
+    /// land in a window that is already full (what the `oracle` plans around).
+    pub fn counts_in_windows(&self) -> bool {
+        matches!(
+            self,
+            LimiterConfig::FixedWindow(_)
+                | LimiterConfig::SlidingWindow(_)
+                | LimiterConfig::SlidingWindowCounter(_)
+        )
+    }
+
+    /// Whether the rule weighs a previous window's count by the share of it still inside the
+    /// sliding window (`sliding-window-counter`): requests paced exactly at its rate with their
+    /// sends on the window grid then weigh exactly the limit and are refused.
+    pub fn weighs_the_previous_window(&self) -> bool {
+        matches!(self, LimiterConfig::SlidingWindowCounter(_))
     }
 }
 
