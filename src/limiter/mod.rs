@@ -69,6 +69,28 @@ impl Decision {
     }
 }
 
+/// A decision and how long the server holds its answer before it sends it.
+///
+/// nginx's `limit_req` admits a request beyond its rate but within its burst at once (it is
+/// counted on arrival) and serves it late; every other rule here answers at once, `hold` 0.
+/// The hold is kept beside the [`Decision`] rather than in it because the header dialects
+/// build and read decisions field by field, and a held answer's headers are those of any
+/// other: its times (`reset`, `retry_after`) count from when the answer leaves, `hold` after
+/// the decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Held {
+    pub decision: Decision,
+    /// How long after the decision the answer is sent.
+    pub hold: Nanos,
+}
+
+impl Held {
+    /// A decision answered at once.
+    pub fn now(decision: Decision) -> Self {
+        Held { decision, hold: 0 }
+    }
+}
+
 /// One server rule, holding the state of every key. Keys are dense indices given out by the
 /// engine (the sim) or by the server's key table (live).
 pub trait Limiter: Send {
@@ -79,6 +101,12 @@ pub trait Limiter: Send {
     /// is the engine's global thread index.
     fn admit_from(&mut self, now: Nanos, key: usize, _client: usize) -> Decision {
         self.admit(now, key)
+    }
+    /// As [`Limiter::admit_from`], with how long the server holds the answer (a rule that
+    /// serves some admitted requests late, as nginx's `limit_req` does). The engines call this
+    /// one; rules that answer at once keep the default, a hold of 0.
+    fn admit_held(&mut self, now: Nanos, key: usize, client: usize) -> Held {
+        Held::now(self.admit_from(now, key, client))
     }
     /// Whether a client reads the key's state in a round trip of its own before each request
     /// (`occ`: read the row's version, then write with it). The sim then sends a read before
