@@ -9,6 +9,7 @@ mod fixed_window;
 mod gcra;
 mod headers;
 mod latency;
+mod leaky_bucket;
 mod occ;
 mod sliding_window;
 mod sliding_window_counter;
@@ -22,6 +23,7 @@ pub use fixed_window::{FixedWindow, FixedWindowConfig, WindowStart};
 pub use gcra::{Gcra, GcraConfig};
 pub use headers::Headers;
 pub use latency::{Latency, LatencySampler};
+pub use leaky_bucket::{Delay, LeakyBucket, LeakyBucketConfig, NginxRate, RatePer};
 pub use occ::{Occ, OccConfig};
 pub use sliding_window::{SlidingWindow, SlidingWindowConfig};
 pub use sliding_window_counter::{SlidingWindowCounter, SlidingWindowCounterConfig};
@@ -215,6 +217,7 @@ registry! {
     SlidingWindow(SlidingWindowConfig),
     SlidingWindowCounter(SlidingWindowCounterConfig),
     TokenBucket(TokenBucketConfig),
+    LeakyBucket(LeakyBucketConfig),
     Concurrency(ConcurrencyConfig),
     Occ(OccConfig),
 }

@@ -789,7 +789,7 @@ algorithm = "shared-bucket"
         );
         let e = err(&BASE.replace("limit = 100", "kind = \"leaky\""), &[]);
         assert!(
-            e.contains("t.toml:8: server.kind: unknown kind `leaky`, expected one of: gcra, fixed-window, sliding-window, sliding-window-counter, token-bucket, concurrency, occ"),
+            e.contains("t.toml:8: server.kind: unknown kind `leaky`, expected one of: gcra, fixed-window, sliding-window, sliding-window-counter, token-bucket, leaky-bucket, concurrency, occ"),
             "{e}"
         );
         let e = err(
