@@ -86,6 +86,10 @@ impl Rule for FixedWindowConfig {
     const NAME: &'static str = "fixed-window";
     const DESCRIPTION: &'static str = "fixed-window counter: `limit` per `window`, windows aligned to t = 0 (the Discord job queue's fixed window) or, with `start = \"first-request\"`, opened by a key's first request (Flask-Limiter/`limits`, express-rate-limit, @fastify/rate-limit); Retry-After to the window's end";
 
+    const NOTES: &'static [&'static str] = &[
+        "start = \"clock\" (the default, not written out: windows on a grid from t = 0) or \"first-request\" (a key's window opens with its first request after the last one ended)",
+    ];
+
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         check_quota(

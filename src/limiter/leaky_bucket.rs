@@ -200,6 +200,12 @@ impl Rule for LeakyBucketConfig {
     const NAME: &'static str = "leaky-bucket";
     const DESCRIPTION: &'static str = "nginx's limit_req: a leaky bucket of `rate` (\"10r/s\", \"30r/m\") with `burst` requests beyond it, counted in milliseconds as nginx does; those beyond the rate are served late (`delay` 0), after the first N (`delay` N) or at once (`delay = \"nodelay\"`)";
 
+    const NOTES: &'static [&'static str] = &[
+        "rate as nginx's limit_req_zone writes it: \"10r/s\" or \"30r/m\"",
+        "delay = 0 (nginx's default: every request beyond the rate served late), N (delay=N: the first N at once), or \"nodelay\"",
+        "status = 429 (limit_req_status 429, what APIs set) or 503 (nginx's own default); nginx sends no rate-limit headers: headers = \"none\"",
+    ];
+
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
         if self.rate.count == 0 {
