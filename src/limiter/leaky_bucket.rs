@@ -313,7 +313,8 @@ impl LeakyBucket {
             }
             _ => 0,
         };
-        // Whole again once the drain would take a request's 1000 to 0 with room for the rest.
+        // Whole again (`burst + 1` at once, as for a fresh key) once the drain since `last`
+        // covers the stored excess and one request more, so that the next request stores 0.
         let whole = self.drained_by(last, excess + 1000);
         let decision = Decision {
             status: Status::Ok,
