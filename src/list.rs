@@ -41,7 +41,7 @@ pub fn servers() -> Vec<Entry> {
             name,
             description: LimiterConfig::describe(name).unwrap_or(""),
             parameters: server_parameters(name).unwrap_or_default(),
-            notes: &[],
+            notes: LimiterConfig::notes(name),
             tune: &[],
             units: &[],
         })

@@ -1,8 +1,9 @@
 //! The discrete-event engine: a virtual clock in integer nanoseconds and one event queue.
 //!
 //! Each thread is the closed loop of [`ClientLoop`] — ask its process's throttle for a delay,
-//! wait, send (the server decides on arrival), wait out the latency, hand the response to the
-//! throttle, repeat — so every thread has exactly one pending event. For a rule whose clients
+//! wait, send (the server decides on arrival), wait out the latency (and the rule's hold, for
+//! one that serves a request late), hand the response to the throttle, repeat — so every
+//! thread has exactly one pending event. For a rule whose clients
 //! read before they write (`occ`), a send is first a read round trip and then the write, each
 //! leg a draw of the latency, still one pending event at a time. Ties are broken by thread
 //! index (`engine/queue.rs`), which with one seeded stream per thread makes a run
@@ -16,7 +17,7 @@ use super::client_loop::{ClientLoop, Pool, Step};
 use super::queue::{Event, EventQueue};
 use super::{Control, EngineError};
 use crate::exchange::{Response, Status};
-use crate::limiter::{Headers, LatencySampler, Limiter};
+use crate::limiter::{Headers, Held, LatencySampler, Limiter};
 use crate::record::{FinishContext, Recorder, RequestRecord, RunMode, Summary};
 use crate::rng::{SimRng, Stream, stream};
 use crate::scenario::{Layout, Scenario};
@@ -268,10 +269,14 @@ impl<'a, W: Write, R: Write> Sim<'a, W, R> {
             }
             Step::Send { waited } => {
                 // What the client is told: the rule's decision, less the fields this server
-                // does not send.
-                let d = self.limiter.admit_from(now, th.key as usize, i);
+                // does not send. The rule counts the request now; a held answer leaves the
+                // server `hold` later and arrives a latency after that.
+                let Held { decision: d, hold } = self.limiter.admit_held(now, th.key as usize, i);
                 let lat = self.latency.sample(&mut th.net_rng);
-                let response = self.headers.response(d, now, lat);
+                let sent_back = now.saturating_add(hold);
+                let response = self
+                    .headers
+                    .response(d, sent_back, lat.saturating_add(hold));
                 th.pending = response;
                 self.rec.record_request(&RequestRecord {
                     thread: i,
@@ -282,7 +287,7 @@ impl<'a, W: Write, R: Write> Sim<'a, W, R> {
                     raw: None,
                 })?;
                 th.phase = Phase::Respond;
-                Some((now.saturating_add(lat), true))
+                Some((sent_back.saturating_add(lat), hold == 0))
             }
             Step::Done => None,
         })

@@ -22,7 +22,7 @@
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use super::{Decision, Limiter};
+use super::{Decision, Held, Limiter};
 use crate::exchange::Status;
 use crate::rng::SimRng;
 use crate::time::{HumanDuration, Nanos};
@@ -185,6 +185,14 @@ impl Limiter for Faulty {
         match self.fault(now) {
             Some(status) => fault_answer(status),
             None => self.inner.admit_from(now, key, client),
+        }
+    }
+
+    /// A fault is answered at once; what reaches the rule is held as the rule says.
+    fn admit_held(&mut self, now: Nanos, key: usize, client: usize) -> Held {
+        match self.fault(now) {
+            Some(status) => Held::now(fault_answer(status)),
+            None => self.inner.admit_held(now, key, client),
         }
     }
 

@@ -9,20 +9,26 @@ mod fixed_window;
 mod gcra;
 mod headers;
 mod latency;
+mod leaky_bucket;
 mod occ;
 mod sliding_window;
+mod sliding_window_counter;
+mod stacked;
 mod token_bucket;
 
 use serde::{Deserialize, Serialize};
 
 pub use concurrency::{Concurrency, ConcurrencyConfig};
 pub use faults::{FaultConfig, FaultProblem, Faulty};
-pub use fixed_window::{FixedWindow, FixedWindowConfig};
+pub use fixed_window::{FixedWindow, FixedWindowConfig, WindowStart};
 pub use gcra::{Gcra, GcraConfig};
 pub use headers::Headers;
 pub use latency::{Latency, LatencySampler};
+pub use leaky_bucket::{Delay, LeakyBucket, LeakyBucketConfig, NginxRate, RatePer};
 pub use occ::{Occ, OccConfig};
 pub use sliding_window::{SlidingWindow, SlidingWindowConfig};
+pub use sliding_window_counter::{SlidingWindowCounter, SlidingWindowCounterConfig};
+pub use stacked::{Shows, Stacked, StackedConfig};
 pub use token_bucket::{TokenBucket, TokenBucketConfig};
 
 use crate::config::{ConfigError, ParamProblem, typed};
@@ -67,6 +73,28 @@ impl Decision {
     }
 }
 
+/// A decision and how long the server holds its answer before it sends it.
+///
+/// nginx's `limit_req` admits a request beyond its rate but within its burst at once (it is
+/// counted on arrival) and serves it late; every other rule here answers at once, `hold` 0.
+/// The hold is kept beside the [`Decision`] rather than in it because the header dialects
+/// build and read decisions field by field, and a held answer's headers are those of any
+/// other: its times (`reset`, `retry_after`) count from when the answer leaves, `hold` after
+/// the decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Held {
+    pub decision: Decision,
+    /// How long after the decision the answer is sent.
+    pub hold: Nanos,
+}
+
+impl Held {
+    /// A decision answered at once.
+    pub fn now(decision: Decision) -> Self {
+        Held { decision, hold: 0 }
+    }
+}
+
 /// One server rule, holding the state of every key. Keys are dense indices given out by the
 /// engine (the sim) or by the server's key table (live).
 pub trait Limiter: Send {
@@ -77,6 +105,12 @@ pub trait Limiter: Send {
     /// is the engine's global thread index.
     fn admit_from(&mut self, now: Nanos, key: usize, _client: usize) -> Decision {
         self.admit(now, key)
+    }
+    /// As [`Limiter::admit_from`], with how long the server holds the answer (a rule that
+    /// serves some admitted requests late, as nginx's `limit_req` does). The engines call this
+    /// one; rules that answer at once keep the default, a hold of 0.
+    fn admit_held(&mut self, now: Nanos, key: usize, client: usize) -> Held {
+        Held::now(self.admit_from(now, key, client))
     }
     /// Whether a client reads the key's state in a round trip of its own before each request
     /// (`occ`: read the row's version, then write with it). The sim then sends a read before
@@ -107,6 +141,48 @@ pub trait Limiter: Send {
     fn rate_per_sec(&self) -> f64;
 }
 
+/// One step of the path to a parameter inside the `[server]` table: a field, or an entry of a
+/// list of rules (`stacked`'s `limits`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamStep {
+    Field(&'static str),
+    Index(usize),
+}
+
+/// A parameter out of its valid range, and where it is: `[Field("limit")]` for a rule's own
+/// `limit`, `[Field("limits"), Index(1), Field("limit")]` for the second stacked limit's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleProblem {
+    pub at: Vec<ParamStep>,
+    pub message: String,
+}
+
+impl RuleProblem {
+    /// A problem with one of the rule's own fields.
+    pub fn at_field(field: &'static str, message: String) -> Self {
+        RuleProblem {
+            at: vec![ParamStep::Field(field)],
+            message,
+        }
+    }
+
+    /// The path as a scenario writes it: `limits[1].limit`.
+    pub fn path(at: &[ParamStep]) -> String {
+        let mut out = String::new();
+        for step in at {
+            match step {
+                ParamStep::Field(f) if out.is_empty() => out.push_str(f),
+                ParamStep::Field(f) => {
+                    out.push('.');
+                    out.push_str(f);
+                }
+                ParamStep::Index(i) => out.push_str(&format!("[{i}]")),
+            }
+        }
+        out
+    }
+}
+
 /// Everything about one server rule, implemented by its config type in the rule's own file;
 /// the registry below asks for nothing else.
 pub trait Rule: Sized {
@@ -115,9 +191,20 @@ pub trait Rule: Sized {
     const NAME: &'static str;
     /// One line for `throttle-sim list`: what the rule is and where it comes from.
     const DESCRIPTION: &'static str;
+    /// Lines `throttle-sim list` prints under the parameters: the values a parameter takes
+    /// where its default does not show them.
+    const NOTES: &'static [&'static str] = &[];
     /// Parameters out of their valid range.
     fn problems(&self) -> Vec<ParamProblem> {
         Vec::new()
+    }
+    /// As [`Rule::problems`], each with the path to its field. A rule that holds other rules
+    /// (`stacked`) overrides this one, to name the entry a problem is in.
+    fn problems_at(&self) -> Vec<RuleProblem> {
+        self.problems()
+            .into_iter()
+            .map(|(field, message)| RuleProblem::at_field(field, message))
+            .collect()
     }
     /// The rule, holding the state of every key.
     fn limiter(&self) -> Box<dyn Limiter>;
@@ -152,6 +239,14 @@ macro_rules! registry {
                 None
             }
 
+            /// The lines `throttle-sim list` prints under the parameters of `name`.
+            pub fn notes(name: &str) -> &'static [&'static str] {
+                $(if name == <$config as Rule>::NAME {
+                    return <$config as Rule>::NOTES;
+                })+
+                &[]
+            }
+
             /// Type the parameters of the kind `name` (the tag already removed); `None` if
             /// unknown.
             pub fn from_params(name: &str, params: toml::Value) -> Option<Result<Self, ConfigError>> {
@@ -167,10 +262,10 @@ macro_rules! registry {
                 }
             }
 
-            /// Parameters out of their valid range: field name and what is wrong.
-            pub fn problems(&self) -> Vec<ParamProblem> {
+            /// Parameters out of their valid range: where each is and what is wrong.
+            pub fn problems(&self) -> Vec<RuleProblem> {
                 match self {
-                    $(LimiterConfig::$variant(c) => Rule::problems(c),)+
+                    $(LimiterConfig::$variant(c) => Rule::problems_at(c),)+
                 }
             }
         }
@@ -183,14 +278,42 @@ registry! {
     Gcra(GcraConfig),
     FixedWindow(FixedWindowConfig),
     SlidingWindow(SlidingWindowConfig),
+    SlidingWindowCounter(SlidingWindowCounterConfig),
     TokenBucket(TokenBucketConfig),
+    LeakyBucket(LeakyBucketConfig),
     Concurrency(ConcurrencyConfig),
     Occ(OccConfig),
+    Stacked(StackedConfig),
 }
 
 impl Default for LimiterConfig {
     fn default() -> Self {
         LimiterConfig::Gcra(GcraConfig::default())
+    }
+}
+
+impl LimiterConfig {
+    /// Whether the rule counts requests in windows, so a request sent later than planned may
+    /// land in a window that is already full (what the `oracle` plans around).
+    pub fn counts_in_windows(&self) -> bool {
+        match self {
+            LimiterConfig::FixedWindow(_)
+            | LimiterConfig::SlidingWindow(_)
+            | LimiterConfig::SlidingWindowCounter(_) => true,
+            LimiterConfig::Stacked(s) => s.limits.iter().any(Self::counts_in_windows),
+            _ => false,
+        }
+    }
+
+    /// Whether the rule weighs a previous window's count by the share of it still inside the
+    /// sliding window (`sliding-window-counter`): requests paced exactly at its rate with their
+    /// sends on the window grid then weigh exactly the limit and are refused.
+    pub fn weighs_the_previous_window(&self) -> bool {
+        match self {
+            LimiterConfig::SlidingWindowCounter(_) => true,
+            LimiterConfig::Stacked(s) => s.limits.iter().any(Self::weighs_the_previous_window),
+            _ => false,
+        }
     }
 }
 

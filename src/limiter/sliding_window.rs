@@ -122,28 +122,36 @@ impl Limiter for SlidingWindow {
     /// The earliest schedule is the best one: `limit` at the first open instant, then `limit`
     /// at the first open instant at least `window` later, and so on until the end.
     fn capacity_with_outages(&self, duration: Nanos, closed: &[(Nanos, Nanos)]) -> f64 {
-        let w = self.window;
-        let (mut batches, mut next) = (0u64, 0u64);
-        for &(a, b) in closed {
-            let a = a.min(duration);
-            if next < a {
-                let n = (a - next).div_ceil(w);
-                batches += n;
-                next = next.saturating_add(n.saturating_mul(w));
-            }
-            if next < b {
-                next = b;
-            }
-        }
-        if next < duration {
-            batches += (duration - next).div_ceil(w);
-        }
-        batches as f64 * self.limit as f64
+        window_batches(self.window, duration, closed) as f64 * self.limit as f64
     }
 
     fn rate_per_sec(&self) -> f64 {
         self.limit as f64 * NANOS_PER_SEC as f64 / self.window as f64
     }
+}
+
+/// How many batches fit in `[0, duration)` when each is sent at one open instant at least
+/// `window` after the one before, the first at the first open instant (`closed`: sorted,
+/// disjoint, half-open outages). Sending each batch as early as it may go is the best
+/// schedule, so this is the most windows a rule whose windows follow its requests can fill:
+/// the sliding log's, and a fixed window opened by a key's first request.
+pub(super) fn window_batches(window: Nanos, duration: Nanos, closed: &[(Nanos, Nanos)]) -> u64 {
+    let (mut batches, mut next) = (0u64, 0u64);
+    for &(a, b) in closed {
+        let a = a.min(duration);
+        if next < a {
+            let n = (a - next).div_ceil(window);
+            batches += n;
+            next = next.saturating_add(n.saturating_mul(window));
+        }
+        if next < b {
+            next = b;
+        }
+    }
+    if next < duration {
+        batches += (duration - next).div_ceil(window);
+    }
+    batches
 }
 
 #[cfg(test)]

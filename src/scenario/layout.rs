@@ -5,7 +5,6 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::{Scenario, ServerConfig};
-use crate::limiter::LimiterConfig;
 use crate::throttle::Population;
 use crate::time::Nanos;
 
@@ -137,10 +136,8 @@ impl Layout {
                 .collect(),
             groups: on_key().map(|g| g.name.clone()).collect(),
             allowance: rule.build().capacity(0),
-            windowed_rule: matches!(
-                rule,
-                LimiterConfig::FixedWindow(_) | LimiterConfig::SlidingWindow(_)
-            ),
+            windowed_rule: rule.counts_in_windows(),
+            weighted_rule: rule.weighs_the_previous_window(),
             outages: server
                 .faults
                 .outages

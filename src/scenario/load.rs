@@ -16,7 +16,7 @@ use super::{
     ScenarioError, ServerCommon, ServerConfig, Variant,
 };
 use crate::config::{ConfigError, typed};
-use crate::limiter::{FaultConfig, LimiterConfig};
+use crate::limiter::{FaultConfig, LimiterConfig, ParamStep};
 use crate::store::StoreConfig;
 use crate::throttle::ThrottleConfig;
 
@@ -315,8 +315,12 @@ impl Builder {
             );
         }
         let (common, limiter) = (common?, limiter?);
-        for (field, message) in limiter.problems() {
-            self.problem(at.key(field), message);
+        for p in limiter.problems() {
+            let path = p.at.iter().fold(at.clone(), |path, step| match step {
+                ParamStep::Field(f) => path.key(f),
+                ParamStep::Index(i) => path.index(*i),
+            });
+            self.problem(path, p.message);
         }
         for (field, message) in common.latency.problems() {
             self.problem(at.key(field), message);
@@ -774,6 +778,53 @@ algorithm = "shared-bucket"
     }
 
     #[test]
+    fn a_stacked_limit_s_errors_name_the_entry_and_its_field() {
+        let stacked = |limits: &str| {
+            BASE.replace(
+                "limit = 100",
+                &format!("kind = \"stacked\"\nlimits = [\n{limits}\n]"),
+            )
+        };
+        let e = err(
+            &stacked(
+                "  { kind = \"fixed-window\", limit = 10, window = \"1s\" },\n  \
+                 { kind = \"fixed-window\", limit = 0, window = \"1m\" },\n  \
+                 { kind = \"stacked\" },",
+            ),
+            &[],
+        );
+        let lines: Vec<_> = e.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "t.toml:11: server.limits[1].limit: must be at least 1 request per window",
+                "t.toml:12: server.limits[2].kind: a stacked limit cannot hold another `stacked`: list its limits here instead",
+            ]
+        );
+        let e = err(&stacked("  { kind = \"leaky\" },"), &[]);
+        assert!(
+            e.starts_with(
+                "t.toml:10: server.limits[0].kind: unknown value `leaky`, expected one of `gcra`"
+            ),
+            "{e}"
+        );
+        let e = err(&stacked("  { kind = \"gcra\", limt = 3 },"), &[]);
+        assert!(e.contains("server.limits[0]"), "{e}");
+        assert!(e.contains("unknown field `limt`"), "{e}");
+        let e = err(&stacked(""), &[]);
+        assert_eq!(e, "t.toml:9: server.limits: must hold at least one limit");
+        // A good stack loads, and switching a scenario to it with --set works.
+        let s = parse(
+            &stacked("  { kind = \"leaky-bucket\", rate = \"5r/s\" },"),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(s.server.limiter.name(), "stacked");
+        let s = parse(BASE, &["server.kind=stacked"]).unwrap();
+        assert_eq!(s.server.limiter, LimiterConfig::Stacked(Default::default()));
+    }
+
+    #[test]
     fn server_kind_and_fault_errors_name_line_and_field() {
         let e = err(
             &BASE.replace("limit = 100", "kind = \"token-bucket\"\nlimit = 5"),
@@ -789,7 +840,7 @@ algorithm = "shared-bucket"
         );
         let e = err(&BASE.replace("limit = 100", "kind = \"leaky\""), &[]);
         assert!(
-            e.contains("t.toml:8: server.kind: unknown kind `leaky`, expected one of: gcra, fixed-window, sliding-window, token-bucket, concurrency, occ"),
+            e.contains("t.toml:8: server.kind: unknown kind `leaky`, expected one of: gcra, fixed-window, sliding-window, sliding-window-counter, token-bucket, leaky-bucket, concurrency, occ, stacked"),
             "{e}"
         );
         let e = err(

@@ -113,9 +113,15 @@ pub struct Population {
     /// Requests the rule admits at t = 0 beyond its rate: a bucket's initial tokens (the
     /// rule's `capacity(0)`; 0 for window rules).
     pub allowance: f64,
-    /// The rule counts requests in windows (`fixed-window`, `sliding-window`): a request sent
-    /// later than planned may land in a window that is already full, so none is.
+    /// The rule counts requests in windows (`fixed-window`, `sliding-window`,
+    /// `sliding-window-counter`): a request sent later than planned may land in a window that
+    /// is already full, so none is.
     pub windowed_rule: bool,
+    /// The rule weighs the previous window's count by its share still inside the sliding
+    /// window (`sliding-window-counter`): a request paced exactly at the rate with its send on
+    /// the window grid weighs exactly the limit and is refused, so the slots sit half a slot
+    /// off the grid.
+    pub weighted_rule: bool,
     /// `[start, end)` of the server's outages (answered 503, the rule not consulted), sorted.
     pub outages: Vec<(Nanos, Nanos)>,
 }

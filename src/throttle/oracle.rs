@@ -15,6 +15,10 @@
 //!   `limit / R` aligned to t = 0 holds exactly `limit` slots, and any such window, aligned or
 //!   not, at most `limit`. A thread never sends after its slot (it might land in a window that
 //!   is already full): a late answer skips to its next slot.
+//! - the sliding-window counter (`sliding-window-counter`): as a window rule, but `φ = ½`. On
+//!   the grid (`φ = 0`) the previous window's `limit` slots weigh `limit − j` at the `j`-th
+//!   slot of the next, which has counted `j`: exactly the limit, refused. Half a slot later
+//!   they weigh half a request less, and every window still holds exactly `limit` slots.
 //!
 //! **Burst.** With `burst` on (the default), what the rule admits at t = 0 beyond its rate (a
 //! bucket's initial tokens) is shared equally among the threads running at t = 0, each
@@ -77,8 +81,14 @@ impl OracleConfig {
                 allowance / n + u64::from(rank >= n - allowance % n)
             })
             .collect();
+        let phase = match (population.windowed_rule, population.weighted_rule) {
+            (false, _) => 1.0,
+            (true, false) => 0.0,
+            (true, true) => 0.5,
+        };
         Oracle {
-            phase: if population.windowed_rule { 0.0 } else { 1.0 },
+            bucket: !population.windowed_rule,
+            phase,
             population,
             group: ctx.group,
             first,
@@ -111,6 +121,8 @@ pub struct Oracle {
     first: u32,
     /// `φ`: slot `m` is at `(m + φ) / R`.
     phase: f64,
+    /// The rule is a bucket: a slot's token waits for a late sender, and an outage keeps it.
+    bucket: bool,
     /// Per thread: initial allowance left to spend.
     extra: Vec<u64>,
     /// Per thread: the slot its current wait ends at.
@@ -171,13 +183,13 @@ impl Oracle {
         let (rank, n) = self.line(now, thread);
         let from = from.unwrap_or_else(|| match self.cursor[thread] {
             // A bucket keeps the tokens of slots a slow answer made this thread miss.
-            Some((c, was)) if self.phase > 0.0 && was == n as u32 => c,
+            Some((c, was)) if self.bucket && was == n as u32 => c,
             _ => self.first_slot(now),
         });
         let mut m = Self::own_slot(from, rank, n);
         let mut at = self.slot_time(m);
         while let Some(end) = self.population.outage_end(at.max(now)) {
-            if self.phase > 0.0 {
+            if self.bucket {
                 at = end;
             } else {
                 m = Self::own_slot(self.first_slot(end), rank, n);
@@ -231,7 +243,7 @@ impl Throttle for Oracle {
         // the slot is sent again (at once, as a late one).
         let failed = matches!(response.status, Status::Unavailable | Status::Error);
         if failed
-            && self.phase > 0.0
+            && self.bucket
             && let Some((next, n)) = self.cursor[thread]
         {
             self.cursor[thread] = Some((next.saturating_sub(1), n));
@@ -271,6 +283,7 @@ mod tests {
             groups: vec!["clients".into(), "late".into()],
             allowance,
             windowed_rule,
+            weighted_rule: false,
             outages: Vec::new(),
         }
     }
@@ -327,6 +340,7 @@ mod tests {
             groups: vec!["clients".into()],
             allowance: 0.0,
             windowed_rule: true,
+            weighted_rule: false,
             outages: Vec::new(),
         };
         let t = OracleConfig::default().build(ctx(25, "clients", 0, p));
@@ -334,6 +348,24 @@ mod tests {
             let (a, b) = (t.first_slot(k * 3600 * S), t.first_slot((k + 1) * 3600 * S));
             assert_eq!(b - a, 4500, "window {k}");
         }
+    }
+
+    #[test]
+    fn on_a_sliding_window_counter_the_slots_sit_half_a_slot_off_the_grid() {
+        let p = Population {
+            rate_per_sec: 1.25,
+            windows: vec![(0, 3600 * S, 1)],
+            groups: vec!["clients".into()],
+            windowed_rule: true,
+            weighted_rule: true,
+            ..Population::default()
+        };
+        let mut t = OracleConfig { burst: false }.build(ctx(1, "clients", 0, p));
+        // Slot m at (m + ½) × 0.8 s; a late answer still skips, as on any window rule.
+        assert_eq!(send(&mut t, 0, 0), 400 * MS);
+        t.on_response(420 * MS, 0, &ok(), &mut test_rng());
+        assert_eq!(send(&mut t, 420 * MS, 0), 1200 * MS);
+        assert_eq!(send(&mut t, 2100 * MS, 0), 2800 * MS);
     }
 
     #[test]

@@ -145,6 +145,52 @@ fn serve_takes_its_rule_from_a_scenario_with_flags_winning() {
     assert!(err.contains("server.limit"), "{err}");
 }
 
+/// A leaky bucket without `nodelay` holds an admitted answer for its delay, in real time
+/// scaled as every other wait of the server, and holds no lock meanwhile: the server answers
+/// other requests while one is held.
+#[test]
+fn serve_holds_a_delayed_answer_for_its_scaled_delay_without_blocking_others() {
+    let _one = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write_scenario(
+        tmp.path(),
+        "name = \"nginx\"\n[run]\nduration = \"1m\"\ntime_scale = 4.0\n\
+         [server]\nkind = \"leaky-bucket\"\nrate = \"1r/s\"\nburst = 3\nheaders = \"none\"\n\
+         [[clients]]\nname = \"c\"\nalgorithm = \"none\"\n",
+    );
+    let (_server, addr) = serve(&["--scenario", file.to_str().unwrap(), "--latency", "0s"]);
+    let timed = |target: &str| {
+        let start = Instant::now();
+        let (status, head) = get(&addr, target, "");
+        (status, head, start.elapsed())
+    };
+    // A fresh key stores 0: answered at once, and nginx sends no rate-limit header.
+    let (status, head, took) = timed("/");
+    assert_eq!(status, 200);
+    assert!(took < Duration::from_millis(200), "{took:?}");
+    assert!(!head.to_ascii_lowercase().contains("ratelimit"), "{head}");
+    // The next is a whole request beyond the rate: held about 1 s of virtual time, 250 ms real.
+    let held = {
+        let addr = addr.clone();
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            let (status, _) = get(&addr, "/", "");
+            (status, start.elapsed())
+        })
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    // Meanwhile another key is answered at once.
+    let (status, _, took) = timed("/?key=other");
+    assert_eq!(status, 200);
+    assert!(took < Duration::from_millis(150), "{took:?}");
+    let (status, took) = held.join().unwrap();
+    assert_eq!(status, 200);
+    assert!(
+        (Duration::from_millis(200)..Duration::from_millis(1500)).contains(&took),
+        "{took:?}"
+    );
+}
+
 #[test]
 fn serve_survives_malformed_http_and_silent_connections() {
     let _one = serial();

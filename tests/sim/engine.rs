@@ -301,6 +301,36 @@ algorithm = "none"
     );
 }
 
+/// nginx's `limit_req` without `nodelay` admits a request beyond its rate at once but holds
+/// its answer: an unthrottled client that sends again on every answer is paced at the rate
+/// with no refusal, where `nodelay` gives it the burst at once and then 429s.
+#[test]
+fn a_held_answer_arrives_after_its_hold_and_paces_the_client() {
+    let text = r#"
+[run]
+duration = "10s"
+[server]
+kind = "leaky-bucket"
+rate = "1r/s"
+burst = 5
+latency = "10ms"
+[[clients]]
+name = "eager"
+algorithm = "none"
+"#;
+    // Sent at 0 (stored 0), 10 ms (990: held 990 ms, back at 1,010 ms), then every second,
+    // each drained 1000 and held 990 ms again: 11 sends before 10 s, all served.
+    let s = summarize(&inline(text));
+    assert_eq!((s.metrics.ok, s.metrics.limited), (11, 0));
+    assert_eq!(s, summarize(&inline(text)));
+    // nodelay: 6 in the first 50 ms, then one per second once 950 has drained since 50 ms,
+    // at 1 s, 2 s, … 9 s; every other send, 10 ms apart, refused.
+    let s = summarize(&inline(
+        &text.replace("burst = 5", "burst = 5\ndelay = \"nodelay\""),
+    ));
+    assert_eq!((s.metrics.ok, s.metrics.limited), (15, 985));
+}
+
 #[test]
 fn the_server_model_scenarios_pass_their_expectations() {
     for name in ["occ_contention", "outage"] {

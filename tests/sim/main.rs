@@ -27,6 +27,7 @@ mod hostile_headers;
 mod independent_bound;
 mod loader_fuzz;
 mod oracle_bound;
+mod real_limiters;
 mod registry;
 mod report_cli;
 mod report_layout;

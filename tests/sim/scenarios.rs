@@ -45,14 +45,17 @@ bundled! {
     dual_bucket,
     failure_window,
     fast_slow,
+    flask_limiter_stacked,
     heroku_5x5,
     heroku_5x5_demo_server,
     interval_lock,
+    nginx_limit_req,
     occ_contention,
     outage,
     scale_out,
     shared_redis,
     single_client,
+    sliding_window_counter,
 }
 
 #[test]

@@ -7,8 +7,9 @@
 //! Every request goes through the very `Limiter` the sim uses, behind one mutex, told the time
 //! by a [`ScaledClock`]. Keys are the `Authorization` header (or `?key=`), mapped to the dense
 //! indices limiters expect; requests without either share the default key. The answer waits
-//! out the scenario's latency (in real time) after the decision, as in the sim, and the limiter
-//! hears `release` when it is sent.
+//! out the scenario's latency (in real time) after the decision, as in the sim, and the rule's
+//! hold before that when it serves a request late; the limiter hears `release` when it is
+//! sent.
 
 mod dashboard;
 mod handler;
@@ -139,8 +140,9 @@ impl ServerState {
     }
 
     /// With the lock held (`k`): the index of `key`, the clock's time (read under the lock, so
-    /// the limiter is told times in order), the rule's decision, and the latency to wait
-    /// before answering.
+    /// the limiter is told times in order), the rule's decision, and the time to wait before
+    /// answering: the latency, plus the rule's hold when it serves the request late (waited
+    /// out as the latency is, after the lock is let go, on the scaled clock).
     fn admit(
         &self,
         k: &mut Keyed,
@@ -149,9 +151,9 @@ impl ServerState {
     ) -> (Decision, usize, Nanos, Nanos) {
         let index = k.index_of(key);
         let now = self.clock.now();
-        let d = k.limiter.admit_from(now, index, client);
-        let latency = self.latency.sample(&mut k.rng);
-        (d, index, now, latency)
+        let held = k.limiter.admit_held(now, index, client);
+        let latency = self.latency.sample(&mut k.rng).saturating_add(held.hold);
+        (held.decision, index, now, latency)
     }
 
     /// Counters per key, in key order, each key shown as [`shown_key`] says: never the
