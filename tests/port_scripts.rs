@@ -264,6 +264,15 @@ fn the_ruby_port_gives_the_librarys_waits() {
 
 #[test]
 #[cfg_attr(
+    no_ruby,
+    ignore = "needs ruby on PATH (none was found when this test was built): install it (apt-get install ruby), then cargo test --test port_scripts ruby"
+)]
+fn the_ruby_port_reads_every_answer_as_the_library() {
+    port_reads_every_answer_as_the_library("ruby", &["ports/ruby/drive.rb"]);
+}
+
+#[test]
+#[cfg_attr(
     no_node,
     ignore = "needs node on PATH (none was found when this test was built): install it (apt-get install nodejs), then cargo test --test port_scripts javascript"
 )]
