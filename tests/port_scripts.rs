@@ -279,3 +279,12 @@ fn the_ruby_port_reads_every_answer_as_the_library() {
 fn the_javascript_port_gives_the_librarys_waits() {
     port_gives_the_librarys_waits("node", &["ports/javascript/drive.mjs"]);
 }
+
+#[test]
+#[cfg_attr(
+    no_node,
+    ignore = "needs node on PATH (none was found when this test was built): install it (apt-get install nodejs), then cargo test --test port_scripts javascript"
+)]
+fn the_javascript_port_reads_every_answer_as_the_library() {
+    port_reads_every_answer_as_the_library("node", &["ports/javascript/drive.mjs"]);
+}
