@@ -590,10 +590,22 @@ class FairShare
       v = trim(v)
       return nil unless v.ascii_only? && (m = FLOAT.match(v))
       sign, inf, nan, whole, frac, exp = m.captures
-      return nil if nan || (!inf && whole.empty? && frac.to_s.empty?)
-      f = inf ? Float::INFINITY : "#{whole.empty? ? '0' : whole}.#{frac.to_s.empty? ? '0' : frac}e#{exp || '0'}".to_f
+      frac = frac.to_s
+      return nil if nan || (!inf && whole.empty? && frac.empty?)
+      f = inf ? Float::INFINITY : decimal(whole, frac, exp.to_i)
       f = -f if sign == '-'
       f >= 0 ? f : nil
+    end
+
+    # The double nearest whole.frac × 10^exp; past a double's range read without String#to_f,
+    # which warns there.
+    def decimal(whole, frac, exp)
+      lead = (whole + frac).index(/[1-9]/)
+      return 0.0 if lead.nil?
+      magnitude = exp + whole.length - lead # the value is below 10^magnitude, at least a tenth of it
+      return Float::INFINITY if magnitude > 309
+      return 0.0 if magnitude < -324
+      "#{whole.empty? ? '0' : whole}.#{frac.empty? ? '0' : frac}e#{exp}".to_f
     end
 
     def as_u64(f) = f >= 2.0**64 ? U64 : f.to_i # `f as u64`, f >= 0
@@ -669,7 +681,8 @@ class FairShare
       while at < v.length
         m = DURATION.match(v, at)
         return nil unless m && m[1].match?(DECIMAL) && UNITS.key?(m[2])
-        total += m[1].to_f * UNITS[m[2]]
+        whole, frac = m[1].split('.', 2)
+        total += decimal(whole, frac.to_s, 0) * UNITS[m[2]]
         at = m.end(0)
       end
       total.finite? ? seconds(total) : nil
