@@ -21,6 +21,23 @@ cut; law 12 reads no fixed window's turnover in a jump of a sliding window's lev
 a sliding window too short for its stated resets to say so by the level and the process's own
 successes, when alone)
 
+What it reads in an answer (read_answer, as the crate's Answer::read with fields.rs and when.rs):
+the IETF fields of every draft (RateLimit-Limit/-Remaining/-Reset, draft-7's RateLimit dictionary,
+draft-8's named RateLimit items, RateLimit-Policy in either form, policies after the count in a
+limit field as Envoy sends them); the separate fields under ratelimit-, x-ratelimit- and
+x-rate-limit-, in that order, each also with the -requests suffix; a reset told apart by its size
+(under 1e9 seconds to it, from 1e9 an epoch second, from 1e12 an epoch millisecond), a Go-style
+duration (6m0s) or an HTTP date, else Discord's reset-after; Kong's per-window fields (second to
+year); Retry-After in seconds or as a date, and retry-after-ms. Of several limits, the binding
+one: the nearest to empty (the smallest share of its quota when every counted limit has one, else
+the smallest count; the later reset on a tie), each count joined to the policy of its name, else
+of its quota, else the only one. Epoch resets and dates are read against the wall clock, or the
+answer's Date when the two are more than 2 s apart. A Retry-After on a 2xx is the reset, not a
+wait; a 429 whose binding limit is the separate fields' spent count waits for its reset when it
+names no wait (GitHub); a 403 with x-ratelimit-remaining: 0 or a Retry-After is a refusal; every
+wait, reset and window is capped at a day. ports/answers.json holds this reading to the crate's
+(ports/README.md).
+
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
 docs/fair-share.md is the porter's page. Time is integer nanoseconds inside, as in Rust, so
