@@ -1,12 +1,19 @@
 //! The ports are the law: every event script of `ports/scripts/` (written by
 //! `examples/port_scripts.rs` from closed loops of the law against real rules, in every header
 //! dialect) is replayed through the Rust library and through each port's `--replay`, and
-//! every wait must be the same to the nanosecond. A port whose interpreter is missing is
-//! ignored with the reason (build.rs looks for them).
+//! every wait must be the same to the nanosecond. And they read answers as the library does:
+//! every answer of `ports/answers.json` (written by `examples/port_answers.rs`: the captured
+//! headers of real limiters and hand-made answers for every rule of `Answer::read`) is read
+//! by each port's `--answers` and by the library, and every reading must be the same. A port
+//! whose interpreter is missing is ignored with the reason (build.rs looks for them).
 
 #[path = "../crates/fair-share/examples/replay.rs"]
 #[allow(dead_code)]
 mod replay;
+
+#[path = "../examples/port_answers.rs"]
+#[allow(dead_code)]
+mod port_answers;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -124,6 +131,110 @@ fn port_gives_the_librarys_waits(program: &str, args: &[&str]) {
     }
 }
 
+const ANSWERS: &str = "ports/answers.json";
+
+fn answers() -> Vec<Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(ANSWERS);
+    let text = std::fs::read_to_string(&path).expect("ports/answers.json exists");
+    let fixture: Value = serde_json::from_str(&text).expect("ports/answers.json is JSON");
+    let answers = fixture["answers"]
+        .as_array()
+        .expect("a list of answers")
+        .clone();
+    assert!(answers.len() > 100, "{}", answers.len());
+    answers
+}
+
+/// The answer's inputs as the fixture gives them: the status, the header lines, the wall clock.
+fn inputs(case: &Value) -> (u16, Vec<(String, String)>, u64) {
+    let status = case["status"].as_u64().expect("a status") as u16;
+    let headers = case["headers"]
+        .as_array()
+        .expect("header lines")
+        .iter()
+        .map(|h| {
+            let text = |i: usize| h[i].as_str().expect("a name and a value").to_string();
+            (text(0), text(1))
+        })
+        .collect();
+    let wall = case["wall"]
+        .as_u64()
+        .expect("the wall clock in nanoseconds");
+    (status, headers, wall)
+}
+
+/// `ports/answers.json` is what `examples/port_answers.rs` writes now: every captured answer,
+/// every hand-made one, each with the library's reading of today.
+#[test]
+fn the_answers_fixture_is_up_to_date() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(ANSWERS);
+    let on_disk = std::fs::read_to_string(&path).expect("ports/answers.json exists");
+    let now = port_answers::fixture();
+    if on_disk == now {
+        return;
+    }
+    let names = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with('{') && l.contains("\"name\""))
+            .map(str::to_string)
+            .collect()
+    };
+    let (old, new) = (names(&on_disk), names(&now));
+    let first = (0..old.len().max(new.len())).find(|&i| old.get(i) != new.get(i));
+    let line = |lines: &[String], i: Option<usize>| {
+        i.and_then(|i| lines.get(i).cloned())
+            .unwrap_or_else(|| "(none)".to_string())
+    };
+    panic!(
+        "{ANSWERS} is out of date ({} answers on disk, {} now); the first that differs:\n  on disk: {}\n  now:     {}\nrun: cargo run --example port_answers -- {ANSWERS}",
+        old.len(),
+        new.len(),
+        line(&old, first),
+        line(&new, first)
+    );
+}
+
+/// `program args… --answers ports/answers.json` reads every answer as the library does: the
+/// class, the remaining count, the limit, the wait, the policy and the reset, exactly.
+fn port_reads_every_answer_as_the_library(program: &str, args: &[&str]) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cases = answers();
+    let out = Command::new(program)
+        .current_dir(root)
+        .args(args)
+        .arg("--answers")
+        .arg(ANSWERS)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {args:?} --answers {ANSWERS}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).expect("one JSON line");
+    let got = got["readings"].as_array().expect("a list of readings");
+    assert_eq!(got.len(), cases.len(), "{program}: one reading per answer");
+    let mut wrong = Vec::new();
+    for (case, port) in cases.iter().zip(got) {
+        let (status, headers, wall) = inputs(case);
+        let lib = port_answers::reading(status, &headers, wall);
+        let lib = serde_json::to_value(&lib).expect("a reading serializes");
+        if *port != lib {
+            wrong.push(format!(
+                "{}\n    {program}: {port}\n    library: {lib}",
+                case["name"]
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{program} {args:?} reads {} of {} answers otherwise than the library:\n  {}",
+        wrong.len(),
+        cases.len(),
+        wrong.join("\n  ")
+    );
+}
+
 #[test]
 #[cfg_attr(
     no_python3,
@@ -131,6 +242,15 @@ fn port_gives_the_librarys_waits(program: &str, args: &[&str]) {
 )]
 fn the_python_port_gives_the_librarys_waits() {
     port_gives_the_librarys_waits("python3", &["ports/python/drive.py"]);
+}
+
+#[test]
+#[cfg_attr(
+    no_python3,
+    ignore = "needs python3 on PATH (none was found when this test was built): install it, then cargo test --test port_scripts python"
+)]
+fn the_python_port_reads_every_answer_as_the_library() {
+    port_reads_every_answer_as_the_library("python3", &["ports/python/drive.py"]);
 }
 
 #[test]
@@ -144,9 +264,27 @@ fn the_ruby_port_gives_the_librarys_waits() {
 
 #[test]
 #[cfg_attr(
+    no_ruby,
+    ignore = "needs ruby on PATH (none was found when this test was built): install it (apt-get install ruby), then cargo test --test port_scripts ruby"
+)]
+fn the_ruby_port_reads_every_answer_as_the_library() {
+    port_reads_every_answer_as_the_library("ruby", &["ports/ruby/drive.rb"]);
+}
+
+#[test]
+#[cfg_attr(
     no_node,
     ignore = "needs node on PATH (none was found when this test was built): install it (apt-get install nodejs), then cargo test --test port_scripts javascript"
 )]
 fn the_javascript_port_gives_the_librarys_waits() {
     port_gives_the_librarys_waits("node", &["ports/javascript/drive.mjs"]);
+}
+
+#[test]
+#[cfg_attr(
+    no_node,
+    ignore = "needs node on PATH (none was found when this test was built): install it (apt-get install nodejs), then cargo test --test port_scripts javascript"
+)]
+fn the_javascript_port_reads_every_answer_as_the_library() {
+    port_reads_every_answer_as_the_library("node", &["ports/javascript/drive.mjs"]);
 }

@@ -6,15 +6,16 @@
 //   node ports/javascript/drive.mjs --url http://127.0.0.1:9292/ --processes 5 --threads 5 --seconds 40
 //        [--quota Q --period SECS] [--group NAME] [--param name=value ...]
 //   node ports/javascript/drive.mjs --replay ports/scripts/X.json    # {"waits":[...]} in nanoseconds
+//   node ports/javascript/drive.mjs --answers ports/answers.json     # {"readings":[...]}: each answer as read
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { fileURLToPath } from 'node:url';
-import { FairShare, LAW } from './fair_share.mjs';
+import { FairShare, LAW, readAnswerExact } from './fair_share.mjs';
 
 const USAGE = 'usage: drive.mjs --url URL --processes P --threads T --seconds S [--quota Q --period SECS] '
-  + '[--group NAME] [--param name=value ...] | drive.mjs --replay SCRIPT.json';
+  + '[--group NAME] [--param name=value ...] | drive.mjs --replay SCRIPT.json | drive.mjs --answers FIXTURE.json';
 const COUNTS = ['requests', 'ok', 'limited', 'errors', 'transport_errors'];
 const MAX = 10000; // processes, and threads per process
 
@@ -46,6 +47,7 @@ function parse(argv) {
     else if (flag === '--quota' || flag === '--period') o.params[flag.slice(2)] = number(flag, value);
     else if (flag === '--group') o.group = value;
     else if (flag === '--replay') o.replay = value;
+    else if (flag === '--answers') o.answers = value;
     else if (flag === '--child') [o.child, o.started] = value.split('@').map(Number);
     else if (flag === '--param') {
       const at = value.indexOf('=');
@@ -84,6 +86,26 @@ function replay(path) {
     } else failWith(`${path}: an event does ${JSON.stringify(e.do)}, not wait or answer`);
   }
   console.log(JSON.stringify({ waits }));
+}
+
+// Every answer of a fixture (ports/answers.json) as the port reads it: one JSON line. The wall
+// clock, Unix nanoseconds past what a Number holds exactly, is read as a BigInt from the text.
+function answers(path) {
+  let cases;
+  try {
+    cases = JSON.parse(readFileSync(path, 'utf8').replace(/"wall"\s*:\s*(\d+)/g, '"wall":"$1"')).answers;
+  } catch (e) {
+    failWith(`${path}: ${e.message}`);
+  }
+  if (!Array.isArray(cases)) failWith(`${path}: no list of answers`);
+  const big = (v) => (v === null ? 'null' : String(v));
+  const readings = cases.map((c) => {
+    const a = readAnswerExact(c.status, c.headers, BigInt(c.wall));
+    const policy = a.quota === null ? 'null' : `{"limit":${a.quota[0]},"window":${a.quota[1]}}`;
+    return `{"status":${JSON.stringify(a.status)},"remaining":${big(a.remaining)},"limit":${big(a.limit)},`
+      + `"retry_after":${big(a.retryAfter)},"policy":${policy},"reset":${big(a.reset)}}`;
+  });
+  console.log(`{"readings":[${readings.join(',')}]}`);
 }
 
 const mono = () => Number(process.hrtime.bigint());
@@ -145,6 +167,8 @@ async function runProcess(o) {
 const o = parse(process.argv.slice(2));
 if (o.replay) {
   replay(o.replay);
+} else if (o.answers) {
+  answers(o.answers);
 } else if (o.child !== null) {
   process.send(await runProcess(o), () => process.disconnect());
 } else {

@@ -21,6 +21,23 @@
 // exactly for 104 days), the random draws come in the same order, and answers are read as
 // answer.rs reads them, so the same answers give the same waits.
 //
+// What it reads in an answer (readAnswer, as the crate's Answer::read with fields.rs and when.rs):
+// the IETF fields of every draft (RateLimit-Limit/-Remaining/-Reset, draft-7's RateLimit
+// dictionary, draft-8's named RateLimit items, RateLimit-Policy in either form, policies after the
+// count in a limit field as Envoy sends them); the separate fields under ratelimit-, x-ratelimit-
+// and x-rate-limit-, in that order, each also with the -requests suffix; a reset told apart by its
+// size (under 1e9 seconds to it, from 1e9 an epoch second, from 1e12 an epoch millisecond), a
+// Go-style duration (6m0s) or an HTTP date, else Discord's reset-after; Kong's per-window fields
+// (second to year); Retry-After in seconds or as a date, and retry-after-ms. Of several limits,
+// the binding one: the nearest to empty (the smallest share of its quota when every counted limit
+// has one, else the smallest count; the later reset on a tie), each count joined to the policy of
+// its name, else of its quota, else the only one. Epoch resets and dates are read against the wall
+// clock, or the answer's Date when the two are more than 2 s apart. A Retry-After on a 2xx is the
+// reset, not a wait; a 429 whose binding limit is the separate fields' spent count waits for its
+// reset when it names no wait (GitHub); a 403 with x-ratelimit-remaining: 0 or a Retry-After is a
+// refusal; every wait, reset and window is capped at a day. ports/answers.json holds this reading
+// to the crate's (ports/README.md).
+//
 //   const law = new FairShare(5);               // this process's "threads" (concurrent loops)
 //   const d = law.wait(thread, now);            // now: seconds on the caller's monotonic clock
 //   // d > 0: sleep d, ask again. d == 0: send now (the send is booked), then with the answer:
@@ -604,20 +621,6 @@ export class FairShare {
   }
 }
 
-// --- Reading an answer: crates/fair-share's Answer::read (src/engine/live/headers.rs) -----------
-const U64_TEXT = /^\+?\d+$/;
-const F64_TEXT = /^[+-]?(?:inf|infinity|nan|(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)$/i;
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-// Rust's str::parse::<u64> and ::<f64>.
-const u64 = (v) => (v != null && U64_TEXT.test(v) && BigInt(v) <= 18446744073709551615n ? Number(BigInt(v)) : null);
-function f64(v) {
-  if (v == null || !F64_TEXT.test(v)) return null;
-  if (/nan/i.test(v)) return NaN;
-  const sign = v.startsWith('-') ? -1 : 1;
-  return /inf/i.test(v) ? sign * Infinity : sign * Number(v.replace(/^[+-]/, ''));
-}
-
 // Rust's Duration::from_secs_f64(s) in nanoseconds, s >= 0: the exact value, ties to even.
 function durationNanos(s) {
   const [m, e] = parts(s);
@@ -628,63 +631,315 @@ function durationNanos(s) {
   return Number(r > half || (r === half && (q & 1n)) ? q + 1n : q);
 }
 
-// An HTTP date in the form servers must send (`Sun, 06 Nov 1994 08:49:37 GMT`), as epoch seconds.
-const DATE = /^\S+\s+(\d+)\s+(\w{3})\s+(\d+)\s+(\d+):(\d+):(\d+)(?::\S*)?\s+GMT$/;
+// --- Reading an answer: Answer::read of crates/fair-share/src/answer.rs, with fields.rs (the list
+// grammar) and when.rs (the times). Inside, a count is a BigInt u64 and a duration BigInt
+// nanoseconds up to Rust's Duration::MAX (DMAX); readAnswer gives the law Numbers.
+const [NSN, U64N] = [1000000000n, 18446744073709551615n];
+const DMAX = U64N * NSN + NSN - 1n;
+const DAYN = 86400n * NSN;
+const CLOCK_SKEW = 2n * NSN; // how far the answer's Date may be from the wall clock before it is the clock
+const SEPARATE = ['ratelimit-', 'x-ratelimit-', 'x-rate-limit-']; // in the order a value is taken
+// Kong's X-RateLimit-Remaining-Minute and its kin: the window of each suffix, in seconds.
+const WINDOW_SUFFIXES = [['second', 1n], ['minute', 60n], ['hour', 3600n], ['day', 86400n],
+  ['month', 30n * 86400n], ['year', 365n * 86400n]];
+const SPACE = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]'; // char::is_whitespace
+const TRIM = new RegExp(`^${SPACE}+|${SPACE}+$`, 'g');
+const UINT = /^\+?[0-9]+$/;
+const INT = /^[+-]?[0-9]+$/;
+const FLOAT = /^([+-]?)(?:(inf|infinity)|(nan)|([0-9]*)(?:\.([0-9]*))?(?:e([+-]?[0-9]+))?)$/i;
+const DURATION = /([0-9.]+)([^0-9.]+)/y; // a number and its unit, `6m` of `6m0s`
+const DECIMAL = /^(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/;
+const UNITS = new Map([['h', 3600], ['m', 60], ['s', 1], ['ms', 1e-3], ['us', 1e-6], ['\u00b5s', 1e-6], ['ns', 1e-9]]);
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+const trim = (v) => v.replace(TRIM, '');
+const lower = (v) => v.replace(/[A-Z]+/g, (c) => c.toLowerCase()); // eq_ignore_ascii_case
+const bigMax = (a, b) => (a > b ? a : b);
+const bigMin = (a, b) => (a < b ? a : b);
+
+// str::parse::<i64> (or ::<u64> with UINT, 0, U64N), as a BigInt.
+function int(v, re = INT, lo = -(2n ** 63n), hi = 2n ** 63n - 1n) {
+  if (!re.test(v)) return null;
+  const n = BigInt(v);
+  return n >= lo && n <= hi ? n : null;
+}
+
+// fields.rs number: a non-negative f64 as Rust parses it (inf too); NaN says nothing.
+function number(text) {
+  const m = FLOAT.exec(trim(text));
+  if (!m) return null;
+  const [, sign, inf, nan, whole, frac, exp] = m;
+  if (nan || (!inf && !whole && !frac)) return null;
+  const f = (sign === '-' ? -1 : 1) * (inf ? Infinity : Number(`${whole || '0'}.${frac || '0'}e${exp ?? '0'}`));
+  return f >= 0 ? f : null;
+}
+
+const asU64 = (f) => (f >= 2 ** 64 ? U64N : BigInt(Math.trunc(f))); // `f as u64`, f >= 0
+
+// fields.rs count: a whole number, or a non-negative decimal cut to its whole part.
+function count(text) {
+  const v = trim(text);
+  const n = int(v, UINT, 0n, U64N);
+  if (n !== null) return n;
+  const f = number(v);
+  return f === null ? null : asU64(f);
+}
+
+// split_outside_quotes: `text` cut at every `sep` not inside double quotes.
+function split(text, sep) {
+  const out = [];
+  let [start, quoted, escaped] = [0, false, false];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (escaped) escaped = false;
+    else if (c === '\\' && quoted) escaped = true;
+    else if (c === '"') quoted = !quoted;
+    else if (c === sep && !quoted) {
+      out.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(text.slice(start));
+  return out;
+}
+
+const unquote = (v) => (v.length >= 2 && v[0] === '"' && v[v.length - 1] === '"' ? v.slice(1, -1) : v);
+
+// `key=value`: the key in lower case, the value unquoted.
+function pair(piece) {
+  const at = piece.indexOf('=');
+  const k = at < 0 ? '' : lower(trim(piece.slice(0, at)));
+  return k ? [k, unquote(trim(piece.slice(at + 1)))] : null;
+}
+
+// fields.rs members: each a head (name or number) and its parameters; a field whose members are
+// `key=value` (draft-7's dictionary, `r=42;t=7`) is one member of every pair.
+function members(field) {
+  const parts = split(field, ',');
+  if (parts.some((p) => split(p, ';')[0].includes('='))) {
+    const params = parts.flatMap((p) => split(p, ';').map(pair).filter((x) => x !== null));
+    return [{ name: null, number: null, params }];
+  }
+  return parts.filter((p) => trim(p) !== '').map((part) => {
+    const [first, ...pieces] = split(part, ';');
+    const head = trim(first);
+    const m = { name: null, number: null, params: pieces.map(pair).filter((x) => x !== null) };
+    if (head.startsWith('"')) m.name = unquote(head);
+    else if (number(head) !== null) m.number = number(head);
+    else if (head) m.name = head;
+    return m;
+  });
+}
+
+// The first parameter named any of `keys`, in the order of `keys`.
+function param(m, ...keys) {
+  for (const k of keys) for (const [name, v] of m.params) if (name === k) return v;
+  return null;
+}
+
+// when.rs seconds: Duration::try_from_secs_f64 (the nearest nanosecond, ties to even), else MAX.
+function seconds(s) {
+  if (!(s < 2 ** 64)) return DMAX;
+  const [m, e] = parts(s);
+  const [shift, p] = [BigInt(1075 - e), m * NSN];
+  if (shift <= 0n) return p << -shift;
+  const q = p >> shift;
+  const [r, half] = [p - (q << shift), 1n << (shift - 1n)];
+  return r > half || (r === half && (q & 1n)) ? q + 1n : q;
+}
+
+// From `now` to the epoch second `at`, 0 once passed (past SystemTime's range: MAX).
+function untilEpoch(at, now) {
+  const d = seconds(at);
+  return d >= 2n ** 63n * NSN ? DMAX : bigMax(d - now, 0n);
+}
+
+// `6m0s`, `1.5s`, `20ms`: numbers each followed by h, m, s, ms, us, µs or ns.
+function goDuration(v) {
+  if (!v) return null;
+  let total = 0;
+  for (DURATION.lastIndex = 0; DURATION.lastIndex < v.length;) {
+    const m = DURATION.exec(v);
+    if (!m || !DECIMAL.test(m[1]) || !UNITS.has(m[2])) return null;
+    total += Number(m[1]) * UNITS.get(m[2]);
+  }
+  return Number.isFinite(total) ? seconds(total) : null;
+}
+
+// when.rs http_date: `Sun, 06 Nov 1994 08:49:37 GMT` as Unix seconds (a BigInt), or null.
 function httpDate(v) {
-  const d = DATE.exec(v);
-  const month = d ? MONTHS.indexOf(d[2]) : -1;
-  if (month < 0) return null;
-  const [day, year, h, m, s] = [d[1], d[3], d[4], d[5], d[6]].map(Number);
-  const ok = day >= 1 && day <= 31 && h <= 23 && m <= 59 && s <= 60 && year >= 1970;
-  return ok ? Date.UTC(year, month, day, h, m, s) / 1000 : null;
+  const p = v.split(/[ \t\n\f\r]+/).filter((x) => x !== ''); // split_ascii_whitespace
+  const month = p.length === 6 && p[5] === 'GMT' ? MONTHS.indexOf(p[2]) + 1 : 0;
+  const hms = month ? p[4].split(':') : [];
+  if (hms.length < 3) return null;
+  const [day, year, h, m, s] = [p[1], p[3], ...hms.slice(0, 3)].map((x) => int(x));
+  const within = (x, lo, hi) => x !== null && x >= lo && x <= hi;
+  if (!(within(day, 1n, 31n) && within(h, 0n, 23n) && within(m, 0n, 59n) && within(s, 0n, 60n)
+    && within(year, 1970n, 9999n))) return null;
+  const [y, mo] = month <= 2 ? [year - 1n, BigInt(month) + 9n] : [year, BigInt(month) - 3n]; // days from a civil date
+  const era = y / 400n; // y >= 1969: no rounding toward zero to undo
+  const yoe = y - era * 400n;
+  const doe = yoe * 365n + yoe / 4n - yoe / 100n + (153n * mo + 2n) / 5n + day - 1n;
+  return (era * 146097n + doe - 719468n) * 86400n + h * 3600n + m * 60n + s;
+}
+
+// when.rs reset: seconds to it, an epoch second or millisecond, a duration, a date.
+function readReset(value, now) {
+  const v = trim(value);
+  const x = number(v);
+  if (x !== null) return x >= 1e12 ? untilEpoch(x / 1e3, now) : x >= 1e9 ? untilEpoch(x, now) : seconds(x);
+  const d = goDuration(v);
+  if (d !== null) return d;
+  const at = httpDate(v);
+  return at === null ? null : bigMax(at * NSN - now, 0n);
+}
+
+// Retry-After: seconds, whole or not, or an HTTP date (passed: 0).
+function readRetryAfter(value, now) {
+  const s = number(value);
+  if (s !== null) return seconds(s);
+  const at = httpDate(trim(value));
+  return at === null ? null : bigMax(at * NSN - now, 0n);
+}
+
+const stated = (o) => ({ name: null, quota: null, window: null, remaining: null, reset: null, separate: false, ...o });
+const then = (v, f) => (v === null || v === undefined ? null : f(v)); // Option::and_then
+
+// A member of `RateLimit`: draft-8's `"name";r=…;t=…`, draft-7's `limit=…, remaining=…`.
+const item = (m, now) => stated({
+  name: m.name,
+  quota: then(param(m, 'limit', 'q', 'l'), count),
+  window: then(then(param(m, 'w'), number), seconds),
+  remaining: then(param(m, 'r', 'remaining'), count),
+  reset: then(param(m, 't', 'reset'), (v) => readReset(v, now)),
+});
+
+// draft-6/7's `100;w=60` or draft-8's `"name";q=100;w=60`; null without a quota.
+function policy(m) {
+  const quota = m.number !== null ? asU64(m.number) : then(param(m, 'q', 'l', 'limit'), count);
+  return quota === null ? null : stated({ name: m.name, quota, window: then(then(param(m, 'w'), number), seconds) });
+}
+
+// The separate fields, also with `-requests`; policies in the limit field join `policies`.
+function separate(h, now, policies) {
+  const get = (what) => {
+    for (const p of SEPARATE) for (const n of [p + what, `${p}${what}-requests`]) if (h.has(n)) return h.get(n);
+    return null;
+  };
+  let quota = null;
+  for (const m of then(get('limit'), members) ?? []) {
+    if (param(m, 'w') !== null) {
+      const p = policy(m);
+      if (p !== null) policies.push(p);
+    } else if (quota === null) quota = then(m.number, asU64);
+  }
+  const reset = then(get('reset'), (v) => readReset(v, now)) ?? then(then(get('reset-after'), number), seconds);
+  const s = stated({ quota, remaining: then(get('remaining'), count), reset, separate: true });
+  return s.quota !== null || s.remaining !== null ? s : null;
+}
+
+// Kong's per-window fields: one limit per window named.
+function perWindow(h) {
+  const out = [];
+  for (const [suffix, secs] of WINDOW_SUFFIXES) {
+    const get = (what) => then(SEPARATE.map((p) => `${p}${what}-${suffix}`).find((n) => h.has(n)), (n) => count(h.get(n)));
+    const [quota, remaining] = [get('limit'), get('remaining')];
+    if (quota !== null || remaining !== null) out.push(stated({ quota, window: secs * NSN, remaining }));
+  }
+  return out;
+}
+
+// Every limit the answer states, each count given its policy: the one of the same name, else of
+// the same quota, else the only one. A policy no count names still states the quota.
+function limits(h, now) {
+  let all = h.has('ratelimit') ? members(h.get('ratelimit')).map((m) => item(m, now)) : [];
+  const policies = h.has('ratelimit-policy') ? members(h.get('ratelimit-policy')).map(policy).filter((p) => p !== null) : [];
+  const s = separate(h, now, policies);
+  if (s !== null) all.push(s);
+  all.push(...perWindow(h));
+  all = all.filter((l) => !(l.name === null && l.quota === null && l.window === null && l.remaining === null
+    && l.reset === null));
+  const used = policies.map(() => false);
+  for (const l of all) {
+    let i = l.name === null ? -1 : policies.findIndex((p) => p.name === l.name);
+    if (i < 0 && l.quota !== null) i = policies.findIndex((p) => p.quota === l.quota);
+    if (i < 0 && policies.length === 1) i = 0;
+    if (i < 0) continue;
+    l.quota ??= policies[i].quota;
+    l.window ??= policies[i].window;
+    used[i] = true;
+  }
+  if (all.length === 0) all.push(...policies.filter((_, i) => !used[i]).map((p) => ({ ...p })));
+  return all;
+}
+
+// Of the limits that state a count, the one nearest to empty (the smallest share of its quota
+// left, or the smallest count where a quota is missing), the later reset on a tie, else the
+// first; with no count, the first that states a quota.
+function binding(all) {
+  const counted = all.filter((l) => l.remaining !== null);
+  if (counted.length === 0) return all.find((l) => l.quota !== null) ?? null;
+  const quotas = counted.every((l) => l.quota !== null && l.quota > 0n);
+  const full = (l) => (quotas ? Number(l.remaining) / Number(l.quota) : Number(l.remaining));
+  return counted.reduce((best, l) => {
+    const [a, b] = [full(l), full(best)];
+    return a < b || (a === b && l.reset !== null && (best.reset === null || l.reset > best.reset)) ? l : best;
+  });
+}
+
+// Status::read: a 403 with x-ratelimit-remaining: 0 or a Retry-After is a refusal.
+function readStatus(status, h) {
+  if (status == null) return 'error';
+  const spent = h.has('x-ratelimit-remaining') && count(h.get('x-ratelimit-remaining')) === 0n;
+  return status === 403 && (spent || h.has('retry-after')) ? 'limited' : classify(status);
+}
+
+// Answer::read exactly: counts as BigInt, times as BigInt nanoseconds, `quota` [limit, window];
+// `wall` the wall clock in BigInt Unix nanoseconds, the answer's Date instead when the two are
+// more than 2 s apart. `headers` as readAnswer's.
+export function readAnswerExact(status, headers, wall) {
+  const h = new Map();
+  for (const [k, v] of Array.isArray(headers) || headers[Symbol.iterator] ? headers : Object.entries(headers)) {
+    const name = lower(trim(String(k)));
+    if (!h.has(name)) h.set(name, trim(String(Array.isArray(v) ? v[0] : v)));
+  }
+  const date = then(h.get('date'), httpDate);
+  const now = date === null || bigMax(date * NSN - wall, wall - date * NSN) <= CLOCK_SKEW ? wall : date * NSN;
+  const st = readStatus(status, h);
+  const b = binding(limits(h, now));
+  const ms = then(h.get('retry-after-ms'), number);
+  const retryAfter = ms !== null ? seconds(ms / 1e3) : then(h.get('retry-after'), (v) => readRetryAfter(v, now));
+  let [reset, wait] = [b?.reset ?? null, null];
+  if (st === 'ok') reset ??= retryAfter; // on a 2xx a Retry-After can only be the reset (Flask-Limiter)
+  else { // GitHub's primary limit names no wait but the time its count resets
+    wait = retryAfter ?? (b !== null && b.separate && b.remaining === 0n && st === 'limited' ? b.reset : null);
+  }
+  const cap = (d) => (d === null ? null : bigMin(d, DAYN));
+  return {
+    status: st,
+    remaining: b?.remaining ?? null,
+    limit: b?.quota ?? null,
+    retryAfter: cap(wait),
+    quota: b !== null && b.quota !== null && b.window !== null && b.window > 0n ? [b.quota, cap(b.window)] : null,
+    reset: cap(reset),
+  };
 }
 
 // `status` an HTTP status (null: no answer came), `headers` [name, value] pairs, a Map, a fetch
-// Headers or a plain object, `latency` in nanoseconds, `unix` the wall clock in seconds.
+// Headers or a plain object, `latency` in nanoseconds, `unix` the wall clock in seconds (default
+// now). As the law takes it: counts and nanoseconds as Numbers.
 export function readAnswer(status, headers, latency, unix) {
-  const found = new Map();
-  for (const [k, v] of Array.isArray(headers) || headers[Symbol.iterator] ? headers : Object.entries(headers)) {
-    const name = String(k).trim().toLowerCase();
-    if (!found.has(name)) found.set(name, String(Array.isArray(v) ? v[0] : v).trim());
-  }
-  const now = unix == null ? Date.now() * 1e6 : Number.isInteger(unix) ? unix * NS : Math.round(unix * 1e9);
-  const get = (name) => found.get(name) ?? null;
-  const number = (...names) => { // a count: a whole number, or a decimal cut to its whole part
-    for (const v of names.map(get)) {
-      const f = f64(v);
-      const n = u64(v) ?? (f !== null && f >= 0 ? (f >= U64 ? U64 : Math.trunc(f)) : null);
-      if (n !== null) return n;
-    }
-    return null;
-  };
-  const param = (field, ...names) => { // of an IETF field: `"default";r=50;t=30`, `remaining=50, …`
-    for (const part of field?.split(/[;,]/) ?? []) {
-      const [k, ...v] = part.trim().split('=');
-      if (v.length && names.includes(k.trim())) return u64(v.join('=').trim().replace(/^"+|"+$/g, ''));
-    }
-    return null;
-  };
-  const untilEpoch = (at) => Math.max(at * NS - now, 0);
-  const ietf = get('ratelimit');
-  const policy = get('ratelimit-policy');
-  const githubSpent = number('x-ratelimit-remaining') === 0;
-  let st = status == null ? 'error' : classify(status);
-  if (status === 403 && (githubSpent || get('retry-after') !== null)) st = 'limited';
-  const at = number('x-ratelimit-reset');
-  const githubReset = at === null ? null : untilEpoch(at);
-  let wait = retryAfter(get('retry-after-ms'), get('retry-after'), now);
-  if (wait === null && st === 'limited' && githubSpent) wait = githubReset;
-  const q = param(policy, 'q', 'l');
-  const w = param(policy, 'w');
-  const t = param(ietf, 't', 'reset');
-  const reset = t !== null ? t * NS : githubReset;
+  const wall = unix == null ? BigInt(Date.now()) * 1000000n
+    : Number.isInteger(unix) ? BigInt(unix) * NSN : BigInt(Math.round(unix * 1e9));
+  const a = readAnswerExact(status, headers, wall);
+  const num = (v) => (v === null ? null : Number(v));
   return {
-    status: st,
-    remaining: number('ratelimit-remaining', 'x-ratelimit-remaining') ?? param(ietf, 'r', 'remaining'),
-    limit: number('ratelimit-limit', 'x-ratelimit-limit') ?? param(policy, 'q', 'l') ?? param(ietf, 'limit'),
-    retryAfter: wait === null ? null : Math.min(wait, DAY),
-    quota: q !== null && w !== null && w > 0 ? [q, Math.min(w * NS, DAY)] : null,
-    reset: reset === null ? null : Math.min(reset, DAY),
+    status: a.status,
+    remaining: num(a.remaining),
+    limit: num(a.limit),
+    retryAfter: num(a.retryAfter),
+    quota: a.quota === null ? null : a.quota.map(Number),
+    reset: num(a.reset),
     latency,
   };
 }
@@ -692,18 +947,4 @@ export function readAnswer(status, headers, latency, unix) {
 export function classify(status) {
   if (status >= 200 && status <= 299) return 'ok';
   return status === 429 ? 'limited' : status === 503 ? 'unavailable' : 'error';
-}
-
-// `retry-after-ms`, else `Retry-After` in whole seconds or as an HTTP date; nanoseconds.
-function retryAfter(ms, seconds, now) {
-  const f = f64(ms);
-  if (f !== null && !Number.isNaN(f) && f >= 0) {
-    const s = f / 1e3;
-    return s <= 0 ? 0 : s >= 86400 ? DAY : durationNanos(s);
-  }
-  if (seconds === null) return null;
-  const n = u64(seconds);
-  if (n !== null) return n * NS;
-  const at = httpDate(seconds);
-  return at === null ? null : Math.max(at * NS - now, 0);
 }

@@ -3,6 +3,7 @@
 
     python3 ports/python/drive.py --url http://127.0.0.1:9292/ --processes 2 --threads 4 --seconds 20
     python3 ports/python/drive.py --replay ports/scripts/SCRIPT.json
+    python3 ports/python/drive.py --answers ports/answers.json
 
 The driver starts P OS processes of T threads; each process shares one FairShare among its
 threads, each thread keeps one connection alive and sends GETs with `X-Client-Id:
@@ -13,7 +14,9 @@ exits 0 if at least one request was answered. `--quota/--period` are in real tim
 
 The replay prints `{"waits": [...]}`: the wait (integer nanoseconds, 0 = send) of every `wait`
 event of the script (ports/README.md describes the format), for the cross-check with the Rust
-library.
+library. `--answers` prints `{"readings": [...]}`: every answer of the fixture as the port reads
+it (its class, remaining count, limit, Retry-After, policy and reset, times in nanoseconds), for
+the cross-check with the library's Answer::read.
 """
 
 import argparse, http.client, json, multiprocessing, os, queue, sys, threading, time, urllib.parse
@@ -109,9 +112,27 @@ def replay(path):
     print(json.dumps({"waits": waits}, separators=(",", ":")))
 
 
+def answers(path):
+    """Each answer of a fixture (ports/answers.json) as read_answer reads it, one JSON line."""
+    try:
+        with open(path) as f:
+            cases = json.load(f)["answers"]
+        readings = []
+        for case in cases:
+            cls, remaining, limit, retry_after, policy, reset, _ = fair_share.read_answer(
+                case["status"], [tuple(h) for h in case["headers"]], 0, case["wall"])
+            readings.append(dict(status=cls, remaining=remaining, limit=limit, retry_after=retry_after,
+                                 policy=None if policy is None else dict(limit=policy[0], window=policy[1]),
+                                 reset=reset))
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
+        sys.exit(f"drive.py --answers {path}: {type(e).__name__}: {e}")
+    print(json.dumps({"readings": readings}, separators=(",", ":")))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--replay", metavar="SCRIPT", help="replay an event script and print the waits")
+    p.add_argument("--answers", metavar="FIXTURE", help="read every answer of a fixture and print the readings")
     p.add_argument("--url")
     p.add_argument("--processes", type=int, default=1)
     p.add_argument("--threads", type=int, default=1)
@@ -124,6 +145,8 @@ def main():
     args = p.parse_args()
     if args.replay:
         return replay(args.replay)
+    if args.answers:
+        return answers(args.answers)
     if not args.url or args.processes < 1 or args.threads < 1 or not args.seconds > 0:
         p.error("give --url, and --processes, --threads and --seconds above 0")
     url = urllib.parse.urlsplit(args.url)

@@ -21,6 +21,23 @@ cut; law 12 reads no fixed window's turnover in a jump of a sliding window's lev
 a sliding window too short for its stated resets to say so by the level and the process's own
 successes, when alone)
 
+What it reads in an answer (read_answer, as the crate's Answer::read with fields.rs and when.rs):
+the IETF fields of every draft (RateLimit-Limit/-Remaining/-Reset, draft-7's RateLimit dictionary,
+draft-8's named RateLimit items, RateLimit-Policy in either form, policies after the count in a
+limit field as Envoy sends them); the separate fields under ratelimit-, x-ratelimit- and
+x-rate-limit-, in that order, each also with the -requests suffix; a reset told apart by its size
+(under 1e9 seconds to it, from 1e9 an epoch second, from 1e12 an epoch millisecond), a Go-style
+duration (6m0s) or an HTTP date, else Discord's reset-after; Kong's per-window fields (second to
+year); Retry-After in seconds or as a date, and retry-after-ms. Of several limits, the binding
+one: the nearest to empty (the smallest share of its quota when every counted limit has one, else
+the smallest count; the later reset on a tie), each count joined to the policy of its name, else
+of its quota, else the only one. Epoch resets and dates are read against the wall clock, or the
+answer's Date when the two are more than 2 s apart. A Retry-After on a 2xx is the reset, not a
+wait; a 429 whose binding limit is the separate fields' spent count waits for its reset when it
+names no wait (GitHub); a 403 with x-ratelimit-remaining: 0 or a Retry-After is a refusal; every
+wait, reset and window is capped at a day. ports/answers.json holds this reading to the crate's
+(ports/README.md).
+
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
 docs/fair-share.md is the porter's page. Time is integer nanoseconds inside, as in Rust, so
@@ -75,66 +92,146 @@ def _round(v): return math.copysign(math.floor(abs(v) + 0.5), v)  # Rust's f64::
 def _rem_euclid(a, b): return math.fmod(a, b) + abs(b) if math.fmod(a, b) < 0.0 else math.fmod(a, b)
 def _round(v): return float(math.trunc(v)) + (math.copysign(1.0, v) if abs(v - math.trunc(v)) >= 0.5 else 0.0)
 
-# --- Reading an answer: Answer::read of crates/fair-share/src/answer.rs ---
+# --- Reading an answer: Answer::read of crates/fair-share/src/answer.rs, with fields.rs (the list
+# grammar) and when.rs (the times). Durations are whole nanoseconds, DMAX Rust's Duration::MAX.
 WS = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # eq_ignore_ascii_case
+DMAX = U64 * NS + NS - 1
+CLOCK_SKEW = 2 * NS  # how far the answer's Date may be from the wall clock before it is the clock
+SEPARATE = ("ratelimit-", "x-ratelimit-", "x-rate-limit-")  # in the order a value is taken
+WINDOW_SUFFIXES = (("second", 1), ("minute", 60), ("hour", 3600), ("day", 86_400), ("month", 30 * 86_400),
+                   ("year", 365 * 86_400))  # Kong's X-RateLimit-Remaining-Minute and its kin
 _UINT, _INT = re.compile(r"\+?[0-9]+"), re.compile(r"[+-]?[0-9]+")
-_FLOAT = re.compile(r"[+-]?(inf|infinity|nan|([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?)", re.I)
+_FLOAT = re.compile(r"[+-]?(inf|infinity|nan|([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?)", re.I | re.A)
+_DURATION = re.compile(r"([0-9.]+)([^0-9.]+)")  # a number and its unit, `6m` of `6m0s`
+_DECIMAL = re.compile(r"[0-9]+\.?[0-9]*|\.[0-9]+")
+UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "\u00b5s": 1e-6, "ns": 1e-9}
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
+def _then(v, f): return None if v is None else f(v)  # Option::and_then
+
 def _int(v, regex=_INT, lo=-(2**63), hi=2**63 - 1):  # str::parse::<i64> (or u64 with _UINT)
-    ok = v is not None and regex.fullmatch(v) and len(v.lstrip("+-").lstrip("0")) <= 20
-    return int(v) if ok and lo <= int(v) <= hi else None
+    if not regex.fullmatch(v):
+        return None
+    digits = v.lstrip("+-").lstrip("0") or "0"  # (int() refuses more than 4,300 digits)
+    n = int(digits) * (-1 if v.startswith("-") else 1) if len(digits) <= 20 else None
+    return n if n is not None and lo <= n <= hi else None
 
-def _u64(v): return _int(v, _UINT, 0, U64)
+def number(v):
+    """fields.rs: a non-negative number as Rust's f64 parses it (`inf` too); NaN says nothing."""
+    v = v.strip(WS)
+    f = float(v) if _FLOAT.fullmatch(v) else math.nan
+    return f if f >= 0.0 else None
 
-def _count(v):  # a whole number, or a non-negative decimal cut to its whole part
-    n = _u64(v)
-    if n is None and v is not None and _FLOAT.fullmatch(v) and float(v) >= 0.0:
-        n = U64 if float(v) >= 18446744073709551616.0 else int(float(v))
-    return n
+def _as_u64(f): return U64 if f >= 18446744073709551616.0 else int(f)  # `f as u64`, f >= 0
 
-def _number(h, *names):
-    return next((n for n in (_count(h.get(name)) for name in names) if n is not None), None)
+def count(v):
+    """fields.rs: a whole number, or a non-negative decimal cut to its whole part."""
+    v = v.strip(WS)
+    n = _int(v, _UINT, 0, U64)
+    return n if n is not None else _then(number(v), _as_u64)
 
-def _param(field, names):  # a number of an IETF field, `"default";r=50;t=30` or `remaining=50, …`
-    for key, eq, value in (part.strip(WS).partition("=") for part in re.split("[;,]", field or "")):
-        if eq and key.strip(WS) in names:
-            return _u64(value.strip(WS).strip('"'))
-    return None
+def _split(text, sep):  # split_outside_quotes: `text` cut at every `sep` not inside double quotes
+    out, start, quoted, escaped = [], 0, False, False
+    for i, c in enumerate(text):
+        if escaped:
+            escaped = False
+        elif c == "\\" and quoted:
+            escaped = True
+        elif c == '"':
+            quoted = not quoted
+        elif c == sep and not quoted:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return out
 
-def _span(s): return 0 if not s > 0.0 else DAY if s >= 86_400.0 else min(DAY, round(Fraction(s) * NS))
-def _until(at, unix_ns): return max(0, at * NS - unix_ns)  # to an epoch second
+def _unquote(v): return v[1:-1] if len(v) >= 2 and v[0] == '"' and v[-1] == '"' else v
 
-def _http_date(v):  # `Sun, 06 Nov 1994 08:49:37 GMT`: Unix seconds, or None
-    parts = [p for p in re.split("[ \t\n\x0c\r]+", v) if p]
+def _pair(piece):  # `key=value`: the key in lower case, the value unquoted
+    k, eq, v = piece.partition("=")
+    k = k.strip(WS).translate(_LOWER)
+    return (k, _unquote(v.strip(WS))) if eq and k else None
+
+def members(field):
+    """fields.rs: a field's members, each a head (name or number) and its parameters; a field
+    whose members are `key=value` (draft-7's dictionary, `r=42;t=7`) is one member of every pair."""
+    parts = _split(field, ",")
+    if any("=" in _split(p, ";")[0] for p in parts):
+        pairs = [_pair(piece) for part in parts for piece in _split(part, ";")]
+        return [SimpleNamespace(name=None, number=None, params=[p for p in pairs if p])]
+    out = []
+    for part in parts:
+        if not part.strip(WS):
+            continue
+        pieces = _split(part, ";")
+        head, m = pieces[0].strip(WS), SimpleNamespace(name=None, number=None)
+        m.params = [p for p in map(_pair, pieces[1:]) if p]
+        if head.startswith('"'):
+            m.name = _unquote(head)
+        elif number(head) is not None:
+            m.number = number(head)
+        elif head:
+            m.name = head
+        out.append(m)
+    return out
+
+def _param(m, keys):  # the first parameter named any of `keys`, in the order of `keys`
+    return next((v for k in keys for name, v in m.params if name == k), None)
+
+def seconds(s):  # when.rs: Duration::try_from_secs_f64 (the nearest nanosecond, ties to even), else MAX
+    return DMAX if not s < 18446744073709551616.0 else round(Fraction(s) * NS)
+
+def _until(at, now):  # from `now` to the epoch second `at`, 0 once passed (past SystemTime's range: MAX)
+    d = seconds(at)
+    return DMAX if d >= 2**63 * NS else max(0, d - now)
+
+def _go_duration(v):  # `6m0s`, `1.5s`, `20ms`: numbers each followed by h, m, s, ms, us, µs or ns
+    total, at = 0.0, 0
+    if not v:
+        return None
+    while at < len(v):
+        m = _DURATION.match(v, at)
+        if not m or not _DECIMAL.fullmatch(m[1]) or m[2] not in UNITS:
+            return None
+        total += float(m[1]) * UNITS[m[2]]
+        at = m.end()
+    return seconds(total) if math.isfinite(total) else None
+
+def http_date(v):
+    """when.rs: `Sun, 06 Nov 1994 08:49:37 GMT` as Unix seconds, or None."""
+    parts = [p for p in re.split("[ \t\n\x0c\r]+", v) if p]  # split_ascii_whitespace
     if len(parts) != 6 or parts[5] != "GMT" or parts[2] not in MONTHS:
         return None
     month, day, year, hms = MONTHS.index(parts[2]) + 1, _int(parts[1]), _int(parts[3]), parts[4].split(":")
-    h, m, sec = (_int(x) for x in (hms + [None] * 3)[:3])
-    if None in (day, year, h, m, sec) or not 1 <= day <= 31 or h > 23 or m > 59 or sec > 60 or year < 1970:
+    if len(hms) < 3:
+        return None
+    h, m, sec = (_int(x) for x in hms[:3])
+    if None in (day, year, h, m, sec) or not (1 <= day <= 31 and 0 <= h <= 23 and 0 <= m <= 59 and 0 <= sec <= 60
+                                              and 1970 <= year <= 9999):
         return None
     y, mo = (year - 1, month + 9) if month <= 2 else (year, month - 3)  # days from a civil date
     era = y // 400
     yoe = y - era * 400
     doe = yoe * 365 + yoe // 4 - yoe // 100 + (153 * mo + 2) // 5 + day - 1
-    at = (era * 146_097 + doe - 719_468) * 86_400 + h * 3600 + m * 60 + sec
-    return at if 0 <= at <= 2**63 - 1 else None
+    return (era * 146_097 + doe - 719_468) * 86_400 + h * 3600 + m * 60 + sec
 
-def _retry_after(h, unix_ns):  # retry-after-ms, else Retry-After in seconds or as an HTTP date
-    ms = h.get("retry-after-ms")
-    if ms is not None and _FLOAT.fullmatch(ms) and float(ms) >= 0.0:
-        return _span(float(ms) / 1e3)
-    v = h.get("retry-after")
-    if v is None or _u64(v) is not None:
-        return None if v is None else _u64(v) * NS
-    at = _http_date(v)
-    return None if at is None else max(0, at * NS - unix_ns)
+def _reset(value, now):  # when.rs reset: seconds to it, an epoch second or millisecond, a duration, a date
+    v = value.strip(WS)
+    x = number(v)
+    if x is not None:
+        return _until(x / 1e3, now) if x >= 1e12 else _until(x, now) if x >= 1e9 else seconds(x)
+    d = _go_duration(v)
+    return d if d is not None else _then(http_date(v), lambda at: max(0, at * NS - now))
+
+def _retry_after(value, now):  # seconds, whole or not, or an HTTP date (passed: 0)
+    s = number(value)
+    return seconds(s) if s is not None else _then(http_date(value.strip(WS)), lambda at: max(0, at * NS - now))
 
 def classify(status, h):
-    """2xx ok; 429, or a 403 with x-ratelimit-remaining: 0 or a Retry-After, limited; 503
-    unavailable; anything else (None or 0: no answer) an error. `h`: read_headers' mapping."""
-    if status == 403 and (_number(h, "x-ratelimit-remaining") == 0 or "retry-after" in h):
+    """Status::read: 2xx ok; 429, or a 403 with x-ratelimit-remaining: 0 or a Retry-After, limited;
+    503 unavailable; anything else (None or 0: no answer) an error. `h`: read_headers' mapping."""
+    if status == 403 and (_then(h.get("x-ratelimit-remaining"), count) == 0 or "retry-after" in h):
         return LIMITED
     if status is not None and 200 <= status <= 299:
         return OK
@@ -142,32 +239,111 @@ def classify(status, h):
 
 def read_headers(headers):
     """A mapping or (name, value) pairs as {name: value}: names trimmed and in lower case, values
-    trimmed, the first of a name kept."""
+    trimmed, the first of a name kept (answer.rs's `field`)."""
     h = {}
     for name, value in headers.items() if hasattr(headers, "items") else headers or ():
         h.setdefault(name.strip(WS).translate(_LOWER), value.strip(WS))
     return h
 
+def _stated(**kw):  # one limit an answer speaks of (answer.rs's Stated)
+    return SimpleNamespace(**dict(dict(name=None, quota=None, window=None, remaining=None, reset=None,
+                                       separate=False), **kw))
+
+def _item(m, now):  # a member of `RateLimit`: draft-8's `"name";r=…;t=…`, draft-7's `limit=…, remaining=…`
+    return _stated(name=m.name, quota=_then(_param(m, ("limit", "q", "l")), count),
+                   window=_then(_then(_param(m, ("w",)), number), seconds),
+                   remaining=_then(_param(m, ("r", "remaining")), count),
+                   reset=_then(_param(m, ("t", "reset")), lambda v: _reset(v, now)))
+
+def _policy(m):  # draft-6/7's `100;w=60` or draft-8's `"name";q=100;w=60`; None without a quota
+    quota = _as_u64(m.number) if m.number is not None else _then(_param(m, ("q", "l", "limit")), count)
+    return None if quota is None else _stated(name=m.name, quota=quota,
+                                              window=_then(_then(_param(m, ("w",)), number), seconds))
+
+def _separate(h, now, policies):  # the separate fields, also with `-requests`; policies in the limit join
+    def get(what):
+        return next((h[n] for p in SEPARATE for n in (p + what, p + what + "-requests") if n in h), None)
+    quota, limit = None, get("limit")
+    for m in members(limit) if limit is not None else ():
+        if _param(m, ("w",)) is not None:
+            policies.extend(p for p in [_policy(m)] if p)
+        elif quota is None:
+            quota = _then(m.number, _as_u64)
+    reset = _then(get("reset"), lambda v: _reset(v, now))
+    reset = _then(_then(get("reset-after"), number), seconds) if reset is None else reset
+    s = _stated(quota=quota, remaining=_then(get("remaining"), count), reset=reset, separate=True)
+    return s if s.quota is not None or s.remaining is not None else None
+
+def _per_window(h):  # one limit per window named, `X-RateLimit-Limit-Minute` and `-Remaining-Minute`
+    out = []
+    for suffix, secs_ in WINDOW_SUFFIXES:
+        def get(what):
+            return _then(next((h[n] for n in (f"{p}{what}-{suffix}" for p in SEPARATE) if n in h), None), count)
+        quota, remaining = get("limit"), get("remaining")
+        if quota is not None or remaining is not None:
+            out.append(_stated(quota=quota, window=secs_ * NS, remaining=remaining))
+    return out
+
+def _limits(h, now):  # every limit the answer states, each count given its policy
+    limits, policies = [], []
+    if "ratelimit" in h:
+        limits.extend(_item(m, now) for m in members(h["ratelimit"]))
+    if "ratelimit-policy" in h:
+        policies.extend(p for p in map(_policy, members(h["ratelimit-policy"])) if p)
+    limits.extend(s for s in [_separate(h, now, policies)] if s)
+    limits.extend(_per_window(h))
+    limits = [l for l in limits if l not in (_stated(), _stated(separate=True))]
+    used = [False] * len(policies)
+    for l in limits:  # the policy of the same name, else of the same quota, else the only one
+        i = next((j for j, p in enumerate(policies) if l.name is not None and p.name == l.name), None)
+        i = next((j for j, p in enumerate(policies) if l.quota is not None and p.quota == l.quota), None) \
+            if i is None else i
+        i = 0 if i is None and len(policies) == 1 else i
+        if i is not None:
+            l.quota = policies[i].quota if l.quota is None else l.quota
+            l.window = policies[i].window if l.window is None else l.window
+            used[i] = True
+    if not limits:  # a policy no count names still states the quota
+        limits.extend(SimpleNamespace(**vars(p)) for p, u in zip(policies, used) if not u)
+    return limits
+
+def _binding(limits):
+    """Of the limits that state a count, the one nearest to empty (the smallest share of its quota
+    left, or the smallest count where a quota is missing), the later reset on a tie, else the first
+    of them; with no count, the first that states a quota."""
+    counted = [l for l in limits if l.remaining is not None]
+    if not counted:
+        return next((l for l in limits if l.quota is not None), None)
+    quotas = all(l.quota is not None and l.quota > 0 for l in counted)
+    full = lambda l: float(l.remaining) / float(l.quota) if quotas else float(l.remaining)  # noqa: E731
+    best = counted[0]
+    for l in counted[1:]:
+        a, b = full(l), full(best)
+        if a < b or (a == b and l.reset is not None and (best.reset is None or l.reset > best.reset)):
+            best = l
+    return best
+
 def read_answer(status, headers=(), latency_ns=0, unix_ns=None):
-    """(class, remaining, limit, retry_after, policy, reset, latency): times in nanoseconds, the
-    policy as (limit, window); `unix_ns` the wall clock (default now)."""
-    h, unix_ns = read_headers(headers), time.time_ns() if unix_ns is None else unix_ns
-    ietf, policy = h.get("ratelimit"), h.get("ratelimit-policy")
-    remaining = _number(h, "ratelimit-remaining", "x-ratelimit-remaining")
-    remaining = _param(ietf, ("r", "remaining")) if remaining is None else remaining
-    limit = _number(h, "ratelimit-limit", "x-ratelimit-limit")
-    limit = _param(policy, ("q", "l")) if limit is None else limit
-    limit = _param(ietf, ("limit",)) if limit is None else limit
-    cls, wait, epoch = classify(status, h), _retry_after(h, unix_ns), _number(h, "x-ratelimit-reset")
-    github_reset = None if epoch is None else _until(epoch, unix_ns)
-    if wait is None and cls == LIMITED and _number(h, "x-ratelimit-remaining") == 0:
-        wait = github_reset  # GitHub's primary limit names the second it resets
-    q, w = _param(policy, ("q", "l")), _param(policy, ("w",))
-    reset = _param(ietf, ("t", "reset"))
-    reset = github_reset if reset is None else reset * NS
-    policy = (q, min(w * NS, DAY)) if q is not None and w else None
+    """(class, remaining, limit, retry_after, policy, reset, latency) as Answer::read reads them:
+    times in nanoseconds, the policy as (limit, window); `unix_ns` the wall clock (default now),
+    the answer's Date instead when the two are more than 2 s apart."""
+    h, wall = read_headers(headers), time.time_ns() if unix_ns is None else unix_ns
+    date = _then(h.get("date"), http_date)
+    now = wall if date is None or abs(date * NS - wall) <= CLOCK_SKEW else date * NS
+    cls, b = classify(status, h), _binding(_limits(h, now))
+    ms = _then(h.get("retry-after-ms"), number)
+    retry_after = seconds(ms / 1e3) if ms is not None else _then(h.get("retry-after"), lambda v: _retry_after(v, now))
+    reset, wait = None if b is None else b.reset, None
+    if cls == OK:  # on a 2xx a Retry-After can only be the reset (Flask-Limiter sends one there)
+        reset = retry_after if reset is None else reset
+    else:  # GitHub's primary limit names no wait but the time its count resets
+        wait = retry_after
+        if wait is None and b is not None and b.separate and b.remaining == 0 and cls == LIMITED:
+            wait = b.reset
+    policy = (b.quota, min(b.window, DAY)) if b is not None and b.quota is not None and b.window else None
     cap = lambda d: None if d is None else min(d, DAY)  # noqa: E731
-    return cls, remaining, limit, cap(wait), policy, cap(reset), latency_ns
+    return (cls, None if b is None else b.remaining, None if b is None else b.quota, cap(wait), policy, cap(reset),
+            latency_ns)
 
 def _quota_rate(q): return 0.0 if q[1] == 0 else float(q[0]) * 1e9 / float(q[1])
 

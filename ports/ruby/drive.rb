@@ -6,13 +6,14 @@
 #   ruby ports/ruby/drive.rb --url http://127.0.0.1:9292/ --processes 5 --threads 5 --seconds 40
 #        [--quota Q --period SECS] [--group NAME] [--param name=value ...]
 #   ruby ports/ruby/drive.rb --replay ports/scripts/X.json    # {"waits":[...]} in nanoseconds
+#   ruby ports/ruby/drive.rb --answers ports/answers.json     # {"readings":[...]}: each answer as read
 require 'json'
 require 'net/http'
 require 'uri'
 require_relative 'fair_share'
 
 USAGE = 'usage: drive.rb --url URL --processes P --threads T --seconds S [--quota Q --period SECS] ' \
-        '[--group NAME] [--param name=value ...] | drive.rb --replay SCRIPT.json'
+        '[--group NAME] [--param name=value ...] | drive.rb --replay SCRIPT.json | drive.rb --answers FIXTURE.json'
 COUNTS = %i[requests ok limited errors transport_errors].freeze
 MAX = 10_000 # processes, and threads per process
 
@@ -45,6 +46,7 @@ def parse(argv)
     when '--period' then o[:params][:period] = number(flag, value)
     when '--group' then o[:group] = value
     when '--replay' then o[:replay] = value
+    when '--answers' then o[:answers] = value
     when '--param'
       name, v = value.split('=', 2)
       fail_with("--param wants name=value (got #{value.inspect})") if v.nil?
@@ -77,6 +79,18 @@ def replay(path)
   end
   puts JSON.generate(waits: waits)
 rescue SystemCallError, JSON::ParserError, ArgumentError, TypeError, NoMethodError => e
+  fail_with("#{path}: #{e.message}")
+end
+
+# Every answer of a fixture (ports/answers.json) as the port reads it: one JSON line.
+def answers(path)
+  readings = JSON.parse(File.read(path)).fetch('answers').map do |c|
+    a = FairShare.read_answer(c.fetch('status'), c.fetch('headers'), 0, unix_ns: c.fetch('wall'))
+    { status: a.status, remaining: a.remaining, limit: a.limit, retry_after: a.retry_after,
+      policy: a.quota && { limit: a.quota[0], window: a.quota[1] }, reset: a.reset }
+  end
+  puts JSON.generate(readings: readings)
+rescue SystemCallError, JSON::ParserError, KeyError, ArgumentError, TypeError, NoMethodError => e
   fail_with("#{path}: #{e.message}")
 end
 
@@ -130,6 +144,10 @@ end
 o = parse(ARGV.dup)
 if o[:replay]
   replay(o[:replay])
+  exit 0
+end
+if o[:answers]
+  answers(o[:answers])
   exit 0
 end
 fail_with('--url is required') unless o[:url]

@@ -21,6 +21,23 @@
 # in the same order, and answers are read as answer.rs reads them, so the same answers give the
 # same waits.
 #
+# What it reads in an answer (FairShare.read_answer, as the crate's Answer::read with fields.rs
+# and when.rs): the IETF fields of every draft (RateLimit-Limit/-Remaining/-Reset, draft-7's
+# RateLimit dictionary, draft-8's named RateLimit items, RateLimit-Policy in either form, policies
+# after the count in a limit field as Envoy sends them); the separate fields under ratelimit-,
+# x-ratelimit- and x-rate-limit-, in that order, each also with the -requests suffix; a reset told
+# apart by its size (under 1e9 seconds to it, from 1e9 an epoch second, from 1e12 an epoch
+# millisecond), a Go-style duration (6m0s) or an HTTP date, else Discord's reset-after; Kong's
+# per-window fields (second to year); Retry-After in seconds or as a date, and retry-after-ms. Of
+# several limits, the binding one: the nearest to empty (the smallest share of its quota when
+# every counted limit has one, else the smallest count; the later reset on a tie), each count
+# joined to the policy of its name, else of its quota, else the only one. Epoch resets and dates
+# are read against the wall clock, or the answer's Date when the two are more than 2 s apart. A
+# Retry-After on a 2xx is the reset, not a wait; a 429 whose binding limit is the separate fields'
+# spent count waits for its reset when it names no wait (GitHub); a 403 with
+# x-ratelimit-remaining: 0 or a Retry-After is a refusal; every wait, reset and window is capped
+# at a day. ports/answers.json holds this reading to the crate's (ports/README.md).
+#
 #   law = FairShare.new(5)                          # this process's threads; params as keywords
 #   d = law.wait(thread, now)                       # now: seconds on the caller's monotonic clock
 #   # d > 0: sleep d, ask again. d == 0: send now (the send is booked), then with the answer:
@@ -541,76 +558,297 @@ class FairShare
     end
   end
 
-  # --- Reading an answer: src/engine/live/headers.rs, `read_response` at scale 1 ---------------
-  MONTHS = %w[Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec].freeze
-  U64_TEXT = /\A\+?\d+\z/
-  F64_TEXT = /\A[+-]?(?:inf|infinity|nan|(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)\z/i
+  # --- Reading an answer: Answer::read of crates/fair-share/src/answer.rs, with fields.rs (the
+  # list grammar) and when.rs (the times). Durations are whole nanoseconds, DMAX Rust's
+  # Duration::MAX; a count is an Integer up to U64.
+  module Reading
+    module_function
 
-  # Rust's str::parse::<u64> and ::<f64>.
-  def self.u64(v) = v&.match?(U64_TEXT) && v.to_i <= U64 ? v.to_i : nil
+    DMAX = U64 * NS + NS - 1
+    CLOCK_SKEW = 2 * NS # how far the answer's Date may be from the wall clock before it is the clock
+    SEPARATE = %w[ratelimit- x-ratelimit- x-rate-limit-].freeze # in the order a value is taken
+    # Kong's X-RateLimit-Remaining-Minute and its kin: the window of each suffix, in seconds.
+    WINDOW_SUFFIXES = [['second', 1], ['minute', 60], ['hour', 3600], ['day', 86_400], ['month', 30 * 86_400],
+                       ['year', 365 * 86_400]].freeze
+    SPACE = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/ # char::is_whitespace
+    TRIM = /\A#{SPACE}+|#{SPACE}+\z/
+    UINT = /\A\+?[0-9]+\z/
+    INT = /\A[+-]?[0-9]+\z/
+    FLOAT = /\A([+-]?)(?:(inf|infinity)|(nan)|([0-9]*)(?:\.([0-9]*))?(?:e([+-]?[0-9]+))?)\z/i
+    DURATION = /\G([0-9.]+)([^0-9.]+)/ # a number and its unit, `6m` of `6m0s`
+    DECIMAL = /\A(?:[0-9]+\.?[0-9]*|\.[0-9]+)\z/
+    UNITS = { 'h' => 3600.0, 'm' => 60.0, 's' => 1.0, 'ms' => 1e-3, 'us' => 1e-6, "\u00b5s" => 1e-6,
+              'ns' => 1e-9 }.freeze
+    MONTHS = %w[Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec].freeze
+    # One limit an answer speaks of.
+    Stated = Struct.new(:name, :quota, :window, :remaining, :reset, :separate)
+    Member = Struct.new(:name, :number, :params)
 
-  def self.f64(v)
-    return nil unless v&.match?(F64_TEXT)
-    return Float::NAN if v =~ /nan/i
-    (v =~ /inf/i ? Float::INFINITY : v.delete_prefix('+').delete_prefix('-').to_f) * (v.start_with?('-') ? -1 : 1)
+    def stated(**kw) = Stated.new(nil, nil, nil, nil, nil, false).tap { |s| kw.each { |k, v| s[k] = v } }
+    def trim(v) = v.gsub(TRIM, '')
+    def lower(v) = v.tr('A-Z', 'a-z') # eq_ignore_ascii_case
+
+    # Header text as Rust's &str: UTF-8 (an invalid byte read as U+FFFD).
+    def text(v)
+      v = v.to_s
+      v = v.dup.force_encoding(Encoding::UTF_8) unless v.encoding == Encoding::UTF_8
+      v.valid_encoding? ? v : v.scrub
+    end
+
+    # str::parse::<i64> (or ::<u64> with UINT, 0, U64).
+    def int(v, re = INT, lo = -2**63, hi = 2**63 - 1)
+      return nil unless v.match?(re)
+      n = v.to_i
+      n.between?(lo, hi) ? n : nil
+    end
+
+    # fields.rs number: a non-negative f64 as Rust parses it (inf too); NaN says nothing.
+    def number(v)
+      v = trim(v)
+      return nil unless v.ascii_only? && (m = FLOAT.match(v))
+      sign, inf, nan, whole, frac, exp = m.captures
+      frac = frac.to_s
+      return nil if nan || (!inf && whole.empty? && frac.empty?)
+      f = inf ? Float::INFINITY : decimal(whole, frac, exp.to_i)
+      f = -f if sign == '-'
+      f >= 0 ? f : nil
+    end
+
+    # The double nearest whole.frac × 10^exp; past a double's range read without String#to_f,
+    # which warns there.
+    def decimal(whole, frac, exp)
+      lead = (whole + frac).index(/[1-9]/)
+      return 0.0 if lead.nil?
+      magnitude = exp + whole.length - lead # the value is below 10^magnitude, at least a tenth of it
+      return Float::INFINITY if magnitude > 309
+      return 0.0 if magnitude < -324
+      "#{whole.empty? ? '0' : whole}.#{frac.empty? ? '0' : frac}e#{exp}".to_f
+    end
+
+    def as_u64(f) = f >= 2.0**64 ? U64 : f.to_i # `f as u64`, f >= 0
+
+    # fields.rs count: a whole number, or a non-negative decimal cut to its whole part.
+    def count(v)
+      v = trim(v)
+      int(v, UINT, 0, U64) || ((f = number(v)) && as_u64(f))
+    end
+
+    # split_outside_quotes: `text` cut at every `sep` not inside double quotes.
+    def split(text, sep)
+      out, start, quoted, escaped = [], 0, false, false
+      text.each_char.with_index do |c, i|
+        if escaped then escaped = false
+        elsif c == '\\' && quoted then escaped = true
+        elsif c == '"' then quoted = !quoted
+        elsif c == sep && !quoted
+          out << text[start...i]
+          start = i + 1
+        end
+      end
+      out << text[start..]
+    end
+
+    def unquote(v) = v.length >= 2 && v.start_with?('"') && v.end_with?('"') ? v[1...-1] : v
+
+    # `key=value`: the key in lower case, the value unquoted.
+    def pair(piece)
+      k, v = piece.split('=', 2)
+      return nil if v.nil? || (k = lower(trim(k))).empty?
+      [k, unquote(trim(v))]
+    end
+
+    # fields.rs members: each a head (name or number) and its parameters; a field whose members
+    # are `key=value` (draft-7's dictionary, `r=42;t=7`) is one member of every pair.
+    def members(field)
+      parts = split(field, ',')
+      if parts.any? { |p| split(p, ';').first.include?('=') }
+        return [Member.new(nil, nil, parts.flat_map { |p| split(p, ';').filter_map { |piece| pair(piece) } })]
+      end
+      parts.reject { |p| trim(p).empty? }.map do |part|
+        head, *pieces = split(part, ';')
+        head = trim(head)
+        m = Member.new(nil, nil, pieces.filter_map { |piece| pair(piece) })
+        if head.start_with?('"') then m.name = unquote(head)
+        elsif (n = number(head)) then m.number = n
+        elsif !head.empty? then m.name = head
+        end
+        m
+      end
+    end
+
+    # The first parameter named any of `keys`, in the order of `keys`.
+    def param(m, *keys)
+      keys.each { |k| m.params.each { |name, v| return v if name == k } }
+      nil
+    end
+
+    # when.rs seconds: Duration::try_from_secs_f64 (the nearest nanosecond, ties to even), else MAX.
+    def seconds(s) = s < 2.0**64 ? (s.to_r * NS).round(half: :even) : DMAX
+
+    # From `now` to the epoch second `at`, 0 once passed (past SystemTime's range: MAX).
+    def until_epoch(at, now)
+      d = seconds(at)
+      d >= 2**63 * NS ? DMAX : [d - now, 0].max
+    end
+
+    # `6m0s`, `1.5s`, `20ms`: numbers each followed by h, m, s, ms, us, µs or ns.
+    def go_duration(v)
+      return nil if v.empty?
+      total, at = 0.0, 0
+      while at < v.length
+        m = DURATION.match(v, at)
+        return nil unless m && m[1].match?(DECIMAL) && UNITS.key?(m[2])
+        whole, frac = m[1].split('.', 2)
+        total += decimal(whole, frac.to_s, 0) * UNITS[m[2]]
+        at = m.end(0)
+      end
+      total.finite? ? seconds(total) : nil
+    end
+
+    # when.rs http_date: `Sun, 06 Nov 1994 08:49:37 GMT` as Unix seconds, or nil.
+    def http_date(v)
+      parts = v.split(/[ \t\n\f\r]+/).reject(&:empty?) # split_ascii_whitespace
+      return nil unless parts.size == 6 && parts[5] == 'GMT' && (month = MONTHS.index(parts[2]))
+      day, year, hms = int(parts[1]), int(parts[3]), parts[4].split(':', -1)
+      return nil if hms.size < 3
+      h, m, s = hms.first(3).map { |x| int(x) }
+      return nil unless day&.between?(1, 31) && h&.between?(0, 23) && m&.between?(0, 59) && s&.between?(0, 60) &&
+                        year&.between?(1970, 9999)
+      month += 1
+      y, mo = month <= 2 ? [year - 1, month + 9] : [year, month - 3] # days from a civil date
+      era = y.div(400)
+      yoe = y - era * 400
+      doe = yoe * 365 + yoe / 4 - yoe / 100 + (153 * mo + 2) / 5 + day - 1
+      (era * 146_097 + doe - 719_468) * 86_400 + h * 3600 + m * 60 + s
+    end
+
+    # when.rs reset: seconds to it, an epoch second or millisecond, a duration, a date.
+    def reset(value, now)
+      v = trim(value)
+      if (x = number(v))
+        return x >= 1e12 ? until_epoch(x / 1e3, now) : x >= 1e9 ? until_epoch(x, now) : seconds(x)
+      end
+      go_duration(v) || ((at = http_date(v)) && [at * NS - now, 0].max)
+    end
+
+    # Retry-After: seconds, whole or not, or an HTTP date (passed: 0).
+    def retry_after(value, now)
+      (s = number(value)) ? seconds(s) : (at = http_date(trim(value))) && [at * NS - now, 0].max
+    end
+
+    # Status::read: a 403 with x-ratelimit-remaining: 0 or a Retry-After is a refusal.
+    def status(code, h)
+      return :error if code.nil?
+      return :limited if code == 403 && ((v = h['x-ratelimit-remaining']) && count(v) == 0 || h.key?('retry-after'))
+      FairShare.classify(code)
+    end
+
+    # A member of `RateLimit`: draft-8's `"name";r=…;t=…`, draft-7's `limit=…, remaining=…`.
+    def item(m, now)
+      stated(name: m.name, quota: (v = param(m, 'limit', 'q', 'l')) && count(v),
+             window: (v = param(m, 'w')) && (w = number(v)) && seconds(w),
+             remaining: (v = param(m, 'r', 'remaining')) && count(v),
+             reset: (v = param(m, 't', 'reset')) && reset(v, now))
+    end
+
+    # draft-6/7's `100;w=60` or draft-8's `"name";q=100;w=60`; nil without a quota.
+    def policy(m)
+      quota = m.number ? as_u64(m.number) : (v = param(m, 'q', 'l', 'limit')) && count(v)
+      quota && stated(name: m.name, quota: quota, window: (v = param(m, 'w')) && (w = number(v)) && seconds(w))
+    end
+
+    # The separate fields, also with `-requests`; policies in the limit field join `policies`.
+    def separate(h, now, policies)
+      get = ->(what) { SEPARATE.each { |p| [p + what, "#{p}#{what}-requests"].each { |n| return h[n] if h.key?(n) } } && nil }
+      quota = nil
+      members(get.('limit') || '').each do |m|
+        if param(m, 'w') then (p = policy(m)) && policies << p
+        elsif quota.nil? then quota = m.number && as_u64(m.number)
+        end
+      end
+      r = (v = get.('reset')) && reset(v, now)
+      r ||= (v = get.('reset-after')) && (s = number(v)) && seconds(s)
+      s = stated(quota: quota, remaining: (v = get.('remaining')) && count(v), reset: r, separate: true)
+      s.quota || s.remaining ? s : nil
+    end
+
+    # Kong's per-window fields: one limit per window named.
+    def per_window(h)
+      WINDOW_SUFFIXES.filter_map do |suffix, window|
+        get = ->(what) { (n = SEPARATE.map { |p| "#{p}#{what}-#{suffix}" }.find { |k| h.key?(k) }) && count(h[n]) }
+        quota, remaining = get.('limit'), get.('remaining')
+        stated(quota: quota, window: window * NS, remaining: remaining) if quota || remaining
+      end
+    end
+
+    # Every limit the answer states, each count given its policy: the one of the same name, else
+    # of the same quota, else the only one. A policy no count names still states the quota.
+    def limits(h, now)
+      limits = h.key?('ratelimit') ? members(h['ratelimit']).map { |m| item(m, now) } : []
+      policies = h.key?('ratelimit-policy') ? members(h['ratelimit-policy']).filter_map { |m| policy(m) } : []
+      (s = separate(h, now, policies)) && limits << s
+      limits.concat(per_window(h))
+      limits.reject! { |l| l == stated || l == stated(separate: true) }
+      used = [false] * policies.size
+      limits.each do |l|
+        i = l.name && policies.index { |p| p.name == l.name }
+        i ||= l.quota && policies.index { |p| p.quota == l.quota }
+        i ||= 0 if policies.size == 1
+        next unless i
+        l.quota ||= policies[i].quota
+        l.window ||= policies[i].window
+        used[i] = true
+      end
+      limits.concat(policies.each_index.reject { |i| used[i] }.map { |i| policies[i].dup }) if limits.empty?
+      limits
+    end
+
+    # Of the limits that state a count, the one nearest to empty (the smallest share of its quota
+    # left, or the smallest count where a quota is missing), the later reset on a tie, else the
+    # first; with no count, the first that states a quota.
+    def binding(limits)
+      counted = limits.select(&:remaining)
+      return limits.find(&:quota) if counted.empty?
+      quotas = counted.all? { |l| l.quota&.positive? }
+      full = ->(l) { quotas ? l.remaining.to_f / l.quota.to_f : l.remaining.to_f }
+      counted.drop(1).reduce(counted.first) do |best, l|
+        a, b = full.(l), full.(best)
+        a < b || (a == b && l.reset && (best.reset.nil? || l.reset > best.reset)) ? l : best
+      end
+    end
+
+    # Answer::read; `wall` in Unix nanoseconds, the answer's Date instead when the two are more
+    # than 2 s apart.
+    def read(code, headers, latency, wall)
+      h = {}
+      headers.each do |k, v|
+        name = lower(trim(text(k)))
+        h[name] = trim(text(v.is_a?(Array) ? v.first : v)) unless h.key?(name)
+      end
+      date = (v = h['date']) && http_date(v)
+      now = date.nil? || (date * NS - wall).abs <= CLOCK_SKEW ? wall : date * NS
+      st, b = status(code, h), binding(limits(h, now))
+      ms = (v = h['retry-after-ms']) && number(v)
+      ra = ms ? seconds(ms / 1e3) : (v = h['retry-after']) && retry_after(v, now)
+      reset, wait = b&.reset, nil
+      if st == :ok then reset ||= ra # on a 2xx a Retry-After can only be the reset (Flask-Limiter)
+      else # GitHub's primary limit names no wait but the time its count resets
+        wait = ra || (b&.separate && b.remaining == 0 && st == :limited ? b.reset : nil)
+      end
+      policy = b&.quota && b.window&.positive? ? [b.quota, [b.window, DAY].min] : nil
+      Answer.new(st, b&.remaining, b&.quota, wait && [wait, DAY].min, policy, reset && [reset, DAY].min, latency)
+    end
   end
 
   # `status` an HTTP status (nil: no answer came), `headers` pairs or a Hash (of Arrays, as
-  # Net::HTTPResponse#to_hash: the first value is read), `latency` in nanoseconds.
-  def self.read_answer(status, headers, latency, unix = nil)
-    h = {}
-    headers.each { |k, v| h[k.to_s.strip.downcase] ||= (v.is_a?(Array) ? v.first : v).to_s }
-    now = if unix.nil? then Process.clock_gettime(Process::CLOCK_REALTIME, :nanosecond)
-          else unix.is_a?(Integer) ? unix * NS : (unix * 1e9).round
-          end
-    get = ->(name) { h[name]&.strip }
-    number = lambda do |*names|
-      names.each do |name|
-        n = u64(v = get.(name)) || ((f = f64(v)) && f >= 0 ? (f >= 2.0**64 ? U64 : f.to_i) : nil)
-        return n if n
-      end
-      nil
-    end
-    param = lambda do |field, *names|
-      field&.split(/[;,]/)&.each do |part|
-        k, v = part.strip.split('=', 2)
-        return u64(v.strip.gsub(/\A"+|"+\z/, '')) if v && names.include?(k.strip)
-      end
-      nil
-    end
-    until_epoch = ->(at) { [at * NS - now, 0].max }
-    ietf, policy = get.('ratelimit'), get.('ratelimit-policy')
-    st = status.nil? ? :error : classify(status)
-    st = :limited if status == 403 && (number.('x-ratelimit-remaining') == 0 || h.key?('retry-after'))
-    wait = retry_after(get, now)
-    if wait.nil? && st == :limited && number.('x-ratelimit-remaining') == 0
-      wait = (at = number.('x-ratelimit-reset')) && until_epoch.(at)
-    end
-    q, w = param.(policy, 'q', 'l'), param.(policy, 'w')
-    reset = (t = param.(ietf, 't', 'reset')) ? t * NS : ((at = number.('x-ratelimit-reset')) && until_epoch.(at))
-    Answer.new(st, number.('ratelimit-remaining', 'x-ratelimit-remaining') || param.(ietf, 'r', 'remaining'),
-               number.('ratelimit-limit', 'x-ratelimit-limit') || param.(policy, 'q', 'l') || param.(ietf, 'limit'),
-               wait && [wait, DAY].min, q && w&.positive? ? [q, [w * NS, DAY].min] : nil,
-               reset && [reset, DAY].min, latency)
+  # Net::HTTPResponse#to_hash: the first value is read), `latency` in nanoseconds, `unix` the
+  # wall clock in seconds (default now), or `unix_ns:` in nanoseconds: as Answer::read reads it.
+  def self.read_answer(status, headers, latency, unix = nil, unix_ns: nil)
+    unix_ns ||= if unix.nil? then Process.clock_gettime(Process::CLOCK_REALTIME, :nanosecond)
+                else unix.is_a?(Integer) ? unix * NS : (unix * 1e9).round
+                end
+    Reading.read(status, headers || [], latency, unix_ns)
   end
 
   def self.classify(status) = (200..299).cover?(status) ? :ok : { 429 => :limited, 503 => :unavailable }.fetch(status, :error)
-
-  # `retry-after-ms` (rounded as Rust's Duration::from_secs_f64: the exact value, ties to even),
-  # else `Retry-After` in whole seconds or as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`, the
-  # form servers must send); nanoseconds.
-  def self.retry_after(get, now)
-    if (f = f64(get.('retry-after-ms'))) && !f.nan? && f >= 0
-      s = f / 1e3
-      return s <= 0 ? 0 : (s >= 86_400 ? DAY : (s.to_r * NS).round(half: :even))
-    end
-    return nil unless (v = get.('retry-after'))
-    return u64(v) * NS if u64(v)
-    d = v.match(/\A\S+\s+(\d+)\s+(\w{3})\s+(\d+)\s+(\d+):(\d+):(\d+)(?::\S*)?\s+GMT\z/)
-    month = d && MONTHS.index(d[2])
-    day, year, h, m, sec = d && [1, 3, 4, 5, 6].map { |i| d[i].to_i }
-    return nil unless month && day.between?(1, 31) && h <= 23 && m <= 59 && sec <= 60 && year >= 1970
-    at = Time.utc(year, month + 1, 1).to_i + ((day - 1) * 86_400) + (h * 3600) + (m * 60) + sec
-    [at * NS - now, 0].max
-  end
 end

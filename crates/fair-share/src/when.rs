@@ -127,7 +127,12 @@ pub fn http_date(v: &str) -> Option<SystemTime> {
     let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
     let mut hms = clock.split(':').map(|p| p.parse::<i64>().ok());
     let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
-    if !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 || !(1970..=9999).contains(&year) {
+    if !(1..=31).contains(&day)
+        || !(0..=23).contains(&h)
+        || !(0..=59).contains(&m)
+        || !(0..=60).contains(&s)
+        || !(1970..=9999).contains(&year)
+    {
         return None;
     }
     // Days since 1970-01-01 of a civil date (the proleptic Gregorian calendar).
@@ -205,5 +210,21 @@ mod tests {
         assert_eq!(ra("0.5"), Some(Duration::from_millis(500)));
         assert_eq!(ra("soon"), None);
         assert_eq!(http_date("Sun, 09 Sep 2001 01:46:40 GMT"), Some(now));
+    }
+
+    #[test]
+    fn a_date_with_a_negative_or_huge_clock_is_no_date() {
+        // A negative hour, minute or second is no time of day; one near i64::MIN overflowed
+        // the seconds of the day (a panic in a debug build).
+        for v in [
+            "Sun, 09 Sep 2001 -1:46:40 GMT",
+            "Sun, 09 Sep 2001 01:-1:40 GMT",
+            "Sun, 09 Sep 2001 01:46:-1 GMT",
+            "Sun, 09 Sep 2001 -9223372036854775808:00:00 GMT",
+            "Sun, 09 Sep 2001 00:-9223372036854775808:00 GMT",
+        ] {
+            assert_eq!(http_date(v), None, "{v}");
+        }
+        assert!(http_date("Sun, 09 Sep 2001 00:00:60 GMT").is_some());
     }
 }
