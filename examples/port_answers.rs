@@ -1943,7 +1943,7 @@ fn made() -> Vec<Input> {
         ],
     );
     case(
-        "merge: two draft-8 items of one quota and count, the first's name and window",
+        "merge: two draft-8 items of one quota and count, the longer window's name, window and reset",
         200,
         &[
             ("RateLimit-Policy", "\"a\";q=10;w=60, \"b\";q=10;w=3600"),
@@ -2063,6 +2063,44 @@ fn made() -> Vec<Input> {
             ("X-RateLimit-Remaining-Second", "4"),
             ("X-RateLimit-Limit-Minute", "100"),
             ("X-RateLimit-Remaining-Minute", "10"),
+        ],
+    );
+    case(
+        "kong: the minute and the hour of one limit and count, the hour named by RateLimit-*",
+        200,
+        &[
+            ("RateLimit-Limit", "100"),
+            ("RateLimit-Remaining", "90"),
+            ("RateLimit-Reset", "3540"),
+            ("X-RateLimit-Limit-Minute", "100"),
+            ("X-RateLimit-Remaining-Minute", "90"),
+            ("X-RateLimit-Limit-Hour", "100"),
+            ("X-RateLimit-Remaining-Hour", "90"),
+        ],
+    );
+    case(
+        "kong: the minute and the hour of one limit and count, the hour binds",
+        200,
+        &[
+            ("X-RateLimit-Limit-Minute", "100"),
+            ("X-RateLimit-Remaining-Minute", "90"),
+            ("X-RateLimit-Limit-Hour", "100"),
+            ("X-RateLimit-Remaining-Hour", "90"),
+        ],
+    );
+    case(
+        "kong: the hour's RateLimit-* beside the second, minute and hour of one limit and count",
+        429,
+        &[
+            ("X-RateLimit-Limit-Second", "100"),
+            ("X-RateLimit-Remaining-Second", "0"),
+            ("X-RateLimit-Limit-Minute", "100"),
+            ("X-RateLimit-Remaining-Minute", "0"),
+            ("X-RateLimit-Limit-Hour", "100"),
+            ("X-RateLimit-Remaining-Hour", "0"),
+            ("RateLimit-Limit", "100"),
+            ("RateLimit-Remaining", "0"),
+            ("RateLimit-Reset", "1200"),
         ],
     );
     case(

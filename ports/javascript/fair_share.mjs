@@ -35,12 +35,13 @@
 // one, else the smallest count; the later reset on a tie), each count joined to the policy of its
 // name, else of its quota, else the only one when the count states no quota; limits of one quota
 // and one count are one (Kong's RateLimit-* beside its per-window fields, draft-8's beside the
-// legacy ones), the first's values kept and the other's filling in what it left out. Epoch resets
-// and dates are read against the wall clock, or the answer's Date when the two are more than 2 s
-// apart. A Retry-After on a 2xx is the reset, not a wait; a 429 whose binding limit is the separate
-// fields' spent count waits for its reset when it names no wait (GitHub); a 403 with
-// x-ratelimit-remaining: 0 or a Retry-After is a refusal; every wait, reset and window is capped at
-// a day. ports/answers.json holds this reading to the crate's (ports/README.md).
+// legacy ones), the first's values kept (a longer window's, where the two state different ones) and
+// the other's filling in what it left out. Epoch resets and dates are read against the wall clock,
+// or the answer's Date when the two are more than 2 s apart. A Retry-After on a 2xx is the reset,
+// not a wait; a 429 whose binding limit is the separate fields' spent count waits for its reset
+// when it names no wait (GitHub); a 403 with x-ratelimit-remaining: 0 or a Retry-After is a
+// refusal; every wait, reset and window is capped at a day. ports/answers.json holds this reading
+// to the crate's (ports/README.md).
 //
 //   const law = new FairShare(5);               // this process's "threads" (concurrent loops)
 //   const d = law.wait(thread, now);            // now: seconds on the caller's monotonic clock
@@ -911,7 +912,8 @@ function perWindow(h) {
 // Every limit the answer states, each count given its policy: the one of the same name, else of
 // the same quota, else the only one where the count states no quota. A policy no count names
 // still states the quota. Then limits of one quota and one count are one (Kong's RateLimit-* beside
-// its per-window fields, draft-8's beside the legacy ones), each filling in what the other left out.
+// its per-window fields, draft-8's beside the legacy ones), each filling in what the other left out,
+// the values of a longer window first where they state two.
 function limits(h, now) {
   let all = h.has('ratelimit') ? members(h.get('ratelimit')).map((m) => item(m, now)) : [];
   const policies = h.has('ratelimit-policy') ? members(h.get('ratelimit-policy')).map(policy).filter((p) => p !== null) : [];
@@ -932,14 +934,18 @@ function limits(h, now) {
   }
   if (all.length === 0) all.push(...policies.filter((_, i) => !used[i]).map((p) => ({ ...p })));
   for (let i = 0; i < all.length;) {
-    const a = all[i];
+    let a = all[i];
     const j = all.findIndex((b, k) => k > i && a.quota !== null && b.quota === a.quota && a.remaining !== null
       && b.remaining === a.remaining);
     if (j < 0) {
       i += 1;
       continue;
     }
-    const [b] = all.splice(j, 1);
+    let [b] = all.splice(j, 1);
+    if (a.window !== null && b.window !== null && b.window > a.window) { // the longer window's values first
+      [a, b] = [b, a];
+      all[i] = a;
+    }
     a.window ??= b.window;
     a.reset ??= b.reset;
     a.name ??= b.name;

@@ -35,12 +35,13 @@ the nearest to empty (the smallest share of its quota when every counted limit h
 smallest count; the later reset on a tie), each count joined to the policy of its name, else of
 its quota, else the only one when the count states no quota; limits of one quota and one count
 are one (Kong's RateLimit-* beside its per-window fields, draft-8's beside the legacy ones), the
-first's values kept and the other's filling in what it left out. Epoch resets and dates are read
-against the wall clock, or the answer's Date when the two are more than 2 s apart. A Retry-After
-on a 2xx is the reset, not a wait; a 429 whose binding limit is the separate fields' spent count
-waits for its reset when it names no wait (GitHub); a 403 with x-ratelimit-remaining: 0 or a
-Retry-After is a refusal; every wait, reset and window is capped at a day. ports/answers.json
-holds this reading to the crate's (ports/README.md).
+first's values kept (a longer window's, where the two state different ones) and the other's
+filling in what it left out. Epoch resets and dates are read against the wall clock, or the
+answer's Date when the two are more than 2 s apart. A Retry-After on a 2xx is the reset, not a
+wait; a 429 whose binding limit is the separate fields' spent count waits for its reset when it
+names no wait (GitHub); a 403 with x-ratelimit-remaining: 0 or a Retry-After is a refusal; every
+wait, reset and window is capped at a day. ports/answers.json holds this reading to the crate's
+(ports/README.md).
 
 A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
 lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
@@ -373,7 +374,10 @@ def _limits(h, now):  # every limit the answer states, each count given its poli
         if j is None:
             i += 1
             continue
-        b = limits.pop(j)  # each fills in what the other left out, the first's own values kept
+        b = limits.pop(j)  # each fills in what the other left out: the first's values kept, but
+        if a.window is not None and b.window is not None and b.window > a.window:  # a longer window's first
+            a, b = b, a
+            limits[i] = a
         a.window = b.window if a.window is None else a.window
         a.reset = b.reset if a.reset is None else a.reset
         a.name = b.name if a.name is None else a.name

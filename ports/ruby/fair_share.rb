@@ -35,12 +35,13 @@
 # the smallest count; the later reset on a tie), each count joined to the policy of its name, else
 # of its quota, else the only one when the count states no quota; limits of one quota and one count
 # are one (Kong's RateLimit-* beside its per-window fields, draft-8's beside the legacy ones), the
-# first's values kept and the other's filling in what it left out. Epoch resets and dates are read
-# against the wall clock, or the answer's Date when the two are more than 2 s apart. A Retry-After
-# on a 2xx is the reset, not a wait; a 429 whose binding limit is the separate fields' spent count
-# waits for its reset when it names no wait (GitHub); a 403 with x-ratelimit-remaining: 0 or a
-# Retry-After is a refusal; every wait, reset and window is capped at a day. ports/answers.json
-# holds this reading to the crate's (ports/README.md).
+# first's values kept (a longer window's, where the two state different ones) and the other's
+# filling in what it left out. Epoch resets and dates are read against the wall clock, or the
+# answer's Date when the two are more than 2 s apart. A Retry-After on a 2xx is the reset, not a
+# wait; a 429 whose binding limit is the separate fields' spent count waits for its reset when it
+# names no wait (GitHub); a 403 with x-ratelimit-remaining: 0 or a Retry-After is a refusal; every
+# wait, reset and window is capped at a day. ports/answers.json holds this reading to the crate's
+# (ports/README.md).
 #
 #   law = FairShare.new(5)                          # this process's threads; params as keywords
 #   d = law.wait(thread, now)                       # now: seconds on the caller's monotonic clock
@@ -841,7 +842,7 @@ class FairShare
     # of the same quota, else the only one where the count states no quota. A policy no count
     # names still states the quota. Then limits of one quota and one count are one (Kong's
     # RateLimit-* beside its per-window fields, draft-8's beside the legacy ones), each filling in
-    # what the other left out.
+    # what the other left out, the values of a longer window first where they state two.
     def limits(h, now)
       limits = h.key?('ratelimit') ? members(h['ratelimit']).map { |m| item(m, now) } : []
       policies = h.key?('ratelimit-policy') ? members(h['ratelimit-policy']).filter_map { |m| policy(m) } : []
@@ -865,6 +866,10 @@ class FairShare
         same = ->(b) { a.quota && b.quota == a.quota && a.remaining && b.remaining == a.remaining }
         if (j = (i + 1...limits.size).find { |k| same.(limits[k]) })
           b = limits.delete_at(j)
+          if a.window && b.window && b.window > a.window # the longer window's values first
+            a, b = b, a
+            limits[i] = a
+          end
           a.window ||= b.window
           a.reset ||= b.reset
           a.name ||= b.name

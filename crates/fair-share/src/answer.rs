@@ -345,7 +345,9 @@ impl Stated {
 /// quota, else the only one where the count states no other quota. A policy no count names
 /// still states the quota. Then limits that say the same (one quota and one count, as
 /// Kong's `RateLimit-*` beside its per-window fields, or draft-8's fields beside the legacy
-/// ones) become one, each filling in what the other left out.
+/// ones) become one, each filling in what the other left out. Where two state different
+/// windows, the longer one's values come first: the same count over a longer window is the
+/// one that binds (Kong's `RateLimit-*` name the longest window of the smallest count).
 fn join_policies(limits: &mut Vec<Stated>, policies: &[Stated]) {
     let mut used = vec![false; policies.len()];
     for l in limits.iter_mut() {
@@ -385,8 +387,11 @@ fn join_policies(limits: &mut Vec<Stated>, policies: &[Stated]) {
         });
         match same {
             Some(j) => {
-                let b = limits.remove(j);
+                let mut b = limits.remove(j);
                 let a = &mut limits[i];
+                if a.window.is_some() && b.window > a.window {
+                    std::mem::swap(a, &mut b);
+                }
                 a.window = a.window.or(b.window);
                 a.reset = a.reset.or(b.reset);
                 a.name = a.name.take().or(b.name);
@@ -749,6 +754,37 @@ mod tests {
             (Some(4), Some(5), Some(S(1)))
         );
         assert_eq!(a.policy, policy(5, 1));
+    }
+
+    #[test]
+    fn of_one_quota_and_count_over_two_windows_the_longer_binds() {
+        // Kong limiting to 100 a minute and 100 an hour: while every request of the hour fell
+        // in this minute both windows have 90 left, and its RateLimit-* name the hour (the
+        // longest window of the smallest count). The minute's refill is no help: 90 are left
+        // until the hour's end, not 100 a minute.
+        let kong = [
+            ("RateLimit-Limit", "100"),
+            ("RateLimit-Remaining", "90"),
+            ("RateLimit-Reset", "3540"),
+            ("X-RateLimit-Limit-Minute", "100"),
+            ("X-RateLimit-Remaining-Minute", "90"),
+            ("X-RateLimit-Limit-Hour", "100"),
+            ("X-RateLimit-Remaining-Hour", "90"),
+        ];
+        let a = read(200, &kong);
+        assert_eq!((a.policy, a.reset), (policy(100, 3600), Some(S(3540))));
+        // Without the RateLimit-* fields, the hour all the same.
+        let a = read(200, &kong[3..]);
+        assert_eq!((a.policy, a.reset), (policy(100, 3600), None));
+        // Two draft-8 policies of one quota: the longer window, with its own reset.
+        let a = read(
+            200,
+            &[
+                ("RateLimit-Policy", "\"m\";q=10;w=60, \"h\";q=10;w=3600"),
+                ("RateLimit", "\"m\";r=4;t=30, \"h\";r=4;t=1800"),
+            ],
+        );
+        assert_eq!((a.policy, a.reset), (policy(10, 3600), Some(S(1800))));
     }
 
     #[test]
