@@ -4,11 +4,13 @@
 //! the wait `Retry-After` names, the policy and the reset, times in nanoseconds, `null` where the
 //! answer says nothing). They are every answer captured from a real limiter
 //! (`crates/fair-share/testdata/real-headers/`, each read at its own `Date`), and answers made by
-//! hand for every rule of the reading: the forms of the IETF fields, the separate fields' three
-//! prefixes, the forms of a reset, the binding limit, how a policy joins its count, the answer's
-//! `Date` as the clock, `Retry-After` on a success and on a refusal, and numbers no server should
-//! send. `tests/port_scripts.rs` holds each port's `--answers` mode to the library's reading, and
-//! this file to what this program writes now.
+//! hand for every rule of the reading: the forms of the IETF fields, the separate fields' four
+//! prefixes (Anthropic's the last), the forms of a reset and of a date (HTTP's, RFC 850's,
+//! asctime's, RFC 3339's), Discord's `reset-after`, the binding limit, how a policy joins its
+//! count, limits of one quota and count read as one (Kong's, express-rate-limit's), the answer's
+//! `Date` as the clock, `Retry-After` (and `retry-after-ms`, `x-ms-retry-after-ms`) on a success
+//! and on a refusal, and numbers no server should send. `tests/port_scripts.rs` holds each port's
+//! `--answers` mode to the library's reading, and this file to what this program writes now.
 //!
 //!     cargo run --example port_answers -- ports/answers.json
 
@@ -458,6 +460,45 @@ fn made() -> Vec<Input> {
         &[("retry-after-ms", "1500")],
     );
     case(
+        "retry-after: x-ms-retry-after-ms (Azure)",
+        429,
+        &[("x-ms-retry-after-ms", "1500")],
+    );
+    case(
+        "retry-after: retry-after-ms before x-ms-retry-after-ms",
+        429,
+        &[("x-ms-retry-after-ms", "1500"), ("retry-after-ms", "250")],
+    );
+    case(
+        "retry-after: x-ms-retry-after-ms before Retry-After",
+        429,
+        &[("Retry-After", "2"), ("X-MS-Retry-After-Ms", " 1500 ")],
+    );
+    case(
+        "retry-after: a retry-after-ms of no number hides x-ms-retry-after-ms, Retry-After read",
+        429,
+        &[
+            ("retry-after-ms", "soon"),
+            ("x-ms-retry-after-ms", "1500"),
+            ("Retry-After", "2"),
+        ],
+    );
+    case(
+        "retry-after: x-ms-retry-after-ms of no number leaves Retry-After",
+        429,
+        &[("x-ms-retry-after-ms", "-1"), ("Retry-After", "2")],
+    );
+    case(
+        "retry-after: x-ms-retry-after-ms on a 2xx is the reset",
+        200,
+        &[("x-ms-retry-after-ms", "1500")],
+    );
+    case(
+        "retry-after: a 403 with x-ms-retry-after-ms is an error that names a wait",
+        403,
+        &[("x-ms-retry-after-ms", "1500")],
+    );
+    case(
         "retry-after: on a 503 a wait, with the reset stated apart",
         503,
         &[
@@ -540,6 +581,41 @@ fn made() -> Vec<Input> {
             ("Date", &date_now),
         ],
     );
+    case(
+        "date: an hour ahead in RFC 850's form, the epoch reset is read by it",
+        200,
+        &[
+            ("X-RateLimit-Remaining", "3"),
+            ("X-RateLimit-Reset", &epoch_hour_later),
+            ("Date", &rfc850(WALL_S + 3600)),
+        ],
+    );
+    case(
+        "date: an hour ahead in asctime's form, the epoch reset is read by it",
+        200,
+        &[
+            ("X-RateLimit-Remaining", "3"),
+            ("X-RateLimit-Reset", &epoch_hour_later),
+            ("Date", &asctime(WALL_S + 3600)),
+        ],
+    );
+    case(
+        "date: an hour ahead in RFC 3339 with a fraction, the epoch reset is read by it",
+        200,
+        &[
+            ("X-RateLimit-Remaining", "3"),
+            ("X-RateLimit-Reset", &epoch_hour_later),
+            ("Date", &format!("{}.5Z", rfc3339_local(WALL_S + 3600, 0))),
+        ],
+    );
+    case(
+        "date: an hour before 1970 began (RFC 3339 east of it) is the clock",
+        429,
+        &[
+            ("Retry-After", "1970-01-01T00:00:30Z"),
+            ("Date", "1970-01-01T00:00:00+01:00"),
+        ],
+    );
     // The skew's edge: at exactly 2 s the wall clock is kept, a nanosecond more and the Date is
     // the clock.
     for (wall, name) in [
@@ -576,9 +652,14 @@ fn made() -> Vec<Input> {
     let mut case =
         |name: &str, status: u16, headers: &[(&str, &str)]| at(WALL, name, status, headers);
     for (name, date) in [
+        ("http date: a one-digit day", "Fri, 9 Jan 2026 01:02:03 GMT"),
         (
-            "http date: one digit day and hour",
-            "Fri, 9 Jan 2026 1:02:03 GMT",
+            "http date: a one-digit hour is none",
+            "Fri, 09 Jan 2026 1:02:03 GMT",
+        ),
+        (
+            "http date: a three-digit second is none",
+            "Fri, 09 Jan 2026 01:02:003 GMT",
         ),
         (
             "http date: runs of spaces and tabs",
@@ -587,12 +668,16 @@ fn made() -> Vec<Input> {
         ("http date: any weekday", "Xyz, 09 Jan 2026 01:02:03 GMT"),
         ("http date: a leap second", "Fri, 09 Jan 2026 23:59:60 GMT"),
         (
-            "http date: a fourth part of the clock is ignored",
+            "http date: a fourth part of the clock is none",
             "Fri, 09 Jan 2026 01:02:03:99 GMT",
         ),
         (
-            "http date: a leading plus",
-            "Fri, +09 Jan +2026 +01:02:03 GMT",
+            "http date: a leading plus on the day and year",
+            "Fri, +09 Jan +2026 01:02:03 GMT",
+        ),
+        (
+            "http date: a leading plus on the hour is none",
+            "Fri, 09 Jan 2026 +1:02:03 GMT",
         ),
         (
             "http date: 31 February is 3 March",
@@ -632,17 +717,204 @@ fn made() -> Vec<Input> {
             "http date: a negative minute is none",
             "Fri, 09 Jan 2026 01:-2:03 GMT",
         ),
-        (
-            "http date: the obsolete RFC 850 form is none",
-            "Friday, 09-Jan-26 01:02:03 GMT",
-        ),
-        (
-            "http date: asctime's form is none",
-            "Fri Jan  9 01:02:03 2026",
-        ),
     ] {
         case(name, 429, &[("Retry-After", date)]);
     }
+
+    // The obsolete forms HTTP recipients must still accept (RFC 850's, asctime's) and RFC 3339's,
+    // in Retry-After: 30 s ahead of the wall clock reads 29.75 s, a malformed one nothing.
+    let in_30_local = |offset: i64| rfc3339_local(WALL_S + 30, offset);
+    let utc_in_30 = format!("{}Z", in_30_local(0));
+    for (name, date) in [
+        ("http date: RFC 850's form", rfc850(WALL_S + 30)),
+        (
+            "http date: RFC 850's form with a four-digit year",
+            rfc850(WALL_S + 30).replace("-26 ", "-2026 "),
+        ),
+        (
+            "http date: RFC 850's date of more than three parts, the first three read",
+            rfc850(WALL_S + 30).replace("-26 ", "-26-99 "),
+        ),
+        (
+            "http date: RFC 850's form in UTC is none",
+            rfc850(WALL_S + 30).replace("GMT", "UTC"),
+        ),
+        (
+            "http date: RFC 850's form with a one-digit hour is none",
+            "Monday, 21-Sep-26 2:13:50 GMT".to_string(),
+        ),
+        (
+            "http date: RFC 850's date of two parts is none",
+            "Monday, 21-Sep 14:13:50 GMT".to_string(),
+        ),
+        (
+            "http date: RFC 850's year 49 is 2049, capped at a day",
+            "Thursday, 01-Jan-49 00:00:00 GMT".to_string(),
+        ),
+        (
+            "http date: RFC 850's year 50 is 1950, none",
+            "Sunday, 01-Jan-50 00:00:00 GMT".to_string(),
+        ),
+        (
+            "http date: RFC 850's year 70 is 1970, long past",
+            "Thursday, 01-Jan-70 00:00:00 GMT".to_string(),
+        ),
+        (
+            "http date: RFC 850's year 100 is the year 100, none",
+            "Monday, 21-Sep-100 14:13:50 GMT".to_string(),
+        ),
+        ("http date: asctime's form", asctime(WALL_S + 30)),
+        (
+            "http date: asctime's form with a zero-padded day",
+            asctime(WALL_S + 30).replace("Sep 21", "Sep 021"),
+        ),
+        (
+            "http date: asctime's form with GMT after it is none",
+            format!("{} GMT", asctime(WALL_S + 30)),
+        ),
+        (
+            "http date: asctime's form without a year is none",
+            "Mon Sep 21 14:13:50".to_string(),
+        ),
+        (
+            "http date: asctime's form with a one-digit minute is none",
+            "Mon Sep 21 14:3:50 2026".to_string(),
+        ),
+        ("http date: RFC 3339 in UTC (Anthropic)", utc_in_30.clone()),
+        (
+            "http date: RFC 3339 with a lower-case t and z",
+            utc_in_30.replace('T', "t").replace('Z', "z"),
+        ),
+        (
+            "http date: RFC 3339 with a space for the T",
+            utc_in_30.replace('T', " "),
+        ),
+        (
+            "http date: RFC 3339 with a fraction of a second",
+            format!("{}.5Z", in_30_local(0)),
+        ),
+        (
+            "http date: RFC 3339 with a fraction of 30 digits",
+            format!("{}.123456789012345678901234567890Z", in_30_local(0)),
+        ),
+        (
+            "http date: RFC 3339 with a fraction a hair under a second",
+            format!("{}.9999999999Z", in_30_local(0)),
+        ),
+        (
+            "http date: RFC 3339 with a fraction a hair over a nanosecond's half",
+            format!("{}.0000000005000001Z", in_30_local(0)),
+        ),
+        (
+            "http date: RFC 3339 two hours east",
+            format!("{}+02:00", in_30_local(7200)),
+        ),
+        (
+            "http date: RFC 3339 five and a half hours west",
+            format!("{}-05:30", in_30_local(-19_800)),
+        ),
+        (
+            "http date: RFC 3339 with -00:00",
+            format!("{}-00:00", in_30_local(0)),
+        ),
+        (
+            "http date: RFC 3339 with a fraction and an offset",
+            format!("{}.25+01:00", in_30_local(3600)),
+        ),
+        (
+            "http date: RFC 3339 with an offset of 23:59",
+            format!("{}+23:59", in_30_local(86_340)),
+        ),
+        (
+            "http date: RFC 3339 with one-digit month and day, read",
+            "2026-9-21T14:13:50Z".to_string(),
+        ),
+        (
+            "http date: RFC 3339 with a leading plus on the year, read",
+            format!("+{utc_in_30}"),
+        ),
+        (
+            "http date: RFC 3339 with a leap second",
+            "2026-09-21T23:59:60Z".to_string(),
+        ),
+        (
+            "http date: RFC 3339 on 31 February is 3 March, long past",
+            "2026-02-31T00:00:00Z".to_string(),
+        ),
+        ("http date: RFC 3339 without a zone is none", in_30_local(0)),
+        (
+            "http date: RFC 3339 with Z twice is none",
+            format!("{utc_in_30}Z"),
+        ),
+        (
+            "http date: RFC 3339 with GMT is none",
+            format!("{} GMT", in_30_local(0)),
+        ),
+        (
+            "http date: RFC 3339 with month 13 is none",
+            utc_in_30.replace("-09-", "-13-"),
+        ),
+        (
+            "http date: RFC 3339 with month 0 is none",
+            utc_in_30.replace("-09-", "-00-"),
+        ),
+        (
+            "http date: RFC 3339 with a one-digit hour is none",
+            "2026-09-21T4:13:50Z".to_string(),
+        ),
+        (
+            "http date: RFC 3339 without seconds is none",
+            "2026-09-21T14:13Z".to_string(),
+        ),
+        (
+            "http date: RFC 3339 with an empty fraction is none",
+            format!("{}.Z", in_30_local(0)),
+        ),
+        (
+            "http date: RFC 3339 with a fraction of no digits is none",
+            format!("{}.5sZ", in_30_local(0)),
+        ),
+        (
+            "http date: RFC 3339 with an offset of 24 hours is none",
+            format!("{}+24:00", in_30_local(0)),
+        ),
+        (
+            "http date: RFC 3339 with an offset of 60 minutes is none",
+            format!("{}+00:60", in_30_local(0)),
+        ),
+        (
+            "http date: RFC 3339 with an offset without a colon is none",
+            format!("{}+0200", in_30_local(7200)),
+        ),
+        (
+            "http date: RFC 3339 with a negative year is none",
+            format!("-{utc_in_30}"),
+        ),
+        (
+            "http date: RFC 3339 with a date of four parts is none",
+            utc_in_30.replace("2026-", "2026-09-"),
+        ),
+        (
+            "http date: RFC 3339 of the year 1969 is none",
+            "1969-12-31T23:59:59Z".to_string(),
+        ),
+        (
+            "http date: RFC 3339 a second after 1970 began, but an hour east, long past",
+            "1970-01-01T00:00:01+01:00".to_string(),
+        ),
+    ] {
+        case(name, 429, &[("Retry-After", &date)]);
+    }
+    // asctime's day padded to two places by a space (the 5th of October).
+    let oct_5 = 1_791_158_400;
+    at(
+        oct_5 * NS + 250_000_000,
+        "http date: asctime's form with a one-digit day after two spaces",
+        429,
+        &[("Retry-After", &asctime(oct_5 + 30))],
+    );
+    let mut case =
+        |name: &str, status: u16, headers: &[(&str, &str)]| at(WALL, name, status, headers);
 
     // The forms of a reset.
     case(
@@ -728,6 +1000,44 @@ fn made() -> Vec<Input> {
         &[
             ("X-RateLimit-Remaining", "3"),
             ("X-RateLimit-Reset", &date_in_30),
+        ],
+    );
+    case(
+        "reset: an RFC 850 date",
+        200,
+        &[
+            ("X-RateLimit-Remaining", "3"),
+            ("X-RateLimit-Reset", &rfc850(WALL_S + 30)),
+        ],
+    );
+    case(
+        "reset: an asctime date",
+        200,
+        &[
+            ("X-RateLimit-Remaining", "3"),
+            ("X-RateLimit-Reset", &asctime(WALL_S + 30)),
+        ],
+    );
+    case(
+        "reset: an RFC 3339 date with an offset",
+        200,
+        &[
+            ("X-RateLimit-Remaining", "3"),
+            (
+                "X-RateLimit-Reset",
+                &format!("{}-03:00", rfc3339_local(WALL_S + 30, -10_800)),
+            ),
+        ],
+    );
+    case(
+        "reset: an RFC 3339 date that has passed is now",
+        200,
+        &[
+            ("X-RateLimit-Remaining", "3"),
+            (
+                "X-RateLimit-Reset",
+                &format!("{}Z", rfc3339_local(WALL_S - 5, 0)),
+            ),
         ],
     );
     case(
@@ -820,7 +1130,7 @@ fn made() -> Vec<Input> {
         ],
     );
     case(
-        "reset-after: the reset is read first (Discord sends both)",
+        "reset-after: read before the epoch reset (Discord sends both)",
         200,
         &[
             ("X-RateLimit-Limit", "5"),
@@ -837,6 +1147,34 @@ fn made() -> Vec<Input> {
             ("X-RateLimit-Remaining", "4"),
             ("X-RateLimit-Reset", "soon"),
             ("X-RateLimit-Reset-After", "2.5"),
+        ],
+    );
+    case(
+        "reset-after: that is no number leaves the epoch reset",
+        200,
+        &[
+            ("X-RateLimit-Remaining", "4"),
+            ("X-RateLimit-Reset", &format!("{}.512", epoch(60))),
+            ("X-RateLimit-Reset-After", "soon"),
+        ],
+    );
+    case(
+        "reset-after: of a later prefix before the reset of an earlier one",
+        200,
+        &[
+            ("RateLimit-Remaining", "4"),
+            ("RateLimit-Reset", "9"),
+            ("X-Rate-Limit-Reset-After", "2.5"),
+        ],
+    );
+    case(
+        "reset-after: of an earlier prefix that is no number hides a later one's, the reset read",
+        200,
+        &[
+            ("X-RateLimit-Remaining", "4"),
+            ("X-RateLimit-Reset", "9"),
+            ("X-RateLimit-Reset-After", "later"),
+            ("X-Rate-Limit-Reset-After", "2.5"),
         ],
     );
     case(
@@ -1014,6 +1352,71 @@ fn made() -> Vec<Input> {
         &[
             ("X-RateLimit-Limit", "lots"),
             ("X-RateLimit-Remaining", "4"),
+        ],
+    );
+
+    // Anthropic's request limit (its token limits are not read).
+    case(
+        "anthropic: its request limit, the reset an RFC 3339 date",
+        200,
+        &[
+            ("anthropic-ratelimit-requests-limit", "50"),
+            ("anthropic-ratelimit-requests-remaining", "49"),
+            ("anthropic-ratelimit-requests-reset", &utc_in_30),
+            ("anthropic-ratelimit-tokens-limit", "40000"),
+            ("anthropic-ratelimit-tokens-remaining", "39000"),
+            ("anthropic-ratelimit-tokens-reset", &utc_in_30),
+            ("anthropic-ratelimit-input-tokens-limit", "40000"),
+            ("anthropic-ratelimit-input-tokens-remaining", "39000"),
+        ],
+    );
+    case(
+        "anthropic: its refusal, with Retry-After",
+        429,
+        &[
+            ("Anthropic-RateLimit-Requests-Limit", "50"),
+            ("Anthropic-RateLimit-Requests-Remaining", "0"),
+            (
+                "Anthropic-RateLimit-Requests-Reset",
+                &format!("{}.400Z", rfc3339_local(WALL_S + 1, 0)),
+            ),
+            ("Retry-After", "2"),
+        ],
+    );
+    case(
+        "anthropic: a refusal without Retry-After waits for the reset",
+        429,
+        &[
+            ("anthropic-ratelimit-requests-limit", "50"),
+            ("anthropic-ratelimit-requests-remaining", "0"),
+            ("anthropic-ratelimit-requests-reset", &utc_in_30),
+        ],
+    );
+    case(
+        "anthropic: its fields after x-ratelimit-'s",
+        200,
+        &[
+            ("anthropic-ratelimit-requests-limit", "50"),
+            ("anthropic-ratelimit-requests-remaining", "49"),
+            ("anthropic-ratelimit-requests-reset", &utc_in_30),
+            ("x-ratelimit-remaining", "7"),
+        ],
+    );
+    case(
+        "anthropic: token fields alone say nothing",
+        200,
+        &[
+            ("anthropic-ratelimit-tokens-limit", "40000"),
+            ("anthropic-ratelimit-tokens-remaining", "39000"),
+            ("anthropic-ratelimit-tokens-reset", &utc_in_30),
+        ],
+    );
+    case(
+        "anthropic: the reset in the HTTP date form",
+        200,
+        &[
+            ("anthropic-ratelimit-requests-remaining", "49"),
+            ("anthropic-ratelimit-requests-reset", &imf(WALL_S + 30)),
         ],
     );
 
@@ -1236,7 +1639,7 @@ fn made() -> Vec<Input> {
         ],
     );
     case(
-        "ietf: draft-6, the only policy joins a count of another quota",
+        "ietf: draft-6, the only policy is not a count's of another quota",
         200,
         &[
             ("RateLimit-Limit", "50"),
@@ -1250,6 +1653,39 @@ fn made() -> Vec<Input> {
         &[
             ("RateLimit-Remaining", "30"),
             ("RateLimit-Policy", "100;w=60"),
+        ],
+    );
+    case(
+        "ietf: draft-7's dictionary, the only policy is not a count's of another quota",
+        200,
+        &[
+            ("RateLimit-Policy", "100;w=60"),
+            ("RateLimit", "limit=50, remaining=30, reset=20"),
+        ],
+    );
+    case(
+        "ietf: draft-8, the only policy of another name and quota is not the item's",
+        200,
+        &[
+            ("RateLimit-Policy", "\"b\";q=100;w=60"),
+            ("RateLimit", "\"a\";r=5;t=3;q=50"),
+        ],
+    );
+    case(
+        "ietf: draft-8, the only policy of the same name joins an item of another quota",
+        200,
+        &[
+            ("RateLimit-Policy", "\"a\";q=100;w=60"),
+            ("RateLimit", "\"a\";r=5;t=3;q=50"),
+        ],
+    );
+    case(
+        "ietf: Envoy's limit field with a policy of another quota",
+        200,
+        &[
+            ("RateLimit-Limit", "10, 100;w=60"),
+            ("RateLimit-Remaining", "7"),
+            ("RateLimit-Reset", "1"),
         ],
     );
     case(
@@ -1410,17 +1846,6 @@ fn made() -> Vec<Input> {
         ],
     );
     case(
-        "binding: an IETF item beside legacy fields, the later reset (express-rate-limit)",
-        200,
-        &[
-            ("X-RateLimit-Limit", "5"),
-            ("X-RateLimit-Remaining", "4"),
-            ("X-RateLimit-Reset", &epoch(11)),
-            ("RateLimit", "\"5-in-10sec\"; r=4; t=10"),
-            ("RateLimit-Policy", "\"5-in-10sec\"; q=5; w=10"),
-        ],
-    );
-    case(
         "binding: counts of the largest sizes",
         200,
         &[
@@ -1432,6 +1857,109 @@ fn made() -> Vec<Input> {
                 "RateLimit",
                 "\"a\";r=18446744073709551614;t=5, \"b\";r=18446744073709551613;t=6",
             ),
+        ],
+    );
+
+    // One limit stated twice: limits of one quota and one count are one, the first's values
+    // kept and the other's filling in what it left out.
+    case(
+        "merge: an IETF item beside legacy fields of its quota and count, the IETF reset (express-rate-limit)",
+        200,
+        &[
+            ("X-RateLimit-Limit", "5"),
+            ("X-RateLimit-Remaining", "4"),
+            ("X-RateLimit-Reset", &epoch(11)),
+            ("RateLimit", "\"5-in-10sec\"; r=4; t=10"),
+            ("RateLimit-Policy", "\"5-in-10sec\"; q=5; w=10"),
+        ],
+    );
+    case(
+        "merge: draft-7's dictionary beside legacy fields, the IETF reset",
+        200,
+        &[
+            ("RateLimit", "limit=5, remaining=4, reset=10"),
+            ("X-RateLimit-Limit", "5"),
+            ("X-RateLimit-Remaining", "4"),
+            ("X-RateLimit-Reset", &epoch(11)),
+        ],
+    );
+    case(
+        "merge: the legacy fields' reset fills in the one the item left out",
+        200,
+        &[
+            ("RateLimit", "limit=5, remaining=4"),
+            ("X-RateLimit-Limit", "5"),
+            ("X-RateLimit-Remaining", "4"),
+            ("X-RateLimit-Reset", &epoch(11)),
+        ],
+    );
+    case(
+        "merge: a refusal without Retry-After waits for the IETF reset of a limit the separate fields state too",
+        429,
+        &[
+            ("RateLimit-Policy", "\"d\";q=5;w=10"),
+            ("RateLimit", "\"d\";r=0;t=10"),
+            ("X-RateLimit-Limit", "5"),
+            ("X-RateLimit-Remaining", "0"),
+            ("X-RateLimit-Reset", &epoch(11)),
+        ],
+    );
+    case(
+        "merge: the same quota with other counts stays apart, the smaller binds",
+        200,
+        &[
+            ("RateLimit", "limit=5, remaining=4, reset=10"),
+            ("X-RateLimit-Limit", "5"),
+            ("X-RateLimit-Remaining", "3"),
+            ("X-RateLimit-Reset", &epoch(11)),
+        ],
+    );
+    case(
+        "merge: the same count of other quotas stays apart",
+        200,
+        &[
+            ("RateLimit", "limit=10, remaining=4, reset=10"),
+            ("X-RateLimit-Limit", "5"),
+            ("X-RateLimit-Remaining", "4"),
+            ("X-RateLimit-Reset", &epoch(11)),
+        ],
+    );
+    case(
+        "merge: counts with no quota stay apart, the later reset binds",
+        200,
+        &[
+            ("RateLimit", "remaining=4, reset=10"),
+            ("X-RateLimit-Remaining", "4"),
+            ("X-RateLimit-Reset", &epoch(11)),
+        ],
+    );
+    case(
+        "merge: a quota with no count stays apart",
+        200,
+        &[
+            ("RateLimit", "limit=5, reset=10"),
+            ("X-RateLimit-Limit", "5"),
+            ("X-RateLimit-Reset", &epoch(11)),
+        ],
+    );
+    case(
+        "merge: two draft-8 items of one quota and count, the longer window's name, window and reset",
+        200,
+        &[
+            ("RateLimit-Policy", "\"a\";q=10;w=60, \"b\";q=10;w=3600"),
+            ("RateLimit", "\"a\";r=4, \"b\";r=4;t=100"),
+        ],
+    );
+    case(
+        "merge: three limits of one quota and count are one",
+        200,
+        &[
+            ("RateLimit", "limit=5, remaining=4"),
+            ("X-RateLimit-Limit", "5"),
+            ("X-RateLimit-Remaining", "4"),
+            ("X-RateLimit-Limit-Minute", "5"),
+            ("X-RateLimit-Remaining-Minute", "4"),
+            ("X-RateLimit-Reset", "7"),
         ],
     );
 
@@ -1512,7 +2040,7 @@ fn made() -> Vec<Input> {
         ],
     );
     case(
-        "kong: with the separate fields of the nearest window (Kong 3), equal, the reset binds",
+        "kong: the separate fields of the nearest window (Kong 3) join its own, the window kept",
         200,
         &[
             ("RateLimit-Limit", "5"),
@@ -1522,6 +2050,57 @@ fn made() -> Vec<Input> {
             ("X-RateLimit-Remaining-Second", "4"),
             ("X-RateLimit-Limit-Minute", "10"),
             ("X-RateLimit-Remaining-Minute", "9"),
+        ],
+    );
+    case(
+        "kong: the separate fields of the minute join the minute's, which binds",
+        200,
+        &[
+            ("RateLimit-Limit", "100"),
+            ("RateLimit-Remaining", "10"),
+            ("RateLimit-Reset", "30"),
+            ("X-RateLimit-Limit-Second", "5"),
+            ("X-RateLimit-Remaining-Second", "4"),
+            ("X-RateLimit-Limit-Minute", "100"),
+            ("X-RateLimit-Remaining-Minute", "10"),
+        ],
+    );
+    case(
+        "kong: the minute and the hour of one limit and count, the hour named by RateLimit-*",
+        200,
+        &[
+            ("RateLimit-Limit", "100"),
+            ("RateLimit-Remaining", "90"),
+            ("RateLimit-Reset", "3540"),
+            ("X-RateLimit-Limit-Minute", "100"),
+            ("X-RateLimit-Remaining-Minute", "90"),
+            ("X-RateLimit-Limit-Hour", "100"),
+            ("X-RateLimit-Remaining-Hour", "90"),
+        ],
+    );
+    case(
+        "kong: the minute and the hour of one limit and count, the hour binds",
+        200,
+        &[
+            ("X-RateLimit-Limit-Minute", "100"),
+            ("X-RateLimit-Remaining-Minute", "90"),
+            ("X-RateLimit-Limit-Hour", "100"),
+            ("X-RateLimit-Remaining-Hour", "90"),
+        ],
+    );
+    case(
+        "kong: the hour's RateLimit-* beside the second, minute and hour of one limit and count",
+        429,
+        &[
+            ("X-RateLimit-Limit-Second", "100"),
+            ("X-RateLimit-Remaining-Second", "0"),
+            ("X-RateLimit-Limit-Minute", "100"),
+            ("X-RateLimit-Remaining-Minute", "0"),
+            ("X-RateLimit-Limit-Hour", "100"),
+            ("X-RateLimit-Remaining-Hour", "0"),
+            ("RateLimit-Limit", "100"),
+            ("RateLimit-Remaining", "0"),
+            ("RateLimit-Reset", "1200"),
         ],
     );
     case(
@@ -1621,9 +2200,9 @@ fn made() -> Vec<Input> {
     out
 }
 
-/// An HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`) from Unix seconds.
-fn imf(secs: u64) -> String {
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+/// The civil date and clock of Unix seconds: the weekday (0 is Sunday), day, month (1 to 12),
+/// year, hour, minute and second.
+fn civil(secs: u64) -> (usize, i64, i64, i64, u64, u64, u64) {
     let days = (secs / 86_400) as i64;
     let (h, m, s) = (secs % 86_400 / 3600, secs % 3600 / 60, secs % 60);
     // The civil date of a day since 1970-01-01 (proleptic Gregorian).
@@ -1636,11 +2215,57 @@ fn imf(secs: u64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
+    // 1970-01-01 was a Thursday.
+    let weekday = (days + 4).rem_euclid(7) as usize;
+    (weekday, day, month, year, h, m, s)
+}
+
+const WEEKDAYS: [&str; 7] = [
+    "Sunday",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+];
+
+/// An HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`) from Unix seconds.
+fn imf(secs: u64) -> String {
+    let (wd, day, month, year, h, m, s) = civil(secs);
     format!(
         "{}, {day:02} {} {year} {h:02}:{m:02}:{s:02} GMT",
-        DAYS[days.rem_euclid(7) as usize],
+        &WEEKDAYS[wd][..3],
         MONTHS[(month - 1) as usize]
     )
+}
+
+/// RFC 850's date (`Sunday, 06-Nov-94 08:49:37 GMT`) from Unix seconds.
+fn rfc850(secs: u64) -> String {
+    let (wd, day, month, year, h, m, s) = civil(secs);
+    format!(
+        "{}, {day:02}-{}-{:02} {h:02}:{m:02}:{s:02} GMT",
+        WEEKDAYS[wd],
+        MONTHS[(month - 1) as usize],
+        year % 100
+    )
+}
+
+/// asctime's date (`Sun Nov  6 08:49:37 1994`) from Unix seconds.
+fn asctime(secs: u64) -> String {
+    let (wd, day, month, year, h, m, s) = civil(secs);
+    format!(
+        "{} {} {day:>2} {h:02}:{m:02}:{s:02} {year}",
+        &WEEKDAYS[wd][..3],
+        MONTHS[(month - 1) as usize]
+    )
+}
+
+/// RFC 3339's date (`1994-11-06T08:49:37`, no zone) of the clock `offset` seconds from UTC at the
+/// Unix second `secs`.
+fn rfc3339_local(secs: u64, offset: i64) -> String {
+    let (_, day, month, year, h, m, s) = civil(secs.checked_add_signed(offset).expect("a time"));
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}")
 }
 
 const MONTHS: [&str; 12] = [

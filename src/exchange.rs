@@ -104,7 +104,7 @@ impl Response {
 /// The rate-limit fields of an answer that `requests.csv` keeps as sent (its raw columns,
 /// after the parsed ones): every field the live client reads, in this order, and no other
 /// header, so no secret is ever written.
-pub const RAW_FIELDS: [&str; 14] = [
+pub const RAW_FIELDS: [&str; 18] = [
     "ratelimit",
     "ratelimit-policy",
     "ratelimit-limit",
@@ -117,8 +117,12 @@ pub const RAW_FIELDS: [&str; 14] = [
     "x-rate-limit-limit",
     "x-rate-limit-remaining",
     "x-rate-limit-reset",
+    "anthropic-ratelimit-requests-limit",
+    "anthropic-ratelimit-requests-remaining",
+    "anthropic-ratelimit-requests-reset",
     "retry-after",
     "retry-after-ms",
+    "x-ms-retry-after-ms",
 ];
 
 /// The most bytes of one raw field kept: a longer value is cut (at a character boundary).

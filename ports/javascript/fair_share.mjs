@@ -24,17 +24,22 @@
 // What it reads in an answer (readAnswer, as the crate's Answer::read with fields.rs and when.rs):
 // the IETF fields of every draft (RateLimit-Limit/-Remaining/-Reset, draft-7's RateLimit
 // dictionary, draft-8's named RateLimit items, RateLimit-Policy in either form, policies after the
-// count in a limit field as Envoy sends them); the separate fields under ratelimit-, x-ratelimit-
-// and x-rate-limit-, in that order, each also with the -requests suffix; a reset told apart by its
-// size (under 1e9 seconds to it, from 1e9 an epoch second, from 1e12 an epoch millisecond), a
-// Go-style duration (6m0s) or an HTTP date, else Discord's reset-after; Kong's per-window fields
-// (second to year); Retry-After in seconds or as a date, and retry-after-ms. Of several limits,
-// the binding one: the nearest to empty (the smallest share of its quota when every counted limit
-// has one, else the smallest count; the later reset on a tie), each count joined to the policy of
-// its name, else of its quota, else the only one. Epoch resets and dates are read against the wall
-// clock, or the answer's Date when the two are more than 2 s apart. A Retry-After on a 2xx is the
-// reset, not a wait; a 429 whose binding limit is the separate fields' spent count waits for its
-// reset when it names no wait (GitHub); a 403 with x-ratelimit-remaining: 0 or a Retry-After is a
+// count in a limit field as Envoy sends them); the separate fields under ratelimit-, x-ratelimit-,
+// x-rate-limit- and anthropic-ratelimit-requests-, in that order, each also with the -requests
+// suffix; Discord's reset-after (seconds), else a reset told apart by its size (under 1e9 seconds
+// to it, from 1e9 an epoch second, from 1e12 an epoch millisecond), a Go-style duration (6m0s) or a
+// date; Kong's per-window fields (second to year); retry-after-ms (or x-ms-retry-after-ms), else
+// Retry-After in seconds or as a date. A date in the HTTP form, RFC 850's or asctime's, or RFC
+// 3339's (with a fraction or an offset), each clock field two digits. Of several limits, the
+// binding one: the nearest to empty (the smallest share of its quota when every counted limit has
+// one, else the smallest count; the later reset on a tie), each count joined to the policy of its
+// name, else of its quota, else the only one when the count states no quota; limits of one quota
+// and one count are one (Kong's RateLimit-* beside its per-window fields, draft-8's beside the
+// legacy ones), the first's values kept (a longer window's, where the two state different ones) and
+// the other's filling in what it left out. Epoch resets and dates are read against the wall clock,
+// or the answer's Date when the two are more than 2 s apart. A Retry-After on a 2xx is the reset,
+// not a wait; a 429 whose binding limit is the separate fields' spent count waits for its reset
+// when it names no wait (GitHub); a 403 with x-ratelimit-remaining: 0 or a Retry-After is a
 // refusal; every wait, reset and window is capped at a day. ports/answers.json holds this reading
 // to the crate's (ports/README.md).
 //
@@ -638,7 +643,8 @@ const [NSN, U64N] = [1000000000n, 18446744073709551615n];
 const DMAX = U64N * NSN + NSN - 1n;
 const DAYN = 86400n * NSN;
 const CLOCK_SKEW = 2n * NSN; // how far the answer's Date may be from the wall clock before it is the clock
-const SEPARATE = ['ratelimit-', 'x-ratelimit-', 'x-rate-limit-']; // in the order a value is taken
+// The separate fields' prefixes, in the order a value is taken (the last Anthropic's request limit).
+const SEPARATE = ['ratelimit-', 'x-ratelimit-', 'x-rate-limit-', 'anthropic-ratelimit-requests-'];
 // Kong's X-RateLimit-Remaining-Minute and its kin: the window of each suffix, in seconds.
 const WINDOW_SUFFIXES = [['second', 1n], ['minute', 60n], ['hour', 3600n], ['day', 86400n],
   ['month', 30n * 86400n], ['year', 365n * 86400n]];
@@ -649,6 +655,7 @@ const INT = /^[+-]?[0-9]+$/;
 const FLOAT = /^([+-]?)(?:(inf|infinity)|(nan)|([0-9]*)(?:\.([0-9]*))?(?:e([+-]?[0-9]+))?)$/i;
 const DURATION = /([0-9.]+)([^0-9.]+)/y; // a number and its unit, `6m` of `6m0s`
 const DECIMAL = /^(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/;
+const [TWO_DIGITS, DIGITS] = [/^[0-9]{2}$/, /^[0-9]+$/];
 const UNITS = new Map([['h', 3600], ['m', 60], ['s', 1], ['ms', 1e-3], ['us', 1e-6], ['\u00b5s', 1e-6], ['ns', 1e-9]]);
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
@@ -766,21 +773,73 @@ function goDuration(v) {
   return Number.isFinite(total) ? seconds(total) : null;
 }
 
-// when.rs http_date: `Sun, 06 Nov 1994 08:49:37 GMT` as Unix seconds (a BigInt), or null.
-function httpDate(v) {
-  const p = v.split(/[ \t\n\f\r]+/).filter((x) => x !== ''); // split_ascii_whitespace
-  const month = p.length === 6 && p[5] === 'GMT' ? MONTHS.indexOf(p[2]) + 1 : 0;
-  const hms = month ? p[4].split(':') : [];
-  if (hms.length < 3) return null;
-  const [day, year, h, m, s] = [p[1], p[3], ...hms.slice(0, 3)].map((x) => int(x));
-  const within = (x, lo, hi) => x !== null && x >= lo && x <= hi;
-  if (!(within(day, 1n, 31n) && within(h, 0n, 23n) && within(m, 0n, 59n) && within(s, 0n, 60n)
+const month = (m) => (MONTHS.includes(m) ? BigInt(MONTHS.indexOf(m) + 1) : null);
+
+// when.rs civil: a civil date and an `hh:mm:ss` clock (UTC, each part exactly two digits), plus
+// `fraction` nanoseconds, as BigInt Unix nanoseconds, or null. The date's numbers are BigInts.
+function civil(year, mon, day, clock, fraction = 0n) {
+  const hms = clock.split(':');
+  if (year === null || mon === null || day === null || hms.length !== 3 || !hms.every((x) => TWO_DIGITS.test(x))) {
+    return null;
+  }
+  const [h, m, s] = hms.map(BigInt);
+  const within = (x, lo, hi) => x >= lo && x <= hi;
+  if (!(within(mon, 1n, 12n) && within(day, 1n, 31n) && h <= 23n && m <= 59n && s <= 60n
     && within(year, 1970n, 9999n))) return null;
-  const [y, mo] = month <= 2 ? [year - 1n, BigInt(month) + 9n] : [year, BigInt(month) - 3n]; // days from a civil date
+  const [y, mo] = mon <= 2n ? [year - 1n, mon + 9n] : [year, mon - 3n]; // days from a civil date
   const era = y / 400n; // y >= 1969: no rounding toward zero to undo
   const yoe = y - era * 400n;
   const doe = yoe * 365n + yoe / 4n - yoe / 100n + (153n * mo + 2n) / 5n + day - 1n;
-  return (era * 146097n + doe - 719468n) * 86400n + h * 3600n + m * 60n + s;
+  return ((era * 146097n + doe - 719468n) * 86400n + h * 3600n + m * 60n + s) * NSN + fraction;
+}
+
+// `Sun, 06 Nov 1994 08:49:37 GMT`, its parts split at ASCII white space.
+const imfDate = (p) => (p.length === 6 && p[5] === 'GMT' ? civil(int(p[3]), month(p[2]), int(p[1]), p[4]) : null);
+
+// `Sunday, 06-Nov-94 08:49:37 GMT`: a two-digit year is the one within 50 years of 2000.
+function rfc850Date(p) {
+  const dmy = p.length === 4 && p[3] === 'GMT' ? p[1].split('-') : [];
+  let year = dmy.length >= 3 ? int(dmy[2]) : null;
+  if (year === null) return null;
+  year = year < 50n ? 2000n + year : year < 100n ? 1900n + year : year;
+  return civil(year, month(dmy[1]), int(dmy[0]), p[2]);
+}
+
+// `Sun Nov  6 08:49:37 1994`.
+const asctimeDate = (p) => (p.length === 5 ? civil(int(p[4]), month(p[1]), int(p[2]), p[3]) : null);
+
+// `1994-11-06T08:49:37Z`, `1994-11-06T08:49:37.25+01:00`.
+function rfc3339(v) {
+  const at = v.search(/[Tt ]/);
+  if (at < 0) return null;
+  const [date, rest] = [v.slice(0, at), v.slice(at + 1)];
+  const ymd = date.split('-');
+  if (ymd.length !== 3) return null;
+  let [clock, offset] = [rest.slice(0, -1), 0n];
+  if (!rest.endsWith('Z') && !rest.endsWith('z')) {
+    const z = Math.max(rest.lastIndexOf('+'), rest.lastIndexOf('-'));
+    if (z < 0) return null;
+    const colon = rest.indexOf(':', z);
+    const [oh, om] = colon < 0 ? [null, null] : [int(rest.slice(z + 1, colon)), int(rest.slice(colon + 1))];
+    if (oh === null || om === null || oh > 23n || om > 59n) return null;
+    [clock, offset] = [rest.slice(0, z), (rest[z] === '-' ? -1n : 1n) * (oh * 3600n + om * 60n)];
+  }
+  const dot = clock.indexOf('.');
+  const f = dot < 0 ? null : clock.slice(dot + 1);
+  if (f !== null && !DIGITS.test(f)) return null;
+  const local = civil(int(ymd[0]), int(ymd[1]), int(ymd[2]), dot < 0 ? clock : clock.slice(0, dot),
+    f === null ? 0n : seconds(Number(`0.${f}`)));
+  return local === null ? null : local - offset * NSN;
+}
+
+// when.rs http_date: a date in any form a server writes one, as BigInt Unix nanoseconds, or null:
+// the HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850's and asctime's (`Sunday, 06-Nov-94
+// 08:49:37 GMT`, `Sun Nov  6 08:49:37 1994`), or RFC 3339 (`1994-11-06T08:49:37Z`, with a fraction
+// or an offset).
+function httpDate(text) {
+  const v = trim(text);
+  const p = v.split(/[ \t\n\f\r]+/).filter((x) => x !== ''); // split_ascii_whitespace
+  return imfDate(p) ?? rfc850Date(p) ?? asctimeDate(p) ?? rfc3339(v);
 }
 
 // when.rs reset: seconds to it, an epoch second or millisecond, a duration, a date.
@@ -791,15 +850,15 @@ function readReset(value, now) {
   const d = goDuration(v);
   if (d !== null) return d;
   const at = httpDate(v);
-  return at === null ? null : bigMax(at * NSN - now, 0n);
+  return at === null ? null : bigMax(at - now, 0n);
 }
 
 // Retry-After: seconds, whole or not, or an HTTP date (passed: 0).
 function readRetryAfter(value, now) {
   const s = number(value);
   if (s !== null) return seconds(s);
-  const at = httpDate(trim(value));
-  return at === null ? null : bigMax(at * NSN - now, 0n);
+  const at = httpDate(value);
+  return at === null ? null : bigMax(at - now, 0n);
 }
 
 const stated = (o) => ({ name: null, quota: null, window: null, remaining: null, reset: null, separate: false, ...o });
@@ -833,7 +892,8 @@ function separate(h, now, policies) {
       if (p !== null) policies.push(p);
     } else if (quota === null) quota = then(m.number, asU64);
   }
-  const reset = then(get('reset'), (v) => readReset(v, now)) ?? then(then(get('reset-after'), number), seconds);
+  // Discord's exact reset-after before its epoch reset.
+  const reset = then(then(get('reset-after'), number), seconds) ?? then(get('reset'), (v) => readReset(v, now));
   const s = stated({ quota, remaining: then(get('remaining'), count), reset, separate: true });
   return s.quota !== null || s.remaining !== null ? s : null;
 }
@@ -850,7 +910,10 @@ function perWindow(h) {
 }
 
 // Every limit the answer states, each count given its policy: the one of the same name, else of
-// the same quota, else the only one. A policy no count names still states the quota.
+// the same quota, else the only one where the count states no quota. A policy no count names
+// still states the quota. Then limits of one quota and one count are one (Kong's RateLimit-* beside
+// its per-window fields, draft-8's beside the legacy ones), each filling in what the other left out,
+// the values of a longer window first where they state two.
 function limits(h, now) {
   let all = h.has('ratelimit') ? members(h.get('ratelimit')).map((m) => item(m, now)) : [];
   const policies = h.has('ratelimit-policy') ? members(h.get('ratelimit-policy')).map(policy).filter((p) => p !== null) : [];
@@ -863,13 +926,31 @@ function limits(h, now) {
   for (const l of all) {
     let i = l.name === null ? -1 : policies.findIndex((p) => p.name === l.name);
     if (i < 0 && l.quota !== null) i = policies.findIndex((p) => p.quota === l.quota);
-    if (i < 0 && policies.length === 1) i = 0;
+    if (i < 0 && policies.length === 1 && l.quota === null) i = 0;
     if (i < 0) continue;
     l.quota ??= policies[i].quota;
     l.window ??= policies[i].window;
     used[i] = true;
   }
   if (all.length === 0) all.push(...policies.filter((_, i) => !used[i]).map((p) => ({ ...p })));
+  for (let i = 0; i < all.length;) {
+    let a = all[i];
+    const j = all.findIndex((b, k) => k > i && a.quota !== null && b.quota === a.quota && a.remaining !== null
+      && b.remaining === a.remaining);
+    if (j < 0) {
+      i += 1;
+      continue;
+    }
+    let [b] = all.splice(j, 1);
+    if (a.window !== null && b.window !== null && b.window > a.window) { // the longer window's values first
+      [a, b] = [b, a];
+      all[i] = a;
+    }
+    a.window ??= b.window;
+    a.reset ??= b.reset;
+    a.name ??= b.name;
+    a.separate ||= b.separate;
+  }
   return all;
 }
 
@@ -904,10 +985,10 @@ export function readAnswerExact(status, headers, wall) {
     if (!h.has(name)) h.set(name, trim(String(Array.isArray(v) ? v[0] : v)));
   }
   const date = then(h.get('date'), httpDate);
-  const now = date === null || bigMax(date * NSN - wall, wall - date * NSN) <= CLOCK_SKEW ? wall : date * NSN;
+  const now = date === null || bigMax(date - wall, wall - date) <= CLOCK_SKEW ? wall : date;
   const st = readStatus(status, h);
   const b = binding(limits(h, now));
-  const ms = then(h.get('retry-after-ms'), number);
+  const ms = then(h.has('retry-after-ms') ? h.get('retry-after-ms') : h.get('x-ms-retry-after-ms'), number);
   const retryAfter = ms !== null ? seconds(ms / 1e3) : then(h.get('retry-after'), (v) => readRetryAfter(v, now));
   let [reset, wait] = [b?.reset ?? null, null];
   if (st === 'ok') reset ??= retryAfter; // on a 2xx a Retry-After can only be the reset (Flask-Limiter)

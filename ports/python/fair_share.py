@@ -24,14 +24,19 @@ successes, when alone)
 What it reads in an answer (read_answer, as the crate's Answer::read with fields.rs and when.rs):
 the IETF fields of every draft (RateLimit-Limit/-Remaining/-Reset, draft-7's RateLimit dictionary,
 draft-8's named RateLimit items, RateLimit-Policy in either form, policies after the count in a
-limit field as Envoy sends them); the separate fields under ratelimit-, x-ratelimit- and
-x-rate-limit-, in that order, each also with the -requests suffix; a reset told apart by its size
-(under 1e9 seconds to it, from 1e9 an epoch second, from 1e12 an epoch millisecond), a Go-style
-duration (6m0s) or an HTTP date, else Discord's reset-after; Kong's per-window fields (second to
-year); Retry-After in seconds or as a date, and retry-after-ms. Of several limits, the binding
-one: the nearest to empty (the smallest share of its quota when every counted limit has one, else
-the smallest count; the later reset on a tie), each count joined to the policy of its name, else
-of its quota, else the only one. Epoch resets and dates are read against the wall clock, or the
+limit field as Envoy sends them); the separate fields under ratelimit-, x-ratelimit-,
+x-rate-limit- and anthropic-ratelimit-requests-, in that order, each also with the -requests
+suffix; Discord's reset-after (seconds), else a reset told apart by its size (under 1e9 seconds to
+it, from 1e9 an epoch second, from 1e12 an epoch millisecond), a Go-style duration (6m0s) or a
+date; Kong's per-window fields (second to year); retry-after-ms (or x-ms-retry-after-ms), else
+Retry-After in seconds or as a date. A date in the HTTP form, RFC 850's or asctime's, or RFC 3339's
+(with a fraction or an offset), each clock field two digits. Of several limits, the binding one:
+the nearest to empty (the smallest share of its quota when every counted limit has one, else the
+smallest count; the later reset on a tie), each count joined to the policy of its name, else of
+its quota, else the only one when the count states no quota; limits of one quota and one count
+are one (Kong's RateLimit-* beside its per-window fields, draft-8's beside the legacy ones), the
+first's values kept (a longer window's, where the two state different ones) and the other's
+filling in what it left out. Epoch resets and dates are read against the wall clock, or the
 answer's Date when the two are more than 2 s apart. A Retry-After on a 2xx is the reset, not a
 wait; a 429 whose binding limit is the separate fields' spent count waits for its reset when it
 names no wait (GitHub); a 403 with x-ratelimit-remaining: 0 or a Retry-After is a refusal; every
@@ -98,13 +103,14 @@ WS = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) 
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # eq_ignore_ascii_case
 DMAX = U64 * NS + NS - 1
 CLOCK_SKEW = 2 * NS  # how far the answer's Date may be from the wall clock before it is the clock
-SEPARATE = ("ratelimit-", "x-ratelimit-", "x-rate-limit-")  # in the order a value is taken
+SEPARATE = ("ratelimit-", "x-ratelimit-", "x-rate-limit-", "anthropic-ratelimit-requests-")  # in the order taken
 WINDOW_SUFFIXES = (("second", 1), ("minute", 60), ("hour", 3600), ("day", 86_400), ("month", 30 * 86_400),
                    ("year", 365 * 86_400))  # Kong's X-RateLimit-Remaining-Minute and its kin
 _UINT, _INT = re.compile(r"\+?[0-9]+"), re.compile(r"[+-]?[0-9]+")
 _FLOAT = re.compile(r"[+-]?(inf|infinity|nan|([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?)", re.I | re.A)
 _DURATION = re.compile(r"([0-9.]+)([^0-9.]+)")  # a number and its unit, `6m` of `6m0s`
 _DECIMAL = re.compile(r"[0-9]+\.?[0-9]*|\.[0-9]+")
+_TWO_DIGITS, _DIGITS, _DATE_TIME = re.compile("[0-9]{2}"), re.compile("[0-9]+"), re.compile("[Tt ]")
 UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "\u00b5s": 1e-6, "ns": 1e-9}
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
@@ -198,23 +204,78 @@ def _go_duration(v):  # `6m0s`, `1.5s`, `20ms`: numbers each followed by h, m, s
         at = m.end()
     return seconds(total) if math.isfinite(total) else None
 
-def http_date(v):
-    """when.rs: `Sun, 06 Nov 1994 08:49:37 GMT` as Unix seconds, or None."""
-    parts = [p for p in re.split("[ \t\n\x0c\r]+", v) if p]  # split_ascii_whitespace
-    if len(parts) != 6 or parts[5] != "GMT" or parts[2] not in MONTHS:
+def _month(m): return MONTHS.index(m) + 1 if m in MONTHS else None
+
+def _civil(year, month, day, clock, fraction=0):
+    """when.rs civil: a civil date and an `hh:mm:ss` clock (UTC, each part exactly two digits), plus
+    `fraction` nanoseconds, as Unix nanoseconds, or None."""
+    hms = clock.split(":")
+    if None in (year, month, day) or len(hms) != 3 or not all(_TWO_DIGITS.fullmatch(x) for x in hms):
         return None
-    month, day, year, hms = MONTHS.index(parts[2]) + 1, _int(parts[1]), _int(parts[3]), parts[4].split(":")
-    if len(hms) < 3:
-        return None
-    h, m, sec = (_int(x) for x in hms[:3])
-    if None in (day, year, h, m, sec) or not (1 <= day <= 31 and 0 <= h <= 23 and 0 <= m <= 59 and 0 <= sec <= 60
-                                              and 1970 <= year <= 9999):
+    h, m, sec = (int(x) for x in hms)
+    if not (1 <= month <= 12 and 1 <= day <= 31 and h <= 23 and m <= 59 and sec <= 60 and 1970 <= year <= 9999):
         return None
     y, mo = (year - 1, month + 9) if month <= 2 else (year, month - 3)  # days from a civil date
     era = y // 400
     yoe = y - era * 400
     doe = yoe * 365 + yoe // 4 - yoe // 100 + (153 * mo + 2) // 5 + day - 1
-    return (era * 146_097 + doe - 719_468) * 86_400 + h * 3600 + m * 60 + sec
+    return ((era * 146_097 + doe - 719_468) * 86_400 + h * 3600 + m * 60 + sec) * NS + fraction
+
+def _rfc3339(v):  # `1994-11-06T08:49:37Z`, `1994-11-06T08:49:37.25+01:00`
+    at = _DATE_TIME.search(v)
+    if not at:
+        return None
+    date, rest = v[:at.start()], v[at.end():]
+    ymd = date.split("-")
+    if len(ymd) != 3:
+        return None
+    if rest[-1:] in ("Z", "z"):
+        clock, offset = rest[:-1], 0
+    else:
+        at = max(rest.rfind("+"), rest.rfind("-"))
+        if at < 0:
+            return None
+        clock, zone = rest[:at], rest[at:]
+        oh, colon, om = zone[1:].partition(":")
+        oh, om = _int(oh), _int(om)
+        if not colon or oh is None or om is None or not (0 <= oh <= 23 and 0 <= om <= 59):
+            return None
+        offset = (-1 if zone[0] == "-" else 1) * (oh * 3600 + om * 60)
+    whole, dot, f = clock.partition(".")
+    if dot and not _DIGITS.fullmatch(f):
+        return None
+    local = _civil(_int(ymd[0]), _int(ymd[1]), _int(ymd[2]), whole, seconds(float("0." + f)) if dot else 0)
+    return None if local is None else local - offset * NS
+
+def _imf_date(p):  # `Sun, 06 Nov 1994 08:49:37 GMT`, its parts split at ASCII white space
+    return _civil(_int(p[3]), _month(p[2]), _int(p[1]), p[4]) if len(p) == 6 and p[5] == "GMT" else None
+
+def _rfc850_date(p):  # `Sunday, 06-Nov-94 08:49:37 GMT`: a two-digit year is the one within 50 years of 2000
+    dmy = p[1].split("-") if len(p) == 4 and p[3] == "GMT" else []
+    year = _int(dmy[2]) if len(dmy) >= 3 else None
+    if year is None:
+        return None
+    year = 2000 + year if year < 50 else 1900 + year if year < 100 else year
+    return _civil(year, _month(dmy[1]), _int(dmy[0]), p[2])
+
+def _asctime_date(p):  # `Sun Nov  6 08:49:37 1994`
+    return _civil(_int(p[4]), _month(p[1]), _int(p[2]), p[3]) if len(p) == 5 else None
+
+def _date_ns(v):
+    """when.rs http_date: a date in any form a server writes one, as Unix nanoseconds, or None: the
+    HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850's and asctime's (`Sunday, 06-Nov-94
+    08:49:37 GMT`, `Sun Nov  6 08:49:37 1994`), or RFC 3339 (`1994-11-06T08:49:37Z`, with a fraction
+    or an offset)."""
+    v = v.strip(WS)
+    p = [x for x in re.split("[ \t\n\x0c\r]+", v) if x]  # split_ascii_whitespace
+    return next((at for at in (_imf_date(p), _rfc850_date(p), _asctime_date(p), _rfc3339(v)) if at is not None),
+                None)
+
+def http_date(v):
+    """A date in any form _date_ns reads, as Unix seconds (an int; a Fraction where RFC 3339 states a
+    fraction of a second), or None."""
+    ns = _date_ns(v)
+    return None if ns is None else ns // NS if ns % NS == 0 else Fraction(ns, NS)
 
 def _reset(value, now):  # when.rs reset: seconds to it, an epoch second or millisecond, a duration, a date
     v = value.strip(WS)
@@ -222,11 +283,11 @@ def _reset(value, now):  # when.rs reset: seconds to it, an epoch second or mill
     if x is not None:
         return _until(x / 1e3, now) if x >= 1e12 else _until(x, now) if x >= 1e9 else seconds(x)
     d = _go_duration(v)
-    return d if d is not None else _then(http_date(v), lambda at: max(0, at * NS - now))
+    return d if d is not None else _then(_date_ns(v), lambda at: max(0, at - now))
 
 def _retry_after(value, now):  # seconds, whole or not, or an HTTP date (passed: 0)
     s = number(value)
-    return seconds(s) if s is not None else _then(http_date(value.strip(WS)), lambda at: max(0, at * NS - now))
+    return seconds(s) if s is not None else _then(_date_ns(value), lambda at: max(0, at - now))
 
 def classify(status, h):
     """Status::read: 2xx ok; 429, or a 403 with x-ratelimit-remaining: 0 or a Retry-After, limited;
@@ -269,8 +330,8 @@ def _separate(h, now, policies):  # the separate fields, also with `-requests`; 
             policies.extend(p for p in [_policy(m)] if p)
         elif quota is None:
             quota = _then(m.number, _as_u64)
-    reset = _then(get("reset"), lambda v: _reset(v, now))
-    reset = _then(_then(get("reset-after"), number), seconds) if reset is None else reset
+    reset = _then(_then(get("reset-after"), number), seconds)  # Discord's exact reset-after before its epoch reset
+    reset = _then(get("reset"), lambda v: _reset(v, now)) if reset is None else reset
     s = _stated(quota=quota, remaining=_then(get("remaining"), count), reset=reset, separate=True)
     return s if s.quota is not None or s.remaining is not None else None
 
@@ -284,7 +345,7 @@ def _per_window(h):  # one limit per window named, `X-RateLimit-Limit-Minute` an
             out.append(_stated(quota=quota, window=secs_ * NS, remaining=remaining))
     return out
 
-def _limits(h, now):  # every limit the answer states, each count given its policy
+def _limits(h, now):  # every limit the answer states, each count given its policy, those that say the same as one
     limits, policies = [], []
     if "ratelimit" in h:
         limits.extend(_item(m, now) for m in members(h["ratelimit"]))
@@ -294,17 +355,33 @@ def _limits(h, now):  # every limit the answer states, each count given its poli
     limits.extend(_per_window(h))
     limits = [l for l in limits if l not in (_stated(), _stated(separate=True))]
     used = [False] * len(policies)
-    for l in limits:  # the policy of the same name, else of the same quota, else the only one
+    for l in limits:  # the policy of the same name, else of the same quota, else the only one if it states none
         i = next((j for j, p in enumerate(policies) if l.name is not None and p.name == l.name), None)
         i = next((j for j, p in enumerate(policies) if l.quota is not None and p.quota == l.quota), None) \
             if i is None else i
-        i = 0 if i is None and len(policies) == 1 else i
+        i = 0 if i is None and len(policies) == 1 and l.quota is None else i
         if i is not None:
             l.quota = policies[i].quota if l.quota is None else l.quota
             l.window = policies[i].window if l.window is None else l.window
             used[i] = True
     if not limits:  # a policy no count names still states the quota
         limits.extend(SimpleNamespace(**vars(p)) for p, u in zip(policies, used) if not u)
+    i = 0
+    while i < len(limits):  # limits of one quota and one count are one (Kong's RateLimit-* and its windows)
+        a = limits[i]
+        j = next((j for j in range(i + 1, len(limits)) if a.quota is not None and limits[j].quota == a.quota
+                  and a.remaining is not None and limits[j].remaining == a.remaining), None)
+        if j is None:
+            i += 1
+            continue
+        b = limits.pop(j)  # each fills in what the other left out: the first's values kept, but
+        if a.window is not None and b.window is not None and b.window > a.window:  # a longer window's first
+            a, b = b, a
+            limits[i] = a
+        a.window = b.window if a.window is None else a.window
+        a.reset = b.reset if a.reset is None else a.reset
+        a.name = b.name if a.name is None else a.name
+        a.separate = a.separate or b.separate
     return limits
 
 def _binding(limits):
@@ -328,10 +405,10 @@ def read_answer(status, headers=(), latency_ns=0, unix_ns=None):
     times in nanoseconds, the policy as (limit, window); `unix_ns` the wall clock (default now),
     the answer's Date instead when the two are more than 2 s apart."""
     h, wall = read_headers(headers), time.time_ns() if unix_ns is None else unix_ns
-    date = _then(h.get("date"), http_date)
-    now = wall if date is None or abs(date * NS - wall) <= CLOCK_SKEW else date * NS
+    date = _then(h.get("date"), _date_ns)
+    now = wall if date is None or abs(date - wall) <= CLOCK_SKEW else date
     cls, b = classify(status, h), _binding(_limits(h, now))
-    ms = _then(h.get("retry-after-ms"), number)
+    ms = _then(h["retry-after-ms"] if "retry-after-ms" in h else h.get("x-ms-retry-after-ms"), number)
     retry_after = seconds(ms / 1e3) if ms is not None else _then(h.get("retry-after"), lambda v: _retry_after(v, now))
     reset, wait = None if b is None else b.reset, None
     if cls == OK:  # on a 2xx a Retry-After can only be the reset (Flask-Limiter sends one there)

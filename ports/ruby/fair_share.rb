@@ -21,22 +21,27 @@
 # in the same order, and answers are read as answer.rs reads them, so the same answers give the
 # same waits.
 #
-# What it reads in an answer (FairShare.read_answer, as the crate's Answer::read with fields.rs
-# and when.rs): the IETF fields of every draft (RateLimit-Limit/-Remaining/-Reset, draft-7's
-# RateLimit dictionary, draft-8's named RateLimit items, RateLimit-Policy in either form, policies
-# after the count in a limit field as Envoy sends them); the separate fields under ratelimit-,
-# x-ratelimit- and x-rate-limit-, in that order, each also with the -requests suffix; a reset told
-# apart by its size (under 1e9 seconds to it, from 1e9 an epoch second, from 1e12 an epoch
-# millisecond), a Go-style duration (6m0s) or an HTTP date, else Discord's reset-after; Kong's
-# per-window fields (second to year); Retry-After in seconds or as a date, and retry-after-ms. Of
-# several limits, the binding one: the nearest to empty (the smallest share of its quota when
-# every counted limit has one, else the smallest count; the later reset on a tie), each count
-# joined to the policy of its name, else of its quota, else the only one. Epoch resets and dates
-# are read against the wall clock, or the answer's Date when the two are more than 2 s apart. A
-# Retry-After on a 2xx is the reset, not a wait; a 429 whose binding limit is the separate fields'
-# spent count waits for its reset when it names no wait (GitHub); a 403 with
-# x-ratelimit-remaining: 0 or a Retry-After is a refusal; every wait, reset and window is capped
-# at a day. ports/answers.json holds this reading to the crate's (ports/README.md).
+# What it reads in an answer (FairShare.read_answer, as the crate's Answer::read with fields.rs and
+# when.rs): the IETF fields of every draft (RateLimit-Limit/-Remaining/-Reset, draft-7's RateLimit
+# dictionary, draft-8's named RateLimit items, RateLimit-Policy in either form, policies after the
+# count in a limit field as Envoy sends them); the separate fields under ratelimit-, x-ratelimit-,
+# x-rate-limit- and anthropic-ratelimit-requests-, in that order, each also with the -requests
+# suffix; Discord's reset-after (seconds), else a reset told apart by its size (under 1e9 seconds to
+# it, from 1e9 an epoch second, from 1e12 an epoch millisecond), a Go-style duration (6m0s) or a
+# date; Kong's per-window fields (second to year); retry-after-ms (or x-ms-retry-after-ms), else
+# Retry-After in seconds or as a date. A date in the HTTP form, RFC 850's or asctime's, or RFC
+# 3339's (with a fraction or an offset), each clock field two digits. Of several limits, the binding
+# one: the nearest to empty (the smallest share of its quota when every counted limit has one, else
+# the smallest count; the later reset on a tie), each count joined to the policy of its name, else
+# of its quota, else the only one when the count states no quota; limits of one quota and one count
+# are one (Kong's RateLimit-* beside its per-window fields, draft-8's beside the legacy ones), the
+# first's values kept (a longer window's, where the two state different ones) and the other's
+# filling in what it left out. Epoch resets and dates are read against the wall clock, or the
+# answer's Date when the two are more than 2 s apart. A Retry-After on a 2xx is the reset, not a
+# wait; a 429 whose binding limit is the separate fields' spent count waits for its reset when it
+# names no wait (GitHub); a 403 with x-ratelimit-remaining: 0 or a Retry-After is a refusal; every
+# wait, reset and window is capped at a day. ports/answers.json holds this reading to the crate's
+# (ports/README.md).
 #
 #   law = FairShare.new(5)                          # this process's threads; params as keywords
 #   d = law.wait(thread, now)                       # now: seconds on the caller's monotonic clock
@@ -566,7 +571,7 @@ class FairShare
 
     DMAX = U64 * NS + NS - 1
     CLOCK_SKEW = 2 * NS # how far the answer's Date may be from the wall clock before it is the clock
-    SEPARATE = %w[ratelimit- x-ratelimit- x-rate-limit-].freeze # in the order a value is taken
+    SEPARATE = %w[ratelimit- x-ratelimit- x-rate-limit- anthropic-ratelimit-requests-].freeze # in the order taken
     # Kong's X-RateLimit-Remaining-Minute and its kin: the window of each suffix, in seconds.
     WINDOW_SUFFIXES = [['second', 1], ['minute', 60], ['hour', 3600], ['day', 86_400], ['month', 30 * 86_400],
                        ['year', 365 * 86_400]].freeze
@@ -577,6 +582,8 @@ class FairShare
     FLOAT = /\A([+-]?)(?:(inf|infinity)|(nan)|([0-9]*)(?:\.([0-9]*))?(?:e([+-]?[0-9]+))?)\z/i
     DURATION = /\G([0-9.]+)([^0-9.]+)/ # a number and its unit, `6m` of `6m0s`
     DECIMAL = /\A(?:[0-9]+\.?[0-9]*|\.[0-9]+)\z/
+    TWO_DIGITS = /\A[0-9]{2}\z/
+    DIGITS = /\A[0-9]+\z/
     UNITS = { 'h' => 3600.0, 'm' => 60.0, 's' => 1.0, 'ms' => 1e-3, 'us' => 1e-6, "\u00b5s" => 1e-6,
               'ns' => 1e-9 }.freeze
     MONTHS = %w[Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec].freeze
@@ -705,22 +712,72 @@ class FairShare
       total.finite? ? seconds(total) : nil
     end
 
-    # when.rs http_date: `Sun, 06 Nov 1994 08:49:37 GMT` as Unix seconds, or nil.
-    def http_date(v)
-      parts = v.split(/[ \t\n\f\r]+/).reject(&:empty?) # split_ascii_whitespace
-      return nil unless parts.size == 6 && parts[5] == 'GMT' && (month = MONTHS.index(parts[2]))
-      day, year, hms = int(parts[1]), int(parts[3]), parts[4].split(':', -1)
-      return nil if hms.size < 3
-      h, m, s = hms.first(3).map { |x| int(x) }
-      return nil unless day&.between?(1, 31) && h&.between?(0, 23) && m&.between?(0, 59) && s&.between?(0, 60) &&
-                        year&.between?(1970, 9999)
-      month += 1
+    def month(m) = (i = MONTHS.index(m)) && i + 1
+
+    # when.rs civil: a civil date and an `hh:mm:ss` clock (UTC, each part exactly two digits), plus
+    # `fraction` nanoseconds, as Unix nanoseconds, or nil.
+    def civil(year, month, day, clock, fraction = 0)
+      hms = clock.split(':', -1)
+      return nil unless year && month && day && hms.size == 3 && hms.all? { |x| x.match?(TWO_DIGITS) }
+      h, m, s = hms.map(&:to_i)
+      return nil unless month.between?(1, 12) && day.between?(1, 31) && h <= 23 && m <= 59 && s <= 60 &&
+                        year.between?(1970, 9999)
       y, mo = month <= 2 ? [year - 1, month + 9] : [year, month - 3] # days from a civil date
       era = y.div(400)
       yoe = y - era * 400
       doe = yoe * 365 + yoe / 4 - yoe / 100 + (153 * mo + 2) / 5 + day - 1
-      (era * 146_097 + doe - 719_468) * 86_400 + h * 3600 + m * 60 + s
+      ((era * 146_097 + doe - 719_468) * 86_400 + h * 3600 + m * 60 + s) * NS + fraction
     end
+
+    # `Sun, 06 Nov 1994 08:49:37 GMT`, its parts split at ASCII white space.
+    def imf_date(p) = p.size == 6 && p[5] == 'GMT' ? civil(int(p[3]), month(p[2]), int(p[1]), p[4]) : nil
+
+    # `Sunday, 06-Nov-94 08:49:37 GMT`: a two-digit year is the one within 50 years of 2000.
+    def rfc850_date(p)
+      dmy = p.size == 4 && p[3] == 'GMT' ? p[1].split('-', -1) : []
+      return nil unless dmy.size >= 3 && (year = int(dmy[2]))
+      year = year < 50 ? 2000 + year : year < 100 ? 1900 + year : year
+      civil(year, month(dmy[1]), int(dmy[0]), p[2])
+    end
+
+    # `Sun Nov  6 08:49:37 1994`.
+    def asctime_date(p) = p.size == 5 ? civil(int(p[4]), month(p[1]), int(p[2]), p[3]) : nil
+
+    # `1994-11-06T08:49:37Z`, `1994-11-06T08:49:37.25+01:00`.
+    def rfc3339(v)
+      return nil unless (at = v.index(/[Tt ]/))
+      date, rest = v[0...at], v[at + 1..]
+      ymd = date.split('-', -1)
+      return nil unless ymd.size == 3
+      if rest.end_with?('Z', 'z')
+        clock, offset = rest[0...-1], 0
+      else
+        return nil unless (at = rest.rindex(/[+-]/))
+        clock, zone = rest[0...at], rest[at..]
+        oh, colon, om = zone[1..].partition(':')
+        oh, om = int(oh), int(om)
+        return nil unless !colon.empty? && oh&.between?(0, 23) && om&.between?(0, 59)
+        offset = (zone.start_with?('-') ? -1 : 1) * (oh * 3600 + om * 60)
+      end
+      whole, dot, f = clock.partition('.')
+      return nil unless dot.empty? || f.match?(DIGITS)
+      local = civil(int(ymd[0]), int(ymd[1]), int(ymd[2]), whole, dot.empty? ? 0 : seconds(decimal('0', f, 0)))
+      local && local - offset * NS
+    end
+
+    # when.rs http_date: a date in any form a server writes one, as Unix nanoseconds, or nil: the
+    # HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850's and asctime's (`Sunday, 06-Nov-94
+    # 08:49:37 GMT`, `Sun Nov  6 08:49:37 1994`), or RFC 3339 (`1994-11-06T08:49:37Z`, with a
+    # fraction or an offset).
+    def date_ns(v)
+      v = trim(v)
+      p = v.split(/[ \t\n\f\r]+/).reject(&:empty?) # split_ascii_whitespace
+      imf_date(p) || rfc850_date(p) || asctime_date(p) || rfc3339(v)
+    end
+
+    # A date in any form date_ns reads, as Unix seconds (an Integer; a Rational where RFC 3339
+    # states a fraction of a second), or nil.
+    def http_date(v) = (ns = date_ns(v)) && (ns % NS == 0 ? ns / NS : Rational(ns, NS))
 
     # when.rs reset: seconds to it, an epoch second or millisecond, a duration, a date.
     def reset(value, now)
@@ -728,12 +785,12 @@ class FairShare
       if (x = number(v))
         return x >= 1e12 ? until_epoch(x / 1e3, now) : x >= 1e9 ? until_epoch(x, now) : seconds(x)
       end
-      go_duration(v) || ((at = http_date(v)) && [at * NS - now, 0].max)
+      go_duration(v) || ((at = date_ns(v)) && [at - now, 0].max)
     end
 
     # Retry-After: seconds, whole or not, or an HTTP date (passed: 0).
     def retry_after(value, now)
-      (s = number(value)) ? seconds(s) : (at = http_date(trim(value))) && [at * NS - now, 0].max
+      (s = number(value)) ? seconds(s) : (at = date_ns(value)) && [at - now, 0].max
     end
 
     # Status::read: a 403 with x-ratelimit-remaining: 0 or a Retry-After is a refusal.
@@ -766,8 +823,8 @@ class FairShare
         elsif quota.nil? then quota = m.number && as_u64(m.number)
         end
       end
-      r = (v = get.('reset')) && reset(v, now)
-      r ||= (v = get.('reset-after')) && (s = number(v)) && seconds(s)
+      r = (v = get.('reset-after')) && (s = number(v)) && seconds(s) # Discord's exact reset-after first
+      r ||= (v = get.('reset')) && reset(v, now)
       s = stated(quota: quota, remaining: (v = get.('remaining')) && count(v), reset: r, separate: true)
       s.quota || s.remaining ? s : nil
     end
@@ -782,7 +839,10 @@ class FairShare
     end
 
     # Every limit the answer states, each count given its policy: the one of the same name, else
-    # of the same quota, else the only one. A policy no count names still states the quota.
+    # of the same quota, else the only one where the count states no quota. A policy no count
+    # names still states the quota. Then limits of one quota and one count are one (Kong's
+    # RateLimit-* beside its per-window fields, draft-8's beside the legacy ones), each filling in
+    # what the other left out, the values of a longer window first where they state two.
     def limits(h, now)
       limits = h.key?('ratelimit') ? members(h['ratelimit']).map { |m| item(m, now) } : []
       policies = h.key?('ratelimit-policy') ? members(h['ratelimit-policy']).filter_map { |m| policy(m) } : []
@@ -793,13 +853,31 @@ class FairShare
       limits.each do |l|
         i = l.name && policies.index { |p| p.name == l.name }
         i ||= l.quota && policies.index { |p| p.quota == l.quota }
-        i ||= 0 if policies.size == 1
+        i ||= 0 if policies.size == 1 && l.quota.nil?
         next unless i
         l.quota ||= policies[i].quota
         l.window ||= policies[i].window
         used[i] = true
       end
       limits.concat(policies.each_index.reject { |i| used[i] }.map { |i| policies[i].dup }) if limits.empty?
+      i = 0
+      while i < limits.size
+        a = limits[i]
+        same = ->(b) { a.quota && b.quota == a.quota && a.remaining && b.remaining == a.remaining }
+        if (j = (i + 1...limits.size).find { |k| same.(limits[k]) })
+          b = limits.delete_at(j)
+          if a.window && b.window && b.window > a.window # the longer window's values first
+            a, b = b, a
+            limits[i] = a
+          end
+          a.window ||= b.window
+          a.reset ||= b.reset
+          a.name ||= b.name
+          a.separate ||= b.separate
+        else
+          i += 1
+        end
+      end
       limits
     end
 
@@ -825,10 +903,10 @@ class FairShare
         name = lower(trim(text(k)))
         h[name] = trim(text(v.is_a?(Array) ? v.first : v)) unless h.key?(name)
       end
-      date = (v = h['date']) && http_date(v)
-      now = date.nil? || (date * NS - wall).abs <= CLOCK_SKEW ? wall : date * NS
+      date = (v = h['date']) && date_ns(v)
+      now = date.nil? || (date - wall).abs <= CLOCK_SKEW ? wall : date
       st, b = status(code, h), binding(limits(h, now))
-      ms = (v = h['retry-after-ms']) && number(v)
+      ms = (v = h.key?('retry-after-ms') ? h['retry-after-ms'] : h['x-ms-retry-after-ms']) && number(v)
       ra = ms ? seconds(ms / 1e3) : (v = h['retry-after']) && retry_after(v, now)
       reset, wait = b&.reset, nil
       if st == :ok then reset ||= ra # on a 2xx a Retry-After can only be the reset (Flask-Limiter)

@@ -18,7 +18,7 @@
 use std::time::{Duration, SystemTime};
 
 use crate::fields::{Member, count, members, number};
-use crate::when::{self, ResetForm};
+use crate::when;
 
 /// The class of an answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -136,6 +136,7 @@ impl Answer {
         let limits = Stated::all(&headers, now);
         let binding = binding(&limits);
         let retry_after = field(&headers, "retry-after-ms")
+            .or_else(|| field(&headers, "x-ms-retry-after-ms"))
             .and_then(number)
             .map(|ms| when::seconds(ms / 1e3))
             .or_else(|| field(&headers, "retry-after").and_then(|v| when::retry_after(v, now)));
@@ -197,8 +198,14 @@ struct Stated {
     separate: bool,
 }
 
-/// The prefixes of the separate fields, in the order a value is taken when several say it.
-const SEPARATE: [&str; 3] = ["ratelimit-", "x-ratelimit-", "x-rate-limit-"];
+/// The prefixes of the separate fields, in the order a value is taken when several say it
+/// (the last is Anthropic's request limit, `anthropic-ratelimit-requests-remaining`).
+const SEPARATE: [&str; 4] = [
+    "ratelimit-",
+    "x-ratelimit-",
+    "x-rate-limit-",
+    "anthropic-ratelimit-requests-",
+];
 
 /// Per-window suffixes (Kong's `X-RateLimit-Remaining-Minute`) and their windows in seconds.
 const WINDOW_SUFFIXES: [(&str, u64); 6] = [
@@ -290,14 +297,15 @@ impl Stated {
                 }
             }
         }
-        let reset = get("reset")
-            .and_then(|v| when::reset(v, now))
+        // Discord's `reset-after` is exact where its epoch `reset` is read against a clock.
+        let reset = get("reset-after")
+            .and_then(number)
+            .map(when::seconds)
             .or_else(|| {
-                get("reset-after")
-                    .and_then(number)
-                    .map(|s| (ResetForm::Delta, when::seconds(s)))
-            })
-            .map(|(_, d)| d);
+                get("reset")
+                    .and_then(|v| when::reset(v, now))
+                    .map(|(_, d)| d)
+            });
         let s = Stated {
             quota,
             remaining: get("remaining").and_then(count),
@@ -334,7 +342,12 @@ impl Stated {
 }
 
 /// Give each count its policy: the one of the same name (draft-8), else the one of the same
-/// quota, else the only one. A policy no count names still states the quota.
+/// quota, else the only one where the count states no other quota. A policy no count names
+/// still states the quota. Then limits that say the same (one quota and one count, as
+/// Kong's `RateLimit-*` beside its per-window fields, or draft-8's fields beside the legacy
+/// ones) become one, each filling in what the other left out. Where two state different
+/// windows, the longer one's values come first: the same count over a longer window is the
+/// one that binds (Kong's `RateLimit-*` name the longest window of the smallest count).
 fn join_policies(limits: &mut Vec<Stated>, policies: &[Stated]) {
     let mut used = vec![false; policies.len()];
     for l in limits.iter_mut() {
@@ -346,7 +359,7 @@ fn join_policies(limits: &mut Vec<Stated>, policies: &[Stated]) {
             l.quota
                 .and_then(|q| policies.iter().position(|p| p.quota == Some(q)))
         };
-        let only = || (policies.len() == 1).then_some(0);
+        let only = || (policies.len() == 1 && l.quota.is_none()).then_some(0);
         if let Some(i) = by_name.or_else(by_quota).or_else(only) {
             let p = &policies[i];
             l.quota = l.quota.or(p.quota);
@@ -362,6 +375,30 @@ fn join_policies(limits: &mut Vec<Stated>, policies: &[Stated]) {
                 .filter(|(_, u)| !**u)
                 .map(|(p, _)| p.clone()),
         );
+    }
+    let mut i = 0;
+    while i < limits.len() {
+        let same = (i + 1..limits.len()).find(|&j| {
+            let (a, b) = (&limits[i], &limits[j]);
+            a.quota.is_some()
+                && a.quota == b.quota
+                && a.remaining.is_some()
+                && a.remaining == b.remaining
+        });
+        match same {
+            Some(j) => {
+                let mut b = limits.remove(j);
+                let a = &mut limits[i];
+                if a.window.is_some() && b.window > a.window {
+                    std::mem::swap(a, &mut b);
+                }
+                a.window = a.window.or(b.window);
+                a.reset = a.reset.or(b.reset);
+                a.name = a.name.take().or(b.name);
+                a.separate |= b.separate;
+            }
+            None => i += 1,
+        }
     }
 }
 
@@ -496,16 +533,15 @@ mod tests {
             .map(said)
             .collect();
         assert_eq!(got, [ok, refused]);
-        // The legacy epoch reset, read against the Date, is the window's end rounded up to a
-        // second: 11 s where the IETF field says 10. Both state the same limit, as full; the
-        // later reset is taken.
-        let eleven = |s: Said| (s.0, s.1, s.2, s.3, Some(S(11)), s.5);
+        // With the legacy fields beside, the two state one limit (the same quota and count)
+        // and are read as one: the IETF field's reset (10 s) before the legacy epoch's, which
+        // read against the Date is the window's end rounded up to a second (11 s).
         for answers in [
             capture!("express-rate-limit-draft-7-legacy"),
             capture!("express-rate-limit-draft-8-legacy"),
         ] {
             let got: Vec<Said> = answers.iter().map(said).collect();
-            assert_eq!(got, [eleven(ok), eleven(refused)]);
+            assert_eq!(got, [ok, refused]);
         }
         // Legacy alone states no window.
         let got: Vec<Said> = capture!("express-rate-limit-legacy")
@@ -697,6 +733,101 @@ mod tests {
         );
         assert_eq!((kong.remaining, kong.limit), (Some(10), Some(100)));
         assert_eq!(kong.policy, policy(100, 60));
+    }
+
+    #[test]
+    fn kongs_fields_of_the_nearest_window_join_its_per_window_fields() {
+        let a = read(
+            200,
+            &[
+                ("RateLimit-Limit", "5"),
+                ("RateLimit-Remaining", "4"),
+                ("RateLimit-Reset", "1"),
+                ("X-RateLimit-Limit-Second", "5"),
+                ("X-RateLimit-Remaining-Second", "4"),
+                ("X-RateLimit-Limit-Minute", "100"),
+                ("X-RateLimit-Remaining-Minute", "90"),
+            ],
+        );
+        assert_eq!(
+            (a.remaining, a.limit, a.reset),
+            (Some(4), Some(5), Some(S(1)))
+        );
+        assert_eq!(a.policy, policy(5, 1));
+    }
+
+    #[test]
+    fn of_one_quota_and_count_over_two_windows_the_longer_binds() {
+        // Kong limiting to 100 a minute and 100 an hour: while every request of the hour fell
+        // in this minute both windows have 90 left, and its RateLimit-* name the hour (the
+        // longest window of the smallest count). The minute's refill is no help: 90 are left
+        // until the hour's end, not 100 a minute.
+        let kong = [
+            ("RateLimit-Limit", "100"),
+            ("RateLimit-Remaining", "90"),
+            ("RateLimit-Reset", "3540"),
+            ("X-RateLimit-Limit-Minute", "100"),
+            ("X-RateLimit-Remaining-Minute", "90"),
+            ("X-RateLimit-Limit-Hour", "100"),
+            ("X-RateLimit-Remaining-Hour", "90"),
+        ];
+        let a = read(200, &kong);
+        assert_eq!((a.policy, a.reset), (policy(100, 3600), Some(S(3540))));
+        // Without the RateLimit-* fields, the hour all the same.
+        let a = read(200, &kong[3..]);
+        assert_eq!((a.policy, a.reset), (policy(100, 3600), None));
+        // Two draft-8 policies of one quota: the longer window, with its own reset.
+        let a = read(
+            200,
+            &[
+                ("RateLimit-Policy", "\"m\";q=10;w=60, \"h\";q=10;w=3600"),
+                ("RateLimit", "\"m\";r=4;t=30, \"h\";r=4;t=1800"),
+            ],
+        );
+        assert_eq!((a.policy, a.reset), (policy(10, 3600), Some(S(1800))));
+    }
+
+    #[test]
+    fn a_policy_of_another_quota_is_not_the_counts() {
+        let a = read(
+            200,
+            &[
+                ("RateLimit-Limit", "50"),
+                ("RateLimit-Remaining", "7"),
+                ("RateLimit-Policy", "100;w=60"),
+            ],
+        );
+        assert_eq!((a.remaining, a.limit, a.policy), (Some(7), Some(50), None));
+    }
+
+    #[test]
+    fn discords_reset_after_is_read_before_its_epoch_reset() {
+        let a = read(
+            200,
+            &[
+                ("X-RateLimit-Remaining", "4"),
+                ("X-RateLimit-Reset", "1000000002"),
+                ("X-RateLimit-Reset-After", "1.234"),
+            ],
+        );
+        assert_eq!(a.reset, Some(Duration::from_millis(1234)));
+    }
+
+    #[test]
+    fn anthropics_request_limit_and_azures_retry_after_ms() {
+        let a = read(
+            429,
+            &[
+                ("anthropic-ratelimit-requests-limit", "50"),
+                ("anthropic-ratelimit-requests-remaining", "0"),
+                ("anthropic-ratelimit-requests-reset", "2001-09-09T01:46:52Z"),
+                ("anthropic-ratelimit-tokens-remaining", "39000"),
+                ("x-ms-retry-after-ms", "1500"),
+            ],
+        );
+        assert_eq!((a.remaining, a.limit), (Some(0), Some(50)));
+        assert_eq!(a.reset, Some(S(12)));
+        assert_eq!(a.retry_after, Some(Duration::from_millis(1500)));
     }
 
     #[test]

@@ -42,12 +42,14 @@ pub enum Form {
     RetryAfterSeconds,
     /// `Retry-After` as an HTTP date.
     RetryAfterDate,
-    /// `retry-after-ms`.
+    /// `retry-after-ms` (or Azure's `x-ms-retry-after-ms`).
     RetryAfterMs,
+    /// `anthropic-ratelimit-requests-*`, the reset an RFC 3339 date.
+    Anthropic,
 }
 
 impl Form {
-    const ALL: [Form; 16] = [
+    const ALL: [Form; 17] = [
         Form::IetfSeparate,
         Form::RemainingAlone,
         Form::IetfDictionary,
@@ -64,6 +66,7 @@ impl Form {
         Form::RetryAfterSeconds,
         Form::RetryAfterDate,
         Form::RetryAfterMs,
+        Form::Anthropic,
     ];
 
     fn bit(self) -> u32 {
@@ -90,6 +93,7 @@ impl fmt::Display for Form {
             Form::RetryAfterSeconds => "Retry-After in seconds",
             Form::RetryAfterDate => "Retry-After as a date",
             Form::RetryAfterMs => "retry-after-ms",
+            Form::Anthropic => "anthropic-ratelimit-requests-* (the reset a date)",
         })
     }
 }
@@ -198,7 +202,8 @@ fn form_of_field(name: &str, value: &str) -> Option<Form> {
         "ratelimit-remaining" | "ratelimit-limit" | "ratelimit-reset" => Form::IetfSeparate,
         "retry-after" if number(value).is_some() => Form::RetryAfterSeconds,
         "retry-after" => Form::RetryAfterDate,
-        "retry-after-ms" => Form::RetryAfterMs,
+        "retry-after-ms" | "x-ms-retry-after-ms" => Form::RetryAfterMs,
+        _ if name.starts_with("anthropic-ratelimit-requests-") => Form::Anthropic,
         _ if legacy && name.ends_with("-reset-after") => Form::LegacyDeltaReset,
         _ if legacy && (name.ends_with("-reset") || name.ends_with("-reset-requests")) => {
             match when::reset(value, SystemTime::UNIX_EPOCH).map(|(f, _)| f) {

@@ -106,28 +106,129 @@ fn go_duration(v: &str) -> Option<Duration> {
     total.is_finite().then(|| seconds(total))
 }
 
-/// An HTTP date in the one form servers must send (`Sun, 06 Nov 1994 08:49:37 GMT`).
+/// A date in any form a server writes one: the HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`)
+/// and the two obsolete forms HTTP recipients must still accept (RFC 850's
+/// `Sunday, 06-Nov-94 08:49:37 GMT` and asctime's `Sun Nov  6 08:49:37 1994`), or RFC 3339
+/// (`1994-11-06T08:49:37Z`, with a fraction or an offset; Anthropic's resets).
 pub fn http_date(v: &str) -> Option<SystemTime> {
-    let mut parts = v.split_ascii_whitespace();
-    let (_weekday, day, month, year, clock, zone) = (
-        parts.next()?,
-        parts.next()?,
-        parts.next()?,
-        parts.next()?,
-        parts.next()?,
-        parts.next()?,
-    );
-    if zone != "GMT" || parts.next().is_some() {
+    let v = v.trim();
+    imf_date(v)
+        .or_else(|| rfc850_date(v))
+        .or_else(|| asctime_date(v))
+        .or_else(|| rfc3339(v))
+}
+
+/// `Sun, 06 Nov 1994 08:49:37 GMT`.
+fn imf_date(v: &str) -> Option<SystemTime> {
+    let parts: Vec<&str> = v.split_ascii_whitespace().collect();
+    let [_weekday, day, month, year, clock, "GMT"] = parts[..] else {
+        return None;
+    };
+    civil(
+        year.parse().ok()?,
+        month_number(month)?,
+        day.parse().ok()?,
+        clock,
+        0.0,
+    )
+}
+
+/// `Sunday, 06-Nov-94 08:49:37 GMT`: a two-digit year is the one within 50 years of 2000.
+fn rfc850_date(v: &str) -> Option<SystemTime> {
+    let parts: Vec<&str> = v.split_ascii_whitespace().collect();
+    let [_weekday, date, clock, "GMT"] = parts[..] else {
+        return None;
+    };
+    let mut dmy = date.split('-');
+    let (day, month, year) = (dmy.next()?, dmy.next()?, dmy.next()?);
+    let year: i64 = year.parse().ok()?;
+    let year = if year < 50 {
+        2000 + year
+    } else if year < 100 {
+        1900 + year
+    } else {
+        year
+    };
+    civil(year, month_number(month)?, day.parse().ok()?, clock, 0.0)
+}
+
+/// `Sun Nov  6 08:49:37 1994`.
+fn asctime_date(v: &str) -> Option<SystemTime> {
+    let parts: Vec<&str> = v.split_ascii_whitespace().collect();
+    let [_weekday, month, day, clock, year] = parts[..] else {
+        return None;
+    };
+    civil(
+        year.parse().ok()?,
+        month_number(month)?,
+        day.parse().ok()?,
+        clock,
+        0.0,
+    )
+}
+
+/// `1994-11-06T08:49:37Z`, `1994-11-06T08:49:37.25+01:00`.
+fn rfc3339(v: &str) -> Option<SystemTime> {
+    let (date, rest) = v.split_once(['T', 't', ' '])?;
+    let mut ymd = date.split('-');
+    let (year, month, day) = (ymd.next()?, ymd.next()?, ymd.next()?);
+    if ymd.next().is_some() {
         return None;
     }
+    let (clock, offset) = match rest.strip_suffix(['Z', 'z']) {
+        Some(c) => (c, 0i64),
+        None => {
+            let at = rest.rfind(['+', '-'])?;
+            let (c, o) = rest.split_at(at);
+            let sign = if o.starts_with('-') { -1 } else { 1 };
+            let (oh, om) = o[1..].split_once(':')?;
+            let (oh, om): (i64, i64) = (oh.parse().ok()?, om.parse().ok()?);
+            if !(0..=23).contains(&oh) || !(0..=59).contains(&om) {
+                return None;
+            }
+            (c, sign * (oh * 3600 + om * 60))
+        }
+    };
+    let (whole, fraction) = match clock.split_once('.') {
+        Some((w, f)) if !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()) => {
+            (w, format!("0.{f}").parse::<f64>().ok()?)
+        }
+        Some(_) => return None,
+        None => (clock, 0.0),
+    };
+    let local = civil(
+        year.parse().ok()?,
+        month.parse().ok()?,
+        day.parse().ok()?,
+        whole,
+        fraction,
+    )?;
+    let shift = Duration::from_secs(offset.unsigned_abs());
+    if offset >= 0 {
+        local.checked_sub(shift)
+    } else {
+        local.checked_add(shift)
+    }
+}
+
+fn month_number(m: &str) -> Option<i64> {
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
-    let month = MONTHS.iter().position(|m| *m == month)? as i64 + 1;
-    let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
-    let mut hms = clock.split(':').map(|p| p.parse::<i64>().ok());
+    MONTHS.iter().position(|x| *x == m).map(|i| i as i64 + 1)
+}
+
+/// The time of a civil date and an `hh:mm:ss` clock (UTC), plus `fraction` of a second.
+fn civil(year: i64, month: i64, day: i64, clock: &str, fraction: f64) -> Option<SystemTime> {
+    let mut hms = clock.split(':').map(|p| {
+        (p.len() == 2 && p.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| p.parse::<i64>().ok())
+            .flatten()
+    });
     let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
-    if !(1..=31).contains(&day)
+    if hms.next().is_some()
+        || !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
         || !(0..=23).contains(&h)
         || !(0..=59).contains(&m)
         || !(0..=60).contains(&s)
@@ -147,7 +248,7 @@ pub fn http_date(v: &str) -> Option<SystemTime> {
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
     let secs = u64::try_from(days * 86_400 + h * 3600 + m * 60 + s).ok()?;
-    SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(secs))
+    SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(secs) + seconds(fraction))
 }
 
 #[cfg(test)]
@@ -210,6 +311,34 @@ mod tests {
         assert_eq!(ra("0.5"), Some(Duration::from_millis(500)));
         assert_eq!(ra("soon"), None);
         assert_eq!(http_date("Sun, 09 Sep 2001 01:46:40 GMT"), Some(now));
+    }
+
+    #[test]
+    fn every_date_form_a_server_writes() {
+        let now = at(1_000_000_000);
+        for form in [
+            "Sun, 09 Sep 2001 01:46:40 GMT",
+            "Sunday, 09-Sep-01 01:46:40 GMT",
+            "Sun Sep  9 01:46:40 2001",
+            "2001-09-09T01:46:40Z",
+            "2001-09-09T03:46:40+02:00",
+            "2001-09-08T23:46:40-02:00",
+        ] {
+            assert_eq!(http_date(form), Some(now), "{form}");
+        }
+        assert_eq!(
+            http_date("2001-09-09T01:46:40.25Z"),
+            Some(now + Duration::from_millis(250))
+        );
+        for bad in [
+            "2001-09-09T01:46:40",
+            "2001-13-09T01:46:40Z",
+            "2001-09-09T1:46:40Z",
+            "Sun Sep  9 01:46:40",
+            "2001-09-09T01:46:40+25:00",
+        ] {
+            assert_eq!(http_date(bad), None, "{bad}");
+        }
     }
 
     #[test]
