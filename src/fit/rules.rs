@@ -25,6 +25,15 @@ pub enum Rule {
         limit: f64,
         window: f64,
     },
+    /// The sliding-window counter (the Python limits library's, Cloudflare's): clock windows
+    /// of `window`, the first starting `phase` seconds into the trace's clock; a request is
+    /// admitted while the previous window's count, weighted by the share of it still inside
+    /// the sliding window, plus the current one's stays below `limit`.
+    SlidingCounter {
+        limit: f64,
+        window: f64,
+        phase: f64,
+    },
 }
 
 /// Where a fixed window's windows start.
@@ -51,6 +60,7 @@ impl Rule {
                 ..
             } => "a fixed window started by the first request after the last",
             Rule::SlidingWindow { .. } => "a sliding window",
+            Rule::SlidingCounter { .. } => "a sliding-window counter",
         }
     }
 
@@ -63,13 +73,30 @@ impl Rule {
                 start,
             },
             Rule::SlidingWindow { limit, .. } => Rule::SlidingWindow { limit, window: p },
+            Rule::SlidingCounter { limit, phase, .. } => Rule::SlidingCounter {
+                limit,
+                window: p,
+                phase: phase.min(p),
+            },
         }
     }
 
     pub(super) fn period(&self) -> f64 {
         match *self {
             Rule::Bucket { period, .. } => period,
-            Rule::FixedWindow { window, .. } | Rule::SlidingWindow { window, .. } => window,
+            Rule::FixedWindow { window, .. }
+            | Rule::SlidingWindow { window, .. }
+            | Rule::SlidingCounter { window, .. } => window,
+        }
+    }
+
+    /// The limit (a bucket's size).
+    pub(super) fn limit(&self) -> f64 {
+        match *self {
+            Rule::Bucket { size, .. } => size,
+            Rule::FixedWindow { limit, .. }
+            | Rule::SlidingWindow { limit, .. }
+            | Rule::SlidingCounter { limit, .. } => limit,
         }
     }
 
@@ -127,8 +154,11 @@ impl Rule {
 /// A rule's state while the trace is replayed.
 pub(super) struct Predictor {
     rule: Rule,
-    /// Bucket: its level. Fixed window: the admitted count of the current window.
+    /// Bucket: its level. Fixed window and counter: the admitted count of the current window.
     level: f64,
+    /// Counter: the previous window's count, and the index of the current window.
+    previous: f64,
+    index: f64,
     window_start: f64,
     /// Sliding window: the admission times still inside it.
     recent: std::collections::VecDeque<f64>,
@@ -146,10 +176,20 @@ impl Predictor {
             recent: Default::default(),
             last: at,
             charged: false,
+            previous: 0.0,
+            index: 0.0,
         };
         match rule {
             // The first window has seen `limit − start` already.
             Rule::FixedWindow { limit, .. } => p.level = (limit - start).max(0.0),
+            Rule::SlidingCounter {
+                limit,
+                window,
+                phase,
+            } => {
+                p.level = (limit - start).max(0.0);
+                p.index = ((at - phase) / window).floor();
+            }
             Rule::SlidingWindow { limit, .. } => {
                 let used = (limit - start).max(0.0) as usize;
                 p.recent.extend(std::iter::repeat_n(at - 1e-9, used));
@@ -170,6 +210,10 @@ impl Predictor {
                 self.level = (observed + self.level.max(0.0).fract()).clamp(0.0, size);
             }
             Rule::FixedWindow { limit, .. } => self.level = (limit - observed).max(0.0),
+            Rule::SlidingCounter { limit, .. } => {
+                let weighted = self.weighted_previous(at);
+                self.level = (limit - observed - weighted).round().max(0.0);
+            }
             Rule::SlidingWindow { .. } => {
                 if off > 0.0 {
                     for _ in 0..(off as usize).min(self.recent.len()) {
@@ -195,7 +239,37 @@ impl Predictor {
                 let expired = self.recent.partition_point(|&t| t <= at - window);
                 ((self.recent.len() - expired) as f64) < limit
             }
+            Rule::SlidingCounter { limit, .. } => {
+                let (previous, current) = self.counts_at(at);
+                (previous * self.share_of_previous(at) + current).floor() + 1.0 <= limit
+            }
         }
+    }
+
+    /// Counter: the share of the previous window still inside the sliding window at `at`.
+    fn share_of_previous(&self, at: f64) -> f64 {
+        let Rule::SlidingCounter { window, phase, .. } = self.rule else {
+            return 0.0;
+        };
+        let into = (at - phase) / window;
+        1.0 - (into - into.floor())
+    }
+
+    /// Counter: the previous and current windows' counts at `at`, windows turned over since.
+    fn counts_at(&self, at: f64) -> (f64, f64) {
+        let Rule::SlidingCounter { window, phase, .. } = self.rule else {
+            return (0.0, self.level);
+        };
+        match ((at - phase) / window).floor() - self.index {
+            k if k <= 0.0 => (self.previous, self.level),
+            k if k == 1.0 => (self.level, 0.0),
+            _ => (0.0, 0.0),
+        }
+    }
+
+    /// Counter: the previous window's count as it weighs at `at`.
+    fn weighted_previous(&self, at: f64) -> f64 {
+        self.counts_at(at).0 * self.share_of_previous(at)
     }
 
     pub(super) fn step(&mut self, e: &Event) -> f64 {
@@ -231,6 +305,18 @@ impl Predictor {
                     self.level += 1.0;
                 }
                 (limit - self.level).max(0.0)
+            }
+            Rule::SlidingCounter {
+                limit,
+                window,
+                phase,
+            } => {
+                (self.previous, self.level) = self.counts_at(e.at);
+                self.index = ((e.at - phase) / window).floor();
+                if e.admitted || self.charged {
+                    self.level += 1.0;
+                }
+                (limit - (self.weighted_previous(e.at) + self.level).floor()).max(0.0)
             }
             Rule::SlidingWindow { limit, window } => {
                 while self.recent.front().is_some_and(|&t| t <= e.at - window) {

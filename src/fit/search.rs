@@ -36,6 +36,11 @@ pub(super) fn choose(
             limit: size,
             window: 1.0,
         },
+        Rule::SlidingCounter {
+            limit: size,
+            window: 1.0,
+            phase: 0.0,
+        },
     ];
     let refusals = events.iter().filter(|e| e.limited).count();
     // Each rule with refusals free, and (where it makes a difference) charged: the better of
@@ -75,20 +80,26 @@ pub(super) fn choose(
         })
         .collect();
     best.sort_by(|a, b| a.miss.total_cmp(&b.miss));
-    // The two ways a fixed window starts are one rule: the better stands for it. Where they
-    // explain the trace alike, the one at a period the server states or a round one does: a
-    // grid replayed on windows that start at the first request fits them by a window a gap
-    // longer (express-rate-limit's 60 s read as 60.6 s), and the other way round.
-    let fixed: Vec<usize> = (0..best.len())
-        .filter(|&i| matches!(best[i].rule, Rule::FixedWindow { .. }))
-        .collect();
-    if let [a, b] = fixed[..] {
-        let (ma, mb) = (best[a].miss, best[b].miss);
-        let alike = (ma - mb).abs() <= 0.02 + 0.1 * ma.min(mb);
-        let plain = |i: usize| period_rank(best[i].rule.period(), policy_window);
-        let drop = if alike && plain(b) < plain(a) { a } else { b };
-        best.remove(drop);
+    // Rules of one family are one rule: the two ways a fixed window starts, and a sliding
+    // window's log and counter. The better stands for its family; where two explain the trace
+    // alike, the plainer does (a period the server states or a round one, then the grid and
+    // the log): a grid replayed on windows that start at the first request fits them by a
+    // window a gap longer (express-rate-limit's 60 s read as 60.6 s), and the other way round,
+    // and a log and a counter part only where the counter's weighting shows.
+    let mut kept: Vec<Searched> = Vec::new();
+    for b in best {
+        match kept.iter_mut().find(|k| family(&k.rule) == family(&b.rule)) {
+            None => kept.push(b),
+            Some(k) => {
+                let alike = (k.miss - b.miss).abs() <= 0.02 + 0.1 * k.miss.min(b.miss);
+                let plain = |r: &Rule| (period_rank(r.period(), policy_window), kind_rank(r));
+                if alike && plain(&b.rule) < plain(&k.rule) {
+                    *k = b;
+                }
+            }
+        }
     }
+    let best = kept;
     let (rule, miss) = (best[0].rule, best[0].miss);
     let (other, other_miss) = (best[1].rule, best[1].miss);
     for b in &best {
@@ -129,10 +140,34 @@ pub(super) fn choose(
     out.rule = Some(rule);
 }
 
+/// The phases a counter's clock windows are tried at, per window.
+const COUNTER_PHASES: u32 = 12;
+
 /// A miss this small per answer (two answers in a hundred off by one) is the trace's own
 /// noise (a request dated a few milliseconds off across a reset): a refined period must
 /// explain the trace better than a round or stated one by more than it.
 const MISS_NOISE: f64 = 0.02;
+
+/// Which rules are one rule told two ways (see `choose`).
+fn family(r: &Rule) -> u8 {
+    match r {
+        Rule::Bucket { .. } => 0,
+        Rule::FixedWindow { .. } => 1,
+        Rule::SlidingWindow { .. } | Rule::SlidingCounter { .. } => 2,
+    }
+}
+
+/// Within a family, the plainer way first: the clock's grid, the sliding log.
+fn kind_rank(r: &Rule) -> u8 {
+    match r {
+        Rule::FixedWindow {
+            start: WindowStart::FirstRequest,
+            ..
+        }
+        | Rule::SlidingCounter { .. } => 1,
+        _ => 0,
+    }
+}
 
 /// How plainly a server would state `period`: 0 the policy's own window, 1 a round period,
 /// 2 any other.
@@ -224,12 +259,30 @@ fn search(
     span: f64,
     charged: bool,
 ) -> (Rule, f64) {
-    let mut grid: Vec<f64> = ROUND_PERIODS
+    let longest = span.max(1.0) * 4.0;
+    // The periods a server states plainly: the round ones and the policy's window.
+    let mut plain: Vec<f64> = ROUND_PERIODS
         .iter()
         .copied()
-        .filter(|&p| p <= span.max(1.0) * 4.0)
+        .filter(|&p| p <= longest)
         .collect();
-    grid.extend(policy_window);
+    plain.extend(policy_window);
+    // Between them, steps of a ninth of a decade (a 4 s window lies 40 % from both 2 s and
+    // 5 s, where the refinement's ±40 % may not reach it), and the longest reset the answers
+    // stated, a window's own length when it was stated just after a request.
+    let mut grid = plain.clone();
+    grid.extend(
+        (0..)
+            .map(|k| 10f64.powf(f64::from(k) / 9.0))
+            .take_while(|&p| p <= longest),
+    );
+    grid.extend(
+        events
+            .iter()
+            .filter_map(|e| e.reset)
+            .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))))
+            .filter(|r| *r >= 0.5 && *r <= longest),
+    );
     // A bucket kept empty admits at its refill rate: the period that rate implies, counted
     // from the first 429 (before it the bucket was spending what it held), which may be far
     // longer than the trace (a slow bucket seen at work for a few seconds).
@@ -245,19 +298,53 @@ fn search(
             grid.push(size * took / admitted);
         }
     }
-    let score = |p: f64| rule.with_period(p).miss_charged(events, charged);
-    let (mut best_p, mut best_m) = (grid[0], f64::INFINITY);
-    for &p in &grid {
-        let m = score(p);
-        if m < best_m {
-            (best_p, best_m) = (p, m);
+    // The rule at period `p` and its miss; a counter's clock windows tried at phases a
+    // twelfth of a window apart, then finer around the best (the trace's clock is not the
+    // server's).
+    let fitted = |p: f64| -> (Rule, f64) {
+        let at = |r: Rule| (r, r.miss_charged(events, charged));
+        match rule.with_period(p) {
+            Rule::SlidingCounter { limit, window, .. } => {
+                let counter = |phase: f64| {
+                    at(Rule::SlidingCounter {
+                        limit,
+                        window,
+                        phase: phase.rem_euclid(window),
+                    })
+                };
+                let better = |a: (Rule, f64), b: (Rule, f64)| if b.1 < a.1 { b } else { a };
+                let step = window / f64::from(COUNTER_PHASES);
+                let coarse = (0..COUNTER_PHASES)
+                    .map(|k| counter(step * f64::from(k)))
+                    .reduce(better)
+                    .expect("phases to try");
+                let Rule::SlidingCounter { phase, .. } = coarse.0 else {
+                    return coarse;
+                };
+                // Then a tenth of a step at a time around the best.
+                (-5..=5)
+                    .map(|k| counter(phase + step * f64::from(k) / 10.0))
+                    .fold(coarse, better)
+            }
+            r => at(r),
         }
-    }
+    };
+    let score = |p: f64| fitted(p).1;
+    let best_of = |periods: &[f64]| {
+        periods
+            .iter()
+            .map(|&p| (p, score(p)))
+            .fold(
+                (periods[0], f64::INFINITY),
+                |b, c| if c.1 < b.1 { c } else { b },
+            )
+    };
+    let (grid_p, grid_m) = best_of(&plain);
+    let (best_p, best_m) = best_of(&grid);
     // Then finer: 1 % steps over ±40 %, 0.05 % steps over ±1 % (a rate off by 0.5 % drifts
     // by a token every 200 over a long trace). A round period, or the one the policy states,
-    // stays unless the refined one explains the trace clearly better (a tenth, and more than
+    // stays unless another explains the trace clearly better (a tenth, and more than
     // `MISS_NOISE`): real timing's noise alone moves the best period by a few percent.
-    let (grid_p, grid_m) = (best_p, best_m);
     // `reach` steps of `step` (a fraction) each side of `center`: the better of them and `best`.
     let scan = |center: f64, step: f64, reach: i32, mut best: (f64, f64)| {
         for k in -reach..=reach {
@@ -279,7 +366,7 @@ fn search(
     }
     let (best_p, best_m) = best;
     if best_m > grid_m * 0.9 - MISS_NOISE {
-        return (rule.with_period(grid_p), grid_m);
+        return fitted(grid_p);
     }
-    (rule.with_period(best_p), best_m)
+    fitted(best_p)
 }

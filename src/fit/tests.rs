@@ -13,10 +13,7 @@ fn trace(rule: Rule, gap: f64, n: usize) -> Vec<Event> {
 
 /// [`trace`] of a server whose refusals cost a token (`charged`) or not.
 fn trace_charged(rule: Rule, gap: f64, n: usize, charged: bool) -> Vec<Event> {
-    let start = match rule {
-        Rule::Bucket { size, .. } => size,
-        Rule::FixedWindow { limit, .. } | Rule::SlidingWindow { limit, .. } => limit,
-    };
+    let start = rule.limit();
     let mut p = Predictor::new(rule, start, 0.0);
     p.charged = charged;
     let mut out = Vec::new();
@@ -81,6 +78,17 @@ fn each_rule_is_recovered_from_its_own_counts() {
             },
             0.5,
             1500,
+        ),
+        // A counter's clock windows a third of one into the trace: its weighting, not a
+        // log's, explains the counts.
+        (
+            Rule::SlidingCounter {
+                limit: 20.0,
+                window: 4.0,
+                phase: 1.3,
+            },
+            0.15,
+            200,
         ),
     ] {
         let f = fit(&trace(rule, gap, n));

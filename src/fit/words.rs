@@ -169,6 +169,14 @@ impl Fit {
                     let _ = writeln!(s, "start = \"first-request\"");
                 }
             }
+            Rule::SlidingCounter { limit, window, .. } => {
+                let _ = writeln!(
+                    s,
+                    "kind = \"sliding-window-counter\"\nlimit = {}\nwindow = \"{}\"",
+                    limit.round(),
+                    show_secs(window)
+                );
+            }
             Rule::SlidingWindow { limit, window } => {
                 let _ = writeln!(
                     s,
@@ -211,11 +219,7 @@ impl Fit {
                     out,
                     "fit: {} of {} per {} (confidence {:.2}), refused requests {}",
                     r.name(),
-                    match r {
-                        Rule::Bucket { size, .. } => size,
-                        Rule::FixedWindow { limit, .. } | Rule::SlidingWindow { limit, .. } =>
-                            limit,
-                    },
+                    r.limit(),
                     show_secs(r.period()),
                     self.confidence,
                     match self.refused_cost {
