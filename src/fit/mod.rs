@@ -192,7 +192,10 @@ pub fn fit(events: &[Event]) -> Fit {
 /// the answers that state one is left out, as a stray.
 fn stated_limits(events: &[Event]) -> Vec<(f64, usize)> {
     let mut limits: Vec<(f64, usize)> = Vec::new();
-    for l in events.iter().filter_map(|e| e.limit.or(e.policy.map(|p| p.0))) {
+    for l in events
+        .iter()
+        .filter_map(|e| e.limit.or(e.policy.map(|p| p.0)))
+    {
         match limits.iter_mut().find(|(x, _)| *x == l) {
             Some((_, n)) => *n += 1,
             None => limits.push((l, 1)),
