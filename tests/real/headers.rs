@@ -1,5 +1,6 @@
-//! The rate-limit fields real limiters send, captured into `tests/data/real-headers/` and
-//! checked against them again on every run (the format: that folder's README.md).
+//! The rate-limit fields real limiters send, captured into
+//! `crates/fair-share/testdata/real-headers/` (which the law's crate reads in its unit tests)
+//! and checked against them again on every run (the format: that folder's README.md).
 //!
 //! A capture sends a few requests to a freshly started limiter and keeps the first 2xx and the
 //! first 429 it got, each reduced to its status line and its rate-limit fields, `Retry-After`
@@ -13,6 +14,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::harness::{self, Answer, Limiter};
+
+/// Where the captures are, from the checkout's root.
+const FOLDER: &str = "crates/fair-share/testdata/real-headers";
 
 /// The environment variable that makes the tests write the files rather than check them.
 const WRITE: &str = "THROTTLE_SIM_WRITE_REAL_HEADERS";
@@ -175,9 +179,7 @@ fn capture(limiter: &Limiter, send: Send) -> [Block; 2] {
 }
 
 fn path(name: &str) -> PathBuf {
-    harness::root()
-        .join("tests/data/real-headers")
-        .join(format!("{name}.txt"))
+    harness::root().join(FOLDER).join(format!("{name}.txt"))
 }
 
 /// The file's text: the configuration and the versions as comments, then one block per
@@ -290,8 +292,8 @@ pub fn check_all(captures: &[Capture], start: impl Fn(&Capture) -> Limiter) {
     );
     assert!(
         wrong.is_empty(),
-        "the rate-limit fields differ from tests/data/real-headers/ (if a new version of the \
-         limiter meant it, {WRITE}=1 writes the files again):\n{}",
+        "the rate-limit fields differ from {FOLDER}/ (if a new version of the limiter meant it, \
+         {WRITE}=1 writes the files again):\n{}",
         wrong.join("\n")
     );
 }
