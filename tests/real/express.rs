@@ -38,7 +38,7 @@ fn start(c: &Config) -> Limiter {
     })
 }
 
-/// 5 per 10 s in each header revision, without the legacy fields, and draft-8 with them.
+/// 5 per 10 s in a header revision (or none, `"false"`), with or without the legacy fields.
 const fn five_per_ten(standard_headers: &'static str, legacy_headers: bool) -> Config {
     Config {
         limit: 5,
@@ -48,7 +48,7 @@ const fn five_per_ten(standard_headers: &'static str, legacy_headers: bool) -> C
     }
 }
 
-const CAPTURES: [(Capture, Config); 4] = [
+const CAPTURES: [(Capture, Config); 7] = [
     (
         Capture {
             name: "express-rate-limit-draft-6",
@@ -59,11 +59,27 @@ const CAPTURES: [(Capture, Config); 4] = [
     ),
     (
         Capture {
+            name: "express-rate-limit-draft-6-legacy",
+            config: "limit=5 window=10s standardHeaders=draft-6 legacyHeaders=true",
+            send: BACK_TO_BACK,
+        },
+        five_per_ten("draft-6", true),
+    ),
+    (
+        Capture {
             name: "express-rate-limit-draft-7",
             config: "limit=5 window=10s standardHeaders=draft-7 legacyHeaders=false",
             send: BACK_TO_BACK,
         },
         five_per_ten("draft-7", false),
+    ),
+    (
+        Capture {
+            name: "express-rate-limit-draft-7-legacy",
+            config: "limit=5 window=10s standardHeaders=draft-7 legacyHeaders=true",
+            send: BACK_TO_BACK,
+        },
+        five_per_ten("draft-7", true),
     ),
     (
         Capture {
@@ -80,6 +96,14 @@ const CAPTURES: [(Capture, Config); 4] = [
             send: BACK_TO_BACK,
         },
         five_per_ten("draft-8", true),
+    ),
+    (
+        Capture {
+            name: "express-rate-limit-legacy",
+            config: "limit=5 window=10s standardHeaders=false legacyHeaders=true",
+            send: BACK_TO_BACK,
+        },
+        five_per_ten("false", true),
     ),
 ];
 

@@ -98,8 +98,9 @@ fn version() -> String {
 }
 
 /// A bucket of 5 refilled at 1 a second, let through at once (5 answered, the sixth
-/// refused), and a queue of 2 at 1 a second (of 5 at once: 1 answered, 2 held, 2 refused).
-const CAPTURES: [(Capture, Config); 2] = [
+/// refused), and a queue of 2 at 1 a second (of 5 at once: 1 answered, 2 held, 2 refused); and
+/// a bucket of 4 refilled at 5 a second, let through at once.
+const CAPTURES: [(Capture, Config); 3] = [
     (
         Capture {
             name: "nginx-limit-req-nodelay",
@@ -122,6 +123,18 @@ const CAPTURES: [(Capture, Config); 2] = [
             per_second: 1,
             burst: 2,
             nodelay: false,
+        },
+    ),
+    (
+        Capture {
+            name: "nginx-limit-req",
+            config: "rate=5r/s burst=3 nodelay=true status=429",
+            send: BACK_TO_BACK,
+        },
+        Config {
+            per_second: 5,
+            burst: 3,
+            nodelay: true,
         },
     ),
 ];
