@@ -6,7 +6,7 @@
 //! - [`sim_agrees`]: the sim of the same fleet against the limiter's model, over [`SIM_SEEDS`]
 //!   seeds, and the live run's ratio_429, utilization and fairness (`measure.rs`'s `Metrics`,
 //!   taken from both `requests.csv` alike) within `spread` of the sim's mean, or the floor
-//!   below.
+//!   below; a run that disagrees gets one more live run, which must agree.
 //! - [`fair_share_targets`]: the live run against the project's targets for fair-share. Where
 //!   fair-share misses them today, the test is ignored with the numbers measured in its reason.
 //!
@@ -98,10 +98,15 @@ fn judge_fit(setup: &Setup, f: &serde_json::Value) -> (String, Option<String>) {
 
 /// The live fair-share run lies within `spread` of the sim's mean over seeds of the same fleet
 /// against the limiter's model.
+///
+/// A run that disagrees is followed by one more live run of its own, as
+/// `tests/live_agreement.rs` does (`retried`): a live run is one draw, and fair-share's
+/// outcome on these windows has a long tail (one process taking most of the 2xx: Flask-
+/// Limiter's fixed window once gave fairness 0.46, where 20 sim seeds give 0.91 ± 0.06 and 30
+/// give 0.62 at the least, and 20 live runs 0.68 at the least). A model that disagrees
+/// disagrees again, and fails with both runs printed and kept.
 pub fn sim_agrees(name: &str) {
     let setup = runs::setup(name);
-    let live = live_run(name);
-    let measured = Metrics::of(&live.rows, setup);
     let scenario = setup.scenario();
     let sims: Vec<(Metrics, String)> = (0..SIM_SEEDS)
         .map(|seed| {
@@ -111,6 +116,38 @@ pub fn sim_agrees(name: &str) {
         .collect();
     let three: Vec<[f64; 3]> = sims.iter().map(|(m, _)| m.three()).collect();
     let sim = stats(&three);
+    println!("{name}: sim seed 0: {}", sims[0].0.line());
+    let first = live_run(name);
+    let Some(disagreement) = disagrees(name, setup, first, &sim) else {
+        return;
+    };
+    println!("{name}: disagreed once, running it live again: {disagreement}");
+    let again = runs::fair_share_again(setup)
+        .unwrap_or_else(|e| panic!("{name}: the second fair-share run failed: {e}"));
+    let Some(second) = disagrees(name, setup, &again, &sim) else {
+        return;
+    };
+    let kept = keep(
+        name,
+        &[
+            ("live-requests.csv", &first.csv),
+            ("live-again-requests.csv", &again.csv),
+            ("sim-seed-0-requests.csv", &sims[0].1),
+            ("scenario.toml", &scenario),
+        ],
+    );
+    panic!(
+        "{name}: the live runs disagree with the sim of its model: {second} (and before it: \
+         {disagreement})\n  against {}; both live runs and the sim's requests are kept in {}",
+        first.versions,
+        kept.display(),
+    );
+}
+
+/// How `live` stands against the sim's (mean, deviation) of each measure, printed; what it
+/// disagrees on, if anything.
+fn disagrees(name: &str, setup: &Setup, live: &Live, sim: &[(f64, f64); 3]) -> Option<String> {
+    let measured = Metrics::of(&live.rows, setup);
     let floors = [RATIO_429_FLOOR, UTILIZATION_FLOOR, FAIRNESS_FLOOR];
     let mut lines = Vec::new();
     let mut disagree = Vec::new();
@@ -133,26 +170,8 @@ pub fn sim_agrees(name: &str) {
         lines.push(line);
     }
     println!("{name}: live: {}", measured.line());
-    println!("{name}: sim seed 0: {}", sims[0].0.line());
     println!("{name}: {}", lines.join("; "));
-    if !disagree.is_empty() {
-        let kept = keep(
-            name,
-            &[
-                ("live-requests.csv", &live.csv),
-                ("sim-seed-0-requests.csv", &sims[0].1),
-                ("scenario.toml", &scenario),
-            ],
-        );
-        panic!(
-            "{name}: the live run disagrees with the sim of its model: {}\n  live: {}\n  \
-             against {}; the live and the sim's requests are kept in {}",
-            disagree.join("; "),
-            measured.line(),
-            live.versions,
-            kept.display(),
-        );
-    }
+    (!disagree.is_empty()).then(|| format!("{} ({})", disagree.join("; "), measured.line()))
 }
 
 /// The requests.csv of the sim of `scenario` with `seed`.

@@ -174,6 +174,12 @@ fn caught<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     })
 }
 
+/// One more fair-share run of `setup`, on an instance of its own (for a test that wants a
+/// second draw), or why it failed.
+pub fn fair_share_again(setup: &Setup) -> Result<Live, String> {
+    caught(|| run_fair_share(setup))
+}
+
 fn run_fair_share(setup: &Setup) -> Live {
     let limiter = (setup.start)();
     let tmp = tempfile::Builder::new()
