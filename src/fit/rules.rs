@@ -262,7 +262,7 @@ impl Predictor {
         };
         match ((at - phase) / window).floor() - self.index {
             k if k <= 0.0 => (self.previous, self.level),
-            k if k == 1.0 => (self.level, 0.0),
+            1.0 => (self.level, 0.0),
             _ => (0.0, 0.0),
         }
     }

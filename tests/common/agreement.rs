@@ -1,7 +1,9 @@
 //! What a live run is held to: the sim's mean and deviation over seeds of the same scenario,
 //! and the `spread` a live run may stray from that mean (`tests/live_agreement.rs`, where the
-//! rule was measured, and `tests/ports/`). One live run at a time in a test binary: they
-//! measure timing, and two at once on a small machine would measure each other.
+//! rule was measured, `tests/ports/` and `tests/real/`). One live run at a time in a test
+//! binary where runs are fast enough to measure each other on a small machine
+//! ([`one_at_a_time`]); `tests/real/` runs its real limiters' configurations at once, each at
+//! about ten requests a second.
 
 use std::sync::Mutex;
 
@@ -27,6 +29,11 @@ pub fn sim_stats(text: &str, sets: &[&str], seeds: u64) -> [(f64, f64); 4] {
             [m.ratio_429, m.utilization, m.requests as f64, m.fairness]
         })
         .collect();
+    stats(&runs)
+}
+
+/// The mean and sample standard deviation of each of `N` measures over runs (one array each).
+pub fn stats<const N: usize>(runs: &[[f64; N]]) -> [(f64, f64); N] {
     let n = runs.len() as f64;
     std::array::from_fn(|i| {
         let mean = runs.iter().map(|r| r[i]).sum::<f64>() / n;

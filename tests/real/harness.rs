@@ -1,7 +1,7 @@
 //! What the tests of every real limiter share: a free loopback port, a limiter started as a
 //! child process and waited for until it answers, killed when the test is done with it (or
 //! dies), one raw HTTP exchange, and `throttle-sim` run to its end with its results read back
-//! (`summary.json`, `requests.csv`, `fit --json`).
+//! (`requests.csv`, `fit --json`).
 //!
 //! A limiter is asked whether it is up at `/ready`, which each configuration routes around its
 //! limit (nginx's `return`, an exempt route in the Python and Node.js servers), so that the
@@ -353,26 +353,26 @@ pub fn fit(dir: &Path) -> serde_json::Value {
     said["fit"].clone()
 }
 
-/// A results folder's `summary.json`.
-pub fn summary(dir: &Path) -> serde_json::Value {
-    let path = dir.join("summary.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
 /// One row of a results folder's `requests.csv`: when it was sent (seconds from the run's
-/// start), by which process, and how it was answered (`ok`, `limited`, or an error's name).
+/// start), by which process, how it was answered (`ok`, `limited`, or an error's name) and how
+/// long the answer took (seconds).
+#[derive(Clone, Debug)]
 pub struct Sent {
     pub t: f64,
     pub process: usize,
     pub status: String,
+    pub latency: f64,
 }
 
-/// Every request of `dir/requests.csv` (the run had `--log-requests`).
-pub fn requests(dir: &Path) -> Vec<Sent> {
+/// The text of `dir/requests.csv` (the run had `--log-requests`).
+pub fn requests_csv(dir: &Path) -> String {
     let path = dir.join("requests.csv");
-    let mut reader =
-        csv::Reader::from_path(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every request of a `requests.csv`'s text, a live run's or a sim's (the same columns).
+pub fn requests(csv_text: &str) -> Vec<Sent> {
+    let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
     let header = reader.headers().expect("requests.csv has a header").clone();
     let column = |name: &str| {
         header
@@ -380,7 +380,12 @@ pub fn requests(dir: &Path) -> Vec<Sent> {
             .position(|h| h == name)
             .unwrap_or_else(|| panic!("requests.csv has no `{name}` column"))
     };
-    let (t, process, status) = (column("t"), column("process"), column("status"));
+    let (t, process, status, latency) = (
+        column("t"),
+        column("process"),
+        column("status"),
+        column("latency"),
+    );
     reader
         .records()
         .map(|row| {
@@ -389,6 +394,7 @@ pub fn requests(dir: &Path) -> Vec<Sent> {
                 t: row[t].parse().expect("t is seconds"),
                 process: row[process].parse().expect("process is a number"),
                 status: row[status].to_string(),
+                latency: row[latency].parse().unwrap_or(0.0),
             }
         })
         .collect()

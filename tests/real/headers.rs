@@ -1,5 +1,6 @@
-//! The rate-limit fields real limiters send, captured into `tests/data/real-headers/` and
-//! checked against them again on every run (the format: that folder's README.md).
+//! The rate-limit fields real limiters send, captured into
+//! `crates/fair-share/testdata/real-headers/` (which the law's crate reads in its unit tests)
+//! and checked against them again on every run (the format: that folder's README.md).
 //!
 //! A capture sends a few requests to a freshly started limiter and keeps the first 2xx and the
 //! first 429 it got, each reduced to its status line and its rate-limit fields, `Retry-After`
@@ -13,6 +14,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::harness::{self, Answer, Limiter};
+
+/// Where the captures are, from the checkout's root.
+const FOLDER: &str = "crates/fair-share/testdata/real-headers";
 
 /// The environment variable that makes the tests write the files rather than check them.
 const WRITE: &str = "THROTTLE_SIM_WRITE_REAL_HEADERS";
@@ -73,20 +77,41 @@ fn kept(name: &str) -> bool {
 }
 
 /// A value with what changes from answer to answer taken out: an HTTP date is `<http-date>`,
-/// and every run of digits is one `9` (so `r=49; t=5` and `r=0; t=10` are both `r=9; t=9`).
+/// a structured field's byte sequence is `:<bytes>:` (express-rate-limit's `pk=:M2M0…:` is a
+/// hash of the key, which changes with the deployment), and every run of digits is one `9`
+/// (so `r=49; t=5` and `r=0; t=10` are both `r=9; t=9`).
 fn shape(value: &str) -> String {
     if is_http_date(value) {
         return "<http-date>".into();
     }
     let mut out = String::new();
-    for c in value.chars() {
+    let mut rest = value;
+    while let Some(c) = rest.chars().next() {
+        if let Some(len) =
+            byte_sequence(rest).filter(|_| matches!(out.chars().last(), None | Some('=' | ' ')))
+        {
+            out.push_str(":<bytes>:");
+            rest = &rest[len..];
+            continue;
+        }
         if !c.is_ascii_digit() {
             out.push(c);
         } else if !out.ends_with('9') || out.is_empty() {
             out.push('9');
         }
+        rest = &rest[c.len_utf8()..];
     }
     out
+}
+
+/// The length of the structured field's byte sequence `text` starts with (`:` base64 `:`,
+/// with at least one letter), if it does.
+fn byte_sequence(text: &str) -> Option<usize> {
+    let inner = text.strip_prefix(':')?;
+    let end = inner.find(':')?;
+    let body = &inner[..end];
+    let base64 = |b: u8| b.is_ascii_alphanumeric() || b"+/=".contains(&b);
+    (body.bytes().all(base64) && body.bytes().any(|b| b.is_ascii_alphabetic())).then_some(end + 2)
 }
 
 /// `Sun, 06 Nov 1994 08:49:37 GMT`, the one form of date HTTP servers send now.
@@ -154,9 +179,7 @@ fn capture(limiter: &Limiter, send: Send) -> [Block; 2] {
 }
 
 fn path(name: &str) -> PathBuf {
-    harness::root()
-        .join("tests/data/real-headers")
-        .join(format!("{name}.txt"))
+    harness::root().join(FOLDER).join(format!("{name}.txt"))
 }
 
 /// The file's text: the configuration and the versions as comments, then one block per
@@ -269,8 +292,8 @@ pub fn check_all(captures: &[Capture], start: impl Fn(&Capture) -> Limiter) {
     );
     assert!(
         wrong.is_empty(),
-        "the rate-limit fields differ from tests/data/real-headers/ (if a new version of the \
-         limiter meant it, {WRITE}=1 writes the files again):\n{}",
+        "the rate-limit fields differ from {FOLDER}/ (if a new version of the limiter meant it, \
+         {WRITE}=1 writes the files again):\n{}",
         wrong.join("\n")
     );
 }
@@ -282,6 +305,11 @@ fn shapes_keep_names_and_punctuation_and_drop_numbers_and_dates() {
         "\"9-in-9sec\"; r=9; t=9"
     );
     assert_eq!(shape("1796415702"), "9");
+    assert_eq!(
+        shape("\"5-in-10sec\"; q=5; w=10; pk=:M2M0NjllOWQ2YzU4:"),
+        "\"9-in-9sec\"; q=9; w=9; pk=:<bytes>:"
+    );
+    assert_eq!(shape(":YWJj:"), ":<bytes>:");
     assert_eq!(shape("1.5"), "9.9");
     assert_eq!(shape("Fri, 04 Dec 2026 20:21:31 GMT"), "<http-date>");
     assert_eq!(

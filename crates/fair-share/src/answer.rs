@@ -617,15 +617,41 @@ mod tests {
     }
 
     #[test]
-    fn nginx_says_nothing_but_its_status() {
-        let got: Vec<Said> = capture!("nginx-limit-req").iter().map(said).collect();
+    fn flask_limiters_two_limits_state_the_shortest_on_a_2xx_and_the_spent_one_on_a_429() {
+        use Status::{Limited, Ok};
+        // "2 per 1 second; 5 per 10 seconds": the 2xx states the 1 s limit (its reset an epoch
+        // second, read against the Date), the 429 the 10 s limit it spent, with its wait.
+        let got: Vec<Said> = capture!("flask-limiter-two-limits")
+            .iter()
+            .map(said)
+            .collect();
         assert_eq!(
             got,
             [
-                (Status::Ok, None, None, None, None, None),
-                (Status::Limited, None, None, None, None, None),
+                (Ok, Some(1), Some(2), None, Some(S(2)), None),
+                (Limited, Some(0), Some(5), None, Some(S(8)), Some(S(7))),
             ]
         );
+    }
+
+    #[test]
+    fn nginx_says_nothing_but_its_status() {
+        // With nodelay, and without (a request beyond the rate held, not refused, until the
+        // queue of `burst` is full): the same two answers.
+        for answers in [
+            capture!("nginx-limit-req"),
+            capture!("nginx-limit-req-nodelay"),
+            capture!("nginx-limit-req-delay"),
+        ] {
+            let got: Vec<Said> = answers.iter().map(said).collect();
+            assert_eq!(
+                got,
+                [
+                    (Status::Ok, None, None, None, None, None),
+                    (Status::Limited, None, None, None, None, None),
+                ]
+            );
+        }
     }
 
     #[test]

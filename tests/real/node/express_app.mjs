@@ -4,12 +4,14 @@
 //
 //   node express_app.mjs --port 8080 --limit 20 --window-ms 5000 \
 //       --standard-headers draft-8 --legacy-headers false
+//
+// --standard-headers false sends none of the draft's fields (then only the legacy ones).
 
 import express from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { announce, options, positive } from './common.mjs';
 
-const DRAFTS = ['draft-6', 'draft-7', 'draft-8'];
+const DRAFTS = ['draft-6', 'draft-7', 'draft-8', 'false'];
 
 const args = options(['port', 'limit', 'window-ms', 'standard-headers', 'legacy-headers']);
 const port = positive(args, 'port');
@@ -28,7 +30,7 @@ app.use(
   rateLimit({
     windowMs: positive(args, 'window-ms'),
     limit: positive(args, 'limit'),
-    standardHeaders: args['standard-headers'],
+    standardHeaders: args['standard-headers'] === 'false' ? false : args['standard-headers'],
     legacyHeaders: args['legacy-headers'] === 'true',
     // Not the address: v8 would warn about IPv6 subnets for a key made from req.ip.
     keyGenerator: () => 'token',
