@@ -29,6 +29,7 @@ pub enum Rule {
     /// of `window`, the first starting `phase` seconds into the trace's clock; a request is
     /// admitted while the previous window's count, weighted by the share of it still inside
     /// the sliding window, plus the current one's stays below `limit`.
+    #[serde(rename = "sliding-window-counter")]
     SlidingCounter {
         limit: f64,
         window: f64,
