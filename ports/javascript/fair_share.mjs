@@ -946,10 +946,10 @@ function limits(h, now) {
       [a, b] = [b, a];
       all[i] = a;
     }
+    if (a.reset === null) a.separate = b.separate; // GitHub's rule follows the reset kept
     a.window ??= b.window;
     a.reset ??= b.reset;
     a.name ??= b.name;
-    a.separate ||= b.separate;
   }
   return all;
 }

@@ -378,10 +378,11 @@ def _limits(h, now):  # every limit the answer states, each count given its poli
         if a.window is not None and b.window is not None and b.window > a.window:  # a longer window's first
             a, b = b, a
             limits[i] = a
+        if a.reset is None:  # GitHub's rule (a spent count waits for the reset) follows the reset kept
+            a.separate = b.separate
         a.window = b.window if a.window is None else a.window
         a.reset = b.reset if a.reset is None else a.reset
         a.name = b.name if a.name is None else a.name
-        a.separate = a.separate or b.separate
     return limits
 
 def _binding(limits):

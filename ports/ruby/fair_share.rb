@@ -870,10 +870,10 @@ class FairShare
             a, b = b, a
             limits[i] = a
           end
+          a.separate = b.separate if a.reset.nil? # GitHub's rule follows the reset kept
           a.window ||= b.window
           a.reset ||= b.reset
           a.name ||= b.name
-          a.separate ||= b.separate
         else
           i += 1
         end

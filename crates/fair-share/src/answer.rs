@@ -392,10 +392,13 @@ fn join_policies(limits: &mut Vec<Stated>, policies: &[Stated]) {
                 if a.window.is_some() && b.window > a.window {
                     std::mem::swap(a, &mut b);
                 }
+                // GitHub's rule (a spent count waits for the reset) follows the reset kept.
+                if a.reset.is_none() {
+                    a.separate = b.separate;
+                }
                 a.window = a.window.or(b.window);
                 a.reset = a.reset.or(b.reset);
                 a.name = a.name.take().or(b.name);
-                a.separate |= b.separate;
             }
             None => i += 1,
         }
