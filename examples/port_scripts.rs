@@ -97,6 +97,18 @@ const SHAPES: &[Shape] = &[
         minutes: 5,
         ..PLAIN
     },
+    // nginx's limit_req (5 r/s, a burst of 10, nodelay) sends no count: the law blind to it,
+    // refused often at first beside another client taking four fifths of the rate.
+    Shape {
+        name: "leaky_bucket_none",
+        server: "kind = \"leaky-bucket\"\nrate = \"5r/s\"\nburst = 10\ndelay = \"nodelay\"",
+        dialect: Headers::None,
+        threads: 4,
+        params: &[("quota", 5.0), ("period", 1.0)],
+        others_every: 0.25,
+        minutes: 3,
+        ..PLAIN
+    },
     Shape {
         name: "fixed_window_github_coarse",
         server: "kind = \"fixed-window\"\nlimit = 100\nwindow = \"1m\"",

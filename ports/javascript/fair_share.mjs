@@ -98,12 +98,20 @@ function exp(y) {
 export const LAW = 13;
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
+// Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
+// refused thread's cut, and the probe's bounds in R² per second.
+const BLIND_REFUSALS = 0.005;
+const BLIND_ADAPT = 1;
+const BLIND_CUT = 0.3;
+const BLIND_BELOW_MAX = 10; // how far below the quota a rate counts in the climb (R/X)
+const BLIND_PROBE_MIN = 1e-6;
+const BLIND_PROBE_MAX = 1;
 const DAY = 86400 * NS;
 export const DEFAULTS = Object.freeze({
   quota: null, period: null, first_spread: 0, initial_sleep: null, reserve: 0.005, span: 0.03,
   crowd: 1000, gain: 0.4, window_periods: 1, min_samples: 3, min_flow: 30, drain_windows: 4,
   drain_fill: 1 / 12, full_level: 0.9, full_drain: 1, pull_periods: 1.5, pull_max: 0.5,
-  decrease: 0.5, retry_jitter: 0.5, jitter: 0.1, increase: 0.15, error_backoff: 1,
+  decrease: 0.5, retry_jitter: 0.5, jitter: 0.1, increase: 0.00005, error_backoff: 1,
   error_backoff_max: 60, max_rate: 4, reset_resolution: 1,
 });
 const DURATIONS = ['period', 'first_spread', 'initial_sleep', 'error_backoff', 'error_backoff_max',
@@ -178,6 +186,7 @@ export class FairShare {
     let x0 = this.rate / n;
     if (this.ns.initial_sleep !== null) x0 = fmin(1 / secs(this.ns.initial_sleep), x0);
     this.x = this.clampRate(x0);
+    this.probe = this.c.increase * this.rate * this.rate; // blind to the count: how fast it climbs
   }
 
   // Every parameter out of its range, as the simulator's check names it.
@@ -584,10 +593,14 @@ export class FairShare {
     }
     if (a.status === 'ok') {
       th.errors = 0;
-      if (!this.headers) {
+      if (!this.headers) { // blind to the count: climb by the probe, faster below the quota
         const since = this.lastIncrease !== null ? secs(now - Math.min(this.lastIncrease, now)) : 0;
-        this.setRate(now, this.x + this.c.increase * this.rate * this.rate / this.limit * since);
         this.lastIncrease = now;
+        const n = this.threads.length;
+        const own = n * this.x;
+        const below = fmin(this.rate / own, BLIND_BELOW_MAX);
+        this.setRate(now, fmin((own + this.probe * below * below * since) / n, this.rate / n));
+        this.probe = fmin(this.probe * Math.exp(BLIND_ADAPT * BLIND_REFUSALS), this.rate * this.rate * BLIND_PROBE_MAX);
       }
     } else if (a.status === 'limited') {
       if (this.window !== null) this.winRefused += 1; // law 6: a request a spent window's level cannot show
@@ -598,7 +611,12 @@ export class FairShare {
       const spent = this.period * this.x * n >= 4 && a.retryAfter !== null && left !== null
         && Math.abs(secs(a.retryAfter) - left) <= 0.1 * this.period;
       const d = this.lastDecrease;
-      if (!spent && (d === null || (sent >= d && now >= Math.min(d + period, U64)))) {
+      if (!this.headers) { // blind to the count: the refused thread is one of n, cut to BLIND_CUT
+        this.setRate(now, this.x * Math.exp(Math.log(BLIND_CUT) / n));
+        this.probe = fmax(this.probe * Math.exp(-BLIND_ADAPT * (1 - BLIND_REFUSALS)), this.rate * this.rate * BLIND_PROBE_MIN);
+        this.lastIncrease = this.lastDecrease = now;
+        this.decreases += 1;
+      } else if (!spent && (d === null || (sent >= d && now >= Math.min(d + period, U64)))) {
         const perPeriod = n * this.x * this.period;
         const factor = this.sliding ? fmax(1 - 1 / fmax(perPeriod, 1), this.c.decrease)
           : !(this.headers && this.holdsCrowd()) ? this.c.decrease

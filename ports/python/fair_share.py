@@ -61,10 +61,15 @@ from types import SimpleNamespace
 LAW = 13  # the version of the law this port follows (fair_share::LAW)
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
+# Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
+# refused thread's cut, how far below the quota a rate counts in the climb (R/X), and the probe's
+# bounds in R² per second.
+BLIND_REFUSALS, BLIND_ADAPT, BLIND_CUT, BLIND_BELOW_MAX = 0.005, 1.0, 0.3, 10.0
+BLIND_PROBE_MIN, BLIND_PROBE_MAX = 1e-6, 1.0
 DEFAULTS = dict(quota=None, period=None, first_spread=0.0, initial_sleep=None, reserve=0.005, span=0.03,
                 crowd=1000.0, gain=0.4, window_periods=1.0, min_samples=3, min_flow=30.0, drain_windows=4.0,
                 drain_fill=1.0 / 12.0, full_level=0.9, full_drain=1.0, pull_periods=1.5, pull_max=0.5,
-                decrease=0.5, retry_jitter=0.5, jitter=0.1, increase=0.15, error_backoff=1.0,
+                decrease=0.5, retry_jitter=0.5, jitter=0.1, increase=0.00005, error_backoff=1.0,
                 error_backoff_max=60.0, max_rate=4.0, reset_resolution=1.0)
 DURATIONS = ("period", "first_spread", "initial_sleep", "error_backoff", "error_backoff_max", "reset_resolution")
 POSITIVE = ("quota", "period", "crowd", "gain", "drain_windows", "full_drain", "pull_periods", "error_backoff",
@@ -470,6 +475,7 @@ class FairShare:
         self.own, self.echo = [], None
         x0, sleep = self.rate / n, c["initial_sleep"]
         self.x = self.clamp_rate(x0 if sleep is None else min(1.0 / secs(sleep) if sleep else math.inf, x0))
+        self.probe = self.c["increase"] * self.rate * self.rate  # blind to the count: how fast it climbs
     def wait(self, thread, now):
         """Seconds `thread` waits before it sends (0: send now; the send is booked)."""
         return secs(self.wait_ns(thread, from_secs(now)))
@@ -780,10 +786,14 @@ class FairShare:
                 self.learn_refill(now, secs(reset), float(remaining))
         if cls == OK:
             th.errors = 0
-            if not self.headers:  # no remaining count: AIMD
+            if not self.headers:  # blind to the count: climb by the probe, faster below the quota
                 since = 0.0 if self.last_increase is None else secs(now - min(self.last_increase, now))
-                self.set_rate(now, self.x + self.c["increase"] * self.rate * self.rate / self.limit * since)
                 self.last_increase = now
+                own = n * self.x
+                below = min(self.rate / own, BLIND_BELOW_MAX)
+                self.set_rate(now, min((own + self.probe * below * below * since) / n, self.rate / n))
+                self.probe = min(self.probe * math.exp(BLIND_ADAPT * BLIND_REFUSALS),
+                                 self.rate * self.rate * BLIND_PROBE_MAX)
         elif cls == LIMITED:
             if self.window is not None:  # law 6: a request the level of a spent window cannot show
                 self.win_refused += 1.0
@@ -791,7 +801,13 @@ class FairShare:
             spent = (self.period * self.x * n >= 4.0 and retry_after is not None and left is not None
                      and abs(secs(retry_after) - left) <= 0.1 * self.period)  # a fixed window's reset
             d = self.last_decrease
-            if not spent and (d is None or (sent >= d and now >= min(d + period, U64))):
+            if not self.headers:  # blind to the count: the refused thread is one of n, cut to BLIND_CUT
+                self.set_rate(now, self.x * math.exp(math.log(BLIND_CUT) / n))
+                self.probe = max(self.probe * math.exp(-BLIND_ADAPT * (1.0 - BLIND_REFUSALS)),
+                                 self.rate * self.rate * BLIND_PROBE_MIN)
+                self.last_increase = self.last_decrease = now
+                self.decreases += 1
+            elif not spent and (d is None or (sent >= d and now >= min(d + period, U64))):
                 factor = self.c["decrease"]
                 if self.sliding:  # one request per period off the process
                     factor = max(1.0 - 1.0 / max(n * self.x * self.period, 1.0), factor)

@@ -53,12 +53,20 @@ class FairShare
   LAW = 13
   NS = 1_000_000_000
   U64 = 2**64 - 1
+  # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
+  # refused thread's cut, and the probe's bounds in R² per second.
+  BLIND_REFUSALS = 0.005
+  BLIND_ADAPT = 1.0
+  BLIND_CUT = 0.3
+  BLIND_BELOW_MAX = 10.0 # how far below the quota a rate counts in the climb (R/X)
+  BLIND_PROBE_MIN = 1e-6
+  BLIND_PROBE_MAX = 1.0
   DAY = 86_400 * NS
   DEFAULTS = { quota: nil, period: nil, first_spread: 0.0, initial_sleep: nil, reserve: 0.005,
                span: 0.03, crowd: 1000.0, gain: 0.4, window_periods: 1.0, min_samples: 3,
                min_flow: 30.0, drain_windows: 4.0, drain_fill: 1.0 / 12.0, full_level: 0.9,
                full_drain: 1.0, pull_periods: 1.5, pull_max: 0.5, decrease: 0.5,
-               retry_jitter: 0.5, jitter: 0.1, increase: 0.15, error_backoff: 1.0,
+               retry_jitter: 0.5, jitter: 0.1, increase: 0.00005, error_backoff: 1.0,
                error_backoff_max: 60.0, max_rate: 4.0, reset_resolution: 1.0 }.freeze
   DURATIONS = %i[period first_spread initial_sleep error_backoff error_backoff_max reset_resolution].freeze
   POSITIVE = %i[quota period crowd gain drain_windows full_drain pull_periods error_backoff max_rate
@@ -118,6 +126,7 @@ class FairShare
     x0 = @rate / @threads.size
     x0 = fmin(1.0 / secs(@ns[:initial_sleep]), x0) if @ns[:initial_sleep]
     @x = clamp_rate(x0)
+    @probe = @c[:increase] * @rate * @rate # blind to the count: how fast it climbs
   end
 
   # Seconds as Rust's Duration::try_from_secs_f64 takes them: the exact value, ties to even.
@@ -519,10 +528,14 @@ class FairShare
     case a.status
     when :ok
       th.errors = 0
-      unless @headers
+      unless @headers # blind to the count: climb by the probe, faster below the quota
         since = @last_increase ? secs(now - [@last_increase, now].min) : 0.0
-        set_rate(now, @x + @c[:increase] * @rate * @rate / @limit * since)
         @last_increase = now
+        n = @threads.size.to_f
+        own = n * @x
+        below = fmin(@rate / own, BLIND_BELOW_MAX)
+        set_rate(now, fmin((own + @probe * below * below * since) / n, @rate / n))
+        @probe = fmin(@probe * Math.exp(BLIND_ADAPT * BLIND_REFUSALS), @rate * @rate * BLIND_PROBE_MAX)
       end
     when :limited
       @win_refused += 1.0 if @window # law 6: a request a spent window's level cannot show
@@ -531,7 +544,12 @@ class FairShare
       left = to_reset(secs(now))
       spent = @period * @x * @threads.size >= 4.0 && a.retry_after && left &&
               (secs(a.retry_after) - left).abs <= 0.1 * @period
-      if !spent && (@last_decrease.nil? || (sent >= @last_decrease && now >= [@last_decrease + period, U64].min))
+      if !@headers # blind to the count: the refused thread is one of n, cut to BLIND_CUT
+        set_rate(now, @x * Math.exp(Math.log(BLIND_CUT) / @threads.size))
+        @probe = fmax(@probe * Math.exp(-BLIND_ADAPT * (1.0 - BLIND_REFUSALS)), @rate * @rate * BLIND_PROBE_MIN)
+        @last_increase = @last_decrease = now
+        @decreases += 1
+      elsif !spent && (@last_decrease.nil? || (sent >= @last_decrease && now >= [@last_decrease + period, U64].min))
         per_period = @threads.size * @x * @period
         factor = if @sliding
                    fmax(1.0 - 1.0 / fmax(per_period, 1.0), @c[:decrease])

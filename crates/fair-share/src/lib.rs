@@ -187,9 +187,14 @@
 //! changes no rate but holds the thread back for `error_backoff`, doubling per consecutive
 //! error up to `error_backoff_max`.
 //!
-//! **Without a remaining count** there is no level to read: the rate grows additively,
-//! `x += increase · R² / B` per second, and a 429 multiplies it by `decrease` (AIMD; the additive
-//! increase is what makes shares equal, Chiu & Jain 1989).
+//! **Without a remaining count** (blind to the count: nginx's `limit_req`, most gateways) there
+//! is no level to read, only the quota `R` the process was told and its own refusals, which hit
+//! every process in proportion to what it sends. A process never sends faster than `R`; a
+//! success lets it climb by `probe · min(R/X, 10)²` per second (`X` its own rate: a process below its
+//! share climbs faster, which makes shares equal); a refusal cuts it by `0.3^(1/n)`; and the
+//! probe (first `increase · R²`) is multiplied by `e^0.005` on every success and divided by
+//! `e^0.995` on every refusal, so that it settles where half a percent of the answers are
+//! refused, whatever the number of processes.
 //!
 //! **Start.** `x0 = R / n` (or `1 / initial_sleep` when that is slower): a process never starts
 //! faster than the whole quota. Its threads' first sends are spread over one initial spacing

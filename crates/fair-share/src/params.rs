@@ -65,8 +65,9 @@ pub struct Params {
     pub retry_jitter: f64,
     /// Send-time jitter, `±jitter / n` of a period. Default 0.1.
     pub jitter: f64,
-    /// Without a remaining count: `R` gained per bucket fill time `B / R`, as a fraction
-    /// (`x += increase · R² / B` per second). Default 0.15.
+    /// Without a remaining count: the first probe, how fast a process at its fair share climbs
+    /// after a refusal, in `R²` per second (adapted from there so that half a percent of the
+    /// answers are refused). Default 0.00005.
     pub increase: f64,
     /// First wait after a 503 or transport error; doubles per consecutive error. Default 1 s.
     pub error_backoff: Duration,
@@ -105,7 +106,7 @@ impl Default for Params {
             decrease: 0.5,
             retry_jitter: 0.5,
             jitter: 0.1,
-            increase: 0.15,
+            increase: 0.00005,
             error_backoff: Duration::from_secs(1),
             error_backoff_max: Duration::from_secs(60),
             max_rate: 4.0,
@@ -146,7 +147,7 @@ pub const UNITS: &[(&str, &str)] = &[
     ("jitter", "fraction of a period, over n"),
     (
         "increase",
-        "R per fill time B / R, without a remaining count",
+        "R² per second, the first probe without a remaining count",
     ),
     ("error_backoff", "duration, doubling per error"),
     ("error_backoff_max", "duration"),
