@@ -258,10 +258,6 @@ fn nodelay_sim_agrees() {
     no_nginx,
     ignore = "needs nginx (none was found when this test was built): scripts/install_real_limiters.sh, then cargo test --test real nginx"
 )]
-#[cfg_attr(
-    not(no_nginx),
-    ignore = "fair-share misses: 429s 16.3 % ± 0.7 > 2 % (utilization 1.00, fairness 0.99) over 10 live runs, told 50 per 5s"
-)]
 fn nodelay_fair_share_targets() {
     checks::fair_share_targets(NODELAY);
 }
@@ -291,7 +287,7 @@ fn delay_sim_agrees() {
 )]
 #[cfg_attr(
     not(no_nginx),
-    ignore = "fair-share misses: 429s 41.7 % ± 4.1 > 2 % (utilization 1.00, fairness 0.63 ± 0.14) over 10 live runs, told 10 per 1s"
+    ignore = "fair-share misses now and then: 429s 0, 0, 0.35 and 2.6 % > 2 % over 4 live runs (utilization 0.91-0.997), told 10 per 1s; blind to the count, it does not read the queue's delay"
 )]
 fn delay_fair_share_targets() {
     checks::fair_share_targets(DELAY);
