@@ -807,6 +807,17 @@ fn cases() -> Vec<Case> {
             "cannot read the file",
         ),
         case("list --bogus", 2, "unexpected argument '--bogus'"),
+        // Ports, file flags, secrets, memory and merged slices.
+        case(
+            "client --target http://127.0.0.1:99999/ --duration 5s",
+            2,
+            "--target http://127.0.0.1:99999/: `99999` is not a port",
+        ),
+        case(
+            "client --target http://127.0.0.1:-1/ --duration 5s",
+            2,
+            "`-1` is not a port",
+        ),
         // Runs that work, and a missed [expect]: the other exit codes.
         case(
             "run {scen}/single_client.toml --duration 10m --set expect.ratio_429=[0.5,1] --quiet --no-charts --out {tmp}/r",

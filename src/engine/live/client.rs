@@ -62,6 +62,10 @@ pub enum TargetError {
     NoHost,
     #[error("bad host")]
     BadHost,
+    /// A port that is not one a connection can be made to: the URL parser leaves such a port
+    /// out, and the scheme's default (80 or 443) would silently take its place.
+    #[error("`{port}` is not a port: a port is a whole number from 1 to 65535")]
+    BadPort { port: String },
     /// An `https://` host no certificate can be checked against.
     #[error("{0}")]
     ServerName(TlsError),
@@ -120,7 +124,7 @@ impl Target {
             _ => return Err(TargetError::NotHttp),
         };
         let host = uri.host().ok_or(TargetError::NoHost)?;
-        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let port = port_of(&uri)?.unwrap_or(if https { 443 } else { 80 });
         let tls = match (https, ca_file) {
             (true, ca_file) => Some(Tls {
                 name: tls::server_name(host).map_err(TargetError::ServerName)?,
@@ -236,6 +240,33 @@ impl Target {
                 .or_insert(v);
         }
         self
+    }
+}
+
+/// The port the URL names, if it names one. The parser keeps a port only when it fits in 16
+/// bits, so the authority's text is read here: `:99999`, `:-1` and `:0` are refused, an empty
+/// `host:` is the scheme's default as RFC 3986 has it.
+fn port_of(uri: &Uri) -> Result<Option<u16>, TargetError> {
+    let Some(authority) = uri.authority() else {
+        return Ok(None);
+    };
+    let host_port = authority.as_str().rsplit('@').next().unwrap_or_default();
+    // After an IPv6 literal's `]`, else after the host's one `:`.
+    let after_host = match host_port.rfind(']') {
+        Some(end) => &host_port[end + 1..],
+        None => host_port.find(':').map_or("", |i| &host_port[i..]),
+    };
+    let Some(text) = after_host.strip_prefix(':') else {
+        return Ok(None);
+    };
+    if text.is_empty() {
+        return Ok(None);
+    }
+    match text.parse::<u16>() {
+        Ok(p) if p > 0 && text.bytes().all(|b| b.is_ascii_digit()) => Ok(Some(p)),
+        _ => Err(TargetError::BadPort {
+            port: text.to_string(),
+        }),
     }
 }
 
@@ -459,6 +490,30 @@ mod tests {
         assert!(drain(short, MAX_BODY).await.unwrap());
     }
 
+    /// A port past 16 bits, negative or 0 was dropped by the URL parser, and the requests
+    /// went to port 80.
+    #[test]
+    fn a_port_that_is_no_port_is_refused_not_made_80() {
+        for (url, port) in [
+            ("http://127.0.0.1:99999/", "99999"),
+            ("http://127.0.0.1:65536/", "65536"),
+            ("http://127.0.0.1:-1/", "-1"),
+            ("http://127.0.0.1:0/", "0"),
+            ("https://[::1]:70000/", "70000"),
+            ("http://u:p@h:123456/", "123456"),
+        ] {
+            match Target::parse(url, &[], None) {
+                Err(TargetError::BadPort { port: p }) => assert_eq!(p, port, "{url}"),
+                Err(e) => panic!("{url}: {e}"),
+                Ok(t) => panic!("{url} went to {}", t.authority),
+            }
+        }
+        let e = Target::parse("http://h:99999/", &[], None).unwrap_err();
+        assert!(e.to_string().contains("`99999` is not a port"), "{e}");
+        let t = Target::parse("http://h:65535/", &[], None).unwrap();
+        assert_eq!(t.authority, "h:65535");
+    }
+
     #[test]
     fn targets_parse_and_refuse_what_cannot_be_served() {
         let t = Target::parse(
@@ -483,6 +538,8 @@ mod tests {
         assert!(t.tls.is_some());
         let t = Target::parse("https://[::1]:8443/", &[], None).unwrap();
         assert_eq!(t.authority, "[::1]:8443");
+        let t = Target::parse("http://h:/", &[], None).unwrap();
+        assert_eq!(t.authority, "h:80");
         let e = Target::parse("127.0.0.1:9292", &[], None).unwrap_err();
         assert!(matches!(e, TargetError::NotHttp), "{e}");
         assert!(
