@@ -14,6 +14,7 @@ pub mod exchange;
 pub mod exit;
 pub mod fingerprint;
 pub mod fit;
+pub mod infile;
 pub mod limiter;
 pub mod list;
 pub mod parallel;

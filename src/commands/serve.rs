@@ -154,7 +154,9 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
 fn tls_config(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig>, Error> {
     tls::server_config(cert, key).map_err(|e| {
         let flag = match &e {
-            TlsError::PrivateKey { .. } => format!("--tls-key {}", key.display()),
+            TlsError::PrivateKey { .. } | TlsError::KeyFile { .. } => {
+                format!("--tls-key {}", key.display())
+            }
             TlsError::KeyMismatch { .. } => {
                 format!(
                     "--tls-cert {} with --tls-key {}",

@@ -818,6 +818,58 @@ fn cases() -> Vec<Case> {
             2,
             "`-1` is not a port",
         ),
+        // Every file a flag names is a regular file, read with a bound: a FIFO blocked open()
+        // past SIGTERM, and /dev/zero grew without bound.
+        case(
+            "client --target http://127.0.0.1:{closed}/ --body-file {fifo}",
+            2,
+            "--body-file {fifo}: cannot read it: it is a FIFO (named pipe), not a regular file",
+        ),
+        case(
+            "client --target http://127.0.0.1:{closed}/ --body-file /dev/zero",
+            2,
+            "--body-file /dev/zero: cannot read it: it is a character device, not a regular file",
+        ),
+        case(
+            "client --target https://127.0.0.1:{closed}/ --ca-file {fifo}",
+            2,
+            "--ca-file {fifo}: cannot read it (it is a FIFO (named pipe), not a regular file)",
+        ),
+        case(
+            "client --target https://127.0.0.1:{closed}/ --ca-file /dev/zero",
+            2,
+            "--ca-file /dev/zero: cannot read it (it is a character device, not a regular file)",
+        ),
+        case(
+            "client --target https://127.0.0.1:{closed}/ --ca-file {big}",
+            2,
+            "--ca-file {big}: cannot read it (it is larger than 1024 KiB)",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --tls-cert {fifo} --tls-key {fifo} --duration 2s",
+            2,
+            "--tls-cert {fifo}: cannot read it (it is a FIFO (named pipe), not a regular file)",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --tls-cert {afile} --tls-key {fifo} --duration 2s",
+            2,
+            "--tls-key {fifo}: cannot read it (it is a FIFO (named pipe), not a regular file)",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --tls-cert /dev/zero --tls-key /dev/zero",
+            2,
+            "--tls-cert /dev/zero: cannot read it (it is a character device, not a regular file)",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --tls-cert {afile} --tls-key /dev/urandom",
+            2,
+            "--tls-key /dev/urandom: cannot read it (it is a character device, not a regular file)",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --tls-cert {big} --tls-key {afile}",
+            2,
+            "--tls-cert {big}: cannot read it (it is larger than 1024 KiB)",
+        ),
         // Runs that work, and a missed [expect]: the other exit codes.
         case(
             "run {scen}/single_client.toml --duration 10m --set expect.ratio_429=[0.5,1] --quiet --no-charts --out {tmp}/r",

@@ -87,26 +87,21 @@ pub enum TargetError {
     BodyTooLarge { path: PathBuf, size: u64 },
 }
 
-/// The bytes of `client --body-file PATH`, at most [`MAX_REQUEST_BODY`] of them.
+/// The bytes of `client --body-file PATH`, at most [`MAX_REQUEST_BODY`] of them, from a
+/// regular file only (`infile`).
 pub fn read_body_file(path: &Path) -> Result<Bytes, TargetError> {
-    use std::io::Read;
-    let failed = |e: std::io::Error| TargetError::BodyFile {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    };
-    let file = std::fs::File::open(path).map_err(failed)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_REQUEST_BODY + 1)
-        .read_to_end(&mut bytes)
-        .map_err(failed)?;
-    if bytes.len() as u64 > MAX_REQUEST_BODY {
-        let size = std::fs::metadata(path).map_or(bytes.len() as u64, |m| m.len());
-        return Err(TargetError::BodyTooLarge {
+    use crate::infile::{InFileError, read_capped};
+    match read_capped(path, MAX_REQUEST_BODY) {
+        Ok(bytes) => Ok(Bytes::from(bytes)),
+        Err(InFileError::TooLarge { .. }) => Err(TargetError::BodyTooLarge {
             path: path.to_path_buf(),
-            size,
-        });
+            size: std::fs::metadata(path).map_or(MAX_REQUEST_BODY + 1, |m| m.len()),
+        }),
+        Err(e) => Err(TargetError::BodyFile {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }),
     }
-    Ok(Bytes::from(bytes))
 }
 
 impl Target {
