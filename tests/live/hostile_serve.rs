@@ -98,6 +98,46 @@ fn hostile_two_tokens_with_one_fingerprint_stay_two_clients() {
     );
 }
 
+/// Two tokens that share a fingerprint have a bucket each on the server (5 2xx each of a
+/// limit of 5), and the recording must count both buckets' capacity: it keyed its clients by
+/// fingerprint, counted one bucket of 5 for 10 2xx, and clamped the utilization to 1.
+#[test]
+fn hostile_two_tokens_with_one_fingerprint_are_two_buckets_in_the_recording() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("rec");
+    let (mut serve, addr, _out, _err) = start(&[
+        "--limit",
+        "5",
+        "--period",
+        "1h",
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    for token in ["tok157397", "tok678860"] {
+        for _ in 0..5 {
+            assert_eq!(
+                get(&addr, &format!("Authorization: Bearer {token}\r\n")),
+                200
+            );
+        }
+        assert_eq!(
+            get(&addr, &format!("Authorization: Bearer {token}\r\n")),
+            429
+        );
+    }
+    serve.signal(Signal::SIGINT);
+    assert_eq!(serve.wait(Duration::from_secs(30)), Some(0));
+    let s = common::summary(&rec);
+    assert_eq!(s["ok"], 10, "{s}");
+    let capacity = s["capacity"].as_f64().unwrap();
+    assert!(
+        capacity >= 10.0,
+        "one bucket's capacity counted for two: {s}"
+    );
+    let scenario = std::fs::read_to_string(rec.join("scenario.toml")).unwrap();
+    assert!(scenario.contains("fnv:820a5676#2"), "{scenario}");
+}
+
 /// Bug 7: two SIGINTs 30 ms apart (as `timeout` relays them) ended `serve --record` with
 /// exit 130 while it wrote the folder, leaving only the journal (8 of 15 tries), or a folder
 /// without report.html. The folder must always be whole.

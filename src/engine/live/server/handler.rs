@@ -12,7 +12,7 @@ use hyper::{Request, Response, StatusCode};
 use serde::Serialize;
 
 use super::dashboard;
-use super::keys::key_of;
+use super::keys::{KeyId, key_id_of};
 use super::{CLIENT_ID, Observer, SENT_AT, Seen, ServerState};
 use crate::engine::live::headers::{PolicyHeaders, Waits, write_decision};
 use crate::engine::live::timer;
@@ -48,7 +48,7 @@ impl ServerState {
                 _ => {}
             }
         }
-        let key = key_of(&req);
+        let key = key_id_of(&req);
         let own = req
             .headers()
             .get(CLIENT_ID)
@@ -63,18 +63,18 @@ impl ServerState {
         });
         let seen = |decision: &Decision, latency: Nanos| {
             if let Some(o) = &self.settings.observer {
-                self.tell(o.as_ref(), &req, key.as_deref(), peer, decision, latency);
+                self.tell(o.as_ref(), &req, key, peer, decision, latency);
             }
             if let Some(d) = &self.settings.dashboard {
-                self.tell(d.as_ref(), &req, key.as_deref(), peer, decision, latency);
+                self.tell(d.as_ref(), &req, key, peer, decision, latency);
             }
         };
         if let Some(shared) = &self.settings.shared_limit {
             return self
-                .handle_shared(shared, key.as_deref(), client, sent_at, seen)
+                .handle_shared(shared, key.as_ref(), client, sent_at, seen)
                 .await;
         }
-        let (decision, index, decided, latency) = self.decide(key.as_deref(), client, seen);
+        let (decision, index, decided, latency) = self.decide(key.as_ref(), client, seen);
         if latency > 0 {
             // Every answer waits out its latency, as in the sim, on the precise timer
             // (tokio's rounds up to the next millisecond, which the scale multiplies).
@@ -94,7 +94,7 @@ impl ServerState {
         &self,
         observer: &dyn Observer,
         req: &Request<B>,
-        key: Option<&str>,
+        key: Option<KeyId>,
         peer: IpAddr,
         decision: &Decision,
         latency: Nanos,
