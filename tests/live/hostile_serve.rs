@@ -138,6 +138,36 @@ fn hostile_two_tokens_with_one_fingerprint_are_two_buckets_in_the_recording() {
     assert!(scenario.contains("fnv:820a5676#2"), "{scenario}");
 }
 
+/// The concurrency rule holds a slot while a request is in flight. Two clients that hang up
+/// while their answers wait out the latency kept their slots for ever: every later request
+/// was refused by an idle server. A slot is given back when its connection goes away.
+#[test]
+fn hostile_a_client_that_hangs_up_gives_back_its_slot() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = common::write(
+        tmp.path(),
+        "c.toml",
+        "name = \"c\"\n[server]\nkind = \"concurrency\"\nmax_in_flight = 2\nlatency = \"3s\"\n\
+         [[clients]]\nname = \"a\"\n",
+    );
+    let (mut serve, addr, _out, _err) = start(&["--scenario", scenario.to_str().unwrap()]);
+    for _ in 0..2 {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        write!(s, "GET / HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        // Dropped: the client hangs up before its answer.
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, text) = http_get(&addr, "/", "", Duration::from_secs(10));
+    assert_eq!(
+        status, 200,
+        "the slots of clients gone are still held: {text}"
+    );
+    serve.signal(Signal::SIGINT);
+    assert_eq!(serve.wait(Duration::from_secs(30)), Some(0));
+}
+
 /// Bug 7: two SIGINTs 30 ms apart (as `timeout` relays them) ended `serve --record` with
 /// exit 130 while it wrote the folder, leaving only the journal (8 of 15 tries), or a folder
 /// without report.html. The folder must always be whole.

@@ -76,15 +76,12 @@ impl ServerState {
         }
         let (decision, index, decided, latency) = self.decide(key.as_ref(), client, seen);
         if latency > 0 {
+            // Only an admitted request holds a place in flight, given back when the wait is
+            // over, or when the client hangs up first and hyper drops this future.
+            let _place = (decision.status == Status::Ok).then(|| InFlight { state: self, index });
             // Every answer waits out its latency, as in the sim, on the precise timer
             // (tokio's rounds up to the next millisecond, which the scale multiplies).
             self.answer_at(decided, sent_at, latency).await;
-            // Only an admitted request held a place in flight.
-            if decision.status == Status::Ok {
-                let mut k = self.lock();
-                let now = self.clock.now();
-                k.limiter.release(now, index);
-            }
         }
         self.respond(&decision)
     }
@@ -204,6 +201,22 @@ impl ServerState {
         resp.headers_mut()
             .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         resp
+    }
+}
+
+/// An admitted request's place in flight (rules that count requests in flight, such as
+/// `concurrency`), given back to the rule when dropped: after the answer's wait, or as soon as
+/// the connection goes away, where a place was once held for ever.
+struct InFlight<'a> {
+    state: &'a ServerState,
+    index: usize,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let mut k = self.state.lock();
+        let now = self.state.clock.now();
+        k.limiter.release(now, self.index);
     }
 }
 
