@@ -11,7 +11,7 @@ const SHOWN_PREFIX: usize = 120;
 /// `url` with its userinfo and query values replaced by `***`, cut when longer than
 /// [`MAX_SHOWN`] bytes. Works on any text: what is not a URL is only cut.
 pub fn shown_url(url: &str) -> String {
-    let redacted = redact(url);
+    let redacted = without_secrets(url);
     if redacted.len() <= MAX_SHOWN {
         return redacted;
     }
@@ -22,7 +22,9 @@ pub fn shown_url(url: &str) -> String {
     format!("{}… ({} bytes)", &redacted[..end], url.len())
 }
 
-fn redact(url: &str) -> String {
+/// `url` with its userinfo and query values replaced by `***`, not cut: for a file that
+/// reads the URL back (a store's `url` in the results' `scenario.toml`).
+pub fn without_secrets(url: &str) -> String {
     let (scheme, rest) = match url.find("://") {
         Some(i) => url.split_at(i + 3),
         None => ("", url),

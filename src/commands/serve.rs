@@ -322,7 +322,7 @@ fn describe(settings: &ServerSettings, scale: f64) -> String {
     if let Some(shared) = &settings.shared_limit {
         what.push_str(&format!(
             ", shared through {} as {}*",
-            shared.url(),
+            crate::redact::shown_url(shared.url()),
             shared.prefix()
         ));
     }

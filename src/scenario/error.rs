@@ -38,7 +38,8 @@ impl fmt::Display for ScenarioError {
                 write!(f, "{}: ", p.field)?;
             }
             f.write_str(&p.message)?;
-            match &p.from_override {
+            // A `--set store.url=redis://:PW@…` is quoted without its password.
+            match p.from_override.as_deref().map(crate::redact::shown_url) {
                 // A named flag (`--limit 5`) is quoted as the user typed it, and an axis level
                 // or a [[cells]] rule (`axes.rs`) names itself.
                 Some(o)

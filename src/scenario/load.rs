@@ -616,6 +616,27 @@ algorithm = "window-queue"
         assert_eq!(parse(&s.to_toml(), &[]).unwrap(), s);
     }
 
+    /// `run --store redis://:PW@…` wrote the password into the results' scenario.toml. The
+    /// file shows the url without it (and still reads back); only the workers are told it.
+    #[test]
+    fn a_store_password_is_never_in_the_resolved_scenario() {
+        let s = parse(LOCKED, &["store.url=redis://:S3CRETpw@127.0.0.1:6399/2"]).unwrap();
+        let written = s.to_toml();
+        assert!(!written.contains("S3CRETpw"), "{written}");
+        assert!(
+            written.contains("url = \"redis://***@127.0.0.1:6399/2\""),
+            "{written}"
+        );
+        assert!(parse(&written, &[]).is_ok());
+        assert!(s.to_toml_with_secrets().contains("S3CRETpw"));
+        // Nor in what is said of a url that is no Redis url.
+        let e = err(LOCKED, &["store.url=http://user:S3CRETpw@h:1"]);
+        assert!(
+            !e.contains("S3CRETpw") && e.contains("http://***@h:1"),
+            "{e}"
+        );
+    }
+
     const SHARED: &str = r#"
 name = "b"
 [run]

@@ -284,7 +284,8 @@ fn worker_specs<'a>(
     } else {
         0.0
     };
-    let resolved = scenario.to_toml();
+    // The workers connect to the store: they are told its URL with any password in it.
+    let resolved = scenario.to_toml_with_secrets();
     layout.processes.iter().map(move |p| WorkerSpec {
         scenario: resolved.clone(),
         group: p.group,
