@@ -85,6 +85,10 @@ pub enum ShardError {
     },
     #[error("slices missing: {} of {count}; run them with --shard K/{count} and merge again", missing.iter().map(usize::to_string).collect::<Vec<_>>().join(", "))]
     Missing { missing: Vec<usize>, count: usize },
+    /// A `shard.json` whose numbers do not agree with each other: checked before anything is
+    /// sized by them.
+    #[error("{}: {why}", dir.join(MANIFEST).display())]
+    BadManifest { dir: PathBuf, why: String },
     #[error("{}: line {line}: {why}", path.display())]
     BadRows {
         path: PathBuf,
@@ -178,19 +182,61 @@ pub struct Manifest {
 pub const MANIFEST: &str = "shard.json";
 pub const ROWS: &str = "runs.csv";
 
+/// The largest `shard.json` read: it holds the scenario's text (at most
+/// `scenario::MAX_SCENARIO_BYTES`) and a label per planned variant.
+const MAX_MANIFEST_BYTES: u64 = 64 << 20;
+
+impl Manifest {
+    /// Whether its numbers agree with each other and with its own plan: a merge sizes what it
+    /// holds by them.
+    fn check(&self) -> Result<(), String> {
+        if !(1..=MAX_SHARDS).contains(&self.shards) {
+            return Err(format!(
+                "{} slices: a comparison is cut into 1 to {MAX_SHARDS}",
+                self.shards
+            ));
+        }
+        if !(1..=self.shards).contains(&self.shard) {
+            return Err(format!(
+                "slice {} of {}: no such slice",
+                self.shard, self.shards
+            ));
+        }
+        let planned = self.plan.len().checked_mul(self.seeds.len());
+        if planned != Some(self.runs) {
+            return Err(format!(
+                "{} planned variant{} × {} seed{} are {} runs, not {}",
+                self.plan.len(),
+                if self.plan.len() == 1 { "" } else { "s" },
+                self.seeds.len(),
+                if self.seeds.len() == 1 { "" } else { "s" },
+                planned.map_or_else(|| "too many".to_string(), |n| n.to_string()),
+                self.runs
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Read every slice's manifest, check they are the N slices of one comparison, and give the
 /// manifest and each slice's folder in slice order.
 pub fn read_slices(dirs: &[PathBuf]) -> Result<(Manifest, Vec<PathBuf>), ShardError> {
     let mut read = Vec::new();
     for d in dirs {
         let path = d.join(MANIFEST);
-        let text = fs::read_to_string(&path).map_err(|e| ShardError::NotAShard {
+        let text = crate::infile::read_capped(&path, MAX_MANIFEST_BYTES).map_err(|e| {
+            ShardError::NotAShard {
+                dir: d.clone(),
+                why: e.to_string(),
+            }
+        })?;
+        let m: Manifest = serde_json::from_slice(&text).map_err(|e| ShardError::NotAShard {
             dir: d.clone(),
             why: e.to_string(),
         })?;
-        let m: Manifest = serde_json::from_str(&text).map_err(|e| ShardError::NotAShard {
+        m.check().map_err(|why| ShardError::BadManifest {
             dir: d.clone(),
-            why: e.to_string(),
+            why,
         })?;
         read.push((m, d.clone()));
     }
