@@ -235,6 +235,40 @@ fn a_merge_checks_the_numbers_of_a_slice_before_it_allocates() {
     assert!(matches!(code, Some(0 | 1)), "{err}");
 }
 
+/// A NaN or infinite metric in a slice's `runs.csv` was shown empty in `compare.csv` but
+/// averaged as 0 in `compare.json` and `[expect]`, silently. The slice is refused, naming the
+/// file, the line and the column.
+#[test]
+fn a_merge_refuses_a_metric_that_is_not_a_finite_number() {
+    let tmp = tempfile::tempdir().unwrap();
+    let slice = tmp.path().join("s");
+    one_slice(&slice);
+    let rows = fs::read_to_string(slice.join("runs.csv")).unwrap();
+    let header: Vec<&str> = rows.lines().next().unwrap().split(',').collect();
+    let at = header.iter().position(|h| *h == "utilization").unwrap();
+    for bad in ["NaN", "inf", "-inf"] {
+        let spoiled: Vec<String> = rows
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                let mut cells: Vec<&str> = l.split(',').collect();
+                if i == 2 {
+                    cells[at] = bad;
+                }
+                cells.join(",")
+            })
+            .collect();
+        fs::write(slice.join("runs.csv"), spoiled.join("\n") + "\n").unwrap();
+        let (code, err) = merge_one(&slice, &tmp.path().join(format!("m{bad}")));
+        assert_eq!(code, Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("runs.csv: line 3: column `utilization`: ")
+                && err.contains("is not a finite number"),
+            "{bad}: {err}"
+        );
+    }
+}
+
 /// docs/sweeps.md's one-machine recipe, with GNU parallel starting the slices.
 #[test]
 #[cfg_attr(
