@@ -62,9 +62,9 @@ pub fn special_kind(kind: &FileType) -> &'static str {
     }
 }
 
-/// A bound in bytes as a person reads it: `1024 KiB`, `16 MiB`, `200 bytes`.
+/// A bound in bytes as a person reads it: `1 MiB`, `64 KiB`, `200 bytes`.
 fn bytes_in_words(n: u64) -> String {
-    if n >= 16 << 20 && n.is_multiple_of(1 << 20) {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)
     } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
         format!("{} KiB", n >> 10)
@@ -102,7 +102,8 @@ mod tests {
 
     #[test]
     fn bounds_read_in_the_largest_whole_unit() {
-        assert_eq!(bytes_in_words(1 << 20), "1024 KiB");
+        assert_eq!(bytes_in_words(1 << 20), "1 MiB");
+        assert_eq!(bytes_in_words(64 << 10), "64 KiB");
         assert_eq!(bytes_in_words(16 << 20), "16 MiB");
         assert_eq!(bytes_in_words(1000), "1000 bytes");
     }

@@ -437,6 +437,25 @@ mod tests {
         crate::scenario::parse_scenario(&text, "t", "t", &[], 0).unwrap();
     }
 
+    /// A recording of about 9,500 clients with a key each wrote a scenario.toml over 1 MiB
+    /// that its own reader refused: no charts, no report, serve exited 2 and `plot` failed.
+    /// The most clients a recording names, each with a key of its own and the longest group
+    /// name, make a scenario.toml the reader takes.
+    #[test]
+    fn a_recording_of_the_most_clients_with_a_key_each_reads_back() {
+        let group = "g".repeat(crate::engine::live::server::identity::MAX_GROUP_CHARS);
+        let clients: Vec<Client> = (0..crate::recording::journal::MAX_CLIENTS)
+            .map(|i| client(&group, &format!("c{i}"), &format!("fnv:{i:08x}#2"), 3_599))
+            .collect();
+        let (s, _, _) = scenario_of(&plan(), &clients, 3_600 * NANOS_PER_SEC);
+        assert_eq!(s.clients.len(), clients.len(), "a group per key");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("scenario.toml");
+        std::fs::write(&path, s.to_toml()).unwrap();
+        let again = crate::scenario::read_scenario(&path, &[], 0).unwrap();
+        assert_eq!(again.clients.len(), clients.len());
+    }
+
     #[test]
     fn gaps_waits_and_counts_come_from_what_the_server_saw() {
         let clients = [client("g", "a", "default", 1), client("g", "b", "fnv:1", 2)];

@@ -12,8 +12,8 @@ use super::overrides::{apply, set_by};
 use super::params::drop_foreign_fields;
 use super::path::{FieldPath, Segment, line_of};
 use super::{
-    ClientGroup, CompareConfig, Expect, GroupCommon, Override, Problem, RunConfig, Scenario,
-    ScenarioError, ServerCommon, ServerConfig, Variant,
+    ClientGroup, CompareConfig, Expect, GroupCommon, MAX_SCENARIO_BYTES, Override, Problem,
+    RunConfig, Scenario, ScenarioError, ServerCommon, ServerConfig, Variant,
 };
 use crate::config::{ConfigError, typed};
 use crate::limiter::{FaultConfig, LimiterConfig, ParamStep};
@@ -83,7 +83,8 @@ pub fn parse_scenario(
         s
     });
     if b.problems.is_empty() {
-        return Ok(scenario.expect("no problems means a scenario"));
+        let scenario = scenario.expect("no problems means a scenario");
+        return fits_when_written(scenario, origin);
     }
     let problems = b
         .problems
@@ -99,6 +100,27 @@ pub fn parse_scenario(
         origin: origin.into(),
         problems,
     })
+}
+
+/// `scenario`, if written out with every default (`Scenario::to_toml`, the results'
+/// `scenario.toml`) it is a file the reader takes: a scenario that runs can always be drawn,
+/// compared and run again from its results.
+fn fits_when_written(scenario: Scenario, origin: &str) -> Result<Scenario, ScenarioError> {
+    let written = scenario.to_toml().len() as u64;
+    if written <= MAX_SCENARIO_BYTES {
+        return Ok(scenario);
+    }
+    Err(ScenarioError::whole_file(
+        origin,
+        format!(
+            "written out with every default, as its results record it, the scenario is {:.1} \
+             MiB, over the {} MiB a scenario file may be (its results could not be read back \
+             or run again); use fewer [[clients]] groups: one group's `processes` runs as many \
+             processes as you like",
+            written as f64 / f64::from(1 << 20),
+            MAX_SCENARIO_BYTES >> 20
+        ),
+    ))
 }
 
 const TOP_LEVEL: &[&str] = &[

@@ -9,7 +9,7 @@
 //! listens on, `{nan}` a results folder whose series.csv holds a NaN, `{moved}` the address of
 //! a hostile server (`tests/common/hostile.rs`) answering 301 to everything, `{stalled}` one
 //! that never answers, `{longurl}` a 70 KB URL, `{fifo}` a FIFO (named pipe) nobody writes to,
-//! `{big}` a regular file of 2 MiB, `{dangling}` a symbolic link to a missing `{tmp}/nowhere`,
+//! `{big}` a regular file of 9 MiB, `{dangling}` a symbolic link to a missing `{tmp}/nowhere`,
 //! `{loop}` one of two links to each other, `{incomplete}` a folder left as `serve --record`
 //! leaves it on a full disk (an empty scenario.toml), `{zero}` a run folder whose run sent no
 //! request.
@@ -308,7 +308,7 @@ fn cases() -> Vec<Case> {
         case(
             "run {big}",
             2,
-            "{big}: cannot read the file: it is larger than 1024 KiB",
+            "{big}: cannot read the file: it is larger than 8 MiB",
         ),
         Case {
             absent: Some("{tmp}/st"),
@@ -843,7 +843,7 @@ fn cases() -> Vec<Case> {
         case(
             "client --target https://127.0.0.1:{closed}/ --ca-file {big}",
             2,
-            "--ca-file {big}: cannot read it (it is larger than 1024 KiB)",
+            "--ca-file {big}: cannot read it (it is larger than 1 MiB)",
         ),
         case(
             "serve --addr 127.0.0.1:0 --tls-cert {fifo} --tls-key {fifo} --duration 2s",
@@ -868,7 +868,16 @@ fn cases() -> Vec<Case> {
         case(
             "serve --addr 127.0.0.1:0 --tls-cert {big} --tls-key {afile}",
             2,
-            "--tls-cert {big}: cannot read it (it is larger than 1024 KiB)",
+            "--tls-cert {big}: cannot read it (it is larger than 1 MiB)",
+        ),
+        // Every scenario that runs can be read back from its results: one whose resolved
+        // scenario.toml would pass the reader's bound is refused before it runs.
+        plus(
+            &(0..30_000)
+                .map(|i| format!("[[clients]]\nname = \"g{i}\"\n"))
+                .collect::<String>(),
+            2,
+            "written out with every default, as its results record it, the scenario is",
         ),
         // Runs that work, and a missed [expect]: the other exit codes.
         case(
@@ -982,7 +991,7 @@ fn every_bad_input_gets_its_exit_code_and_message() {
         }
         let big = tmp.path().join("big.toml");
         if c.args.contains("{big}") {
-            std::fs::write(&big, "#".repeat(2 << 20)).unwrap();
+            std::fs::write(&big, "#".repeat(9 << 20)).unwrap();
         }
         let fill = |s: &str| {
             s.replace("{file}", &file.display().to_string())
@@ -1058,6 +1067,44 @@ fn every_bad_input_gets_its_exit_code_and_message() {
     }
     drop(busy);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A scenario of 4,000 groups ran, but its results' scenario.toml (over 1 MiB written out)
+/// could not be run again, nor drawn: every scenario that runs can run again from its results.
+#[test]
+fn a_scenario_of_thousands_of_groups_runs_again_from_its_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let groups: String = (0..4_000)
+        .map(|i| format!("[[clients]]\nname = \"g{i}\"\n"))
+        .collect();
+    let file = tmp.path().join("many.toml");
+    std::fs::write(
+        &file,
+        BASE.replacen("duration = \"1h\"", "duration = \"1m\"", 1) + &groups,
+    )
+    .unwrap();
+    let run = |scenario: &Path, out: &Path| {
+        Command::new(exe())
+            .arg("run")
+            .arg(scenario)
+            .args(["--quiet", "--no-charts", "--out"])
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    let first = tmp.path().join("first");
+    let out = run(&file, &first);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let written = first.join("scenario.toml");
+    assert!(std::fs::metadata(&written).unwrap().len() > 1 << 20);
+    let again = run(&written, &tmp.path().join("again"));
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    let plot = Command::new(exe())
+        .arg("plot")
+        .arg(&first)
+        .output()
+        .unwrap();
+    assert_eq!(plot.status.code(), Some(0), "{plot:?}");
 }
 
 /// Issue 27: every problem of a file is an error of its own line; the second printed
