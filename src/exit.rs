@@ -9,7 +9,8 @@ pub const FAILED: i32 = 3;
 pub const INTERRUPTED: i32 = 130;
 /// The tool did its part, but nothing reached a server that answered: every request failed
 /// (refused, reset, timed out, 5xx) or none was sent, or (`client`) the TLS handshake with the
-/// target failed before the run. Never a silent 0.
+/// target failed before the run, or the target stopped taking connections during it. Never a
+/// silent 0.
 pub const NOTHING_WORKED: i32 = 4;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -318,6 +318,10 @@ pub struct Summary {
     /// the summary is then partial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// Live mode: why the run stopped early when the target stopped taking connections (every
+    /// request of the last 10 s of real time failed to connect); the summary is then partial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_lost: Option<String>,
     /// Live mode: what the time scale asked of the machine's timing that it cannot give (the
     /// warning printed before the run); absent when nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -579,6 +583,7 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
         expect: Vec::new(),
         dead_workers: Vec::new(),
         failure: None,
+        target_lost: None,
         timing_warning: None,
         gaps: None,
         thread_totals: if rec.level.is_thread() {

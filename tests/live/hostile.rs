@@ -36,6 +36,44 @@ fn client(url: &str, out: &Path, args: &[&str], limit: Duration) -> (Option<i32>
 /// sleep.
 const FIXED: [&str; 4] = ["--algorithm", "fixed", "--set", "clients.*.sleep=50ms"];
 
+/// A target that dies mid-run kept the run going for its whole duration, 95 % of its
+/// requests refused, and it exited 0. Once every request of the last 10 s failed to connect,
+/// the run stops there, says so, and exits 4 as a run in which nothing worked.
+#[test]
+fn a_target_that_dies_mid_run_stops_the_run() {
+    let server = HostileServer::always(Answer::status(200));
+    let url = server.url();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c");
+    let started = Instant::now();
+    let run = {
+        let out = out.clone();
+        std::thread::spawn(move || {
+            let mut args = FIXED.to_vec();
+            args.extend(["--duration", "10m"]);
+            client(&url, &out, &args, Duration::from_secs(90))
+        })
+    };
+    std::thread::sleep(Duration::from_millis(1500));
+    drop(server);
+    let (code, err) = run.join().unwrap();
+    assert_eq!(code, Some(4), "{err}");
+    assert!(
+        err.contains("the target stopped taking connections"),
+        "{err}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(60));
+    let s = summary(&out);
+    assert_eq!(s["partial"], true, "{s}");
+    assert!(
+        s["target_lost"]
+            .as_str()
+            .unwrap()
+            .contains("failed to connect")
+    );
+    assert!(s["ok"].as_u64().unwrap() >= 1, "{s}");
+}
+
 /// Bug 1: `retry-after-ms: 1e23` panicked the client in `Duration::from_secs_f64` (the panic
 /// printed twice, the run stopped partial with 0 requests). Now it is a wait past the run.
 #[test]
