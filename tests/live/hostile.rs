@@ -220,11 +220,15 @@ fn every_failed_request_is_named_by_its_kind() {
 
 /// Bug 6: a password in the URL's userinfo or a key in its query was written into
 /// scenario.toml, summary.md, report.html and stderr. Now every shown URL has `***` there
-/// (the requests still carry them: the server sees the key).
+/// (the requests still carry them: the server sees the key). A fragment (`#access_token=…`,
+/// as an OAuth implicit grant hands it back) was still written whole; it is `#***` too.
 #[test]
 fn secrets_in_the_target_url_are_shown_as_stars() {
     let server = HostileServer::always(Answer::status(200));
-    let url = format!("http://user:SECRET1@{}/v1?key=SECRET2&page=2", server.addr);
+    let url = format!(
+        "http://user:SECRET1@{}/v1?key=SECRET2&page=2#access_token=SECRET3",
+        server.addr
+    );
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("c");
     let mut child = Running(
@@ -250,7 +254,10 @@ fn secrets_in_the_target_url_are_shown_as_stars() {
     said.push_str(&reader.join().unwrap());
     assert!(server.requests() >= 1);
     assert!(
-        said.contains(&format!("http://***@{}/v1?key=***&page=***", server.addr)),
+        said.contains(&format!(
+            "http://***@{}/v1?key=***&page=***#***",
+            server.addr
+        )),
         "{said}"
     );
     for file in ["scenario.toml", "summary.md", "report.html", "summary.json"] {

@@ -42,6 +42,16 @@ struct Case {
     says: &'static str,
     /// A path (with placeholders) that must not exist afterwards.
     absent: Option<&'static str>,
+    /// Text that must not be said (a secret given in the arguments).
+    hides: Option<&'static str>,
+}
+
+/// A row whose output must not hold `secret`.
+fn hiding(args: &'static str, code: i32, says: &'static str, secret: &'static str) -> Case {
+    Case {
+        hides: Some(secret),
+        ..case(args, code, says)
+    }
 }
 
 fn case(args: &'static str, code: i32, says: &'static str) -> Case {
@@ -51,6 +61,7 @@ fn case(args: &'static str, code: i32, says: &'static str) -> Case {
         code,
         says,
         absent: None,
+        hides: None,
     }
 }
 
@@ -72,6 +83,7 @@ fn text(file: String, code: i32, says: &'static str) -> Case {
         code,
         says,
         absent: None,
+        hides: None,
     }
 }
 
@@ -312,6 +324,7 @@ fn cases() -> Vec<Case> {
         ),
         Case {
             absent: Some("{tmp}/st"),
+            hides: None,
             ..case(
                 "run {scen}/shared_redis.toml --set store.url=redis://127.0.0.1:{closed} --out {tmp}/st",
                 2,
@@ -335,6 +348,7 @@ fn cases() -> Vec<Case> {
             code: 2,
             says: "has no [expect] ranges, so check judged nothing there; add an [expect] table, or pass --allow-empty",
             absent: None,
+            hides: None,
         },
         Case {
             args: "check {file} --allow-empty",
@@ -342,6 +356,7 @@ fn cases() -> Vec<Case> {
             code: 0,
             says: "1 without [expect]",
             absent: None,
+            hides: None,
         },
         case(
             "run {scen}/fast_slow.toml --out {dangling}",
@@ -371,6 +386,7 @@ fn cases() -> Vec<Case> {
             code: 0,
             says: "café-été: 3600 s simulated",
             absent: None,
+            hides: None,
         },
         edited(
             "name = \"t\"",
@@ -667,6 +683,7 @@ fn cases() -> Vec<Case> {
             code: 4,
             says: "error: cannot connect to 127.0.0.1:{closed}: Connection refused",
             absent: Some("{tmp}/c"),
+            hides: None,
         },
         case(
             "client --target http://{moved}/ --algorithm fixed --set clients.*.sleep=50ms --duration 300ms --quiet --out {tmp}/c",
@@ -707,6 +724,7 @@ fn cases() -> Vec<Case> {
             code: 2,
             says: "run.time_scale: must be at least 0.001 (got 1e-12): slower, a second",
             absent: Some("{tmp}/r"),
+            hides: None,
         },
         case(
             "serve --addr 127.0.0.1:0 --time-scale 1e-16",
@@ -770,6 +788,7 @@ fn cases() -> Vec<Case> {
             code: 2,
             says: "the port is already in use",
             absent: Some("{tmp}/r"),
+            hides: None,
         },
         case(
             "serve --addr 127.0.0.1:0 --record {tmp}/r --sample-every 500us",
@@ -878,6 +897,25 @@ fn cases() -> Vec<Case> {
                 .collect::<String>(),
             2,
             "written out with every default, as its results record it, the scenario is",
+        ),
+        // A URL's secrets are never echoed, however mistyped the URL.
+        hiding(
+            "client --target http:/alice:S3CRET@127.0.0.1/",
+            2,
+            "--target http:/***@127.0.0.1/: not a URL",
+            "S3CRET",
+        ),
+        hiding(
+            "client --target http://127.0.0.1:{closed}/cb#access_token=S3CRET --ca-file {afile}",
+            2,
+            "not http://127.0.0.1:{closed}/cb#***",
+            "S3CRET",
+        ),
+        hiding(
+            "run {scen}/shared_redis.toml --store http://u:S3CRET@127.0.0.1:1 --out {tmp}/r",
+            2,
+            "`http://***@127.0.0.1:1`: unknown scheme",
+            "S3CRET",
         ),
         // Runs that work, and a missed [expect]: the other exit codes.
         case(
@@ -1053,6 +1091,9 @@ fn every_bad_input_gets_its_exit_code_and_message() {
                 "row {i}: {args}\n  wanted exit {} saying {says:?}\n  got {code:?}: {said}",
                 c.code
             ));
+        }
+        if let Some(secret) = c.hides.filter(|s| said.contains(s)) {
+            failures.push(format!("row {i}: {args}\n  said {secret:?}: {said}"));
         }
         if let Some(p) = c.absent {
             let p = fill(p);
