@@ -10,7 +10,7 @@ use std::time::{Instant, SystemTime};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::client::conn::http1::{self, SendRequest};
-use hyper::header::{HOST, HeaderMap, HeaderName, HeaderValue};
+use hyper::header::{AUTHORIZATION, HOST, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Uri};
 use hyper_util::rt::TokioIo;
 use rustls::ClientConfig;
@@ -147,7 +147,17 @@ impl Target {
                 .map_err(|_| TargetError::HeaderName { name: name.clone() })?;
             let v = HeaderValue::from_str(value.trim())
                 .map_err(|_| TargetError::HeaderValue { name: name.clone() })?;
-            map.append(n, v);
+            if n == HOST {
+                // The user's Host replaces the URL's: two would be sent otherwise.
+                map.insert(n, v);
+            } else {
+                map.append(n, v);
+            }
+        }
+        if let Some(basic) = basic_auth(&uri)
+            && !map.contains_key(AUTHORIZATION)
+        {
+            map.insert(AUTHORIZATION, basic);
         }
         let authority = if host.contains(':') {
             format!("[{}]:{port}", host.trim_matches(['[', ']']))
@@ -236,6 +246,19 @@ impl Target {
         }
         self
     }
+}
+
+/// The URL's userinfo (`http://user:pw@host/`) as HTTP Basic authentication, as curl and
+/// browsers send it: `user:pw`, percent-decoded, in base64. None without userinfo.
+fn basic_auth(uri: &Uri) -> Option<HeaderValue> {
+    use base64::Engine;
+    let authority = uri.authority()?.as_str();
+    let (userinfo, _) = authority.rsplit_once('@')?;
+    let decoded: Vec<u8> = percent_encoding::percent_decode_str(userinfo).collect();
+    let token = base64::engine::general_purpose::STANDARD.encode(decoded);
+    let mut value = HeaderValue::from_str(&format!("Basic {token}")).ok()?;
+    value.set_sensitive(true);
+    Some(value)
 }
 
 /// The port the URL names, if it names one. The parser keeps a port only when it fits in 16
@@ -507,6 +530,34 @@ mod tests {
         assert!(e.to_string().contains("`99999` is not a port"), "{e}");
         let t = Target::parse("http://h:65535/", &[], None).unwrap();
         assert_eq!(t.authority, "h:65535");
+    }
+
+    /// `http://alice:pw@host/` sent no `Authorization` though the README said the requests
+    /// carry the userinfo: they carry it as Basic authentication, as curl does, unless a
+    /// `--header Authorization` says otherwise.
+    #[test]
+    fn userinfo_is_sent_as_basic_authentication() {
+        let t = Target::parse("http://alice:p%40ss@h/", &[], None).unwrap();
+        // base64("alice:p@ss")
+        assert_eq!(t.headers[AUTHORIZATION], "Basic YWxpY2U6cEBzcw==");
+        let t = Target::parse("http://token@h/", &[], None).unwrap();
+        assert_eq!(t.headers[AUTHORIZATION], "Basic dG9rZW4=");
+        let given = [("Authorization".to_string(), "Bearer t".to_string())];
+        let t = Target::parse("http://alice:pw@h/", &given, None).unwrap();
+        assert_eq!(t.headers.get_all(AUTHORIZATION).iter().count(), 1);
+        assert_eq!(t.headers[AUTHORIZATION], "Bearer t");
+        let t = Target::parse("http://h/", &[], None).unwrap();
+        assert!(!t.headers.contains_key(AUTHORIZATION));
+    }
+
+    /// `-H 'Host: example.com'` sent two Host headers, the URL's and the user's.
+    #[test]
+    fn a_host_header_replaces_the_url_s() {
+        let given = [("Host".to_string(), "example.com".to_string())];
+        let t = Target::parse("http://127.0.0.1:9292/", &given, None).unwrap();
+        let hosts: Vec<_> = t.headers.get_all(HOST).iter().collect();
+        assert_eq!(hosts, ["example.com"]);
+        assert_eq!(t.authority, "127.0.0.1:9292");
     }
 
     #[test]
