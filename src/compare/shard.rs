@@ -16,7 +16,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::{Metrics, open_csv};
+use crate::record::{CsvProblem, Metrics, open_csv};
 
 /// Which slice a process runs: `index` of `count`, 1-based.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,12 +89,8 @@ pub enum ShardError {
     /// sized by them.
     #[error("{}: {why}", dir.join(MANIFEST).display())]
     BadManifest { dir: PathBuf, why: String },
-    #[error("{}: line {line}: {why}", path.display())]
-    BadRows {
-        path: PathBuf,
-        line: u64,
-        why: String,
-    },
+    #[error("{}: {problem}", path.display())]
+    BadRows { path: PathBuf, problem: CsvProblem },
 }
 
 impl FromStr for ShardSpec {
@@ -309,12 +305,12 @@ pub fn read_runs(manifest: &Manifest, dirs: &[PathBuf]) -> Result<Vec<Metrics>, 
     let mut runs: Vec<Option<Metrics>> = vec![None; manifest.runs];
     for d in dirs {
         let path = d.join(ROWS);
-        let bad = |line: u64, why: String| ShardError::BadRows {
+        let wrong = |problem: CsvProblem| ShardError::BadRows {
             path: path.clone(),
-            line,
-            why,
+            problem,
         };
-        let (mut rdr, header) = open_csv(&path).map_err(|(line, why)| bad(line, why))?;
+        let bad = |line: u64, why: String| wrong(CsvProblem::at(line, why));
+        let (mut rdr, header) = open_csv(&path).map_err(wrong)?;
         // job, [cell,] variant, seed, the metrics.
         let first_metric = header
             .iter()
@@ -322,7 +318,7 @@ pub fn read_runs(manifest: &Manifest, dirs: &[PathBuf]) -> Result<Vec<Metrics>, 
             .map(|i| i + 1)
             .ok_or_else(|| bad(1, "no seed column".into()))?;
         for row in rdr.records() {
-            let row = row.map_err(|e| bad(0, e.to_string()))?;
+            let row = row.map_err(|e| wrong(CsvProblem::of(&e)))?;
             let line = row.position().map_or(0, |p| p.line());
             let job: usize = row
                 .get(0)
@@ -341,8 +337,10 @@ pub fn read_runs(manifest: &Manifest, dirs: &[PathBuf]) -> Result<Vec<Metrics>, 
         .map(|(job, m)| {
             m.ok_or_else(|| ShardError::BadRows {
                 path: PathBuf::from(ROWS),
-                line: 0,
-                why: format!("run {job} is in no slice"),
+                problem: CsvProblem {
+                    line: None,
+                    why: format!("run {job} is in no slice"),
+                },
             })
         })
         .collect()

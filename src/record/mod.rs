@@ -26,7 +26,7 @@ pub use summary::{
     ProcessSummary, RequestTrouble, RunMode, Summary, metric_bounds, within_bounds,
 };
 pub use thread_totals::{THREAD_COLUMNS, THREADS_FILE, write_thread_totals};
-pub use writer::{CsvSink, open_csv};
+pub use writer::{CsvProblem, CsvSink, open_csv};
 
 use crate::exchange::{RAW_FIELDS, RawFields, Response, Status};
 use crate::scenario::{Layout, RunConfig, SeriesLevel};

@@ -12,7 +12,8 @@
 //! `{big}` a regular file of 9 MiB, `{dangling}` a symbolic link to a missing `{tmp}/nowhere`,
 //! `{loop}` one of two links to each other, `{incomplete}` a folder left as `serve --record`
 //! leaves it on a full disk (an empty scenario.toml), `{zero}` a run folder whose run sent no
-//! request.
+//! request, `{pipes}` a folder whose scenario.toml, series.csv and requests.csv are FIFOs,
+//! `{ragged}` a folder whose requests.csv has a row of too few fields on its line 3.
 
 use crate::common;
 
@@ -917,6 +918,19 @@ fn cases() -> Vec<Case> {
             "`http://***@127.0.0.1:1`: unknown scheme",
             "S3CRET",
         ),
+        // Files of a results folder that are FIFOs are named as such, not as missing; a CSV
+        // error names its line.
+        case(
+            "plot {pipes}",
+            2,
+            "{pipes}/scenario.toml: cannot read it: it is a FIFO (named pipe), not a regular file",
+        ),
+        case(
+            "fit {pipes}",
+            2,
+            "{pipes}/requests.csv: cannot read it: it is a FIFO (named pipe), not a regular file",
+        ),
+        case("fit {ragged}", 2, "{ragged}/requests.csv: line 3: "),
         // Runs that work, and a missed [expect]: the other exit codes.
         case(
             "run {scen}/single_client.toml --duration 10m --set expect.ratio_429=[0.5,1] --quiet --no-charts --out {tmp}/r",
@@ -1027,6 +1041,23 @@ fn every_bad_input_gets_its_exit_code_and_message() {
             std::fs::create_dir(&incomplete).unwrap();
             std::fs::write(incomplete.join("scenario.toml"), "").unwrap();
         }
+        let pipes = tmp.path().join("pipes");
+        if c.args.contains("{pipes}") {
+            std::fs::create_dir(&pipes).unwrap();
+            for f in ["scenario.toml", "series.csv", "requests.csv"] {
+                let made = Command::new("mkfifo").arg(pipes.join(f)).status().unwrap();
+                assert!(made.success(), "mkfifo");
+            }
+        }
+        let ragged = tmp.path().join("ragged");
+        if c.args.contains("{ragged}") {
+            std::fs::create_dir(&ragged).unwrap();
+            std::fs::write(
+                ragged.join("requests.csv"),
+                "t,status,latency,group,process,thread\n1,ok,0.1,a,0,0\n2,ok\n",
+            )
+            .unwrap();
+        }
         let big = tmp.path().join("big.toml");
         if c.args.contains("{big}") {
             std::fs::write(&big, "#".repeat(9 << 20)).unwrap();
@@ -1049,6 +1080,8 @@ fn every_bad_input_gets_its_exit_code_and_message() {
                 .replace("{loop}", &looping.display().to_string())
                 .replace("{incomplete}", &incomplete.display().to_string())
                 .replace("{zero}", &zero.display().to_string())
+                .replace("{pipes}", &pipes.display().to_string())
+                .replace("{ragged}", &ragged.display().to_string())
         };
         let args = fill(c.args);
         let mut child = Running(
