@@ -74,6 +74,24 @@ fn a_target_that_dies_mid_run_stops_the_run() {
     assert!(s["ok"].as_u64().unwrap() >= 1, "{s}");
 }
 
+/// A `Content-Length` that is no number was said to be "malformed (not HTTP/1.1)", as if
+/// the server spoke something else: the words name the status line or a header.
+#[test]
+fn a_bad_content_length_is_named_as_a_bad_header() {
+    let server = HostileServer::always(Answer::status(200).header("content-length", "abc"));
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c");
+    let mut args = FIXED.to_vec();
+    args.extend(["--duration", "300ms"]);
+    let (code, err) = client(&server.url(), &out, &args, Duration::from_secs(30));
+    assert_eq!(code, Some(4), "{err}");
+    assert!(
+        err.contains("malformed (an answer HTTP/1.1 cannot read: its status line or a header such as Content-Length)"),
+        "{err}"
+    );
+    assert!(!err.contains("not HTTP/1.1"), "{err}");
+}
+
 /// Bug 1: `retry-after-ms: 1e23` panicked the client in `Duration::from_secs_f64` (the panic
 /// printed twice, the run stopped partial with 0 requests). Now it is a wait past the run.
 #[test]
