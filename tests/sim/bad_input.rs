@@ -931,6 +931,14 @@ fn cases() -> Vec<Case> {
             "{pipes}/requests.csv: cannot read it: it is a FIFO (named pipe), not a regular file",
         ),
         case("fit {ragged}", 2, "{ragged}/requests.csv: line 3: "),
+        // Thousands of problems in one file are said up to a count.
+        plus(
+            &(0..100)
+                .map(|i| format!("[[clients]]\nname = \"a.{i}\"\n"))
+                .collect::<String>(),
+            2,
+            ": and 80 more problems like these (mend these and run again to see them)",
+        ),
         // Runs that work, and a missed [expect]: the other exit codes.
         case(
             "run {scen}/single_client.toml --duration 10m --set expect.ratio_429=[0.5,1] --quiet --no-charts --out {tmp}/r",
