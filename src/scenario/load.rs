@@ -12,8 +12,8 @@ use super::overrides::{apply, set_by};
 use super::params::drop_foreign_fields;
 use super::path::{FieldPath, Segment, line_of};
 use super::{
-    ClientGroup, CompareConfig, Expect, GroupCommon, MAX_SCENARIO_BYTES, Override, Problem,
-    RunConfig, Scenario, ScenarioError, ServerCommon, ServerConfig, Variant,
+    ClientGroup, CompareConfig, Expect, GroupCommon, MAX_SCENARIO_BYTES, MIN_SAMPLE_EVERY,
+    Override, Problem, RunConfig, Scenario, ScenarioError, ServerCommon, ServerConfig, Variant,
 };
 use crate::config::{ConfigError, typed};
 use crate::limiter::{FaultConfig, LimiterConfig, ParamStep};
@@ -224,7 +224,9 @@ impl Builder {
         let description = self.string(root.remove("description"), &top.key("description"), "");
 
         let run_path = top.key("run");
-        let run: Option<RunConfig> = self.typed(section(root.remove("run")), &run_path);
+        let run_table = section(root.remove("run"));
+        let sample_every_given = run_table.get("sample_every").is_some();
+        let run: Option<RunConfig> = self.typed(run_table, &run_path);
         let server = self.server(root.remove("server"), &top.key("server"));
         let clients = self.clients(root.remove("clients"), &top.key("clients"));
         let variants: Option<Vec<Variant>> = self.typed(
@@ -242,6 +244,11 @@ impl Builder {
             run?, server?, clients?, variants?, expect?, store?, compare?,
         );
         run.seed.get_or_insert(seed_if_absent);
+        // The default interval (10 s) shrinks to a shorter run; one the user gave is checked
+        // as given (a run of 1 s blamed a `sample_every` nobody wrote).
+        if !sample_every_given && run.sample_every > run.duration {
+            run.sample_every = run.duration.max(MIN_SAMPLE_EVERY);
+        }
         self.check_run(&run, &run_path);
         self.check_faults(&server.faults, &run, &top.key("server"));
         self.check_clients(&clients, &run, &top.key("clients"));

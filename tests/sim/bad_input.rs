@@ -939,6 +939,22 @@ fn cases() -> Vec<Case> {
             2,
             ": and 80 more problems like these (mend these and run again to see them)",
         ),
+        // A run shorter than the default sample_every is sampled at its end; one given
+        // longer than the run is still named.
+        Case {
+            args: "run {file} --no-charts --out {tmp}/r",
+            file: Some(BASE.replacen("duration = \"1h\"", "duration = \"2s\"", 1)),
+            code: 0,
+            says: "t: 2 s simulated",
+            absent: None,
+            hides: Some("sample_every"),
+        },
+        edited(
+            "duration = \"1h\"",
+            "duration = \"2s\"\nsample_every = \"5s\"",
+            2,
+            "run.sample_every: must be at most the run's duration (2s)",
+        ),
         // Runs that work, and a missed [expect]: the other exit codes.
         case(
             "run {scen}/single_client.toml --duration 10m --set expect.ratio_429=[0.5,1] --quiet --no-charts --out {tmp}/r",
