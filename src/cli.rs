@@ -36,7 +36,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Which client algorithm to use for one API and fleet: every one run in every fleet, ranked.
     Advise(AdviseArgs),
-    /// Learn the server's rule from a trace (a results folder's requests.csv) into fit.toml.
+    /// Learn the server's rule from a trace (a results folder's requests.csv) into fit.toml;
+    /// exit 5 when the trace cannot tell it (nothing written).
     Fit(FitArgs),
     /// Serve the mock rate-limited API over HTTP until Ctrl-C (--record: a run folder of it).
     Serve(ServeArgs),
