@@ -29,6 +29,10 @@ pub struct Event {
     pub forms: Forms,
 }
 
+/// The longest a trace's times may reach, in seconds: a century, well within what a
+/// scenario's duration holds (584 years).
+const MAX_TRACE_SECS: f64 = 100.0 * 365.0 * 86_400.0;
+
 /// The answered requests of `dir/requests.csv`, in the server's order.
 pub fn read_trace(dir: &Path) -> Result<Vec<Event>, FitError> {
     let path = dir.join("requests.csv");
@@ -78,9 +82,21 @@ pub fn read_trace(dir: &Path) -> Result<Vec<Event>, FitError> {
         if !admitted && !limited {
             continue; // errors and timeouts say nothing of the rule
         }
-        let lat = number(latency, "latency")?;
+        // A time past any trace would make a fit.toml whose duration cannot be read back.
+        let seconds = |c: usize, what: &str| {
+            let v = number(c, what)?;
+            if v.abs() > MAX_TRACE_SECS {
+                let text = row.get(c).unwrap_or_default();
+                return Err(bad(
+                    line,
+                    format!("{what} = {text} s is past any trace (at most a century)"),
+                ));
+            }
+            Ok(v)
+        };
+        let lat = seconds(latency, "latency")?;
         events.push(Event {
-            at: number(t, "t")? + lat / 2.0,
+            at: seconds(t, "t")? + lat / 2.0,
             admitted,
             limited,
             remaining: opt(&row, remaining),

@@ -13,7 +13,8 @@
 //! `{loop}` one of two links to each other, `{incomplete}` a folder left as `serve --record`
 //! leaves it on a full disk (an empty scenario.toml), `{zero}` a run folder whose run sent no
 //! request, `{pipes}` a folder whose scenario.toml, series.csv and requests.csv are FIFOs,
-//! `{ragged}` a folder whose requests.csv has a row of too few fields on its line 3.
+//! `{ragged}` a folder whose requests.csv has a row of too few fields on its line 3, `{farout}`
+//! a folder whose requests.csv's last request is at t = 1e300 s (its line 42).
 
 use crate::common;
 
@@ -931,6 +932,11 @@ fn cases() -> Vec<Case> {
             "{pipes}/requests.csv: cannot read it: it is a FIFO (named pipe), not a regular file",
         ),
         case("fit {ragged}", 2, "{ragged}/requests.csv: line 3: "),
+        case(
+            "fit {farout}",
+            2,
+            "{farout}/requests.csv: line 42: t = 1e300 s is past any trace (at most a century)",
+        ),
         // Thousands of problems in one file are said up to a count.
         plus(
             &(0..100)
@@ -1082,6 +1088,16 @@ fn every_bad_input_gets_its_exit_code_and_message() {
             )
             .unwrap();
         }
+        let farout = tmp.path().join("farout");
+        if c.args.contains("{farout}") {
+            std::fs::create_dir(&farout).unwrap();
+            let mut rows = String::from("t,status,latency,group,process,thread,remaining\n");
+            for i in 0..40 {
+                rows.push_str(&format!("{},ok,0.01,a,0,0,{}\n", i, 40 - i));
+            }
+            rows.push_str("1e300,ok,0.01,a,0,0,0\n");
+            std::fs::write(farout.join("requests.csv"), rows).unwrap();
+        }
         let big = tmp.path().join("big.toml");
         if c.args.contains("{big}") {
             std::fs::write(&big, "#".repeat(9 << 20)).unwrap();
@@ -1106,6 +1122,7 @@ fn every_bad_input_gets_its_exit_code_and_message() {
                 .replace("{zero}", &zero.display().to_string())
                 .replace("{pipes}", &pipes.display().to_string())
                 .replace("{ragged}", &ragged.display().to_string())
+                .replace("{farout}", &farout.display().to_string())
         };
         let args = fill(c.args);
         let mut child = Running(
