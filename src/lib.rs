@@ -17,6 +17,7 @@ pub mod fit;
 pub mod infile;
 pub mod limiter;
 pub mod list;
+pub mod machine;
 pub mod parallel;
 pub mod prefetch;
 pub mod progress;

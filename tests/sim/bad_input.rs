@@ -961,6 +961,15 @@ fn cases() -> Vec<Case> {
             2,
             "run.sample_every: must be at most the run's duration (2s)",
         ),
+        // A run is refused when it would need more memory than any machine has free.
+        Case {
+            args: "client --target http://{moved}/ --processes 100000 --duration 1m --out {tmp}/c",
+            file: None,
+            code: 2,
+            says: "100000 processes of 100000 threads in all would need about 845.9 GB of memory",
+            absent: Some("{tmp}/c"),
+            hides: None,
+        },
         // Runs that work, and a missed [expect]: the other exit codes.
         case(
             "run {scen}/single_client.toml --duration 10m --set expect.ratio_429=[0.5,1] --quiet --no-charts --out {tmp}/r",
