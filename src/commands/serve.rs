@@ -132,7 +132,8 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
         let now = clock.now();
         let end = args.duration.map_or(now, |d| now.min(d.nanos()));
         let dir = rec.dir().to_path_buf();
-        if let Err(e) = finish_recording(rec, end, &capacity) {
+        // Serving has stopped: an answer due after `now` was never sent.
+        if let Err(e) = finish_recording(rec, (end, now), &capacity) {
             // A full disk, most often: what was written is no run folder.
             eprintln!(
                 "serve --record: the recording in {} is incomplete; compare --runs and plot \
@@ -252,11 +253,11 @@ fn start_recording(
 /// Write the recorded run folder and say what it holds.
 fn finish_recording(
     rec: Recording,
-    end: Nanos,
+    (end, stopped_at): (Nanos, Nanos),
     capacity: &dyn Fn(Nanos) -> f64,
 ) -> Result<(), Error> {
     let dir = rec.dir().to_path_buf();
-    let done = rec.finish(end, capacity)?;
+    let done = rec.finish(end, stopped_at, capacity)?;
     if let Some(note) = &done.note {
         eprintln!("serve --record: {note}");
     }

@@ -168,6 +168,26 @@ fn hostile_a_client_that_hangs_up_gives_back_its_slot() {
     assert_eq!(serve.wait(Duration::from_secs(30)), Some(0));
 }
 
+/// `serve --latency 1h --record`, then Ctrl-C: the request still waiting out its latency was
+/// recorded as a 2xx, though its answer was never sent.
+#[test]
+fn hostile_an_answer_never_sent_is_not_recorded_as_a_2xx() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("rec");
+    let (mut serve, addr, _out, _err) =
+        start(&["--latency", "1h", "--record", rec.to_str().unwrap()]);
+    let mut pending = std::net::TcpStream::connect(&addr).unwrap();
+    write!(pending, "GET / HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    serve.signal(Signal::SIGINT);
+    assert!(matches!(serve.wait(Duration::from_secs(60)), Some(0 | 130)));
+    let s = common::summary(&rec);
+    assert_eq!(s["requests"], 1, "{s}");
+    assert_eq!(s["ok"], 0, "no answer went out: {s}");
+    assert_eq!(s["errors"], 1, "{s}");
+}
+
 /// Bug 7: two SIGINTs 30 ms apart (as `timeout` relays them) ended `serve --record` with
 /// exit 130 while it wrote the folder, leaving only the journal (8 of 15 tries), or a folder
 /// without report.html. The folder must always be whole.
