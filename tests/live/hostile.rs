@@ -92,6 +92,46 @@ fn a_bad_content_length_is_named_as_a_bad_header() {
     assert!(!err.contains("not HTTP/1.1"), "{err}");
 }
 
+/// Ctrl-C on a client whose requests were all in flight said "the run sent no requests":
+/// they were sent, and abandoned unanswered.
+#[test]
+fn ctrl_c_with_requests_in_flight_does_not_say_none_were_sent() {
+    use nix::sys::signal::Signal;
+    let server = HostileServer::always(Answer::status(200).stalled());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c");
+    let mut child = Running(
+        Command::new(exe())
+            .args(["client", "--target", &server.url(), "--quiet", "--out"])
+            .arg(&out)
+            .args(FIXED)
+            .args(["--duration", "10m", "--timeout", "1h"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stderr = child.0.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.requests() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(server.requests() >= 1, "the request went out");
+    child.signal(Signal::SIGINT);
+    assert_eq!(child.wait(Duration::from_secs(30)), Some(130));
+    let err = reader.join().unwrap();
+    assert!(!err.contains("sent no requests"), "{err}");
+    assert!(
+        err.contains("interrupted before any request was answered"),
+        "{err}"
+    );
+}
+
 /// Bug 1: `retry-after-ms: 1e23` panicked the client in `Duration::from_secs_f64` (the panic
 /// printed twice, the run stopped partial with 0 requests). Now it is a wait past the run.
 #[test]
