@@ -132,6 +132,95 @@ fn ctrl_c_with_requests_in_flight_does_not_say_none_were_sent() {
     );
 }
 
+/// A server speaking enough of Redis's protocol for a run to start: `PING` is `PONG`, `SET`
+/// gets `set_answer`, `PTTL` 500 ms, `SCAN` nothing, anything else `OK`. Serves until the
+/// test ends.
+fn fake_redis(set_answer: &'static [u8]) -> std::net::SocketAddr {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { continue };
+            std::thread::spawn(move || {
+                let mut out = conn.try_clone().unwrap();
+                let mut input = BufReader::new(conn);
+                let mut line = String::new();
+                // One command: `*N` then N bulk strings (`$len`, the bytes, CRLF).
+                while input.read_line(&mut line).is_ok_and(|n| n > 0) {
+                    let n: usize = line.trim().trim_start_matches('*').parse().unwrap_or(0);
+                    let mut args = Vec::new();
+                    for _ in 0..n {
+                        line.clear();
+                        let _ = input.read_line(&mut line);
+                        let len: usize = line.trim().trim_start_matches('$').parse().unwrap_or(0);
+                        let mut arg = vec![0; len + 2];
+                        let _ = input.read_exact(&mut arg);
+                        arg.truncate(len);
+                        args.push(String::from_utf8_lossy(&arg).to_uppercase());
+                    }
+                    line.clear();
+                    let answer: &[u8] = match args.first().map(String::as_str) {
+                        Some("PING") => b"+PONG\r\n",
+                        Some("SET") => set_answer,
+                        Some("PTTL") => b":500\r\n",
+                        Some("SCAN") => b"*2\r\n$1\r\n0\r\n*0\r\n",
+                        _ => b"+OK\r\n",
+                    };
+                    if out.write_all(answer).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// A store that answered `SET … NX` with a bulk string or an integer was taken to have
+/// granted the lock: interval-lock then sent 41,866 requests in 4 s and exited 0. Only `OK`
+/// or nil are answers; anything else is a store error, which stops the run (exit 3).
+#[test]
+fn a_store_answering_set_nx_with_anything_but_ok_or_nil_fails_the_run() {
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/shared_redis.toml");
+    let run = |answer: &'static [u8]| {
+        let store = format!("redis://{}", fake_redis(answer));
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("r");
+        let output = Command::new(exe())
+            .arg("run")
+            .arg(&scenario)
+            .args([
+                "--store",
+                &store,
+                "--duration",
+                "20s",
+                "--quiet",
+                "--no-charts",
+            ])
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&output.stderr).to_string();
+        (output.status.code(), err, summary(&out))
+    };
+    // The fake is store enough: with `+OK` every lock is granted, and the run goes on.
+    let (code, err, s) = run(b"+OK\r\n");
+    assert!(matches!(code, Some(0 | 1)), "{err}");
+    assert!(s["requests"].as_u64().unwrap() >= 10, "{s}");
+    for answer in [&b"$2\r\nOK\r\n"[..], &b":1\r\n"[..]] {
+        let shown = String::from_utf8_lossy(answer).trim().to_string();
+        let (code, err, s) = run(answer);
+        assert_eq!(code, Some(3), "{shown}: {err}");
+        assert!(
+            err.contains("failed: it answered, but not as a Redis server does"),
+            "{shown}: {err}"
+        );
+        assert_eq!(s["requests"], 0, "{shown}: {s}");
+    }
+}
+
 /// Bug 1: `retry-after-ms: 1e23` panicked the client in `Duration::from_secs_f64` (the panic
 /// printed twice, the run stopped partial with 0 requests). Now it is a wait past the run.
 #[test]
