@@ -376,7 +376,7 @@ fn cases() -> Vec<Case> {
             "the run folder is incomplete: scenario.toml is empty",
         ),
         case(
-            "compare --runs {zero} {zero} --out {tmp}/c",
+            "compare --runs {zero} --out {tmp}/c",
             0,
             "no requests were sent",
         ),
@@ -970,6 +970,12 @@ fn cases() -> Vec<Case> {
             absent: Some("{tmp}/c"),
             hides: None,
         },
+        // One run folder given twice counted as two variants.
+        case(
+            "compare --runs {nan} {nan}/ --out {tmp}/c",
+            2,
+            "is given twice (as {nan} and {nan}/); each run is one variant of the table",
+        ),
         // Runs that work, and a missed [expect]: the other exit codes.
         case(
             "run {scen}/single_client.toml --duration 10m --set expect.ratio_429=[0.5,1] --quiet --no-charts --out {tmp}/r",
