@@ -976,6 +976,17 @@ fn cases() -> Vec<Case> {
             2,
             "is given twice (as {nan} and {nan}/); each run is one variant of the table",
         ),
+        // A number past what a scenario holds was silently made 2^63 - 1.
+        case(
+            "advise --rule gcra --limit 18446744073709551615 --period 1h --fleet 1x1",
+            2,
+            "`18446744073709551615` is past the largest whole number a scenario holds (9223372036854775807)",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --limit 9223372036854775808",
+            2,
+            "is past the largest whole number a scenario holds",
+        ),
         // Runs that work, and a missed [expect]: the other exit codes.
         case(
             "run {scen}/single_client.toml --duration 10m --set expect.ratio_429=[0.5,1] --quiet --no-charts --out {tmp}/r",
