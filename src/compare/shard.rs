@@ -201,12 +201,16 @@ impl Manifest {
         let planned = self.plan.len().checked_mul(self.seeds.len());
         if planned != Some(self.runs) {
             return Err(format!(
-                "{} planned variant{} × {} seed{} are {} runs, not {}",
+                "{} planned variant{} × {} seed{} make {}, not {}",
                 self.plan.len(),
                 if self.plan.len() == 1 { "" } else { "s" },
                 self.seeds.len(),
                 if self.seeds.len() == 1 { "" } else { "s" },
-                planned.map_or_else(|| "too many".to_string(), |n| n.to_string()),
+                match planned {
+                    Some(1) => "1 run".to_string(),
+                    Some(n) => format!("{n} runs"),
+                    None => "too many runs".to_string(),
+                },
                 self.runs
             ));
         }

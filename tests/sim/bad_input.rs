@@ -14,7 +14,17 @@
 //! leaves it on a full disk (an empty scenario.toml), `{zero}` a run folder whose run sent no
 //! request, `{pipes}` a folder whose scenario.toml, series.csv and requests.csv are FIFOs,
 //! `{ragged}` a folder whose requests.csv has a row of too few fields on its line 3, `{farout}`
-//! a folder whose requests.csv's last request is at t = 1e300 s (its line 42).
+//! a folder whose requests.csv's last request is at t = 1e300 s (its line 42), `{badlen}` a
+//! hostile server whose answers' Content-Length is `abc`, `{short}` a run folder whose trace
+//! cannot tell a rule, `{hugeslice}` a slice whose shard.json claims 10^18 runs, `{nanslice}`
+//! a slice whose runs.csv has a NaN on line 2.
+//!
+//! What no command line can show has its test elsewhere: a client that hangs up on serve
+//! (`tests/live/hostile_serve.rs`: slots given back, answers never sent, tokens kept by
+//! fingerprint and two tokens of one fingerprint), a target that dies mid-run, Ctrl-C with
+//! requests in flight, a store that answers SET NX wrongly (`tests/live/hostile.rs`), a Redis
+//! password (`tests/live/redis.rs`), a recording of 10,000 keys and a run past the machine's
+//! memory (unit tests of `recording::replay` and `record::footprint`).
 
 use crate::common;
 
@@ -987,6 +997,36 @@ fn cases() -> Vec<Case> {
             2,
             "is past the largest whole number a scenario holds",
         ),
+        // A slice's numbers are checked before anything is sized by them, and a NaN metric
+        // is refused naming its place.
+        case(
+            "compare --merge {hugeslice} --out {tmp}/m",
+            2,
+            "shard.json: 1 planned variant × 1 seed make 1 run, not 1000000000000000000",
+        ),
+        case(
+            "compare --merge {nanslice} --out {tmp}/m",
+            2,
+            "{nanslice}/runs.csv: line 2: column `utilization`: `NaN` is not a finite number",
+        ),
+        // A bad Content-Length is a bad header, not "not HTTP/1.1".
+        case(
+            "client --target http://{badlen}/ --algorithm fixed --set clients.*.sleep=50ms --duration 300ms --out {tmp}/c",
+            4,
+            "malformed (an answer HTTP/1.1 cannot read: its status line or a header such as Content-Length)",
+        ),
+        // fit that cannot tell has an exit code of its own.
+        case(
+            "fit {short}",
+            5,
+            "no fit.toml written: the trace cannot tell the rule",
+        ),
+        // A --set value of two TOML lines was cut to the first.
+        case(
+            "run {scen}/fast_slow.toml --set server.limit=5\nrun.seed=3 --out {tmp}/r",
+            2,
+            "the value holds a line break; one --set sets one value",
+        ),
         // Runs that work, and a missed [expect]: the other exit codes.
         case(
             "run {scen}/single_client.toml --duration 10m --set expect.ratio_429=[0.5,1] --quiet --no-charts --out {tmp}/r",
@@ -1021,6 +1061,46 @@ fn nan_results(dir: &Path) {
     let (header, rest) = text.split_once('\n').unwrap();
     let (_, row) = rest.split_once(',').unwrap();
     std::fs::write(&series, format!("{header}\nNaN,{row}")).unwrap();
+}
+
+/// A results folder with a trace of 10 s of one thread of an hourly quota: its count only
+/// falls, so `fit` cannot tell the rule from it.
+fn short_trace(dir: &Path) {
+    let out = Command::new(exe())
+        .arg("run")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/single_client.toml"))
+        .args([
+            "--duration",
+            "10s",
+            "--log-requests",
+            "--quiet",
+            "--no-charts",
+            "--out",
+        ])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some(), "{out:?}");
+}
+
+/// Two slices of `compare --shard` as a hostile hand would leave them: one whose shard.json
+/// claims 10^18 runs, one whose runs.csv holds a NaN on its line 2.
+fn spoiled_slices(huge: &Path, nan: &Path) {
+    let manifest = |runs: &str| {
+        format!(
+            r#"{{"version":"{}","shard":1,"shards":1,"scenario_file":"","scenario_path":"s.toml","overrides":[],"variants":[],"algorithms":[],"seeds":[1],"plan":["base"],"runs":{runs}}}"#,
+            env!("CARGO_PKG_VERSION")
+        )
+    };
+    for (dir, runs) in [(huge, "1000000000000000000"), (nan, "1")] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("shard.json"), manifest(runs)).unwrap();
+    }
+    std::fs::write(
+        nan.join("runs.csv"),
+        "job,variant,seed,utilization\n0,base,1,NaN\n",
+    )
+    .unwrap();
 }
 
 /// A results folder of a run that sent no request (its one thread sleeps past the end).
@@ -1065,6 +1145,15 @@ fn every_bad_input_gets_its_exit_code_and_message() {
     let longurl = format!("http://127.0.0.1:{closed}/{}", "a".repeat(70_000));
     let zero = shared.path().join("zero");
     zero_results(&zero);
+    // A server whose every answer has a Content-Length that is no number.
+    let badlen = common::hostile::HostileServer::always(
+        common::hostile::Answer::status(200).header("content-length", "abc"),
+    );
+    let short = shared.path().join("short");
+    short_trace(&short);
+    let hugeslice = shared.path().join("hugeslice");
+    let nanslice = shared.path().join("nanslice");
+    spoiled_slices(&hugeslice, &nanslice);
 
     let cases = cases();
     assert!(cases.len() >= 50, "{} rows", cases.len());
@@ -1149,6 +1238,10 @@ fn every_bad_input_gets_its_exit_code_and_message() {
                 .replace("{pipes}", &pipes.display().to_string())
                 .replace("{ragged}", &ragged.display().to_string())
                 .replace("{farout}", &farout.display().to_string())
+                .replace("{badlen}", &badlen.addr.to_string())
+                .replace("{short}", &short.display().to_string())
+                .replace("{hugeslice}", &hugeslice.display().to_string())
+                .replace("{nanslice}", &nanslice.display().to_string())
         };
         let args = fill(c.args);
         let mut child = Running(

@@ -214,9 +214,9 @@ fn a_merge_checks_the_numbers_of_a_slice_before_it_allocates() {
         (
             "runs",
             "1000000000000000000",
-            "shard.json: 1 planned variant × 2 seeds are 2 runs, not 1000000000000000000",
+            "shard.json: 1 planned variant × 2 seeds make 2 runs, not 1000000000000000000",
         ),
-        ("runs", "1000000000", "are 2 runs, not 1000000000"),
+        ("runs", "1000000000", "make 2 runs, not 1000000000"),
         ("shards", "1000000000000000000", "slices"),
         ("shard", "7", "slice 7 of 1"),
     ] {
