@@ -134,6 +134,8 @@ pub enum AdviseError {
     FleetTwice(String),
     #[error("the API states no rate (a `{0}` server): advise needs a limit per period")]
     NoRate(String),
+    #[error("interrupted: no advice written; the runs that finished are in {}", .0.display())]
+    Interrupted(PathBuf),
 }
 
 /// The algorithms a client of this API could run: every blind one, and those that coordinate
@@ -406,6 +408,12 @@ fn matrix_of(
     };
     let plan = compare::plan(&copts)?;
     let result = compare::run_compare(&copts, &plan)?;
+    // A comparison cut short has no matrix: say so, not that no fleet was named.
+    if result.interrupted {
+        return Err(Error::Interrupted(Box::new(AdviseError::Interrupted(
+            result.dir,
+        ))));
+    }
     Ok((plan, result))
 }
 
@@ -875,6 +883,38 @@ mod tests {
         assert!(shared.contains(&"shared-bucket") && shared.contains(&"aatb"));
         assert!(!shared.contains(&"oracle") && !shared.contains(&"independent"));
         assert!(!blind.contains(&"independent"));
+    }
+
+    /// Ctrl-C during advise said "name at least one fleet" and exited 2.
+    #[test]
+    fn an_interrupted_advise_says_so_and_exits_130() {
+        let progress = Progress::new(true);
+        let stop = AtomicBool::new(true);
+        let dir = tempfile::tempdir().unwrap();
+        let opts = AdviseOptions {
+            api: api(true),
+            fleets: vec![Fleet {
+                processes: 1,
+                threads: 2,
+            }],
+            churn: false,
+            shared_state: false,
+            seeds: 2,
+            seed: 7,
+            duration: Some(HumanDuration::from_secs(60)),
+            jobs: 1,
+            out: Some(dir.path().join("a")),
+            progress: &progress,
+            interrupt: &stop,
+        };
+        let e = advise(&opts)
+            .err()
+            .expect("an interrupted advise gives no advice");
+        assert_eq!(e.exit_code(), crate::exit::INTERRUPTED, "{e}");
+        assert!(
+            e.to_string().starts_with("interrupted: no advice written"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -36,7 +36,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Which client algorithm to use for one API and fleet: every one run in every fleet, ranked.
     Advise(AdviseArgs),
-    /// Learn the server's rule from a trace (a results folder's requests.csv) into fit.toml.
+    /// Learn the server's rule from a trace (a results folder's requests.csv) into fit.toml;
+    /// exit 5 when the trace cannot tell it (nothing written).
     Fit(FitArgs),
     /// Serve the mock rate-limited API over HTTP until Ctrl-C (--record: a run folder of it).
     Serve(ServeArgs),
@@ -326,7 +327,7 @@ pub struct ClientArgs {
     /// The API's limit as you know it: this many requests per --period. Utilization is
     /// measured against it (else against the policy the answers state), and an algorithm that
     /// takes a quota (fair-share) is told it unless --set says otherwise.
-    #[arg(long, value_name = "N", requires = "period", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", requires = "period", value_parser = clap::value_parser!(u64).range(1..=i64::MAX as u64))]
     pub quota: Option<u64>,
     /// The period of --quota, e.g. 1s, 1m, 1h.
     #[arg(long, value_name = "DURATION", requires = "quota", value_parser = parse_positive_duration_arg)]
@@ -541,10 +542,20 @@ impl From<ModeArg> for Mode {
 }
 
 /// A whole number of 0 or more; `-1` is named as a bad value, not taken for a flag.
+/// A whole number a scenario can hold: TOML's integers stop at 2^63 − 1, and a larger one was
+/// silently taken as that (`--limit 18446744073709551615` ran with 9223372036854775807).
 fn parse_whole(s: &str) -> Result<u64, String> {
-    s.trim()
+    let v: u64 = s
+        .trim()
         .parse()
-        .map_err(|_| format!("`{s}` is not a whole number of 0 or more"))
+        .map_err(|_| format!("`{s}` is not a whole number of 0 or more"))?;
+    if i64::try_from(v).is_err() {
+        return Err(format!(
+            "`{s}` is past the largest whole number a scenario holds ({})",
+            i64::MAX
+        ));
+    }
+    Ok(v)
 }
 
 /// `host:port`, the host a name (`localhost`) or an address; an IPv4 address is preferred

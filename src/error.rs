@@ -31,6 +31,10 @@ pub enum Error {
     /// The run could not be carried out (exit 3).
     #[error("{0}")]
     Failed(Cause),
+    /// Ctrl-C (or SIGTERM) stopped the work before it was done (exit 130): the cause says
+    /// what was kept.
+    #[error("{0}")]
+    Interrupted(Cause),
     /// `client`: the TLS handshake with the target failed before the run; nothing can be sent.
     #[error("{0}")]
     Handshake(#[from] HandshakeError),
@@ -108,6 +112,7 @@ impl Error {
             Error::SeriesTooLarge { .. } => exit::BAD_INPUT,
             Error::Handshake(_) => exit::NOTHING_WORKED,
             Error::Io { .. } | Error::Failed(_) => exit::FAILED,
+            Error::Interrupted(_) => exit::INTERRUPTED,
             Error::Engine(e) => e.exit_code(),
             Error::Report(e) => e.exit_code(),
         }

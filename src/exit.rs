@@ -1,6 +1,7 @@
 //! The exit codes, a leaf every floor may name: 0 done, 1 an `[expect]` range missed, 2 bad
 //! input, 3 the run itself failed, 4 the run ended but every request failed or none was sent,
-//! 130 interrupted (Ctrl-C; the shells' 128 + SIGINT).
+//! 5 `fit` cannot tell the rule from the trace, 130 interrupted (Ctrl-C; the shells' 128 +
+//! SIGINT).
 
 pub const OK: i32 = 0;
 pub const EXPECT_MISSED: i32 = 1;
@@ -9,8 +10,13 @@ pub const FAILED: i32 = 3;
 pub const INTERRUPTED: i32 = 130;
 /// The tool did its part, but nothing reached a server that answered: every request failed
 /// (refused, reset, timed out, 5xx) or none was sent, or (`client`) the TLS handshake with the
-/// target failed before the run. Never a silent 0.
+/// target failed before the run, or the target stopped taking connections during it. Never a
+/// silent 0.
 pub const NOTHING_WORKED: i32 = 4;
+/// `fit` read the trace but cannot tell the server's rule from it (too short, too even, or
+/// no counts): it says what to record instead and writes no `fit.toml`. Not a 0, so a script
+/// that goes on to `run fit.toml` stops here.
+pub const CANNOT_TELL: i32 = 5;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 

@@ -13,7 +13,7 @@ use crate::engine::live::{self, LiveConfig, LiveWatch, StatusText, Target};
 use crate::engine::{self, sim};
 use crate::error::Error;
 use crate::progress::StatusLine;
-use crate::record::{self, Summary, THREADS_FILE, too_large};
+use crate::record::{self, Summary, THREADS_FILE, too_big_for, too_large};
 use crate::report::write_summary;
 use crate::scenario::{Layout, Mode, Scenario};
 use crate::time::secs;
@@ -40,6 +40,15 @@ pub fn check_series_size(scenario: &Scenario, allow: bool) -> Result<(), Error> 
             threads: scenario.threads_total(),
         }),
         _ => Ok(()),
+    }
+}
+
+/// Refuse (exit 2) a run that would need more memory than this machine has free
+/// (`record::memory_estimate`), before anything is written or started.
+pub fn check_memory(scenario: &Scenario) -> Result<(), Error> {
+    match crate::machine::available_memory().and_then(|free| too_big_for(scenario, free)) {
+        Some(e) => Err(Error::usage(e)),
+        None => Ok(()),
     }
 }
 
@@ -118,6 +127,7 @@ fn run_with(
     on_progress: &mut dyn FnMut(crate::time::Nanos),
 ) -> Result<RunResult, Error> {
     check_series_size(scenario, opts.allow_large_output)?;
+    check_memory(scenario)?;
     // An unreachable store would leave a folder with an empty series.csv and no summary:
     // try it before anything is written.
     if live.is_some()

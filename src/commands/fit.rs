@@ -9,13 +9,17 @@ use crate::run::print;
 
 pub fn fit(args: &FitArgs) -> Result<i32, Error> {
     let (found, written) = fit_dir(&args.dir).map_err(Error::usage)?;
+    let code = match found.rule {
+        Some(_) => exit::OK,
+        None => exit::CANNOT_TELL,
+    };
     if args.json {
         let json = serde_json::json!({ "fit": found, "scenario": written });
         print(&format!(
             "{}\n",
             serde_json::to_string_pretty(&json).expect("a fit serializes")
         ));
-        return Ok(exit::OK);
+        return Ok(code);
     }
     let mut out = found.text();
     match written {
@@ -32,5 +36,5 @@ pub fn fit(args: &FitArgs) -> Result<i32, Error> {
         None => out.push_str("\nno fit.toml written: the trace cannot tell the rule\n"),
     }
     print(&out);
-    Ok(exit::OK)
+    Ok(code)
 }

@@ -21,8 +21,9 @@ pub use plot::plot;
 pub use run::run;
 pub use serve::serve;
 
-/// A flag's whole number as a TOML value: TOML integers are `i64`, so a larger `u64` is
-/// clamped to `i64::MAX` (the scenario's checks then name it as out of range).
+/// A flag's whole number as a TOML value: TOML integers are `i64`, and the flags that give
+/// one refuse what is past `i64::MAX` (`cli::parse_whole`, `parse_seed`), so the clamp here
+/// never bites.
 fn toml_integer(v: u64) -> toml::Value {
     toml::Value::Integer(i64::try_from(v).unwrap_or(i64::MAX))
 }

@@ -109,6 +109,14 @@ pub(super) fn report_run(
             result.dir.display()
         );
         exit::FAILED
+    } else if let Some(lost) = &s.target_lost {
+        // Nothing more could reach a server: as a run in which every request failed.
+        eprintln!(
+            "error: {lost}; the run stopped there, at {:.1} s (partial summary in {})",
+            s.duration_s,
+            result.dir.display()
+        );
+        exit::NOTHING_WORKED
     } else if s.partial {
         exit::INTERRUPTED
     } else if !s.dead_workers.is_empty() {

@@ -132,7 +132,8 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
         let now = clock.now();
         let end = args.duration.map_or(now, |d| now.min(d.nanos()));
         let dir = rec.dir().to_path_buf();
-        if let Err(e) = finish_recording(rec, end, &capacity) {
+        // Serving has stopped: an answer due after `now` was never sent.
+        if let Err(e) = finish_recording(rec, (end, now), &capacity) {
             // A full disk, most often: what was written is no run folder.
             eprintln!(
                 "serve --record: the recording in {} is incomplete; compare --runs and plot \
@@ -154,7 +155,9 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
 fn tls_config(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig>, Error> {
     tls::server_config(cert, key).map_err(|e| {
         let flag = match &e {
-            TlsError::PrivateKey { .. } => format!("--tls-key {}", key.display()),
+            TlsError::PrivateKey { .. } | TlsError::KeyFile { .. } => {
+                format!("--tls-key {}", key.display())
+            }
             TlsError::KeyMismatch { .. } => {
                 format!(
                     "--tls-cert {} with --tls-key {}",
@@ -250,11 +253,11 @@ fn start_recording(
 /// Write the recorded run folder and say what it holds.
 fn finish_recording(
     rec: Recording,
-    end: Nanos,
+    (end, stopped_at): (Nanos, Nanos),
     capacity: &dyn Fn(Nanos) -> f64,
 ) -> Result<(), Error> {
     let dir = rec.dir().to_path_buf();
-    let done = rec.finish(end, capacity)?;
+    let done = rec.finish(end, stopped_at, capacity)?;
     if let Some(note) = &done.note {
         eprintln!("serve --record: {note}");
     }
@@ -320,7 +323,7 @@ fn describe(settings: &ServerSettings, scale: f64) -> String {
     if let Some(shared) = &settings.shared_limit {
         what.push_str(&format!(
             ", shared through {} as {}*",
-            shared.url(),
+            crate::redact::shown_url(shared.url()),
             shared.prefix()
         ));
     }

@@ -114,12 +114,16 @@ pub(super) fn metrics_from<'a>(
 ) -> Result<Metrics, String> {
     let mut m = Metrics::default();
     for (name, text) in columns {
+        // NaN and infinities parse, but no metric is written so: one would show empty in
+        // compare.csv and count as 0 in compare.json and `[expect]`.
         let v = if text.is_empty() {
             None
         } else {
             Some(
                 text.parse::<f64>()
-                    .map_err(|_| format!("{name} is not a number"))?,
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .ok_or_else(|| format!("column `{name}`: `{text}` is not a finite number"))?,
             )
         };
         set(&mut m, name, v);

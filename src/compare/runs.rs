@@ -59,6 +59,30 @@ enum RunsError {
          (a full disk, a crash, a kill), so there is nothing to compare"
     )]
     Incomplete(String),
+    #[error("is given twice (as {first} and {second}); each run is one variant of the table")]
+    Twice { first: String, second: String },
+}
+
+/// Refuse a folder given twice, however it is written (`r`, `./r/`, a link to it): it counted
+/// as two variants, each with the same numbers.
+fn refuse_twice(dirs: &[PathBuf]) -> Result<(), Error> {
+    let mut seen: Vec<(PathBuf, &Path)> = Vec::new();
+    for d in dirs {
+        // A folder that does not resolve is named by `load`, with its own reason.
+        let Ok(real) = fs::canonicalize(d) else {
+            continue;
+        };
+        if let Some((_, first)) = seen.iter().find(|(r, _)| *r == real) {
+            return Err(Error::flag(format!("--runs {}", d.display()))(
+                RunsError::Twice {
+                    first: first.display().to_string(),
+                    second: d.display().to_string(),
+                },
+            ));
+        }
+        seen.push((real, d));
+    }
+    Ok(())
 }
 
 /// Check that `dir` is a run folder and load it; every problem names `--runs` and the folder.
@@ -226,6 +250,7 @@ pub fn compare_runs(
     if dirs.is_empty() {
         return Err(Error::flag("--runs")(RunsError::NoneGiven));
     }
+    refuse_twice(dirs)?;
     let runs = dirs
         .iter()
         .map(|d| load(d))

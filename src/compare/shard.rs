@@ -16,7 +16,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::{Metrics, open_csv};
+use crate::record::{CsvProblem, Metrics, open_csv};
 
 /// Which slice a process runs: `index` of `count`, 1-based.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,12 +85,12 @@ pub enum ShardError {
     },
     #[error("slices missing: {} of {count}; run them with --shard K/{count} and merge again", missing.iter().map(usize::to_string).collect::<Vec<_>>().join(", "))]
     Missing { missing: Vec<usize>, count: usize },
-    #[error("{}: line {line}: {why}", path.display())]
-    BadRows {
-        path: PathBuf,
-        line: u64,
-        why: String,
-    },
+    /// A `shard.json` whose numbers do not agree with each other: checked before anything is
+    /// sized by them.
+    #[error("{}: {why}", dir.join(MANIFEST).display())]
+    BadManifest { dir: PathBuf, why: String },
+    #[error("{}: {problem}", path.display())]
+    BadRows { path: PathBuf, problem: CsvProblem },
 }
 
 impl FromStr for ShardSpec {
@@ -178,19 +178,65 @@ pub struct Manifest {
 pub const MANIFEST: &str = "shard.json";
 pub const ROWS: &str = "runs.csv";
 
+/// The largest `shard.json` read: it holds the scenario's text (at most
+/// `scenario::MAX_SCENARIO_BYTES`) and a label per planned variant.
+const MAX_MANIFEST_BYTES: u64 = 64 << 20;
+
+impl Manifest {
+    /// Whether its numbers agree with each other and with its own plan: a merge sizes what it
+    /// holds by them.
+    fn check(&self) -> Result<(), String> {
+        if !(1..=MAX_SHARDS).contains(&self.shards) {
+            return Err(format!(
+                "{} slices: a comparison is cut into 1 to {MAX_SHARDS}",
+                self.shards
+            ));
+        }
+        if !(1..=self.shards).contains(&self.shard) {
+            return Err(format!(
+                "slice {} of {}: no such slice",
+                self.shard, self.shards
+            ));
+        }
+        let planned = self.plan.len().checked_mul(self.seeds.len());
+        if planned != Some(self.runs) {
+            return Err(format!(
+                "{} planned variant{} × {} seed{} make {}, not {}",
+                self.plan.len(),
+                if self.plan.len() == 1 { "" } else { "s" },
+                self.seeds.len(),
+                if self.seeds.len() == 1 { "" } else { "s" },
+                match planned {
+                    Some(1) => "1 run".to_string(),
+                    Some(n) => format!("{n} runs"),
+                    None => "too many runs".to_string(),
+                },
+                self.runs
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Read every slice's manifest, check they are the N slices of one comparison, and give the
 /// manifest and each slice's folder in slice order.
 pub fn read_slices(dirs: &[PathBuf]) -> Result<(Manifest, Vec<PathBuf>), ShardError> {
     let mut read = Vec::new();
     for d in dirs {
         let path = d.join(MANIFEST);
-        let text = fs::read_to_string(&path).map_err(|e| ShardError::NotAShard {
+        let text = crate::infile::read_capped(&path, MAX_MANIFEST_BYTES).map_err(|e| {
+            ShardError::NotAShard {
+                dir: d.clone(),
+                why: e.to_string(),
+            }
+        })?;
+        let m: Manifest = serde_json::from_slice(&text).map_err(|e| ShardError::NotAShard {
             dir: d.clone(),
             why: e.to_string(),
         })?;
-        let m: Manifest = serde_json::from_str(&text).map_err(|e| ShardError::NotAShard {
+        m.check().map_err(|why| ShardError::BadManifest {
             dir: d.clone(),
-            why: e.to_string(),
+            why,
         })?;
         read.push((m, d.clone()));
     }
@@ -263,12 +309,12 @@ pub fn read_runs(manifest: &Manifest, dirs: &[PathBuf]) -> Result<Vec<Metrics>, 
     let mut runs: Vec<Option<Metrics>> = vec![None; manifest.runs];
     for d in dirs {
         let path = d.join(ROWS);
-        let bad = |line: u64, why: String| ShardError::BadRows {
+        let wrong = |problem: CsvProblem| ShardError::BadRows {
             path: path.clone(),
-            line,
-            why,
+            problem,
         };
-        let (mut rdr, header) = open_csv(&path).map_err(|(line, why)| bad(line, why))?;
+        let bad = |line: u64, why: String| wrong(CsvProblem::at(line, why));
+        let (mut rdr, header) = open_csv(&path).map_err(wrong)?;
         // job, [cell,] variant, seed, the metrics.
         let first_metric = header
             .iter()
@@ -276,7 +322,7 @@ pub fn read_runs(manifest: &Manifest, dirs: &[PathBuf]) -> Result<Vec<Metrics>, 
             .map(|i| i + 1)
             .ok_or_else(|| bad(1, "no seed column".into()))?;
         for row in rdr.records() {
-            let row = row.map_err(|e| bad(0, e.to_string()))?;
+            let row = row.map_err(|e| wrong(CsvProblem::of(&e)))?;
             let line = row.position().map_or(0, |p| p.line());
             let job: usize = row
                 .get(0)
@@ -295,8 +341,10 @@ pub fn read_runs(manifest: &Manifest, dirs: &[PathBuf]) -> Result<Vec<Metrics>, 
         .map(|(job, m)| {
             m.ok_or_else(|| ShardError::BadRows {
                 path: PathBuf::from(ROWS),
-                line: 0,
-                why: format!("run {job} is in no slice"),
+                problem: CsvProblem {
+                    line: None,
+                    why: format!("run {job} is in no slice"),
+                },
             })
         })
         .collect()

@@ -83,11 +83,10 @@ pub enum FitError {
         .0.display()
     )]
     RecordingWithoutTrace(PathBuf),
-    #[error("{}: line {line}: {why}", path.display())]
+    #[error("{}: {problem}", path.display())]
     Bad {
         path: PathBuf,
-        line: u64,
-        why: String,
+        problem: crate::record::CsvProblem,
     },
     #[error("{}: the trace has no answered request", .0.display())]
     Empty(PathBuf),
@@ -224,8 +223,10 @@ pub fn fit_dir(dir: &Path) -> Result<(Fit, Option<PathBuf>), FitError> {
             let path = dir.join("fit.toml");
             fs::write(&path, text).map_err(|e| FitError::Bad {
                 path: path.clone(),
-                line: 0,
-                why: e.to_string(),
+                problem: crate::record::CsvProblem {
+                    line: None,
+                    why: format!("cannot write it: {e}"),
+                },
             })?;
             Some(path)
         }

@@ -4,7 +4,7 @@ use fair_share::Forms;
 
 use super::FitError;
 use crate::exchange::RAW_FIELDS;
-use crate::record::open_csv;
+use crate::record::{CsvProblem, open_csv};
 use std::path::Path;
 
 /// One answered request of the trace, in the server's order.
@@ -29,21 +29,25 @@ pub struct Event {
     pub forms: Forms,
 }
 
+/// The longest a trace's times may reach, in seconds: a century, well within what a
+/// scenario's duration holds (584 years).
+const MAX_TRACE_SECS: f64 = 100.0 * 365.0 * 86_400.0;
+
 /// The answered requests of `dir/requests.csv`, in the server's order.
 pub fn read_trace(dir: &Path) -> Result<Vec<Event>, FitError> {
     let path = dir.join("requests.csv");
-    if !path.is_file() {
+    if !path.exists() {
         if dir.join("clients.csv").is_file() {
             return Err(FitError::RecordingWithoutTrace(dir.to_path_buf()));
         }
         return Err(FitError::NoTrace(dir.to_path_buf()));
     }
-    let bad = |line: u64, why: String| FitError::Bad {
+    let wrong = |problem: CsvProblem| FitError::Bad {
         path: path.clone(),
-        line,
-        why,
+        problem,
     };
-    let (mut rdr, header) = open_csv(&path).map_err(|(line, why)| bad(line, why))?;
+    let bad = |line: u64, why: String| wrong(CsvProblem::at(line, why));
+    let (mut rdr, header) = open_csv(&path).map_err(wrong)?;
     let col = |name: &str| header.iter().position(|h| h == name);
     let need = |name: &str| col(name).ok_or_else(|| bad(1, format!("no `{name}` column")));
     let (t, status, latency) = (need("t")?, need("status")?, need("latency")?);
@@ -65,7 +69,7 @@ pub fn read_trace(dir: &Path) -> Result<Vec<Event>, FitError> {
     let raw: Vec<Option<usize>> = RAW_FIELDS.iter().map(|f| col(f)).collect();
     let mut events = Vec::new();
     for row in rdr.records() {
-        let row = row.map_err(|e| bad(0, e.to_string()))?;
+        let row = row.map_err(|e| wrong(CsvProblem::of(&e)))?;
         let line = row.position().map_or(0, |p| p.line());
         let number = |c: usize, what: &str| {
             row.get(c)
@@ -78,9 +82,21 @@ pub fn read_trace(dir: &Path) -> Result<Vec<Event>, FitError> {
         if !admitted && !limited {
             continue; // errors and timeouts say nothing of the rule
         }
-        let lat = number(latency, "latency")?;
+        // A time past any trace would make a fit.toml whose duration cannot be read back.
+        let seconds = |c: usize, what: &str| {
+            let v = number(c, what)?;
+            if v.abs() > MAX_TRACE_SECS {
+                let text = row.get(c).unwrap_or_default();
+                return Err(bad(
+                    line,
+                    format!("{what} = {text} s is past any trace (at most a century)"),
+                ));
+            }
+            Ok(v)
+        };
+        let lat = seconds(latency, "latency")?;
         events.push(Event {
-            at: number(t, "t")? + lat / 2.0,
+            at: seconds(t, "t")? + lat / 2.0,
             admitted,
             limited,
             remaining: opt(&row, remaining),

@@ -17,7 +17,8 @@ pub enum Failure {
     Reset,
     /// No answer within the client's `--timeout`.
     TimedOut,
-    /// Something answered that is not HTTP/1.1.
+    /// An answer HTTP/1.1 cannot read: not HTTP at all, or a bad status line or header (a
+    /// `Content-Length` that is no number).
     Malformed,
     /// The TLS handshake failed (a certificate not trusted, not for this host, expired) or
     /// the TLS layer broke off.
@@ -96,7 +97,11 @@ impl Failure {
             Failure::Refused => "refused".into(),
             Failure::Reset => "reset".into(),
             Failure::TimedOut => "timed out".into(),
-            Failure::Malformed => "malformed (not HTTP/1.1)".into(),
+            Failure::Malformed => {
+                "malformed (an answer HTTP/1.1 cannot read: its status line or a header such as \
+                 Content-Length)"
+                    .into()
+            }
             Failure::Tls => "failed in TLS".into(),
             Failure::Transport => "failed in transport".into(),
             Failure::Http(code) => format!("answered {code}"),

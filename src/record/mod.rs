@@ -6,6 +6,7 @@
 //! and computes the summary at the end.
 
 mod failure;
+mod footprint;
 mod levels;
 mod peak;
 mod series_size;
@@ -19,6 +20,7 @@ use std::io::Write;
 use hdrhistogram::Histogram;
 
 pub use failure::Failure;
+pub use footprint::{TooBigForMemory, memory_estimate, too_big_for};
 pub use peak::{PeakCounter, Peaks};
 pub use series_size::{MAX_SERIES_BYTES, SeriesTooLarge, series_bytes_estimate, too_large};
 pub use summary::{
@@ -26,7 +28,7 @@ pub use summary::{
     ProcessSummary, RequestTrouble, RunMode, Summary, metric_bounds, within_bounds,
 };
 pub use thread_totals::{THREAD_COLUMNS, THREADS_FILE, write_thread_totals};
-pub use writer::{CsvSink, open_csv};
+pub use writer::{CsvProblem, CsvSink, open_csv};
 
 use crate::exchange::{RAW_FIELDS, RawFields, Response, Status};
 use crate::scenario::{Layout, RunConfig, SeriesLevel};

@@ -179,6 +179,9 @@ pub const MANY_ERRORS: f64 = 0.25;
 pub enum RequestTrouble {
     /// Nothing was sent (e.g. every client waited past the end).
     NoneSent,
+    /// Interrupted (Ctrl-C) before any answer came back: requests in flight were abandoned,
+    /// so "none sent" would be untrue.
+    InterruptedBeforeAnswers,
     /// Every request was an error: not one 2xx or 429 came back. `kinds`: the kinds met,
     /// most frequent first, each with its count.
     AllFailed {
@@ -196,7 +199,10 @@ pub enum RequestTrouble {
 impl RequestTrouble {
     /// Fatal troubles make the run exit with `exit::NOTHING_WORKED`; many errors only warn.
     pub fn is_fatal(&self) -> bool {
-        !matches!(self, RequestTrouble::ManyErrors { .. })
+        !matches!(
+            self,
+            RequestTrouble::ManyErrors { .. } | RequestTrouble::InterruptedBeforeAnswers
+        )
     }
 }
 
@@ -215,6 +221,10 @@ impl std::fmt::Display for RequestTrouble {
             RequestTrouble::NoneSent => f.write_str(
                 "the run sent no requests, so it shows nothing; its [expect] ranges all count \
                  as missed",
+            ),
+            RequestTrouble::InterruptedBeforeAnswers => f.write_str(
+                "interrupted before any request was answered (any in flight were abandoned), \
+                 so the run shows nothing",
             ),
             RequestTrouble::AllFailed { requests, kinds } if !kinds.is_empty() => {
                 write!(f, "{} (no 2xx and no 429): ", all_failed(*requests))?;
@@ -318,6 +328,10 @@ pub struct Summary {
     /// the summary is then partial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// Live mode: why the run stopped early when the target stopped taking connections (every
+    /// request of the last 10 s of real time failed to connect); the summary is then partial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_lost: Option<String>,
     /// Live mode: what the time scale asked of the machine's timing that it cannot give (the
     /// warning printed before the run); absent when nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -398,7 +412,10 @@ impl Summary {
     /// (no 2xx and no 429: refused, reset, timed out, 5xx), or many errors.
     pub fn request_trouble(&self) -> Option<RequestTrouble> {
         let m = &self.metrics;
-        if m.requests == 0 {
+        let interrupted = self.partial && self.failure.is_none() && self.target_lost.is_none();
+        if m.requests == 0 && interrupted {
+            Some(RequestTrouble::InterruptedBeforeAnswers)
+        } else if m.requests == 0 {
             Some(RequestTrouble::NoneSent)
         } else if m.errors == m.requests {
             Some(RequestTrouble::AllFailed {
@@ -579,6 +596,7 @@ pub(super) fn build<W: std::io::Write, R: std::io::Write>(
         expect: Vec::new(),
         dead_workers: Vec::new(),
         failure: None,
+        target_lost: None,
         timing_warning: None,
         gaps: None,
         thread_totals: if rec.level.is_thread() {

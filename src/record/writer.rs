@@ -5,13 +5,49 @@
 use std::io::Write;
 use std::path::Path;
 
+/// What is wrong in a CSV file a run or a comparison wrote: at a line (1: the header), or
+/// with the file as a whole.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CsvProblem {
+    pub line: Option<u64>,
+    pub why: String,
+}
+
+impl CsvProblem {
+    pub fn at(line: u64, why: impl Into<String>) -> CsvProblem {
+        CsvProblem {
+            line: Some(line),
+            why: why.into(),
+        }
+    }
+
+    /// A row the csv crate could not read, at the line it names.
+    pub fn of(e: &csv::Error) -> CsvProblem {
+        CsvProblem {
+            line: e.position().map(|p| p.line()),
+            why: e.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for CsvProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "line {line}: {}", self.why),
+            None => f.write_str(&self.why),
+        }
+    }
+}
+
 /// A CSV file opened for reading, with its header's column names: the first step of every
-/// reader of the files a run or a comparison wrote. The error says which line (1: the header).
-pub fn open_csv(path: &Path) -> Result<(csv::Reader<std::fs::File>, Vec<String>), (u64, String)> {
-    let mut rdr = csv::Reader::from_path(path).map_err(|e| (0, e.to_string()))?;
+/// reader of the files a run or a comparison wrote. Only a regular file is opened.
+pub fn open_csv(path: &Path) -> Result<(csv::Reader<std::fs::File>, Vec<String>), CsvProblem> {
+    let whole = |why: String| CsvProblem { line: None, why };
+    crate::infile::check_regular(path).map_err(|e| whole(format!("cannot read it: {e}")))?;
+    let mut rdr = csv::Reader::from_path(path).map_err(|e| whole(e.to_string()))?;
     let header = rdr
         .headers()
-        .map_err(|e| (1, e.to_string()))?
+        .map_err(|e| CsvProblem::at(1, e.to_string()))?
         .iter()
         .map(str::to_string)
         .collect();

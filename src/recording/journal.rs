@@ -12,8 +12,8 @@ use std::sync::Mutex;
 use super::identity::{Capped, ClientName, ClientTable};
 pub use super::identity::{MAX_CLIENTS, MAX_GROUPS, OTHER_GROUP, OVERFLOW_GROUP, OVERFLOW_NAME};
 use crate::engine::live::ScaledClock;
-use crate::engine::live::server::{Observer, Seen, shown_key};
-use crate::exchange::{DEFAULT_KEY, Status};
+use crate::engine::live::server::{KeyId, Observer, Seen};
+use crate::exchange::Status;
 use crate::time::Nanos;
 
 /// The scratch file's largest size (about 130 million requests); requests past it are counted
@@ -134,7 +134,8 @@ impl Entry {
 #[derive(Clone, Debug)]
 pub struct Client {
     pub id: ClientName,
-    /// The server key of its first request, as `/_stats` shows it (a fingerprint).
+    /// The server key of its first request: its fingerprint, numbered (`fnv:…#2`) where two
+    /// keys the server keeps apart share one, so the recording keeps them apart too.
     pub key: String,
     /// Virtual time of its first request.
     pub first_at: Nanos,
@@ -231,7 +232,7 @@ impl Journal {
 impl Inner {
     /// The index of the client `id` (with the key of its first request), registering it while
     /// the caps allow; past them, the overflow client's or another group's.
-    fn client(&mut self, id: ClientName, key: Option<&str>, t: Nanos) -> u32 {
+    fn client(&mut self, id: ClientName, key: Option<&KeyId>, t: Nanos) -> u32 {
         let (i, new, capped) = self.table.client(id, key);
         match capped {
             Some(Capped::Clients) => crate::progress::warn(&format!(
@@ -247,7 +248,7 @@ impl Inner {
         if new {
             self.clients.push(Client {
                 id: self.table.name(i).clone(),
-                key: shown_key(key.unwrap_or(DEFAULT_KEY)),
+                key: self.table.key_name(key),
                 first_at: t,
             });
         }
@@ -288,11 +289,11 @@ impl Inner {
 
 impl Observer for Journal {
     fn observe(&self, seen: Seen<'_>) {
-        let id = ClientName::of(seen.client_id, seen.key, seen.peer);
+        let id = ClientName::of(seen.client_id, seen.key.as_ref(), seen.peer);
         let mut inner = self.lock();
         // The time is read under the lock, so the file is in time order.
         let t = self.clock.now();
-        let client = inner.client(id, seen.key, t);
+        let client = inner.client(id, seen.key.as_ref(), t);
         let entry = Entry {
             t,
             client,
@@ -342,6 +343,51 @@ impl<R: Read> Iterator for Entries<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exchange::Response;
+
+    fn heard(journal: &Journal, token: &str, status: Status) {
+        journal.observe(Seen {
+            client_id: None,
+            key: Some(KeyId::of(token)),
+            peer: "127.0.0.1".parse().unwrap(),
+            status,
+            remaining: Some(0),
+            latency: 0,
+            answer: Response::bare(status),
+        });
+    }
+
+    /// Two tokens the server keeps in two buckets are two keys of the recording, though they
+    /// share a fingerprint (`fnv:820a5676`): the recording made them one key, and so counted
+    /// one bucket's capacity for both buckets' 2xx.
+    #[test]
+    fn keys_the_server_keeps_apart_are_apart_in_the_recording() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = ScaledClock::starting_now(1.0);
+        let journal = Journal::create(dir.path(), clock, false).unwrap();
+        for token in ["Bearer tok157397", "Bearer tok678860"] {
+            for _ in 0..5 {
+                heard(&journal, token, Status::Ok);
+            }
+        }
+        heard(&journal, "Bearer tok157397", Status::Limited);
+        let done = journal.finish();
+        let keys: Vec<&str> = done.clients.iter().map(|c| c.key.as_str()).collect();
+        assert_eq!(keys, ["fnv:820a5676", "fnv:820a5676#2"]);
+        let plan = super::super::replay::Plan {
+            name: "rec".into(),
+            server: Default::default(),
+            time_scale: 1.0,
+            seed: 1,
+            sample_every: crate::time::NANOS_PER_SEC,
+            fairness_window: crate::time::NANOS_PER_SEC,
+            log_requests: false,
+        };
+        let end = 2 * crate::time::NANOS_PER_SEC;
+        let (scenario, ..) = super::super::replay::scenario_of(&plan, &done.clients, end);
+        // The summary's capacity is one key's times the layout's keys.
+        assert_eq!(crate::scenario::Layout::new(&scenario).keys.len(), 2);
+    }
 
     #[test]
     fn entries_round_trip() {

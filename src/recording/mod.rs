@@ -75,9 +75,15 @@ impl Recording {
         let _ = fs::remove_dir(&self.dir);
     }
 
-    /// Once the server has stopped at `end` (virtual time since it started): write the run
-    /// folder. `capacity` is the server's rule's capacity for one key over `[0, span]`.
-    pub fn finish(self, end: Nanos, capacity: &dyn Fn(Nanos) -> f64) -> Result<Recorded, Error> {
+    /// Once the server has stopped: write the run folder, which ends at `end` (virtual time
+    /// since it started); answers due after `stopped_at`, when it stopped answering, were never
+    /// sent. `capacity` is the server's rule's capacity for one key over `[0, span]`.
+    pub fn finish(
+        self,
+        end: Nanos,
+        stopped_at: Nanos,
+        capacity: &dyn Fn(Nanos) -> f64,
+    ) -> Result<Recorded, Error> {
         let done = self.journal.finish();
         let (scenario, thread_of, note) = replay::scenario_of(&self.plan, &done.clients, end);
         let text = scenario.to_toml();
@@ -101,6 +107,7 @@ impl Recording {
         let gaps = replay::Gaps {
             unrecorded: done.unrecorded,
             failure: done.failure,
+            stopped_at,
         };
         let summary = replay::replay(
             &scenario,

@@ -12,7 +12,8 @@ use crate::exchange::{DEFAULT_KEY, Quota, Response, Status};
 use hdrhistogram::Histogram;
 
 use crate::record::{
-    FinishContext, GapPercentiles, GroupGaps, Recorder, RequestRecord, RunMode, Summary, too_large,
+    Failure, FinishContext, GapPercentiles, GroupGaps, Recorder, RequestRecord, RunMode, Summary,
+    too_large,
 };
 use crate::scenario::{
     ClientGroup, Expect, GroupCommon, Layout, Mode, RunConfig, Scenario, ServerConfig,
@@ -207,10 +208,13 @@ struct SoFar {
     wait_from: Option<Nanos>,
 }
 
-/// Why a recording is partial, when it is.
+/// What a recording lacks: requests not recorded (why it is partial, when it is), and answers
+/// never sent.
 pub struct Gaps {
     pub unrecorded: u64,
     pub failure: Option<String>,
+    /// When serve stopped answering (virtual time): an answer due later was never sent.
+    pub stopped_at: Nanos,
 }
 
 /// Feed the `entries` (in time order) through a `Recorder` on `scenario`'s layout, writing
@@ -226,6 +230,7 @@ pub fn replay<W: Write, R: Write>(
 ) -> std::io::Result<Summary> {
     let layout = Layout::new(scenario);
     let mut replayer = Replayer::new(scenario, &layout, series, requests)?;
+    replayer.answered_by = gaps.stopped_at;
     for entry in entries {
         let e = entry?;
         if let Some(&thread) = thread_of.get(e.client as usize) {
@@ -248,6 +253,8 @@ struct Replayer<'a, W: Write, R: Write> {
     /// The capacity counts up to the last answer: the idle time after the clients finished,
     /// before serve was stopped, is not held against them.
     last_answer: Nanos,
+    /// When serve stopped answering: an answer due later was never sent.
+    answered_by: Nanos,
 }
 
 impl<'a, W: Write, R: Write> Replayer<'a, W, R> {
@@ -266,6 +273,7 @@ impl<'a, W: Write, R: Write> Replayer<'a, W, R> {
             so_far: vec![SoFar::default(); layout.threads.len()],
             gaps_seen: vec![histogram; layout.groups.len() + 1],
             last_answer: 0,
+            answered_by: Nanos::MAX,
         })
     }
 
@@ -293,11 +301,18 @@ impl<'a, W: Write, R: Write> Replayer<'a, W, R> {
         }
         let wait_from = *s.wait_from.get_or_insert(t);
         s.last_answer = Some(answer);
-        self.last_answer = self.last_answer.max(answer);
-        self.rec.record_request(&RequestRecord {
-            thread,
-            sent_at: t,
-            response: Response {
+        // An answer due after serve stopped was never sent (a Ctrl-C during a long latency):
+        // the client got none, whatever the rule decided.
+        let unanswered = e.t.saturating_add(e.latency) > self.answered_by;
+        if !unanswered {
+            self.last_answer = self.last_answer.max(answer);
+        }
+        let response = match unanswered {
+            true => Response {
+                latency: e.latency,
+                ..Response::bare(Status::Error)
+            },
+            false => Response {
                 status: e.status,
                 remaining: e.remaining,
                 limit: e.told.limit,
@@ -309,11 +324,16 @@ impl<'a, W: Write, R: Write> Replayer<'a, W, R> {
                 }),
                 reset: e.told.reset,
             },
+        };
+        self.rec.record_request(&RequestRecord {
+            thread,
+            sent_at: t,
+            response,
             waited: gap,
-            failure: None,
+            failure: unanswered.then_some(Failure::TimedOut),
             raw: None,
         })?;
-        if e.status == Status::Ok {
+        if response.status == Status::Ok {
             self.rec
                 .record_success(thread, answer.saturating_sub(wait_from));
             s.wait_from = Some(answer);
@@ -437,6 +457,52 @@ mod tests {
         crate::scenario::parse_scenario(&text, "t", "t", &[], 0).unwrap();
     }
 
+    /// A recording of about 9,500 clients with a key each wrote a scenario.toml over 1 MiB
+    /// that its own reader refused: no charts, no report, serve exited 2 and `plot` failed.
+    /// The most clients a recording names, each with a key of its own and the longest group
+    /// name, make a scenario.toml the reader takes.
+    #[test]
+    fn a_recording_of_the_most_clients_with_a_key_each_reads_back() {
+        let group = "g".repeat(crate::engine::live::server::identity::MAX_GROUP_CHARS);
+        let clients: Vec<Client> = (0..crate::recording::journal::MAX_CLIENTS)
+            .map(|i| client(&group, &format!("c{i}"), &format!("fnv:{i:08x}#2"), 3_599))
+            .collect();
+        let (s, _, _) = scenario_of(&plan(), &clients, 3_600 * NANOS_PER_SEC);
+        assert_eq!(s.clients.len(), clients.len(), "a group per key");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("scenario.toml");
+        std::fs::write(&path, s.to_toml()).unwrap();
+        let again = crate::scenario::read_scenario(&path, &[], 0).unwrap();
+        assert_eq!(again.clients.len(), clients.len());
+    }
+
+    /// `serve --latency 1h --record`, then Ctrl-C: the request decided but still waiting out
+    /// its latency was recorded as a 2xx, though no answer was ever sent.
+    #[test]
+    fn a_request_whose_answer_was_never_sent_is_no_2xx() {
+        let clients = [client("g", "a", "default", 1)];
+        let end = 10 * NANOS_PER_SEC;
+        let (s, thread_of, _) = scenario_of(&plan(), &clients, end);
+        let entries = vec![at(1.0, 0, Status::Ok, 0.5), at(2.0, 0, Status::Ok, 3600.0)];
+        let gaps = Gaps {
+            unrecorded: 0,
+            failure: None,
+            stopped_at: end,
+        };
+        let sum = replay(
+            &s,
+            &thread_of,
+            entries.into_iter(),
+            (std::io::sink(), None::<std::io::Sink>),
+            &|_| 100.0,
+            gaps,
+        )
+        .unwrap();
+        let m = &sum.metrics;
+        assert_eq!((m.requests, m.ok, m.errors), (2, 1, 1), "{m:?}");
+        assert_eq!(sum.failure_kinds, [(Failure::TimedOut, 1)]);
+    }
+
     #[test]
     fn gaps_waits_and_counts_come_from_what_the_server_saw() {
         let clients = [client("g", "a", "default", 1), client("g", "b", "fnv:1", 2)];
@@ -453,6 +519,7 @@ mod tests {
         let gaps = Gaps {
             unrecorded: 0,
             failure: None,
+            stopped_at: Nanos::MAX,
         };
         let sum = replay(
             &s,
@@ -531,6 +598,7 @@ mod tests {
         let gaps = Gaps {
             unrecorded: 12,
             failure: None,
+            stopped_at: Nanos::MAX,
         };
         let sum = replay(
             &s,

@@ -12,6 +12,7 @@ use super::charts::{Heading, OkPerThreadChart, RatioChart, RemainingChart, Sleep
 use super::html::{Page, escape, list, table};
 use super::series::{SeriesData, read_series};
 use super::{metrics_table, processes_table};
+use crate::infile::{InFileError, check_regular, read_capped};
 use crate::record::{RunMode, Summary};
 use crate::scenario::{Scenario, read_scenario};
 
@@ -43,18 +44,36 @@ pub struct RunFolder {
     pub series: SeriesData,
 }
 
+/// The largest JSON or TOML file of a results folder read: a `summary.json` holds a line per
+/// process, about 200 MB for a million.
+const MAX_RESULTS_TEXT: u64 = 1 << 30;
+
 /// Read a JSON or TOML file of a results folder, naming it in any error.
 pub fn read_text(path: &Path) -> Result<String, ReportError> {
-    fs::read_to_string(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            ReportError::Missing {
+    regular(path, "is this a throttle-sim results folder?")?;
+    let bytes = read_capped(path, MAX_RESULTS_TEXT)
+        .map_err(|e| ReportError::bad_file(path, None, format!("cannot read it: {e}")))?;
+    String::from_utf8(bytes)
+        .map_err(|_| ReportError::bad_file(path, None, "not UTF-8 text, as the tool writes it"))
+}
+
+/// A file of a results folder is there and a regular file (a FIFO would block its reading for
+/// ever): missing, `why` says what it is needed for; anything else, what it is.
+pub fn regular(path: &Path, why: &'static str) -> Result<(), ReportError> {
+    match check_regular(path) {
+        Ok(()) => Ok(()),
+        Err(InFileError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(ReportError::Missing {
                 path: path.to_path_buf(),
-                why: "is this a throttle-sim results folder?",
-            }
-        } else {
-            ReportError::io(path)(e)
+                why,
+            })
         }
-    })
+        Err(e) => Err(ReportError::bad_file(
+            path,
+            None,
+            format!("cannot read it: {e}"),
+        )),
+    }
 }
 
 impl RunFolder {
@@ -73,12 +92,7 @@ impl RunFolder {
             None
         };
         let series_path = dir.join("series.csv");
-        if !series_path.is_file() {
-            return Err(ReportError::Missing {
-                path: series_path,
-                why: "the charts are drawn from it",
-            });
-        }
+        regular(&series_path, "the charts are drawn from it")?;
         let series = read_series(&series_path, &scenario)?;
         Ok(RunFolder {
             dir: dir.to_path_buf(),

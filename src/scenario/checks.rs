@@ -214,9 +214,11 @@ impl Builder {
         at: &FieldPath,
     ) {
         let mut total: u64 = 0;
+        // Names seen so far: a set, as a file of many groups must not take quadratic time.
+        let mut seen = std::collections::HashSet::new();
         for (i, g) in groups.iter().enumerate() {
             let here = at.index(i);
-            self.check_group_name(groups, i, &here);
+            self.check_group_name(&g.common.name, &mut seen, &here);
             self.check_group(&g.common, run, &here);
             total += u64::from(g.common.processes) * u64::from(g.common.threads);
         }
@@ -229,8 +231,12 @@ impl Builder {
     }
 
     /// Group `i`'s name: not empty, visible as written, usable in a `--set` path, and its own.
-    fn check_group_name(&mut self, groups: &[ClientGroup], i: usize, here: &FieldPath) {
-        let name = &groups[i].common.name;
+    fn check_group_name<'a>(
+        &mut self,
+        name: &'a str,
+        seen: &mut std::collections::HashSet<&'a str>,
+        here: &FieldPath,
+    ) {
         if name.trim().is_empty() {
             self.problem(here.key("name"), "must not be empty");
         }
@@ -255,7 +261,7 @@ impl Builder {
                 ),
             );
         }
-        if groups[..i].iter().any(|o| o.common.name == *name) {
+        if !seen.insert(name) {
             self.problem(here.key("name"), format!("`{name}` names two groups"));
         }
     }

@@ -80,15 +80,14 @@ impl Layout {
             keys: Vec::new(),
             duration,
         };
+        // Key → index: a map, as a recording may hold thousands of groups of a key each.
+        let mut key_index: std::collections::HashMap<&str, usize> = Default::default();
         for (g, c) in s.clients.iter().enumerate() {
             let common = &c.common;
-            let key = match layout.keys.iter().position(|k| k == common.key()) {
-                Some(k) => k,
-                None => {
-                    layout.keys.push(common.key().to_string());
-                    layout.keys.len() - 1
-                }
-            };
+            let key = *key_index.entry(common.key()).or_insert_with(|| {
+                layout.keys.push(common.key().to_string());
+                layout.keys.len() - 1
+            });
             let (p0, t0) = (layout.processes.len(), layout.threads.len());
             for index in 0..common.processes as usize {
                 let first = layout.threads.len();

@@ -12,8 +12,8 @@ use super::overrides::{apply, set_by};
 use super::params::drop_foreign_fields;
 use super::path::{FieldPath, Segment, line_of};
 use super::{
-    ClientGroup, CompareConfig, Expect, GroupCommon, Override, Problem, RunConfig, Scenario,
-    ScenarioError, ServerCommon, ServerConfig, Variant,
+    ClientGroup, CompareConfig, Expect, GroupCommon, MAX_SCENARIO_BYTES, MIN_SAMPLE_EVERY,
+    Override, Problem, RunConfig, Scenario, ScenarioError, ServerCommon, ServerConfig, Variant,
 };
 use crate::config::{ConfigError, typed};
 use crate::limiter::{FaultConfig, LimiterConfig, ParamStep};
@@ -83,7 +83,8 @@ pub fn parse_scenario(
         s
     });
     if b.problems.is_empty() {
-        return Ok(scenario.expect("no problems means a scenario"));
+        let scenario = scenario.expect("no problems means a scenario");
+        return fits_when_written(scenario, origin);
     }
     let problems = b
         .problems
@@ -99,6 +100,27 @@ pub fn parse_scenario(
         origin: origin.into(),
         problems,
     })
+}
+
+/// `scenario`, if written out with every default (`Scenario::to_toml`, the results'
+/// `scenario.toml`) it is a file the reader takes: a scenario that runs can always be drawn,
+/// compared and run again from its results.
+fn fits_when_written(scenario: Scenario, origin: &str) -> Result<Scenario, ScenarioError> {
+    let written = scenario.to_toml().len() as u64;
+    if written <= MAX_SCENARIO_BYTES {
+        return Ok(scenario);
+    }
+    Err(ScenarioError::whole_file(
+        origin,
+        format!(
+            "written out with every default, as its results record it, the scenario is {:.1} \
+             MiB, over the {} MiB a scenario file may be (its results could not be read back \
+             or run again); use fewer [[clients]] groups: one group's `processes` runs as many \
+             processes as you like",
+            written as f64 / f64::from(1 << 20),
+            MAX_SCENARIO_BYTES >> 20
+        ),
+    ))
 }
 
 const TOP_LEVEL: &[&str] = &[
@@ -202,7 +224,9 @@ impl Builder {
         let description = self.string(root.remove("description"), &top.key("description"), "");
 
         let run_path = top.key("run");
-        let run: Option<RunConfig> = self.typed(section(root.remove("run")), &run_path);
+        let run_table = section(root.remove("run"));
+        let sample_every_given = run_table.get("sample_every").is_some();
+        let run: Option<RunConfig> = self.typed(run_table, &run_path);
         let server = self.server(root.remove("server"), &top.key("server"));
         let clients = self.clients(root.remove("clients"), &top.key("clients"));
         let variants: Option<Vec<Variant>> = self.typed(
@@ -220,6 +244,11 @@ impl Builder {
             run?, server?, clients?, variants?, expect?, store?, compare?,
         );
         run.seed.get_or_insert(seed_if_absent);
+        // The default interval (10 s) shrinks to a shorter run; one the user gave is checked
+        // as given (a run of 1 s blamed a `sample_every` nobody wrote).
+        if !sample_every_given && run.sample_every > run.duration {
+            run.sample_every = run.duration.max(MIN_SAMPLE_EVERY);
+        }
         self.check_run(&run, &run_path);
         self.check_faults(&server.faults, &run, &top.key("server"));
         self.check_clients(&clients, &run, &top.key("clients"));
@@ -614,6 +643,27 @@ algorithm = "window-queue"
         assert_eq!(s.store.url.as_deref(), Some("redis://127.0.0.1:6399"));
         // The url is recorded with the resolved scenario.
         assert_eq!(parse(&s.to_toml(), &[]).unwrap(), s);
+    }
+
+    /// `run --store redis://:PW@…` wrote the password into the results' scenario.toml. The
+    /// file shows the url without it (and still reads back); only the workers are told it.
+    #[test]
+    fn a_store_password_is_never_in_the_resolved_scenario() {
+        let s = parse(LOCKED, &["store.url=redis://:S3CRETpw@127.0.0.1:6399/2"]).unwrap();
+        let written = s.to_toml();
+        assert!(!written.contains("S3CRETpw"), "{written}");
+        assert!(
+            written.contains("url = \"redis://***@127.0.0.1:6399/2\""),
+            "{written}"
+        );
+        assert!(parse(&written, &[]).is_ok());
+        assert!(s.to_toml_with_secrets().contains("S3CRETpw"));
+        // Nor in what is said of a url that is no Redis url.
+        let e = err(LOCKED, &["store.url=http://user:S3CRETpw@h:1"]);
+        assert!(
+            !e.contains("S3CRETpw") && e.contains("http://***@h:1"),
+            "{e}"
+        );
     }
 
     const SHARED: &str = r#"

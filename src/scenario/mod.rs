@@ -360,8 +360,19 @@ impl Scenario {
     }
 
     /// The resolved scenario as TOML: every default written out, seed included, so the run
-    /// repeats exactly from this file alone.
+    /// repeats exactly from this file alone, but for a secret in the store's URL (a Redis
+    /// password), written as `***`: a results folder is no place for a credential.
     pub fn to_toml(&self) -> String {
+        let mut shown = self.clone();
+        if let Some(url) = &mut shown.store.url {
+            *url = crate::redact::without_secrets(url);
+        }
+        shown.to_toml_with_secrets()
+    }
+
+    /// As [`Scenario::to_toml`], the store's URL as given: only for what a live run's worker
+    /// processes read on their stdin, never for a file.
+    pub fn to_toml_with_secrets(&self) -> String {
         let mut root = toml::Table::new();
         root.insert("name".into(), self.name.clone().into());
         if !self.description.is_empty() {

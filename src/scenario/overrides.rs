@@ -21,6 +21,14 @@ pub enum OverrideError {
         value: String,
         message: String,
     },
+    /// A value with a line break that is not one TOML value (`5\nrun.seed=3`): what came
+    /// after the break was silently dropped.
+    #[error(
+        "`{}`: the value holds a line break; one --set sets one value (give another --set for \
+         the next, or write text with line breaks as a TOML string: \"\"\"…\"\"\")",
+        raw.escape_debug()
+    )]
+    LineBreak { raw: String },
     #[error("`{at}` is a list; name an element and a field, e.g. {at}.*.{field}")]
     ListNeedsElement { at: FieldPath, field: String },
     #[error("`{at}` has {len} entries, no [{index}]")]
@@ -93,7 +101,12 @@ impl FromStr for Override {
             .split_once('=')
             .ok_or_else(|| OverrideError::NoValue { raw: s.to_string() })?;
         let value_text = value.trim();
-        let value = match toml::from_str::<toml::Table>(&format!("v = {value_text}")) {
+        let parsed = toml::from_str::<toml::Table>(&format!("v = {value_text}"));
+        let one_value = parsed.as_ref().is_ok_and(|t| t.len() == 1);
+        if !one_value && value_text.contains(['\n', '\r']) {
+            return Err(OverrideError::LineBreak { raw: s.to_string() });
+        }
+        let value = match parsed {
             Ok(mut t) => t.remove("v").expect("the one key just parsed"),
             // A list, a table, a quoted string or a number that is not valid TOML is a typo
             // to show, not text to pass on (where it would only be "invalid type: string").
@@ -250,6 +263,29 @@ mod tests {
         assert!(o.value.is_array());
         assert!("server.limit".parse::<Override>().is_err());
         assert!("server..limit=3".parse::<Override>().is_err());
+    }
+
+    /// `--set 'server.limit=5\nrun.duration=1s'` set the limit and silently dropped the rest.
+    #[test]
+    fn a_value_of_two_toml_lines_is_refused_not_cut() {
+        for raw in [
+            "server.limit=5\nrun.seed=3",
+            "server.limit=5\nrun.duration=1s",
+            "run.duration=2h\r\nserver.limit=5",
+        ] {
+            let e = raw.parse::<Override>().unwrap_err();
+            assert!(matches!(e, OverrideError::LineBreak { .. }), "{raw}: {e}");
+            assert!(e.to_string().contains("one --set sets one value"), "{e}");
+        }
+        let e = "server.limit=5\nrun.seed=3"
+            .parse::<Override>()
+            .unwrap_err();
+        assert!(e.to_string().contains("server.limit=5\\nrun.seed=3"), "{e}");
+        // One TOML value over lines is one value.
+        let o: Override = "description=\"\"\"two\nlines\"\"\"".parse().unwrap();
+        assert_eq!(o.value, toml::Value::String("two\nlines".into()));
+        let o: Override = "expect.ratio_429=[0,\n0.1]".parse().unwrap();
+        assert!(o.value.is_array());
     }
 
     #[test]

@@ -260,10 +260,13 @@ pub enum UrlError {
     NotRedis { url: String, reason: String },
 }
 
-/// A Redis url this program can use, or why not.
-pub fn check_url(url: &str) -> Result<(), UrlError> {
-    let scheme = url.split("://").next().unwrap_or_default();
-    if !url.contains("://") {
+/// A Redis url this program can use, or why not (the error shows the url without its
+/// password).
+pub fn check_url(raw: &str) -> Result<(), UrlError> {
+    let shown = crate::redact::shown_url(raw);
+    let url = shown.as_str();
+    let scheme = raw.split("://").next().unwrap_or_default();
+    if !raw.contains("://") {
         return Err(UrlError::NoScheme { url: url.into() });
     }
     match scheme {
@@ -276,7 +279,7 @@ pub fn check_url(url: &str) -> Result<(), UrlError> {
             });
         }
     }
-    ::redis::Client::open(url)
+    ::redis::Client::open(raw)
         .map(|_| ())
         .map_err(|e| UrlError::NotRedis {
             url: url.into(),

@@ -155,11 +155,27 @@ impl RedisStore {
     }
 }
 
+/// What `SET … NX` answered: `OK` when the key was set, nil when it was there already. Any
+/// other answer (a bulk string, an integer: not a Redis server, or a proxy that rewrites) is
+/// a store error, never a lock taken: taken as one, every process sent at once.
+fn set_nx_answer(answer: &redis::Value) -> redis::RedisResult<bool> {
+    match answer {
+        redis::Value::Okay => Ok(true),
+        redis::Value::SimpleString(s) if s == "OK" => Ok(true),
+        redis::Value::Nil => Ok(false),
+        other => Err(redis::RedisError::from((
+            redis::ErrorKind::UnexpectedReturnType,
+            "SET NX answered neither OK nor nil",
+            format!("{other:?}"),
+        ))),
+    }
+}
+
 impl Store for RedisStore {
     fn set_nx_px(&mut self, key: &str, value: i64, ttl_ms: u64, _: Nanos) -> StoreResult<bool> {
         let (key, ttl) = (self.key(key), self.real_ms(ttl_ms));
         self.call(move |mut c| async move {
-            let set: Option<String> = redis::cmd("SET")
+            let answer: redis::Value = redis::cmd("SET")
                 .arg(&key)
                 .arg(value)
                 .arg("NX")
@@ -167,7 +183,7 @@ impl Store for RedisStore {
                 .arg(ttl)
                 .query_async(&mut c)
                 .await?;
-            Ok(set.is_some())
+            set_nx_answer(&answer)
         })
     }
 

@@ -39,7 +39,8 @@ fn fitted(dir: &Path) -> serde_json::Value {
         .arg("--json")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    // 5: the trace cannot tell the rule (the JSON says why).
+    assert!(matches!(out.status.code(), Some(0 | 5)), "{out:?}");
     serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["fit"].clone()
 }
 

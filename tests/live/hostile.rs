@@ -36,6 +36,191 @@ fn client(url: &str, out: &Path, args: &[&str], limit: Duration) -> (Option<i32>
 /// sleep.
 const FIXED: [&str; 4] = ["--algorithm", "fixed", "--set", "clients.*.sleep=50ms"];
 
+/// A target that dies mid-run kept the run going for its whole duration, 95 % of its
+/// requests refused, and it exited 0. Once every request of the last 10 s failed to connect,
+/// the run stops there, says so, and exits 4 as a run in which nothing worked.
+#[test]
+fn a_target_that_dies_mid_run_stops_the_run() {
+    let server = HostileServer::always(Answer::status(200));
+    let url = server.url();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c");
+    let started = Instant::now();
+    let run = {
+        let out = out.clone();
+        std::thread::spawn(move || {
+            let mut args = FIXED.to_vec();
+            args.extend(["--duration", "10m"]);
+            client(&url, &out, &args, Duration::from_secs(90))
+        })
+    };
+    std::thread::sleep(Duration::from_millis(1500));
+    drop(server);
+    let (code, err) = run.join().unwrap();
+    assert_eq!(code, Some(4), "{err}");
+    assert!(
+        err.contains("the target stopped taking connections"),
+        "{err}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(60));
+    let s = summary(&out);
+    assert_eq!(s["partial"], true, "{s}");
+    assert!(
+        s["target_lost"]
+            .as_str()
+            .unwrap()
+            .contains("failed to connect")
+    );
+    assert!(s["ok"].as_u64().unwrap() >= 1, "{s}");
+}
+
+/// A `Content-Length` that is no number was said to be "malformed (not HTTP/1.1)", as if
+/// the server spoke something else: the words name the status line or a header.
+#[test]
+fn a_bad_content_length_is_named_as_a_bad_header() {
+    let server = HostileServer::always(Answer::status(200).header("content-length", "abc"));
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c");
+    let mut args = FIXED.to_vec();
+    args.extend(["--duration", "300ms"]);
+    let (code, err) = client(&server.url(), &out, &args, Duration::from_secs(30));
+    assert_eq!(code, Some(4), "{err}");
+    assert!(
+        err.contains("malformed (an answer HTTP/1.1 cannot read: its status line or a header such as Content-Length)"),
+        "{err}"
+    );
+    assert!(!err.contains("not HTTP/1.1"), "{err}");
+}
+
+/// Ctrl-C on a client whose requests were all in flight said "the run sent no requests":
+/// they were sent, and abandoned unanswered.
+#[test]
+fn ctrl_c_with_requests_in_flight_does_not_say_none_were_sent() {
+    use nix::sys::signal::Signal;
+    let server = HostileServer::always(Answer::status(200).stalled());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c");
+    let mut child = Running(
+        Command::new(exe())
+            .args(["client", "--target", &server.url(), "--quiet", "--out"])
+            .arg(&out)
+            .args(FIXED)
+            .args(["--duration", "10m", "--timeout", "1h"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stderr = child.0.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.requests() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(server.requests() >= 1, "the request went out");
+    child.signal(Signal::SIGINT);
+    assert_eq!(child.wait(Duration::from_secs(30)), Some(130));
+    let err = reader.join().unwrap();
+    assert!(!err.contains("sent no requests"), "{err}");
+    assert!(
+        err.contains("interrupted before any request was answered"),
+        "{err}"
+    );
+}
+
+/// A server speaking enough of Redis's protocol for a run to start: `PING` is `PONG`, `SET`
+/// gets `set_answer`, `PTTL` 500 ms, `SCAN` nothing, anything else `OK`. Serves until the
+/// test ends.
+fn fake_redis(set_answer: &'static [u8]) -> std::net::SocketAddr {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { continue };
+            std::thread::spawn(move || {
+                let mut out = conn.try_clone().unwrap();
+                let mut input = BufReader::new(conn);
+                let mut line = String::new();
+                // One command: `*N` then N bulk strings (`$len`, the bytes, CRLF).
+                while input.read_line(&mut line).is_ok_and(|n| n > 0) {
+                    let n: usize = line.trim().trim_start_matches('*').parse().unwrap_or(0);
+                    let mut args = Vec::new();
+                    for _ in 0..n {
+                        line.clear();
+                        let _ = input.read_line(&mut line);
+                        let len: usize = line.trim().trim_start_matches('$').parse().unwrap_or(0);
+                        let mut arg = vec![0; len + 2];
+                        let _ = input.read_exact(&mut arg);
+                        arg.truncate(len);
+                        args.push(String::from_utf8_lossy(&arg).to_uppercase());
+                    }
+                    line.clear();
+                    let answer: &[u8] = match args.first().map(String::as_str) {
+                        Some("PING") => b"+PONG\r\n",
+                        Some("SET") => set_answer,
+                        Some("PTTL") => b":500\r\n",
+                        Some("SCAN") => b"*2\r\n$1\r\n0\r\n*0\r\n",
+                        _ => b"+OK\r\n",
+                    };
+                    if out.write_all(answer).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// A store that answered `SET … NX` with a bulk string or an integer was taken to have
+/// granted the lock: interval-lock then sent 41,866 requests in 4 s and exited 0. Only `OK`
+/// or nil are answers; anything else is a store error, which stops the run (exit 3).
+#[test]
+fn a_store_answering_set_nx_with_anything_but_ok_or_nil_fails_the_run() {
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/shared_redis.toml");
+    let run = |answer: &'static [u8]| {
+        let store = format!("redis://{}", fake_redis(answer));
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("r");
+        let output = Command::new(exe())
+            .arg("run")
+            .arg(&scenario)
+            .args([
+                "--store",
+                &store,
+                "--duration",
+                "20s",
+                "--quiet",
+                "--no-charts",
+            ])
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&output.stderr).to_string();
+        (output.status.code(), err, summary(&out))
+    };
+    // The fake is store enough: with `+OK` every lock is granted, and the run goes on.
+    let (code, err, s) = run(b"+OK\r\n");
+    assert!(matches!(code, Some(0 | 1)), "{err}");
+    assert!(s["requests"].as_u64().unwrap() >= 10, "{s}");
+    for answer in [&b"$2\r\nOK\r\n"[..], &b":1\r\n"[..]] {
+        let shown = String::from_utf8_lossy(answer).trim().to_string();
+        let (code, err, s) = run(answer);
+        assert_eq!(code, Some(3), "{shown}: {err}");
+        assert!(
+            err.contains("failed: it answered, but not as a Redis server does"),
+            "{shown}: {err}"
+        );
+        assert_eq!(s["requests"], 0, "{shown}: {s}");
+    }
+}
+
 /// Bug 1: `retry-after-ms: 1e23` panicked the client in `Duration::from_secs_f64` (the panic
 /// printed twice, the run stopped partial with 0 requests). Now it is a wait past the run.
 #[test]
@@ -182,11 +367,15 @@ fn every_failed_request_is_named_by_its_kind() {
 
 /// Bug 6: a password in the URL's userinfo or a key in its query was written into
 /// scenario.toml, summary.md, report.html and stderr. Now every shown URL has `***` there
-/// (the requests still carry them: the server sees the key).
+/// (the requests still carry them: the server sees the key). A fragment (`#access_token=…`,
+/// as an OAuth implicit grant hands it back) was still written whole; it is `#***` too.
 #[test]
 fn secrets_in_the_target_url_are_shown_as_stars() {
     let server = HostileServer::always(Answer::status(200));
-    let url = format!("http://user:SECRET1@{}/v1?key=SECRET2&page=2", server.addr);
+    let url = format!(
+        "http://user:SECRET1@{}/v1?key=SECRET2&page=2#access_token=SECRET3",
+        server.addr
+    );
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("c");
     let mut child = Running(
@@ -212,7 +401,10 @@ fn secrets_in_the_target_url_are_shown_as_stars() {
     said.push_str(&reader.join().unwrap());
     assert!(server.requests() >= 1);
     assert!(
-        said.contains(&format!("http://***@{}/v1?key=***&page=***", server.addr)),
+        said.contains(&format!(
+            "http://***@{}/v1?key=***&page=***#***",
+            server.addr
+        )),
         "{said}"
     );
     for file in ["scenario.toml", "summary.md", "report.html", "summary.json"] {

@@ -98,6 +98,96 @@ fn hostile_two_tokens_with_one_fingerprint_stay_two_clients() {
     );
 }
 
+/// Two tokens that share a fingerprint have a bucket each on the server (5 2xx each of a
+/// limit of 5), and the recording must count both buckets' capacity: it keyed its clients by
+/// fingerprint, counted one bucket of 5 for 10 2xx, and clamped the utilization to 1.
+#[test]
+fn hostile_two_tokens_with_one_fingerprint_are_two_buckets_in_the_recording() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("rec");
+    let (mut serve, addr, _out, _err) = start(&[
+        "--limit",
+        "5",
+        "--period",
+        "1h",
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    for token in ["tok157397", "tok678860"] {
+        for _ in 0..5 {
+            assert_eq!(
+                get(&addr, &format!("Authorization: Bearer {token}\r\n")),
+                200
+            );
+        }
+        assert_eq!(
+            get(&addr, &format!("Authorization: Bearer {token}\r\n")),
+            429
+        );
+    }
+    serve.signal(Signal::SIGINT);
+    assert_eq!(serve.wait(Duration::from_secs(30)), Some(0));
+    let s = common::summary(&rec);
+    assert_eq!(s["ok"], 10, "{s}");
+    let capacity = s["capacity"].as_f64().unwrap();
+    assert!(
+        capacity >= 10.0,
+        "one bucket's capacity counted for two: {s}"
+    );
+    let scenario = std::fs::read_to_string(rec.join("scenario.toml")).unwrap();
+    assert!(scenario.contains("fnv:820a5676#2"), "{scenario}");
+}
+
+/// The concurrency rule holds a slot while a request is in flight. Two clients that hang up
+/// while their answers wait out the latency kept their slots for ever: every later request
+/// was refused by an idle server. A slot is given back when its connection goes away.
+#[test]
+fn hostile_a_client_that_hangs_up_gives_back_its_slot() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = common::write(
+        tmp.path(),
+        "c.toml",
+        "name = \"c\"\n[server]\nkind = \"concurrency\"\nmax_in_flight = 2\nlatency = \"3s\"\n\
+         [[clients]]\nname = \"a\"\n",
+    );
+    let (mut serve, addr, _out, _err) = start(&["--scenario", scenario.to_str().unwrap()]);
+    for _ in 0..2 {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        write!(s, "GET / HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        // Dropped: the client hangs up before its answer.
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, text) = http_get(&addr, "/", "", Duration::from_secs(10));
+    assert_eq!(
+        status, 200,
+        "the slots of clients gone are still held: {text}"
+    );
+    serve.signal(Signal::SIGINT);
+    assert_eq!(serve.wait(Duration::from_secs(30)), Some(0));
+}
+
+/// `serve --latency 1h --record`, then Ctrl-C: the request still waiting out its latency was
+/// recorded as a 2xx, though its answer was never sent.
+#[test]
+fn hostile_an_answer_never_sent_is_not_recorded_as_a_2xx() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("rec");
+    let (mut serve, addr, _out, _err) =
+        start(&["--latency", "1h", "--record", rec.to_str().unwrap()]);
+    let mut pending = std::net::TcpStream::connect(&addr).unwrap();
+    write!(pending, "GET / HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    serve.signal(Signal::SIGINT);
+    assert!(matches!(serve.wait(Duration::from_secs(60)), Some(0 | 130)));
+    let s = common::summary(&rec);
+    assert_eq!(s["requests"], 1, "{s}");
+    assert_eq!(s["ok"], 0, "no answer went out: {s}");
+    assert_eq!(s["errors"], 1, "{s}");
+}
+
 /// Bug 7: two SIGINTs 30 ms apart (as `timeout` relays them) ended `serve --record` with
 /// exit 130 while it wrote the folder, leaving only the journal (8 of 15 tries), or a folder
 /// without report.html. The folder must always be whole.

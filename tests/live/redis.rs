@@ -70,14 +70,23 @@ fn answers_ping(port: u16) -> bool {
     };
     let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
     let mut buf = [0u8; 7];
-    s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+    // A server that asks for a password answers `-NOAUTH…`: it is up too.
+    s.write_all(b"PING\r\n").is_ok()
+        && s.read_exact(&mut buf).is_ok()
+        && (&buf == b"+PONG\r\n" || buf.starts_with(b"-NOAUTH"))
 }
 
 /// Start `redis-server` on `port` (no persistence) and wait until it answers.
 fn start_server_on(port: u16) -> Result<Child, String> {
+    start_server_with(port, &[])
+}
+
+/// As [`start_server_on`], with more of `redis-server`'s flags.
+fn start_server_with(port: u16, extra: &[&str]) -> Result<Child, String> {
     let mut child = Command::new("redis-server")
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
         .args(["--save", "", "--appendonly", "no"])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -1115,5 +1124,70 @@ fn serve_refuses_a_store_for_kinds_it_cannot_share_and_names_an_unreachable_one(
     assert!(
         err.contains(&format!("the store at {url} failed: cannot reach it")),
         "{err}"
+    );
+}
+
+/// `run --store redis://:PW@…` wrote the password into the results' `scenario.toml`, and
+/// `serve --store` printed it in its first line. The run still authenticates with it; nothing
+/// it writes or prints holds it.
+#[test]
+#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test -- --include-ignored"]
+fn redis_a_store_password_is_never_written_or_shown() {
+    const PW: &str = "S3CRETpw";
+    let port = free_port();
+    let server = match start_server_with(port, &["--requirepass", PW]) {
+        Ok(child) => child,
+        Err(e) => {
+            skip_or_fail(&e);
+            return;
+        }
+    };
+    let _redis = Redis {
+        url: String::new(),
+        port,
+        server: Some(server),
+    };
+    let url = format!("redis://:{PW}@127.0.0.1:{port}");
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/shared_redis.toml");
+    let out = tmp.path().join("r");
+    let (code, err) = run_live(
+        &scenario,
+        &out,
+        &["--store", &url, "--duration", "20s"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(code, 0, "the run must reach Redis with the password: {err}");
+    assert!(!err.contains(PW), "{err}");
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            let bytes = std::fs::read(&path).unwrap();
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(!text.contains(PW), "{} holds the password", path.display());
+        }
+    }
+    let written = std::fs::read_to_string(out.join("scenario.toml")).unwrap();
+    assert!(
+        written.contains(&format!("redis://***@127.0.0.1:{port}")),
+        "{written}"
+    );
+
+    let mut child = Command::new(exe())
+        .args(["serve", "--addr", "127.0.0.1:0", "--store", &url])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _serve = Running(child);
+    assert!(line.starts_with("listening on"), "{line}");
+    assert!(!line.contains(PW), "{line}");
+    assert!(
+        line.contains(&format!("redis://***@127.0.0.1:{port}")),
+        "{line}"
     );
 }

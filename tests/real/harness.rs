@@ -341,8 +341,9 @@ pub fn fit(dir: &Path) -> serde_json::Value {
     let mut command = throttle_sim();
     command.arg("fit").arg(dir).arg("--json");
     let ran = run_to_end(&mut command, Duration::from_secs(60), parent, "fit");
+    // 5: the trace cannot tell the rule (the JSON says why).
     assert!(
-        ran.status.success(),
+        matches!(ran.status.code(), Some(0 | 5)),
         "fit {} failed ({}): {}",
         dir.display(),
         ran.status,

@@ -9,10 +9,22 @@
 //! listens on, `{nan}` a results folder whose series.csv holds a NaN, `{moved}` the address of
 //! a hostile server (`tests/common/hostile.rs`) answering 301 to everything, `{stalled}` one
 //! that never answers, `{longurl}` a 70 KB URL, `{fifo}` a FIFO (named pipe) nobody writes to,
-//! `{big}` a regular file of 2 MiB, `{dangling}` a symbolic link to a missing `{tmp}/nowhere`,
+//! `{big}` a regular file of 9 MiB, `{dangling}` a symbolic link to a missing `{tmp}/nowhere`,
 //! `{loop}` one of two links to each other, `{incomplete}` a folder left as `serve --record`
 //! leaves it on a full disk (an empty scenario.toml), `{zero}` a run folder whose run sent no
-//! request.
+//! request, `{pipes}` a folder whose scenario.toml, series.csv and requests.csv are FIFOs,
+//! `{ragged}` a folder whose requests.csv has a row of too few fields on its line 3, `{farout}`
+//! a folder whose requests.csv's last request is at t = 1e300 s (its line 42), `{badlen}` a
+//! hostile server whose answers' Content-Length is `abc`, `{short}` a run folder whose trace
+//! cannot tell a rule, `{hugeslice}` a slice whose shard.json claims 10^18 runs, `{nanslice}`
+//! a slice whose runs.csv has a NaN on line 2.
+//!
+//! What no command line can show has its test elsewhere: a client that hangs up on serve
+//! (`tests/live/hostile_serve.rs`: slots given back, answers never sent, tokens kept by
+//! fingerprint and two tokens of one fingerprint), a target that dies mid-run, Ctrl-C with
+//! requests in flight, a store that answers SET NX wrongly (`tests/live/hostile.rs`), a Redis
+//! password (`tests/live/redis.rs`), a recording of 10,000 keys and a run past the machine's
+//! memory (unit tests of `recording::replay` and `record::footprint`).
 
 use crate::common;
 
@@ -42,6 +54,16 @@ struct Case {
     says: &'static str,
     /// A path (with placeholders) that must not exist afterwards.
     absent: Option<&'static str>,
+    /// Text that must not be said (a secret given in the arguments).
+    hides: Option<&'static str>,
+}
+
+/// A row whose output must not hold `secret`.
+fn hiding(args: &'static str, code: i32, says: &'static str, secret: &'static str) -> Case {
+    Case {
+        hides: Some(secret),
+        ..case(args, code, says)
+    }
 }
 
 fn case(args: &'static str, code: i32, says: &'static str) -> Case {
@@ -51,6 +73,7 @@ fn case(args: &'static str, code: i32, says: &'static str) -> Case {
         code,
         says,
         absent: None,
+        hides: None,
     }
 }
 
@@ -72,6 +95,7 @@ fn text(file: String, code: i32, says: &'static str) -> Case {
         code,
         says,
         absent: None,
+        hides: None,
     }
 }
 
@@ -308,10 +332,11 @@ fn cases() -> Vec<Case> {
         case(
             "run {big}",
             2,
-            "{big}: cannot read the file: it is larger than 1024 KiB",
+            "{big}: cannot read the file: it is larger than 8 MiB",
         ),
         Case {
             absent: Some("{tmp}/st"),
+            hides: None,
             ..case(
                 "run {scen}/shared_redis.toml --set store.url=redis://127.0.0.1:{closed} --out {tmp}/st",
                 2,
@@ -335,6 +360,7 @@ fn cases() -> Vec<Case> {
             code: 2,
             says: "has no [expect] ranges, so check judged nothing there; add an [expect] table, or pass --allow-empty",
             absent: None,
+            hides: None,
         },
         Case {
             args: "check {file} --allow-empty",
@@ -342,6 +368,7 @@ fn cases() -> Vec<Case> {
             code: 0,
             says: "1 without [expect]",
             absent: None,
+            hides: None,
         },
         case(
             "run {scen}/fast_slow.toml --out {dangling}",
@@ -359,7 +386,7 @@ fn cases() -> Vec<Case> {
             "the run folder is incomplete: scenario.toml is empty",
         ),
         case(
-            "compare --runs {zero} {zero} --out {tmp}/c",
+            "compare --runs {zero} --out {tmp}/c",
             0,
             "no requests were sent",
         ),
@@ -371,6 +398,7 @@ fn cases() -> Vec<Case> {
             code: 0,
             says: "café-été: 3600 s simulated",
             absent: None,
+            hides: None,
         },
         edited(
             "name = \"t\"",
@@ -667,6 +695,7 @@ fn cases() -> Vec<Case> {
             code: 4,
             says: "error: cannot connect to 127.0.0.1:{closed}: Connection refused",
             absent: Some("{tmp}/c"),
+            hides: None,
         },
         case(
             "client --target http://{moved}/ --algorithm fixed --set clients.*.sleep=50ms --duration 300ms --quiet --out {tmp}/c",
@@ -707,6 +736,7 @@ fn cases() -> Vec<Case> {
             code: 2,
             says: "run.time_scale: must be at least 0.001 (got 1e-12): slower, a second",
             absent: Some("{tmp}/r"),
+            hides: None,
         },
         case(
             "serve --addr 127.0.0.1:0 --time-scale 1e-16",
@@ -770,6 +800,7 @@ fn cases() -> Vec<Case> {
             code: 2,
             says: "the port is already in use",
             absent: Some("{tmp}/r"),
+            hides: None,
         },
         case(
             "serve --addr 127.0.0.1:0 --record {tmp}/r --sample-every 500us",
@@ -807,6 +838,195 @@ fn cases() -> Vec<Case> {
             "cannot read the file",
         ),
         case("list --bogus", 2, "unexpected argument '--bogus'"),
+        // Ports, file flags, secrets, memory and merged slices.
+        case(
+            "client --target http://127.0.0.1:99999/ --duration 5s",
+            2,
+            "--target http://127.0.0.1:99999/: `99999` is not a port",
+        ),
+        case(
+            "client --target http://127.0.0.1:-1/ --duration 5s",
+            2,
+            "`-1` is not a port",
+        ),
+        // Every file a flag names is a regular file, read with a bound: a FIFO blocked open()
+        // past SIGTERM, and /dev/zero grew without bound.
+        case(
+            "client --target http://127.0.0.1:{closed}/ --body-file {fifo}",
+            2,
+            "--body-file {fifo}: cannot read it: it is a FIFO (named pipe), not a regular file",
+        ),
+        case(
+            "client --target http://127.0.0.1:{closed}/ --body-file /dev/zero",
+            2,
+            "--body-file /dev/zero: cannot read it: it is a character device, not a regular file",
+        ),
+        case(
+            "client --target https://127.0.0.1:{closed}/ --ca-file {fifo}",
+            2,
+            "--ca-file {fifo}: cannot read it (it is a FIFO (named pipe), not a regular file)",
+        ),
+        case(
+            "client --target https://127.0.0.1:{closed}/ --ca-file /dev/zero",
+            2,
+            "--ca-file /dev/zero: cannot read it (it is a character device, not a regular file)",
+        ),
+        case(
+            "client --target https://127.0.0.1:{closed}/ --ca-file {big}",
+            2,
+            "--ca-file {big}: cannot read it (it is larger than 1 MiB)",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --tls-cert {fifo} --tls-key {fifo} --duration 2s",
+            2,
+            "--tls-cert {fifo}: cannot read it (it is a FIFO (named pipe), not a regular file)",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --tls-cert {afile} --tls-key {fifo} --duration 2s",
+            2,
+            "--tls-key {fifo}: cannot read it (it is a FIFO (named pipe), not a regular file)",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --tls-cert /dev/zero --tls-key /dev/zero",
+            2,
+            "--tls-cert /dev/zero: cannot read it (it is a character device, not a regular file)",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --tls-cert {afile} --tls-key /dev/urandom",
+            2,
+            "--tls-key /dev/urandom: cannot read it (it is a character device, not a regular file)",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --tls-cert {big} --tls-key {afile}",
+            2,
+            "--tls-cert {big}: cannot read it (it is larger than 1 MiB)",
+        ),
+        // Every scenario that runs can be read back from its results: one whose resolved
+        // scenario.toml would pass the reader's bound is refused before it runs.
+        plus(
+            &(0..30_000)
+                .map(|i| format!("[[clients]]\nname = \"g{i}\"\n"))
+                .collect::<String>(),
+            2,
+            "written out with every default, as its results record it, the scenario is",
+        ),
+        // A URL's secrets are never echoed, however mistyped the URL.
+        hiding(
+            "client --target http:/alice:S3CRET@127.0.0.1/",
+            2,
+            "--target http:/***@127.0.0.1/: not a URL",
+            "S3CRET",
+        ),
+        hiding(
+            "client --target http://127.0.0.1:{closed}/cb#access_token=S3CRET --ca-file {afile}",
+            2,
+            "not http://127.0.0.1:{closed}/cb#***",
+            "S3CRET",
+        ),
+        hiding(
+            "run {scen}/shared_redis.toml --store http://u:S3CRET@127.0.0.1:1 --out {tmp}/r",
+            2,
+            "`http://***@127.0.0.1:1`: unknown scheme",
+            "S3CRET",
+        ),
+        // Files of a results folder that are FIFOs are named as such, not as missing; a CSV
+        // error names its line.
+        case(
+            "plot {pipes}",
+            2,
+            "{pipes}/scenario.toml: cannot read it: it is a FIFO (named pipe), not a regular file",
+        ),
+        case(
+            "fit {pipes}",
+            2,
+            "{pipes}/requests.csv: cannot read it: it is a FIFO (named pipe), not a regular file",
+        ),
+        case("fit {ragged}", 2, "{ragged}/requests.csv: line 3: "),
+        case(
+            "fit {farout}",
+            2,
+            "{farout}/requests.csv: line 42: t = 1e300 s is past any trace (at most a century)",
+        ),
+        // Thousands of problems in one file are said up to a count.
+        plus(
+            &(0..100)
+                .map(|i| format!("[[clients]]\nname = \"a.{i}\"\n"))
+                .collect::<String>(),
+            2,
+            ": and 80 more problems like these (mend these and run again to see them)",
+        ),
+        // A run shorter than the default sample_every is sampled at its end; one given
+        // longer than the run is still named.
+        Case {
+            args: "run {file} --no-charts --out {tmp}/r",
+            file: Some(BASE.replacen("duration = \"1h\"", "duration = \"2s\"", 1)),
+            code: 0,
+            says: "t: 2 s simulated",
+            absent: None,
+            hides: Some("sample_every"),
+        },
+        edited(
+            "duration = \"1h\"",
+            "duration = \"2s\"\nsample_every = \"5s\"",
+            2,
+            "run.sample_every: must be at most the run's duration (2s)",
+        ),
+        // A run is refused when it would need more memory than any machine has free.
+        Case {
+            args: "client --target http://{moved}/ --processes 100000 --duration 1m --out {tmp}/c",
+            file: None,
+            code: 2,
+            says: "100000 processes of 100000 threads in all would need about 845.9 GB of memory",
+            absent: Some("{tmp}/c"),
+            hides: None,
+        },
+        // One run folder given twice counted as two variants.
+        case(
+            "compare --runs {nan} {nan}/ --out {tmp}/c",
+            2,
+            "is given twice (as {nan} and {nan}/); each run is one variant of the table",
+        ),
+        // A number past what a scenario holds was silently made 2^63 - 1.
+        case(
+            "advise --rule gcra --limit 18446744073709551615 --period 1h --fleet 1x1",
+            2,
+            "`18446744073709551615` is past the largest whole number a scenario holds (9223372036854775807)",
+        ),
+        case(
+            "serve --addr 127.0.0.1:0 --limit 9223372036854775808",
+            2,
+            "is past the largest whole number a scenario holds",
+        ),
+        // A slice's numbers are checked before anything is sized by them, and a NaN metric
+        // is refused naming its place.
+        case(
+            "compare --merge {hugeslice} --out {tmp}/m",
+            2,
+            "shard.json: 1 planned variant × 1 seed make 1 run, not 1000000000000000000",
+        ),
+        case(
+            "compare --merge {nanslice} --out {tmp}/m",
+            2,
+            "{nanslice}/runs.csv: line 2: column `utilization`: `NaN` is not a finite number",
+        ),
+        // A bad Content-Length is a bad header, not "not HTTP/1.1".
+        case(
+            "client --target http://{badlen}/ --algorithm fixed --set clients.*.sleep=50ms --duration 300ms --out {tmp}/c",
+            4,
+            "malformed (an answer HTTP/1.1 cannot read: its status line or a header such as Content-Length)",
+        ),
+        // fit that cannot tell has an exit code of its own.
+        case(
+            "fit {short}",
+            5,
+            "no fit.toml written: the trace cannot tell the rule",
+        ),
+        // A --set value of two TOML lines was cut to the first.
+        case(
+            "run {scen}/fast_slow.toml --set server.limit=5\nrun.seed=3 --out {tmp}/r",
+            2,
+            "the value holds a line break; one --set sets one value",
+        ),
         // Runs that work, and a missed [expect]: the other exit codes.
         case(
             "run {scen}/single_client.toml --duration 10m --set expect.ratio_429=[0.5,1] --quiet --no-charts --out {tmp}/r",
@@ -841,6 +1061,46 @@ fn nan_results(dir: &Path) {
     let (header, rest) = text.split_once('\n').unwrap();
     let (_, row) = rest.split_once(',').unwrap();
     std::fs::write(&series, format!("{header}\nNaN,{row}")).unwrap();
+}
+
+/// A results folder with a trace of 10 s of one thread of an hourly quota: its count only
+/// falls, so `fit` cannot tell the rule from it.
+fn short_trace(dir: &Path) {
+    let out = Command::new(exe())
+        .arg("run")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/single_client.toml"))
+        .args([
+            "--duration",
+            "10s",
+            "--log-requests",
+            "--quiet",
+            "--no-charts",
+            "--out",
+        ])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some(), "{out:?}");
+}
+
+/// Two slices of `compare --shard` as a hostile hand would leave them: one whose shard.json
+/// claims 10^18 runs, one whose runs.csv holds a NaN on its line 2.
+fn spoiled_slices(huge: &Path, nan: &Path) {
+    let manifest = |runs: &str| {
+        format!(
+            r#"{{"version":"{}","shard":1,"shards":1,"scenario_file":"","scenario_path":"s.toml","overrides":[],"variants":[],"algorithms":[],"seeds":[1],"plan":["base"],"runs":{runs}}}"#,
+            env!("CARGO_PKG_VERSION")
+        )
+    };
+    for (dir, runs) in [(huge, "1000000000000000000"), (nan, "1")] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("shard.json"), manifest(runs)).unwrap();
+    }
+    std::fs::write(
+        nan.join("runs.csv"),
+        "job,variant,seed,utilization\n0,base,1,NaN\n",
+    )
+    .unwrap();
 }
 
 /// A results folder of a run that sent no request (its one thread sleeps past the end).
@@ -885,6 +1145,15 @@ fn every_bad_input_gets_its_exit_code_and_message() {
     let longurl = format!("http://127.0.0.1:{closed}/{}", "a".repeat(70_000));
     let zero = shared.path().join("zero");
     zero_results(&zero);
+    // A server whose every answer has a Content-Length that is no number.
+    let badlen = common::hostile::HostileServer::always(
+        common::hostile::Answer::status(200).header("content-length", "abc"),
+    );
+    let short = shared.path().join("short");
+    short_trace(&short);
+    let hugeslice = shared.path().join("hugeslice");
+    let nanslice = shared.path().join("nanslice");
+    spoiled_slices(&hugeslice, &nanslice);
 
     let cases = cases();
     assert!(cases.len() >= 50, "{} rows", cases.len());
@@ -917,9 +1186,36 @@ fn every_bad_input_gets_its_exit_code_and_message() {
             std::fs::create_dir(&incomplete).unwrap();
             std::fs::write(incomplete.join("scenario.toml"), "").unwrap();
         }
+        let pipes = tmp.path().join("pipes");
+        if c.args.contains("{pipes}") {
+            std::fs::create_dir(&pipes).unwrap();
+            for f in ["scenario.toml", "series.csv", "requests.csv"] {
+                let made = Command::new("mkfifo").arg(pipes.join(f)).status().unwrap();
+                assert!(made.success(), "mkfifo");
+            }
+        }
+        let ragged = tmp.path().join("ragged");
+        if c.args.contains("{ragged}") {
+            std::fs::create_dir(&ragged).unwrap();
+            std::fs::write(
+                ragged.join("requests.csv"),
+                "t,status,latency,group,process,thread\n1,ok,0.1,a,0,0\n2,ok\n",
+            )
+            .unwrap();
+        }
+        let farout = tmp.path().join("farout");
+        if c.args.contains("{farout}") {
+            std::fs::create_dir(&farout).unwrap();
+            let mut rows = String::from("t,status,latency,group,process,thread,remaining\n");
+            for i in 0..40 {
+                rows.push_str(&format!("{},ok,0.01,a,0,0,{}\n", i, 40 - i));
+            }
+            rows.push_str("1e300,ok,0.01,a,0,0,0\n");
+            std::fs::write(farout.join("requests.csv"), rows).unwrap();
+        }
         let big = tmp.path().join("big.toml");
         if c.args.contains("{big}") {
-            std::fs::write(&big, "#".repeat(2 << 20)).unwrap();
+            std::fs::write(&big, "#".repeat(9 << 20)).unwrap();
         }
         let fill = |s: &str| {
             s.replace("{file}", &file.display().to_string())
@@ -939,6 +1235,13 @@ fn every_bad_input_gets_its_exit_code_and_message() {
                 .replace("{loop}", &looping.display().to_string())
                 .replace("{incomplete}", &incomplete.display().to_string())
                 .replace("{zero}", &zero.display().to_string())
+                .replace("{pipes}", &pipes.display().to_string())
+                .replace("{ragged}", &ragged.display().to_string())
+                .replace("{farout}", &farout.display().to_string())
+                .replace("{badlen}", &badlen.addr.to_string())
+                .replace("{short}", &short.display().to_string())
+                .replace("{hugeslice}", &hugeslice.display().to_string())
+                .replace("{nanslice}", &nanslice.display().to_string())
         };
         let args = fill(c.args);
         let mut child = Running(
@@ -982,6 +1285,9 @@ fn every_bad_input_gets_its_exit_code_and_message() {
                 c.code
             ));
         }
+        if let Some(secret) = c.hides.filter(|s| said.contains(s)) {
+            failures.push(format!("row {i}: {args}\n  said {secret:?}: {said}"));
+        }
         if let Some(p) = c.absent {
             let p = fill(p);
             if Path::new(&p).exists() {
@@ -995,6 +1301,44 @@ fn every_bad_input_gets_its_exit_code_and_message() {
     }
     drop(busy);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A scenario of 4,000 groups ran, but its results' scenario.toml (over 1 MiB written out)
+/// could not be run again, nor drawn: every scenario that runs can run again from its results.
+#[test]
+fn a_scenario_of_thousands_of_groups_runs_again_from_its_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let groups: String = (0..4_000)
+        .map(|i| format!("[[clients]]\nname = \"g{i}\"\n"))
+        .collect();
+    let file = tmp.path().join("many.toml");
+    std::fs::write(
+        &file,
+        BASE.replacen("duration = \"1h\"", "duration = \"1m\"", 1) + &groups,
+    )
+    .unwrap();
+    let run = |scenario: &Path, out: &Path| {
+        Command::new(exe())
+            .arg("run")
+            .arg(scenario)
+            .args(["--quiet", "--no-charts", "--out"])
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    let first = tmp.path().join("first");
+    let out = run(&file, &first);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let written = first.join("scenario.toml");
+    assert!(std::fs::metadata(&written).unwrap().len() > 1 << 20);
+    let again = run(&written, &tmp.path().join("again"));
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    let plot = Command::new(exe())
+        .arg("plot")
+        .arg(&first)
+        .output()
+        .unwrap();
+    assert_eq!(plot.status.code(), Some(0), "{plot:?}");
 }
 
 /// Issue 27: every problem of a file is an error of its own line; the second printed

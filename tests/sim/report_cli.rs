@@ -372,11 +372,20 @@ fn compare_runs_takes_a_run_with_group_series_and_its_threads_csv() {
         &["--set", "cell=2x4/gcra_100pm", "--set", "run.duration=10m"],
     );
     assert!(run.join("threads.csv").is_file());
+    // A copy: one folder given twice is refused.
+    let copy = tmp.path().join("copy");
+    std::fs::create_dir(&copy).unwrap();
+    for entry in std::fs::read_dir(&run).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, copy.join(path.file_name().unwrap())).unwrap();
+        }
+    }
     let cmp = tmp.path().join("cmp");
     bin()
         .args(["compare", "--runs"])
         .arg(&run)
-        .arg(&run)
+        .arg(&copy)
         .arg("--out")
         .arg(&cmp)
         .assert()

@@ -169,6 +169,106 @@ fn a_merge_refuses_slices_that_do_not_make_one_comparison() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("JOB_COMPLETION_INDEX"));
 }
 
+/// One slice (1 of 1) of a short comparison of fast_slow, for a test to spoil.
+fn one_slice(dir: &Path) {
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/fast_slow.toml");
+    let out = compare(
+        &[
+            scenario.to_str().unwrap(),
+            "--variants",
+            "base",
+            "--seeds",
+            "2",
+            "--duration",
+            "10m",
+            "--quiet",
+            "--shard",
+            "1/1",
+        ],
+        dir,
+        &[],
+    );
+    assert!(out.status.success(), "{out:?}");
+}
+
+fn merge_one(slice: &Path, out: &Path) -> (Option<i32>, String) {
+    let o = compare(&["--merge", slice.to_str().unwrap()], out, &[]);
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    )
+}
+
+/// A merge trusted the numbers of `shard.json`: `"runs": 1e18` panicked (capacity overflow,
+/// exit 101) and `1e9` tried to allocate 224 GB and aborted. Every number is checked against
+/// the slice's own plan before anything is allocated.
+#[test]
+fn a_merge_checks_the_numbers_of_a_slice_before_it_allocates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let slice = tmp.path().join("s");
+    one_slice(&slice);
+    let manifest = fs::read_to_string(slice.join("shard.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    assert_eq!(v["runs"], 2);
+    for (field, value, says) in [
+        (
+            "runs",
+            "1000000000000000000",
+            "shard.json: 1 planned variant × 2 seeds make 2 runs, not 1000000000000000000",
+        ),
+        ("runs", "1000000000", "make 2 runs, not 1000000000"),
+        ("shards", "1000000000000000000", "slices"),
+        ("shard", "7", "slice 7 of 1"),
+    ] {
+        let mut spoiled = v.clone();
+        spoiled[field] = serde_json::from_str(value).unwrap();
+        fs::write(slice.join("shard.json"), spoiled.to_string()).unwrap();
+        let out = tmp.path().join(format!("m-{field}-{value}"));
+        let (code, err) = merge_one(&slice, &out);
+        assert_eq!(code, Some(2), "{field} = {value}: {err}");
+        assert!(err.contains(says), "{field} = {value}: {err}");
+        assert!(!out.exists(), "nothing is written for a refused merge");
+    }
+    v["runs"] = 2.into();
+    fs::write(slice.join("shard.json"), v.to_string()).unwrap();
+    let (code, err) = merge_one(&slice, &tmp.path().join("m"));
+    assert!(matches!(code, Some(0 | 1)), "{err}");
+}
+
+/// A NaN or infinite metric in a slice's `runs.csv` was shown empty in `compare.csv` but
+/// averaged as 0 in `compare.json` and `[expect]`, silently. The slice is refused, naming the
+/// file, the line and the column.
+#[test]
+fn a_merge_refuses_a_metric_that_is_not_a_finite_number() {
+    let tmp = tempfile::tempdir().unwrap();
+    let slice = tmp.path().join("s");
+    one_slice(&slice);
+    let rows = fs::read_to_string(slice.join("runs.csv")).unwrap();
+    let header: Vec<&str> = rows.lines().next().unwrap().split(',').collect();
+    let at = header.iter().position(|h| *h == "utilization").unwrap();
+    for bad in ["NaN", "inf", "-inf"] {
+        let spoiled: Vec<String> = rows
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                let mut cells: Vec<&str> = l.split(',').collect();
+                if i == 2 {
+                    cells[at] = bad;
+                }
+                cells.join(",")
+            })
+            .collect();
+        fs::write(slice.join("runs.csv"), spoiled.join("\n") + "\n").unwrap();
+        let (code, err) = merge_one(&slice, &tmp.path().join(format!("m{bad}")));
+        assert_eq!(code, Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("runs.csv: line 3: column `utilization`: ")
+                && err.contains("is not a finite number"),
+            "{bad}: {err}"
+        );
+    }
+}
+
 /// docs/sweeps.md's one-machine recipe, with GNU parallel starting the slices.
 #[test]
 #[cfg_attr(

@@ -10,7 +10,7 @@ use std::time::{Instant, SystemTime};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::client::conn::http1::{self, SendRequest};
-use hyper::header::{HOST, HeaderMap, HeaderName, HeaderValue};
+use hyper::header::{AUTHORIZATION, HOST, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Uri};
 use hyper_util::rt::TokioIo;
 use rustls::ClientConfig;
@@ -62,6 +62,10 @@ pub enum TargetError {
     NoHost,
     #[error("bad host")]
     BadHost,
+    /// A port that is not one a connection can be made to: the URL parser leaves such a port
+    /// out, and the scheme's default (80 or 443) would silently take its place.
+    #[error("`{port}` is not a port: a port is a whole number from 1 to 65535")]
+    BadPort { port: String },
     /// An `https://` host no certificate can be checked against.
     #[error("{0}")]
     ServerName(TlsError),
@@ -83,26 +87,21 @@ pub enum TargetError {
     BodyTooLarge { path: PathBuf, size: u64 },
 }
 
-/// The bytes of `client --body-file PATH`, at most [`MAX_REQUEST_BODY`] of them.
+/// The bytes of `client --body-file PATH`, at most [`MAX_REQUEST_BODY`] of them, from a
+/// regular file only (`infile`).
 pub fn read_body_file(path: &Path) -> Result<Bytes, TargetError> {
-    use std::io::Read;
-    let failed = |e: std::io::Error| TargetError::BodyFile {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    };
-    let file = std::fs::File::open(path).map_err(failed)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_REQUEST_BODY + 1)
-        .read_to_end(&mut bytes)
-        .map_err(failed)?;
-    if bytes.len() as u64 > MAX_REQUEST_BODY {
-        let size = std::fs::metadata(path).map_or(bytes.len() as u64, |m| m.len());
-        return Err(TargetError::BodyTooLarge {
+    use crate::infile::{InFileError, read_capped};
+    match read_capped(path, MAX_REQUEST_BODY) {
+        Ok(bytes) => Ok(Bytes::from(bytes)),
+        Err(InFileError::TooLarge { .. }) => Err(TargetError::BodyTooLarge {
             path: path.to_path_buf(),
-            size,
-        });
+            size: std::fs::metadata(path).map_or(MAX_REQUEST_BODY + 1, |m| m.len()),
+        }),
+        Err(e) => Err(TargetError::BodyFile {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }),
     }
-    Ok(Bytes::from(bytes))
 }
 
 impl Target {
@@ -120,7 +119,7 @@ impl Target {
             _ => return Err(TargetError::NotHttp),
         };
         let host = uri.host().ok_or(TargetError::NoHost)?;
-        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let port = port_of(&uri)?.unwrap_or(if https { 443 } else { 80 });
         let tls = match (https, ca_file) {
             (true, ca_file) => Some(Tls {
                 name: tls::server_name(host).map_err(TargetError::ServerName)?,
@@ -148,7 +147,17 @@ impl Target {
                 .map_err(|_| TargetError::HeaderName { name: name.clone() })?;
             let v = HeaderValue::from_str(value.trim())
                 .map_err(|_| TargetError::HeaderValue { name: name.clone() })?;
-            map.append(n, v);
+            if n == HOST {
+                // The user's Host replaces the URL's: two would be sent otherwise.
+                map.insert(n, v);
+            } else {
+                map.append(n, v);
+            }
+        }
+        if let Some(basic) = basic_auth(&uri)
+            && !map.contains_key(AUTHORIZATION)
+        {
+            map.insert(AUTHORIZATION, basic);
         }
         let authority = if host.contains(':') {
             format!("[{}]:{port}", host.trim_matches(['[', ']']))
@@ -236,6 +245,46 @@ impl Target {
                 .or_insert(v);
         }
         self
+    }
+}
+
+/// The URL's userinfo (`http://user:pw@host/`) as HTTP Basic authentication, as curl and
+/// browsers send it: `user:pw`, percent-decoded, in base64. None without userinfo.
+fn basic_auth(uri: &Uri) -> Option<HeaderValue> {
+    use base64::Engine;
+    let authority = uri.authority()?.as_str();
+    let (userinfo, _) = authority.rsplit_once('@')?;
+    let decoded: Vec<u8> = percent_encoding::percent_decode_str(userinfo).collect();
+    let token = base64::engine::general_purpose::STANDARD.encode(decoded);
+    let mut value = HeaderValue::from_str(&format!("Basic {token}")).ok()?;
+    value.set_sensitive(true);
+    Some(value)
+}
+
+/// The port the URL names, if it names one. The parser keeps a port only when it fits in 16
+/// bits, so the authority's text is read here: `:99999`, `:-1` and `:0` are refused, an empty
+/// `host:` is the scheme's default as RFC 3986 has it.
+fn port_of(uri: &Uri) -> Result<Option<u16>, TargetError> {
+    let Some(authority) = uri.authority() else {
+        return Ok(None);
+    };
+    let host_port = authority.as_str().rsplit('@').next().unwrap_or_default();
+    // After an IPv6 literal's `]`, else after the host's one `:`.
+    let after_host = match host_port.rfind(']') {
+        Some(end) => &host_port[end + 1..],
+        None => host_port.find(':').map_or("", |i| &host_port[i..]),
+    };
+    let Some(text) = after_host.strip_prefix(':') else {
+        return Ok(None);
+    };
+    if text.is_empty() {
+        return Ok(None);
+    }
+    match text.parse::<u16>() {
+        Ok(p) if p > 0 && text.bytes().all(|b| b.is_ascii_digit()) => Ok(Some(p)),
+        _ => Err(TargetError::BadPort {
+            port: text.to_string(),
+        }),
     }
 }
 
@@ -459,6 +508,58 @@ mod tests {
         assert!(drain(short, MAX_BODY).await.unwrap());
     }
 
+    /// A port past 16 bits, negative or 0 was dropped by the URL parser, and the requests
+    /// went to port 80.
+    #[test]
+    fn a_port_that_is_no_port_is_refused_not_made_80() {
+        for (url, port) in [
+            ("http://127.0.0.1:99999/", "99999"),
+            ("http://127.0.0.1:65536/", "65536"),
+            ("http://127.0.0.1:-1/", "-1"),
+            ("http://127.0.0.1:0/", "0"),
+            ("https://[::1]:70000/", "70000"),
+            ("http://u:p@h:123456/", "123456"),
+        ] {
+            match Target::parse(url, &[], None) {
+                Err(TargetError::BadPort { port: p }) => assert_eq!(p, port, "{url}"),
+                Err(e) => panic!("{url}: {e}"),
+                Ok(t) => panic!("{url} went to {}", t.authority),
+            }
+        }
+        let e = Target::parse("http://h:99999/", &[], None).unwrap_err();
+        assert!(e.to_string().contains("`99999` is not a port"), "{e}");
+        let t = Target::parse("http://h:65535/", &[], None).unwrap();
+        assert_eq!(t.authority, "h:65535");
+    }
+
+    /// `http://alice:pw@host/` sent no `Authorization` though the README said the requests
+    /// carry the userinfo: they carry it as Basic authentication, as curl does, unless a
+    /// `--header Authorization` says otherwise.
+    #[test]
+    fn userinfo_is_sent_as_basic_authentication() {
+        let t = Target::parse("http://alice:p%40ss@h/", &[], None).unwrap();
+        // base64("alice:p@ss")
+        assert_eq!(t.headers[AUTHORIZATION], "Basic YWxpY2U6cEBzcw==");
+        let t = Target::parse("http://token@h/", &[], None).unwrap();
+        assert_eq!(t.headers[AUTHORIZATION], "Basic dG9rZW4=");
+        let given = [("Authorization".to_string(), "Bearer t".to_string())];
+        let t = Target::parse("http://alice:pw@h/", &given, None).unwrap();
+        assert_eq!(t.headers.get_all(AUTHORIZATION).iter().count(), 1);
+        assert_eq!(t.headers[AUTHORIZATION], "Bearer t");
+        let t = Target::parse("http://h/", &[], None).unwrap();
+        assert!(!t.headers.contains_key(AUTHORIZATION));
+    }
+
+    /// `-H 'Host: example.com'` sent two Host headers, the URL's and the user's.
+    #[test]
+    fn a_host_header_replaces_the_url_s() {
+        let given = [("Host".to_string(), "example.com".to_string())];
+        let t = Target::parse("http://127.0.0.1:9292/", &given, None).unwrap();
+        let hosts: Vec<_> = t.headers.get_all(HOST).iter().collect();
+        assert_eq!(hosts, ["example.com"]);
+        assert_eq!(t.authority, "127.0.0.1:9292");
+    }
+
     #[test]
     fn targets_parse_and_refuse_what_cannot_be_served() {
         let t = Target::parse(
@@ -483,6 +584,8 @@ mod tests {
         assert!(t.tls.is_some());
         let t = Target::parse("https://[::1]:8443/", &[], None).unwrap();
         assert_eq!(t.authority, "[::1]:8443");
+        let t = Target::parse("http://h:/", &[], None).unwrap();
+        assert_eq!(t.authority, "h:80");
         let e = Target::parse("127.0.0.1:9292", &[], None).unwrap_err();
         assert!(matches!(e, TargetError::NotHttp), "{e}");
         assert!(

@@ -10,6 +10,7 @@
 
 pub mod client;
 pub mod clock;
+mod gone;
 pub mod headers;
 mod pacing;
 pub mod protocol;
@@ -30,6 +31,7 @@ pub use clock::ScaledClock;
 pub use server::{SharedGcra, SharedGcraError};
 pub use watch::{LiveWatch, StatusText};
 
+use self::gone::TargetWatch;
 use self::pacing::TickPacing;
 use self::protocol::{Command, Event, RequestEvent, WorkerSpec};
 use self::server::{ServerSettings, ServerState};
@@ -284,7 +286,8 @@ fn worker_specs<'a>(
     } else {
         0.0
     };
-    let resolved = scenario.to_toml();
+    // The workers connect to the store: they are told its URL with any password in it.
+    let resolved = scenario.to_toml_with_secrets();
     layout.processes.iter().map(move |p| WorkerSpec {
         scenario: resolved.clone(),
         group: p.group,
@@ -325,6 +328,9 @@ struct Parent<'a, W: Write, R: Write> {
     stated_quota: Option<Quota>,
     /// The status line's counters, when one is drawn.
     watch: Option<std::sync::Arc<LiveWatch>>,
+    /// Whether the requests still reach the target, and why the run stopped if they did not.
+    target: TargetWatch,
+    target_lost: Option<String>,
 }
 
 impl<'a, W: Write, R: Write> Parent<'a, W, R> {
@@ -349,6 +355,8 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
             last_ok_answer: 0,
             stated_quota: None,
             watch: None,
+            target: TargetWatch::new(Instant::now()),
+            target_lost: None,
         })
     }
 
@@ -389,7 +397,13 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
             }
             if self.interrupted_at.is_none() {
                 pacing.rows_due(&mut self.rec, &workers.list, &self.sleeps, control.progress)?;
-                if self.failure.is_some() || control.interrupt.load(Ordering::Relaxed) {
+                if self.target_lost.is_none() {
+                    self.target_lost = self.target.gone(Instant::now());
+                }
+                if self.failure.is_some()
+                    || self.target_lost.is_some()
+                    || control.interrupt.load(Ordering::Relaxed)
+                {
                     self.interrupted_at = Some(now());
                     self.stop_by = Some(Instant::now() + STOP_GRACE);
                     workers.send_all(rt, &Command::Stop);
@@ -477,6 +491,7 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
     /// A request of thread `i` and what became of it.
     fn on_request(&mut self, i: usize, r: &RequestEvent) -> Result<(), EngineError> {
         let answered_at = r.t.saturating_add(r.response.latency);
+        self.target.saw(r.failure, Instant::now());
         if let Some(w) = &self.watch {
             w.answered(r.response.status, r.response.remaining);
         }
@@ -532,10 +547,10 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
             .copied()
             .zip(self.backoffs.iter().copied())
             .collect();
-        let partial_reason = match (&self.failure, self.interrupted_at) {
-            (Some(f), _) => Some(f.clone()),
-            (None, Some(_)) => Some("interrupted".to_string()),
-            (None, None) => None,
+        let partial_reason = match (&self.failure, &self.target_lost, self.interrupted_at) {
+            (Some(f), ..) | (None, Some(f), _) => Some(f.clone()),
+            (None, None, Some(_)) => Some("interrupted".to_string()),
+            (None, None, None) => None,
         };
         let mut summary = self.rec.finish(
             end,
@@ -551,6 +566,7 @@ impl<'a, W: Write, R: Write> Parent<'a, W, R> {
         )?;
         summary.dead_workers = dead;
         summary.failure = self.failure;
+        summary.target_lost = self.target_lost;
         Ok(summary)
     }
 }

@@ -11,6 +11,12 @@ use rustls::pki_types::pem::{Error as PemError, PemObject};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, RootCertStore, ServerConfig};
 
+use crate::infile::{InFileError, read_capped};
+
+/// The largest PEM file read (a CA bundle, a certificate chain, a key): the system's whole
+/// bundle of public roots is about 200 KiB; a bound keeps `/dev/zero`-sized files out.
+pub const MAX_PEM_BYTES: u64 = 1 << 20;
+
 /// Only HTTP/1.1 is spoken, and both ends say so in ALPN.
 const ALPN_HTTP1: &[u8] = b"http/1.1";
 
@@ -27,6 +33,9 @@ pub enum TlsError {
         path: PathBuf,
         source: rustls::Error,
     },
+    /// The server's key file cannot be read (not a regular file, too large, unreadable).
+    #[error("cannot read it ({source})")]
+    KeyFile { path: PathBuf, source: InFileError },
     /// The server's key file gives no private key.
     #[error(
         "no private key read from it ({source}); expected PEM: -----BEGIN PRIVATE KEY----- \
@@ -50,8 +59,9 @@ pub enum TlsError {
 /// Why a PEM file gives no certificate.
 #[derive(Debug, thiserror::Error)]
 pub enum PemProblem {
+    /// Not a regular file, too large, or not readable at all (`infile`).
     #[error("cannot read it ({0})")]
-    Unreadable(PemError),
+    Unreadable(InFileError),
     #[error("not a PEM file ({0})")]
     NotPem(PemError),
     #[error("no certificate in it (expected PEM: -----BEGIN CERTIFICATE-----)")]
@@ -64,12 +74,24 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 
 /// The certificates of a PEM file, or what is wrong with it.
 fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    certificates_in(path, &pem_bytes(path)?)
+}
+
+/// The bytes of a certificate file, bounded ([`MAX_PEM_BYTES`]).
+fn pem_bytes(path: &Path) -> Result<Vec<u8>, TlsError> {
+    read_capped(path, MAX_PEM_BYTES).map_err(|e| TlsError::Certificates {
+        path: path.to_path_buf(),
+        problem: PemProblem::Unreadable(e),
+    })
+}
+
+/// The certificates of the PEM text `bytes`, read from `path`.
+fn certificates_in(path: &Path, bytes: &[u8]) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let bad = |problem| TlsError::Certificates {
         path: path.to_path_buf(),
         problem,
     };
-    let certs = CertificateDer::pem_file_iter(path)
-        .map_err(|e| bad(PemProblem::Unreadable(e)))?
+    let certs = CertificateDer::pem_slice_iter(bytes)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| bad(PemProblem::NotPem(e)))?;
     if certs.is_empty() {
@@ -104,11 +126,18 @@ pub fn client_config(ca_file: Option<&Path>) -> Result<Arc<ClientConfig>, TlsErr
 /// `serve --tls-cert CERT --tls-key KEY`: the certificate chain (the server's first) and its
 /// private key, both PEM.
 pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, TlsError> {
-    let chain = certificates(cert)?;
-    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|source| TlsError::PrivateKey {
+    // Both files are read (each a regular file, bounded) before either is parsed.
+    let cert_bytes = pem_bytes(cert)?;
+    let key_bytes = read_capped(key, MAX_PEM_BYTES).map_err(|source| TlsError::KeyFile {
         path: key.to_path_buf(),
         source,
     })?;
+    let chain = certificates_in(cert, &cert_bytes)?;
+    let key_der =
+        PrivateKeyDer::from_pem_slice(&key_bytes).map_err(|source| TlsError::PrivateKey {
+            path: key.to_path_buf(),
+            source,
+        })?;
     let mut config = ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(TlsError::Setup)?

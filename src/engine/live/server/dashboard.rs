@@ -10,7 +10,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::identity::{ClientName, ClientTable};
-use super::{Observer, Seen};
+use super::{KeyId, Observer, Seen};
 use crate::engine::live::{LiveWatch, ScaledClock};
 use crate::exchange::Status;
 use crate::record::Counts;
@@ -270,7 +270,7 @@ impl Dashboard {
     fn heard(
         &self,
         id: ClientName,
-        key: Option<&str>,
+        key: Option<&KeyId>,
         status: Status,
         remaining: Option<u64>,
         second: u64,
@@ -301,8 +301,14 @@ fn remaining_of(s: Slot) -> Option<u64> {
 
 impl Observer for Dashboard {
     fn observe(&self, seen: Seen<'_>) {
-        let id = ClientName::of(seen.client_id, seen.key, seen.peer);
-        self.heard(id, seen.key, seen.status, seen.remaining, self.second());
+        let id = ClientName::of(seen.client_id, seen.key.as_ref(), seen.peer);
+        self.heard(
+            id,
+            seen.key.as_ref(),
+            seen.status,
+            seen.remaining,
+            self.second(),
+        );
     }
 }
 

@@ -12,7 +12,7 @@ use hyper::{Request, Response, StatusCode};
 use serde::Serialize;
 
 use super::dashboard;
-use super::keys::key_of;
+use super::keys::{KeyId, key_id_of};
 use super::{CLIENT_ID, Observer, SENT_AT, Seen, ServerState};
 use crate::engine::live::headers::{PolicyHeaders, Waits, write_decision};
 use crate::engine::live::timer;
@@ -48,7 +48,7 @@ impl ServerState {
                 _ => {}
             }
         }
-        let key = key_of(&req);
+        let key = key_id_of(&req);
         let own = req
             .headers()
             .get(CLIENT_ID)
@@ -63,28 +63,25 @@ impl ServerState {
         });
         let seen = |decision: &Decision, latency: Nanos| {
             if let Some(o) = &self.settings.observer {
-                self.tell(o.as_ref(), &req, key.as_deref(), peer, decision, latency);
+                self.tell(o.as_ref(), &req, key, peer, decision, latency);
             }
             if let Some(d) = &self.settings.dashboard {
-                self.tell(d.as_ref(), &req, key.as_deref(), peer, decision, latency);
+                self.tell(d.as_ref(), &req, key, peer, decision, latency);
             }
         };
         if let Some(shared) = &self.settings.shared_limit {
             return self
-                .handle_shared(shared, key.as_deref(), client, sent_at, seen)
+                .handle_shared(shared, key.as_ref(), client, sent_at, seen)
                 .await;
         }
-        let (decision, index, decided, latency) = self.decide(key.as_deref(), client, seen);
+        let (decision, index, decided, latency) = self.decide(key.as_ref(), client, seen);
         if latency > 0 {
+            // Only an admitted request holds a place in flight, given back when the wait is
+            // over, or when the client hangs up first and hyper drops this future.
+            let _place = (decision.status == Status::Ok).then(|| InFlight { state: self, index });
             // Every answer waits out its latency, as in the sim, on the precise timer
             // (tokio's rounds up to the next millisecond, which the scale multiplies).
             self.answer_at(decided, sent_at, latency).await;
-            // Only an admitted request held a place in flight.
-            if decision.status == Status::Ok {
-                let mut k = self.lock();
-                let now = self.clock.now();
-                k.limiter.release(now, index);
-            }
         }
         self.respond(&decision)
     }
@@ -94,7 +91,7 @@ impl ServerState {
         &self,
         observer: &dyn Observer,
         req: &Request<B>,
-        key: Option<&str>,
+        key: Option<KeyId>,
         peer: IpAddr,
         decision: &Decision,
         latency: Nanos,
@@ -204,6 +201,22 @@ impl ServerState {
         resp.headers_mut()
             .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         resp
+    }
+}
+
+/// An admitted request's place in flight (rules that count requests in flight, such as
+/// `concurrency`), given back to the rule when dropped: after the answer's wait, or as soon as
+/// the connection goes away, where a place was once held for ever.
+struct InFlight<'a> {
+    state: &'a ServerState,
+    index: usize,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let mut k = self.state.lock();
+        let now = self.state.clock.now();
+        k.limiter.release(now, self.index);
     }
 }
 

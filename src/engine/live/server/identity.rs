@@ -7,6 +7,9 @@
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 
+use super::KeyId;
+use crate::exchange::DEFAULT_KEY;
+
 /// Distinct clients named one by one; requests of clients first seen past this count
 /// together as one client, [`OVERFLOW_NAME`] in group [`OVERFLOW_GROUP`].
 pub const MAX_CLIENTS: usize = 10_000;
@@ -59,7 +62,7 @@ impl ClientName {
 
     /// Name the sender of a request. The port of the peer is left out: a client that opens a
     /// new connection per request would otherwise count as a new client each time.
-    pub fn of(client_id: Option<&str>, key: Option<&str>, peer: IpAddr) -> ClientName {
+    pub fn of(client_id: Option<&str>, key: Option<&KeyId>, peer: IpAddr) -> ClientName {
         if let Some(id) = client_id.map(str::trim).filter(|id| !id.is_empty()) {
             let (group, name) = match id.split_once('/') {
                 Some((g, rest)) if !rest.is_empty() => (group_name(g), rest),
@@ -74,7 +77,7 @@ impl ClientName {
         match key {
             Some(k) => ClientName {
                 group: DEFAULT_GROUP.into(),
-                name: format!("key:{}", crate::fingerprint::fingerprint(k)),
+                name: format!("key:{}", k.shown()),
                 by: IdentifiedBy::Key,
             },
             None => ClientName {
@@ -130,15 +133,20 @@ pub struct ClientTable {
     shown: HashSet<String>,
     groups: Vec<String>,
     overflow: Option<u32>,
+    /// [`KeyId::id`] → the key's name in a recording: its fingerprint, made distinct.
+    key_names: HashMap<u64, String>,
+    /// Every name in `key_names`.
+    shown_keys: HashSet<String>,
 }
 
 /// What tells a client apart: its `group/name`, except that a client named by its key is told
-/// apart by the whole key, not by the fingerprint its name shows (two tokens may share one:
-/// `Bearer tok157397` and `Bearer tok678860` both show `fnv:820a5676`).
-fn identity(id: &ClientName, key: Option<&str>) -> String {
+/// apart by the key as the server tells keys apart ([`KeyId::id`]), not by the fingerprint its
+/// name shows (two tokens may share one: `Bearer tok157397` and `Bearer tok678860` both show
+/// `fnv:820a5676`).
+fn identity(id: &ClientName, key: Option<&KeyId>) -> String {
     match (id.by, key) {
         // A NUL never appears in a header value, so this never equals a `group/name`.
-        (IdentifiedBy::Key, Some(k)) => format!("{}\0{k}", id.group),
+        (IdentifiedBy::Key, Some(k)) => format!("{}\0{:016x}", id.group, k.id()),
         _ => id.key(),
     }
 }
@@ -160,7 +168,11 @@ impl ClientTable {
     /// (past them, the overflow client's, or the client in group [`OTHER_GROUP`]); whether it
     /// is new; and the cap met the first time one is. A new client whose `group/name` another
     /// has already is named `name#2` (`#3`, …).
-    pub fn client(&mut self, mut id: ClientName, key: Option<&str>) -> (u32, bool, Option<Capped>) {
+    pub fn client(
+        &mut self,
+        mut id: ClientName,
+        key: Option<&KeyId>,
+    ) -> (u32, bool, Option<Capped>) {
         if let Some(&i) = self.index.get(&identity(&id, key)) {
             return (i, false, None);
         }
@@ -195,7 +207,29 @@ impl ClientTable {
         (self.push(id, key), true, capped)
     }
 
-    fn push(&mut self, mut id: ClientName, key: Option<&str>) -> u32 {
+    /// The name a recording gives the server key `key`: one name per key as the server tells
+    /// keys apart, so two tokens that share a fingerprint are two keys there too (the later
+    /// `fnv:…#2`); the default key, and requests without one, are [`DEFAULT_KEY`].
+    pub fn key_name(&mut self, key: Option<&KeyId>) -> String {
+        let Some(k) = key else {
+            return DEFAULT_KEY.to_string();
+        };
+        if let Some(name) = self.key_names.get(&k.id()) {
+            return name.clone();
+        }
+        let base = k.shown();
+        let mut name = base.clone();
+        let mut n = 1;
+        while self.shown_keys.contains(&name) {
+            n += 1;
+            name = format!("{base}#{n}");
+        }
+        self.shown_keys.insert(name.clone());
+        self.key_names.insert(k.id(), name.clone());
+        name
+    }
+
+    fn push(&mut self, mut id: ClientName, key: Option<&KeyId>) -> u32 {
         let i = self.names.len() as u32;
         self.index.insert(identity(&id, key), i);
         // Two clients never share a name: the later of two keys with one fingerprint is
@@ -248,12 +282,13 @@ mod tests {
         // Issue 23, bug 8: both show as fnv:820a5676; they were recorded as one client.
         let mut t = ClientTable::default();
         let peer = "127.0.0.1".parse().unwrap();
-        let (a, b) = ("Bearer tok157397", "Bearer tok678860");
-        let (ca, ..) = t.client(ClientName::of(None, Some(a), peer), Some(a));
-        let (cb, ..) = t.client(ClientName::of(None, Some(b), peer), Some(b));
+        let (a, b) = (KeyId::of("Bearer tok157397"), KeyId::of("Bearer tok678860"));
+        let (a, b) = (Some(&a), Some(&b));
+        let (ca, ..) = t.client(ClientName::of(None, a, peer), a);
+        let (cb, ..) = t.client(ClientName::of(None, b, peer), b);
         assert_ne!(ca, cb);
-        assert_eq!(t.client(ClientName::of(None, Some(a), peer), Some(a)).0, ca);
-        assert_eq!(t.client(ClientName::of(None, Some(b), peer), Some(b)).0, cb);
+        assert_eq!(t.client(ClientName::of(None, a, peer), a).0, ca);
+        assert_eq!(t.client(ClientName::of(None, b, peer), b).0, cb);
         assert_eq!(t.name(ca).name, "key:fnv:820a5676");
         assert_eq!(t.name(cb).name, "key:fnv:820a5676#2");
         // A client that names itself so takes no other's place either.
@@ -286,7 +321,11 @@ mod tests {
 
     #[test]
     fn the_header_names_group_and_client() {
-        let c = ClientName::of(Some("py/proc-3/thread-2"), Some("Bearer t"), peer());
+        let c = ClientName::of(
+            Some("py/proc-3/thread-2"),
+            Some(&KeyId::of("Bearer t")),
+            peer(),
+        );
         assert_eq!(
             (c.group.as_str(), c.name.as_str()),
             ("py", "proc-3/thread-2")
@@ -304,7 +343,7 @@ mod tests {
 
     #[test]
     fn without_the_header_the_key_then_the_peer() {
-        let c = ClientName::of(None, Some("Bearer secret"), peer());
+        let c = ClientName::of(None, Some(&KeyId::of("Bearer secret")), peer());
         assert_eq!(c.by, IdentifiedBy::Key);
         assert!(
             c.name.starts_with("key:") && !c.name.contains("secret"),

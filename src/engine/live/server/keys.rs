@@ -1,12 +1,14 @@
 //! The server's keys: each request's key (its `Authorization`, else `?key=`) mapped to the
-//! dense index the limiter expects, bounded in number, with counters, and shown by
-//! fingerprint, never as typed.
+//! dense index the limiter expects, bounded in number, with counters. A key is held as a
+//! [`KeyId`] from the moment it is read: what a key costs the server is the same whatever the
+//! client sends, and no token is kept, shown or written.
 
 use std::collections::HashMap;
 
 use hyper::Request;
 
 use crate::exchange::DEFAULT_KEY;
+use crate::fingerprint::{fnv1a64, keyed_hash, shown_hash};
 use crate::limiter::Limiter;
 use crate::record::Counts;
 use crate::rng::SimRng;
@@ -19,52 +21,113 @@ pub(super) const OVERFLOW_KEY: &str = "<overflow>";
 /// Counters of one key, as `GET /_stats` shows them: a recorder's counts, one per answer.
 pub type KeyStats = Counts;
 
+/// A request's key as the server holds it, in a few fixed bytes whatever the token's length:
+/// `id` tells keys apart (a hash keyed afresh each run, [`keyed_hash`]), `stable` is the
+/// token's FNV-1a hash, the same in every process (the shown fingerprint, and a bucket's name
+/// in Redis, which instances share). The default key, named by the scenario or sent as
+/// `Authorization: default` by our own clients, stays itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KeyId {
+    id: u64,
+    stable: u64,
+    default: bool,
+}
+
+impl KeyId {
+    pub fn of(token: &str) -> KeyId {
+        KeyId {
+            id: keyed_hash(token.as_bytes()),
+            stable: fnv1a64(token.as_bytes()),
+            default: token == DEFAULT_KEY,
+        }
+    }
+
+    /// What tells this key from every other in this run.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// As `/_stats`, the Ctrl-C summary and a recording show it: the default key by name,
+    /// every token by its fingerprint (`fnv:820a5676`), which two tokens may share.
+    pub fn shown(&self) -> String {
+        if self.default {
+            DEFAULT_KEY.to_string()
+        } else {
+            shown_hash(self.stable)
+        }
+    }
+
+    /// The name of its bucket where instances share them (`serve --store`): all 64 bits of
+    /// the stable hash, so every instance names one token's bucket alike.
+    pub fn stored(&self) -> String {
+        if self.default {
+            DEFAULT_KEY.to_string()
+        } else {
+            format!("fnv64:{:016x}", self.stable)
+        }
+    }
+}
+
 /// The rule and every key's place in it, behind the server's one mutex.
 pub(super) struct Keyed {
     pub(super) limiter: Box<dyn Limiter>,
-    pub(super) index: HashMap<String, usize>,
+    /// [`KeyId::id`] → index.
+    pub(super) index: HashMap<u64, usize>,
+    /// Per index: the key as [`KeyId::shown`] shows it.
     pub(super) names: Vec<String>,
+    /// Per index: the key, for the name of its bucket in Redis; `None` for the overflow.
+    pub(super) ids: Vec<Option<KeyId>>,
     pub(super) stats: Vec<KeyStats>,
     pub(super) rng: SimRng,
     /// The index of the shared key of requests without one, found without hashing its name.
     pub(super) default: usize,
+    /// The index every key past [`MAX_KEYS`] shares, once there is one.
+    pub(super) overflow: Option<usize>,
 }
 
 impl Keyed {
     /// The index of a request's key, the shared default key without one.
-    pub(super) fn index_of(&mut self, key: Option<&str>) -> usize {
+    pub(super) fn index_of(&mut self, key: Option<&KeyId>) -> usize {
         match key {
-            Some(name) => self.key(name),
+            Some(k) => self.key_id(k),
             None => self.default,
         }
     }
 
+    /// The index of the key whose token is `name` (a scenario's key, or a test's).
     pub(super) fn key(&mut self, name: &str) -> usize {
-        if let Some(&i) = self.index.get(name) {
+        self.key_id(&KeyId::of(name))
+    }
+
+    fn key_id(&mut self, key: &KeyId) -> usize {
+        if let Some(&i) = self.index.get(&key.id) {
             return i;
         }
-        let name = if self.names.len() >= MAX_KEYS {
-            OVERFLOW_KEY
-        } else {
-            name
-        };
-        if let Some(&i) = self.index.get(name) {
-            return i;
+        if self.names.len() >= MAX_KEYS {
+            return match self.overflow {
+                Some(i) => i,
+                None => {
+                    let i = self.push(OVERFLOW_KEY.to_string(), None);
+                    self.overflow = Some(i);
+                    i
+                }
+            };
         }
-        self.names.push(name.to_string());
+        let i = self.push(key.shown(), Some(*key));
+        self.index.insert(key.id, i);
+        i
+    }
+
+    fn push(&mut self, shown: String, id: Option<KeyId>) -> usize {
+        self.names.push(shown);
+        self.ids.push(id);
         self.stats.push(KeyStats::default());
-        self.index.insert(name.to_string(), self.names.len() - 1);
         self.names.len() - 1
     }
-}
 
-/// A key as `/_stats` and the Ctrl-C summary show it: the shared key of requests without one
-/// and the overflow bucket by name, every token by its fingerprint.
-pub fn shown_key(name: &str) -> String {
-    if name == DEFAULT_KEY || name == OVERFLOW_KEY {
-        name.to_string()
-    } else {
-        crate::fingerprint::fingerprint(name)
+    /// The name of key `index`'s bucket in Redis (`serve --store`).
+    pub(super) fn stored_name(&self, index: usize) -> String {
+        self.ids[index].map_or_else(|| OVERFLOW_KEY.to_string(), |k| k.stored())
     }
 }
 
@@ -104,6 +167,11 @@ pub(super) fn key_of<B>(req: &Request<B>) -> Option<std::borrow::Cow<'_, str>> {
     })
 }
 
+/// A request's key as the server holds it: the token is read and let go at once.
+pub(super) fn key_id_of<B>(req: &Request<B>) -> Option<KeyId> {
+    key_of(req).map(|token| KeyId::of(&token))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,7 +197,7 @@ mod tests {
     fn two_tokens_with_one_fingerprint_stay_two_keys() {
         // Issue 23, bug 8: these two fingerprint alike (fnv:820a5676); /_stats showed one.
         let (a, b) = ("Bearer tok157397", "Bearer tok678860");
-        assert_eq!(shown_key(a), shown_key(b));
+        assert_eq!(KeyId::of(a).shown(), KeyId::of(b).shown());
         let settings = ServerSettings::new(LimiterConfig::default(), Latency::default(), 1);
         let state = ServerState::new(settings, ScaledClock::starting_now(1.0));
         {
@@ -144,10 +212,32 @@ mod tests {
             }
         }
         let stats = state.stats();
-        let fp = shown_key(a);
+        let fp = KeyId::of(a).shown();
         let a_stats = stats.iter().find(|(n, _)| *n == fp).unwrap();
         let b_stats = stats.iter().find(|(n, _)| *n == format!("{fp}#2")).unwrap();
         assert_eq!((a_stats.1.requests, b_stats.1.requests), (5, 2));
+    }
+
+    /// A key costs the server the same few bytes whatever the token's length: 3,000 tokens of
+    /// 60 KB held about 535 MB, every one in full.
+    #[test]
+    fn a_key_costs_a_few_bytes_whatever_its_token() {
+        let settings = ServerSettings::new(LimiterConfig::default(), Latency::default(), 1);
+        let state = ServerState::new(settings, ScaledClock::starting_now(1.0));
+        let mut k = state.lock();
+        let tokens = 300;
+        for i in 0..tokens {
+            let token = format!("Bearer {i:05}{}", "x".repeat(60_000));
+            let index = k.key(&token);
+            assert_eq!(k.key(&token), index, "a key keeps its index");
+        }
+        // Every distinct token has its own bucket.
+        assert_eq!(k.names.len(), tokens + 1);
+        let held: usize = k.names.iter().map(String::len).sum();
+        assert!(held <= (tokens + 1) * 16, "{held} bytes of names");
+        assert!(k.names.iter().all(|n| !n.contains("xxxx")));
+        let stored = k.stored_name(1);
+        assert!(stored.len() <= 24 && !stored.contains("Bearer"), "{stored}");
     }
 
     #[test]

@@ -26,7 +26,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 pub use dashboard::{Dashboard, View};
-pub use keys::{KeyStats, MAX_KEYS, distinct_names, shown_key};
+pub use keys::{KeyId, KeyStats, MAX_KEYS, distinct_names};
 pub use listen::{Running, bind, serve, serve_per_thread};
 pub use observer::{Observer, Seen};
 pub use settings::ServerSettings;
@@ -91,9 +91,11 @@ impl ServerState {
             limiter,
             index: HashMap::new(),
             names: Vec::new(),
+            ids: Vec::new(),
             stats: Vec::new(),
             rng: stream(settings.seed, u64::MAX, Stream::Network),
             default: 0,
+            overflow: None,
         };
         for k in &settings.keys {
             keyed.key(k);
@@ -124,7 +126,7 @@ impl ServerState {
     /// time it was decided and the latency to wait before answering.
     fn decide(
         &self,
-        key: Option<&str>,
+        key: Option<&KeyId>,
         client: usize,
         seen: impl FnOnce(&Decision, Nanos),
     ) -> (Decision, usize, Nanos, Nanos) {
@@ -146,7 +148,7 @@ impl ServerState {
     fn admit(
         &self,
         k: &mut Keyed,
-        key: Option<&str>,
+        key: Option<&KeyId>,
         client: usize,
     ) -> (Decision, usize, Nanos, Nanos) {
         let index = k.index_of(key);
@@ -156,12 +158,12 @@ impl ServerState {
         (held.decision, index, now, latency)
     }
 
-    /// Counters per key, in key order, each key shown as [`shown_key`] says: never the
+    /// Counters per key, in key order, each key shown as [`KeyId::shown`] says: never the
     /// token itself. Two tokens whose fingerprints agree stay two entries: the later is
     /// shown with `#2`, `#3`, … after the fingerprint, in the order the keys were first seen.
     pub fn stats(&self) -> Vec<(String, KeyStats)> {
         let k = self.lock();
-        let shown = distinct_names(k.names.iter().map(|n| shown_key(n)));
+        let shown = distinct_names(k.names.iter().cloned());
         shown.into_iter().zip(k.stats.iter().copied()).collect()
     }
 

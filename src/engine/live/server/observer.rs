@@ -10,8 +10,9 @@ use crate::time::Nanos;
 pub struct Seen<'a> {
     /// The `X-Client-Id` header, when sent and readable.
     pub client_id: Option<&'a str>,
-    /// The request's key (`Authorization` or `?key=`), when it had one.
-    pub key: Option<&'a str>,
+    /// The request's key (`Authorization` or `?key=`), when it had one: as the server holds
+    /// it, never the token.
+    pub key: Option<super::KeyId>,
     /// The TCP peer's address.
     pub peer: IpAddr,
     pub status: Status,

@@ -7,7 +7,7 @@ use http_body_util::Full;
 use hyper::Response;
 use hyper::body::Bytes;
 
-use super::{ServerState, SharedGcra};
+use super::{KeyId, ServerState, SharedGcra};
 use crate::exchange::Status;
 use crate::limiter::{Decision, Limiter};
 use crate::time::Nanos;
@@ -19,7 +19,7 @@ impl ServerState {
     pub(super) async fn handle_shared(
         &self,
         shared: &SharedGcra,
-        key: Option<&str>,
+        key: Option<&KeyId>,
         client: usize,
         sent_at: Option<Nanos>,
         seen: impl FnOnce(&Decision, Nanos),
@@ -27,7 +27,7 @@ impl ServerState {
         let (front, index, name, decided, latency) = {
             let mut k = self.lock();
             let (d, index, now, latency) = self.admit(&mut k, key, client);
-            (d, index, k.names[index].clone(), now, latency)
+            (d, index, k.stored_name(index), now, latency)
         };
         let decision = if front.status == Status::Ok {
             match shared.admit(&name).await {
