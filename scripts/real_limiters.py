@@ -681,7 +681,8 @@ def record_and_fit(binary, config, workdir):
         return {"error": f"the trace's client {exited(code)}: {last_line(err)}"}
     code, said, err = run_to_end([binary, "fit", out, "--json"], 120,
                                  out + ".fit.stdout", out + ".fit.stderr")
-    if code != 0:
+    # fit exits 5 when it cannot tell the rule, its verdict printed all the same.
+    if code not in (0, FIT_CANNOT_TELL):
         return {"error": f"fit {exited(code)}: {last_line(err)}"}
     try:
         fit = json.loads(said)["fit"]
@@ -690,6 +691,10 @@ def record_and_fit(binary, config, workdir):
     fit["trace_seconds"] = seconds
     fit["trace_sleep_ms"] = round(sleep_ms)
     return fit
+
+
+# fit's exit code when the trace cannot tell the rule (src/exit.rs, CANNOT_TELL).
+FIT_CANNOT_TELL = 5
 
 
 def exited(code):
