@@ -8,7 +8,6 @@
 
 use std::process::Command;
 
-use crate::checks;
 use crate::harness::{self, Launch, Limiter};
 use crate::headers::{self, BACK_TO_BACK, Capture};
 use crate::measure::{COUNTED, Rule, Setup};
@@ -177,95 +176,32 @@ pub fn setups() -> Vec<Setup> {
     ]
 }
 
-#[test]
-#[cfg_attr(
+configuration_tests!(
     no_express_rate_limit,
-    ignore = "needs node and express-rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real express"
-)]
-fn draft_6_fit() {
-    checks::fit(DRAFT_6);
-}
+    "needs node and express-rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real express",
+    DRAFT_6,
+    draft_6_fit,
+    draft_6_sim_agrees,
+    draft_6_fair_share_targets,
+    misses = "fair-share misses: 429s 2.7 % ± 0.7 > 1 %, utilization 0.90 ± 0.05 < 0.95, fairness 0.74 ± 0.19 < 0.95 over 10 live runs, none meeting all three"
+);
 
-#[test]
-#[cfg_attr(
+configuration_tests!(
     no_express_rate_limit,
-    ignore = "needs node and express-rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real express"
-)]
-fn draft_6_sim_agrees() {
-    checks::sim_agrees(DRAFT_6);
-}
+    "needs node and express-rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real express",
+    DRAFT_7,
+    draft_7_fit,
+    draft_7_sim_agrees,
+    draft_7_fair_share_targets,
+    misses = "fair-share misses: 429s 2.2 % ± 0.8 > 1 %, utilization 0.94 ± 0.04 < 0.95, fairness 0.76 ± 0.14 < 0.95 over 10 live runs, none meeting all three"
+);
 
-#[test]
-#[cfg_attr(
+configuration_tests!(
     no_express_rate_limit,
-    ignore = "needs node and express-rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real express"
-)]
-#[cfg_attr(
-    not(no_express_rate_limit),
-    ignore = "fair-share misses: 429s 2.7 % ± 0.7 > 1 %, utilization 0.90 ± 0.05 < 0.95, fairness 0.74 ± 0.19 < 0.95 over 10 live runs, none meeting all three"
-)]
-fn draft_6_fair_share_targets() {
-    checks::fair_share_targets(DRAFT_6);
-}
-
-#[test]
-#[cfg_attr(
-    no_express_rate_limit,
-    ignore = "needs node and express-rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real express"
-)]
-fn draft_7_fit() {
-    checks::fit(DRAFT_7);
-}
-
-#[test]
-#[cfg_attr(
-    no_express_rate_limit,
-    ignore = "needs node and express-rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real express"
-)]
-fn draft_7_sim_agrees() {
-    checks::sim_agrees(DRAFT_7);
-}
-
-#[test]
-#[cfg_attr(
-    no_express_rate_limit,
-    ignore = "needs node and express-rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real express"
-)]
-#[cfg_attr(
-    not(no_express_rate_limit),
-    ignore = "fair-share misses: 429s 2.2 % ± 0.8 > 1 %, utilization 0.94 ± 0.04 < 0.95, fairness 0.76 ± 0.14 < 0.95 over 10 live runs, none meeting all three"
-)]
-fn draft_7_fair_share_targets() {
-    checks::fair_share_targets(DRAFT_7);
-}
-
-#[test]
-#[cfg_attr(
-    no_express_rate_limit,
-    ignore = "needs node and express-rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real express"
-)]
-fn draft_8_fit() {
-    checks::fit(DRAFT_8);
-}
-
-#[test]
-#[cfg_attr(
-    no_express_rate_limit,
-    ignore = "needs node and express-rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real express"
-)]
-fn draft_8_sim_agrees() {
-    checks::sim_agrees(DRAFT_8);
-}
-
-#[test]
-#[cfg_attr(
-    no_express_rate_limit,
-    ignore = "needs node and express-rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real express"
-)]
-#[cfg_attr(
-    not(no_express_rate_limit),
-    ignore = "fair-share misses: 429s 1.8 % ± 1.1 > 1 %, utilization 0.94 ± 0.03 < 0.95, fairness 0.75 ± 0.14 < 0.95 over 15 live runs, none meeting all three"
-)]
-fn draft_8_fair_share_targets() {
-    checks::fair_share_targets(DRAFT_8);
-}
+    "needs node and express-rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real express",
+    DRAFT_8,
+    draft_8_fit,
+    draft_8_sim_agrees,
+    draft_8_fair_share_targets,
+    misses = "fair-share misses: 429s 1.8 % ± 1.1 > 1 %, utilization 0.94 ± 0.03 < 0.95, fairness 0.75 ± 0.14 < 0.95 over 15 live runs, none meeting all three"
+);

@@ -6,7 +6,6 @@
 
 use std::process::Command;
 
-use crate::checks;
 use crate::harness::{self, Launch, Limiter};
 use crate::headers::{self, BACK_TO_BACK, Capture};
 use crate::measure::{COUNTED, Rule, Setup};
@@ -73,33 +72,12 @@ latency = "1ms"
     }]
 }
 
-#[test]
-#[cfg_attr(
+configuration_tests!(
     no_fastify_rate_limit,
-    ignore = "needs node and @fastify/rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real fastify"
-)]
-fn fit() {
-    checks::fit(FASTIFY);
-}
-
-#[test]
-#[cfg_attr(
-    no_fastify_rate_limit,
-    ignore = "needs node and @fastify/rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real fastify"
-)]
-fn sim_agrees() {
-    checks::sim_agrees(FASTIFY);
-}
-
-#[test]
-#[cfg_attr(
-    no_fastify_rate_limit,
-    ignore = "needs node and @fastify/rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real fastify"
-)]
-#[cfg_attr(
-    not(no_fastify_rate_limit),
-    ignore = "fair-share misses: 429s 1.1 % ± 0.6 > 1 %, utilization 0.81 ± 0.06 < 0.95, fairness 0.80 ± 0.14 < 0.95 over 10 live runs, none meeting all three"
-)]
-fn fair_share_targets() {
-    checks::fair_share_targets(FASTIFY);
-}
+    "needs node and @fastify/rate-limit in tests/real/node/node_modules (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real fastify",
+    FASTIFY,
+    fit,
+    sim_agrees,
+    fair_share_targets,
+    misses = "fair-share misses: 429s 1.1 % ± 0.6 > 1 %, utilization 0.81 ± 0.06 < 0.95, fairness 0.80 ± 0.14 < 0.95 over 10 live runs, none meeting all three"
+);

@@ -6,7 +6,6 @@
 use std::process::Command;
 use std::time::Duration;
 
-use crate::checks;
 use crate::harness::{self, Launch, Limiter};
 use crate::headers::{self, BACK_TO_BACK, Capture, Send};
 use crate::measure::{COUNTED, Rule, Setup};
@@ -255,126 +254,42 @@ latency = "1.3ms"
     vec![fixed, moving, counter, two]
 }
 
-#[test]
-#[cfg_attr(
+configuration_tests!(
     no_flask_limiter,
-    ignore = "needs Flask-Limiter in tests/real/python/.venv (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real flask_limiter"
-)]
-fn fixed_window_fit() {
-    checks::fit(FIXED_WINDOW);
-}
+    "needs Flask-Limiter in tests/real/python/.venv (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real flask_limiter",
+    FIXED_WINDOW,
+    fixed_window_fit,
+    fixed_window_sim_agrees,
+    fixed_window_fair_share_targets,
+    misses = "fair-share misses: utilization 0.89 ± 0.03 < 0.95, fairness 0.81 ± 0.08 < 0.95 (429s 0.9 % ± 0.5, within 1 % in 5 runs) over 10 live runs, none meeting all three"
+);
 
-#[test]
-#[cfg_attr(
+configuration_tests!(
     no_flask_limiter,
-    ignore = "needs Flask-Limiter in tests/real/python/.venv (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real flask_limiter"
-)]
-fn fixed_window_sim_agrees() {
-    checks::sim_agrees(FIXED_WINDOW);
-}
+    "needs Flask-Limiter in tests/real/python/.venv (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real flask_limiter",
+    MOVING_WINDOW,
+    moving_window_fit,
+    moving_window_sim_agrees,
+    moving_window_fair_share_targets,
+    misses = "fair-share misses: 429s 2.6 % ± 1.9 > 1 %, utilization 0.79 ± 0.03 < 0.95 (fairness 0.95 ± 0.04, at least 0.95 in 6 runs) over 10 live runs, none meeting all three"
+);
 
-#[test]
-#[cfg_attr(
+configuration_tests!(
     no_flask_limiter,
-    ignore = "needs Flask-Limiter in tests/real/python/.venv (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real flask_limiter"
-)]
-#[cfg_attr(
-    not(no_flask_limiter),
-    ignore = "fair-share misses: utilization 0.89 ± 0.03 < 0.95, fairness 0.81 ± 0.08 < 0.95 (429s 0.9 % ± 0.5, within 1 % in 5 runs) over 10 live runs, none meeting all three"
-)]
-fn fixed_window_fair_share_targets() {
-    checks::fair_share_targets(FIXED_WINDOW);
-}
+    "needs Flask-Limiter in tests/real/python/.venv (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real flask_limiter",
+    SLIDING_WINDOW_COUNTER,
+    sliding_window_counter_fit,
+    sliding_window_counter_sim_agrees,
+    sliding_window_counter_fair_share_targets,
+    misses = "fair-share misses: 429s 1.2 % ± 1.0 > 1 % (within 1 % in 5 runs), utilization 0.84 ± 0.04 < 0.95 (fairness 0.98 ± 0.01) over 10 live runs, none meeting all three"
+);
 
-#[test]
-#[cfg_attr(
+configuration_tests!(
     no_flask_limiter,
-    ignore = "needs Flask-Limiter in tests/real/python/.venv (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real flask_limiter"
-)]
-fn moving_window_fit() {
-    checks::fit(MOVING_WINDOW);
-}
-
-#[test]
-#[cfg_attr(
-    no_flask_limiter,
-    ignore = "needs Flask-Limiter in tests/real/python/.venv (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real flask_limiter"
-)]
-fn moving_window_sim_agrees() {
-    checks::sim_agrees(MOVING_WINDOW);
-}
-
-#[test]
-#[cfg_attr(
-    no_flask_limiter,
-    ignore = "needs Flask-Limiter in tests/real/python/.venv (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real flask_limiter"
-)]
-#[cfg_attr(
-    not(no_flask_limiter),
-    ignore = "fair-share misses: 429s 2.6 % ± 1.9 > 1 %, utilization 0.79 ± 0.03 < 0.95 (fairness 0.95 ± 0.04, at least 0.95 in 6 runs) over 10 live runs, none meeting all three"
-)]
-fn moving_window_fair_share_targets() {
-    checks::fair_share_targets(MOVING_WINDOW);
-}
-
-#[test]
-#[cfg_attr(
-    no_flask_limiter,
-    ignore = "needs Flask-Limiter in tests/real/python/.venv (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real flask_limiter"
-)]
-fn sliding_window_counter_fit() {
-    checks::fit(SLIDING_WINDOW_COUNTER);
-}
-
-#[test]
-#[cfg_attr(
-    no_flask_limiter,
-    ignore = "needs Flask-Limiter in tests/real/python/.venv (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real flask_limiter"
-)]
-fn sliding_window_counter_sim_agrees() {
-    checks::sim_agrees(SLIDING_WINDOW_COUNTER);
-}
-
-#[test]
-#[cfg_attr(
-    no_flask_limiter,
-    ignore = "needs Flask-Limiter in tests/real/python/.venv (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real flask_limiter"
-)]
-#[cfg_attr(
-    not(no_flask_limiter),
-    ignore = "fair-share misses: 429s 1.2 % ± 1.0 > 1 % (within 1 % in 5 runs), utilization 0.84 ± 0.04 < 0.95 (fairness 0.98 ± 0.01) over 10 live runs, none meeting all three"
-)]
-fn sliding_window_counter_fair_share_targets() {
-    checks::fair_share_targets(SLIDING_WINDOW_COUNTER);
-}
-
-#[test]
-#[cfg_attr(
-    no_flask_limiter,
-    ignore = "needs Flask-Limiter in tests/real/python/.venv (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real flask_limiter"
-)]
-fn two_limits_fit() {
-    checks::fit(TWO_LIMITS);
-}
-
-#[test]
-#[cfg_attr(
-    no_flask_limiter,
-    ignore = "needs Flask-Limiter in tests/real/python/.venv (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real flask_limiter"
-)]
-fn two_limits_sim_agrees() {
-    checks::sim_agrees(TWO_LIMITS);
-}
-
-#[test]
-#[cfg_attr(
-    no_flask_limiter,
-    ignore = "needs Flask-Limiter in tests/real/python/.venv (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real flask_limiter"
-)]
-#[cfg_attr(
-    not(no_flask_limiter),
-    ignore = "fair-share misses: 429s 2.1 % ± 0.9 > 1 %, utilization 0.86 ± 0.07 < 0.95, fairness 0.89 ± 0.09 < 0.95 over 10 live runs, none meeting all three"
-)]
-fn two_limits_fair_share_targets() {
-    checks::fair_share_targets(TWO_LIMITS);
-}
+    "needs Flask-Limiter in tests/real/python/.venv (not there when this test was built): scripts/install_real_limiters.sh, then cargo test --test real flask_limiter",
+    TWO_LIMITS,
+    two_limits_fit,
+    two_limits_sim_agrees,
+    two_limits_fair_share_targets,
+    misses = "fair-share misses: 429s 2.1 % ± 0.9 > 1 %, utilization 0.86 ± 0.07 < 0.95, fairness 0.89 ± 0.09 < 0.95 over 10 live runs, none meeting all three"
+);

@@ -11,9 +11,7 @@
 //!
 //! - `<config>_fit`: `fit` names the rule, its limit and its period within 10 %, or says it
 //!   cannot tell where that is the right answer (nginx states nothing, Flask-Limiter's two
-//!   limits are stated by turns, fit has no rule of the sliding-window counter). On the
-//!   counter fit names a bucket on about a third of the traces: that test is ignored, with
-//!   the numbers as the reason;
+//!   limits are stated by turns);
 //! - `<config>_sim_agrees`: the sim of the same fleet against the limiter's model lands, over
 //!   20 seeds, where the live run does: ratio_429, utilization and fairness within `spread` of
 //!   the sim's mean (`tests/common/agreement.rs`);
@@ -30,6 +28,34 @@
 //! `scripts/install_real_limiters.sh` installs all four, pinned.
 
 #![cfg(unix)]
+
+/// The three tests of one configuration (`checks.rs`), named `<name>_fit`, `<name>_sim_agrees`
+/// and `<name>_fair_share_targets`, each ignored with `$needs` where the limiter is missing
+/// (the cfg `$missing`), and the targets' test also with `$misses` where fair-share misses
+/// them today.
+macro_rules! configuration_tests {
+    ($missing:ident, $needs:literal, $config:expr,
+     $fit:ident, $agrees:ident, $targets:ident $(, misses = $misses:literal)?) => {
+        #[test]
+        #[cfg_attr($missing, ignore = $needs)]
+        fn $fit() {
+            crate::checks::fit($config);
+        }
+
+        #[test]
+        #[cfg_attr($missing, ignore = $needs)]
+        fn $agrees() {
+            crate::checks::sim_agrees($config);
+        }
+
+        #[test]
+        #[cfg_attr($missing, ignore = $needs)]
+        $(#[cfg_attr(not($missing), ignore = $misses)])?
+        fn $targets() {
+            crate::checks::fair_share_targets($config);
+        }
+    };
+}
 
 #[path = "../common/agreement.rs"]
 #[allow(dead_code)] // one_at_a_time and sim_stats are the other binaries'

@@ -11,7 +11,6 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::checks;
 use crate::harness::{self, Launch, Limiter};
 use crate::headers::{self, BACK_TO_BACK, Capture, Send};
 use crate::measure::{Rule, Setup, UNCOUNTED};
@@ -235,60 +234,21 @@ latency = "300us"
     vec![nodelay, delay]
 }
 
-#[test]
-#[cfg_attr(
+configuration_tests!(
     no_nginx,
-    ignore = "needs nginx (none was found when this test was built): scripts/install_real_limiters.sh, then cargo test --test real nginx"
-)]
-fn nodelay_fit() {
-    checks::fit(NODELAY);
-}
+    "needs nginx (none was found when this test was built): scripts/install_real_limiters.sh, then cargo test --test real nginx",
+    NODELAY,
+    nodelay_fit,
+    nodelay_sim_agrees,
+    nodelay_fair_share_targets
+);
 
-#[test]
-#[cfg_attr(
+configuration_tests!(
     no_nginx,
-    ignore = "needs nginx (none was found when this test was built): scripts/install_real_limiters.sh, then cargo test --test real nginx"
-)]
-fn nodelay_sim_agrees() {
-    checks::sim_agrees(NODELAY);
-}
-
-#[test]
-#[cfg_attr(
-    no_nginx,
-    ignore = "needs nginx (none was found when this test was built): scripts/install_real_limiters.sh, then cargo test --test real nginx"
-)]
-fn nodelay_fair_share_targets() {
-    checks::fair_share_targets(NODELAY);
-}
-
-#[test]
-#[cfg_attr(
-    no_nginx,
-    ignore = "needs nginx (none was found when this test was built): scripts/install_real_limiters.sh, then cargo test --test real nginx"
-)]
-fn delay_fit() {
-    checks::fit(DELAY);
-}
-
-#[test]
-#[cfg_attr(
-    no_nginx,
-    ignore = "needs nginx (none was found when this test was built): scripts/install_real_limiters.sh, then cargo test --test real nginx"
-)]
-fn delay_sim_agrees() {
-    checks::sim_agrees(DELAY);
-}
-
-#[test]
-#[cfg_attr(
-    no_nginx,
-    ignore = "needs nginx (none was found when this test was built): scripts/install_real_limiters.sh, then cargo test --test real nginx"
-)]
-#[cfg_attr(
-    not(no_nginx),
-    ignore = "fair-share misses now and then: 429s 0, 0, 0.35 and 2.6 % > 2 % over 4 live runs (utilization 0.91-0.997), told 10 per 1s; blind to the count, it does not read the queue's delay"
-)]
-fn delay_fair_share_targets() {
-    checks::fair_share_targets(DELAY);
-}
+    "needs nginx (none was found when this test was built): scripts/install_real_limiters.sh, then cargo test --test real nginx",
+    DELAY,
+    delay_fit,
+    delay_sim_agrees,
+    delay_fair_share_targets,
+    misses = "fair-share misses now and then: 429s 0, 0, 0.35 and 2.6 % > 2 % over 4 live runs (utilization 0.91-0.997), told 10 per 1s; blind to the count, it does not read the queue's delay"
+);
