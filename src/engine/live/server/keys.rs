@@ -195,7 +195,8 @@ mod tests {
 
     #[test]
     fn two_tokens_with_one_fingerprint_stay_two_keys() {
-        // Issue 23, bug 8: these two fingerprint alike (fnv:820a5676); /_stats showed one.
+        // A key is the whole token, not its shown fingerprint: these two fingerprint alike
+        // (fnv:820a5676), and /_stats once showed one.
         let (a, b) = ("Bearer tok157397", "Bearer tok678860");
         assert_eq!(KeyId::of(a).shown(), KeyId::of(b).shown());
         let settings = ServerSettings::new(LimiterConfig::default(), Latency::default(), 1);
