@@ -367,7 +367,8 @@ mod tests {
             let runs: Vec<(String, &str)> = runs.iter().map(|(a, b)| (a.to_string(), *b)).collect();
             unique_names(&runs)
         };
-        // Issue 27: a live and a sim run of one scenario were `x` and `x-2`.
+        // Runs of one scenario in two modes are told apart by their mode, not a number: a
+        // live and a sim run were once `x` and `x-2`.
         assert_eq!(n(&[("x", "live"), ("x", "sim")]), ["x-live", "x-sim"]);
         assert_eq!(n(&[("x", "sim"), ("x", "sim")]), ["x", "x-2"]);
         assert_eq!(

@@ -412,7 +412,8 @@ mod tests {
     #[test]
     fn a_thread_never_sends_twice_at_one_instant() {
         // No latency and no wait: the answer comes at the send's instant and the next wake
-        // too. The retry waits the least gap, so the clock moves on (issue 23, bug 4).
+        // too. The retry waits the least gap, so the clock moves on (without it every retry
+        // came at t = 0 and the run never ended).
         let mut t = Eager;
         let mut rng = test_rng();
         let mut lp = ClientLoop::new(0, 0, 100 * S, None);

@@ -712,8 +712,8 @@ mod tests {
     #[test]
     fn jain_index_of_equal_rates_is_never_above_one() {
         // Equal rates whose sums round: the plain formula gives 1.0000000000000007 for these
-        // 25 (the oracle on `gauntlet/fixed_window` missed `fairness = [0.95, 1.0]` so;
-        // issue 23, bug 11) and 1.0000000000000004 for these 3.
+        // 25 (the oracle on `gauntlet/fixed_window` missed `fairness = [0.95, 1.0]` so,
+        // as an index above its bound of 1) and 1.0000000000000004 for these 3.
         assert_eq!(jain_index(&[0.3666666666666667; 25]), 1.0);
         assert_eq!(jain_index(&[0.03333333333333333; 3]), 1.0);
         assert_eq!(jain_index(&[0.30000000000000004; 5]), 1.0);

@@ -398,8 +398,56 @@ impl Gaps {
 #[cfg(test)]
 mod tests {
     use super::super::identity::{ClientName, IdentifiedBy};
+    use super::super::journal::Journal;
     use super::*;
+    use crate::engine::live::ScaledClock;
+    use crate::engine::live::server::{KeyId, Observer, Seen};
     use crate::time::NANOS_PER_SEC;
+
+    fn heard(journal: &Journal, token: &str, status: Status) {
+        journal.observe(Seen {
+            client_id: None,
+            key: Some(KeyId::of(token)),
+            peer: "127.0.0.1".parse().unwrap(),
+            status,
+            remaining: Some(0),
+            latency: 0,
+            answer: Response::bare(status),
+        });
+    }
+
+    /// Two tokens the server keeps in two buckets are two keys of the recording, though they
+    /// share a fingerprint (`fnv:820a5676`): the recording made them one key, and so counted
+    /// one bucket's capacity for both buckets' 2xx. From the journal's hearing to the replayed
+    /// layout, so it stands here, above the journal.
+    #[test]
+    fn keys_the_server_keeps_apart_are_apart_in_the_recording() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = ScaledClock::starting_now(1.0);
+        let journal = Journal::create(dir.path(), clock, false).unwrap();
+        for token in ["Bearer tok157397", "Bearer tok678860"] {
+            for _ in 0..5 {
+                heard(&journal, token, Status::Ok);
+            }
+        }
+        heard(&journal, "Bearer tok157397", Status::Limited);
+        let done = journal.finish();
+        let keys: Vec<&str> = done.clients.iter().map(|c| c.key.as_str()).collect();
+        assert_eq!(keys, ["fnv:820a5676", "fnv:820a5676#2"]);
+        let plan = Plan {
+            name: "rec".into(),
+            server: Default::default(),
+            time_scale: 1.0,
+            seed: 1,
+            sample_every: crate::time::NANOS_PER_SEC,
+            fairness_window: crate::time::NANOS_PER_SEC,
+            log_requests: false,
+        };
+        let end = 2 * crate::time::NANOS_PER_SEC;
+        let (scenario, ..) = scenario_of(&plan, &done.clients, end);
+        // The summary's capacity is one key's times the layout's keys.
+        assert_eq!(crate::scenario::Layout::new(&scenario).keys.len(), 2);
+    }
 
     fn client(group: &str, name: &str, key: &str, first_s: u64) -> Client {
         Client {

@@ -820,7 +820,8 @@ impl Chart for FairnessChart<'_> {
                     c.mix(0.75).filled(),
                 )))
                 .map_err(err)?;
-            // The interval comes clamped to [0, 1] from the stats (issue 23).
+            // The interval comes cut to the metric's bounds, [0, 1] for fairness, from
+            // `compare::stats` (`Stat::interval`): a whisker never reaches past a fairness of 1.
             if let Some(&(lo, hi)) = interval.as_ref() {
                 chart
                     .draw_series([
@@ -883,14 +884,14 @@ mod tests {
             variant: None,
             detail: String::new(),
         };
-        // Issue 27: a mean of 0.999 ± 0.007 drew an axis to 1.002 and beyond; the padding
-        // alone still took it past 1.
+        // Utilization cannot pass 1, and neither may its axis: a mean of 0.999 ± 0.007 drew
+        // an axis to 1.002 and beyond, and the padding alone still took it past 1.
         let chart = TradeoffChart {
             heading: &heading,
             points: vec![VariantPoint {
                 name: "a".into(),
                 x: 0.999,
-                // Clamped to 1 by the stats (issue 23); the axis's padding is this chart's.
+                // Cut to 1 by `compare::stats`; the axis's padding is this chart's.
                 x_interval: Some((0.992, 1.0)),
                 y: 0.01,
                 y_interval: Some((0.008, 0.012)),

@@ -4,6 +4,7 @@
 pub mod canvas;
 pub mod charts;
 mod error;
+mod files;
 pub mod html;
 mod run_report;
 pub mod series;
@@ -11,9 +12,9 @@ mod summary;
 mod table;
 
 pub use error::ReportError;
+pub use files::read_text;
 pub use run_report::{
-    RunFolder, VARIANT_NOTE, VariantNote, WrittenChart, caption, read_text, write_chart,
-    write_run_report,
+    RunFolder, VARIANT_NOTE, VariantNote, WrittenChart, caption, write_chart, write_run_report,
 };
 pub use summary::{
     metrics_table, processes_table, summary_markdown, terminal_summary, write_summary,

@@ -156,7 +156,7 @@ pub fn read_series(path: &Path, scenario: &Scenario) -> Result<SeriesData, Repor
     let mut data = read_series_from(file, path, scenario)?;
     if scenario.run.series != SeriesLevel::Thread {
         let threads_path = path.with_file_name(crate::record::THREADS_FILE);
-        super::run_report::regular(&threads_path, "the charts of each thread are drawn from it")?;
+        super::files::regular(&threads_path, "the charts of each thread are drawn from it")?;
         let file = File::open(&threads_path).map_err(|e| bad(&threads_path, None, e))?;
         read_thread_totals(file, &threads_path, &mut data.threads)?;
     }

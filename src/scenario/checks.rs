@@ -1,7 +1,7 @@
 //! The range checks a typed scenario must pass: each section's values against each other and
 //! against what the tool can run, every problem named with its field.
 
-use super::load::Builder;
+use super::builder::Builder;
 use super::path::FieldPath;
 use super::{
     ClientGroup, CompareConfig, EXPECTABLE_METRICS, Expect, GroupCommon, Mode, Override, RunConfig,
@@ -10,6 +10,13 @@ use super::{
 use crate::limiter::FaultConfig;
 use crate::store::StoreConfig;
 use crate::time::HumanDuration;
+
+/// The largest scenario file read (`read.rs`). The bundled ones are a few kilobytes, but the
+/// tool writes larger ones: a recording of 10,000 clients with a key each is about 2 MB of
+/// groups, and every scenario must fit this bound written out (`load::fits_when_written`).
+/// It stands here, with the other bounds, so that the reader and the loader both take it
+/// from below rather than from each other.
+pub const MAX_SCENARIO_BYTES: u64 = 8 << 20;
 
 /// The most seeds `[run] seeds` may ask for (as `compare --seeds`).
 pub const MAX_SEEDS: u32 = 10_000;

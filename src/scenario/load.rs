@@ -2,18 +2,17 @@
 //! with its path tracked, run the range checks (`checks.rs`), and report every problem with
 //! its line.
 
-use std::fmt;
-
 use serde::de::DeserializeOwned;
 
 use super::axes::{Axes, Axis, CELL_FIELD, CellRule, PathStep};
-use super::checks::{check_name, safe_name};
+use super::builder::Builder;
+use super::checks::{MAX_SCENARIO_BYTES, check_name, safe_name};
 use super::overrides::{apply, set_by};
 use super::params::drop_foreign_fields;
 use super::path::{FieldPath, Segment, line_of};
 use super::{
-    ClientGroup, CompareConfig, Expect, GroupCommon, MAX_SCENARIO_BYTES, MIN_SAMPLE_EVERY,
-    Override, Problem, RunConfig, Scenario, ScenarioError, ServerCommon, ServerConfig, Variant,
+    ClientGroup, CompareConfig, Expect, GroupCommon, MIN_SAMPLE_EVERY, Override, Problem,
+    RunConfig, Scenario, ScenarioError, ServerCommon, ServerConfig, Variant,
 };
 use crate::config::{ConfigError, typed};
 use crate::limiter::{FaultConfig, LimiterConfig, ParamStep};
@@ -153,26 +152,7 @@ pub const GROUP_COMMON: &[&str] = &[
 /// The `[server]` fields every kind shares.
 pub const SERVER_COMMON: &[&str] = &["latency", "outages", "error_rate", "headers"];
 
-/// Collects every problem instead of stopping at the first, so one run of the tool shows all.
-#[derive(Default)]
-pub(super) struct Builder {
-    problems: Vec<(FieldPath, String)>,
-}
-
 impl Builder {
-    pub(super) fn problem(&mut self, path: FieldPath, message: impl fmt::Display) {
-        self.problems.push((path, message.to_string()));
-    }
-
-    /// Extend the last problem's message when it is of the given kind.
-    fn add_hint(&mut self, kind: &str, hint: &str) {
-        if let Some((_, m)) = self.problems.last_mut()
-            && m.starts_with(kind)
-        {
-            m.push_str(hint);
-        }
-    }
-
     fn typed<T: DeserializeOwned>(&mut self, value: toml::Value, at: &FieldPath) -> Option<T> {
         match typed(value) {
             Ok(v) => Some(v),

@@ -2,6 +2,7 @@
 //! errors name the file, the line and the field.
 
 mod axes;
+mod builder;
 mod checks;
 mod error;
 mod layout;
@@ -19,15 +20,15 @@ pub use axes::{
     Axes, Axis, CELL_FIELD, Cell, CellError, CellRule, Level, Levels, MAX_CELLS, cell_override,
 };
 pub use checks::{
-    MAX_TIME_SCALE, MIN_SAMPLE_EVERY, MIN_TIME_SCALE, NameError, TimeScaleError, check_name,
-    check_time_scale, folder_char,
+    MAX_SCENARIO_BYTES, MAX_TIME_SCALE, MIN_SAMPLE_EVERY, MIN_TIME_SCALE, NameError,
+    TimeScaleError, check_name, check_time_scale, folder_char,
 };
 pub use error::{Problem, ScenarioError};
 pub use layout::{GroupInfo, Layout, ProcessInfo, ThreadInfo};
 pub use load::{GROUP_COMMON, SERVER_COMMON, parse_scenario};
 pub use overrides::{Override, OverrideError};
 pub use path::FieldPath;
-pub use read::{MAX_SCENARIO_BYTES, read_scenario};
+pub use read::read_scenario;
 
 use crate::exchange::DEFAULT_KEY;
 use crate::limiter::{FaultConfig, Headers, Latency, Limiter, LimiterConfig};

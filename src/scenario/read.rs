@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use super::checks::MAX_SCENARIO_BYTES;
 use super::{Override, Scenario, ScenarioError, parse_scenario};
 
 /// Read and validate a scenario file. `seed_if_absent` fixes the seed when neither the file nor
@@ -20,11 +21,6 @@ pub fn read_scenario(
         .unwrap_or_else(|| "scenario".into());
     parse_scenario(&text, &origin, &stem, overrides, seed_if_absent)
 }
-
-/// The largest scenario file read. The bundled ones are a few kilobytes, but the tool writes
-/// larger ones: a recording of 10,000 clients with a key each is about 2 MB of groups, and
-/// every scenario must fit this bound written out (`load::fits_when_written`).
-pub const MAX_SCENARIO_BYTES: u64 = 8 << 20;
 
 /// The file's text, refusing anything but a regular file (a FIFO would block the open until
 /// a writer comes, and a device may never end) and one past [`MAX_SCENARIO_BYTES`].

@@ -1,6 +1,7 @@
 //! `client` against a hostile server (`tests/common/hostile.rs`): answers no real API sends
 //! but any server may, and targets that take no connection. Each case is a regression test
-//! of issue 23: none may panic the client, hold what the server sends, or hang the run.
+//! of a defect such a server once found: none may panic the client, hold what the server
+//! sends, or hang the run.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -221,7 +222,7 @@ fn a_store_answering_set_nx_with_anything_but_ok_or_nil_fails_the_run() {
     }
 }
 
-/// Bug 1: `retry-after-ms: 1e23` panicked the client in `Duration::from_secs_f64` (the panic
+/// `retry-after-ms: 1e23` once panicked the client in `Duration::from_secs_f64` (the panic
 /// printed twice, the run stopped partial with 0 requests). Now it is a wait past the run.
 #[test]
 fn a_huge_retry_after_ms_is_a_long_wait_not_a_panic() {
@@ -241,7 +242,7 @@ fn a_huge_retry_after_ms_is_a_long_wait_not_a_panic() {
     }
 }
 
-/// Bug 2: a 429 whose `x-ratelimit-reset` is past any clock (2^64 − 1, 1e19) must become a
+/// A 429 whose `x-ratelimit-reset` is past any clock (2^64 − 1, 1e19) must become a
 /// wait capped at what an instant holds, for every algorithm that reads the reset, not
 /// "overflow when adding duration to instant".
 #[test]
@@ -274,7 +275,7 @@ fn a_reset_past_any_clock_is_a_long_wait_not_an_overflow() {
     }
 }
 
-/// Bug 5: the client held whole bodies (a 200 MB body cost 213 MB, an endless one 1.5 GB in
+/// The client once held whole bodies (a 200 MB body cost 213 MB, an endless one 1.5 GB in
 /// 5 s). Now a body is read frame by frame and dropped, and past 1 MiB the connection is
 /// given up: the server gets to write little more than that (and a socket buffer) per answer.
 #[test]
@@ -299,7 +300,7 @@ fn bodies_are_drained_and_cut_not_held() {
     }
 }
 
-/// Bug 12: an `http://` target nothing listens on ran the whole `--duration`, then exited 4
+/// An `http://` target nothing listens on once ran the whole `--duration`, then exited 4
 /// with a table showing fairness 1.000 and 0 ok. Now it is named before anything runs (as a
 /// failed TLS handshake is), and no results folder is left.
 #[test]
@@ -365,7 +366,7 @@ fn every_failed_request_is_named_by_its_kind() {
     assert!(!err.contains("5xx"), "{err}");
 }
 
-/// Bug 6: a password in the URL's userinfo or a key in its query was written into
+/// A password in the URL's userinfo or a key in its query was once written into
 /// scenario.toml, summary.md, report.html and stderr. Now every shown URL has `***` there
 /// (the requests still carry them: the server sees the key). A fragment (`#access_token=…`,
 /// as an OAuth implicit grant hands it back) was still written whole; it is `#***` too.

@@ -1,4 +1,4 @@
-//! Issue 23 ("A hostile world"), `serve`'s part: signals, keys and summaries a hostile but
+//! A hostile world, `serve`'s part: signals, keys and summaries a hostile but
 //! honest user can produce. Each test failed before its fix.
 
 use crate::common;
@@ -51,8 +51,8 @@ fn get(addr: &str, extra: &str) -> u16 {
     http_get(addr, "/", extra, Duration::from_secs(5)).0
 }
 
-/// Bug 8: `Bearer tok157397` and `Bearer tok678860` share the fingerprint `fnv:820a5676`;
-/// `/_stats` and `--record` showed one client with 5 requests, the other's 2 gone.
+/// `Bearer tok157397` and `Bearer tok678860` share the fingerprint `fnv:820a5676`;
+/// `/_stats` and `--record` once showed one client with 5 requests, the other's 2 gone.
 #[test]
 fn hostile_two_tokens_with_one_fingerprint_stay_two_clients() {
     let tmp = tempfile::tempdir().unwrap();
@@ -188,7 +188,7 @@ fn hostile_an_answer_never_sent_is_not_recorded_as_a_2xx() {
     assert_eq!(s["errors"], 1, "{s}");
 }
 
-/// Bug 7: two SIGINTs 30 ms apart (as `timeout` relays them) ended `serve --record` with
+/// Two SIGINTs 30 ms apart (as `timeout` relays them) once ended `serve --record` with
 /// exit 130 while it wrote the folder, leaving only the journal (8 of 15 tries), or a folder
 /// without report.html. The folder must always be whole.
 #[test]

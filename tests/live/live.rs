@@ -435,7 +435,7 @@ fn wait_for_workers(parent: u32, n: usize) -> Vec<u32> {
     }
 }
 
-/// Issue 23: a SIGSTOPped worker made a 6 s run wait 50 s for it and was then reported as
+/// A SIGSTOPped worker once made a 6 s run wait 50 s for it and was then reported as
 /// "killed by signal 9", as if something else had killed it.
 #[cfg(target_os = "linux")]
 #[test]

@@ -1118,7 +1118,8 @@ fn serve_refuses_a_store_for_kinds_it_cannot_share_and_names_an_unreachable_one(
         .args(["serve", "--addr", "127.0.0.1:0", "--store", &url])
         .output()
         .unwrap();
-    // Bad input, as `run`'s `store.url` (issue 23: serve said 3 where run said 2).
+    // Bad input, as `run`'s `store.url` is: exit 2 from both commands (serve once said 3
+    // where run said 2).
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

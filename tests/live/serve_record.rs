@@ -78,7 +78,7 @@ fn clients_are_told_apart_by_header_key_and_peer_and_counted_exactly() {
         printed.contains("recorded 8 requests of 4 clients"),
         "{printed}"
     );
-    // A recording has no seed: its clients drew their own randomness (issue 27).
+    // A recording has no seed to show: its clients drew their own randomness.
     assert!(printed.contains("recorded by serve\n"), "{printed}");
     assert!(!printed.contains("seed"), "{printed}");
     let report = std::fs::read_to_string(rec.join("report.html")).unwrap();
@@ -266,7 +266,7 @@ fn the_python_example_client_is_measured_and_compared_with_a_sim_run() {
     );
     let c = json(&cmp.join("compare.json"));
     let names = common::variant_names(&c);
-    // Runs of two modes are named with their mode (issue 27).
+    // Runs of two modes are named with their mode, not numbered.
     assert_eq!(names, ["serve-recorded", "same-sim"]);
     // serve's own scenario is not `same`, and the recording's length is its own: said.
     let err = String::from_utf8_lossy(&shown.stderr);

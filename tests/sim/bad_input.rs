@@ -127,7 +127,7 @@ fn cases() -> Vec<Case> {
             2,
             "run.duration: must be at least 1ms",
         ),
-        // Item 2: compare keeps every metric (peak_requests was null).
+        // compare keeps every metric (peak_requests was null).
         case(
             "compare {scen}/interval_lock.toml --seeds 2 --out {tmp}/c",
             0,
@@ -138,7 +138,7 @@ fn cases() -> Vec<Case> {
             0,
             "ranking:",
         ),
-        // Item 3: a busy port.
+        // A busy port.
         case(
             "serve --addr {busy}",
             2,
@@ -180,7 +180,7 @@ fn cases() -> Vec<Case> {
             "compare.metrics: `requests` is named twice",
         ),
         plus("[compare]\nrank = 1\n", 2, "compare.rank: unknown field"),
-        // Item 4: names that leave results/.
+        // Names that leave results/.
         edited(
             "name = \"t\"",
             "name = \"../../etc/x\"",
@@ -193,7 +193,7 @@ fn cases() -> Vec<Case> {
             2,
             ":1: name: must not be empty",
         ),
-        // Item 5: a clock that runs out.
+        // A clock that runs out.
         case(
             "serve --time-scale 1e12",
             2,
@@ -204,8 +204,8 @@ fn cases() -> Vec<Case> {
             2,
             "run.time_scale: must be at most 10000",
         ),
-        // Item 7: failures that looked like success. (A target nothing listens on is now
-        // named before the run: issue 23's rows below.)
+        // Failures that looked like success. (A target nothing listens on is now named before
+        // the run: the client's rows below.)
         case(
             "client --target http://{moved}/ --algorithm fixed --set clients.*.sleep=50ms --duration 300ms --quiet --out {tmp}/c",
             4,
@@ -222,7 +222,7 @@ fn cases() -> Vec<Case> {
             4,
             "the run sent no requests",
         ),
-        // Item 8: poor messages and exit codes.
+        // Poor messages and exit codes.
         case(
             "run {scen}/fast_slow.toml --out {afile}",
             2,
@@ -318,7 +318,7 @@ fn cases() -> Vec<Case> {
             2,
             "/dev/zero: cannot read the file: it is a character device, not a regular file",
         ),
-        // Issue 23, bug 9: a FIFO blocked the open (and the first SIGTERM with it).
+        // A FIFO once blocked the open (and the first SIGTERM with it).
         case(
             "run {fifo}",
             2,
@@ -343,7 +343,7 @@ fn cases() -> Vec<Case> {
                 "store.url: the store at redis://127.0.0.1:",
             )
         },
-        // Issue 23 (a hostile world), the poor cases of the command line and files.
+        // A hostile world: the poor cases of the command line and files.
         case(
             "run {scen}/fast_slow.toml --seed 5 --set run.seed=7 --out {tmp}/r",
             2,
@@ -687,8 +687,8 @@ fn cases() -> Vec<Case> {
             2,
             "`nocolon` is not a header",
         ),
-        // Issue 23, the client's side: what a target, a server's answers and serve's flags
-        // can do.
+        // A hostile world, the client's side: what a target, a server's answers and serve's
+        // flags can do.
         Case {
             args: "client --target http://127.0.0.1:{closed}/ --duration 1m --quiet --out {tmp}/c",
             file: None,
@@ -1341,7 +1341,7 @@ fn a_scenario_of_thousands_of_groups_runs_again_from_its_results() {
     assert_eq!(plot.status.code(), Some(0), "{plot:?}");
 }
 
-/// Issue 27: every problem of a file is an error of its own line; the second printed
+/// Every problem of a file is an error of its own line; the second was once printed
 /// without the `error:` prefix, as if it went on the first.
 #[test]
 fn every_problem_of_a_file_is_its_own_error_line() {

@@ -249,7 +249,7 @@ fn a_missed_expectation_exits_1_naming_metric_value_and_range() {
     .code(1)
     .stderr(predicate::function(|stderr: &str| {
         // "expect missed: ratio_429 = 0.0<3 digits> is outside [0.5, 0.9]": four decimals,
-        // as the table and `check` print it (issue 27: it printed the float's 17 digits).
+        // as the table and `check` print it (it once printed the float's 17 digits).
         stderr
             .split("expect missed: ratio_429 = 0.0")
             .skip(1)

@@ -1,4 +1,4 @@
-//! Issue 23 ("A hostile world"), the sim's part: numbers a run may produce must not hang the
+//! A hostile world, the sim's part: numbers a run may produce must not hang the
 //! engine or leave their bounds. Each test failed before its fix.
 
 use std::path::Path;
@@ -47,7 +47,7 @@ fn set(path: &str, value: &str) -> Override {
     format!("{path}={value}").parse().unwrap()
 }
 
-/// Bug 4: with no latency and no wait, every retry came at t = 0 and the run never ended
+/// With no latency and no wait, every retry once came at t = 0 and the run never ended
 /// (160 M requests at t = 0 until a signal). The clock must advance.
 #[test]
 fn hostile_zero_latency_and_no_wait_still_reach_the_end_of_the_run() {
@@ -104,7 +104,7 @@ fn longest_waits(requests_csv: &str) -> std::collections::BTreeMap<String, f64> 
     out
 }
 
-/// Bug 10: `max_sleep` was the longest single delay, while a gate (fair-share's, the window
+/// `max_sleep` was once the longest single delay, while a gate (fair-share's, the window
 /// queue's, dual-bucket's) adds waits to it: fair-share on fast_slow showed `max_sleep` 1.2 s
 /// with 19.9 s waits in requests.csv. For every algorithm of the registry, on a few
 /// scenarios, `max_sleep` is at least every wait a thread was given before a send.
@@ -150,7 +150,7 @@ fn hostile_max_sleep_is_at_least_every_wait_for_every_algorithm() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Bug 11: Jain's index of equal rates came out 1.0000000000000007, so the oracle missed
+/// Jain's index of equal rates once came out 1.0000000000000007, so the oracle missed
 /// `fairness = [0.95, 1.0]` on its own best case, and ranked below fair-share.
 #[test]
 fn hostile_a_perfect_fairness_is_within_its_range() {

@@ -1,4 +1,4 @@
-//! Issue 23: any header a server may send — every dialect's field names (and a few unknown
+//! Any header a server may send — every dialect's field names (and a few unknown
 //! ones) with numbers of any size, negative, NaN, infinite, dates and garbage — goes through
 //! the client's parser (`engine::live::headers::read_response`, which reads every dialect)
 //! into every client algorithm of the registry, with its default parameters: no panic, no

@@ -138,7 +138,8 @@ fn compare_gives_the_same_bytes_for_the_same_seeds_whatever_the_jobs() {
             assert!(d.join(f).is_file(), "{v}/{f} missing");
         }
     }
-    // Issue 27: `base` was "the scenario as written. The scenario as written."
+    // The base variant is described once: `base` was "the scenario as written. The scenario
+    // as written."
     let html = fs::read_to_string(a.join("report.html")).unwrap();
     assert_eq!(
         html.to_lowercase()
@@ -502,7 +503,7 @@ fn check_prints_verdicts_and_exits_by_the_worst() {
     assert_eq!(v[0]["verdicts"][0]["pass"], true);
 }
 
-/// Issue 27: piped, `check` said "(seed 42): pass" while judging the mean of several seeds.
+/// Piped, `check` once said "(seed 42): pass" while judging the mean of several seeds.
 #[test]
 fn check_says_the_mean_over_seeds_on_stderr_too() {
     let a = bin()

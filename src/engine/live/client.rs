@@ -496,8 +496,9 @@ mod tests {
         }
     }
 
-    /// Issue 23, bug 5: an endless body is read only up to the limit, and nothing of it is
-    /// kept; a short one is read to its end.
+    /// A server's body costs no memory however long it is: an endless body is read only up to
+    /// the limit, and nothing of it is kept (whole bodies were once held, an endless one taking
+    /// 1.5 GB); a short one is read to its end.
     #[tokio::test]
     async fn an_endless_body_is_cut_at_the_limit() {
         let mut body = Endless(0);

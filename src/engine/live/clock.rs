@@ -82,10 +82,10 @@ mod tests {
         );
     }
 
-    /// Issue 23, bugs 2 and 3: a virtual time past what an `Instant` holds once turned into
-    /// real time (a server's reset of 2^64 − 1, a tiny scale) panicked with "overflow when
-    /// adding duration to instant" (or, smaller still, in `Duration::from_secs_f64`); it is
-    /// a century away instead.
+    /// A time a server names cannot crash the clock: a virtual time past what an `Instant`
+    /// holds once turned into real time (a server's reset of 2^64 − 1, a tiny scale) panicked
+    /// with "overflow when adding duration to instant" (or, smaller still, in
+    /// `Duration::from_secs_f64`); it is a century away instead.
     #[test]
     fn a_time_past_any_clock_is_a_century_away_not_a_panic() {
         for scale in [1e-9, 1e-12, 1e-300, 1.0] {

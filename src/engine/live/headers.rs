@@ -556,8 +556,9 @@ mod tests {
         assert_eq!(wait(&h, now), None);
     }
 
-    /// Issue 23, bug 1: `retry-after-ms: 1e23` panicked in `Duration::from_secs_f64` after
-    /// only an `is_finite` check. Any number is a wait, saturating; NaN and negatives none.
+    /// A server's wait of any size is a wait, never a panic: `retry-after-ms: 1e23` panicked
+    /// in `Duration::from_secs_f64` after only an `is_finite` check. Any number is a wait,
+    /// saturating; NaN and negatives none.
     #[test]
     fn a_retry_after_ms_past_any_clock_is_the_longest_wait() {
         let day = MAX_SERVER_WAIT.as_nanos() as Nanos;

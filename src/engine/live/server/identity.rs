@@ -279,7 +279,8 @@ mod tests {
 
     #[test]
     fn two_keys_with_one_fingerprint_are_two_clients() {
-        // Issue 23, bug 8: both show as fnv:820a5676; they were recorded as one client.
+        // A client is its key, not the key's shown fingerprint: both show as fnv:820a5676,
+        // and were once recorded as one client.
         let mut t = ClientTable::default();
         let peer = "127.0.0.1".parse().unwrap();
         let (a, b) = (KeyId::of("Bearer tok157397"), KeyId::of("Bearer tok678860"));

@@ -173,3 +173,79 @@ impl ServerState {
         self.keyed.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
+
+/// The key table as the server's state holds it: built from the server's settings, so these
+/// tests stand here, above both the keys (`keys.rs`) and the settings (`settings.rs`).
+#[cfg(test)]
+mod tests {
+    use super::keys::OVERFLOW_KEY;
+    use super::*;
+    use crate::limiter::{Latency, LimiterConfig};
+
+    #[test]
+    fn two_tokens_with_one_fingerprint_stay_two_keys() {
+        // A key is the whole token, not its shown fingerprint: these two fingerprint alike
+        // (fnv:820a5676), and /_stats once showed one.
+        let (a, b) = ("Bearer tok157397", "Bearer tok678860");
+        assert_eq!(KeyId::of(a).shown(), KeyId::of(b).shown());
+        let settings = ServerSettings::new(LimiterConfig::default(), Latency::default(), 1);
+        let state = ServerState::new(settings, ScaledClock::starting_now(1.0));
+        {
+            let mut k = state.lock();
+            let (ia, ib) = (k.key(a), k.key(b));
+            assert_ne!(ia, ib);
+            for _ in 0..5 {
+                k.stats[ia].add(crate::exchange::Status::Ok);
+            }
+            for _ in 0..2 {
+                k.stats[ib].add(crate::exchange::Status::Ok);
+            }
+        }
+        let stats = state.stats();
+        let fp = KeyId::of(a).shown();
+        let a_stats = stats.iter().find(|(n, _)| *n == fp).unwrap();
+        let b_stats = stats.iter().find(|(n, _)| *n == format!("{fp}#2")).unwrap();
+        assert_eq!((a_stats.1.requests, b_stats.1.requests), (5, 2));
+    }
+
+    /// A key costs the server the same few bytes whatever the token's length: 3,000 tokens of
+    /// 60 KB held about 535 MB, every one in full.
+    #[test]
+    fn a_key_costs_a_few_bytes_whatever_its_token() {
+        let settings = ServerSettings::new(LimiterConfig::default(), Latency::default(), 1);
+        let state = ServerState::new(settings, ScaledClock::starting_now(1.0));
+        let mut k = state.lock();
+        let tokens = 300;
+        for i in 0..tokens {
+            let token = format!("Bearer {i:05}{}", "x".repeat(60_000));
+            let index = k.key(&token);
+            assert_eq!(k.key(&token), index, "a key keeps its index");
+        }
+        // Every distinct token has its own bucket.
+        assert_eq!(k.names.len(), tokens + 1);
+        let held: usize = k.names.iter().map(String::len).sum();
+        assert!(held <= (tokens + 1) * 16, "{held} bytes of names");
+        assert!(k.names.iter().all(|n| !n.contains("xxxx")));
+        let stored = k.stored_name(1);
+        assert!(stored.len() <= 24 && !stored.contains("Bearer"), "{stored}");
+    }
+
+    #[test]
+    fn registered_keys_keep_their_indices_and_new_keys_stop_at_the_cap() {
+        let mut settings = ServerSettings::new(LimiterConfig::default(), Latency::default(), 1);
+        settings.keys = vec!["a".into(), "b".into()];
+        let state = ServerState::new(settings, ScaledClock::starting_now(1.0));
+        let mut k = state.lock();
+        assert_eq!((k.key("a"), k.key("b")), (0, 1));
+        assert_eq!(k.key(DEFAULT_KEY), 2);
+        assert_eq!(k.index_of(None), 2);
+        for i in 0..MAX_KEYS {
+            k.key(&format!("client-{i}"));
+        }
+        // Past the cap every new key lands in one shared bucket.
+        let overflow = k.key("one-more");
+        assert_eq!(k.key("and-another"), overflow);
+        assert_eq!(k.names.len(), MAX_KEYS + 1);
+        assert_eq!(k.names[overflow], OVERFLOW_KEY);
+    }
+}
