@@ -131,208 +131,219 @@ fn sim_means(text: &str, sets: &[&str], seeds: u64) -> (f64, f64) {
     (s[0].0, s[1].0)
 }
 
-/// fair-share, the algorithm this project recommends, must behave live as it does in the sim:
-/// heroku_5x5 (5 processes × 5 threads on 4500/h) switched to fair-share, 40 minutes
-/// of its time at 60× (40 s of wall time), within 0.5 percentage points of 429s and 0.03 of
-/// utilization of the sim's mean over 10 seeds (the gauntlet's tolerance). fair-share steers by
-/// rate, not by the exact instant of each answer, so the millisecond rounding of real timers at
-/// 60× (1 ms real = 60 ms virtual) moves it little; the sim draws no 429 on any seed.
-#[test]
-fn fair_share_live_at_60x_agrees_with_the_sim() {
-    let _turn = one_at_a_time();
-    let sets = [
-        "clients.*.algorithm=fair-share",
-        "run.duration=40m",
-        "run.time_scale=60",
-    ];
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/heroku_5x5.toml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let (ratio, util) = sim_means(&text, &sets, 10);
-    let tmp = tempfile::tempdir().unwrap();
-    let (live, wall) = run_live(&path, &sets, &tmp.path().join("live"));
-    let live_ratio = live["ratio_429"].as_f64().unwrap();
-    let live_util = live["utilization"].as_f64().unwrap();
-    eprintln!(
-        "fair-share agreement: ratio_429 sim {ratio:.4} live {live_ratio:.4}; utilization sim {util:.4} live {live_util:.4}; live wall {:.1} s",
-        wall.as_secs_f64()
-    );
-    assert!(
-        (live_ratio - ratio).abs() <= 0.005,
-        "ratio_429: live {live_ratio} vs sim {ratio}"
-    );
-    assert!(
-        (live_util - util).abs() <= 0.03,
-        "utilization: live {live_util} vs sim {util}"
-    );
-    // The comparison means something: the sim itself is near the targets of the gauntlet.
-    assert!(ratio <= 0.001 && util >= 0.97, "sim {ratio} {util}");
-}
+/// The second tier: the longer live runs, each minutes of real time, that hold fair-share and
+/// every time scale to the sim. `.ci/run` runs them; `cargo test` leaves them out, with the
+/// command that runs them.
+mod tier2 {
+    use super::*;
 
-/// Live agrees with the sim at any time scale: `single_client` and
-/// `heroku_5x5`, each at time_scale 1, 10, 60 and 300 for a few seconds to 12 s of wall time
-/// (durations below), against the sim's mean over 20 seeds of the same run. Tolerances: the
-/// required 0.03 of utilization and 0.5 points of 429s, and the request count within 5 %,
-/// widened where the spread says so: before the precise timer, single_client at 60× sent 12 %
-/// fewer requests than the sim and used 0.89 of the capacity.
-///
-/// The spread: a live run is one more draw of the noise the seeds stand for, plus real timing's
-/// own (which order 25 simultaneous requests reach the server in). On heroku_5x5 at 10× for 2
-/// minutes 10 live runs gave 25.2–28.9 % of 429s (standard deviation 1.3 points) where 20 sim
-/// seeds give 26.0 % with a deviation of 0.73. So a live run is held to three times the
-/// combined deviation, live's taken as [`common::agreement::LIVE_NOISE`] times the sim's. Three of the sim's
-/// deviations alone, over 8 cases × 3 metrics, failed a CI run on luck (28.4 % against
-/// 26.0 ± 2.2).
-///
-/// At 300× the scenarios' 20 ms of latency is 67 µs of real time, shorter than a loopback HTTP
-/// exchange takes on a busy 2-core machine (116 µs at the median in a release build, 170-230
-/// µs in the debug build the tests run): the run must say so (`timing_warning`), and is then
-/// held to the utilization only. Its 429 ratio and request count are printed: heroku_5x5
-/// agrees anyway (its waits are long), single_client, hovering at the limit, does not
-/// (docs/live-timing.md has the numbers). A case that disagrees is run live once more
-/// ([`retried`]): single_client at 60× once sent 4,270 requests where the sim sends 5,263, and
-/// agreed on the next run.
-#[test]
-fn live_agrees_with_the_sim_at_every_time_scale() {
-    let _turn = one_at_a_time();
-    // (scenario, time_scale, duration, one more setting): at most 12 s of wall time each,
-    // ~75 s in all. At 300× single_client starts with an empty bucket, where it waits about
-    // 0.8 s (2.7 ms real) at the limit, rather than draining a full one 80 ms (267 µs real)
-    // apart.
-    let cases = [
-        ("single_client", 1, "10s", ""),
-        ("heroku_5x5", 1, "10s", ""),
-        ("single_client", 10, "2m", ""),
-        ("heroku_5x5", 10, "2m", ""),
-        ("single_client", 60, "10m", ""),
-        ("heroku_5x5", 60, "10m", ""),
-        ("single_client", 300, "30m", "server.initial=0"),
-        ("heroku_5x5", 300, "1h", ""),
-    ];
-    let mut failures = Vec::new();
-    for (name, scale, duration, more) in cases {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
-        let text = std::fs::read_to_string(&path).unwrap();
-        let scale_set = format!("run.time_scale={scale}");
-        let duration_set = format!("run.duration={duration}");
-        // The scenarios' own ranges are for 5 hours, not these short runs.
-        let mut sets = vec![scale_set.as_str(), duration_set.as_str(), "expect={}"];
-        if !more.is_empty() {
-            sets.push(more);
-        }
-        let [
-            (ratio, ratio_sd),
-            (util, util_sd),
-            (requests, requests_sd),
-            _,
-        ] = sim_stats(&text, &sets, 20);
-        let ratio_tol = spread(ratio_sd).max(0.005);
-        let util_tol = spread(util_sd).max(0.03);
-        let requests_tol = spread(requests_sd).max(0.05 * requests);
-        let disagreement = retried(|| {
-            let tmp = tempfile::tempdir().unwrap();
-            let (live, wall) = run_live(&path, &sets, &tmp.path().join("live"));
-            let live_ratio = live["ratio_429"].as_f64().unwrap();
-            let live_util = live["utilization"].as_f64().unwrap();
-            let live_requests = live["requests"].as_f64().unwrap();
-            let line = format!(
-                "{name} at {scale}x for {duration} {more} ({:.1} s): ratio_429 live {:.2}% sim {:.2}% (tol {:.2}); utilization live {live_util:.4} sim {util:.4} (tol {util_tol:.3}); requests live {live_requests} sim {requests:.0} (tol {requests_tol:.0}){}",
-                wall.as_secs_f64(),
-                live_ratio * 100.0,
-                ratio * 100.0,
-                ratio_tol * 100.0,
-                live.get("timing_warning")
-                    .map_or(String::new(), |w| format!("; warned: {w}"))
-            );
-            eprintln!("{line}");
-            // 20 ms of latency is 67 µs of real time at 300×: below what the machine resolves,
-            // which the run says before it starts and records; at 60× (333 µs) it does not.
-            assert_eq!(
-                live.get("timing_warning").is_some(),
-                scale >= 300,
-                "{name} at {scale}x: timing_warning {:?}",
-                live.get("timing_warning")
-            );
-            let warned = live.get("timing_warning").is_some();
-            let disagrees = (live_util - util).abs() > util_tol
-                || !warned
-                    && ((live_ratio - ratio).abs() > ratio_tol
-                        || (live_requests - requests).abs() > requests_tol);
-            disagrees.then_some(line)
-        });
-        failures.extend(disagreement);
-    }
-    assert!(
-        failures.is_empty(),
-        "disagreements:\n{}",
-        failures.join("\n")
-    );
-}
-
-/// fair-share beyond Heroku's hourly bucket, live: three cells of the API-shape matrix
-/// (`scenarios/gauntlet/api_shapes.toml`), five per second in real time, an hourly fixed
-/// window and a per-minute bucket at 60×, each against the sim's mean over 10 seeds of the same cell and length. Held to
-/// the tolerances above: 0.5 points of 429s, 0.03 of utilization and of fairness, widened by
-/// [`spread`] where the sim's own seeds vary more, and a case that disagrees run once more
-/// ([`retried`]).
-#[test]
-fn fair_share_live_agrees_with_the_sim_on_per_second_per_minute_and_hourly_apis() {
-    let _turn = one_at_a_time();
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/gauntlet/api_shapes.toml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    // (cell, time scale, duration): 60 s of wall time each. The per-second API runs in real
-    // time: a server at a time scale writes its policy and reset in whole real seconds, ten of
-    // a per-second API's periods at 10x (there one live run used 0.75 of the capacity where
-    // the sim used 0.998). One thread, whose sim ranges 0.970-0.984 over ten seeds in a minute.
-    // A per-minute bucket at 60x: the server's whole real second is a whole minute of the
-    // clients' time, so a bucket's reset (under a real second) says a whole period, as a
-    // sliding window's does. Read to the client's second it was taken for one: 9.7 % 429s live
-    // where the sim draws 0.07 %; the law now reads resets at the server's resolution
-    // (`reset_resolution`, the time scale's seconds).
-    let cases = [
-        ("1x1/gcra_5ps", 1, "60s"),
-        ("2x4/fw_5000ph", 60, "1h"),
-        ("2x4/gcra_100pm", 60, "20m"),
-    ];
-    let mut failures = Vec::new();
-    for (cell, scale, duration) in cases {
-        let (cell_set, scale_set) = (format!("cell={cell}"), format!("run.time_scale={scale}"));
-        let duration_set = format!("run.duration={duration}");
+    /// fair-share, the algorithm this project recommends, must behave live as it does in the sim:
+    /// heroku_5x5 (5 processes × 5 threads on 4500/h) switched to fair-share, 40 minutes
+    /// of its time at 60× (40 s of wall time), within 0.5 percentage points of 429s and 0.03 of
+    /// utilization of the sim's mean over 10 seeds (the gauntlet's tolerance). fair-share steers by
+    /// rate, not by the exact instant of each answer, so the millisecond rounding of real timers at
+    /// 60× (1 ms real = 60 ms virtual) moves it little; the sim draws no 429 on any seed.
+    #[test]
+    #[ignore = "tier 2, a long real-time check (about 45 s): cargo test -- --ignored tier2::"]
+    fn fair_share_live_at_60x_agrees_with_the_sim() {
+        let _turn = one_at_a_time();
         let sets = [
-            cell_set.as_str(),
-            scale_set.as_str(),
-            duration_set.as_str(),
-            "run.sample_every=5s",
-            "expect={}",
+            "clients.*.algorithm=fair-share",
+            "run.duration=40m",
+            "run.time_scale=60",
         ];
-        let [(ratio, ratio_sd), (util, util_sd), _, (fair, fair_sd)] = sim_stats(&text, &sets, 10);
-        // The comparison means something: in the sim, fair-share uses this API well.
-        assert!(util >= 0.9 && fair >= 0.9, "{cell}: sim {util} {fair}");
-        let (ratio_tol, util_tol) = (spread(ratio_sd).max(0.005), spread(util_sd).max(0.03));
-        let fair_tol = spread(fair_sd).max(0.03);
-        let disagreement = retried(|| {
-            let tmp = tempfile::tempdir().unwrap();
-            let (live, wall) = run_live(&path, &sets, &tmp.path().join("live"));
-            let live_ratio = live["ratio_429"].as_f64().unwrap();
-            let live_util = live["utilization"].as_f64().unwrap();
-            let live_fair = live["fairness"].as_f64().unwrap();
-            let line = format!(
-                "{cell} at {scale}x for {duration} ({:.1} s): ratio_429 live {:.2}% sim {:.2}% (tol {:.2}); utilization live {live_util:.4} sim {util:.4} (tol {util_tol:.3}); fairness live {live_fair:.4} sim {fair:.4} (tol {fair_tol:.3})",
-                wall.as_secs_f64(),
-                live_ratio * 100.0,
-                ratio * 100.0,
-                ratio_tol * 100.0,
-            );
-            eprintln!("{line}");
-            let disagrees = (live_ratio - ratio).abs() > ratio_tol
-                || (live_util - util).abs() > util_tol
-                || (live_fair - fair).abs() > fair_tol;
-            disagrees.then_some(line)
-        });
-        failures.extend(disagreement);
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/heroku_5x5.toml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (ratio, util) = sim_means(&text, &sets, 10);
+        let tmp = tempfile::tempdir().unwrap();
+        let (live, wall) = run_live(&path, &sets, &tmp.path().join("live"));
+        let live_ratio = live["ratio_429"].as_f64().unwrap();
+        let live_util = live["utilization"].as_f64().unwrap();
+        eprintln!(
+            "fair-share agreement: ratio_429 sim {ratio:.4} live {live_ratio:.4}; utilization sim {util:.4} live {live_util:.4}; live wall {:.1} s",
+            wall.as_secs_f64()
+        );
+        assert!(
+            (live_ratio - ratio).abs() <= 0.005,
+            "ratio_429: live {live_ratio} vs sim {ratio}"
+        );
+        assert!(
+            (live_util - util).abs() <= 0.03,
+            "utilization: live {live_util} vs sim {util}"
+        );
+        // The comparison means something: the sim itself is near the targets of the gauntlet.
+        assert!(ratio <= 0.001 && util >= 0.97, "sim {ratio} {util}");
     }
-    assert!(
-        failures.is_empty(),
-        "disagreements:\n{}",
-        failures.join("\n")
-    );
+
+    /// Live agrees with the sim at any time scale: `single_client` and
+    /// `heroku_5x5`, each at time_scale 1, 10, 60 and 300 for a few seconds to 12 s of wall time
+    /// (durations below), against the sim's mean over 20 seeds of the same run. Tolerances: the
+    /// required 0.03 of utilization and 0.5 points of 429s, and the request count within 5 %,
+    /// widened where the spread says so: before the precise timer, single_client at 60× sent 12 %
+    /// fewer requests than the sim and used 0.89 of the capacity.
+    ///
+    /// The spread: a live run is one more draw of the noise the seeds stand for, plus real timing's
+    /// own (which order 25 simultaneous requests reach the server in). On heroku_5x5 at 10× for 2
+    /// minutes 10 live runs gave 25.2–28.9 % of 429s (standard deviation 1.3 points) where 20 sim
+    /// seeds give 26.0 % with a deviation of 0.73. So a live run is held to three times the
+    /// combined deviation, live's taken as [`common::agreement::LIVE_NOISE`] times the sim's. Three of the sim's
+    /// deviations alone, over 8 cases × 3 metrics, failed a CI run on luck (28.4 % against
+    /// 26.0 ± 2.2).
+    ///
+    /// At 300× the scenarios' 20 ms of latency is 67 µs of real time, shorter than a loopback HTTP
+    /// exchange takes on a busy 2-core machine (116 µs at the median in a release build, 170-230
+    /// µs in the debug build the tests run): the run must say so (`timing_warning`), and is then
+    /// held to the utilization only. Its 429 ratio and request count are printed: heroku_5x5
+    /// agrees anyway (its waits are long), single_client, hovering at the limit, does not
+    /// (docs/live-timing.md has the numbers). A case that disagrees is run live once more
+    /// ([`retried`]): single_client at 60× once sent 4,270 requests where the sim sends 5,263, and
+    /// agreed on the next run.
+    #[test]
+    #[ignore = "tier 2, a long real-time check (about 80 s): cargo test -- --ignored tier2::"]
+    fn live_agrees_with_the_sim_at_every_time_scale() {
+        let _turn = one_at_a_time();
+        // (scenario, time_scale, duration, one more setting): at most 12 s of wall time each,
+        // ~75 s in all. At 300× single_client starts with an empty bucket, where it waits about
+        // 0.8 s (2.7 ms real) at the limit, rather than draining a full one 80 ms (267 µs real)
+        // apart.
+        let cases = [
+            ("single_client", 1, "10s", ""),
+            ("heroku_5x5", 1, "10s", ""),
+            ("single_client", 10, "2m", ""),
+            ("heroku_5x5", 10, "2m", ""),
+            ("single_client", 60, "10m", ""),
+            ("heroku_5x5", 60, "10m", ""),
+            ("single_client", 300, "30m", "server.initial=0"),
+            ("heroku_5x5", 300, "1h", ""),
+        ];
+        let mut failures = Vec::new();
+        for (name, scale, duration, more) in cases {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
+            let text = std::fs::read_to_string(&path).unwrap();
+            let scale_set = format!("run.time_scale={scale}");
+            let duration_set = format!("run.duration={duration}");
+            // The scenarios' own ranges are for 5 hours, not these short runs.
+            let mut sets = vec![scale_set.as_str(), duration_set.as_str(), "expect={}"];
+            if !more.is_empty() {
+                sets.push(more);
+            }
+            let [
+                (ratio, ratio_sd),
+                (util, util_sd),
+                (requests, requests_sd),
+                _,
+            ] = sim_stats(&text, &sets, 20);
+            let ratio_tol = spread(ratio_sd).max(0.005);
+            let util_tol = spread(util_sd).max(0.03);
+            let requests_tol = spread(requests_sd).max(0.05 * requests);
+            let disagreement = retried(|| {
+                let tmp = tempfile::tempdir().unwrap();
+                let (live, wall) = run_live(&path, &sets, &tmp.path().join("live"));
+                let live_ratio = live["ratio_429"].as_f64().unwrap();
+                let live_util = live["utilization"].as_f64().unwrap();
+                let live_requests = live["requests"].as_f64().unwrap();
+                let line = format!(
+                    "{name} at {scale}x for {duration} {more} ({:.1} s): ratio_429 live {:.2}% sim {:.2}% (tol {:.2}); utilization live {live_util:.4} sim {util:.4} (tol {util_tol:.3}); requests live {live_requests} sim {requests:.0} (tol {requests_tol:.0}){}",
+                    wall.as_secs_f64(),
+                    live_ratio * 100.0,
+                    ratio * 100.0,
+                    ratio_tol * 100.0,
+                    live.get("timing_warning")
+                        .map_or(String::new(), |w| format!("; warned: {w}"))
+                );
+                eprintln!("{line}");
+                // 20 ms of latency is 67 µs of real time at 300×: below what the machine resolves,
+                // which the run says before it starts and records; at 60× (333 µs) it does not.
+                assert_eq!(
+                    live.get("timing_warning").is_some(),
+                    scale >= 300,
+                    "{name} at {scale}x: timing_warning {:?}",
+                    live.get("timing_warning")
+                );
+                let warned = live.get("timing_warning").is_some();
+                let disagrees = (live_util - util).abs() > util_tol
+                    || !warned
+                        && ((live_ratio - ratio).abs() > ratio_tol
+                            || (live_requests - requests).abs() > requests_tol);
+                disagrees.then_some(line)
+            });
+            failures.extend(disagreement);
+        }
+        assert!(
+            failures.is_empty(),
+            "disagreements:\n{}",
+            failures.join("\n")
+        );
+    }
+
+    /// fair-share beyond Heroku's hourly bucket, live: three cells of the API-shape matrix
+    /// (`scenarios/gauntlet/api_shapes.toml`), five per second in real time, an hourly fixed
+    /// window and a per-minute bucket at 60×, each against the sim's mean over 10 seeds of the same cell and length. Held to
+    /// the tolerances above: 0.5 points of 429s, 0.03 of utilization and of fairness, widened by
+    /// [`spread`] where the sim's own seeds vary more, and a case that disagrees run once more
+    /// ([`retried`]).
+    #[test]
+    #[ignore = "tier 2, a long real-time check (about 190 s): cargo test -- --ignored tier2::"]
+    fn fair_share_live_agrees_with_the_sim_on_per_second_per_minute_and_hourly_apis() {
+        let _turn = one_at_a_time();
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/gauntlet/api_shapes.toml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        // (cell, time scale, duration): 60 s of wall time each. The per-second API runs in real
+        // time: a server at a time scale writes its policy and reset in whole real seconds, ten of
+        // a per-second API's periods at 10x (there one live run used 0.75 of the capacity where
+        // the sim used 0.998). One thread, whose sim ranges 0.970-0.984 over ten seeds in a minute.
+        // A per-minute bucket at 60x: the server's whole real second is a whole minute of the
+        // clients' time, so a bucket's reset (under a real second) says a whole period, as a
+        // sliding window's does. Read to the client's second it was taken for one: 9.7 % 429s live
+        // where the sim draws 0.07 %; the law now reads resets at the server's resolution
+        // (`reset_resolution`, the time scale's seconds).
+        let cases = [
+            ("1x1/gcra_5ps", 1, "60s"),
+            ("2x4/fw_5000ph", 60, "1h"),
+            ("2x4/gcra_100pm", 60, "20m"),
+        ];
+        let mut failures = Vec::new();
+        for (cell, scale, duration) in cases {
+            let (cell_set, scale_set) = (format!("cell={cell}"), format!("run.time_scale={scale}"));
+            let duration_set = format!("run.duration={duration}");
+            let sets = [
+                cell_set.as_str(),
+                scale_set.as_str(),
+                duration_set.as_str(),
+                "run.sample_every=5s",
+                "expect={}",
+            ];
+            let [(ratio, ratio_sd), (util, util_sd), _, (fair, fair_sd)] =
+                sim_stats(&text, &sets, 10);
+            // The comparison means something: in the sim, fair-share uses this API well.
+            assert!(util >= 0.9 && fair >= 0.9, "{cell}: sim {util} {fair}");
+            let (ratio_tol, util_tol) = (spread(ratio_sd).max(0.005), spread(util_sd).max(0.03));
+            let fair_tol = spread(fair_sd).max(0.03);
+            let disagreement = retried(|| {
+                let tmp = tempfile::tempdir().unwrap();
+                let (live, wall) = run_live(&path, &sets, &tmp.path().join("live"));
+                let live_ratio = live["ratio_429"].as_f64().unwrap();
+                let live_util = live["utilization"].as_f64().unwrap();
+                let live_fair = live["fairness"].as_f64().unwrap();
+                let line = format!(
+                    "{cell} at {scale}x for {duration} ({:.1} s): ratio_429 live {:.2}% sim {:.2}% (tol {:.2}); utilization live {live_util:.4} sim {util:.4} (tol {util_tol:.3}); fairness live {live_fair:.4} sim {fair:.4} (tol {fair_tol:.3})",
+                    wall.as_secs_f64(),
+                    live_ratio * 100.0,
+                    ratio * 100.0,
+                    ratio_tol * 100.0,
+                );
+                eprintln!("{line}");
+                let disagrees = (live_ratio - ratio).abs() > ratio_tol
+                    || (live_util - util).abs() > util_tol
+                    || (live_fair - fair).abs() > fair_tol;
+                disagrees.then_some(line)
+            });
+            failures.extend(disagreement);
+        }
+        assert!(
+            failures.is_empty(),
+            "disagreements:\n{}",
+            failures.join("\n")
+        );
+    }
 }

@@ -42,6 +42,17 @@ pub fn stats<const N: usize>(runs: &[[f64; N]]) -> [(f64, f64); N] {
     })
 }
 
+/// `f`'s result, or its panic's message: a live run made in a thread of its own, for a test
+/// other than the one that started it, reports its failure to the test that needs it.
+pub fn caught<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        p.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "a panic without a message".into())
+    })
+}
+
 /// How many times the sim's seed-to-seed deviation a live run's own is taken to be (measured
 /// 1.8 on heroku_5x5 at 10×, `tests/live_agreement.rs`).
 pub const LIVE_NOISE: f64 = 2.0;

@@ -17,3 +17,13 @@ mod javascript;
 mod python;
 mod ruby;
 mod rust;
+
+/// Every port, and the Rust example client: a new port's file adds its line here.
+fn ports() -> Vec<harness::Port> {
+    vec![
+        python::PYTHON,
+        ruby::RUBY,
+        javascript::JAVASCRIPT,
+        rust::RUST,
+    ]
+}

@@ -18,10 +18,10 @@
 //! A run that fails (a limiter that does not start, a client that exits non-zero) is kept as
 //! its message, which each test that needs it reports.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{LazyLock, Once, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::agreement::caught;
 use crate::harness::{self, Sent};
 use crate::measure::{PROCESSES, Setup, THREADS};
 
@@ -162,16 +162,6 @@ fn make(setup: &Setup) -> Runs {
         fitted,
         seconds: began.elapsed().as_secs_f64(),
     }
-}
-
-/// `f`'s result, or its panic's message.
-fn caught<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
-        p.downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "a panic without a message".into())
-    })
 }
 
 /// One more fair-share run of `setup`, on an instance of its own (for a test that wants a
