@@ -145,7 +145,7 @@ pub fn agrees(port: &Port, shape: &Shape) {
 
     let live = summary(&rec);
     assert_eq!(said["port"], port.name, "{said}");
-    assert_eq!(said["law"], fair_share::LAW, "{said}");
+    assert_eq!(said["follows"], fair_share::VERSION, "{said}");
     // The port counts what the server recorded: every answer, by status.
     for field in ["requests", "ok", "limited", "errors"] {
         assert_eq!(live[field], said[field], "{field}: {said} / {printed}");

@@ -63,7 +63,7 @@ struct StatedReset {
 }
 
 /// A window of the law: the answers since its first reading, from which it measures the total.
-/// On a fixed window it may span the server's resets (law 6): the level is then read against
+/// On a fixed window it may span the server's resets: the level is then read against
 /// the first reading after the last of them, and what was taken before that is counted apart.
 #[derive(Clone, Copy, Debug)]
 struct LawWindow {
@@ -135,7 +135,7 @@ pub struct Law {
     window: Option<LawWindow>,
     newest: Option<Sample>,
     /// How far the server's count of the newest reading may lie from its `t`: from the answer's
-    /// arrival back to `t` (half its latency). Law 5: a jump read as a fixed window's turnover
+    /// arrival back to `t` (half its latency). A jump read as a fixed window's turnover
     /// must exceed the refill over the readings' spacing widened by both.
     newest_slack: f64,
     last_decrease: Option<Nanos>,
@@ -171,7 +171,7 @@ pub struct Law {
     /// The refill learned from the stated resets, if any (see `learn_refill`).
     refill_bound: Option<f64>,
     /// The lowest ceiling the stated resets put on a bucket's refill, `(B − r + 1)/(reset −
-    /// res)` (law 10)...
+    /// res)`...
     refill_ceiling: Option<f64>,
     /// ... the longest reset stated...
     longest_reset: f64,
@@ -179,7 +179,7 @@ pub struct Law {
     /// fixed window's: no bucket states such resets.
     no_bucket: bool,
     /// When the server counted this process's successes (seconds, in order), over the last
-    /// period, on a window too short for its stated resets to say sliding (law 13).
+    /// period, on a window too short for its stated resets to say sliding.
     own_counted: VecDeque<f64>,
     echo: Option<EchoTally>,
 }
@@ -203,7 +203,7 @@ impl Law {
     }
 
     /// `r0` in tokens: the configured share of the bucket, and on a bucket that holds the
-    /// crowd's swing at least [`CROWD_RESERVE_OF_SWING`] of it (law 10).
+    /// crowd's swing at least [`CROWD_RESERVE_OF_SWING`] of it.
     pub fn reserve(&self) -> f64 {
         let own = self.own_reserve();
         if self.holds_the_crowd() {
@@ -231,14 +231,14 @@ impl Law {
         (self.limit - reserve).max(0.0) * MAX_SPAN_OF_ROOM
     }
 
-    /// `2√K` tokens: the swing of the level under `K` senders at random phases (law 8).
+    /// `2√K` tokens: the swing of the level under `K` senders at random phases.
     fn crowd_swing(&self) -> f64 {
         CROWD_SWING_SDS * self.cfg.crowd.sqrt()
     }
 
     /// A bucket (no fixed window) whose room above the configured reserve holds the crowd's
-    /// swing: there the price spans that swing (law 8), a process alone still pulls, a first
-    /// refusal is read as a crowd (law 9), and the reserve holds a quarter of the swing (law 10).
+    /// swing: there the price spans that swing, a process alone still pulls, a first
+    /// refusal is read as a crowd, and the reserve holds a quarter of the swing.
     fn holds_the_crowd(&self) -> bool {
         self.reset_span.is_none() && self.crowd_swing() <= self.room_above(self.own_reserve())
     }
@@ -249,9 +249,9 @@ impl Law {
         let floor = if self.reset_span.is_some() {
             MIN_SPAN_TOKENS
         } else if self.holds_the_crowd() {
-            // Law 8: the level's swing from a crowd of `K` senders, where the bucket has room
+            // The level's swing from a crowd of `K` senders, where the bucket has room
             // for it; never a share of the room, which processes that learn the bucket from
-            // the counts they read (law 5) would each size apart.
+            // the counts they read would each size apart.
             self.crowd_swing()
         } else {
             MIN_BUCKET_SPAN_TOKENS
@@ -275,7 +275,7 @@ impl Law {
             let reserve = WINDOW_RESERVE_SHARE * self.reserve() * (left / self.period).min(1.0);
             // Spread over a window of the law at least; one longer than what is left spans the
             // reset, and the allowances of the server's windows that follow are spent in it
-            // too (law 6), whole: a reserve kept in them would be lost at their resets (law 7).
+            // too, whole: a reserve kept in them would be lost at their resets.
             let horizon = left.max(self.window_secs());
             let later = self.limit * (horizon - left) / self.period;
             // `r` is read after the request it answers was counted: the allowance at that
@@ -371,7 +371,7 @@ impl Law {
         let target = self.target((since.r + last.r) / 2.0, (since.t + last.t) / 2.0);
         // A first window that reads a flood (every process of a crowd starting at once, each
         // sure it is alone) cuts straight to the target: a D step capped per window would leave
-        // the flood to the 429s, each halving one process at a time (law 7). Not on a full
+        // the flood to the 429s, each halving one process at a time. Not on a full
         // start, whose surplus is the flood's cause (there it cost a sliding hour read as a
         // bucket its fairness), nor on a fixed window (no cell gained there, and 200 singles
         // on a 15-minute window lost fairness, 0.94 to 0.90).
@@ -399,7 +399,7 @@ impl Law {
         // On a bucket that holds the crowd's swing a lone client's price sits far below the
         // top, and a process that reads itself as the whole may be beside one far below it,
         // held at the price of a crowd of `K` by the level this process drains: it keeps half
-        // its pull (law 9).
+        // its pull.
         let share = (n * self.x / total).clamp(0.0, 1.0);
         let pull = if self.holds_the_crowd() {
             pull * (1.0 - LONE_PULL_KEPT * share)
@@ -489,7 +489,7 @@ impl Law {
         }
     }
 
-    /// Law 13: on a window too short for the stated resets to tell a sliding window from a
+    /// On a window too short for the stated resets to tell a sliding window from a
     /// bucket (both round up to the same whole second), the level tells, for a process alone.
     /// A sliding window's level is `B` less what the last period took, so alone there the
     /// process reads `r + own = B` on every success (`own`: its successes counted in the last
@@ -588,14 +588,14 @@ impl Law {
     /// moved since this process's last one (a fixed window's stays put until it turns over,
     /// and `read_period` reads its quota), and the rate moves with it as with a stated quota.
     ///
-    /// Law 5: a bucket's reset grows by `1/R` per token taken, so two answers in a row that
+    /// A bucket's reset grows by `1/R` per token taken, so two answers in a row that
     /// state the same reset (within a resolution each way) read levels at most `2·res·R + 1`
     /// apart, `R` being at most `(B − r + 1)/(reset − res)`. Levels further apart under one
     /// reset are a sliding window's (a period at any level): its period is the reset, its
     /// refill `B/reset`. Without this the bound above reaches `B/period` only once the level is
     /// near empty, hours into an hourly window.
     ///
-    /// Law 10: a bucket's reset is also rounded up by less than a resolution, so each answer
+    /// A bucket's reset is also rounded up by less than a resolution, so each answer
     /// caps its refill, `R ≤ (B − r + 1)/(reset − res)`. A lower bound above the lowest cap, or
     /// a fixed window's turnover read from the level, says no bucket: the refill is then `B`
     /// over the longest reset stated, the window's period from below (see
@@ -607,7 +607,7 @@ impl Law {
         self.longest_reset = self.longest_reset.max(stated);
         // A fixed window read from the level's turnover is no bucket either: until
         // `read_period` reads its period, the refill comes from the longest reset stated, not
-        // the default quota's hour (law 10).
+        // the default quota's hour.
         self.no_bucket |= self.reset_span.is_some();
         if self.no_bucket {
             self.refill_from_longest_reset(now);
@@ -650,7 +650,7 @@ impl Law {
         }
     }
 
-    /// Law 10: the stated resets are no bucket's, so the server is a window and the longest
+    /// The stated resets are no bucket's, so the server is a window and the longest
     /// reset stated is its period from below: the refill is `B` over it.
     fn refill_from_longest_reset(&mut self, now: Nanos) {
         if self.longest_reset <= 0.0 {
@@ -693,7 +693,7 @@ impl Law {
     }
 
     /// A fixed window turned over between `newest` and `s`, inside an open window of the law
-    /// (law 6): it carries on across the reset, counting the level's fall up to `newest` and,
+    ///: it carries on across the reset, counting the level's fall up to `newest` and,
     /// when the reset placed falls between the two, what the new allowance lost before `s`.
     /// Dropping the window instead would keep a slow process (fewer answers per server window
     /// than a window of the law needs) from ever closing one.
@@ -734,7 +734,7 @@ impl Law {
         if let Some(newest) = before {
             let refill = self.refill() * (t - newest.t + slack + before_slack);
             // On a sliding window the level jumps when requests sent together leave it, a
-            // period after they were sent: an echo, not a turnover (law 12). Read as a
+            // period after they were sent: an echo, not a turnover. Read as a
             // turnover, it threw a slow process out of sliding mode, and the fixed window's
             // target and a bucket's pull lifted it 30-fold in one window.
             if !self.sliding
@@ -905,7 +905,7 @@ const SLIDING_SLACK: f64 = 0.02;
 const SLIDING_VOTES: u32 = 3;
 /// Stated resets tell a sliding window only on a period longer than this many slacks (a bucket
 /// may say up to `period`, a sliding window says `period`, each within a slack, and they must
-/// lie 1.5 slacks apart); on a shorter one the level's echo is read instead (law 13).
+/// lie 1.5 slacks apart); on a shorter one the level's echo is read instead.
 const ECHO_MAX_SLACKS: f64 = 2.5;
 /// The echo is judged over this many periods...
 const ECHO_PERIODS: f64 = 4.0;
@@ -919,10 +919,10 @@ const ECHO_EXACT: f64 = 0.95;
 const ECHO_LEVEL: f64 = 0.1;
 /// One window moves `ln x` down by at most this factor.
 const MAX_STEP_DOWN: f64 = 100.0;
-/// A first window that reads a total this many times its target cuts straight to it (law 7).
+/// A first window that reads a total this many times its target cuts straight to it.
 const FIRST_CUT_OVERLOAD: f64 = 4.0;
 /// On a fixed window the target keeps this share of the reserve `r0` in the server's current
-/// window, shrinking to nothing by the reset (law 7; the whole reserve left a lone process of
+/// window, shrinking to nothing by the reset (the whole reserve left a lone process of
 /// 200 threads on a 10-per-second window at 0.93 of the allowance, a quarter of it drew its 429s).
 const WINDOW_RESERVE_SHARE: f64 = 0.75;
 /// A rise of the level by this fraction of the bucket more than the refill explains is a
@@ -951,22 +951,22 @@ const MIN_SPAN_TOKENS: f64 = 4.0;
 /// the price less steep, so the pull may be stronger (churn on a 100-per-minute bucket: windowed
 /// fairness 0.939 at 4 tokens, 0.967 at 10, 0.988 at 10 with `pull_periods` 1.5)...
 const MIN_BUCKET_SPAN_TOKENS: f64 = 10.0;
-/// ... or, where the bucket has room for it, this many times `√K` (law 8): `K` senders at
+/// ... or, where the bucket has room for it, this many times `√K`: `K` senders at
 /// random phases swing the level by about `√K` tokens, and a price that spans less reads that
 /// noise as a change of the crowd (200 one-thread processes on a 100-token bucket: second-half
 /// 429s 6.9 % and fairness 0.61 at 10 tokens, 0.01 % and 0.97 at `2√K` = 63). The same
-/// `2√K`, read as a count of threads, is the crowd a first refusal assumes (law 9)...
+/// `2√K`, read as a count of threads, is the crowd a first refusal assumes...
 const CROWD_SWING_SDS: f64 = 2.0;
 /// ... but at most this fraction of the bucket above the reserve.
 const MAX_SPAN_OF_ROOM: f64 = 0.8;
 /// Where the bucket holds the crowd's swing, the reserve holds at least this share of it,
-/// `√K/2` tokens (law 10): a crowd of `K` rests at the reserve, where the price is `R/K` per
+/// `√K/2` tokens: a crowd of `K` rests at the reserve, where the price is `R/K` per
 /// thread, and a reserve of one token left its swing to the 429s (1,000 threads on a
 /// 100-token bucket: 4.3 % refused in the second half, 1.5 % with `√K/2`; 200 one-thread
 /// processes there kept Jain's index 0.952, 0.978 with it).
 const CROWD_RESERVE_OF_SWING: f64 = 0.25;
 /// On a bucket that holds the crowd's swing, a process that reads itself as the whole total
-/// keeps `1 − LONE_PULL_KEPT · share` of its pull (law 9): with the weight falling to nothing,
+/// keeps `1 − LONE_PULL_KEPT · share` of its pull: with the weight falling to nothing,
 /// a process started at `R/(2K)` per thread beside one that drained the level to the reserve
 /// was held at the crowd's price for five hours (fast_slow, Jain 0.503; 0.995 at one half).
 const LONE_PULL_KEPT: f64 = 0.5;
@@ -1163,7 +1163,7 @@ impl Law {
         if let Some(limit) = answer.limit.filter(|l| *l > 0) {
             self.limit = limit as f64;
         } else if let Some(r) = answer.remaining.filter(|r| *r as f64 >= self.limit) {
-            // Law 5: no limit stated, and more left than the bucket the quota implies (a token
+            // No limit stated, and more left than the bucket the quota implies (a token
             // bucket of 1 per second told as `quota = 1`, `period = 1s`, bursting to 20): the
             // bucket held at least what is left and the request just counted.
             self.limit = r as f64 + 1.0;
@@ -1291,14 +1291,14 @@ impl Law {
                 (1.0 - 1.0 / per_period.max(1.0)).max(self.cfg.decrease)
             } else if self.headers && self.holds_the_crowd() {
                 if self.updates == 0 && self.decreases == 0 {
-                    // Law 9: refused before any window could read the level, on a bucket deep
+                    // Refused before any window could read the level, on a bucket deep
                     // enough to hold a crowd's swing: a crowd emptied it. Every process of a
                     // crowd started together is refused at least once, so all take this cut
                     // alike and stay fair; halving alone left each of them about `log2 N`
                     // refusals to take.
                     (n / self.crowd_swing()).min(self.cfg.decrease)
                 } else {
-                    // Law 11: a refusal marks one thread, so a process of `n` threads takes an
+                    // A refusal marks one thread, so a process of `n` threads takes an
                     // `n`-th of the cut, `decrease^(1/n)`: `n` refusals cut it once, as one
                     // refusal each cuts `n` one-thread processes once. Halving the whole
                     // process cut a pool of 500 threads 500 times harder than a single beside
@@ -1472,7 +1472,7 @@ mod tests {
         // 100 per minute: the crowd's swing, 2√K = 63 tokens, fits in 0.8 of the room above
         // the reserve (79): the floor of the span on a bucket; 4 tokens on a fixed window.
         // There the reserve is a quarter of that swing, √K/2 = 15.8 tokens, not 0.5 % of 100
-        // (law 10); on a fixed window the configured share, one token.
+        //; on a fixed window the configured share, one token.
         let minute = shaped(1, 100.0, 60, 100.0);
         assert!((minute.slope() - 2.0 * 1000f64.sqrt() / k).abs() < 1e-9);
         assert!((minute.reserve() - 1000f64.sqrt() / 2.0).abs() < 1e-9);
@@ -1481,7 +1481,7 @@ mod tests {
         assert!((window.slope() - 4.0 / k).abs() < 1e-9);
         assert!((window.reserve() - 1.0).abs() < 1e-9);
         // 1 per second, burst 20: no room for the swing (0.8 · 19 = 15.2 tokens), so 10 tokens,
-        // the same whatever bucket between 14 and 80 tokens a process has learned (law 5), and
+        // the same whatever bucket between 14 and 80 tokens a process has learned, and
         // the configured reserve.
         for limit in [20.0, 50.0, 80.0] {
             let t = shaped(1, limit, limit as u64, limit);
@@ -1568,7 +1568,7 @@ mod tests {
             t.x = x;
             pulled(&mut t, total)
         };
-        // Heroku's 4,500 holds a crowd's swing: the weight is 1 − share/2 (law 9).
+        // Heroku's 4,500 holds a crowd's swing: the weight is 1 − share/2.
         let l = build(1).slope();
         // A tenth of the total: λ = L/(1.5·N̂) (N̂ = 10), times 1 − 0.05.
         let few = pull_at(1, R / 10.0, R);
@@ -1579,7 +1579,7 @@ mod tests {
         // The whole total still pulls, at half: it may be beside a process far below it.
         let whole = pull_at(5, R / 5.0, R);
         assert!((whole - (l / 7.5).min(0.5) * 0.5).abs() < 1e-9, "{whole}");
-        // On a fixed window: L/(4·N̂), and the weight of law 4, 1 − share.
+        // On a fixed window: L/(4·N̂), and the lone process's weight, 1 − share.
         let mut window = build(1);
         window.x = R / 10.0;
         window.place_reset(3599.0, 3600.0);
@@ -1712,7 +1712,7 @@ mod tests {
         // The reset fell between the two readings: halfway is the best guess.
         assert_eq!(t.reset_at(), Some(3600.0));
         // The allowance read (one more than the count, which the answered request already
-        // took) less a share of the reserve (law 7: 0.75 of 22.5 tokens) that shrinks to
+        // took) less a share of the reserve (0.75 of 22.5 tokens) that shrinks to
         // nothing at the next reset, over the time left.
         assert!((t.target(4500.0, 3600.0) - (4501.0 - 0.75 * 22.5) / 3600.0).abs() < 1e-12);
         assert!((t.target(1022.5, 6300.0) - (1023.5 - 0.75 * 22.5 / 4.0) / 900.0).abs() < 1e-9);
@@ -1721,7 +1721,7 @@ mod tests {
         assert!(t.observe(0, 3611.0, 4464.0).is_none());
         let u = t.observe(0, 3621.0, 4428.0).expect("the window closes");
         // Inside the window nothing refills. The window of the law opened at 3599 s carries on
-        // across the reset (law 6): the level fell by nothing before it, the new allowance had
+        // across the reset: the level fell by nothing before it, the new allowance had
         // lost nothing by 3601 s (4500 left of 4500), and 72 were taken since: 72 in 22 s.
         assert!((u.total - 72.0 / 22.0).abs() < 1e-9, "{}", u.total);
         // A small window resets by two tokens or more.
@@ -1765,7 +1765,7 @@ mod tests {
             window.respond_ns(at * S, 0, &github(100, 90 - at, (60 - at) * S), &mut rng);
         }
         assert_eq!(window.rate, R);
-        // A sliding window of 1,000 per hour says a whole window whatever the count. Law 5:
+        // A sliding window of 1,000 per hour says a whole window whatever the count.
         // one reset at levels 300 tokens apart is no bucket's (whose reset would differ by
         // 300/R): the refill is B/reset at once, and lower levels leave it.
         let mut sliding = build(1);
@@ -1815,7 +1815,7 @@ mod tests {
 
     #[test]
     fn resets_no_bucket_states_make_the_refill_the_limit_over_the_longest_reset() {
-        // Law 10. GitHub's dialect on a fixed window of 100 per minute, read by a process that
+        // GitHub's dialect on a fixed window of 100 per minute, read by a process that
         // sends rarely, so its answers fall in different windows and the stated end moves.
         let mut rng = test_rng();
         let mut t = build(1);
@@ -1916,7 +1916,7 @@ mod tests {
         // 1,000 per hour, one thread: two readings 6 s apart, the level up from 197 to 372 as
         // the requests a crowd sent together an hour ago leave the window. Read as a bucket, no
         // refill explains 175 tokens in 6 s: a fixed window turned over. Known to be a sliding
-        // window, it is what left the window (law 12), and the law stays in sliding mode.
+        // window, it is what left the window, and the law stays in sliding mode.
         for sliding in [false, true] {
             let mut t = shaped(1, 1000.0, 3600, 1000.0);
             t.sliding = sliding;
@@ -2006,7 +2006,7 @@ mod tests {
         // the law closes after a share of the allowance instead (here 3 tokens).
         let mut t = turned_over_at_one_second(1);
         assert!(t.observe(0, 1.15, 8.0).is_none());
-        // The window opened at 0.95 s carries on across the reset (law 6): three answers in
+        // The window opened at 0.95 s carries on across the reset: three answers in
         // 0.3 s, 3 tokens taken (1 before the first reading after the reset, 2 since), 6 by the
         // nominal refill's count (3 refilled).
         let u = t
@@ -2042,7 +2042,7 @@ mod tests {
         let (w, r0) = (t.window_secs(), t.reserve());
         // At 1.75 s, 4 left: the allowance now, less the share of the reserve left at a
         // quarter of the window, and the whole allowances of the windows to come up to the
-        // horizon (law 7: a reserve kept in them is lost at their resets), over it.
+        // horizon (a reserve kept in them is lost at their resets), over it.
         let kept = 0.75 * r0 * 0.25;
         let expected = (4.0 + 1.0 - kept + 10.0 * (w - 0.25)) / w;
         assert!((t.target(4.0, 1.75) - expected).abs() < 1e-9);
@@ -2382,7 +2382,7 @@ mod tests {
             let pulled = move |d: f64| d + u.pull * (g - d).max(-(100f64.ln()));
             (t.thread_rate().ln(), x, (u.target / u.total).ln(), pulled)
         };
-        // The first window cuts by the whole ratio (law 7), the pull on top as always...
+        // The first window cuts by the whole ratio, the pull on top as always...
         let (first, x, ratio, pulled) = flood(0);
         assert!((first - pulled(x + ratio)).abs() < 1e-9);
         // ... a later one by the gain's share of it, as a flood under four times the target
@@ -2424,7 +2424,7 @@ mod tests {
         let mut t = build(2);
         let mut rng = test_rng();
         t.x = 0.5;
-        // A window has been read: no first cut (law 9).
+        // A window has been read: no first cut.
         t.updates = 1;
         let refused = Answer {
             retry_after: ns(10 * S),
@@ -2437,7 +2437,7 @@ mod tests {
         t.respond_ns(101 * S, 0, &refused, &mut rng);
         t.respond_ns(101 * S, 1, &refused, &mut rng);
         // Two threads on Heroku's bucket, which holds a crowd: half of a halving, 2^(−1/2)
-        // (law 11), once for both refusals of the round.
+        //, once for both refusals of the round.
         let cut = 0.5f64.sqrt();
         assert!((t.thread_rate() - 0.5 * cut).abs() < 1e-12);
         assert_eq!(t.backoffs(), 1);
@@ -2467,9 +2467,9 @@ mod tests {
             t.thread_rate()
         };
         let swing = 2.0 * 1000f64.sqrt();
-        // Heroku's 4,500 refused before any window: a crowd emptied it (law 9). The process of
+        // Heroku's 4,500 refused before any window: a crowd emptied it. The process of
         // 4 threads is cut to 4/(2√K) of its rate, and the next refusal by a quarter of a
-        // halving: 2^(−1/4) (law 11).
+        // halving: 2^(−1/4).
         let quarter = 0.5f64.powf(0.25);
         let mut t = build(4);
         t.x = 0.3;
@@ -2482,7 +2482,7 @@ mod tests {
         many.x = 0.01;
         assert_eq!(refused(&mut many, 10 * S, &mut rng), 0.005);
         // After a window has read the level, a refusal cuts a process of four threads by a
-        // quarter of a halving, 2^(−1/4) (law 11): four refusals in four rounds halve it, as
+        // quarter of a halving, 2^(−1/4): four refusals in four rounds halve it, as
         // one refusal each would halve four one-thread processes.
         let mut read = build(4);
         read.x = 0.3;
