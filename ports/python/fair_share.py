@@ -28,9 +28,9 @@ names no wait (GitHub); a 403 with x-ratelimit-remaining: 0 or a Retry-After is 
 wait, reset and window is capped at a day. ports/answers.json holds this reading to the crate's
 (ports/README.md).
 
-A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
-lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
-docs/fair-share.md is the porter's page. Time is integer nanoseconds inside, as in Rust, so
+The same law as the Rust library crates/fair-share (src/law/, whose doc comment in lib.rs has
+every formula; answer.rs, the reading of an answer in every dialect); docs/fair-share.md is the
+porter's page. Time is integer nanoseconds inside, as in Rust, so
 the same answers give the same waits (ports/README.md: how that is checked). One FairShare per
 process, shared by its threads:
 
@@ -484,7 +484,7 @@ class FairShare:
             if 0 <= thread < len(self.threads):
                 self.on_response(now, thread, answer)
         return answer[0]
-    # --- the law, as crates/fair-share/src/law.rs: the same names, the same order of operations ---
+    # --- the law, as crates/fair-share/src/law/: the same names, the same order of operations ---
     def clamp_rate(self, x): return _clamp(x, self.rate / self.c["crowd"] * 0.01, self.c["max_rate"] * self.rate)
     def own_reserve(self): return min(max(self.c["reserve"] * self.limit, 1.0), self.limit * 0.25)
     def reserve(self):  # at least a quarter of the crowd's swing where the bucket holds it
