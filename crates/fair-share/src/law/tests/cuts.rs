@@ -42,21 +42,6 @@ fn on_a_sliding_window_the_level_is_read_as_the_periods_total() {
 }
 
 #[test]
-fn on_a_sliding_window_a_429_gives_up_one_request_per_period() {
-    let mut rng = test_rng();
-    let mut t = shaped(1, 30.0, 60, 30.0);
-    set_sliding(&mut t, true);
-    t.x = 0.5;
-    t.threads[0].last_send = Some(100 * S);
-    let refused = Answer {
-        retry_after: ns(2 * S),
-        ..stated(Status::Limited, 0, 58)
-    };
-    t.respond_ns(100 * S, 0, &refused, &mut rng);
-    assert!((t.thread_rate() - 0.5 * 29.0 / 30.0).abs() < 1e-12);
-}
-
-#[test]
 fn a_first_window_that_reads_a_flood_cuts_straight_to_the_target() {
     // 200 one-thread processes start together, each sure it is alone: the level falls by
     // 250 tokens in 10 s, everyone together takes R + 25 = 26.25 per second.

@@ -5,6 +5,7 @@ use super::*;
 use crate::draw::SplitMix;
 
 mod cuts;
+mod modes;
 mod shares;
 mod start;
 mod stated;

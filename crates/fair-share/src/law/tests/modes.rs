@@ -1,0 +1,137 @@
+//! The modes' transitions seen from outside, through the public API only: answers read from
+//! their headers go in, the rate and the waits come out. Each test shows a transition by the
+//! rule that differs on either side of it (a refusal's cut is the mode's own).
+
+use std::time::{Duration, SystemTime};
+
+use crate::{Answer, Fixed, Law, Params};
+
+/// Seconds as the law's time.
+fn at(s: f64) -> Duration {
+    Duration::from_secs_f64(s)
+}
+
+/// An answer of `status` with these header lines, 20 ms of latency, read at a fixed wall clock.
+fn heard(status: u16, headers: &[(&str, &str)]) -> Answer {
+    let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_790_000_000);
+    Answer::read(
+        status,
+        headers.iter().copied(),
+        Duration::from_millis(20),
+        wall,
+    )
+}
+
+/// Thread `thread` asks to send from `from` on, and waits as it is told: when it sent.
+fn send(law: &mut Law, thread: usize, from: Duration) -> Duration {
+    let mut now = from;
+    let mut draw = Fixed(0.5);
+    let mut wait = law.delay(now, thread, &mut draw);
+    for _ in 0..1000 {
+        now += wait;
+        wait = law.acquire(now, thread);
+        if wait.is_zero() {
+            return now;
+        }
+    }
+    panic!("thread {thread} never sent");
+}
+
+fn tell(law: &mut Law, thread: usize, now: Duration, answer: &Answer) {
+    law.on_response(now, thread, answer, &mut Fixed(0.5));
+}
+
+/// The factor a refusal at `now` cut the rate by.
+fn cut_by(law: &mut Law, thread: usize, now: Duration, refusal: &Answer) -> f64 {
+    let before = law.thread_rate();
+    tell(law, thread, now, refusal);
+    law.thread_rate() / before
+}
+
+#[test]
+fn resets_of_a_whole_period_make_a_sliding_window_whose_refusal_takes_one_request() {
+    // 30 a minute, the level at 25 on three answers over 3 s. A bucket would be whole again in
+    // (30 − 25)/0.5 = 10 s; one process hears 60 s (a sliding window, whose newest request
+    // leaves a period later), the other 10 s. The first refusal then takes one request per
+    // period off the first, `1 − 1/(n·x·period)`, and halves the other.
+    let refused = heard(
+        429,
+        &[
+            ("RateLimit-Policy", "\"default\";q=30;w=60"),
+            ("RateLimit", "\"default\";r=0;t=56"),
+            ("Retry-After", "2"),
+        ],
+    );
+    for (reset, sliding) in [("t=60", true), ("t=10", false)] {
+        let mut law = Law::new(1, Params::default());
+        let item = format!("\"default\";r=25;{reset}");
+        let ok = heard(
+            200,
+            &[
+                ("RateLimit-Policy", "\"default\";q=30;w=60"),
+                ("RateLimit", item.as_str()),
+            ],
+        );
+        for s in [100.0, 101.5, 103.0] {
+            tell(&mut law, 0, at(s), &ok);
+        }
+        // The policy moved the rate to the process's share of 30 a minute.
+        assert!(
+            (law.thread_rate() - 0.5).abs() < 1e-12,
+            "{}",
+            law.thread_rate()
+        );
+        let factor = cut_by(&mut law, 0, at(103.5), &refused);
+        let want = if sliding { 1.0 - 1.0 / 30.0 } else { 0.5 };
+        assert!((factor - want).abs() < 1e-12, "{reset}: {factor}");
+        assert_eq!(law.backoffs(), 1);
+    }
+}
+
+#[test]
+fn on_a_crowds_bucket_a_refusal_at_the_start_is_a_crowd_and_a_later_one_a_thread() {
+    // Heroku's 4,500 an hour, only the remaining count: a bucket that holds the swing of a
+    // crowd of K = 1,000 senders, 2√K = 63 tokens. A process of four threads refused before
+    // any window closed reads a crowd that emptied the bucket: it cuts to 4/63.2 of its rate.
+    // It is then past its start; its next refusal, a round later, marks one thread of four:
+    // an n-th of a halving, 2^(−1/4).
+    let mut law = Law::new(4, Params::default());
+    let refused = heard(429, &[("RateLimit-Remaining", "0")]);
+    let sent = send(&mut law, 0, at(0.0));
+    let first = cut_by(&mut law, 0, sent + at(0.05), &refused);
+    let crowd = 4.0 / (2.0 * 1000f64.sqrt());
+    assert!((first - crowd).abs() < 1e-12, "{first}");
+    // The next request goes out after the cut, and its refusal comes a spacing later.
+    let spacing = at(law.spacing());
+    let sent = send(&mut law, 0, sent + spacing);
+    let second = cut_by(&mut law, 0, sent + spacing, &refused);
+    assert!((second - 0.5f64.powf(0.25)).abs() < 1e-12, "{second}");
+    assert_eq!(law.backoffs(), 2);
+}
+
+#[test]
+fn the_first_count_ends_blind_mode() {
+    // Told 10 a second, two threads. A refusal with no count is blind mode's: the refused
+    // thread is one of two, cut to 0.3, so the process by 0.3^(1/2). Once an answer carries a
+    // count the level can be read, and a refusal is a bucket's (10 tokens: too small for a
+    // crowd's swing), a halving.
+    let params = Params {
+        quota: Some(10.0),
+        period: Some(Duration::from_secs(1)),
+        ..Params::default()
+    };
+    let mut law = Law::new(2, params);
+    let sent = send(&mut law, 0, at(0.0));
+    let blind = cut_by(&mut law, 0, sent + at(0.02), &heard(429, &[]));
+    assert!((blind - 0.3f64.sqrt()).abs() < 1e-12, "{blind}");
+    let counted = [("RateLimit-Remaining", "5"), ("RateLimit-Limit", "10")];
+    let sent = send(&mut law, 1, sent + at(1.0));
+    tell(&mut law, 1, sent + at(0.02), &heard(200, &counted));
+    let sent = send(&mut law, 0, sent + at(1.0));
+    let refused = heard(
+        429,
+        &[("RateLimit-Remaining", "0"), ("RateLimit-Limit", "10")],
+    );
+    let bucket = cut_by(&mut law, 0, sent + at(1.0), &refused);
+    assert!((bucket - 0.5).abs() < 1e-12, "{bucket}");
+}
