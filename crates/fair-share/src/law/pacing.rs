@@ -45,7 +45,8 @@ impl Law {
         x.clamp(lo, hi)
     }
 
-    /// The window length `W`: one own period, or long enough for `min_flow` tokens at `R`.
+    /// The window length `W = window_periods/x/√n`, seconds: a window of the law lasts at least
+    /// this (a process of many threads sees its own effect sooner).
     pub fn window_secs(&self) -> f64 {
         self.cfg.window_periods / self.x / (self.threads.len() as f64).sqrt()
     }
