@@ -504,7 +504,7 @@ class FairShare:
         return self.reset_span is None and self.swing() <= self.room_above(self.own_reserve())
     def slope(self):
         room = self.room()
-        floor = 4.0 if self.reset_span is not None else self.swing() if self.holds_crowd() else 10.0  # 10
+        floor = 4.0 if self.reset_span is not None else self.swing() if self.holds_crowd() else 10.0  # tokens
         span = max(self.c["span"] * self.limit, min(floor, room))
         return max(span / math.log(self.c["crowd"]), 2.2250738585072014e-308)
     def price(self, r):

@@ -47,8 +47,8 @@
 //! reserve `r0`; its gain has no population in it, because `S` is already the sum over
 //! everyone, so it holds from one thread to thousands, and it multiplies every process's rate by
 //! the same factor. A first window that reads a flood, a total more than four times its target
-//! (a crowd started together, each process sure it is alone), cuts straight to the target
-//!: capped per window, the D step left the flood to the 429s, which halve one process
+//! (a crowd started together, each process sure it is alone), cuts straight to the target:
+//! capped per window, the D step left the flood to the 429s, which halve one process
 //! at a time, and 200 one-thread processes on a 4,500-an-hour bucket drew 4 % 429s over five
 //! hours, all in the first minutes (0.6 % with the cut). The P term pulls every process toward *one common function of the shared
 //! level*, so the only rest point is equal per-thread rates (Kelly's price: the level is the
@@ -150,8 +150,8 @@
 //! is `B/period` (a token left unused is lost; the refusals at the floor are the signal), there
 //! is no pull, and a 429 takes one request per period off the process
 //! (`x · (1 − 1/(n·x·period))`) instead of half. A reading `1.5σ` short of a period (a window
-//! counting down) or a fixed window's stated end switches back; a jump of the level does not
-//!: on a sliding window it is requests sent together leaving it a period later. A
+//! counting down) or a fixed window's stated end switches back; a jump of the level does not:
+//! on a sliding window it is requests sent together leaving it a period later. A
 //! quota must be known (stated, given or learned) to tell `(B − r)/R`.
 //!
 //! **A window too short for its resets to tell** (`period ≤ 2.5σ`: both say one second). The

@@ -118,7 +118,7 @@ impl Law {
         self.mode.on(Evidence::Turnover { resets });
     }
 
-    /// A fixed window turned over between `newest` and `s`, inside an open window of the law
+    /// A fixed window turned over between `newest` and `s`, inside an open window of the law:
     /// it carries on across the reset, counting the level's fall up to `newest` and,
     /// when the reset placed falls between the two, what the new allowance lost before `s`.
     /// Dropping the window instead would keep a slow process (fewer answers per server window
