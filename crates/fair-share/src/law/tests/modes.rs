@@ -135,3 +135,44 @@ fn the_first_count_ends_blind_mode() {
     let bucket = cut_by(&mut law, 0, sent + at(1.0), &refused);
     assert!((bucket - 0.5).abs() < 1e-12, "{bucket}");
 }
+
+#[test]
+fn on_a_sliding_window_a_jump_of_the_level_is_an_echo_not_a_turnover() {
+    // 1,000 an hour, one thread, the level at 197 for two and a half minutes, then up to 372
+    // in 6 s as the requests a crowd sent together an hour ago leave the window. One process
+    // heard a whole hour in every stated reset (a sliding window: σ = 72 s, three in a row over
+    // more than 2σ), the other a bucket's own reset, (1000 − 197)/R = 2,890 s. To the bucket no
+    // refill explains 175 tokens in 6 s: a fixed window turned over, and a refusal there (no
+    // reset to explain it) halves the rate. To the sliding window the jump is what left it: it
+    // stays sliding, and a refusal takes one request per period off.
+    for (reset, sliding) in [("3600", true), ("2890", false)] {
+        let mut law = Law::new(1, Params::default());
+        let answer = |remaining: &str, status: u16| {
+            heard(
+                status,
+                &[
+                    ("RateLimit-Policy", "1000;w=3600"),
+                    ("RateLimit-Limit", "1000"),
+                    ("RateLimit-Remaining", remaining),
+                    ("RateLimit-Reset", reset),
+                ],
+            )
+        };
+        for s in [3450.0, 3525.0, 3601.0] {
+            tell(&mut law, 0, at(s), &answer("197", 200));
+        }
+        tell(&mut law, 0, at(3607.0), &answer("372", 200));
+        let x = law.thread_rate();
+        // A refusal without a count: no reading of the level closes a window and steers first.
+        let factor = cut_by(&mut law, 0, at(3608.0), &heard(429, &[]));
+        let want = if sliding {
+            1.0 - 1.0 / (x * 3600.0)
+        } else {
+            0.5
+        };
+        assert!(
+            (factor - want).abs() < 1e-12,
+            "reset {reset}: {factor}, want {want}"
+        );
+    }
+}

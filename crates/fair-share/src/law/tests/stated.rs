@@ -200,22 +200,6 @@ fn a_jump_the_readings_latencies_allow_is_no_fixed_windows_turnover() {
 }
 
 #[test]
-fn on_a_sliding_window_a_jump_is_an_echo_not_a_turnover() {
-    // 1,000 per hour, one thread: two readings 6 s apart, the level up from 197 to 372 as
-    // the requests a crowd sent together an hour ago leave the window. Read as a bucket, no
-    // refill explains 175 tokens in 6 s: a fixed window turned over. Known to be a sliding
-    // window, it is what left the window, and the law stays in sliding mode.
-    for sliding in [false, true] {
-        let mut t = shaped(1, 1000.0, 3600, 1000.0);
-        set_sliding(&mut t, sliding);
-        t.observe(3601 * S, 3601.0, 197.0);
-        t.observe(3607 * S, 3607.0, 372.0);
-        assert_eq!(t.mode.reset_span().is_some(), !sliding, "sliding {sliding}");
-        assert_eq!(t.mode.is_sliding(), sliding);
-    }
-}
-
-#[test]
 fn without_a_policy_a_fixed_windows_period_is_read_from_its_stated_reset() {
     // GitHub's dialect on 100 per minute: the limit and the window's end, no policy. The
     // law starts on the default quota (1.25 per second) with the stated bucket of 100.
