@@ -3,45 +3,6 @@
 use super::*;
 
 #[test]
-fn on_a_sliding_window_the_level_is_read_as_the_periods_total() {
-    // One client sending 25 a minute on a 30-per-minute sliding window: the level stays at
-    // 5, so its slope says nothing (the law read the refill, 0.5 per second, and held);
-    // what the last minute took is 25, so the total is 25/60, short of 30/60.
-    let mut t = shaped(1, 30.0, 60, 30.0);
-    set_sliding(&mut t, true);
-    t.x = 25.0 / 60.0;
-    t.observe(0, 100.0, 5.0);
-    t.observe(0, 130.0, 5.0);
-    let u = t.observe(0, 160.0, 5.0).expect("the window closes");
-    assert!((u.total - 25.0 / 60.0).abs() < 1e-12, "{}", u.total);
-    assert!((u.target - 0.5).abs() < 1e-12, "{}", u.target);
-    assert_eq!(u.pull, 0.0);
-    // One period's worth of gain: the rate moves by (target/total)^0.4.
-    let want = 25.0 / 60.0 * (30.0f64 / 25.0).powf(0.4);
-    assert!(
-        (t.thread_rate() - want).abs() < 1e-12,
-        "{}",
-        t.thread_rate()
-    );
-    // The level falling faster than the period's average says the rate is high now (20
-    // taken in 20 s, where the average says 10 in the minute): read the fall, and correct
-    // within the window.
-    let mut f = shaped(1, 30.0, 60, 30.0);
-    set_sliding(&mut f, true);
-    f.x = 1.0;
-    f.observe(0, 100.0, 30.0);
-    f.observe(0, 110.0, 20.0);
-    let v = f.observe(0, 120.0, 10.0).expect("the window closes");
-    assert!((v.total - 1.0).abs() < 1e-12, "{}", v.total);
-    let want = 0.5f64.powf(0.4);
-    assert!(
-        (f.thread_rate() - want).abs() < 1e-12,
-        "{}",
-        f.thread_rate()
-    );
-}
-
-#[test]
 fn a_first_window_that_reads_a_flood_cuts_straight_to_the_target() {
     // 200 one-thread processes start together, each sure it is alone: the level falls by
     // 250 tokens in 10 s, everyone together takes R + 25 = 26.25 per second.

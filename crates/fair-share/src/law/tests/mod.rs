@@ -13,15 +13,6 @@ mod windows;
 
 use crate::time::from_secs;
 
-/// Puts `t` in sliding mode, or out of it (a fixed window stays one), as the stated resets would.
-fn set_sliding(t: &mut Law, on: bool) {
-    if on {
-        t.mode.shape = Shape::SlidingWindow;
-    } else if t.mode.is_sliding() {
-        t.mode.shape = Shape::Bucket;
-    }
-}
-
 /// As if `closed` windows of the law had closed.
 fn set_windows_closed(t: &mut Law, closed: u64) {
     t.mode.phase = if closed == 0 {

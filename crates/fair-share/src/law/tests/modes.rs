@@ -176,3 +176,76 @@ fn on_a_sliding_window_a_jump_of_the_level_is_an_echo_not_a_turnover() {
         );
     }
 }
+
+#[test]
+fn in_sliding_mode_the_level_is_read_as_the_periods_total() {
+    // 30 a minute, one thread, its share 0.5 a second. Three answers with a whole minute's
+    // reset make a sliding window; the level then stays at 5 for a minute. Read as a bucket,
+    // a level that does not move says the total is the refill; read as a sliding window, the
+    // last minute took 25, so the total is 25/60, short of the whole 30/60: the window of the
+    // law, a period long, moves the rate by (30/25)^0.4.
+    // The same answers with a bucket's own reset, (30 − 5)/0.5 = 50 s, read as a bucket's
+    // level held still: the total is the refill, and the rate moves otherwise.
+    for (reset, sliding) in [("t=60", true), ("t=50", false)] {
+        let mut law = Law::new(1, Params::default());
+        let item = format!("\"default\";r=5;{reset}");
+        let at_five = heard(
+            200,
+            &[
+                ("RateLimit-Policy", "\"default\";q=30;w=60"),
+                ("RateLimit", item.as_str()),
+            ],
+        );
+        for s in [97.0, 98.5, 100.0, 130.0] {
+            tell(&mut law, 0, at(s), &at_five);
+        }
+        assert!(
+            (law.thread_rate() - 0.5).abs() < 1e-12,
+            "{}",
+            law.thread_rate()
+        );
+        tell(&mut law, 0, at(160.0), &at_five);
+        let want = 0.5 * (30.0f64 / 25.0).powf(0.4);
+        let moved = law.thread_rate();
+        assert_eq!(
+            (moved - want).abs() < 1e-12,
+            sliding,
+            "{reset}: {moved}, {want}"
+        );
+    }
+}
+
+#[test]
+fn in_sliding_mode_a_level_falling_faster_than_the_periods_average_is_the_rate_now() {
+    // 30 a minute, full: three answers with a whole minute's reset make a sliding window,
+    // then the level falls by 20 in 20 s, where the period's average says 10 taken in the
+    // minute. The fall, `S(t) − S(t − period)`, is a lower bound of the rate now: the window
+    // reads 20 taken in its 23 s and corrects within it, by the whole gain.
+    let mut law = Law::new(1, Params::default());
+    let level = |r: u64| {
+        let item = format!("\"default\";r={r};t=60");
+        heard(
+            200,
+            &[
+                ("RateLimit-Policy", "\"default\";q=30;w=60"),
+                ("RateLimit", item.as_str()),
+            ],
+        )
+    };
+    for (s, r) in [
+        (97.0, 30),
+        (98.5, 30),
+        (100.0, 30),
+        (110.0, 20),
+        (120.0, 10),
+    ] {
+        tell(&mut law, 0, at(s), &level(r));
+    }
+    let total = 20.0 / 23.0;
+    let want = 0.5 * (0.5f64 / total).powf(0.4);
+    assert!(
+        (law.thread_rate() - want).abs() < 1e-12,
+        "{}",
+        law.thread_rate()
+    );
+}
