@@ -5,7 +5,10 @@
 //! one. This crate is the law itself, with no I/O and no clock of its
 //! own: the caller tells it the time and the answers. throttle-sim's `fair-share` algorithm is
 //! this crate, and `ports/` holds the same law in Ruby, Python and JavaScript; the repository's
-//! docs/fair-share.md is the porter's page; this comment has every formula.
+//! docs/fair-share.md is the porter's page; this comment has every formula. The code is a
+//! small state machine: `src/law/modes.rs` names what the law believes about the server (no
+//! count, a bucket, a fixed window, a sliding window) and its phase, with every transition and
+//! the evidence for it, and each mode's rules have a file of their own in `src/law/`.
 //!
 //! **What it reads.** The status, `RateLimit-Remaining` (`r`), `RateLimit-Limit` (the bucket
 //! `B`, else the quota, raised to `r + 1` by a count above it), `Retry-After`, its own
