@@ -81,7 +81,7 @@ pub(super) const FIRST_CUT_OVERLOAD: f64 = 4.0;
 
 impl Law {
     /// `r0` in tokens: the configured share of the bucket, and on a bucket that holds the
-    /// crowd's swing at least [`CROWD_RESERVE_OF_SWING`] of it.
+    /// crowd's swing at least `CROWD_RESERVE_OF_SWING` of it.
     pub fn reserve(&self) -> f64 {
         let own = self.own_reserve();
         if self.holds_the_crowd() {
