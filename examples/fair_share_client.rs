@@ -97,7 +97,7 @@ fn parent(args: &Args) -> Result<(), String> {
         }
     }
     let mut line = serde_json::json!({
-        "port": "rust", "law": fair_share::LAW, "processes": args.processes, "threads": args.threads,
+        "port": "rust", "follows": fair_share::VERSION, "processes": args.processes, "threads": args.threads,
     });
     for (t, f) in totals.iter().zip(FIELDS) {
         line[f] = (*t).into();

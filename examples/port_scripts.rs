@@ -127,7 +127,7 @@ const SHAPES: &[Shape] = &[
         dialect: Headers::Full,
         threads: 3,
         // The policy is stated: the window's end, stated alike while the count falls, places
-        // its reset before any turnover (law 3, `read_fixed_end`).
+        // its reset before any turnover (`read_fixed_end`).
         others_every: 0.7,
         minutes: 8,
         ..PLAIN
@@ -137,7 +137,7 @@ const SHAPES: &[Shape] = &[
         server: "kind = \"gcra\"\nlimit = 5\nperiod = \"1s\"",
         dialect: Headers::Github,
         threads: 3,
-        // No policy: the refill is learned from the stated resets (law 4, `learn_refill`).
+        // No policy: the refill is learned from the stated resets (`learn_refill`).
         others_every: 0.5,
         minutes: 3,
         ..PLAIN
@@ -148,7 +148,7 @@ const SHAPES: &[Shape] = &[
         dialect: Headers::Github,
         threads: 2,
         // No policy: a whole window stated at any count bounds the refill by `(B − r − 1)/60 s`,
-        // and one reset at counts no bucket's refill explains reads it as `B/60 s` (law 5).
+        // and one reset at counts no bucket's refill explains reads it as `B/60 s`.
         minutes: 10,
         ..PLAIN
     },
@@ -158,7 +158,7 @@ const SHAPES: &[Shape] = &[
         dialect: Headers::Github,
         threads: 2,
         // Others take 4 a second: the count falls by several between two of this process's
-        // answers under one stated reset of 5 minutes, no bucket's (law 5: the refill `B/reset`).
+        // answers under one stated reset of 5 minutes, no bucket's (the refill `B/reset`).
         others_every: 0.25,
         minutes: 6,
         ..PLAIN
@@ -169,7 +169,7 @@ const SHAPES: &[Shape] = &[
         dialect: Headers::Heroku,
         threads: 2,
         // Told the refill as `1 per 1 s`: the bucket the quota implies holds 1, the counts say
-        // 20 (law 5 raises `B` to a count above it when no limit is stated).
+        // 20 (the bucket is raised to a count above it when no limit is stated).
         params: &[("quota", 1.0), ("period", 1.0)],
         others_every: 2.0,
         minutes: 5,
@@ -182,7 +182,7 @@ const SHAPES: &[Shape] = &[
         threads: 5,
         // Each request counted a twentieth or nineteen twentieths into its latency, where the
         // law takes halfway: two readings' times can be off by a few tenths of a second, and
-        // the level seem to jump by more than the refill over their spacing; law 5 widens that
+        // the level seem to jump by more than the refill over their spacing; the law widens that
         // spacing by both readings' slack before it reads a fixed window's turnover.
         others_every: 0.5,
         minutes: 3,
@@ -195,7 +195,7 @@ const SHAPES: &[Shape] = &[
         dialect: Headers::Full,
         threads: 1,
         // Others take 100 a second, as a crowd started together would: the first window of the
-        // law reads a total far above its target and cuts straight to it (law 7).
+        // law reads a total far above its target and cuts straight to it.
         others_every: 0.01,
         minutes: 2,
         ..PLAIN
@@ -207,7 +207,7 @@ const SHAPES: &[Shape] = &[
         threads: 8,
         // Others alone take more than the refill: the bucket, which holds a crowd's swing,
         // runs dry again and again after the process has read it, and each refusal cuts the
-        // process of eight threads by 2^(-1/8), an eighth of a halving (law 11).
+        // process of eight threads by 2^(-1/8), an eighth of a halving.
         others_every: 0.8,
         minutes: 10,
         ..PLAIN
@@ -231,7 +231,7 @@ const SHAPES: &[Shape] = &[
         threads: 4,
         // A 1-second window: a window of the law spans resets and aims at the whole allowances
         // of the windows that follow, and keeps three quarters of the reserve in the current
-        // one (law 7).
+        // one.
         others_every: 0.25,
         minutes: 3,
         ..PLAIN
@@ -255,7 +255,7 @@ const SHAPES: &[Shape] = &[
         // Others take 60 at once at the start, and the process sends slowly at first: a period
         // later the 60 leave the window together, and the level jumps as a fixed window's does
         // at its turnover. The law has read a sliding window by then, and reads no turnover in
-        // the jump (law 12).
+        // the jump.
         params: &[("initial_sleep", 10.0)],
         others_burst: (60, 0.0),
         minutes: 4,
@@ -266,7 +266,7 @@ const SHAPES: &[Shape] = &[
         server: "kind = \"sliding-window\"\nlimit = 20\nwindow = \"1s\"",
         dialect: Headers::Full,
         // Alone on a window whose stated reset (one second) a bucket's would round to as well:
-        // the level and the process's own successes tell it (law 13).
+        // the level and the process's own successes tell it.
         minutes: 1,
         ..PLAIN
     },
@@ -387,7 +387,6 @@ fn record(shape: &Shape) -> Value {
         .map(|(k, v)| (k.to_string(), json!(v)))
         .collect();
     json!({
-        "law": fair_share::LAW,
         "name": shape.name,
         "server": shape.server,
         "dialect": dialect_name(shape.dialect),

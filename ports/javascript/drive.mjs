@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { fileURLToPath } from 'node:url';
-import { FairShare, LAW, readAnswerExact } from './fair_share.mjs';
+import { FairShare, FOLLOWS, readAnswerExact } from './fair_share.mjs';
 
 const USAGE = 'usage: drive.mjs --url URL --processes P --threads T --seconds S [--quota Q --period SECS] '
   + '[--group NAME] [--param name=value ...] | drive.mjs --replay SCRIPT.json | drive.mjs --answers FIXTURE.json';
@@ -65,7 +65,6 @@ function replay(path) {
   } catch (e) {
     failWith(`${path}: ${e.message}`);
   }
-  if (script.law !== LAW) failWith(`${path}: law ${JSON.stringify(script.law)}, this port follows law ${LAW}`);
   if (!(Number.isInteger(script.threads) && script.threads >= 1 && script.threads <= 1e6)) {
     failWith(`${path}: threads must be a whole number from 1 to 1000000 (got ${JSON.stringify(script.threads)})`);
   }
@@ -187,6 +186,6 @@ if (o.replay) {
     child.on('message', (counts) => { for (const k of COUNTS) total[k] += counts[k] ?? 0; });
     child.on('exit', done);
   })));
-  console.log(JSON.stringify({ port: 'javascript', law: LAW, processes: o.processes, threads: o.threads, ...total }));
+  console.log(JSON.stringify({ port: 'javascript', follows: FOLLOWS, processes: o.processes, threads: o.threads, ...total }));
   process.exit(total.requests > 0 ? 0 : 1);
 }

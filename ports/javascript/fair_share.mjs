@@ -1,25 +1,10 @@
-// fair-share law 13 (throttle-sim 0.1, crates/fair-share of 2026-11-28), in JavaScript (Node 18+,
-// no packages); law 3 places a fixed window's reset from a stated end that stays put while the
-// count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
-// bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
-// pulls harder over a wider price, a lone process's pull fading near a share of 1; law 5 raises
-// the bucket to a count above it when no limit is stated, and reads a sliding window's refill
-// from one reset stated at levels no bucket's refill explains; law 6 carries a window of the law
-// across a fixed window's turnovers, counting what was taken on both sides and its own refusals,
-// and aims it at the allowances of the server's windows it spans; law 7 cuts a first window that
-// reads a flood straight to its target, and keeps three quarters of the reserve in a fixed
-// window's current allowance and none in those to come; law 8 widens a bucket's price to 2√K
-// tokens where the bucket has room for it; law 9, on such a bucket, keeps half the pull of a
-// process that reads itself as the whole total, and cuts a process refused before its first
-// window to n/(2√K) of its rate; law 10 keeps a reserve of at least √K/2 tokens on such a
-// bucket, and stops learning a refill from stated resets no bucket gives; law 11 cuts a process
-// of n threads refused on such a bucket by decrease^(1/n), an n-th of the cut; law 12 reads no
-// fixed window's turnover in a jump of a sliding window's level; law 13 tells a sliding window
-// too short for its stated resets to say so by the level and the process's own successes, when
-// alone. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
-// docs/fair-share.md explains the law): time is whole nanoseconds inside (a Number holds them
-// exactly for 104 days), the random draws come in the same order, and answers are read as
-// answer.rs reads them, so the same answers give the same waits.
+// fair-share in JavaScript (Node 18+, no packages). It follows the version of crates/fair-share
+// named by FOLLOWS below (what changed from version to version: crates/fair-share/CHANGELOG.md).
+// It is held to the crate by the event scripts of ports/scripts/ and the readings of
+// ports/answers.json: the same answers at the same times give the same waits, to the nanosecond
+// (time is whole nanoseconds inside, a Number holds them exactly for 104 days; the random draws
+// come in the crate's order), and every answer is read as the crate reads it. docs/fair-share.md
+// explains the law.
 //
 // What it reads in an answer (readAnswer, as the crate's Answer::read with fields.rs and when.rs):
 // the IETF fields of every draft (RateLimit-Limit/-Remaining/-Reset, draft-7's RateLimit
@@ -95,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const LAW = 13;
+export const FOLLOWS = '0.14.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -165,8 +150,8 @@ export class FairShare {
     this.period = this.ns.period !== null ? secs(this.ns.period) : 3600;
     this.rate = this.limit / this.period;
     this.policy = this.offset = this.window = this.newest = null;
-    this.newestSlack = 0; // law 5: how far the newest reading's count may lie from its t
-    // law 6: the window's reading the level is read against, what was taken before it, own 429s
+    this.newestSlack = 0; // how far the newest reading's count may lie from its t
+    // the window's reading the level is read against, what was taken before it, own 429s
     this.winSince = null;
     this.winTaken = this.winRefused = 0;
     this.lastDecrease = this.lastIncrease = this.slidingSince = null;
@@ -174,15 +159,15 @@ export class FairShare {
     this.clockPhase = 0;
     this.headers = this.fullStart = this.sliding = this.statedPolicy = false;
     this.windowEnd = this.lastEnd = null;
-    this.statedEnd = null; // law 3: the first success that stated the current end, { end, first }
-    this.resetSpan = null; // law 3: where the resets fall, modulo the period, [lo, hi]
-    this.movingEnd = this.refillBound = null; // law 4: { end, t, reset, r } of the last answer; the learned refill
-    // law 10: the lowest ceiling the stated resets put on a bucket's refill, the longest reset, no bucket
+    this.statedEnd = null; // the first success that stated the current end, { end, first }
+    this.resetSpan = null; // where the resets fall, modulo the period, [lo, hi]
+    this.movingEnd = this.refillBound = null; // { end, t, reset, r } of the last answer; the learned refill
+    // the lowest ceiling the stated resets put on a bucket's refill, the longest reset, no bucket
     this.refillCeiling = null;
     this.longestReset = 0;
     this.noBucket = false;
-    this.own = []; // law 13: when the server counted own successes over the last period
-    this.echo = null; // law 13: { since, readings, exact, above, level }
+    this.own = []; // when the server counted own successes over the last period
+    this.echo = null; // { since, readings, exact, above, level }
     let x0 = this.rate / n;
     if (this.ns.initial_sleep !== null) x0 = fmin(1 / secs(this.ns.initial_sleep), x0);
     this.x = this.clampRate(x0);
@@ -231,12 +216,12 @@ export class FairShare {
 
   clampRate(x) { return clamp(x, this.rate / this.c.crowd * 0.01, this.c.max_rate * this.rate); }
   ownReserve() { return fmin(fmax(this.c.reserve * this.limit, 1), this.limit * 0.25); }
-  // Law 10: at least a quarter of the crowd's swing where the bucket holds it.
+  // At least a quarter of the crowd's swing where the bucket holds it.
   reserve() {
     const own = this.ownReserve();
     return this.holdsCrowd() ? fmin(fmax(own, 0.25 * this.swing()), this.limit * 0.25) : own;
   }
-  // Law 3: the middle of the span the turnovers agree on.
+  // The middle of the span the turnovers agree on.
   get resetAt() { return this.resetSpan === null ? null : (this.resetSpan[0] + this.resetSpan[1]) / 2; }
   refill() { return this.resetAt !== null ? 0 : this.rate; }
   spacing() { return 1 / this.x; }
@@ -254,12 +239,12 @@ export class FairShare {
 
   room() { return this.roomAbove(this.reserve()); }
   roomAbove(reserve) { return fmax(this.limit - reserve, 0) * 0.8; }
-  swing() { return 2 * Math.sqrt(this.c.crowd); } // law 8: the level's swing from K senders
-  // Laws 8, 9 and 10: the room above the configured reserve holds the swing.
+  swing() { return 2 * Math.sqrt(this.c.crowd); } // the level's swing from K senders
+  // The room above the configured reserve holds the swing.
   holdsCrowd() { return this.resetSpan === null && this.swing() <= this.roomAbove(this.ownReserve()); }
 
   slope() {
-    const floor = this.resetSpan !== null ? 4 : this.holdsCrowd() ? this.swing() : 10; // law 4: 10 on a bucket
+    const floor = this.resetSpan !== null ? 4 : this.holdsCrowd() ? this.swing() : 10; // 10 on a bucket
     const span = fmax(this.c.span * this.limit, fmin(floor, this.room()));
     return fmax(span / this.lnCrowd, Number.MIN_VALUE * 2 ** 52); // f64::MIN_POSITIVE
   }
@@ -267,9 +252,9 @@ export class FairShare {
   target(r, t) {
     let left = this.toReset(t);
     if (left !== null) {
-      const res = 0.75 * this.reserve() * fmin(left / this.period, 1); // law 7: 3/4 of the reserve
-      const h = fmax(left, this.windowSecs()); // law 6: past the reset, the allowances that follow
-      const later = this.limit * (h - left) / this.period; // law 7: whole
+      const res = 0.75 * this.reserve() * fmin(left / this.period, 1); // 3/4 of the reserve
+      const h = fmax(left, this.windowSecs()); // past the reset, the allowances that follow
+      const later = this.limit * (h - left) / this.period; // whole
       return fmax((r + 1 - res + later) / h, this.rate * 0.05);
     }
     const tau = fmax(this.c.drain_fill * this.limit / this.rate, this.c.drain_windows * this.loopSecs());
@@ -289,21 +274,21 @@ export class FairShare {
     const dt = last.t - first.t;
     if (this.sliding) return this.applySlidingWindow(now, first, last, dt);
     const since = this.winSince;
-    const refused = this.resetSpan !== null ? this.winRefused : 0; // law 6: a spent window hides them
+    const refused = this.resetSpan !== null ? this.winRefused : 0; // a spent window hides them
     const total = fmax(this.refill() - (last.r - since.r - this.winTaken - refused) / dt, this.rate * 0.02);
     const target = this.target((since.r + last.r) / 2, (since.t + last.t) / 2);
-    // law 7: a first window that reads a flood cuts straight to the target
+    // a first window that reads a flood cuts straight to the target
     const flood = this.updates === 0 && !this.fullStart && this.resetSpan === null && total > 4 * target;
     let lnX = ln(this.x) + (flood ? 1 : this.c.gain) * clampStep(ln(target / total));
     const price = this.price(last.r - this.planned(last.t));
     const n = this.threads.length;
     const crowd = fmax(total / fmax(this.x, price), n);
-    const periods = this.resetSpan !== null ? 4 : this.c.pull_periods; // law 4: slower on a fixed window
+    const periods = this.resetSpan !== null ? 4 : this.c.pull_periods; // slower on a fixed window
     let pull = fmin(this.slope() / (periods * crowd), this.c.pull_max);
     const share = clamp(n * this.x / total, 0, 1);
     pull = this.holdsCrowd()
-      ? pull * (1 - 0.5 * share) // law 9: room for a crowd's swing, a lone process keeps half its pull
-      : pull * (1 - share) * fmin((1 - share) / 0.1, 1); // law 4: a lone process's pull fades
+      ? pull * (1 - 0.5 * share) // room for a crowd's swing, a lone process keeps half its pull
+      : pull * (1 - share) * fmin((1 - share) / 0.1, 1); // a lone process's pull fades
     const cap = this.fullStart ? target * this.x / total : target;
     lnX += pull * fmax(ln(fmin(price, cap)) - lnX, -LN_100);
     this.setRate(now, exp(lnX));
@@ -330,7 +315,7 @@ export class FairShare {
     } else if (stated < this.period - 1.5 * slack) this.forgetSliding();
   }
 
-  // Law 13: alone on a window too short for its stated resets to tell, r + own = B on every success
+  // Alone on a window too short for its stated resets to tell, r + own = B on every success
   // says a sliding window (own: the process's successes counted in the last period); a bucket
   // refills between them, and reads above B once a token came back since the success before.
   readEcho(t, r) {
@@ -363,7 +348,7 @@ export class FairShare {
     }
   }
 
-  // Law 3: a fixed window states its end, the same instant on every answer until it turns over,
+  // A fixed window states its end, the same instant on every answer until it turns over,
   // while its count falls (a bucket's end moves on as it is used, a sliding window's is a period
   // after its newest request). Two successes more than two resolutions apart that state the same
   // end (within a resolution), the count lower at the second, place its reset at once.
@@ -391,7 +376,7 @@ export class FairShare {
     }
   }
 
-  // Law 3: a fixed window turned over between lo and hi. Its resets are a period apart: the span
+  // A fixed window turned over between lo and hi. Its resets are a period apart: the span
   // kept so far, shifted by whole periods, is cut to this one (or replaced, if they do not meet),
   // and the reset is its middle.
   placeReset(lo, hi) {
@@ -408,7 +393,7 @@ export class FairShare {
   forgetSliding() { this.sliding = false; this.slidingVotes = 0; this.slidingSince = null; }
   openWindow(s) { this.window = s; this.samples = 1; this.winSince = s; this.winTaken = 0; this.winRefused = 0; }
 
-  // Law 6: a window of the law carries on across a fixed window's turnover.
+  // A window of the law carries on across a fixed window's turnover.
   carryWindow(newest, s) {
     if (this.window === null) return this.openWindow(s);
     const left = this.toReset(newest.t);
@@ -422,10 +407,10 @@ export class FairShare {
     const s = { t, r };
     if (this.newest === null && r >= this.c.full_level * this.limit) this.fullStart = true;
     else if (r <= this.reserve() + this.slope() * this.lnCrowd) this.fullStart = false;
-    const slack = fmax(secs(now) - t, 0); // law 5: counted at t give or take this (half the latency)
+    const slack = fmax(secs(now) - t, 0); // counted at t give or take this (half the latency)
     if (this.newest !== null && t >= this.newest.t) {
       const refill = this.refill() * (t - this.newest.t + slack + this.newestSlack);
-      // law 12: on a sliding window a jump is requests leaving it a period after they were sent
+      // on a sliding window a jump is requests leaving it a period after they were sent
       if (!this.sliding && r > this.newest.r + refill + fmax(this.limit * 0.1, 2)) {
         const newest = this.newest;
         this.placeReset(newest.t, t); // a fixed window turned over between the two readings
@@ -467,27 +452,27 @@ export class FairShare {
     this.setRate(now, this.x * scale);
   }
 
-  // Law 2: without a stated or given quota, a fixed window's period from its stated reset (its
+  // Without a stated or given quota, a fixed window's period from its stated reset (its
   // end, the same on every answer until it turns over): two ends in a row, each stated alike
   // (within the header's resolution, reset_resolution) for more than two resolutions, with the
   // level's turnover at the first, are a period apart.
-  // Stated, given, or learned from the stated resets (law 4).
+  // Stated, given, or learned from the stated resets.
   knowsQuota() { return this.policy !== null || this.c.quota !== null || this.refillBound !== null; }
 
-  // Law 4: without a policy, a bucket is whole again (B - r)/R after the answer and a sliding
+  // Without a policy, a bucket is whole again (B - r)/R after the answer and a sliding
   // window a period B/R after its newest request, so an answer whose stated end moved since the
   // last one bounds the refill from below: R >= (B - r - 1)/reset. The refill is the largest.
   learnRefill(now, stated, r) {
     if (this.c.quota !== null || this.policy !== null) return;
     this.longestReset = fmax(this.longestReset, stated);
-    this.noBucket ||= this.resetSpan !== null; // law 10: a fixed window's turnover says no bucket too
+    this.noBucket ||= this.resetSpan !== null; // a fixed window's turnover says no bucket too
     if (this.noBucket) return this.refillFromLongestReset(now);
     const t = secs(now);
     const end = t + stated;
     const last = this.movingEnd;
     const res = secs(this.ns.reset_resolution);
     if (stated > res) {
-      // Law 10: a bucket's reset is rounded up by less than a resolution.
+      // A bucket's reset is rounded up by less than a resolution.
       const ceiling = (this.limit - r + 1) / (stated - res);
       this.refillCeiling = this.refillCeiling === null ? ceiling : fmin(this.refillCeiling, ceiling);
     }
@@ -495,14 +480,14 @@ export class FairShare {
     this.movingEnd = { end, t, reset: stated, r };
     if (!moved || stated <= 0) return;
     let bound = (this.limit - r - 1) / stated;
-    // Law 5: one reset at levels further apart than a bucket's refill explains is a sliding
+    // One reset at levels further apart than a bucket's refill explains is a sliding
     // window's (a period at any level): its refill is B/reset.
     if (stated > 2 * res && Math.abs(stated - last.reset) <= res) {
       const bucketRateAtMost = (this.limit - Math.min(r, last.r) + 1) / (stated - res);
       if (Math.abs(r - last.r) > 2 * res * bucketRateAtMost + 1) bound = Math.max(bound, this.limit / stated);
     }
     if (this.refillCeiling !== null && bound > this.refillCeiling) {
-      this.noBucket = true; // law 10: no bucket says this
+      this.noBucket = true; // no bucket says this
       return this.refillFromLongestReset(now);
     }
     if (!(bound > (this.refillBound ?? 0))) return;
@@ -510,7 +495,7 @@ export class FairShare {
     this.moveRefill(now, bound, this.limit / bound);
   }
 
-  // Law 10: B over the longest reset stated, the window's period from below.
+  // B over the longest reset stated, the window's period from below.
   refillFromLongestReset(now) {
     if (this.longestReset <= 0) return;
     const rate = this.limit / this.longestReset;
@@ -576,7 +561,7 @@ export class FairShare {
     this.statedPolicy ||= q !== null;
     if (this.c.quota === null && q !== null) this.takePolicy(now, q, a.limit === null);
     if (a.limit !== null && a.limit > 0) this.limit = a.limit;
-    else if (a.remaining !== null && a.remaining >= this.limit) this.limit = a.remaining + 1; // law 5: what is left and this
+    else if (a.remaining !== null && a.remaining >= this.limit) this.limit = a.remaining + 1; // what is left and this
     const th = this.threads[thread];
     const sent = th.lastSend ?? now;
     if (a.remaining !== null && (a.status === 'ok' || a.status === 'limited')) {
@@ -603,7 +588,7 @@ export class FairShare {
         this.probe = fmin(this.probe * Math.exp(BLIND_ADAPT * BLIND_REFUSALS), this.rate * this.rate * BLIND_PROBE_MAX);
       }
     } else if (a.status === 'limited') {
-      if (this.window !== null) this.winRefused += 1; // law 6: a request a spent window's level cannot show
+      if (this.window !== null) this.winRefused += 1; // a request a spent window's level cannot show
       th.errors = 0;
       const period = fromSecs(this.spacing());
       const left = this.toReset(secs(now));
@@ -621,8 +606,8 @@ export class FairShare {
         const factor = this.sliding ? fmax(1 - 1 / fmax(perPeriod, 1), this.c.decrease)
           : !(this.headers && this.holdsCrowd()) ? this.c.decrease
             : this.updates === 0 && this.decreases === 0
-              ? fmin(n / this.swing(), this.c.decrease) // law 9: refused before any window, a crowd
-              : exp(ln(this.c.decrease) / n); // law 11: an n-th of a halving per refusal
+              ? fmin(n / this.swing(), this.c.decrease) // refused before any window, a crowd
+              : exp(ln(this.c.decrease) / n); // an n-th of a halving per refusal
         this.setRate(now, this.x * factor);
         this.lastDecrease = now;
         this.decreases += 1;

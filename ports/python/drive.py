@@ -179,7 +179,7 @@ def main():
             total[k] += v
     for proc in procs:
         proc.join()
-    print(json.dumps(dict(port="python", law=fair_share.LAW, processes=args.processes, threads=args.threads, **total)))
+    print(json.dumps(dict(port="python", follows=fair_share.FOLLOWS, processes=args.processes, threads=args.threads, **total)))
     sys.exit(0 if total["requests"] > 0 else 1)
 
 

@@ -1,25 +1,10 @@
 """fair-share in Python (standard library only): processes and threads that share one API
 token share its quota equally, without counting each other.
 
-fair-share law 13 (throttle-sim 0.1, crates/fair-share of 2026-11-28; law 1 was
-src/throttle/fair_share.rs of 2026-11-26; law 2 reads a fixed window's period from its stated
-reset; law 3 places a fixed window's reset from a stated end that stays put while the count falls,
-and narrows down where the resets fall turnover by turnover; law 4 learns a bucket's or sliding
-window's refill from its stated reset without a policy, and on a bucket pulls harder over a wider
-price, a lone process's pull fading near a share of 1; law 5 raises the bucket to a count above it
-when no limit is stated, and reads a sliding window's refill from one reset stated at levels no
-bucket's refill explains; law 6 carries a window of the law across a fixed window's turnovers,
-counting what was taken on both sides and its own refusals, and aims it at the allowances of the
-server's windows it spans; law 7 cuts a first window that reads a flood straight to its target,
-and keeps three quarters of the reserve in a fixed window's current allowance and none in those
-to come; law 8 widens a bucket's price to 2√K tokens where the bucket has room for it; law 9,
-on such a bucket, keeps half the pull of a process that reads itself as the whole total, and cuts
-a process refused before its first window to n/(2√K) of its rate; law 10 keeps a reserve of at
-least √K/2 tokens on such a bucket, and stops learning a refill from stated resets no bucket gives;
-law 11 cuts a process of n threads refused on such a bucket by decrease^(1/n), an n-th of the
-cut; law 12 reads no fixed window's turnover in a jump of a sliding window's level; law 13 tells
-a sliding window too short for its stated resets to say so by the level and the process's own
-successes, when alone)
+It follows the version of crates/fair-share named by FOLLOWS below (what changed from version to
+version: crates/fair-share/CHANGELOG.md). It is held to the crate by the event scripts of
+ports/scripts/ and the readings of ports/answers.json: the same answers at the same times give the
+same waits, to the nanosecond, and every answer is read as the crate reads it.
 
 What it reads in an answer (read_answer, as the crate's Answer::read with fields.rs and when.rs):
 the IETF fields of every draft (RateLimit-Limit/-Remaining/-Reset, draft-7's RateLimit dictionary,
@@ -43,9 +28,9 @@ names no wait (GitHub); a 403 with x-ratelimit-remaining: 0 or a Retry-After is 
 wait, reset and window is capped at a day. ports/answers.json holds this reading to the crate's
 (ports/README.md).
 
-A mirror, step by step, of the Rust library crates/fair-share (law.rs, whose doc comment in
-lib.rs has every formula; answer.rs, the reading of an answer in every dialect);
-docs/fair-share.md is the porter's page. Time is integer nanoseconds inside, as in Rust, so
+The same law as the Rust library crates/fair-share (src/law/, whose doc comment in lib.rs has
+every formula; answer.rs, the reading of an answer in every dialect); docs/fair-share.md is the
+porter's page. Time is integer nanoseconds inside, as in Rust, so
 the same answers give the same waits (ports/README.md: how that is checked). One FairShare per
 process, shared by its threads:
 
@@ -58,7 +43,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-LAW = 13  # the version of the law this port follows (fair_share::LAW)
+FOLLOWS = "0.14.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -459,19 +444,19 @@ class FairShare:
                         for _ in range(n)]
         self.at, self.ph = 0, 0.0  # the phase: periods of x elapsed, continuous across changes of x
         self.offset = self.window = self.newest = self.since = None
-        self.newest_slack = 0.0  # law 5: how far the newest reading's count may lie from its t
-        # law 6: the window's reading the level is read against, what was taken before it, own 429s
+        self.newest_slack = 0.0  # how far the newest reading's count may lie from its t
+        # the window's reading the level is read against, what was taken before it, own 429s
         self.win_since, self.win_taken, self.win_refused = None, 0.0, 0.0
         self.last_decrease = self.last_increase = None
         self.samples = self.decreases = self.updates = self.votes = 0
         self.full_start = self.sliding = self.stated_policy = False
-        self.window_end = self.last_end = None  # law 2: a window end the stated resets agree on
-        self.stated_end = None  # law 3: the first success that stated the current end, (end, (t, r))
-        self.reset_span = None  # law 3: where the resets fall, modulo the period, (lo, hi)
-        self.moving_end = self.refill_bound = None  # law 4: (end, t, reset, r) of the last answer; the learned refill
-        # law 10: the lowest ceiling the stated resets put on a bucket's refill, the longest reset, no bucket
+        self.window_end = self.last_end = None  # a window end the stated resets agree on
+        self.stated_end = None  # the first success that stated the current end, (end, (t, r))
+        self.reset_span = None  # where the resets fall, modulo the period, (lo, hi)
+        self.moving_end = self.refill_bound = None  # (end, t, reset, r) of the last answer; the learned refill
+        # the lowest ceiling the stated resets put on a bucket's refill, the longest reset, no bucket
         self.refill_ceiling, self.longest_reset, self.no_bucket = None, 0.0, False
-        # law 13: when the server counted own successes over the last period; [since, readings, exact, above, level]
+        # when the server counted own successes over the last period; [since, readings, exact, above, level]
         self.own, self.echo = [], None
         x0, sleep = self.rate / n, c["initial_sleep"]
         self.x = self.clamp_rate(x0 if sleep is None else min(1.0 / secs(sleep) if sleep else math.inf, x0))
@@ -499,14 +484,14 @@ class FairShare:
             if 0 <= thread < len(self.threads):
                 self.on_response(now, thread, answer)
         return answer[0]
-    # --- the law, as crates/fair-share/src/law.rs: the same names, the same order of operations ---
+    # --- the law, as crates/fair-share/src/law/: the same names, the same order of operations ---
     def clamp_rate(self, x): return _clamp(x, self.rate / self.c["crowd"] * 0.01, self.c["max_rate"] * self.rate)
     def own_reserve(self): return min(max(self.c["reserve"] * self.limit, 1.0), self.limit * 0.25)
-    def reserve(self):  # law 10: at least a quarter of the crowd's swing where the bucket holds it
+    def reserve(self):  # at least a quarter of the crowd's swing where the bucket holds it
         own = self.own_reserve()
         return min(max(own, 0.25 * self.swing()), self.limit * 0.25) if self.holds_crowd() else own
     @property
-    def reset_at(self):  # law 3: the middle of the span the turnovers agree on
+    def reset_at(self):  # the middle of the span the turnovers agree on
         return None if self.reset_span is None else (self.reset_span[0] + self.reset_span[1]) / 2.0
     def refill(self): return 0.0 if self.reset_at is not None else self.rate
     def window_secs(self): return self.c["window_periods"] / self.x / math.sqrt(float(len(self.threads)))
@@ -514,12 +499,12 @@ class FairShare:
     def phase(self, now): return self.ph + secs(max(now - self.at, 0)) * self.x
     def room(self): return self.room_above(self.reserve())
     def room_above(self, reserve): return max(self.limit - reserve, 0.0) * 0.8
-    def swing(self): return 2.0 * math.sqrt(self.c["crowd"])  # law 8: the level's swing from K senders
-    def holds_crowd(self):  # laws 8, 9, 10: the room above the configured reserve holds the swing
+    def swing(self): return 2.0 * math.sqrt(self.c["crowd"])  # the level's swing from K senders
+    def holds_crowd(self):  # the room above the configured reserve holds the swing
         return self.reset_span is None and self.swing() <= self.room_above(self.own_reserve())
     def slope(self):
         room = self.room()
-        floor = 4.0 if self.reset_span is not None else self.swing() if self.holds_crowd() else 10.0  # law 4: 10
+        floor = 4.0 if self.reset_span is not None else self.swing() if self.holds_crowd() else 10.0  # tokens
         span = max(self.c["span"] * self.limit, min(floor, room))
         return max(span / math.log(self.c["crowd"]), 2.2250738585072014e-308)
     def price(self, r):
@@ -534,9 +519,9 @@ class FairShare:
     def target(self, r, t):
         left = self.to_reset(t)
         if left is not None:  # what is left at the reset is lost: the reserve shrinks to nothing
-            reserve = 0.75 * self.reserve() * min(left / self.period, 1.0)  # law 7: 3/4 of it
-            h = max(left, self.window_secs())  # law 6: past the reset, the allowances that follow
-            later = self.limit * (h - left) / self.period  # law 7: whole
+            reserve = 0.75 * self.reserve() * min(left / self.period, 1.0)  # 3/4 of it
+            h = max(left, self.window_secs())  # past the reset, the allowances that follow
+            later = self.limit * (h - left) / self.period  # whole
             return max((r + 1.0 - reserve + later) / h, self.rate * 0.05)
         tau = max(self.c["drain_fill"] * self.limit / self.rate, self.c["drain_windows"] * self.loop_secs())
         surplus = (r - self.reserve()) / tau
@@ -556,18 +541,18 @@ class FairShare:
         (ts, rs), refused = self.win_since, self.win_refused if self.reset_span is not None else 0.0
         total = max(self.refill() - (r1 - rs - self.win_taken - refused) / dt, self.rate * 0.02)
         target = self.target((rs + r1) / 2.0, (ts + t1) / 2.0)
-        # law 7: a first window that reads a flood cuts straight to the target
+        # a first window that reads a flood cuts straight to the target
         flood = self.updates == 0 and not self.full_start and self.reset_span is None and total > 4.0 * target
         ln_x = math.log(self.x) + (1.0 if flood else self.c["gain"]) * _step(_ln(target / total))
         price = self.price(r1 - self.planned(t1))
         crowd = max(total / max(self.x, price), n)
-        periods = 4.0 if self.reset_span is not None else self.c["pull_periods"]  # law 4
+        periods = 4.0 if self.reset_span is not None else self.c["pull_periods"]
         pull = min(self.slope() / (periods * crowd), self.c["pull_max"])
         share = _clamp(n * self.x / total, 0.0, 1.0)
-        if self.holds_crowd():  # law 9: room for a crowd's swing, a lone process keeps half its pull
+        if self.holds_crowd():  # room for a crowd's swing, a lone process keeps half its pull
             pull = pull * (1.0 - 0.5 * share)
         else:
-            pull = pull * (1.0 - share) * min((1.0 - share) / 0.1, 1.0)  # law 4: a lone process's fades
+            pull = pull * (1.0 - share) * min((1.0 - share) / 0.1, 1.0)  # a lone process's fades
         cap = target * self.x / total if self.full_start else target
         ln_x += pull * max(_ln(min(price, cap)) - ln_x, -LN_100)
         self.set_rate(now, math.exp(ln_x))
@@ -584,7 +569,7 @@ class FairShare:
             self.sliding = self.sliding or (self.votes >= 3 and t - self.since > 2.0 * slack)
         elif stated < self.period - 1.5 * slack:
             self.sliding, self.votes, self.since = False, 0, None
-    def read_echo(self, t, r):  # law 13: alone on a window its resets cannot tell, r + own = B says sliding
+    def read_echo(self, t, r):  # alone on a window its resets cannot tell, r + own = B says sliding
         slack = self.reset_slack()
         if not self.knows_quota() or self.period > 2.5 * slack:
             self.own, self.echo = [], None
@@ -613,7 +598,7 @@ class FairShare:
             elif 2 * tally[3] >= tally[1]:
                 self.sliding = False
             self.echo = [t, 0, 0, 0, 0.0]
-    def read_fixed_end(self, t, stated, r):  # law 3: a stated end that stays put while r falls
+    def read_fixed_end(self, t, stated, r):  # a stated end that stays put while r falls
         if self.reset_at is not None or not self.knows_quota():
             self.stated_end = None
             return
@@ -629,7 +614,7 @@ class FairShare:
             self.stated_end = None
             self.full_start = self.sliding = False
             self.window, self.samples = None, 0
-    def place_reset(self, lo, hi):  # law 3: every turnover seen narrows down where the resets fall
+    def place_reset(self, lo, hi):  # every turnover seen narrows down where the resets fall
         span = (lo, hi)
         if self.reset_span is not None:
             a, b = self.reset_span
@@ -643,9 +628,9 @@ class FairShare:
             self.full_start = True
         elif r <= self.reserve() + self.slope() * math.log(self.c["crowd"]):
             self.full_start = False
-        slack = max(secs(now) - t, 0.0)  # law 5: counted at t give or take this (half the latency)
+        slack = max(secs(now) - t, 0.0)  # counted at t give or take this (half the latency)
         if self.newest is not None and t >= self.newest[0]:
-            # law 12: on a sliding window a jump is requests leaving it a period after they were sent
+            # on a sliding window a jump is requests leaving it a period after they were sent
             if not self.sliding and r > self.newest[1] + self.refill() * (t - self.newest[0] + slack + self.newest_slack) + max(self.limit * 0.1, 2.0):
                 newest = self.newest
                 self.place_reset(newest[0], t)  # a window reset between the two readings
@@ -667,7 +652,7 @@ class FairShare:
             self.open_window((t, r))
     def open_window(self, s):
         self.window, self.samples, self.win_since, self.win_taken, self.win_refused = s, 1, s, 0.0, 0.0
-    def carry_window(self, newest, s):  # law 6: a window of the law carries on across a turnover
+    def carry_window(self, newest, s):  # a window of the law carries on across a turnover
         if self.window is None:
             return self.open_window(s)
         left = self.to_reset(newest[0])
@@ -685,17 +670,17 @@ class FairShare:
         scale = rate / self.rate
         self.rate, self.period = rate, period
         self.set_rate(now, self.x * scale)
-    def knows_quota(self):  # stated, given, or learned from the stated resets (law 4)
+    def knows_quota(self):  # stated, given, or learned from the stated resets
         return self.policy is not None or self.c["quota"] is not None or self.refill_bound is not None
-    def learn_refill(self, now, stated, r):  # law 4: R >= (B - r - 1)/reset, from an end that moved
+    def learn_refill(self, now, stated, r):  # R >= (B - r - 1)/reset, from an end that moved
         if self.c["quota"] is not None or self.policy is not None:
             return
         self.longest_reset = max(self.longest_reset, stated)
-        self.no_bucket = self.no_bucket or self.reset_span is not None  # law 10: a fixed window's turnover too
+        self.no_bucket = self.no_bucket or self.reset_span is not None  # a fixed window's turnover too
         if self.no_bucket:
             return self.refill_from_longest_reset(now)
         t, res = secs(now), secs(self.c["reset_resolution"])
-        if stated > res:  # law 10: a bucket's reset is rounded up by less than a resolution
+        if stated > res:  # a bucket's reset is rounded up by less than a resolution
             ceiling = (self.limit - r + 1.0) / (stated - res)
             self.refill_ceiling = ceiling if self.refill_ceiling is None else min(self.refill_ceiling, ceiling)
         end, last = t + stated, self.moving_end
@@ -704,24 +689,24 @@ class FairShare:
         if not moved or stated <= 0.0:
             return
         bound = (self.limit - r - 1.0) / stated
-        if stated > 2.0 * res and abs(stated - last[2]) <= res:  # law 5: one reset at levels no bucket explains
+        if stated > 2.0 * res and abs(stated - last[2]) <= res:  # one reset at levels no bucket explains
             bucket_rate_at_most = (self.limit - min(r, last[3]) + 1.0) / (stated - res)
             if abs(r - last[3]) > 2.0 * res * bucket_rate_at_most + 1.0:
                 bound = max(bound, self.limit / stated)  # a sliding window: a period at any level
-        if self.refill_ceiling is not None and bound > self.refill_ceiling:  # law 10: no bucket says this
+        if self.refill_ceiling is not None and bound > self.refill_ceiling:  # no bucket says this
             self.no_bucket = True
             return self.refill_from_longest_reset(now)
         if bound > (0.0 if self.refill_bound is None else self.refill_bound):
             self.refill_bound = bound
             self.move_refill(now, bound, self.limit / bound)
-    def refill_from_longest_reset(self, now):  # law 10: B over the longest reset, the period from below
+    def refill_from_longest_reset(self, now):  # B over the longest reset, the period from below
         if self.longest_reset <= 0.0:
             return
         rate = self.limit / self.longest_reset
         if self.refill_bound != rate:
             self.refill_bound = rate
             self.move_refill(now, rate, self.longest_reset)
-    def read_period(self, now, stated):  # law 2: a fixed window's period from its stated reset
+    def read_period(self, now, stated):  # a fixed window's period from its stated reset
         if self.c["quota"] is not None or self.stated_policy:
             return
         t, same = secs(now), secs(self.c["reset_resolution"])  # the header's resolution
@@ -769,7 +754,7 @@ class FairShare:
             self.take_policy(now, quota, limit is None)
         if limit is not None and limit > 0:
             self.limit = float(limit)
-        elif remaining is not None and remaining >= self.limit:  # law 5: the bucket held what is left and this
+        elif remaining is not None and remaining >= self.limit:  # the bucket held what is left and this
             self.limit = remaining + 1.0
         sent = now if th.last_send is None else th.last_send
         if remaining is not None and cls in (OK, LIMITED):
@@ -795,7 +780,7 @@ class FairShare:
                 self.probe = min(self.probe * math.exp(BLIND_ADAPT * BLIND_REFUSALS),
                                  self.rate * self.rate * BLIND_PROBE_MAX)
         elif cls == LIMITED:
-            if self.window is not None:  # law 6: a request the level of a spent window cannot show
+            if self.window is not None:  # a request the level of a spent window cannot show
                 self.win_refused += 1.0
             th.errors, period, left = 0, from_secs(1.0 / self.x), self.to_reset(secs(now))
             spent = (self.period * self.x * n >= 4.0 and retry_after is not None and left is not None
@@ -813,9 +798,9 @@ class FairShare:
                     factor = max(1.0 - 1.0 / max(n * self.x * self.period, 1.0), factor)
                 elif self.headers and self.holds_crowd():
                     if self.updates == 0 and self.decreases == 0:
-                        factor = min(n / self.swing(), factor)  # law 9: refused before any window, a crowd
+                        factor = min(n / self.swing(), factor)  # refused before any window, a crowd
                     else:
-                        factor = math.exp(math.log(factor) / n)  # law 11: an n-th of a halving per refusal
+                        factor = math.exp(math.log(factor) / n)  # an n-th of a halving per refusal
                 self.set_rate(now, self.x * factor)
                 self.last_decrease, self.decreases, self.window, self.samples = now, self.decreases + 1, None, 0
             wait = 0

@@ -59,7 +59,6 @@ end
 
 def replay(path)
   script = JSON.parse(File.read(path))
-  fail_with("#{path}: law #{script['law'].inspect}, this port follows law #{FairShare::LAW}") unless script['law'] == FairShare::LAW
   u = Float(script['random'])
   params = (script['params'] || {}).transform_keys(&:to_sym)
   threads = script['threads']
@@ -176,5 +175,5 @@ pipes.each do |pid, r|
   Process.wait(pid)
   JSON.parse(said, symbolize_names: true).each { |k, v| total[k] += v } unless said.empty?
 end
-puts JSON.generate({ port: 'ruby', law: FairShare::LAW, processes: o[:processes], threads: o[:threads] }.merge(total))
+puts JSON.generate({ port: 'ruby', follows: FairShare::FOLLOWS, processes: o[:processes], threads: o[:threads] }.merge(total))
 exit(total[:requests].positive? ? 0 : 1)

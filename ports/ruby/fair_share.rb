@@ -1,25 +1,9 @@
-# fair-share law 13 (throttle-sim 0.1, crates/fair-share of 2026-11-28), in Ruby with the standard
-# library only; law 3 places a fixed window's reset from a stated end that stays put while the
-# count falls, and narrows down where the resets fall turnover by turnover; law 4 learns a
-# bucket's or sliding window's refill from its stated reset without a policy, and on a bucket
-# pulls harder over a wider price, a lone process's pull fading near a share of 1; law 5 raises
-# the bucket to a count above it when no limit is stated, and reads a sliding window's refill
-# from one reset stated at levels no bucket's refill explains; law 6 carries a window of the law
-# across a fixed window's turnovers, counting what was taken on both sides and its own refusals,
-# and aims it at the allowances of the server's windows it spans; law 7 cuts a first window that
-# reads a flood straight to its target, and keeps three quarters of the reserve in a fixed
-# window's current allowance and none in those to come; law 8 widens a bucket's price to 2√K
-# tokens where the bucket has room for it; law 9, on such a bucket, keeps half the pull of a
-# process that reads itself as the whole total, and cuts a process refused before its first
-# window to n/(2√K) of its rate; law 10 keeps a reserve of at least √K/2 tokens on such a
-# bucket, and stops learning a refill from stated resets no bucket gives; law 11 cuts a process
-# of n threads refused on such a bucket by decrease^(1/n), an n-th of the cut; law 12 reads no
-# fixed window's turnover in a jump of a sliding window's level; law 13 tells a sliding window
-# too short for its stated resets to say so by the level and the process's own successes, when
-# alone. A mirror of crates/fair-share/src/law.rs step by step (lib.rs has every formula,
-# docs/fair-share.md explains the law): time is whole nanoseconds inside, the random draws come
-# in the same order, and answers are read as answer.rs reads them, so the same answers give the
-# same waits.
+# fair-share in Ruby with the standard library only. It follows the version of crates/fair-share
+# named by FOLLOWS below (what changed from version to version: crates/fair-share/CHANGELOG.md).
+# It is held to the crate by the event scripts of ports/scripts/ and the readings of
+# ports/answers.json: the same answers at the same times give the same waits, to the nanosecond
+# (time is whole nanoseconds inside, the random draws come in the crate's order), and every
+# answer is read as the crate reads it. docs/fair-share.md explains the law.
 #
 # What it reads in an answer (FairShare.read_answer, as the crate's Answer::read with fields.rs and
 # when.rs): the IETF fields of every draft (RateLimit-Limit/-Remaining/-Reset, draft-7's RateLimit
@@ -50,7 +34,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  LAW = 13
+  FOLLOWS = '0.14.0' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -116,13 +100,13 @@ class FairShare
     @period = @ns[:period] ? secs(@ns[:period]) : 3600.0
     @rate = @limit / @period
     @clock_at = @samples = @decreases = @updates = @sliding_votes = 0
-    @clock_phase = @newest_slack = 0.0 # law 5: how far the newest reading's count may lie from its t
-    # law 6: the window's reading the level is read against, what was taken before it, own 429s
+    @clock_phase = @newest_slack = 0.0 # how far the newest reading's count may lie from its t
+    # the window's reading the level is read against, what was taken before it, own 429s
     @win_since = nil
     @win_taken = @win_refused = 0.0
     @headers = @full_start = @sliding = @stated_policy = false
-    @own = [] # law 13: when the server counted own successes over the last period
-    @echo = nil # law 13: [since, readings, exact, above, level sum]
+    @own = [] # when the server counted own successes over the last period
+    @echo = nil # [since, readings, exact, above, level sum]
     x0 = @rate / @threads.size
     x0 = fmin(1.0 / secs(@ns[:initial_sleep]), x0) if @ns[:initial_sleep]
     @x = clamp_rate(x0)
@@ -178,9 +162,9 @@ class FairShare
 
   def clamp_rate(x) = clamp(x, @rate / @c[:crowd] * 0.01, @c[:max_rate] * @rate)
   def own_reserve = fmin(fmax(@c[:reserve] * @limit, 1.0), @limit * 0.25)
-  # Law 10: at least a quarter of the crowd's swing where the bucket holds it.
+  # At least a quarter of the crowd's swing where the bucket holds it.
   def reserve = holds_crowd? ? fmin(fmax(own_reserve, 0.25 * swing), @limit * 0.25) : own_reserve
-  # Law 3: the middle of the span the turnovers agree on.
+  # The middle of the span the turnovers agree on.
   def reset_at = @reset_span && (@reset_span[0] + @reset_span[1]) / 2.0
   def refill = reset_at ? 0.0 : @rate
   def spacing = 1.0 / @x
@@ -196,21 +180,21 @@ class FairShare
 
   def room = room_above(reserve)
   def room_above(reserve) = fmax(@limit - reserve, 0.0) * 0.8
-  def swing = 2.0 * Math.sqrt(@c[:crowd]) # law 8: the level's swing from K senders
-  # Laws 8, 9 and 10: the room above the configured reserve holds the swing.
+  def swing = 2.0 * Math.sqrt(@c[:crowd]) # the level's swing from K senders
+  # The room above the configured reserve holds the swing.
   def holds_crowd? = @reset_span.nil? && swing <= room_above(own_reserve)
 
   def slope
-    floor = @reset_span ? 4.0 : (holds_crowd? ? swing : 10.0) # law 4: 10 tokens on a bucket
+    floor = @reset_span ? 4.0 : (holds_crowd? ? swing : 10.0) # 10 tokens on a bucket
     span = fmax(@c[:span] * @limit, fmin(floor, room))
     fmax(span / Math.log(@c[:crowd]), Float::MIN)
   end
 
   def target(r, t)
     if (left = to_reset(t))
-      res = 0.75 * reserve * fmin(left / @period, 1.0) # law 7: three quarters of the reserve
-      h = fmax(left, window_secs) # law 6: past the reset, the allowances that follow
-      later = @limit * (h - left) / @period # law 7: whole
+      res = 0.75 * reserve * fmin(left / @period, 1.0) # three quarters of the reserve
+      h = fmax(left, window_secs) # past the reset, the allowances that follow
+      later = @limit * (h - left) / @period # whole
       return fmax((r + 1.0 - res + later) / h, @rate * 0.05)
     end
     surplus = (r - reserve) / fmax(@c[:drain_fill] * @limit / @rate, @c[:drain_windows] * loop_secs)
@@ -229,21 +213,21 @@ class FairShare
     dt = last.t - first.t
     return apply_sliding_window(now, first, last, dt) if @sliding
     since = @win_since
-    refused = @reset_span ? @win_refused : 0.0 # law 6: requests a spent window's level cannot show
+    refused = @reset_span ? @win_refused : 0.0 # requests a spent window's level cannot show
     total = fmax(refill - (last.r - since.r - @win_taken - refused) / dt, @rate * 0.02)
     target = target((since.r + last.r) / 2.0, (since.t + last.t) / 2.0)
-    # law 7: a first window that reads a flood cuts straight to the target
+    # a first window that reads a flood cuts straight to the target
     flood = @updates.zero? && !@full_start && @reset_span.nil? && total > 4.0 * target
     ln_x = Math.log(@x) + (flood ? 1.0 : @c[:gain]) * clamp_step(Math.log(target / total))
     price = price(last.r - planned(last.t))
     n = @threads.size.to_f
-    periods = @reset_span ? 4.0 : @c[:pull_periods] # law 4: a fixed window's pull is slower
+    periods = @reset_span ? 4.0 : @c[:pull_periods] # a fixed window's pull is slower
     pull = fmin(slope / (periods * fmax(total / fmax(@x, price), n)), @c[:pull_max])
     share = clamp(n * @x / total, 0.0, 1.0)
-    pull = if holds_crowd? # law 9: room for a crowd's swing, a lone process keeps half its pull
+    pull = if holds_crowd? # room for a crowd's swing, a lone process keeps half its pull
              pull * (1.0 - 0.5 * share)
            else
-             pull * (1.0 - share) * fmin((1.0 - share) / 0.1, 1.0) # law 4: a lone process's fades
+             pull * (1.0 - share) * fmin((1.0 - share) / 0.1, 1.0) # a lone process's fades
            end
     cap = @full_start ? target * @x / total : target
     ln_x += pull * fmax(Math.log(fmin(price, cap)) - ln_x, -Math.log(100.0))
@@ -273,7 +257,7 @@ class FairShare
     end
   end
 
-  # Law 13: alone on a window too short for its stated resets to tell, r + own = B on every success
+  # Alone on a window too short for its stated resets to tell, r + own = B on every success
   # says a sliding window (own: the process's successes counted in the last period); a bucket
   # refills between them, and reads above B once a token came back since the success before.
   def read_echo(t, r)
@@ -308,7 +292,7 @@ class FairShare
     @echo = [t, 0, 0, 0, 0.0]
   end
 
-  # Law 3: a fixed window states its end, the same instant on every answer until it turns over,
+  # A fixed window states its end, the same instant on every answer until it turns over,
   # while its count falls (a bucket's end moves on as it is used, a sliding window's is a period
   # after its newest request). Two successes more than two resolutions apart that state the same
   # end (within a resolution), the count lower at the second, place its reset at once.
@@ -329,7 +313,7 @@ class FairShare
     @samples = 0
   end
 
-  # Law 3: a fixed window turned over between lo and hi. Its resets are a period apart: the span
+  # A fixed window turned over between lo and hi. Its resets are a period apart: the span
   # kept so far, shifted by whole periods, is cut to this one (or replaced, if they do not meet),
   # and the reset is its middle.
   def place_reset(lo, hi)
@@ -351,7 +335,7 @@ class FairShare
     @window, @samples, @win_since, @win_taken, @win_refused = s, 1, s, 0.0, 0.0
   end
 
-  # Law 6: a window of the law carries on across a fixed window's turnover.
+  # A window of the law carries on across a fixed window's turnover.
   def carry_window(newest, s)
     return open_window(s) unless @window
     left = to_reset(newest.t)
@@ -366,9 +350,9 @@ class FairShare
     if @newest.nil? && r >= @c[:full_level] * @limit then @full_start = true
     elsif r <= reserve + slope * Math.log(@c[:crowd]) then @full_start = false
     end
-    slack = fmax(secs(now) - t, 0.0) # law 5: counted at t give or take this (half the latency)
+    slack = fmax(secs(now) - t, 0.0) # counted at t give or take this (half the latency)
     if @newest && t >= @newest.t
-      # law 12: on a sliding window a jump is requests leaving it a period after they were sent
+      # on a sliding window a jump is requests leaving it a period after they were sent
       if !@sliding && r > @newest.r + refill * (t - @newest.t + slack + @newest_slack) + fmax(@limit * 0.1, 2.0)
         newest = @newest
         place_reset(newest.t, t) # a fixed window turned over between the two readings
@@ -408,21 +392,21 @@ class FairShare
     set_rate(now, @x * scale)
   end
 
-  # Stated, given, or learned from the stated resets (law 4).
+  # Stated, given, or learned from the stated resets.
   def knows_quota? = !@policy.nil? || !@c[:quota].nil? || !@refill_bound.nil?
 
-  # Law 4: without a policy, a bucket is whole again (B - r)/R after the answer and a sliding
+  # Without a policy, a bucket is whole again (B - r)/R after the answer and a sliding
   # window a period B/R after its newest request, so an answer whose stated end moved since the
   # last one bounds the refill from below: R >= (B - r - 1)/reset. The refill is the largest.
   def learn_refill(now, stated, r)
     return if @c[:quota] || @policy
     @longest_reset = fmax(@longest_reset || 0.0, stated)
-    @no_bucket ||= !@reset_span.nil? # law 10: a fixed window's turnover says no bucket too
+    @no_bucket ||= !@reset_span.nil? # a fixed window's turnover says no bucket too
     return refill_from_longest_reset(now) if @no_bucket
     t = secs(now)
     end_at = t + stated
     res = secs(@ns[:reset_resolution])
-    if stated > res # law 10: a bucket's reset is rounded up by less than a resolution
+    if stated > res # a bucket's reset is rounded up by less than a resolution
       ceiling = (@limit - r + 1.0) / (stated - res)
       @refill_ceiling = @refill_ceiling ? fmin(@refill_ceiling, ceiling) : ceiling
     end
@@ -431,13 +415,13 @@ class FairShare
     @moving_end = [end_at, t, stated, r]
     return if !moved || stated <= 0.0
     bound = (@limit - r - 1.0) / stated
-    # Law 5: one reset at levels further apart than a bucket's refill explains is a sliding
+    # One reset at levels further apart than a bucket's refill explains is a sliding
     # window's (a period at any level): its refill is B/reset.
     if stated > 2.0 * res && (stated - last[2]).abs <= res
       bucket_rate_at_most = (@limit - [r, last[3]].min + 1.0) / (stated - res)
       bound = [bound, @limit / stated].max if (r - last[3]).abs > 2.0 * res * bucket_rate_at_most + 1.0
     end
-    if @refill_ceiling && bound > @refill_ceiling # law 10: no bucket says this
+    if @refill_ceiling && bound > @refill_ceiling # no bucket says this
       @no_bucket = true
       return refill_from_longest_reset(now)
     end
@@ -446,7 +430,7 @@ class FairShare
     move_refill(now, bound, @limit / bound)
   end
 
-  # Law 10: B over the longest reset stated, the window's period from below.
+  # B over the longest reset stated, the window's period from below.
   def refill_from_longest_reset(now)
     return if @longest_reset <= 0.0
     rate = @limit / @longest_reset
@@ -455,7 +439,7 @@ class FairShare
     move_refill(now, rate, @longest_reset)
   end
 
-  # Law 2: without a stated or given quota, a fixed window's period from its stated reset (its
+  # Without a stated or given quota, a fixed window's period from its stated reset (its
   # end, the same on every answer until it turns over): two ends in a row, each stated alike
   # (within the header's resolution, `reset_resolution`) for more than two resolutions, with the
   # level's turnover at the first, are a period apart.
@@ -509,7 +493,7 @@ class FairShare
     if a.limit&.positive?
       @limit = a.limit.to_f
     elsif a.remaining && a.remaining.to_f >= @limit
-      @limit = a.remaining.to_f + 1.0 # law 5: the bucket held what is left and this request
+      @limit = a.remaining.to_f + 1.0 # the bucket held what is left and this request
     end
     th = @threads[thread]
     sent = th.last_send || now
@@ -538,7 +522,7 @@ class FairShare
         @probe = fmin(@probe * Math.exp(BLIND_ADAPT * BLIND_REFUSALS), @rate * @rate * BLIND_PROBE_MAX)
       end
     when :limited
-      @win_refused += 1.0 if @window # law 6: a request a spent window's level cannot show
+      @win_refused += 1.0 if @window # a request a spent window's level cannot show
       th.errors = 0
       period = from_secs(spacing)
       left = to_reset(secs(now))
@@ -555,9 +539,9 @@ class FairShare
                    fmax(1.0 - 1.0 / fmax(per_period, 1.0), @c[:decrease])
                  elsif @headers && holds_crowd?
                    if @updates.zero? && @decreases.zero?
-                     fmin(@threads.size / swing, @c[:decrease]) # law 9: refused before any window, a crowd
+                     fmin(@threads.size / swing, @c[:decrease]) # refused before any window, a crowd
                    else
-                     Math.exp(Math.log(@c[:decrease]) / @threads.size) # law 11: an n-th of a halving per refusal
+                     Math.exp(Math.log(@c[:decrease]) / @threads.size) # an n-th of a halving per refusal
                    end
                  else
                    @c[:decrease]

@@ -192,7 +192,7 @@ fn agrees(name: &str, mut command: Command, shape: &Shape) -> String {
 
     let live = summary(&rec);
     assert_eq!(said["port"], name, "{said}");
-    assert_eq!(said["law"], fair_share::LAW, "{said}");
+    assert_eq!(said["follows"], fair_share::VERSION, "{said}");
     // The port counts what the server recorded: every answer, by status.
     for field in ["requests", "ok", "limited", "errors"] {
         assert_eq!(live[field], said[field], "{field}: {said} / {printed}");

@@ -1,7 +1,7 @@
 //! The Rust example client (`examples/fair_share_client.rs`, tokio + hyper on the
 //! `fair-share` crate), held to the sim as the ports are. `cargo test` builds the examples;
 //! when this binary runs alone (`cargo test --test ports rust`), the run builds it first (a
-//! no-op when it is fresh; a binary left from an older law would say the older `LAW`).
+//! no-op when it is fresh; a binary left from an older crate would say the older `VERSION`).
 
 use std::path::PathBuf;
 use std::process::Command;

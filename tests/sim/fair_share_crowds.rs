@@ -1,8 +1,8 @@
 //! What `fair-share` does for a crowd of one-thread processes on a bucket deep enough to hold
-//! its price (law 8), for a process that starts far below another (law 9), and for a pool of
-//! threads beside many singles (law 11), and for a crowd of singles on a sliding window (law 12).
-//! docs/fair-share-notes.md ("Law 8, and what was tried beside it", "A trap, found on the way",
-//! "Law 9", "Law 11" and "Law 12") rests on this.
+//! its price, for a process that starts far below another, and for a pool of
+//! threads beside many singles, and for a crowd of singles on a sliding window.
+//! docs/fair-share-notes.md ("The crowd's price, and what was tried beside it", "A trap, found on the way",
+//! "The crowd's first cut", "The per-thread cut" and "The sliding echo") rests on this.
 
 use crate::common::bundled;
 use throttle_sim::record::Metrics;
@@ -31,7 +31,7 @@ fn two_hundred_singles_on_a_hundred_tokens_hold_the_level_above_their_swing() {
     ]);
     // The price spans 2√K = 63 tokens, so the level sits above the swing of 200 random
     // senders: the second half is almost free of 429s, and no process falls behind. With the
-    // 10 tokens of law 7 the level sat at 3: 6.9 % refused in the second half, Jain's index
+    // 10-token floor it had before, the level sat at 3: 6.9 % refused in the second half, Jain's index
     // 0.61 (each refusal halved one process, and the pull could not bring it back).
     assert!(m.ratio_429_late < 0.005, "{m:?}");
     assert!(m.fairness > 0.95, "{m:?}");
@@ -60,8 +60,8 @@ fn a_process_starting_at_the_price_floor_gets_its_share() {
 
 /// The trap in docs/fair-share-notes.md ("A trap, found on the way"). At half that pace the
 /// first window closes after the other process has drained the level to the reserve, where the
-/// price is `R/K` per thread. With law 8 the other process read its share as 1 and did not
-/// pull, so the slow one never climbed (Jain's index 0.503 for 5 hours). Law 9 keeps half that
+/// price is `R/K` per thread. Before the kept pull, the other process read its share as 1 and did not
+/// pull, so the slow one never climbed (Jain's index 0.503 for 5 hours). The kept pull keeps half that
 /// pull on a bucket with room for a crowd's swing.
 #[test]
 fn a_process_starting_below_the_price_floor_gets_its_share() {
@@ -71,8 +71,8 @@ fn a_process_starting_below_the_price_floor_gets_its_share() {
 
 /// 200 one-thread processes of `fair-share` started together on an empty GCRA of 5,000 an hour,
 /// for 5 hours (the matrix's 200x1/gcra_5000ph_empty), seed 42. Each one's first refusal, before
-/// any window could read the level, cuts it to `1/(2√K)` of its rate (law 9): 2.1 % of all
-/// requests are refused. Halving alone (law 8) took each about `log2 200` refusals: 7.3 %.
+/// any window could read the level, cuts it to `1/(2√K)` of its rate: 2.1 % of all
+/// requests are refused. Halving alone took each about `log2 200` refusals: 7.3 %.
 #[test]
 fn two_hundred_singles_on_an_empty_bucket_take_one_deep_cut_each() {
     let m = two_hundred_singles(&["server.limit=5000", "server.initial=0"]);
@@ -82,11 +82,11 @@ fn two_hundred_singles_on_an_empty_bucket_take_one_deep_cut_each() {
 }
 
 /// One process of 500 threads beside 500 one-thread processes on Heroku's 4,500 an hour
-/// (gauntlet/threads_1000.toml, seed 42). A refusal marks one thread: law 11 cuts the pool by
-/// `2^(−1/500)` for it (500 refusals halve it, as one each halves 500 singles), where law 10
-/// halved all 500 of its threads at once. With law 10 the pool ended at about a fifth of a
+/// (gauntlet/threads_1000.toml, seed 42). A refusal marks one thread: the per-thread cut takes the pool down by
+/// `2^(−1/500)` for it (500 refusals halve it, as one each halves 500 singles), where before it a refusal
+/// halved all 500 of its threads at once. Before it the pool ended at about a fifth of a
 /// single's per-thread rate: Jain's index 0.694, 1.26 % of the second half refused (0.62–0.69
-/// and 1.25–1.52 % on seeds 42–45); law 11 gives 0.82–0.86 and 0.13–0.58 %.
+/// and 1.25–1.52 % on seeds 42–45); the per-thread cut gives 0.82–0.86 and 0.13–0.58 %.
 #[test]
 fn a_pool_of_threads_beside_singles_is_cut_as_its_threads_would_be() {
     let m = bundled("gauntlet/threads_1000.toml", &["expect={}"]).metrics;
@@ -96,9 +96,9 @@ fn a_pool_of_threads_beside_singles_is_cut_as_its_threads_would_be() {
 
 /// 200 one-thread processes on a sliding window of 1,000 an hour for 20 hours (seed 42). What
 /// the crowd sent in its first seconds leaves the window together an hour later, and the level
-/// jumps. Law 11 read a fixed window's turnover in that echo: a slow process left sliding mode,
+/// jumps. Before the sliding echo, the law read a fixed window's turnover in that echo: a slow process left sliding mode,
 /// and the fixed window's target and a bucket's pull lifted it up to 30-fold in one window.
-/// Jain's index was 0.155 (0.07–0.24 over seeds 42–51); law 12, which reads no turnover in a
+/// Jain's index was 0.155 (0.07–0.24 over seeds 42–51); the sliding echo, which reads no turnover in a
 /// sliding window's jumps, gives 0.736 (0.70–0.72 on seeds 43–45). The whole-run 429s (8.8 %)
 /// are still the crowd's start.
 #[test]

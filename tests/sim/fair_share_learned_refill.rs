@@ -1,7 +1,7 @@
 //! What `fair-share` learns from a server that states a limit and a window's end but no quota
 //! (GitHub's `x-ratelimit-limit` and `x-ratelimit-reset`) before it has read the window's
-//! period. docs/fair-share-notes.md ("After law 9: tried, and a trap in the learned refill",
-//! and "Law 10") rests on this.
+//! period. docs/fair-share-notes.md ("After the crowd's first cut: tried, and a trap in the learned refill",
+//! and "The crowd's reserve") rests on this.
 
 use crate::common::bundled;
 use throttle_sim::record::Metrics;
@@ -34,14 +34,14 @@ fn five_processes_share_a_github_window() {
     assert!(m.ratio_429 < 0.01, "{m:?}");
 }
 
-/// The trap that law 10 closes. A process that sends rarely reads answers from different
-/// windows, so the stated end moves between them, and law 9 took each as a bucket's: near a
+/// The trap that the crowd's reserve closes. A process that sends rarely reads answers from different
+/// windows, so the stated end moves between them, and the law took each as a bucket's: near a
 /// window's end (4.8 s left, 12 of 100 left) that bound said the refill was at least 18 a
 /// second, eleven times the window's 1.67. The process then ran at that rate and spent every
 /// window in its first seconds. Its refusals there were explained by the reset, so nothing cut
 /// it, and the other four were refused, halved and stayed at the floor (Jain's index 0.21, 5.6 %
 /// refused). With a reserve of a tenth of the bucket this happened on 10 of 40 seeds (seeds
-/// 42–81). Law 10 reads such an answer as no bucket's (its bound is above the ceiling an
+/// 42–81). The crowd's reserve reads such an answer as no bucket's (its bound is above the ceiling an
 /// earlier answer put on a bucket's refill) and takes the limit over the longest reset instead.
 #[test]
 fn a_refill_learned_near_a_github_windows_end_does_not_take_the_window() {
@@ -52,7 +52,7 @@ fn a_refill_learned_near_a_github_windows_end_does_not_take_the_window() {
 
 /// The same five processes at the default reserve, seed 66. One process was cut to the floor
 /// in the crowded first minute and then sent too rarely to read the window's period from two
-/// stated ends; once the level's turnover showed it a fixed window, law 10 as first written
+/// stated ends; once the level's turnover showed it a fixed window, the crowd's reserve as first written
 /// stopped learning, so it stayed on the default quota's hour: its target at the floor, 1 to 3
 /// successes per 10 minutes against the others' 240 (Jain's index 0.80). It now takes the limit
 /// over the longest reset stated until the period is read.

@@ -1,6 +1,6 @@
 //! What `fair-share` does alone on a sliding window too short for its stated resets to tell
-//! from a bucket (20 a second: both round up to one second), law 13. docs/fair-share-notes.md
-//! ("Law 13") rests on this.
+//! from a bucket (20 a second: both round up to one second), the own-count test. docs/fair-share-notes.md
+//! ("The own-count test") rests on this.
 
 use crate::common::bundled;
 use throttle_sim::record::Metrics;
@@ -25,8 +25,8 @@ fn alone_on_twenty_a_second(threads: &str) -> Metrics {
 
 /// Read as a bucket, the level a lone thread leaves on a sliding window (20 less what it sent
 /// over the last second) says a crowd takes the rest, and the pull held the thread at half the
-/// window: law 12's utilization was 0.476 (the matrix's 1x1/sw_20ps, 10 seeds). Law 13 reads
-/// `r + own = B` on every success and switches to sliding mode: 0.963 here (law 12: 0.476).
+/// window: before the own-count test the utilization was 0.476 (the matrix's 1x1/sw_20ps, 10 seeds). The own-count test reads
+/// `r + own = B` on every success and switches to sliding mode: 0.963 here (0.476).
 #[test]
 fn a_lone_thread_on_a_one_second_sliding_window_uses_it() {
     let m = alone_on_twenty_a_second("1");
@@ -35,9 +35,9 @@ fn a_lone_thread_on_a_one_second_sliding_window_uses_it() {
 }
 
 /// 200 threads in one process: the first second's burst leaves the window a second later, a
-/// jump that law 12 could read as a fixed window's turnover and keep (the matrix's
-/// 1x200/sw_20ps reached 0.727 on seed 48 that way). Here law 12's utilization is 0.866 and law
-/// 13's 0.933, with no 429s in the second half for either.
+/// jump that the law could read as a fixed window's turnover and keep (the matrix's
+/// 1x200/sw_20ps reached 0.727 on seed 48 that way). Here the utilization was 0.866 before the own-count test
+/// and is 0.933 with it, with no 429s in the second half for either.
 #[test]
 fn a_lone_pool_on_a_one_second_sliding_window_uses_it_without_late_refusals() {
     let m = alone_on_twenty_a_second("200");

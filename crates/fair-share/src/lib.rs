@@ -1,14 +1,17 @@
-//! `fair-share` (law 13, see [`LAW`]): the law of a blind client that needs no count of its
+//! `fair-share` (version [`VERSION`]): the law of a blind client that needs no count of its
 //! peers and still shares a key's quota equally, holding a small reserve of tokens instead of running into 429s. Every
 //! constant is in the API's own units (the bucket `B`, the refill `R`, the window) or in the
 //! client's own period, so one set of defaults serves a 5-per-second API and a 100,000-per-day
 //! one. This crate is the law itself, with no I/O and no clock of its
 //! own: the caller tells it the time and the answers. throttle-sim's `fair-share` algorithm is
 //! this crate, and `ports/` holds the same law in Ruby, Python and JavaScript; the repository's
-//! docs/fair-share.md is the porter's page; this comment has every formula.
+//! docs/fair-share.md is the porter's page; this comment has every formula. The code is a
+//! small state machine: `src/law/modes.rs` names what the law believes about the server (no
+//! count, a bucket, a fixed window, a sliding window) and its phase, with every transition and
+//! the evidence for it, and each mode's rules have a file of their own in `src/law/`.
 //!
 //! **What it reads.** The status, `RateLimit-Remaining` (`r`), `RateLimit-Limit` (the bucket
-//! `B`, else the quota, raised to `r + 1` by a count above it: law 5), `Retry-After`, its own
+//! `B`, else the quota, raised to `r + 1` by a count above it), `Retry-After`, its own
 //! latency and clock, and its own thread count `n`. The quota `Q` per `period` gives the refill
 //! `R = Q / period`.
 //!
@@ -47,8 +50,8 @@
 //! reserve `r0`; its gain has no population in it, because `S` is already the sum over
 //! everyone, so it holds from one thread to thousands, and it multiplies every process's rate by
 //! the same factor. A first window that reads a flood, a total more than four times its target
-//! (a crowd started together, each process sure it is alone), cuts straight to the target
-//! (law 7): capped per window, the D step left the flood to the 429s, which halve one process
+//! (a crowd started together, each process sure it is alone), cuts straight to the target:
+//! capped per window, the D step left the flood to the 429s, which halve one process
 //! at a time, and 200 one-thread processes on a 4,500-an-hour bucket drew 4 % 429s over five
 //! hours, all in the first minutes (0.6 % with the cut). The P term pulls every process toward *one common function of the shared
 //! level*, so the only rest point is equal per-thread rates (Kelly's price: the level is the
@@ -58,14 +61,14 @@
 //! (`n·x ≈ S`) has nobody to be fair to and does not pull: its pull would only hold the level
 //! where a lone client's price sits, near the top, and waste the refill. A share within 0.1 of
 //! the whole is such a process read through the total's noise, and its weight falls off as the
-//! square of `1 − n·x/S` there (law 4). On a bucket that holds the crowd's swing a lone
+//! square of `1 − n·x/S` there. On a bucket that holds the crowd's swing a lone
 //! client's price sits far below the top, and a process that reads itself as the whole keeps
-//! half its pull (law 9): it may be beside one far below it, which the level it drains to the
+//! half its pull: it may be beside one far below it, which the level it drains to the
 //! reserve prices as one of a crowd of `K` (a process started at `R/(2K)` per thread beside
 //! one of five threads on Heroku's bucket stayed there for five hours, Jain's index 0.503). The price spans `span · B` tokens, but at least
 //! 10 on a bucket (a one-token step of the integer count must not move it by more than a small
 //! factor, and a flatter price lets the pull be stronger: a level held on a bucket refills all
-//! the same), and at least `2√K` (63) where the bucket has room for that (law 8: `K` senders at
+//! the same), and at least `2√K` (63) where the bucket has room for that (`K` senders at
 //! random phases swing the level by about `√K` tokens, which a steeper price reads as a change
 //! of the crowd; 200 one-thread processes on a 100-token bucket held it at 3 tokens, drew 6.9 %
 //! 429s in the second half and kept shares 0.61 apart in Jain's index), and at least 4 on a
@@ -73,24 +76,24 @@
 //! bucket. On a fixed window the pull is also slower (`P` = 4
 //! instead of `pull_periods`, 1.5): there it holds the level above the even-spend plan.
 //! Where the bucket holds the crowd's swing, the reserve is at least a quarter of it, `√K/2`
-//! tokens (law 10): a crowd of `K` rests at the reserve, and with one token there its swing
+//! tokens: a crowd of `K` rests at the reserve, and with one token there its swing
 //! went to the 429s (1,000 threads on a 100-token bucket: 4.3 % refused in the second half,
 //! 1.5 % with `√K/2`).
 //!
 //! **A fixed window.** When `r` jumps up by a tenth of the bucket (at least 2 tokens) more than
 //! the refill explains (over the readings' spacing widened by how far each one's count may lie
-//! from its time, half its latency: law 5), the server has reset a window: the window restarts there, and from then
+//! from its time, half its latency), the server has reset a window: the window restarts there, and from then
 //! on the level is read as an allowance that nothing refills until the next reset one `period`
 //! later: `S = −Δr/Δt` and
 //! `R_t = max(R/20, (r̄ + 1 − ¾·r0 · left/period + B · (h − left)/period) / h)` with `left`
 //! the time to the next reset and `h = max(left, W)` (the count was read after its own request
 //! was taken, hence the `+ 1`; what is left at the reset is lost, so the reserve shrinks to
-//! nothing by then, and law 7 keeps three quarters of it; a window of the law longer than what
+//! nothing by then, and three quarters of it are kept; a window of the law longer than what
 //! is left spans the reset, and the allowances of the server's windows that follow are spent
-//! in it too: law 6, whole since law 7, as a reserve kept in them is lost at their resets); a window of the
+//! in it too, whole, as a reserve kept in them is lost at their resets); a window of the
 //! law closes after at most `0.3 B` tokens; the price is read against the allowance's plan,
 //! `g(r − p(t))` with `p(t) = (B − r0) · left / period`. A window of the law carries on across a
-//! turnover (law 6): it counts the level's fall up to the last reading before it and what the
+//! turnover: it counts the level's fall up to the last reading before it and what the
 //! new allowance lost before the first reading after it (`B − r`), and reads the level against
 //! that reading from then on; the process's own 429s in it count too (an allowance spent reads
 //! 0 however many more come). Restarting it at every turnover kept a process that reads fewer
@@ -98,7 +101,7 @@
 //! A rise of the level without a reset (a sliding window returning what a window ago took)
 //! switches back. Where the resets fall is the span every turnover seen agrees on (each
 //! between the two readings around its jump, or within a resolution below a stated end, see
-//! below), cut down turnover by turnover modulo the period (law 3); the reset is its middle.
+//! below), cut down turnover by turnover modulo the period; the reset is its middle.
 //! From one turnover alone, two processes' resets could differ by their readings' spacing, and
 //! their plans `p(t)` by as many seconds of the allowance: they would price the same level
 //! apart and keep unequal shares.
@@ -112,16 +115,16 @@
 //! Any other such server is a bucket (whole again `(B − r)/R` after the answer) or a sliding
 //! window (whole again a period `B/R` after its newest request), so each answer whose stated end
 //! moved by more than a resolution since the process's last answer bounds the refill from
-//! below, `R ≥ (B − r − 1)/reset` (law 4): the refill is the largest bound seen, the period
+//! below, `R ≥ (B − r − 1)/reset`: the refill is the largest bound seen, the period
 //! `B/R`, and the rate moves with it as with a stated quota. Such a learned quota also lets the
 //! law tell a sliding window and a stated end that stays put (below). A bucket's reset grows by
 //! `1/R` a token, so two answers in a row that state the same reset (within a resolution each
 //! way, the reset over two) read levels at most `2·res·(B − r + 1)/(reset − res) + 1` apart;
 //! levels further apart under one reset are a sliding window's, whose refill is then
-//! `B/reset` at once (law 5), not hours later when the level nears empty. A bucket's reset is
+//! `B/reset` at once, not hours later when the level nears empty. A bucket's reset is
 //! also rounded up by less than a resolution, so each answer bounds its refill from above,
 //! `R ≤ (B − r + 1)/(reset − res)`. A lower bound above the lowest such ceiling is an answer no
-//! bucket gives (law 10): a window read from a rare vantage, such as a fixed window's last
+//! bucket gives: a window read from a rare vantage, such as a fixed window's last
 //! seconds (12 of 100 left with 4.8 s to go, read as a refill of 18 a second, eleven times the
 //! window's; the process that read it spent every window in its first seconds and held four
 //! others at the floor, Jain's index 0.21). From then on the refill is `B` over the longest
@@ -130,7 +133,7 @@
 //! had stayed on the default quota's hour, its target at the floor (Jain's index 0.80 for five
 //! processes on a window of 100 a minute).
 //!
-//! **A stated end that stays put** (law 3). With the period known (a stated, given or learned quota),
+//! **A stated end that stays put**. With the period known (a stated, given or learned quota),
 //! two successes more than two resolutions (`reset_resolution`, 1 s) apart that state the same
 //! end (`t` + reset, `t` the reading's counted time, within a resolution), the count lower at
 //! the second and the reset at most a period, are a fixed window before any turnover: a
@@ -150,12 +153,12 @@
 //! is `B/period` (a token left unused is lost; the refusals at the floor are the signal), there
 //! is no pull, and a 429 takes one request per period off the process
 //! (`x · (1 − 1/(n·x·period))`) instead of half. A reading `1.5σ` short of a period (a window
-//! counting down) or a fixed window's stated end switches back; a jump of the level does not
-//! (law 12): on a sliding window it is requests sent together leaving it a period later. A
+//! counting down) or a fixed window's stated end switches back; a jump of the level does not:
+//! on a sliding window it is requests sent together leaving it a period later. A
 //! quota must be known (stated, given or learned) to tell `(B − r)/R`.
 //!
 //! **A window too short for its resets to tell** (`period ≤ 2.5σ`: both say one second). The
-//! level tells, for a process alone (law 13): on a sliding window `r + own = B` on every
+//! level tells, for a process alone: on a sliding window `r + own = B` on every
 //! success, `own` being the process's successes counted in the last period (this one too);
 //! others only lower it, and a bucket's refill raises it once a token came back since the
 //! process's success before. Over 4 periods and at least 30 successes each at least `1/R` after
@@ -176,11 +179,11 @@
 //! then the thread holds to the reset and the rate stays; the thread waits at least
 //! `Retry-After + U[0, retry_jitter] × min(Retry-After, 1/x)`. The process's first 429, before
 //! any window closed, on a bucket that holds the crowd's swing, cuts `x` by `min(n/(2√K),
-//! decrease)` instead (law 9): a crowd emptied the bucket before anyone could read it, every
+//! decrease)` instead: a crowd emptied the bucket before anyone could read it, every
 //! process of a crowd started together is refused at least once and takes the same cut, and
 //! each of 200 one-thread processes on an empty 5,000-an-hour bucket no longer halves its way
 //! down through about `log2 N` refusals (whole-run 429s 7.3 % → 2.1 %). Any later 429 on such a
-//! bucket, once a count was read, cuts `x` by `decrease^(1/n)` (law 11): a refusal marks one
+//! bucket, once a count was read, cuts `x` by `decrease^(1/n)`: a refusal marks one
 //! thread, so a process of `n` threads takes an `n`-th of the cut, and `n` refusals cut it as
 //! one refusal each cuts `n` one-thread processes (500 threads beside 500 singles: Jain's index
 //! 0.66 → 0.84, second-half 429s 1.3 % → 0.5 %). **A 503 or a transport error**
@@ -240,29 +243,9 @@ pub use draw::{Draw, Fixed, SplitMix};
 pub use law::Law;
 pub use params::{Params, Problem, UNITS};
 
-/// The version of the law this crate is, which every port names in its header: 1 as first
-/// released (2026-11-26); 2 reads a fixed window's period from its stated reset when the
-/// server states no policy (GitHub); 3 places a fixed window's reset from a stated end that
-/// stays put while the count falls, and narrows down where the resets fall turnover by turnover;
-/// 4 learns the refill of a bucket or sliding window from its stated reset without a policy,
-/// and on a bucket pulls harder over a wider price (a lone process's pull fading near a share
-/// of 1); 5 raises the bucket to a count above it when no limit is stated, and reads a
-/// sliding window's refill from one reset stated at levels no bucket's refill explains, and
-/// widens the refill a level may show between two readings by how far each one's count may lie
-/// from its time (half its latency) before it reads a fixed window's turnover; 6 carries a window
-/// of the law across a fixed window's turnovers, counting what was taken on both sides and its
-/// own refusals, and aims it at the allowances of the server's windows it spans; 7 cuts a
-/// first window that reads a flood straight to its target, and keeps three quarters of the
-/// reserve in a fixed window's current allowance and none in those to come; 8 widens a
-/// bucket's price to `2√K` tokens where the bucket has room for it; 9, on such a bucket, keeps
-/// half the pull of a process that reads itself as the whole total, and cuts a process refused
-/// before its first window to `n/(2√K)` of its rate; 10 keeps a reserve of at least `√K/2`
-/// tokens on such a bucket, and stops learning a refill from stated resets that no bucket
-/// gives; 11 cuts a process of `n` threads refused on such a bucket by `decrease^(1/n)`, an
-/// `n`-th of the cut; 12 reads no fixed window's turnover in a jump of a sliding window's
-/// level (requests sent together leaving it a period later); 13 tells a sliding window too short
-/// for its stated resets to say so by the level and the process's own successes, when alone.
-pub const LAW: u32 = 13;
+/// The version of the law this crate is (its `Cargo.toml`'s): what each port names as the one
+/// it follows. What changed from one version to the next is in `CHANGELOG.md`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The law for one process, shared by its threads: a [`Law`], its generator, and which threads
 /// have a request waiting to go, behind one lock.

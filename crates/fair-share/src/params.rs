@@ -25,8 +25,8 @@ pub struct Params {
     /// most a quarter of the bucket). Default 0.005: 22 of Heroku's 4,500.
     pub reserve: f64,
     /// The price's span (from `R/K` to `R`) as a fraction of the bucket. Default 0.03. On a
-    /// bucket never under `2√K` tokens where 0.8 of the room above the reserve holds them (law
-    /// 8), else 10; on a fixed window 4.
+    /// bucket never under `2√K` tokens where 0.8 of the room above the reserve holds them, else
+    /// 10; on a fixed window 4.
     pub span: f64,
     /// `K`, the largest crowd the price is sized for, in threads; `2√K` tokens is its level's
     /// swing. Default 1000.

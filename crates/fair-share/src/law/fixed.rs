@@ -1,0 +1,151 @@
+//! **Fixed window** mode: the level is an allowance that nothing refills until the next reset,
+//! one period after the last. What is left at a reset is lost, so the rule is to spend the
+//! allowance evenly to its reset, keeping a reserve that shrinks to nothing by then. The total
+//! is the level's fall, `S = −Δr/Δt`, plus the process's own refusals (an allowance spent reads
+//! 0 however many more are refused); the target is what is left (one more: the count was read
+//! after its own request was taken) less three quarters of the reserve scaled by what is left of
+//! the period, plus the whole allowances of the server's windows a longer window of the law
+//! spans, over `h = max(left, W)`. The price is read against the even-spend plan
+//! `p(t) = (B − r0)·left/period`, the pull is slower (`P` = 4), and a window of the law closes
+//! after at most `0.3·B` tokens and carries on across the resets it spans.
+//!
+//! Where the resets fall is the span every turnover seen agrees on, modulo the period, and the
+//! reset is its middle: from one turnover alone two processes' resets could differ by their
+//! readings' spacing, their plans by as many seconds of the allowance, and they would price one
+//! level apart and keep unequal shares. A refusal that the predicted reset explains (its
+//! `Retry-After` within a tenth of a period of it), for a process that sends at least 4 per
+//! window, holds the thread to the reset without a cut.
+
+use super::modes::Evidence;
+use super::{Law, Sample};
+use crate::time::{Nanos, secs};
+
+/// A window of the law closes after at most this share of the allowance (unitless), so that it
+/// closes between two of the server's resets.
+pub(super) const MAX_FLOW_OF_ALLOWANCE: f64 = 0.3;
+/// On a fixed window the pull's loop gain per window is at most `1/WINDOW_PULL_PERIODS`
+/// (on a bucket `1/pull_periods`): there the pull holds the level above the even-spend plan,
+/// and what is left at the reset is lost (at 1.5, GitHub's 5,000 per hour loses 0.3 % of its
+/// utilization, and fixed windows of 100 per minute 1.4 %).
+pub(super) const WINDOW_PULL_PERIODS: f64 = 4.0;
+/// The target keeps this share of the reserve `r0` (unitless) in the server's current window,
+/// shrinking to nothing by the reset, and none in the windows to come, where it would be lost (the
+/// whole reserve left a lone process of 200 threads on a 10-per-second window at 0.93 of the
+/// allowance; a quarter of it drew its 429s).
+pub(super) const WINDOW_RESERVE_SHARE: f64 = 0.75;
+/// The price spans at least this many tokens: what the level holds is lost at the reset, so a
+/// narrow price, held low.
+pub(super) const MIN_SPAN_TOKENS: f64 = 4.0;
+/// The target never falls below this fraction of `R` (unitless): a window read as spent still
+/// sends a little, to read the next reset.
+pub(super) const MIN_WINDOW_TARGET_OF_RATE: f64 = 0.05;
+/// A 429 that the reset explains cuts no rate when the process (its threads in line) sends at
+/// least this many requests per window; on a shorter window the refusal may as well say the
+/// rate is high.
+pub(super) const MIN_SENDS_PER_WINDOW: f64 = 4.0;
+/// A `Retry-After` within this fraction of a period (unitless) of the predicted reset is that
+/// reset; so is a stated window end within it of a turnover (`stated.rs`).
+pub(super) const RESET_MATCH: f64 = 0.1;
+/// A reset placed this close after a reading (seconds) still falls between it and the next.
+pub(super) const RESET_TIME_SLACK: f64 = 1e-9;
+
+/// Where the resets fall once a fixed window turned over between `lo` and `hi` (seconds), from
+/// where the turnovers seen before put them (`span`), the period being `period` seconds. Its resets are a period
+/// apart, so every turnover seen narrows down where they fall: the span kept so far,
+/// shifted by whole periods, is cut to this one (or replaced by it, if they do not meet:
+/// the period was not what the law believed). The reset is placed at the span's middle.
+/// Read from one turnover alone, it could be off by the readings' spacing, and the
+/// even-spend level the price is read against by as many seconds of the allowance: two
+/// processes would price the same level differently and their shares would stay apart.
+pub(super) fn narrowed(span: Option<(f64, f64)>, lo: f64, hi: f64, period: f64) -> (f64, f64) {
+    match span {
+        Some((a, b)) => {
+            let shift = (((lo + hi) - (a + b)) / 2.0 / period).round() * period;
+            let (from, to) = (lo.max(a + shift), hi.min(b + shift));
+            if from <= to { (from, to) } else { (lo, hi) }
+        }
+        None => (lo, hi),
+    }
+}
+
+impl Law {
+    pub(super) fn to_reset(&self, t: f64) -> Option<f64> {
+        let period = self.period;
+        self.reset_at()
+            .map(|reset| period - (t - reset).rem_euclid(period))
+    }
+
+    /// A reset of the fixed window: the middle of the span its turnovers agree on.
+    pub(super) fn reset_at(&self) -> Option<f64> {
+        self.mode.reset_span().map(|(lo, hi)| (lo + hi) / 2.0)
+    }
+
+    pub(super) fn planned(&self, t: f64) -> f64 {
+        self.to_reset(t).map_or(0.0, |left| {
+            (self.limit - self.reserve()).max(0.0) * left / self.period
+        })
+    }
+
+    /// The tokens a window must see taken: `min_flow`, but on a fixed window at most a share
+    /// of its allowance (a window of the law must close between two of the server's resets).
+    pub(super) fn min_flow(&self) -> f64 {
+        if self.mode.is_fixed() {
+            self.cfg.min_flow.min(self.limit * MAX_FLOW_OF_ALLOWANCE)
+        } else {
+            self.cfg.min_flow
+        }
+    }
+
+    /// The target total on a fixed window with `left` seconds to its next reset, at the level
+    /// `r`: what is left, and the allowances of the server's windows a window of the law spans,
+    /// spread over what is left or that window if longer.
+    pub(super) fn window_target(&self, r: f64, left: f64) -> f64 {
+        // What is left at the reset is lost: the reserve shrinks to nothing by then.
+        let reserve = WINDOW_RESERVE_SHARE * self.reserve() * (left / self.period).min(1.0);
+        // Spread over a window of the law at least; one longer than what is left spans the
+        // reset, and the allowances of the server's windows that follow are spent in it
+        // too, whole: a reserve kept in them would be lost at their resets.
+        let horizon = left.max(self.window_secs());
+        let later = self.limit * (horizon - left) / self.period;
+        // `r` is read after the request it answers was counted: the allowance at that
+        // instant held one more.
+        ((r + 1.0 - reserve + later) / horizon).max(self.rate * MIN_WINDOW_TARGET_OF_RATE)
+    }
+
+    /// A fixed window turned over between `lo` and `hi` (seconds): see [`narrowed`].
+    pub(super) fn place_reset(&mut self, lo: f64, hi: f64) {
+        let resets = narrowed(self.mode.reset_span(), lo, hi, self.period);
+        self.mode.on(Evidence::Turnover { resets });
+    }
+
+    /// A fixed window turned over between `newest` and `s`, inside an open window of the law:
+    /// it carries on across the reset, counting the level's fall up to `newest` and,
+    /// when the reset placed falls between the two, what the new allowance lost before `s`.
+    /// Dropping the window instead would keep a slow process (fewer answers per server window
+    /// than a window of the law needs) from ever closing one.
+    pub(super) fn carry_window(&mut self, newest: Sample, s: Sample) {
+        let turnover = self
+            .to_reset(newest.t)
+            .is_some_and(|left| newest.t + left <= s.t + RESET_TIME_SLACK);
+        let limit = self.limit;
+        let Some(w) = self.level.window.as_mut() else {
+            self.open_window(s);
+            return;
+        };
+        w.taken += (w.since.r - newest.r).max(0.0);
+        if turnover {
+            w.taken += (limit - s.r).max(0.0);
+        }
+        w.since = s;
+    }
+
+    /// Whether a refusal read at `now` with this `Retry-After` is a fixed window's allowance
+    /// spent: it says to come back at the reset the level's jumps predict, and nothing says the
+    /// rate is too high for the next window.
+    pub(super) fn window_spent(&self, now: Nanos, retry_after: Option<Nanos>) -> bool {
+        self.period * self.x * self.threads.len() as f64 >= MIN_SENDS_PER_WINDOW
+            && retry_after
+                .zip(self.to_reset(secs(now)))
+                .is_some_and(|(ra, left)| (secs(ra) - left).abs() <= RESET_MATCH * self.period)
+    }
+}

@@ -1,0 +1,177 @@
+//! Reading the quota: what the law knows of the refill `R` and the period. A stated policy
+//! (`RateLimit-Policy`) or a configured quota gives them; without either, GitHub's headers (a
+//! limit and a reset, no policy) still tell them. A fixed window's period is read from its
+//! stated ends (`stated.rs`); a bucket's or sliding window's refill is learned here from the
+//! stated resets: a bucket is whole again `(B − r)/R` after the answer, and a sliding window has
+//! `B` again a period `B/R` after its newest request, so each answer whose stated end moved by
+//! more than a resolution since the process's last one bounds the refill from below,
+//! `R ≥ (B − r − 1)/reset`, and the refill is the largest bound seen. Two answers in a row that
+//! state the same reset at levels further apart than a bucket's reset allows
+//! (`2·res·(B − r + 1)/(reset − res) + 1`) are a sliding window's: its refill is `B/reset` at
+//! once. A bucket's reset is also rounded up by less than a resolution, so each answer caps its
+//! refill, `R ≤ (B − r + 1)/(reset − res)`; a lower bound above the lowest cap, or a fixed
+//! window's turnover, is no bucket: the refill is then `B` over the longest reset stated, the
+//! window's period from below, until a period is read. Whenever `R` and the period move, the rate
+//! moves with them, so a process that ran on a wrong quota is at its share of the right one at
+//! once.
+
+use super::Law;
+use crate::answer::Policy;
+use crate::time::{Nanos, nanos, secs};
+
+/// An answer's stated reset, for `learn_refill`: the end it names (`t` + reset, seconds),
+/// when it came, the reset itself and the level read with it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct StatedReset {
+    pub(super) end: f64,
+    pub(super) at: f64,
+    pub(super) reset: f64,
+    pub(super) r: f64,
+}
+
+/// What the stated resets have taught of the refill.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct LearnedRefill {
+    /// The end (`t` + reset) the last answer stated, when it came, the reset it stated and the
+    /// level it read.
+    pub(super) moving_end: Option<StatedReset>,
+    /// The refill learned from the stated resets, if any.
+    pub(super) refill_bound: Option<f64>,
+    /// The lowest ceiling the stated resets put on a bucket's refill, `(B − r + 1)/(reset − res)`...
+    pub(super) refill_ceiling: Option<f64>,
+    /// ... the longest reset stated...
+    pub(super) longest_reset: f64,
+    /// ... and whether a lower bound rose above that ceiling or the level turned over as a
+    /// fixed window's: no bucket states such resets.
+    pub(super) no_bucket: bool,
+}
+
+/// A stated quota's refill, requests per second, computed as the simulator always has
+/// (`limit · 10⁹ / window`) so both give the same rate to the last bit.
+pub(super) fn policy_rate(limit: u64, window: Nanos) -> f64 {
+    if window == 0 {
+        return 0.0;
+    }
+    limit as f64 * 1e9 / window as f64
+}
+
+impl Law {
+    /// Whether the law knows the quota: stated, given, or learned from the stated resets.
+    pub(super) fn knows_quota(&self) -> bool {
+        self.policy.is_some() || self.cfg.quota.is_some() || self.learned.refill_bound.is_some()
+    }
+
+    /// The refill from the stated resets, for a server that states a limit and a reset but no
+    /// policy (GitHub's headers) and is no fixed window: a bucket is whole again `(B − r)/R`
+    /// after the answer, and a sliding window has `B` again a period `B/R` after its newest
+    /// request, so `(B − r − 1)/reset` is at most `R` for both (the count is rounded down, the
+    /// reset up). The refill is the largest such bound, read from answers whose stated end
+    /// moved since this process's last one (a fixed window's stays put until it turns over,
+    /// and `read_period` reads its quota), and the rate moves with it as with a stated quota.
+    ///
+    /// A bucket's reset grows by `1/R` per token taken, so two answers in a row that
+    /// state the same reset (within a resolution each way) read levels at most `2·res·R + 1`
+    /// apart, `R` being at most `(B − r + 1)/(reset − res)`. Levels further apart under one
+    /// reset are a sliding window's (a period at any level): its period is the reset, its
+    /// refill `B/reset`. Without this the bound above reaches `B/period` only once the level is
+    /// near empty, hours into an hourly window.
+    ///
+    /// A bucket's reset is also rounded up by less than a resolution, so each answer
+    /// caps its refill, `R ≤ (B − r + 1)/(reset − res)`. A lower bound above the lowest cap, or
+    /// a fixed window's turnover read from the level, says no bucket: the refill is then `B`
+    /// over the longest reset stated, the window's period from below (see
+    /// `refill_from_longest_reset`).
+    pub(super) fn learn_refill(&mut self, now: Nanos, stated: f64, r: f64) {
+        if self.cfg.quota.is_some() || self.policy.is_some() {
+            return;
+        }
+        self.learned.longest_reset = self.learned.longest_reset.max(stated);
+        // A fixed window read from the level's turnover is no bucket either: until
+        // `read_period` reads its period, the refill comes from the longest reset stated, not
+        // the default quota's hour.
+        self.learned.no_bucket |= self.mode.is_fixed();
+        if self.learned.no_bucket {
+            self.refill_from_longest_reset(now);
+            return;
+        }
+        let t = secs(now);
+        let end = t + stated;
+        let res = self.resolution();
+        if stated > res {
+            let ceiling = (self.limit - r + 1.0) / (stated - res);
+            self.learned.refill_ceiling = Some(
+                self.learned
+                    .refill_ceiling
+                    .map_or(ceiling, |c| c.min(ceiling)),
+            );
+        }
+        let last = self.learned.moving_end.replace(StatedReset {
+            end,
+            at: t,
+            reset: stated,
+            r,
+        });
+        let Some(last) = last.filter(|l| t > l.at && (end - l.end).abs() > res) else {
+            return;
+        };
+        if stated <= 0.0 {
+            return;
+        }
+        let mut bound = (self.limit - r - 1.0) / stated;
+        if stated > 2.0 * res && (stated - last.reset).abs() <= res {
+            let bucket_rate_at_most = (self.limit - r.min(last.r) + 1.0) / (stated - res);
+            if (r - last.r).abs() > 2.0 * res * bucket_rate_at_most + 1.0 {
+                bound = bound.max(self.limit / stated);
+            }
+        }
+        if self
+            .learned
+            .refill_ceiling
+            .is_some_and(|ceiling| bound > ceiling)
+        {
+            self.learned.no_bucket = true;
+            self.refill_from_longest_reset(now);
+            return;
+        }
+        if bound > self.learned.refill_bound.unwrap_or(0.0) {
+            self.learned.refill_bound = Some(bound);
+            self.move_refill(now, bound, self.limit / bound);
+        }
+    }
+
+    /// The stated resets are no bucket's, so the server is a window and the longest
+    /// reset stated is its period from below: the refill is `B` over it.
+    pub(super) fn refill_from_longest_reset(&mut self, now: Nanos) {
+        if self.learned.longest_reset <= 0.0 {
+            return;
+        }
+        let rate = self.limit / self.learned.longest_reset;
+        if self.learned.refill_bound != Some(rate) {
+            self.learned.refill_bound = Some(rate);
+            self.move_refill(now, rate, self.learned.longest_reset);
+        }
+    }
+
+    /// The server stated its quota: `R` and the period follow it, and the rate moves with `R`
+    /// (a process that started on the default quota is at its share of the real one at once).
+    pub(super) fn take_policy(&mut self, now: Nanos, q: Policy, limit_from_quota: bool) {
+        if self.policy == Some(q) {
+            return;
+        }
+        self.policy = Some(q);
+        let window = nanos(q.window);
+        if limit_from_quota {
+            self.limit = q.limit as f64;
+        }
+        self.move_refill(now, policy_rate(q.limit, window), secs(window));
+    }
+
+    /// `R` and the period are now `rate` and `period`: the per-thread rate moves with `R`, so a
+    /// process that ran on a wrong quota is at its share of the right one at once.
+    pub(super) fn move_refill(&mut self, now: Nanos, rate: f64, period: f64) {
+        let scale = rate / self.rate;
+        self.rate = rate;
+        self.period = period;
+        self.set_rate(now, self.x * scale);
+    }
+}

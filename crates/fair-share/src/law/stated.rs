@@ -1,0 +1,195 @@
+//! Reading the stated resets: what `RateLimit-Reset` (or `x-ratelimit-reset`) says of the
+//! server's shape, beside the level.
+//!
+//! - *A whole period at any level* (`read_reset`): a bucket states the time until it is whole,
+//!   `(B − r)/R`; a sliding window a whole period whatever the level (its newest request leaves
+//!   a period later). With a slack `σ = max(0.02·period, resolution)` for the rounding, three
+//!   answered readings in a row over more than `2σ`, each stating at least `period − σ` and
+//!   more than `(B − r)/R + 1.5σ`, say sliding window; one `1.5σ` short of a period (a window
+//!   counting down), or no quota known to tell `(B − r)/R` by, says not.
+//! - *An end that stays put* (`read_fixed_end`): with the period known, two successes more than
+//!   two resolutions apart that state the same end (`t` + reset, within a resolution), the count
+//!   lower at the second and the reset at most a period, are a fixed window before any turnover:
+//!   a bucket's end moves on as it is used and a sliding window's is a period after its newest
+//!   request. The end is rounded up to the resolution, so the reset is placed in the resolution
+//!   below both ends.
+//! - *The period* (`read_period`), for a server that states a limit and a reset but no policy
+//!   (GitHub): a fixed window's end is the same instant on every answer until it turns over. Two
+//!   ends in a row, each stated alike for more than two resolutions, with a turnover of the level
+//!   at the first, are one period apart: the quota becomes the limit per that period. A stated
+//!   or configured quota wins.
+
+use std::time::Duration;
+
+use super::fixed::{RESET_MATCH, narrowed};
+use super::modes::Evidence;
+use super::{Law, Sample};
+use crate::answer::Policy;
+use crate::time::{Nanos, nanos, secs};
+
+/// A window end the stated resets agree on: when (seconds), and from when to when it was said.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct WindowEnd {
+    pub(super) end: f64,
+    pub(super) since: f64,
+    pub(super) seen: f64,
+}
+
+/// What the stated resets have said so far.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct StatedResets {
+    /// Readings in a row whose stated reset says sliding window (see `read_reset`).
+    pub(super) sliding_votes: u32,
+    /// When the first of them came.
+    pub(super) sliding_since: Option<f64>,
+    /// The window end the stated resets say now, without a policy (see `read_period`).
+    pub(super) window_end: Option<WindowEnd>,
+    /// The one before it, if it was stated alike for long enough.
+    pub(super) last_end: Option<f64>,
+    /// The first success that stated the current end (`t` + reset), and its level, for
+    /// `read_fixed_end`.
+    pub(super) stated_end: Option<(f64, Sample)>,
+}
+
+/// A stated reset is read with a slack of this share of the period (unitless), or of its
+/// resolution if more: a bucket says at most `(B − r)/R` plus the rounding, a sliding window a
+/// whole period, and a live server at a time scale rounds whole seconds of its own.
+pub(super) const SLIDING_SLACK: f64 = 0.02;
+/// Readings in a row that make a sliding window: one could be a fixed window just turned over,
+/// which says a whole period too, for a second.
+pub(super) const SLIDING_VOTES: u32 = 3;
+/// Two stated resets name the same window end within one resolution of the header (whole
+/// seconds, and a client's clock a little off the server's), and an end is a fixed window's
+/// once it was stated alike for longer than this many resolutions.
+pub(super) const STEADY_END: f64 = 2.0;
+
+impl Law {
+    /// How finely the server states its resets, in the client's seconds (`reset_resolution`).
+    pub(super) fn resolution(&self) -> f64 {
+        secs(nanos(self.cfg.reset_resolution))
+    }
+
+    /// The stated reset's rounding, in the client's time: a whole second, or more where a live
+    /// server's second stands for more of it (a time scale); a share of the period if more.
+    pub(super) fn reset_slack(&self) -> f64 {
+        (self.period * SLIDING_SLACK).max(self.resolution())
+    }
+
+    /// A stated reset (seconds) read at `t` with the level `r`: a bucket is whole again after
+    /// `(B − r)/R` (the header rounds up to a whole second); a sliding window says a whole
+    /// period whatever the level (its newest request leaves the window a period later). With a
+    /// slack of `max(0.02 · period, 1 s)` for the rounding: three readings in a row over more
+    /// than two slacks, each within a slack of the period and more than 1.5 slacks beyond the
+    /// bucket's, make it a sliding window; a reading 1.5 slacks short of a period undoes it.
+    pub(super) fn read_reset(&mut self, t: f64, stated: f64, r: f64) {
+        // Without a stated, given or learned quota the bucket's own reset cannot be told.
+        if self.mode.is_fixed() || !self.knows_quota() {
+            self.mode.on(Evidence::ResetsSayNotSliding);
+            self.stated.sliding_votes = 0;
+            self.stated.sliding_since = None;
+            return;
+        }
+        let bucket = (self.limit - r).max(0.0) / self.rate;
+        let slack = self.reset_slack();
+        if stated >= self.period - slack && stated > bucket + 1.5 * slack {
+            let since = *self.stated.sliding_since.get_or_insert(t);
+            self.stated.sliding_votes = self.stated.sliding_votes.saturating_add(1);
+            // Over more than the header's resolution: a fixed window that has just turned over
+            // says a whole period too, for a second.
+            if self.stated.sliding_votes >= SLIDING_VOTES && t - since > 2.0 * slack {
+                self.mode.on(Evidence::ResetsSaySliding);
+            }
+        } else if stated < self.period - 1.5 * slack {
+            self.stated.sliding_votes = 0;
+            self.stated.sliding_since = None;
+            self.mode.on(Evidence::ResetsSayNotSliding);
+        }
+    }
+
+    /// A fixed window states its end, the same instant on every answer until it turns over,
+    /// while its count falls; a bucket's end (when it is whole again) moves on as it is used
+    /// (`S/R` seconds per second) and stays put only while nobody takes a token, and a sliding
+    /// window's is a period after its newest request. So two successes more than two
+    /// resolutions apart that state the same end (within a resolution), the count lower at the
+    /// second, are a fixed window: its reset is placed at once, without waiting for a
+    /// turnover. A process that joins a busy window then spreads what is left to the reset as
+    /// the others do, instead of draining it as a bucket's surplus. Needs the period (a stated
+    /// or given quota).
+    pub(super) fn read_fixed_end(&mut self, t: f64, stated: f64, r: f64) {
+        if self.mode.is_fixed() || !self.knows_quota() {
+            self.stated.stated_end = None;
+            return;
+        }
+        let end = t + stated;
+        let same = self.resolution();
+        let Some((first_end, first)) = self
+            .stated
+            .stated_end
+            .filter(|(e, _)| (end - e).abs() <= same)
+        else {
+            self.stated.stated_end = Some((end, Sample { t, r }));
+            return;
+        };
+        if stated <= self.period && r < first.r && t - first.t > 2.0 * same {
+            // A stated end is rounded up to the resolution: the end is within one below it.
+            let first = narrowed(None, first_end - same, first_end, self.period);
+            let resets = narrowed(Some(first), end - same, end, self.period);
+            self.mode.on(Evidence::StatedEndStaysPut { resets });
+            self.stated.stated_end = None;
+            self.level.window = None;
+        }
+    }
+
+    /// A fixed window's period from its stated reset, for a server that states a limit and a
+    /// reset but no policy (GitHub's `x-ratelimit-limit` and `x-ratelimit-reset`). A fixed
+    /// window's stated reset is its end, the same instant on every answer until it turns over;
+    /// a bucket's (when it is whole again) or a sliding window's (a period after the newest
+    /// request) moves with the clock while it is used. Two ends in a row, each stated alike
+    /// over more than [`STEADY_END`], with the count jumping up at the first, are a period
+    /// apart: the quota is the limit per that period. A configured or stated quota wins.
+    pub(super) fn read_period(&mut self, now: Nanos, stated: f64) {
+        if self.cfg.quota.is_some() || self.stated_policy {
+            return;
+        }
+        let t = secs(now);
+        let end = t + stated;
+        let Some(mut cur) = self.stated.window_end else {
+            self.stated.window_end = Some(WindowEnd {
+                end,
+                since: t,
+                seen: t,
+            });
+            return;
+        };
+        let (same, steady_for) = (self.resolution(), STEADY_END * self.resolution());
+        if (end - cur.end).abs() <= same {
+            cur.seen = t;
+            self.stated.window_end = Some(cur);
+        } else {
+            let steady = |w: &WindowEnd| w.seen - w.since > steady_for;
+            self.stated.last_end = Some(cur).filter(steady).map(|w| w.end);
+            self.stated.window_end = Some(WindowEnd {
+                end,
+                since: t,
+                seen: t,
+            });
+            return;
+        }
+        let (Some(last), true) = (self.stated.last_end, cur.seen - cur.since > steady_for) else {
+            return;
+        };
+        let period = (cur.end - last).round();
+        // And the count jumped back up there (`observe`'s turnover): a bucket left alone is
+        // whole again at one instant too, but fills up to it smoothly.
+        let turned_over = self
+            .reset_at()
+            .is_some_and(|at| (at - last).abs() <= RESET_MATCH * period + same);
+        if turned_over && period >= 1.0 && period <= secs(nanos(crate::MAX_SERVER_WAIT)) {
+            let q = Policy {
+                limit: self.limit as u64,
+                window: Duration::from_secs(period as u64),
+            };
+            self.take_policy(now, q, false);
+        }
+    }
+}

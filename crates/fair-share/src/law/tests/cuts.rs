@@ -1,0 +1,225 @@
+//! The sliding window's steering, the start's flood and full bucket, refusals, errors and blind mode.
+
+use super::*;
+
+#[test]
+fn a_first_window_that_reads_a_flood_cuts_straight_to_the_target() {
+    // 200 one-thread processes start together, each sure it is alone: the level falls by
+    // 250 tokens in 10 s, everyone together takes R + 25 = 26.25 per second.
+    let flood = |updates: u64| {
+        let mut t = build(1);
+        set_windows_closed(&mut t, updates);
+        let x = t.thread_rate().ln();
+        let first = Sample { t: 0.0, r: 400.0 };
+        let last = Sample { t: 10.0, r: 150.0 };
+        let u = t.apply_window(0, LawWindow::new(first), last);
+        assert!((u.total - 26.25).abs() < 1e-12);
+        // The target spends some of the 275 tokens over the reserve: still under a
+        // fourth of the total.
+        assert!(u.target > R && u.target * 4.0 < u.total, "{}", u.target);
+        let g = t.price(last.r).min(u.target).ln();
+        let pulled = move |d: f64| d + u.pull * (g - d).max(-(100f64.ln()));
+        (t.thread_rate().ln(), x, (u.target / u.total).ln(), pulled)
+    };
+    // The first window cuts by the whole ratio, the pull on top as always...
+    let (first, x, ratio, pulled) = flood(0);
+    assert!((first - pulled(x + ratio)).abs() < 1e-9);
+    // ... a later one by the gain's share of it, as a flood under four times the target
+    // does.
+    let (later, x, ratio, pulled) = flood(1);
+    assert!((later - pulled(x + 0.4 * ratio)).abs() < 1e-9);
+    assert!(first < later - 0.5, "{first} against {later}");
+    // A full start's flood is its own surplus being spent: no straight cut.
+    let mut full = build(1);
+    full.observe(0, 0.0, 4500.0);
+    let x = full.thread_rate();
+    let u = full.apply_window(
+        0,
+        LawWindow::new(Sample { t: 0.0, r: 4500.0 }),
+        Sample { t: 10.0, r: 4000.0 },
+    );
+    assert!(u.total > 4.0 * u.target);
+    assert!(full.thread_rate() > x * (u.target / u.total) * 2.0);
+}
+
+#[test]
+fn a_full_first_reading_spends_the_surplus_at_the_refill_rate_until_the_price_range() {
+    let mut t = build(1);
+    assert!(t.observe(0, 0.0, 4500.0).is_none());
+    assert!(t.mode.full);
+    assert!((t.target(4500.0, 0.0) - 2.0 * R).abs() < 1e-12);
+    // Down into the price's range ends it.
+    let top = t.reserve() + t.slope() * 1000f64.ln();
+    t.observe(0, 20.0, top - 1.0);
+    assert!(!t.mode.full);
+    assert!((t.target(4500.0, 20.0) - (R + 4477.5 / 300.0)).abs() < 1e-12);
+    let mut u = build(1);
+    u.observe(0, 0.0, 4000.0);
+    assert!(!u.mode.full);
+}
+
+#[test]
+fn a_429_cuts_once_per_round_and_retry_after_is_honoured_with_positive_jitter() {
+    let mut t = build(2);
+    let mut rng = test_rng();
+    t.x = 0.5;
+    // A window has been read: no first cut.
+    set_windows_closed(&mut t, 1);
+    let refused = Answer {
+        retry_after: ns(10 * S),
+        ..answer(Status::Limited, 0)
+    };
+    for th in 0..2 {
+        t.delay_ns(100 * S, th, &mut rng);
+        t.threads[th].last_send = Some(100 * S);
+    }
+    t.respond_ns(101 * S, 0, &refused, &mut rng);
+    t.respond_ns(101 * S, 1, &refused, &mut rng);
+    // Two threads on Heroku's bucket, which holds a crowd: half of a halving, 2^(−1/2)
+    //, once for both refusals of the round.
+    let cut = 0.5f64.sqrt();
+    assert!((t.thread_rate() - 0.5 * cut).abs() < 1e-12);
+    assert_eq!(t.backoffs(), 1);
+    for th in 0..2 {
+        let hold = t.threads[th].hold;
+        assert!((111 * S..=116 * S).contains(&hold), "{hold}");
+    }
+    let mut now = 101 * S;
+    while let Acquire::Wait(w) = acquire(&mut t, now, 0) {
+        now += w;
+    }
+    assert!(now >= 111 * S);
+    t.respond_ns(now + 5 * S, 0, &refused, &mut rng);
+    assert!((t.thread_rate() - 0.5 * cut * cut).abs() < 1e-12);
+}
+
+#[test]
+fn a_first_refusal_on_a_bucket_that_holds_a_crowd_cuts_to_a_crowds_share() {
+    let mut rng = test_rng();
+    let refused = |t: &mut Law, at: Nanos, rng: &mut SplitMix| {
+        t.threads[0].last_send = Some(at);
+        let limited = Answer {
+            limit: Some(t.limit as u64),
+            ..answer(Status::Limited, 0)
+        };
+        t.respond_ns(at, 0, &limited, rng);
+        t.thread_rate()
+    };
+    let swing = 2.0 * 1000f64.sqrt();
+    // Heroku's 4,500 refused before any window: a crowd emptied it. The process of
+    // 4 threads is cut to 4/(2√K) of its rate, and the next refusal by a quarter of a
+    // halving: 2^(−1/4).
+    let quarter = 0.5f64.powf(0.25);
+    let mut t = build(4);
+    t.x = 0.3;
+    let first = refused(&mut t, 10 * S, &mut rng);
+    assert!((first - 0.3 * 4.0 / swing).abs() < 1e-12, "{first}");
+    let second = refused(&mut t, 100_000 * S, &mut rng);
+    assert!((second - first * quarter).abs() < 1e-12, "{second}");
+    // A process of 100 threads is already slower per thread than such a crowd: it halves.
+    let mut many = build(100);
+    many.x = 0.01;
+    assert_eq!(refused(&mut many, 10 * S, &mut rng), 0.005);
+    // After a window has read the level, a refusal cuts a process of four threads by a
+    // quarter of a halving, 2^(−1/4): four refusals in four rounds halve it, as
+    // one refusal each would halve four one-thread processes.
+    let mut read = build(4);
+    read.x = 0.3;
+    set_windows_closed(&mut read, 1);
+    let once = refused(&mut read, 10 * S, &mut rng);
+    assert!((once - 0.3 * quarter).abs() < 1e-12, "{once}");
+    for round in 1..4 {
+        refused(&mut read, (10 + 100_000 * round) * S, &mut rng);
+    }
+    assert!((read.thread_rate() - 0.15).abs() < 1e-12);
+    // A one-thread process halves.
+    let mut single = build(1);
+    single.x = 1.0;
+    set_windows_closed(&mut single, 1);
+    assert_eq!(refused(&mut single, 10 * S, &mut rng), 0.5);
+    // Without a count there is no level, and no crowd to be one thread of: the refused
+    // thread is one of four, each cut to BLIND_CUT.
+    let mut blind = build(4);
+    blind.x = 0.3;
+    set_windows_closed(&mut blind, 1);
+    blind.threads[0].last_send = Some(10 * S);
+    blind.respond_ns(10 * S, 0, &Answer::bare(Status::Limited), &mut rng);
+    assert!((blind.thread_rate() - 0.3 * BLIND_CUT.powf(0.25)).abs() < 1e-12);
+    // A bucket of 20 cannot hold a crowd's swing: its refusals are its own noise.
+    let mut small = shaped(4, 20.0, 20, 20.0);
+    small.x = 0.3;
+    assert_eq!(refused(&mut small, 10 * S, &mut rng), 0.15);
+}
+
+#[test]
+fn a_spent_fixed_window_holds_until_its_reset_without_cutting_the_rate() {
+    let mut t = build(1);
+    let mut rng = test_rng();
+    // A window turned over at 3600 s; the thread sends 1.25 per second, 4500 per window.
+    t.observe(0, 3500.0, 50.0);
+    t.observe(0, 3600.0, 4500.0);
+    let x = t.thread_rate();
+    t.threads[0].last_send = Some(5000 * S);
+    // Refused at 5000 s with the wait to the reset at 7200 s: the allowance is spent, the
+    // rate is not too high for the next window.
+    let spent = Answer {
+        retry_after: ns(2200 * S),
+        ..answer(Status::Limited, 0)
+    };
+    t.respond_ns(5000 * S, 0, &spent, &mut rng);
+    assert_eq!(t.thread_rate(), x);
+    assert!(t.threads[0].hold >= 7200 * S);
+    // A refusal that the reset does not explain still halves.
+    t.threads[0].last_send = Some(5100 * S);
+    let other = Answer {
+        retry_after: ns(10 * S),
+        ..Answer::bare(Status::Limited)
+    };
+    t.respond_ns(5100 * S, 0, &other, &mut rng);
+    assert_eq!(t.thread_rate(), x / 2.0);
+}
+
+#[test]
+fn errors_back_off_per_thread_without_touching_the_rate() {
+    let mut t = build(1);
+    let mut rng = test_rng();
+    let x = t.thread_rate();
+    t.respond_ns(10 * S, 0, &Answer::bare(Status::Unavailable), &mut rng);
+    assert_eq!(t.threads[0].hold, 11 * S);
+    t.respond_ns(11 * S, 0, &Answer::bare(Status::Error), &mut rng);
+    assert_eq!(t.threads[0].hold, 13 * S);
+    assert_eq!(t.thread_rate(), x);
+    t.respond_ns(13 * S, 0, &Answer::bare(Status::Ok), &mut rng);
+    assert_eq!(t.threads[0].errors, 0);
+}
+
+#[test]
+fn without_a_remaining_count_a_process_climbs_by_its_probe_and_is_cut_per_refusal() {
+    let mut t = build(4);
+    let mut rng = test_rng();
+    // Never above the whole quota it was told.
+    assert_eq!(t.thread_rate() * 4.0, R);
+    t.respond_ns(0, 0, &Answer::bare(Status::Ok), &mut rng);
+    t.respond_ns(100 * S, 0, &Answer::bare(Status::Ok), &mut rng);
+    assert_eq!(t.thread_rate() * 4.0, R);
+    // A refusal cuts the refused thread's share, a fourth of a cut to BLIND_CUT, and
+    // divides the probe by about e.
+    let probe = t.cuts.probe;
+    t.threads[0].last_send = Some(101 * S);
+    t.respond_ns(102 * S, 0, &Answer::bare(Status::Limited), &mut rng);
+    let cut = R / 4.0 * BLIND_CUT.powf(0.25);
+    assert!((t.thread_rate() - cut).abs() < 1e-12);
+    assert!((t.cuts.probe - probe * (-(1.0 - BLIND_REFUSALS)).exp()).abs() < 1e-15);
+    // Then it climbs by the probe times (R/X)² per second of success: faster the further
+    // below the quota its own rate is.
+    let probe = t.cuts.probe;
+    t.respond_ns(112 * S, 0, &Answer::bare(Status::Ok), &mut rng);
+    let own = 4.0 * cut;
+    let expected = (own + probe * (R / own).powi(2) * 10.0) / 4.0;
+    assert!(
+        (t.thread_rate() - expected).abs() < 1e-12,
+        "{}",
+        t.thread_rate()
+    );
+    assert!(t.cuts.probe > probe);
+}

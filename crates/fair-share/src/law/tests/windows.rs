@@ -1,0 +1,319 @@
+//! Fixed and sliding windows: spending an allowance, carrying a window across resets, and telling the shapes apart.
+
+use super::*;
+
+#[test]
+fn a_short_fixed_window_is_spent_to_its_last_token_by_the_reset() {
+    // 10 per second in fixed 1-second windows, reset seen between 0.95 s and 1.05 s.
+    let t = turned_over_at_one_second(1);
+    // A tenth of a second before the next reset with the count at 0: the request just
+    // answered was the ninth, one is left, and no reserve is worth keeping past the reset
+    // (0.1 of the reserve's 0.75 token at 0.1 of the period left): 9.25 per second, where
+    // holding a whole token gave the floor, 0.5 per second.
+    assert!(
+        (t.target(0.0, 1.9) - 9.25).abs() < 1e-9,
+        "{}",
+        t.target(0.0, 1.9)
+    );
+}
+
+#[test]
+fn a_short_fixed_window_still_closes_windows_of_the_law() {
+    // Ten tokens per window can never show `min_flow` (30) between two resets; a window of
+    // the law closes after a share of the allowance instead (here 3 tokens).
+    let mut t = turned_over_at_one_second(1);
+    assert!(t.observe(0, 1.15, 8.0).is_none());
+    // The window opened at 0.95 s carries on across the reset: three answers in
+    // 0.3 s, 3 tokens taken (1 before the first reading after the reset, 2 since), 6 by the
+    // nominal refill's count (3 refilled).
+    let u = t
+        .observe(0, 1.25, 7.0)
+        .expect("the window closes inside the server's window");
+    assert!((u.total - 10.0).abs() < 1e-9, "{}", u.total);
+}
+
+#[test]
+fn a_window_of_the_law_carries_across_a_fixed_windows_turnovers() {
+    // 10 per second in fixed windows, read about once a window: a window of the law that
+    // restarted at every turnover would never see the three answers it needs.
+    let mut t = turned_over_at_one_second(1);
+    assert!(t.observe(0, 1.95, 2.0).is_none());
+    assert!(t.observe(0, 2.05, 8.0).is_none());
+    let u = t
+        .observe(0, 2.95, 1.0)
+        .expect("the window closes across two resets");
+    // Taken: 1 of the first allowance by 1.05 s and 7 more by 1.95 s, 2 of the second by
+    // 2.05 s and 7 more by 2.95 s: 17 in the 2 s since the window opened.
+    assert!((u.total - 8.5).abs() < 1e-9, "{}", u.total);
+    // The level since the last turnover sets the target: 8 and 1 left, 0.55 s on average
+    // before the next reset.
+    assert!((u.target - t.target(4.5, 2.5)).abs() < 1e-9);
+}
+
+#[test]
+fn on_a_fixed_window_a_window_of_the_law_longer_than_what_is_left_spends_what_follows() {
+    // 10 per second in fixed windows, five threads at 0.2 per second: a window of the law
+    // lasts 1/(0.2·√5) ≈ 2.24 s, past the reset and the next two.
+    let mut t = turned_over_at_one_second(5);
+    t.x = 0.2;
+    let (w, r0) = (t.window_secs(), t.reserve());
+    // At 1.75 s, 4 left: the allowance now, less the share of the reserve left at a
+    // quarter of the window, and the whole allowances of the windows to come up to the
+    // horizon (a reserve kept in them is lost at their resets), over it.
+    let kept = 0.75 * r0 * 0.25;
+    let expected = (4.0 + 1.0 - kept + 10.0 * (w - 0.25)) / w;
+    assert!((t.target(4.0, 1.75) - expected).abs() < 1e-9);
+    // With a horizon of many windows the target nears the whole allowance per window; a
+    // window of the law that ends before the reset spreads what is left over it.
+    t.x = 0.001;
+    assert!(
+        (t.target(4.0, 1.75) - 10.0).abs() < 0.01,
+        "{}",
+        t.target(4.0, 1.75)
+    );
+    t.x = 20.0;
+    assert!((t.target(4.0, 1.75) - (5.0 - kept) / 0.25).abs() < 1e-9);
+}
+
+#[test]
+fn on_a_fixed_window_the_process_counts_its_own_refusals_in_the_total() {
+    // Two processes read the same levels of a spent fixed window; one of them is also
+    // refused once, a request the level (0 however many come) cannot show.
+    const MS: Nanos = 1_000_000;
+    let mut rng = test_rng();
+    let mut read = turned_over_at_one_second(1);
+    let mut refused = turned_over_at_one_second(1);
+    refused.threads[0].last_send = Some(1_500 * MS);
+    let spent = Answer {
+        retry_after: ns(500 * MS),
+        limit: Some(10),
+        ..answer(Status::Limited, 0)
+    };
+    refused.respond_ns(1_500 * MS, 0, &spent, &mut rng);
+    read.observe(1_500 * MS, 1.5, 0.0);
+    let a = read.observe(0, 1.7, 0.0).expect("the window closes");
+    let b = refused.observe(0, 1.7, 0.0).expect("the window closes");
+    // The spent window's refusal cut no rate, and counts one request in 0.75 s.
+    assert!(
+        (b.total - a.total - 1.0 / 0.75).abs() < 1e-9,
+        "{} {}",
+        a.total,
+        b.total
+    );
+    // A bucket's level shows what it was asked for: a refusal adds nothing there (the
+    // refill, 10 per second, and 3 fewer in 0.5 s).
+    let mut bucket = shaped(1, 10.0, 1, 10.0);
+    let w = LawWindow {
+        refused: 1.0,
+        ..LawWindow::new(Sample { t: 0.5, r: 5.0 })
+    };
+    let u = bucket.apply_window(0, w, Sample { t: 1.0, r: 2.0 });
+    assert!((u.total - 16.0).abs() < 1e-9, "{}", u.total);
+}
+
+#[test]
+fn a_spent_fixed_window_holds_a_process_of_many_slow_threads_without_a_cut() {
+    // 100 per minute in fixed windows, one process of 200 threads: each thread sends once
+    // in two windows, but the process 100 times per window, in line.
+    let mut t = shaped(200, 100.0, 60, 100.0);
+    let mut rng = test_rng();
+    t.observe(0, 59.0, 0.0);
+    t.observe(0, 61.0, 99.0);
+    let x = t.thread_rate();
+    t.threads[7].last_send = Some(110 * S);
+    let spent = Answer {
+        retry_after: ns(10 * S),
+        limit: Some(100),
+        ..answer(Status::Limited, 0)
+    };
+    t.respond_ns(110 * S, 7, &spent, &mut rng);
+    assert_eq!(t.thread_rate(), x);
+    assert!(t.threads[7].hold >= 120 * S);
+}
+
+#[test]
+fn alone_on_a_one_second_window_the_level_and_own_successes_tell_a_sliding_window() {
+    // 20 per second, every answer stating a reset of one second: a sliding window, a bucket
+    // and a fixed window alike. One thread sends every 103 ms for 8 s, alone. A sliding
+    // window reads 20 less the 10 it let in over the last second; a bucket refills between
+    // sends (19 left each time); a fixed window counts down from 20 each second.
+    let sends_since = |k: u64, from_ms: u64| (1..=k).filter(|j| 103 * j > from_ms).count();
+    let sliding_level = |k: u64| 20 - sends_since(k, (103 * k).saturating_sub(1000)) as u64;
+    let fixed_level = |k: u64| 20 - sends_since(k, (103 * k / 1000 * 1000).max(1) - 1) as u64;
+    let readings_from = |first: u64, level: &dyn Fn(u64) -> u64, law: &mut Law| {
+        let mut rng = test_rng();
+        for k in first..first + 80 {
+            let a = Answer {
+                limit: Some(20),
+                reset: ns(S),
+                ..answer(Status::Ok, level(k))
+            };
+            law.respond_ns(k * 103 * S / 1000, 0, &a, &mut rng);
+        }
+    };
+    let readings = |level: &dyn Fn(u64) -> u64, law: &mut Law| readings_from(1, level, law);
+    let mut sliding = shaped(1, 20.0, 1, 20.0);
+    // A burst's echo read as a fixed window's turnover before: forgotten.
+    sliding.mode.shape = Shape::FixedWindow { resets: (0.0, 0.0) };
+    readings(&sliding_level, &mut sliding);
+    assert!(sliding.mode.is_sliding());
+    assert_eq!(sliding.mode.reset_span(), None);
+    let mut bucket = shaped(1, 20.0, 1, 20.0);
+    readings(&|_| 19, &mut bucket);
+    assert!(!bucket.mode.is_sliding());
+    let mut fixed = shaped(1, 20.0, 1, 20.0);
+    readings(&fixed_level, &mut fixed);
+    assert!(!fixed.mode.is_sliding());
+    // A bucket that a process alone keeps empty reads `r + own = B` too: no verdict.
+    let mut empty = shaped(1, 20.0, 1, 20.0);
+    readings(&|_| 0, &mut empty);
+    assert!(!empty.mode.is_sliding());
+    // Half the readings above `B` switch back.
+    readings_from(81, &|_| 19, &mut sliding);
+    assert!(!sliding.mode.is_sliding());
+}
+
+#[test]
+fn a_reset_of_a_whole_period_at_any_level_is_a_sliding_window() {
+    // 30 per minute. A bucket at 5 of 30 is whole in 50 s; a sliding window says 60 s (its
+    // newest request leaves a minute later) whatever the level.
+    let mut rng = test_rng();
+    let mut t = shaped(1, 30.0, 60, 30.0);
+    for now in [10, 11, 12] {
+        t.respond_ns(now * S, 0, &stated(Status::Ok, 5, 50), &mut rng);
+    }
+    assert!(!t.mode.is_sliding());
+    for now in [10, 11] {
+        t.respond_ns(now * S, 0, &stated(Status::Ok, 5, 60), &mut rng);
+    }
+    // Two readings, and a second apart: a fixed window that has just turned over says a
+    // whole period too.
+    assert!(!t.mode.is_sliding());
+    t.respond_ns(13 * S, 0, &stated(Status::Ok, 5, 60), &mut rng);
+    assert!(t.mode.is_sliding());
+    // A refusal's reset counts from the last request let in: it does not undo it.
+    t.respond_ns(14 * S, 0, &stated(Status::Limited, 0, 20), &mut rng);
+    assert!(t.mode.is_sliding());
+    // A reset well short of a period (a window counting down) does.
+    t.respond_ns(15 * S, 0, &stated(Status::Ok, 5, 40), &mut rng);
+    assert!(!t.mode.is_sliding());
+    // Without a quota, stated or given, the bucket's reset is unknown: no verdict.
+    let mut blind = build(1);
+    for now in [10, 12, 14, 16] {
+        blind.respond_ns(now * S, 0, &stated(Status::Ok, 5, 3600), &mut rng);
+    }
+    assert!(!blind.mode.is_sliding());
+}
+
+#[test]
+fn every_turnover_seen_narrows_down_where_the_resets_fall() {
+    // A window of a minute. Each turnover is seen between two readings; the resets are a
+    // period apart, so the spans meet (shifted by whole periods) and shrink.
+    let mut t = shaped(1, 100.0, 60, 100.0);
+    t.place_reset(59.0, 60.8);
+    assert_eq!(t.reset_at(), Some(59.9));
+    t.place_reset(119.5, 121.0);
+    assert_eq!(t.mode.reset_span(), Some((119.5, 120.8)));
+    t.place_reset(179.9, 180.3);
+    assert_eq!(t.mode.reset_span(), Some((179.9, 180.3)));
+    assert!((t.to_reset(200.0).unwrap() - 40.1).abs() < 1e-9);
+    // A span that meets none of them: the period was not what the law believed.
+    t.place_reset(200.0, 201.0);
+    assert_eq!(t.reset_at(), Some(200.5));
+}
+
+#[test]
+fn a_stated_end_that_stays_put_while_the_count_falls_is_a_fixed_window() {
+    // 100 per minute. A fixed window ending at 60 s states the same end on every answer;
+    // a bucket's end moves on as it is used, and stays put only while nobody uses it.
+    let mut rng = test_rng();
+    let said = |remaining: u64, reset_s: u64| Answer {
+        limit: Some(100),
+        reset: ns(reset_s * S),
+        ..answer(Status::Ok, remaining)
+    };
+    let mut window = shaped(1, 100.0, 60, 100.0);
+    window.respond_ns(10 * S, 0, &said(80, 50), &mut rng);
+    window.respond_ns(11 * S, 0, &said(78, 49), &mut rng);
+    // The same end twice, but within two of the header's seconds: not yet.
+    assert_eq!(window.reset_at(), None);
+    window.respond_ns(13 * S, 0, &said(75, 47), &mut rng);
+    // Each stated end is rounded up to a whole second: the end is in the second below it.
+    assert_eq!(window.mode.reset_span(), Some((59.0, 60.0)));
+    assert_eq!(window.to_reset(13.0), Some(46.5));
+    assert_eq!(window.refill(), 0.0);
+
+    // A bucket of 100 refilling 5/3 per second: at 80 it is whole in 12 s, at 70 in 18 s.
+    let mut used = shaped(1, 100.0, 60, 100.0);
+    used.respond_ns(10 * S, 0, &said(80, 12), &mut rng);
+    used.respond_ns(13 * S, 0, &said(70, 18), &mut rng);
+    assert_eq!(used.reset_at(), None);
+    // Left alone, it fills toward one instant: the same end, but the count rose.
+    let mut alone = shaped(1, 100.0, 60, 100.0);
+    alone.respond_ns(10 * S, 0, &said(80, 12), &mut rng);
+    alone.respond_ns(16 * S, 0, &said(90, 6), &mut rng);
+    assert_eq!(alone.reset_at(), None);
+    // Without a quota, stated or given, the period is unknown: no verdict.
+    let mut blind = build(1);
+    blind.respond_ns(10 * S, 0, &said(80, 50), &mut rng);
+    blind.respond_ns(13 * S, 0, &said(75, 47), &mut rng);
+    assert_eq!(blind.reset_at(), None);
+}
+
+#[test]
+fn a_buckets_reset_rounded_by_a_time_scaled_server_is_no_sliding_window() {
+    // Heroku's 4,500 per hour served live at 60x: the server rounds its reset up to whole
+    // real seconds, 60 s of the client's time. At 2 tokens the bucket is whole in 3598.4 s
+    // and says 3600, a whole period: within the slack (72 s, 0.02 of the hour), no vote.
+    let mut rng = test_rng();
+    let mut t = shaped(1, 4500.0, 3600, 4500.0);
+    let gcra = Answer {
+        limit: Some(4500),
+        reset: ns(3600 * S),
+        ..answer(Status::Ok, 2)
+    };
+    for now in [100, 200, 300, 400] {
+        t.respond_ns(now * S, 0, &gcra, &mut rng);
+    }
+    assert!(!t.mode.is_sliding());
+    // A sliding window of the same quota, at 600 left, says a whole hour: 2,880 s beyond
+    // the bucket's.
+    let mut w = shaped(1, 4500.0, 3600, 4500.0);
+    let sliding = Answer {
+        reset: ns(3600 * S),
+        ..answer(Status::Ok, 600)
+    };
+    for now in [500, 600, 700] {
+        w.respond_ns(now * S, 0, &sliding, &mut rng);
+    }
+    assert!(w.mode.is_sliding());
+}
+
+#[test]
+fn a_time_scaled_servers_whole_seconds_are_read_at_their_own_resolution() {
+    // 100 per minute served at 60x: the stated reset, under a real second, says one real
+    // second, 60 s of the client's time, a whole period at any level. Read to the second it
+    // votes for a sliding window; read at the server's resolution (60 s) it does not.
+    let mut rng = test_rng();
+    let gcra = Answer {
+        limit: Some(100),
+        reset: ns(60 * S),
+        ..answer(Status::Ok, 4)
+    };
+    let mut fine = shaped(1, 100.0, 60, 100.0);
+    let mut scaled = Law::new(
+        1,
+        Params {
+            quota: Some(100.0),
+            period: Some(Duration::from_secs(60)),
+            reset_resolution: Duration::from_secs(60),
+            ..Params::default()
+        },
+    );
+    for now in [100, 200, 300, 400] {
+        fine.respond_ns(now * S, 0, &gcra, &mut rng);
+        scaled.respond_ns(now * S, 0, &gcra, &mut rng);
+    }
+    assert!(fine.mode.is_sliding());
+    assert!(!scaled.mode.is_sliding());
+}
