@@ -5,8 +5,8 @@
 //! Redis: the server named by `THROTTLE_SIM_TEST_REDIS` (CI starts one), else a
 //! `redis-server` this test starts on a free port (tests that kill Redis always start their
 //! own). The tests that need Redis are `#[ignore]`d, so plain `cargo test` shows them as
-//! ignored with the reason; `cargo test -- --include-ignored` (or `--test live --
-//! --ignored redis::`, as .ci/run does) runs them, and they fail when no Redis can be had.
+//! ignored with the reason; `cargo test --test live -- --ignored redis::` (as .ci/run does)
+//! runs them, and they fail when no Redis can be had.
 
 #![cfg(unix)]
 
@@ -349,7 +349,7 @@ fn apply(store: &mut dyn Store, op: &Op, now: u64) -> StoreResult<Answer> {
 }
 
 #[test]
-#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test -- --include-ignored"]
+#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test --test live -- --ignored redis::"]
 fn memory_and_redis_stores_answer_the_same_operation_sequences() {
     let Some(redis) = redis() else { return };
     let link = RedisLink::connect(&redis.url).unwrap();
@@ -387,7 +387,7 @@ fn memory_and_redis_stores_answer_the_same_operation_sequences() {
 }
 
 #[test]
-#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test -- --include-ignored"]
+#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test --test live -- --ignored redis::"]
 fn redis_ttls_are_scaled_to_real_time_and_back() {
     let Some(redis) = redis() else { return };
     let link = RedisLink::connect(&redis.url).unwrap();
@@ -411,7 +411,7 @@ fn redis_ttls_are_scaled_to_real_time_and_back() {
 }
 
 #[test]
-#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test -- --include-ignored"]
+#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test --test live -- --ignored redis::"]
 fn the_window_step_is_atomic_across_connections() {
     let Some(redis) = redis() else { return };
     let ns = namespace("atomic");
@@ -446,7 +446,7 @@ fn the_window_step_is_atomic_across_connections() {
 }
 
 #[test]
-#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test -- --include-ignored"]
+#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test --test live -- --ignored redis::"]
 fn gcra_reservations_across_connections_each_get_their_own_token() {
     let Some(redis) = redis() else { return };
     let ns = namespace("gcra");
@@ -591,7 +591,7 @@ latency = "50ms"
 "#;
 
 #[test]
-#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test -- --include-ignored"]
+#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test --test live -- --ignored redis::"]
 fn the_lock_admits_at_most_one_request_per_interval_across_four_processes() {
     let Some(redis) = redis() else { return };
     let tmp = tempfile::tempdir().unwrap();
@@ -658,7 +658,7 @@ fn the_lock_admits_at_most_one_request_per_interval_across_four_processes() {
 /// `shared-bucket`: four processes of two threads reserve from one client-side GCRA of 2 per
 /// second in Redis, before a server that would take far more.
 #[test]
-#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test -- --include-ignored"]
+#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test --test live -- --ignored redis::"]
 fn the_shared_bucket_spaces_every_process_by_the_interval() {
     let Some(redis) = redis() else { return };
     let tmp = tempfile::tempdir().unwrap();
@@ -689,7 +689,7 @@ fn the_shared_bucket_spaces_every_process_by_the_interval() {
 /// `aatb`: three processes report to one aggregator in Redis; the run works and the store's
 /// slot counts and client sets serve real processes.
 #[test]
-#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test -- --include-ignored"]
+#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test --test live -- --ignored redis::"]
 fn aatb_processes_share_one_aggregator_on_redis() {
     let Some(redis) = redis() else { return };
     let tmp = tempfile::tempdir().unwrap();
@@ -782,7 +782,7 @@ window = "1s"
 "#;
 
 #[test]
-#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test -- --include-ignored"]
+#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test --test live -- --ignored redis::"]
 fn the_window_queue_never_lets_more_than_the_reservoir_through_per_window() {
     let Some(redis) = redis() else { return };
     let tmp = tempfile::tempdir().unwrap();
@@ -809,7 +809,7 @@ fn the_window_queue_never_lets_more_than_the_reservoir_through_per_window() {
 }
 
 #[test]
-#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test -- --include-ignored"]
+#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test --test live -- --ignored redis::"]
 fn a_redis_that_goes_away_mid_run_stops_it_with_a_partial_summary() {
     let Some(mut redis) = own_redis() else { return };
     let tmp = tempfile::tempdir().unwrap();
@@ -956,7 +956,7 @@ fn hammer(addr: &str, until: Instant) -> (u64, u64, u64) {
 }
 
 #[test]
-#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test -- --include-ignored"]
+#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test --test live -- --ignored redis::"]
 fn two_serve_instances_together_admit_no_more_than_one_limit() {
     let Some(redis) = redis() else { return };
     let ns = namespace("two").replace(':', "_");
@@ -1016,7 +1016,7 @@ fn header(head: &str, name: &str) -> Option<String> {
 }
 
 #[test]
-#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test -- --include-ignored"]
+#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test --test live -- --ignored redis::"]
 fn the_shared_bucket_answers_as_one_serve_would_and_a_later_instance_joins_it() {
     let Some(redis) = redis() else { return };
     let ns = namespace("join").replace(':', "_");
@@ -1057,7 +1057,7 @@ fn the_shared_bucket_answers_as_one_serve_would_and_a_later_instance_joins_it() 
 }
 
 #[test]
-#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test -- --include-ignored"]
+#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test --test live -- --ignored redis::"]
 fn serve_answers_503_while_redis_is_away_and_recovers_when_it_is_back() {
     let Some(mut redis) = own_redis() else { return };
     let (_s, addr) = serve(&[
@@ -1132,7 +1132,7 @@ fn serve_refuses_a_store_for_kinds_it_cannot_share_and_names_an_unreachable_one(
 /// `serve --store` printed it in its first line. The run still authenticates with it; nothing
 /// it writes or prints holds it.
 #[test]
-#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test -- --include-ignored"]
+#[ignore = "needs redis-server: install it (apt-get install redis-server) or set THROTTLE_SIM_TEST_REDIS, then cargo test --test live -- --ignored redis::"]
 fn redis_a_store_password_is_never_written_or_shown() {
     const PW: &str = "S3CRETpw";
     let port = free_port();
