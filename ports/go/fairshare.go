@@ -147,32 +147,32 @@ type FairShare struct {
 	sentSet   []bool
 	errs      []int
 
-	shape      shape
-	spanLo     float64
-	spanHi     float64
-	phase      phase
-	full       bool
-	newest     *newestReading
-	win        *lawWindow
-	stated     bool
-	policy     *policyT
-	up         int64
-	upSet      bool
-	cut        int64
-	cutSet     bool
-	cuts       int
-	votes      int
-	vsince     *float64
-	e0         *endSeen
-	own        []float64
-	tally      *tallyT
-	cur        *periodCur
-	last       *float64
-	tm         float64
-	nobucket   bool
-	ceil       *float64
-	prev       *learnPrev
-	learned    *float64
+	shape    shape
+	spanLo   float64
+	spanHi   float64
+	phase    phase
+	full     bool
+	newest   *newestReading
+	win      *lawWindow
+	stated   bool
+	policy   *policyT
+	up       int64
+	upSet    bool
+	cut      int64
+	cutSet   bool
+	cuts     int
+	votes    int
+	vsince   *float64
+	e0       *endSeen
+	own      []float64
+	tally    *tallyT
+	cur      *periodCur
+	last     *float64
+	tm       float64
+	nobucket bool
+	ceil     *float64
+	prev     *learnPrev
+	learned  *float64
 }
 
 // New makes the law of a process of `threads` threads. random gives draws in [0, 1)
@@ -321,14 +321,14 @@ func (f *FairShare) L() float64 {
 	default:
 		a = 10
 	}
-	return math.Max(math.Max(f.p.Span*f.B, math.Min(a, math.Max(f.B-f.r0(), 0)*0.8))/math.Log(f.p.Crowd), math.SmallestNonzeroFloat64)
+	return math.Max(math.Max(f.p.Span*f.B, math.Min(a, math.Max(f.B-f.r0(), 0)*0.8))/mlog(f.p.Crowd), math.SmallestNonzeroFloat64)
 }
 
 func (f *FairShare) g(r float64) float64 {
-	return f.R / f.p.Crowd * math.Exp(math.Min((r-f.r0())/f.L(), 50))
+	return f.R / f.p.Crowd * mexp(math.Min((r-f.r0())/f.L(), 50))
 }
 
-func c(v float64) float64 { return math.Min(math.Max(v, -math.Log(100)), math.Log(2)) }
+func c(v float64) float64 { return math.Min(math.Max(v, -mlog(100)), mlog(2)) }
 
 func (f *FairShare) known() bool { return f.policy != nil || f.quotaP || f.learned != nil }
 
@@ -476,7 +476,7 @@ func (f *FairShare) ObserveNs(i int, now int64, a *Answer, latency int64) {
 			X := f.nf * f.x
 			b := math.Min(f.R/X, 10)
 			f.setX(now, math.Min((X+f.probe*b*b*d)/f.nf, f.R/f.nf))
-			f.probe = math.Min(f.probe*math.Exp(1*0.005), f.R*f.R*1)
+			f.probe = math.Min(f.probe*mexp(1*0.005), f.R*f.R*1)
 		}
 	case ClassLimited:
 		if f.win != nil {
@@ -507,7 +507,7 @@ func (f *FairShare) newWin(t, r float64) {
 func (f *FairShare) level(now int64, t, r float64) {
 	if f.newest == nil && r >= f.p.FullLevel*f.B {
 		f.full = true
-	} else if r <= f.r0()+f.L()*math.Log(f.p.Crowd) {
+	} else if r <= f.r0()+f.L()*mlog(f.p.Crowd) {
 		f.full = false
 	}
 	h := math.Max(secs(now)-t, 0)
@@ -590,7 +590,7 @@ func (f *FairShare) steer(now int64, t, r float64) {
 		if fall > avg {
 			k = g
 		}
-		f.setX(now, math.Exp(math.Log(f.x)+k*c(math.Log(f.B/f.period/S))))
+		f.setX(now, mexp(mlog(f.x)+k*c(mlog(f.B/f.period/S))))
 		return
 	}
 	fixed := f.fixed()
@@ -619,7 +619,7 @@ func (f *FairShare) steer(now int64, t, r float64) {
 	if f.phase != phaseSteady && !f.full && !fixed && S > 4*Rt {
 		k = 1
 	}
-	lx := math.Log(f.x) + k*c(math.Log(Rt/S))
+	lx := mlog(f.x) + k*c(mlog(Rt/S))
 	var pr float64
 	if fixed {
 		pr = f.g(r - math.Max(f.B-r0, 0)*f.left(t)/f.period)
@@ -642,8 +642,8 @@ func (f *FairShare) steer(now int64, t, r float64) {
 	if f.full {
 		aim = Rt * f.x / S
 	}
-	lx = lx + lam*math.Max(math.Log(math.Min(pr, aim))-lx, -math.Log(100))
-	f.setX(now, math.Exp(lx))
+	lx = lx + lam*math.Max(mlog(math.Min(pr, aim))-lx, -mlog(100))
+	f.setX(now, mexp(lx))
 }
 
 func (f *FairShare) refused(i int, now, s int64, ra *int64) {
@@ -651,8 +651,8 @@ func (f *FairShare) refused(i int, now, s int64, ra *int64) {
 	spent := f.period*f.x*f.nf >= 4 && ra != nil && f.fixed() &&
 		math.Abs(secs(*ra)-f.left(secs(now))) <= 0.1*f.period
 	if f.shape == noCount {
-		f.setX(now, f.x*math.Exp(math.Log(0.3)/f.nf))
-		f.probe = math.Max(f.probe*math.Exp(-1*(1-0.005)), f.R*f.R*1e-6)
+		f.setX(now, f.x*mexp(mlog(0.3)/f.nf))
+		f.probe = math.Max(f.probe*mexp(-1*(1-0.005)), f.R*f.R*1e-6)
 		f.up, f.upSet = now, true
 		f.cut, f.cutSet = now, true
 		f.cuts++
@@ -669,7 +669,7 @@ func (f *FairShare) refused(i int, now, s int64, ra *int64) {
 		case f.phase == phaseStart:
 			fc = math.Min(f.nf/(2*math.Sqrt(f.p.Crowd)), f.p.Decrease)
 		default:
-			fc = math.Exp(math.Log(f.p.Decrease) / f.nf)
+			fc = mexp(mlog(f.p.Decrease) / f.nf)
 		}
 		f.setX(now, f.x*fc)
 		f.cut, f.cutSet = now, true
@@ -819,8 +819,9 @@ func (f *FairShare) periodFrom(now int64, T float64) {
 	}
 }
 
-// LearnQInside: whether LEARN's "q = prev; prev = (…)" belong to "if T > res:".
-var LearnQInside = true
+// LearnQInside: whether LEARN's "q = prev; prev = (…)" belong to "if T > res:" (they do
+// not: gcra_github replays only with them unconditional; see PAGE_GAPS.md).
+const LearnQInside = false
 
 func (f *FairShare) learn(now int64, T, r float64) {
 	if f.quotaP || f.policy != nil {
@@ -877,3 +878,7 @@ var randMu sync.Mutex
 var rng = rand.New(rand.NewSource(rand.Int63()))
 
 func defaultRandom() float64 { randMu.Lock(); defer randMu.Unlock(); return rng.Float64() }
+
+// The law's exp and ln (crmath.go).
+func mexp(v float64) float64 { return crExp(v) }
+func mlog(v float64) float64 { return crLog(v) }
