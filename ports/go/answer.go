@@ -129,6 +129,10 @@ func splitOutside(s string, sep byte) []string {
 	st := 0
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
+		case '\\':
+			if q {
+				i++
+			}
 		case '"':
 			q = !q
 		case sep:
@@ -143,7 +147,15 @@ func splitOutside(s string, sep byte) []string {
 
 func unquote(s string) (string, bool) {
 	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
-		return s[1 : len(s)-1], true
+		in := s[1 : len(s)-1]
+		var b strings.Builder
+		for i := 0; i < len(in); i++ {
+			if in[i] == '\\' && i+1 < len(in) {
+				i++
+			}
+			b.WriteByte(in[i])
+		}
+		return b.String(), true
 	}
 	return s, false
 }
@@ -160,7 +172,9 @@ func parseList(v string) [][]part {
 			eq := -1
 			q := false
 			for i := 0; i < len(p); i++ {
-				if p[i] == '"' {
+				if p[i] == '\\' && q {
+					i++
+				} else if p[i] == '"' {
 					q = !q
 				} else if p[i] == '=' && !q {
 					eq = i
@@ -195,8 +209,22 @@ type limitT struct {
 
 type policyItem struct {
 	name   *string
-	quota  uint64
-	window int64
+	quota  *uint64
+	window *int64 // none when absent or zero
+}
+
+// parseWindow reads a policy window in seconds: none if no number, negative or under a
+// nanosecond; capped at a day.
+func parseWindow(v string) (int64, bool) {
+	f, ok := parseF(v)
+	if !ok {
+		return 0, false
+	}
+	n, ok := secsToNs(f)
+	if !ok || n == 0 {
+		return 0, false
+	}
+	return n, true
 }
 
 var kongWindows = []struct {
@@ -246,107 +274,94 @@ func ReadAnswer(status int, headers [][2]string, wallNs int64) *Answer {
 			}
 		}
 	}
-	var limits []*limitT
-	// RateLimit: draft-7 dictionary or draft-8 items
-	if v, ok := h["ratelimit"]; ok {
-		items := parseList(v)
-		d7 := &limitT{}
-		isD7 := false
-		for _, it := range items {
-			p := it[0]
-			if p.key == "limit" || p.key == "remaining" || p.key == "reset" {
-				isD7 = true
-				switch p.key {
-				case "limit":
-					if c, ok := parseCount(p.val); ok && d7.quota == nil {
-						d7.quota = u64p(c)
-					}
-				case "remaining":
-					if c, ok := parseCount(p.val); ok && d7.count == nil {
-						d7.count = u64p(c)
-					}
-				case "reset":
-					if f, ok := parseF(p.val); ok && d7.reset == nil {
-						if n, ok := secsToNs(f); ok {
-							d7.reset = i64p(n)
-						}
-					}
+	// params: the first key of a list that is present gives the value, even when it is
+	// no number
+	pget := func(ps []part, keys ...string) (string, bool) {
+		for _, k := range keys {
+			for _, p := range ps {
+				if p.key == k {
+					return p.val, true
 				}
 			}
 		}
-		if isD7 {
-			if d7.quota != nil || d7.count != nil {
-				limits = append(limits, d7)
-			}
-		} else {
+		return "", false
+	}
+	var limits []*limitT
+	// RateLimit: draft-8's named items, or one dictionary (draft-7)
+	if v, ok := h["ratelimit"]; ok {
+		items := parseList(v)
+		var groups [][]part
+		if len(items) > 0 && items[0][0].key == "" {
+			groups = items
+		} else if len(items) > 0 {
+			var all []part
 			for _, it := range items {
-				l := &limitT{}
-				if it[0].key == "" {
-					nm := it[0].val
-					l.name = &nm
+				all = append(all, it...)
+			}
+			groups = [][]part{all}
+		}
+		for _, it := range groups {
+			l := &limitT{}
+			if it[0].key == "" {
+				nm := it[0].val
+				l.name = &nm
+			}
+			if v, ok := pget(it, "r", "remaining"); ok {
+				if c, ok := parseCount(v); ok {
+					l.count = u64p(c)
 				}
-				for _, p := range it {
-					switch p.key {
-					case "r":
-						if c, ok := parseCount(p.val); ok && l.count == nil {
-							l.count = u64p(c)
-						}
-					case "t":
-						if f, ok := parseF(p.val); ok && l.reset == nil {
-							if n, ok := secsToNs(f); ok {
-								l.reset = i64p(n)
-							}
-						}
-					}
+			}
+			if v, ok := pget(it, "q", "l", "limit"); ok {
+				if c, ok := parseCount(v); ok {
+					l.quota = u64p(c)
 				}
-				if l.count != nil {
-					limits = append(limits, l)
+			}
+			if v, ok := pget(it, "t", "reset"); ok {
+				if n, ok := parseReset(v, clock); ok {
+					l.reset = i64p(n)
 				}
+			}
+			if v, ok := pget(it, "w"); ok {
+				if n, ok := parseWindow(v); ok {
+					l.window = i64p(n)
+				}
+			}
+			if l.count != nil || l.quota != nil || l.reset != nil {
+				limits = append(limits, l)
 			}
 		}
 	}
 	// policies
 	var policies []policyItem
-	addPolicy := func(it []part, fromLimit bool) {
+	addPolicy := func(it []part) {
 		p := policyItem{}
-		var q *uint64
-		var w *int64
 		first := it[0]
 		if first.key == "" {
-			if first.quoted || !fromLimit {
-				if c, ok := parseCount(first.val); ok && !first.quoted {
-					q = u64p(c)
-				} else {
-					nm := first.val
-					p.name = &nm
-				}
-			} else if c, ok := parseCount(first.val); ok {
-				q = u64p(c)
+			if c, ok := parseCount(first.val); ok && !first.quoted {
+				p.quota = u64p(c)
+			} else {
+				nm := first.val
+				p.name = &nm
 			}
 		}
-		for _, pp := range it {
-			switch pp.key {
-			case "q":
-				if c, ok := parseCount(pp.val); ok && q == nil {
-					q = u64p(c)
-				}
-			case "w":
-				if f, ok := parseF(pp.val); ok && w == nil {
-					if n, ok := secsToNs(f); ok {
-						w = i64p(n)
-					}
-				}
+		if v, ok := pget(it, "q", "l"); ok && p.quota == nil {
+			if c, ok := parseCount(v); ok {
+				p.quota = u64p(c)
 			}
 		}
-		if q == nil || w == nil || *w == 0 {
+		if v, ok := pget(it, "w"); ok {
+			if n, ok := parseWindow(v); ok {
+				p.window = i64p(n)
+			}
+		}
+		if p.quota == nil {
 			return
 		}
-		p.quota, p.window = *q, *w
 		policies = append(policies, p)
 	}
 	if v, ok := h["ratelimit-policy"]; ok {
 		for _, it := range parseList(v) {
-			addPolicy(it, false)
+			addPolicy(it)
 		}
 	}
 	// the separate fields
@@ -365,13 +380,16 @@ func ReadAnswer(status int, headers [][2]string, wallNs int64) *Answer {
 	if v, ok := field("limit"); ok {
 		items := parseList(v)
 		if len(items) > 0 {
-			if c, ok := parseCount(items[0][0].val); ok && items[0][0].key == "" && len(items[0]) == 1 {
-				sep.quota = u64p(c)
-			} else if len(items[0]) > 1 {
-				addPolicy(items[0], true)
-			}
-			for _, it := range items[1:] {
-				addPolicy(it, true)
+			for _, it := range items {
+				if len(it) == 1 && it[0].key == "" {
+					if sep.quota == nil {
+						if c, ok := parseCount(it[0].val); ok {
+							sep.quota = u64p(c)
+						}
+					}
+				} else if len(it) > 1 {
+					addPolicy(it)
+				}
 			}
 		}
 	}
@@ -413,7 +431,7 @@ func ReadAnswer(status int, headers [][2]string, wallNs int64) *Answer {
 			}
 		}
 		if l.quota != nil || l.count != nil {
-			l.window = i64p(kw.secs * 1e9)
+			l.window = i64p(capDay(kw.secs * 1e9))
 			limits = append(limits, l)
 		}
 	}
@@ -421,7 +439,7 @@ func ReadAnswer(status int, headers [][2]string, wallNs int64) *Answer {
 	if len(limits) == 0 {
 		for _, p := range policies {
 			p := p
-			limits = append(limits, &limitT{name: p.name, quota: u64p(p.quota), window: i64p(p.window)})
+			limits = append(limits, &limitT{name: p.name, quota: p.quota, window: p.window})
 		}
 	} else {
 		for _, l := range limits {
@@ -439,7 +457,7 @@ func ReadAnswer(status int, headers [][2]string, wallNs int64) *Answer {
 			}
 			if pick == nil && l.quota != nil {
 				for i := range policies {
-					if policies[i].quota == *l.quota {
+					if *policies[i].quota == *l.quota {
 						pick = &policies[i]
 						break
 					}
@@ -450,11 +468,9 @@ func ReadAnswer(status int, headers [][2]string, wallNs int64) *Answer {
 			}
 			if pick != nil {
 				if l.quota == nil {
-					l.quota = u64p(pick.quota)
+					l.quota = pick.quota
 				}
-				if *l.quota == pick.quota {
-					l.window = i64p(pick.window)
-				}
+				l.window = pick.window
 			}
 		}
 	}
@@ -470,6 +486,7 @@ func ReadAnswer(status int, headers [][2]string, wallNs int64) *Answer {
 						first, other = l, m
 					}
 					nl := *first
+					nl.sep = m.sep // the earlier in the list says whose it is
 					if nl.window == nil {
 						nl.window = other.window
 					}
@@ -635,8 +652,7 @@ func parseReset(v string, clock int64) (int64, bool) {
 		if d >= float64(day) {
 			return day, true
 		}
-		i, _ := at.Int64()
-		return i, true
+		return roundBig(at), true
 	}
 	if n, ok := parseGoDuration(v); ok {
 		return capDay(n), true
@@ -651,7 +667,7 @@ func parseReset(v string, clock int64) (int64, bool) {
 	return 0, false
 }
 
-var goDurRe = regexp.MustCompile(`^([0-9]*\.?[0-9]+|[0-9]+\.)(h|m|s|ms|us|µs|ns)`)
+var goDurRe = regexp.MustCompile(`^([0-9]*\.?[0-9]+|[0-9]+\.)(ms|us|µs|ns|h|m|s)`)
 
 func parseGoDuration(v string) (int64, bool) {
 	if v == "" {
@@ -678,7 +694,7 @@ func parseGoDuration(v string) (int64, bool) {
 
 // ---- dates ----
 
-var months = map[string]int{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}
+var months = map[string]int{"Jan": 1, "Feb": 2, "Mar": 3, "Apr": 4, "May": 5, "Jun": 6, "Jul": 7, "Aug": 8, "Sep": 9, "Oct": 10, "Nov": 11, "Dec": 12}
 
 func asciiFields(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f' || r == '\v' })
@@ -721,6 +737,9 @@ func mkDate(y, mo, d, h, mi, s int64) (int64, bool) {
 		return 0, false
 	}
 	t := time.Date(int(y), time.Month(mo), int(d), int(h), int(mi), int(s), 0, time.UTC)
+	if t.Unix() > 9000000000 {
+		return math.MaxInt64 / 2, true
+	}
 	return t.Unix() * 1e9, true
 }
 
@@ -733,7 +752,7 @@ func parseDate(s string) (int64, bool) {
 			return 0, false
 		}
 		d, ok1 := dateNum(f[1])
-		mo, ok2 := months[strings.ToLower(f[2])]
+		mo, ok2 := months[f[2]]
 		y, ok3 := dateNum(f[3])
 		h, mi, sec, ok4 := clockHMS(f[4])
 		if !(ok1 && ok2 && ok3 && ok4) || len(f[2]) != 3 {
@@ -745,11 +764,11 @@ func parseDate(s string) (int64, bool) {
 			return 0, false
 		}
 		p := strings.Split(f[1], "-")
-		if len(p) != 3 {
+		if len(p) < 3 {
 			return 0, false
 		}
 		d, ok1 := dateNum(p[0])
-		mo, ok2 := months[strings.ToLower(p[1])]
+		mo, ok2 := months[p[1]]
 		y, ok3 := dateNum(p[2])
 		h, mi, sec, ok4 := clockHMS(f[2])
 		if !(ok1 && ok2 && ok3 && ok4) || len(p[1]) != 3 {
@@ -764,7 +783,7 @@ func parseDate(s string) (int64, bool) {
 		}
 		return mkDate(y, int64(mo), d, h, mi, sec)
 	case 5: // Sun Nov  6 08:49:37 1994
-		mo, ok2 := months[strings.ToLower(f[1])]
+		mo, ok2 := months[f[1]]
 		d, ok1 := dateNum(f[2])
 		h, mi, sec, ok4 := clockHMS(f[3])
 		y, ok3 := dateNum(f[4])
@@ -840,4 +859,16 @@ func ReadingJSON(a *Answer) string {
 	}
 	b.WriteString(`,"reset":` + i(a.Reset) + `}`)
 	return b.String()
+}
+
+// roundBig rounds a non-negative big.Float to the nearest integer, ties to even.
+func roundBig(v *big.Float) int64 {
+	i, _ := v.Int(nil)
+	fr := new(big.Float).SetPrec(200).Sub(v, new(big.Float).SetPrec(200).SetInt(i))
+	c := fr.Cmp(big.NewFloat(0.5))
+	n := i.Int64()
+	if c > 0 || (c == 0 && n%2 == 1) {
+		n++
+	}
+	return n
 }
