@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -115,5 +116,54 @@ func TestAnswers(t *testing.T) {
 	}
 	if bad > 0 {
 		t.Logf("%d of %d answers read otherwise", bad, len(fx.Answers))
+	}
+}
+
+// TestScriptsAgainstCrate holds every wait, a thread's last included, to the crate's
+// replay (`cargo run -p fair-share --example replay`, as docs/fair-share.md names it),
+// where cargo and the repository's crate are at hand; skipped otherwise, and with -short.
+func TestScriptsAgainstCrate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	if _, err := exec.LookPath("cargo"); err != nil {
+		t.Skip("no cargo")
+	}
+	if _, err := os.Stat("../../crates/fair-share"); err != nil {
+		t.Skip("no crates/fair-share")
+	}
+	files, _ := filepath.Glob("../scripts/*.json")
+	sort.Strings(files)
+	for _, f := range files {
+		f := f
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
+			abs, _ := filepath.Abs(f)
+			cmd := exec.Command("cargo", "run", "-q", "--offline", "-p", "fair-share", "--example", "replay", "--", abs)
+			cmd.Dir = "../.."
+			out, err := cmd.Output()
+			if err != nil {
+				t.Skipf("cargo replay: %v", err)
+			}
+			var want struct{ Waits []int64 }
+			if err := json.Unmarshal(out, &want); err != nil {
+				t.Fatal(err)
+			}
+			s, err := LoadScript(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Replay(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want.Waits) {
+				t.Fatalf("%d waits, the crate %d", len(got), len(want.Waits))
+			}
+			for i := range got {
+				if got[i] != want.Waits[i] {
+					t.Fatalf("wait %d: %d ns, the crate %d", i, got[i], want.Waits[i])
+				}
+			}
+		})
 	}
 }
