@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"math/rand"
 	"sync"
+	"time"
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
@@ -882,3 +883,12 @@ func defaultRandom() float64 { randMu.Lock(); defer randMu.Unlock(); return rng.
 // The law's exp and ln (crmath.go).
 func mexp(v float64) float64 { return crExp(v) }
 func mlog(v float64) float64 { return crLog(v) }
+
+// Observe takes thread i's answer in seconds on the caller's monotonic clock: its status
+// (0 for a transport error), its header lines and the request's latency; the wall clock
+// an epoch reset or a date is read against is now. It gives the answer's class.
+func (f *FairShare) Observe(i int, now float64, status int, headers [][2]string, latency float64) Class {
+	a := ReadAnswer(status, headers, time.Now().UnixNano())
+	f.ObserveNs(i, durNsSigned(now), a, durNs(latency))
+	return a.Class
+}
