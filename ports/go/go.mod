@@ -1,0 +1,3 @@
+module throttlesim/fairshare
+
+go 1.19
