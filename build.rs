@@ -1,4 +1,4 @@
-//! Build-time facts the tests need: whether `python3`, `ruby`, `node`, GNU parallel and
+//! Build-time facts the tests need: whether `python3`, `ruby`, `node`, `go`, GNU parallel and
 //! Chromium run here. Without one, the tests that use it (the Python example client's,
 //! `tests/live/serve_record.rs`; the ports of fair-share, `tests/ports/`; the sweep recipe's,
 //! `tests/sim/shards.rs`; the live page's in a headless browser, `tests/live/dashboard.rs`)
@@ -18,6 +18,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(no_python3)");
     println!("cargo::rustc-check-cfg=cfg(no_ruby)");
     println!("cargo::rustc-check-cfg=cfg(no_node)");
+    println!("cargo::rustc-check-cfg=cfg(no_go)");
     println!("cargo::rustc-check-cfg=cfg(no_gnu_parallel)");
     println!("cargo::rustc-check-cfg=cfg(no_chromium)");
     for cfg in REAL_LIMITER_CFGS {
@@ -27,14 +28,21 @@ fn main() {
     println!("cargo::rerun-if-env-changed=PATH");
     println!("cargo::rerun-if-changed=build.rs");
     // The interpreters of the ports (`ports/`): Debian's `ruby` and `nodejs` (whose command
-    // is `node`).
+    // is `node`), and Debian's `golang-go` for the Go port.
     for (program, cfg) in [
         ("python3", "no_python3"),
         ("ruby", "no_ruby"),
         ("node", "no_node"),
+        ("go", "no_go"),
     ] {
+        // `go` has no `--version`: `go version`.
+        let flag = if program == "go" {
+            "version"
+        } else {
+            "--version"
+        };
         let works = Command::new(program)
-            .arg("--version")
+            .arg(flag)
             .output()
             .is_ok_and(|o| o.status.success());
         if !works {

@@ -5,7 +5,8 @@
 //! every answer of `ports/answers.json` (written by `examples/port_answers.rs`: the captured
 //! headers of real limiters and hand-made answers for every rule of `Answer::read`) is read
 //! by each port's `--answers` and by the library, and every reading must be the same. A port
-//! whose interpreter is missing is ignored with the reason (build.rs looks for them).
+//! whose interpreter (or, for Go, compiler) is missing is ignored with the reason (build.rs
+//! looks for them).
 
 #[path = "../crates/fair-share/examples/replay.rs"]
 #[allow(dead_code)]
@@ -14,6 +15,9 @@ mod replay;
 #[path = "../examples/port_answers.rs"]
 #[allow(dead_code)]
 mod port_answers;
+
+#[path = "common/go.rs"]
+mod go;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -287,4 +291,24 @@ fn the_javascript_port_gives_the_librarys_waits() {
 )]
 fn the_javascript_port_reads_every_answer_as_the_library() {
     port_reads_every_answer_as_the_library("node", &["ports/javascript/drive.mjs"]);
+}
+
+#[test]
+#[cfg_attr(
+    no_go,
+    ignore = "needs go on PATH (none was found when this test was built): install it (apt-get install golang-go), then cargo test --test port_scripts go_port"
+)]
+fn the_go_port_gives_the_librarys_waits() {
+    let driver = go::go_driver();
+    port_gives_the_librarys_waits(driver.to_str().expect("a UTF-8 path"), &[]);
+}
+
+#[test]
+#[cfg_attr(
+    no_go,
+    ignore = "needs go on PATH (none was found when this test was built): install it (apt-get install golang-go), then cargo test --test port_scripts go_port"
+)]
+fn the_go_port_reads_every_answer_as_the_library() {
+    let driver = go::go_driver();
+    port_reads_every_answer_as_the_library(driver.to_str().expect("a UTF-8 path"), &[]);
 }

@@ -1,12 +1,13 @@
 //! Test support shared by the test binaries (`tests/sim`, `tests/live`, `tests/ports`,
 //! `tests/live_agreement.rs`): the binary, a child that is killed when a test fails, `serve`
 //! on a free port (and `serve --record`), a page's DOM from a headless Chromium, a hostile
-//! server whose answers a test scripts (`hostile.rs`), and what a live run is held to against
-//! the sim (`agreement.rs`).
+//! server whose answers a test scripts (`hostile.rs`), what a live run is held to against
+//! the sim (`agreement.rs`), and the Go port's driver, built (`go.rs`).
 
 #![allow(dead_code)] // each test crate uses its own part of this module
 
 pub mod agreement;
+pub mod go;
 pub mod hostile;
 
 use std::io::{BufRead, BufReader, Read, Write};

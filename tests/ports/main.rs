@@ -1,17 +1,18 @@
 //! The ports of fair-share (`ports/`) and the Rust example client held to the law live: each port's driver runs P
 //! processes × T threads against `throttle-sim serve --record`, and the recording must land
 //! within the tolerances of `tests/live_agreement.rs` of the sim's `fair-share` mean over 10
-//! seeds of the same scenario (`harness.rs`). One file per port, two tests each (heroku_5x5
-//! at 60×, and a per-minute bucket of the API-shape matrix at 60×); a port whose interpreter
-//! is missing has its tests ignored with the reason (build.rs: `no_python3`, `no_ruby`,
-//! `no_node`). The live runs take the machine one at a time; the binary takes about a minute
-//! per port.
+//! seeds of the same scenario (`harness.rs`). One file per port, two tests each (a per-minute
+//! bucket of the API-shape matrix at 60×, and in the second tier heroku_5x5 at 60×); a port
+//! whose interpreter is missing has its tests ignored with the reason (build.rs: `no_python3`,
+//! `no_ruby`, `no_node`, `no_go`). Every port runs a shape at once, each against its own
+//! serve, so the binary takes the time of one run (about 20 s, and 40 s for the second tier).
 
 #![cfg(unix)]
 
 #[path = "../common/mod.rs"]
 mod common;
 
+mod go;
 mod harness;
 mod javascript;
 mod python;
@@ -24,6 +25,7 @@ fn ports() -> Vec<harness::Port> {
         python::PYTHON,
         ruby::RUBY,
         javascript::JAVASCRIPT,
+        go::GO,
         rust::RUST,
     ]
 }
