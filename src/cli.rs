@@ -424,8 +424,12 @@ impl RuleArg {
     after_help = "The API comes from --scenario FILE (its [server] table) or from the \
 flags (--rule, --limit, --period, --burst, --initial, --headers, --latency). Every algorithm a \
 client could run (the coordinating ones only with --shared-state redis) runs in every fleet over \
---seeds seeds; the results folder holds advise.toml (the scenario that was run: run or compare \
-it again), advice.md and compare/ (the matrix comparison with its report)."
+--seeds seeds. Ranking: an algorithm whose 429s pass 2 % (4 × the 0.5 % target) in any fleet \
+ranks below every one that stays within it; then fleets met; then the worst fleet's \
+utilization × fairness. The first is recommended unless its 429s pass 2 % (then nothing is). \
+The results folder holds advise.toml (the scenario that was run: run or compare it again), \
+advice.md, compare/ (the matrix comparison with its report) and, when the coordinating \
+algorithms ran beside, shared-state/."
 )]
 pub struct AdviseArgs {
     /// Take the API's [server] table from this scenario file.
@@ -458,7 +462,9 @@ pub struct AdviseArgs {
     /// Add a fleet whose processes come and go (half of the largest fleet's stay throughout).
     #[arg(long)]
     pub churn: bool,
-    /// The processes can share state (`redis`): the coordinating algorithms run too.
+    /// The processes can share a store (`redis`): the algorithms that coordinate through one
+    /// rank with the rest and may be recommended. Without it they run only when nothing meets
+    /// the targets in every fleet, beside the ranking, as a reference never recommended.
     #[arg(long, value_name = "STORE", value_parser = ["redis"])]
     pub shared_state: Option<String>,
     /// Seeds per algorithm and fleet.
