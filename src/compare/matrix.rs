@@ -185,8 +185,8 @@ impl Matrix {
         t
     }
 
-    /// A row per cell and variant: the rank within the cell, each column, and the ranges
-    /// missed.
+    /// A row per cell and variant (within a cell the winner first): the rank within the cell,
+    /// each column, and the ranges missed.
     pub fn table(&self) -> Table {
         let columns: Vec<String> = self.columns();
         let mut header = vec!["cell", "variant", "rank"];
@@ -194,7 +194,7 @@ impl Matrix {
         header.push("expect");
         let mut t = Table::new(&header);
         for c in &self.cells {
-            for v in &c.comparison.variants {
+            for v in c.comparison.ranked() {
                 let mut row = vec![c.cell.clone(), v.name.clone(), v.rank.to_string()];
                 for col in columns.iter().filter_map(|m| column(m)) {
                     row.push(stat_text(&v.metrics[col.metric], col));
@@ -506,7 +506,9 @@ mod tests {
         assert_eq!(row(0)[..3], ["a", "x", "1"]);
         assert_eq!(row(1)[..3], ["a", "y", "2"]);
         assert_eq!(row(1).last().unwrap(), "missed utilization");
-        assert_eq!(row(3)[..3], ["b", "y", "1"]);
+        // Within a cell the winner first, whatever order the variants ran in.
+        assert_eq!(row(2)[..3], ["b", "y", "1"]);
+        assert_eq!(row(3)[..3], ["b", "x", "2"]);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::report::charts::{
     FairnessChart, Heading, Interval, RatioChart, RatioLine, TimeAxis, TradeoffChart, VariantPoint,
     window_text,
 };
-use crate::report::html::{Page, escape, list};
+use crate::report::html::{Page, escape, list, plain_list};
 use crate::report::{RunFolder, WrittenChart, read_text, write_chart, write_run_report};
 use crate::scenario::{Override, Scenario, folder_char, read_scenario};
 
@@ -227,7 +227,7 @@ fn compare_html(
     if let Some(h) = cmp.headline() {
         page.paragraph(&format!("In short: {h}."));
     }
-    page.raw(&list(
+    page.raw(&plain_list(
         &cmp.ranking_lines()
             .iter()
             .map(|l| escape(l))

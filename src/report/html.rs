@@ -32,6 +32,7 @@ td.best{font-weight:bold;color:#14632a}\
 figure{margin:1em 0 2em}figure svg{max-width:100%;height:auto;border:1px solid #e4e4e4}\
 figcaption{color:#444;font-size:.93em;margin-top:.4em;max-width:60em}\
 .pass{color:#14632a}.missed{color:#a31515;font-weight:bold}\
+ul.plain{list-style:none;padding-left:.5em}\
 footer{margin-top:3em;color:#777;font-size:.85em}code{background:#f0f0ee;padding:0 3px}";
 
 /// A page built top to bottom.
@@ -112,6 +113,11 @@ pub fn table(t: &Table, best: impl Fn(usize, usize) -> bool) -> String {
     }
     out.push_str("</tbody>\n</table>\n</div>\n");
     out
+}
+
+/// A list of already-safe items that carry their own numbers ("1. fair-share …"): no bullets.
+pub fn plain_list(items: &[String]) -> String {
+    list(items).replacen("<ul>", "<ul class=\"plain\">", 1)
 }
 
 /// A bulleted list of already-safe items.
