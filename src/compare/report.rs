@@ -165,6 +165,9 @@ fn write_charts(
                 lines,
                 window: window_text(window.unwrap_or(1) as f64 * bucket_s),
                 axis: TimeAxis::for_duration(scenario.run.duration.secs()),
+                // Each variant has its own mean (the table has them): only the bound is drawn.
+                threshold: scenario.expect.get("ratio_429").map(|r| r[1]),
+                mean: None,
             },
         )?,
     ])

@@ -2,6 +2,7 @@
 //! is a small struct holding the data it shows, drawn by [`Chart::draw`] on any backend.
 
 use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 use super::canvas::{Chart, DrawError, colour, err};
@@ -288,6 +289,10 @@ impl Chart for SleepChart<'_> {
         match &d.sleep {
             SleepSeries::Lines(lines) => {
                 for (i, line) in lines.iter().enumerate() {
+                    // A process that never slept draws nothing: no legend entry either.
+                    if !line.values.iter().any(|v| v.is_finite()) {
+                        continue;
+                    }
                     let c = colour(i);
                     let lines = paths(&chart, segments(&xs, &line.values), c.stroke_width(2));
                     chart
@@ -298,7 +303,10 @@ impl Chart for SleepChart<'_> {
                 }
             }
             SleepSeries::Bands(bands) => {
-                for b in bands {
+                for b in bands
+                    .iter()
+                    .filter(|b| b.median.iter().any(|v| v.is_finite()))
+                {
                     let c = colour(b.group);
                     let name = &d.groups[b.group];
                     chart
@@ -349,11 +357,22 @@ pub struct RatioChart<'a> {
     /// The rolling window, for the axis label ("6m").
     pub window: String,
     pub axis: TimeAxis,
+    /// The most 429s `[expect]` allows (a fraction), drawn as a dashed line.
+    pub threshold: Option<f64>,
+    /// The run's 429 ratio over the whole run (a fraction), drawn as a dotted line.
+    pub mean: Option<f64>,
 }
 
 impl RatioChart<'_> {
-    /// The overall line and, for 2 to 8 groups, one per group.
-    pub fn of_run<'a>(heading: &'a Heading, d: &SeriesData, axis: TimeAxis) -> RatioChart<'a> {
+    /// The overall line and, for 2 to 8 groups, one per group; the `[expect]` threshold and
+    /// the run's mean as lines, when given.
+    pub fn of_run<'a>(
+        heading: &'a Heading,
+        d: &SeriesData,
+        axis: TimeAxis,
+        threshold: Option<f64>,
+        mean: Option<f64>,
+    ) -> RatioChart<'a> {
         let w = d.default_window();
         let mut lines = Vec::new();
         if (2..=8).contains(&d.groups.len()) {
@@ -377,6 +396,8 @@ impl RatioChart<'_> {
             lines,
             window: window_text(w as f64 * d.bucket_s),
             axis,
+            threshold,
+            mean,
         }
     }
 }
@@ -399,10 +420,19 @@ impl Chart for RatioChart<'_> {
             .filter_map(|l| l.times.last())
             .fold(0.0f64, |a, &b| a.max(self.axis.x(b)))
             .max(1e-9);
+        let drawn: Vec<&RatioLine> = self
+            .lines
+            .iter()
+            .filter(|l| l.ratio.iter().any(|r| r.is_finite()))
+            .collect();
+        let marks = [self.threshold, self.mean];
+        let marked = marks.iter().flatten().filter(|m| m.is_finite());
+        // A percentage: never past 100 %, even when the legend would want the room.
         let top = top_with_legend(
-            y_top(self.lines.iter().flat_map(|l| &l.ratio)) * 100.0,
-            self.lines.len(),
-        );
+            y_top(drawn.iter().flat_map(|l| &l.ratio).chain(marked)) * 100.0,
+            drawn.len() + marks.iter().flatten().count(),
+        )
+        .min(100.0);
         let mut chart = frame(
             area,
             &self
@@ -418,6 +448,8 @@ impl Chart for RatioChart<'_> {
             &format!("429 responses / requests in the last {} (%)", self.window),
             |_| {},
         )?;
+        // A line's colour follows its place among all lines, drawn or not, so a group keeps
+        // its colour from chart to chart; only the drawn ones get a legend entry.
         let ordered = self
             .lines
             .iter()
@@ -429,7 +461,8 @@ impl Chart for RatioChart<'_> {
                     .iter()
                     .filter(|l| l.overall)
                     .map(|l| (RGBColor(20, 20, 20), l)),
-            );
+            )
+            .filter(|(_, l)| drawn.iter().any(|d| std::ptr::eq(*d, *l)));
         for (c, line) in ordered {
             let xs: Vec<f64> = line.times.iter().map(|&t| self.axis.x(t)).collect();
             let ys: Vec<f64> = line.ratio.iter().map(|r| r * 100.0).collect();
@@ -441,8 +474,42 @@ impl Chart for RatioChart<'_> {
                 .label(line.label.clone())
                 .legend(legend_line(c));
         }
+        let level = |chart: &mut ChartContext<'_, DB, Plane>,
+                     y: f64,
+                     c: RGBColor,
+                     dash: u32,
+                     label: String| {
+            chart
+                .draw_series(std::iter::once(DashedPathElement::new(
+                    vec![(0.0, y * 100.0), (x_max, y * 100.0)],
+                    dash,
+                    dash,
+                    c.stroke_width(2),
+                )))
+                .map_err(err)
+                .map(|a| {
+                    a.label(label).legend(move |(x, y)| {
+                        DashedPathElement::new(vec![(x, y), (x + 20, y)], 4, 3, c.stroke_width(2))
+                    });
+                })
+        };
+        if let Some(t) = self.threshold.filter(|t| t.is_finite()) {
+            let label = format!("[expect] at most {}", percent_text(t));
+            level(&mut chart, t, RGBColor(200, 30, 30), 8, label)?;
+        }
+        if let Some(m) = self.mean.filter(|m| m.is_finite()) {
+            let label = format!("mean over the run {}", percent_text(m));
+            level(&mut chart, m, RGBColor(90, 90, 90), 3, label)?;
+        }
         legend(&mut chart, SeriesLabelPosition::UpperRight)
     }
+}
+
+/// "0.5 %", "12.3 %": a fraction as a percentage with up to two decimals.
+fn percent_text(x: f64) -> String {
+    let s = format!("{:.2}", x * 100.0);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s} %")
 }
 
 /// The server's `RateLimit-Remaining` as the clients saw it, per server key.
@@ -725,7 +792,8 @@ impl Chart for TradeoffChart<'_> {
                 .collect::<Vec<_>>()
                 .iter(),
         ) * 100.0;
-        let top = top_with_legend(top, self.points.len());
+        // A percentage: never past 100 %.
+        let top = top_with_legend(top, self.points.len()).min(100.0);
         let mut chart = frame(
             area,
             &self.heading.title("429 ratio against utilization"),
@@ -905,6 +973,69 @@ mod tests {
             !ticks.iter().any(|&t| t > 1.0 && t < 1.1),
             "utilization ticks past 1: {ticks:?}"
         );
+    }
+
+    /// A percent axis stopped short of 140 % when a line neared 100 % and the legend wanted
+    /// room above it; the 429 chart drew neither the [expect] bound nor the mean, and named
+    /// in its legend a line that had nothing to draw.
+    #[test]
+    fn the_429_chart_stops_at_100_percent_and_draws_its_threshold_and_mean() {
+        let heading = Heading {
+            scenario: "s".into(),
+            variant: None,
+            detail: String::new(),
+        };
+        let times: Vec<f64> = (0..60).map(f64::from).collect();
+        let line = |label: &str, r: f64| RatioLine {
+            label: label.into(),
+            overall: false,
+            times: times.clone(),
+            ratio: vec![r; times.len()],
+        };
+        let chart = RatioChart {
+            heading: &heading,
+            lines: vec![
+                line("fixed", 0.97),
+                line("idle", f64::NAN),
+                line("careful", 0.0),
+            ],
+            window: "1m".into(),
+            axis: TimeAxis::for_duration(60.0),
+            threshold: Some(0.005),
+            mean: Some(0.4),
+        };
+        let svg = crate::report::canvas::render(&chart).unwrap().svg;
+        let ticks = tick_texts(&svg);
+        assert!(ticks.contains(&100.0), "{ticks:?}");
+        assert!(!ticks.iter().any(|&t| t > 100.0), "{ticks:?}");
+        // Each text element's text sits on a line of its own.
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        for says in [
+            "[expect] at most 0.5 %",
+            "mean over the run 40 %",
+            "fixed",
+            "careful",
+        ] {
+            assert!(texts.contains(&says), "{says}");
+        }
+        assert!(
+            !texts.contains(&"idle"),
+            "a line with nothing to draw has no legend entry"
+        );
+        // The tradeoff chart's 429 axis stops at 100 % too.
+        let chart = TradeoffChart {
+            heading: &heading,
+            points: vec![VariantPoint {
+                name: "fixed".into(),
+                x: 1.0,
+                x_interval: None,
+                y: 0.96,
+                y_interval: Some((0.95, 0.97)),
+                seeds: vec![(1.0, 0.95), (1.0, 0.97)],
+            }],
+        };
+        let ticks = tick_texts(&crate::report::canvas::render(&chart).unwrap().svg);
+        assert!(!ticks.iter().any(|&t| t > 100.0), "{ticks:?}");
     }
 
     #[test]

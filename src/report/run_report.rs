@@ -158,7 +158,16 @@ pub fn write_run_report(dir: &Path) -> Result<Vec<WrittenChart>, ReportError> {
                 axis,
             },
         )?,
-        write_chart(dir, &RatioChart::of_run(&heading, d, axis))?,
+        write_chart(
+            dir,
+            &RatioChart::of_run(
+                &heading,
+                d,
+                axis,
+                run.scenario.expect.get("ratio_429").map(|r| r[1]),
+                Some(run.summary.metrics.ratio_429),
+            ),
+        )?,
         write_chart(
             dir,
             &RemainingChart {
