@@ -262,10 +262,13 @@ fn compare_html(
         page.figure(&c.svg, &caption(&c.stem, cmp.seeds.len()));
     }
     page.heading("Variants");
+    // How to read a sleep chart is said once, under the first.
+    let mut sleep_caption = crate::report::caption("sleep");
     for section in sections {
         page.raw(&variant_html(dir, section));
         if let Some(s) = &section.sleep {
-            page.figure(&s.svg, crate::report::caption("sleep"));
+            page.figure(&s.svg, sleep_caption);
+            sleep_caption = "";
         }
     }
     page.finish(
