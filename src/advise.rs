@@ -515,6 +515,7 @@ pub fn advise(opts: &AdviseOptions<'_>) -> Result<Advice, Error> {
                  advise recommends them only with --shared-state redis."
                     .into(),
             ],
+            list: numbered(&r.standings),
             order,
         };
         fs::write(&html, r.matrix.html_page_led(Some(&lead))).map_err(Error::io(&html))?;
@@ -522,14 +523,24 @@ pub fn advise(opts: &AdviseOptions<'_>) -> Result<Advice, Error> {
     Ok(advice)
 }
 
+/// The standings as numbered lines: "1. fair-share: 2/2 fleets met; …".
+fn numbered(standings: &[Standing]) -> Vec<String> {
+    standings
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("{}. {}", i + 1, s.line()))
+        .collect()
+}
+
 /// What advise's report opens with: the recommendation and why, the ranking rule, and the
 /// algorithms in ranking order.
 fn lead(advice: &Advice) -> Lead {
     let mut lines = verdict(advice);
-    lines.push(format!("Ranking: {}.", ranking_rule()));
+    lines.push(format!("Ranking: {}:", ranking_rule()));
     Lead {
         heading: recommendation_line(advice),
         lines,
+        list: numbered(&advice.standings),
         order: advice
             .standings
             .iter()
@@ -1022,9 +1033,11 @@ pub fn advice_text(api: &Api, base: &Scenario, advice: &Advice, markdown: bool) 
         let _ = writeln!(out, "{line}\n");
     }
     let _ = writeln!(out, "Ranking: {}:\n", ranking_rule());
+    // Numbered lines: an ordered list in Markdown as they are, not bullets before numbers.
+    let indent = if markdown { "" } else { "  " };
     let list = |out: &mut String, standings: &[Standing]| {
-        for (i, s) in standings.iter().enumerate() {
-            let _ = writeln!(out, "{bullet}{}. {}", i + 1, s.line());
+        for line in numbered(standings) {
+            let _ = writeln!(out, "{indent}{line}");
         }
     };
     list(&mut out, standings);

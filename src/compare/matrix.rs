@@ -51,6 +51,8 @@ pub struct CellRuns {
 pub struct Lead {
     pub heading: String,
     pub lines: Vec<String>,
+    /// Numbered lines ("1. fair-share: …") shown as a list after `lines`.
+    pub list: Vec<String>,
     pub order: Vec<String>,
 }
 
@@ -288,6 +290,10 @@ impl Matrix {
             page.heading(&lead.heading);
             for line in &lead.lines {
                 page.paragraph(line);
+            }
+            if !lead.list.is_empty() {
+                let items: Vec<String> = lead.list.iter().map(|l| escape(l)).collect();
+                page.raw(&crate::report::html::plain_list(&items));
             }
         }
         page.heading("Cells met");
