@@ -4,6 +4,7 @@
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::canvas::{Chart, DrawError, colour, err};
 use super::series::{SeriesData, SleepSeries};
@@ -761,15 +762,48 @@ impl Chart for TradeoffChart<'_> {
 
     fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), DrawError> {
         area.fill(&WHITE).map_err(err)?;
-        // x = utilization, y = ratio_429 in %.
-        let xs = self.points.iter().flat_map(|p| {
-            let (lo, hi) = p.x_interval.unwrap_or((p.x, p.x));
-            p.seeds
-                .iter()
-                .map(|s| s.0)
-                .chain([lo, hi])
-                .collect::<Vec<_>>()
-        });
+        // x = utilization, y = ratio_429 in %. Each point's extent: its seeds and interval.
+        let lows: Vec<f64> = self
+            .points
+            .iter()
+            .map(|p| {
+                let lo = p.x_interval.map_or(p.x, |i| i.0);
+                p.seeds.iter().map(|s| s.0).fold(lo.min(p.x), f64::min)
+            })
+            .collect();
+        let highs: Vec<f64> = self
+            .points
+            .iter()
+            .map(|p| {
+                let hi = p.y_interval.map_or(p.y, |i| i.1);
+                p.seeds.iter().map(|s| s.1).fold(hi.max(p.y), f64::max)
+            })
+            .collect();
+        // A point far from the rest on either axis (`fixed` at 87 % 429s beside others under
+        // 5 %) is drawn at the edge, marked and named, so the others are not squashed.
+        let best_x = lows
+            .iter()
+            .chain(self.points.iter().map(|p| &p.x))
+            .copied()
+            .filter(|x| x.is_finite())
+            .fold(f64::NEG_INFINITY, f64::max);
+        let shortfalls: Vec<f64> = lows.iter().map(|&x| best_x - x).collect();
+        let off_x = outliers(&shortfalls, 0.01);
+        let off_y = outliers(&highs, 0.01);
+        let on = |i: usize| !off_x[i] && !off_y[i];
+        let xs = self
+            .points
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| on(i))
+            .flat_map(|(_, p)| {
+                let (lo, hi) = p.x_interval.unwrap_or((p.x, p.x));
+                p.seeds
+                    .iter()
+                    .map(|s| s.0)
+                    .chain([lo, hi, p.x])
+                    .collect::<Vec<_>>()
+            });
         let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
         for x in xs.filter(|x| x.is_finite()) {
             x0 = x0.min(x);
@@ -783,14 +817,12 @@ impl Chart for TradeoffChart<'_> {
         // only where a point does.
         let (x0, x1) = ((x0 - pad).max(0.0), (x1 + pad).min(x1.max(1.0)));
         let top = y_top(
-            self.points
+            highs
                 .iter()
-                .flat_map(|p| {
-                    let hi = p.y_interval.map_or(p.y, |i| i.1);
-                    p.seeds.iter().map(|s| s.1).chain([hi]).collect::<Vec<_>>()
-                })
-                .collect::<Vec<_>>()
-                .iter(),
+                .enumerate()
+                .filter(|&(i, _)| on(i))
+                .map(|(_, h)| h)
+                .collect::<Vec<_>>(),
         ) * 100.0;
         // A percentage: never past 100 %.
         let top = top_with_legend(top, self.points.len()).min(100.0);
@@ -801,15 +833,52 @@ impl Chart for TradeoffChart<'_> {
             0.0..top,
             64,
         )?;
+        let off = (0..self.points.len()).filter(|&i| !on(i)).count();
         grid(
             &mut chart,
             "utilization: 2xx / server capacity (better to the right)",
-            "429 responses / requests (%, better lower)",
+            &if off == 0 {
+                "429 responses / requests (%, better lower)".to_string()
+            } else {
+                "429 responses / requests (%, better lower; ▲ off the scale)".to_string()
+            },
             |_| {},
         )?;
         for (i, p) in self.points.iter().enumerate() {
             let c = colour(i);
             let (x, y) = (p.x, p.y * 100.0);
+            if !on(i) {
+                // At the edge it passes, its numbers beside it.
+                let at = (
+                    if off_x[i] { x0 + (x1 - x0) * 0.02 } else { x },
+                    if off_y[i] { top * 0.97 } else { y.min(top) },
+                );
+                chart
+                    .draw_series(std::iter::once(TriangleMarker::new(at, 9, c.filled())))
+                    .map_err(err)?
+                    .label(format!("{} (off the scale)", p.name))
+                    .legend(move |(lx, ly)| TriangleMarker::new((lx + 10, ly), 7, c.filled()));
+                // The numbers on the side with room: left of a marker in the right half.
+                let right_half = at.0 > (x0 + x1) / 2.0;
+                let nudge = (x1 - x0) * 0.015;
+                let (tx, h) = if right_half {
+                    (at.0 - nudge, HPos::Right)
+                } else {
+                    (at.0 + nudge, HPos::Left)
+                };
+                let font = ("sans-serif", 13)
+                    .into_font()
+                    .color(&c)
+                    .pos(Pos::new(h, VPos::Center));
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        format!("{}: utilization {:.3}, {:.2} % 429s", p.name, p.x, y),
+                        (tx, at.1),
+                        font,
+                    )))
+                    .map_err(err)?;
+                continue;
+            }
             chart
                 .draw_series(
                     p.seeds
@@ -833,6 +902,27 @@ impl Chart for TradeoffChart<'_> {
         }
         legend(&mut chart, SeriesLabelPosition::UpperLeft)
     }
+}
+
+/// Which of `spans` (each point's distance from the best, ≥ 0) lie so far past the rest that
+/// drawing them would squash the others: the largest ones, each more than 3 times the next
+/// (and than `floor`), as long as at least two points and most of them stay on the scale.
+fn outliers(spans: &[f64], floor: f64) -> Vec<bool> {
+    let n = spans.len();
+    let mut order: Vec<usize> = (0..n).filter(|&i| spans[i].is_finite()).collect();
+    order.sort_by(|&a, &b| spans[b].total_cmp(&spans[a]));
+    let mut out = vec![false; n];
+    let most_off = n.saturating_sub(2).min(n / 2);
+    let cut = (0..order.len().saturating_sub(1))
+        .filter(|&k| k < most_off)
+        .filter(|&k| spans[order[k]] > 3.0 * spans[order[k + 1]].max(floor))
+        .max();
+    if let Some(k) = cut {
+        for &i in &order[..=k] {
+            out[i] = true;
+        }
+    }
+    out
 }
 
 /// A 95 % interval as (low, high).
@@ -1036,6 +1126,29 @@ mod tests {
         };
         let ticks = tick_texts(&crate::report::canvas::render(&chart).unwrap().svg);
         assert!(!ticks.iter().any(|&t| t > 100.0), "{ticks:?}");
+    }
+
+    /// `fixed` at 87 % 429s beside others under 5 % squashed them onto the axis; so did a
+    /// utilization of 0.04 beside others above 0.95.
+    #[test]
+    fn a_point_far_past_the_others_goes_off_the_scale() {
+        let off = |spans: &[f64]| outliers(spans, 0.01);
+        assert_eq!(
+            off(&[0.87, 0.04, 0.02, 0.0, 0.0008]),
+            [true, false, false, false, false]
+        );
+        // Two far ones are both marked, as long as most points stay.
+        assert_eq!(
+            off(&[0.87, 0.02, 0.74, 0.0, 0.01]),
+            [true, false, true, false, false]
+        );
+        // Most points far up is the scale, not outliers; nor is one of two.
+        assert_eq!(off(&[0.87, 0.74, 0.0]), [false, false, false]);
+        assert_eq!(off(&[0.9, 0.0]), [false, false]);
+        // Close to one another under the floor: all on the scale.
+        assert_eq!(off(&[0.008, 0.0, 0.001]), [false, false, false]);
+        // Utilization: the shortfall from the best, 0.96 for a point at 0.04.
+        assert_eq!(off(&[0.96, 0.01, 0.0, 0.02]), [true, false, false, false]);
     }
 
     #[test]
