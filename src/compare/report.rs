@@ -61,7 +61,8 @@ fn caption(stem: &str, seeds: usize) -> String {
         "tradeoff" => format!(
             "Each large dot is a variant's mean over {seeds} seeds, its bars the 95 % \
              t-interval of that mean, the small circles the single seeds. Down and to the \
-             right is better: fewer 429s while using more of the server's capacity."
+             right is better: fewer 429s while using more of the server's capacity. A \
+             triangle at an edge is a variant far off the scale, with its numbers beside it."
         ),
         "fairness" => format!(
             "Jain's fairness index over threads of their 2xx rate: 1 when every thread got \
@@ -69,7 +70,8 @@ fn caption(stem: &str, seeds: usize) -> String {
              whiskers the 95 % t-interval, dots the single seeds."
         ),
         "ratio_429" => "The 429 ratio over time of each variant's first seed, over a rolling \
-                        window: when each variant overshoots, and whether it calms down."
+                        window: when each variant overshoots, and whether it calms down. The \
+                        dashed red line (when [expect] bounds the 429s) is the most it allows."
             .to_string(),
         _ => String::new(),
     }

@@ -126,7 +126,9 @@ pub fn caption(stem: &str) -> &'static str {
             "The share of requests the server refused with 429, over a rolling window. Flat \
              and low is good; spikes show when the clients overshot the limit (typically at \
              the start, when the bucket runs dry, or when clients join). A window in which \
-             nobody sent (every client waiting) had no 429 and shows 0."
+             nobody sent (every client waiting) had no 429 and shows 0. The dashed red line (when \
+             [expect] bounds the 429s) is the most it allows, the dotted grey one the ratio \
+             over the whole run."
         }
         "remaining" => {
             "The server's RateLimit-Remaining as the clients saw it: the line is the median \
