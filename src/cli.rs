@@ -305,7 +305,8 @@ pub struct ClientArgs {
     pub body_file: Option<PathBuf>,
     #[command(flatten)]
     pub scenario_flags: ScenarioFlags,
-    /// One series.csv row per thread per this interval (default 10s, at most the duration).
+    /// One series.csv row per thread per this interval (default: the duration / 200, between
+    /// 100ms and 10s, at most the duration).
     #[arg(long, value_parser = parse_duration_arg)]
     pub sample_every: Option<HumanDuration>,
     /// A request that takes longer than this counts as an error.

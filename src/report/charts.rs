@@ -20,8 +20,14 @@ pub struct TimeAxis {
 }
 
 impl TimeAxis {
+    /// Seconds up to 5 minutes, minutes up to 2 hours, hours past that.
     pub fn for_duration(seconds: f64) -> Self {
-        if seconds <= 2.0 * 3600.0 {
+        if seconds <= 300.0 {
+            TimeAxis {
+                per_unit: 1.0,
+                name: "s",
+            }
+        } else if seconds <= 2.0 * 3600.0 {
             TimeAxis {
                 per_unit: 60.0,
                 name: "min",
@@ -81,6 +87,23 @@ fn segments(xs: &[f64], ys: &[f64]) -> Vec<Vec<(f64, f64)>> {
         out.push(cur);
     }
     out
+}
+
+/// A sampled value held until the next sample: each stretch as steps, not slopes, so a line
+/// between two samples far apart invents no ramp the value never took.
+fn steps(segs: Vec<Vec<(f64, f64)>>) -> Vec<Vec<(f64, f64)>> {
+    segs.into_iter()
+        .map(|seg| {
+            let mut out = Vec::with_capacity(seg.len() * 2);
+            for (i, &(x, y)) in seg.iter().enumerate() {
+                if i > 0 {
+                    out.push((x, seg[i - 1].1));
+                }
+                out.push((x, y));
+            }
+            out
+        })
+        .collect()
 }
 
 /// The band between `lo` and `hi` as closed polygons, one per stretch without gaps.
@@ -295,7 +318,11 @@ impl Chart for SleepChart<'_> {
                         continue;
                     }
                     let c = colour(i);
-                    let lines = paths(&chart, segments(&xs, &line.values), c.stroke_width(2));
+                    let lines = paths(
+                        &chart,
+                        steps(segments(&xs, &line.values)),
+                        c.stroke_width(2),
+                    );
                     chart
                         .draw_series(lines)
                         .map_err(err)?
@@ -328,6 +355,7 @@ impl Chart for SleepChart<'_> {
                         .map_err(err)?
                         .label(format!("{name} 10-90 %"))
                         .legend(legend_box(c, 0.3));
+                    // The band's edges are sloped between samples: so is its median.
                     let lines = paths(&chart, segments(&xs, &b.median), c.stroke_width(2));
                     chart
                         .draw_series(lines)
@@ -1151,6 +1179,27 @@ mod tests {
         assert_eq!(off(&[0.96, 0.01, 0.0, 0.02]), [true, false, false, false]);
     }
 
+    /// Samples 10 s apart joined by straight lines drew sleep ramps the clients never had.
+    #[test]
+    fn sleeps_are_held_until_the_next_sample() {
+        assert_eq!(
+            steps(vec![
+                vec![(0.0, 1.0), (10.0, 3.0), (20.0, 2.0)],
+                vec![(40.0, 5.0)]
+            ]),
+            vec![
+                vec![
+                    (0.0, 1.0),
+                    (10.0, 1.0),
+                    (10.0, 3.0),
+                    (20.0, 3.0),
+                    (20.0, 2.0)
+                ],
+                vec![(40.0, 5.0)]
+            ]
+        );
+    }
+
     #[test]
     fn ticks_half_a_thousandth_apart_read_apart() {
         let labels: Vec<String> = [0.995, 0.9955, 0.996, 0.9965, 2.5, 3500.0, 0.25]
@@ -1166,7 +1215,9 @@ mod tests {
     }
 
     #[test]
-    fn time_axis_switches_to_hours_past_two_hours() {
+    fn time_axis_is_in_seconds_to_5_minutes_and_in_hours_past_two_hours() {
+        assert_eq!(TimeAxis::for_duration(40.0).name, "s");
+        assert_eq!(TimeAxis::for_duration(40.0).x(30.0), 30.0);
         assert_eq!(TimeAxis::for_duration(3600.0).name, "min");
         assert_eq!(TimeAxis::for_duration(5.0 * 3600.0).name, "h");
         assert_eq!(TimeAxis::for_duration(5.0 * 3600.0).x(5400.0), 1.5);

@@ -75,10 +75,12 @@ impl RunFolder {
         Heading {
             scenario: self.scenario.name.clone(),
             variant: self.variant.as_ref().map(|v| v.name.clone()),
-            // A recording has no seed of its own: its clients' randomness is theirs.
+            // A recording has no seed of its own: its clients' randomness is theirs. A live
+            // run's drawn seed (up to 19 digits) is in the report's meta line, not the title.
             detail: match self.summary.mode {
                 RunMode::Recorded => "recorded".to_string(),
-                _ => format!("seed {}", self.summary.seed),
+                RunMode::Live => "live".to_string(),
+                RunMode::Sim => format!("seed {}", self.summary.seed),
             },
         }
     }
