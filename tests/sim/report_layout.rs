@@ -1,6 +1,6 @@
 //! How `report.html` lays out in a real browser (Debian's `chromium`, headless; ignored with
-//! the reason where it is missing): at 1,000 and 1,600 px no table runs past the page's column
-//! unless it scrolls inside a box of its own, and the page never scrolls sideways. A script
+//! the reason where it is missing): at 1,000, 1,280 and 1,600 px no table runs past the page's
+//! column unless it scrolls inside a box of its own, and the page never scrolls sideways. A script
 //! added to a copy of the report measures the laid-out page and writes what it found into the
 //! DOM, which Chromium prints.
 
@@ -54,7 +54,7 @@ fn scenario() -> std::path::PathBuf {
     no_chromium,
     ignore = "needs Debian's chromium on PATH (none was found when this test was built): apt-get install -y chromium, then cargo test --test sim report_layout"
 )]
-fn report_layout_tables_fit_or_scroll_in_their_own_box_at_1000_and_1600_px() {
+fn report_layout_tables_fit_or_scroll_in_their_own_box_at_1000_1280_and_1600_px() {
     let tmp = tempfile::tempdir().unwrap();
     let run = tmp.path().join("run");
     Command::cargo_bin("throttle-sim")
@@ -75,7 +75,7 @@ fn report_layout_tables_fit_or_scroll_in_their_own_box_at_1000_and_1600_px() {
         .assert()
         // A variant may miss its [expect] over 20 minutes (exit 1); the report is written.
         .code(predicates::ord::le(1));
-    for width in [1000, 1600] {
+    for width in [1000, 1280, 1600] {
         for report in [run.join("report.html"), cmp.join("report.html")] {
             assert_eq!(
                 overflow_at(&report, width),
