@@ -220,6 +220,22 @@ fn verdicts_html(s: &Summary) -> Option<String> {
     Some(list(&items))
 }
 
+/// `t` without those of `columns` that are 0 in every row: a run without errors needs no
+/// column saying so, and the key columns then fit at 1,280 px (summary.md keeps them all).
+fn without_zero_columns(t: &super::Table, columns: &[&str]) -> super::Table {
+    let keep: Vec<usize> = (0..t.header().len())
+        .filter(|&c| {
+            !columns.contains(&t.header()[c].as_str()) || t.rows().iter().any(|r| r[c] != "0")
+        })
+        .collect();
+    let header: Vec<&str> = keep.iter().map(|&c| t.header()[c].as_str()).collect();
+    let mut out = super::Table::new(&header);
+    for r in t.rows() {
+        out.row(keep.iter().map(|&c| r[c].clone()).collect());
+    }
+    out
+}
+
 /// The line under a run report's title: the mode, the seed (a recording has none: its clients'
 /// randomness is their own), the length and who ran.
 fn run_meta(s: &Summary, threads: u64) -> String {
@@ -273,7 +289,10 @@ fn run_html(run: &RunFolder, charts: &[WrittenChart]) -> String {
         page.paragraph(&text);
     }
     page.heading("Summary");
-    page.raw(&table(&metrics_table(s), |_, _| false));
+    page.raw(&table(
+        &without_zero_columns(&metrics_table(s), &["errors", "timed_out"]),
+        |_, _| false,
+    ));
     page.paragraph(
         "ratio_429: 429s / requests. utilization: 2xx / the most the server could give. \
          fairness: Jain's index over threads of their 2xx rate (1 = equal). windowed: the \
@@ -298,4 +317,20 @@ fn run_html(run: &RunFolder, charts: &[WrittenChart]) -> String {
         "Made by throttle-sim from scenario.toml, summary.json and series.csv in this folder; \
          `throttle-sim plot <this folder>` draws it again.",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_of_zeros_only_are_left_out() {
+        let mut t = super::super::Table::new(&["group", "errors", "timed_out", "ratio_429"]);
+        t.row(vec!["all".into(), "0".into(), "2".into(), "0".into()]);
+        t.row(vec!["a".into(), "0".into(), "0".into(), "0".into()]);
+        let kept = without_zero_columns(&t, &["errors", "timed_out", "group"]);
+        // errors is 0 throughout; timed_out is not; ratio_429 is not one to leave out.
+        assert_eq!(kept.header(), ["group", "timed_out", "ratio_429"]);
+        assert_eq!(kept.rows()[0], ["all", "2", "0"]);
+    }
 }
