@@ -487,7 +487,9 @@ pub struct AdviseArgs {
     /// No progress; only the advice.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Print the standings as JSON.
+    /// Print the advice as JSON: `recommended` (null when nothing is), `why`, the `ranking`
+    /// rule, the `standings`, and `shared_state_reference` (the coordinating algorithms', when
+    /// they ran beside).
     #[arg(long)]
     pub json: bool,
 }
