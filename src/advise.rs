@@ -6,11 +6,15 @@
 //! (`advise.toml`, kept in the results folder so the answer can be run again), long enough for
 //! 20 of a thread's fair-share periods in the largest fleet. Every algorithm a client could
 //! run there is compared in every fleet over the same seeds (`compare`'s matrix), and
-//! ranked: first by the fleets where it meets the targets (fewer than 0.5 % 429s, utilization
-//! and fairness at least 0.97), then by its worst fleet's utilization × fairness, then by that
-//! fleet's 429s. Algorithms that coordinate through a shared store run only when the user's
-//! processes can share one (`--shared-state`); the bounds (`oracle`,
-//! `independent`), which are told the thread count, never.
+//! ranked by one rule, which advise prints ([`ranking_rule`]): an algorithm whose 429s pass
+//! [`REFUSAL_FACTOR`] times the target in any fleet ranks below every one that stays within
+//! it; then the fleets where it meets the targets (at most 0.5 % 429s, utilization and
+//! fairness at least 0.97); then its worst fleet's utilization × fairness. The first is
+//! recommended unless its 429s pass that cap (then nothing is). Algorithms that coordinate
+//! through a shared store rank with the rest only when the user's processes can share one
+//! (`--shared-state`); otherwise, when nothing meets the targets in every fleet, they run
+//! beside as a reference of what sharing state would give, never recommended. The bounds
+//! (`oracle`, `independent`), which are told the thread count, never run.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -19,7 +23,7 @@ use std::str::FromStr;
 use std::sync::atomic::AtomicBool;
 use std::time::SystemTime;
 
-use crate::compare::{self, CompareOptions, Matrix, Stat, VariantStats};
+use crate::compare::{self, CompareOptions, Lead, Matrix, Stat, VariantStats};
 use crate::error::Error;
 use crate::progress::Progress;
 use crate::run::{claim_given_dir, claim_new_dir};
@@ -146,13 +150,23 @@ pub fn algorithms(shared_state: bool) -> Vec<&'static str> {
         .iter()
         .copied()
         .filter(|&n| n != "none" && !ThrottleConfig::is_bound(n))
-        .filter(|&n| {
-            let coordinates = ThrottleConfig::defaults(n)
-                .and_then(|c| c.store_scope("advise", "default"))
-                .is_some();
-            shared_state || !coordinates
-        })
+        .filter(|&n| shared_state || !coordinates(n))
         .collect()
+}
+
+/// The algorithms that coordinate through a store the processes share (`shared-bucket`, …).
+pub fn coordinating() -> Vec<&'static str> {
+    algorithms(true)
+        .into_iter()
+        .filter(|&n| coordinates(n))
+        .collect()
+}
+
+/// Whether `name` coordinates through a shared store.
+fn coordinates(name: &str) -> bool {
+    ThrottleConfig::defaults(name)
+        .and_then(|c| c.store_scope("advise", "default"))
+        .is_some()
 }
 
 /// Long enough for 20 of a thread's fair-share periods (`20 N / R`) in the largest fleet, at
@@ -302,19 +316,98 @@ fn churn_level(
     )
 }
 
+/// The 429 target of a fleet (the upper end of [`TARGETS`]' `ratio_429`).
+pub const TARGET_429: f64 = TARGETS[0].2;
+
+/// How many times the 429 target an algorithm may draw in a fleet before it ranks below every
+/// algorithm that stays within that in all fleets, whatever else it meets: 4, so 2 % against
+/// the 0.5 % target. A client that keeps to its share misses the target by a little on a hard
+/// shape (the API-shape matrix already allows window rules 1 %), and such a client stays under
+/// 2 %; one that ignores refusals (a fixed sleep, a retry loop without a rate) draws tens of
+/// percent, and its utilization and fairness are then bought with the API's refusals.
+pub const REFUSAL_FACTOR: f64 = 4.0;
+
+/// The 429 ratio past which an algorithm fails the user: [`REFUSAL_FACTOR`] × [`TARGET_429`].
+pub fn refusal_cap() -> f64 {
+    REFUSAL_FACTOR * TARGET_429
+}
+
+/// The ranking as one line, the way advise prints it.
+pub fn ranking_rule() -> String {
+    format!(
+        "an algorithm whose 429s pass {} ({REFUSAL_FACTOR} × the {} target) in any fleet ranks \
+         below every one that stays within it; then fleets met (the means over the seeds within \
+         every target: 429s at most {}, utilization and fairness at least {}); then the worst \
+         fleet's utilization × fairness",
+        percent(refusal_cap()),
+        percent(TARGET_429),
+        percent(TARGET_429),
+        TARGETS[1].1
+    )
+}
+
+/// "2 %", "0.5 %".
+fn percent(x: f64) -> String {
+    format!("{} %", x * 100.0)
+}
+
 /// One algorithm's standing over the fleets.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Standing {
     pub algorithm: String,
+    /// It coordinates through a store the processes share (Redis).
+    pub shared_store: bool,
+    /// Its 429s pass [`refusal_cap`] in some fleet: it ranks below every one whose do not.
+    pub refuses: bool,
     /// Fleets where its means meet every target, of those run.
     pub fleets_met: usize,
     pub fleets: usize,
-    /// Targets met over all fleets (a finer order among those that meet no fleet whole).
-    pub targets_met: usize,
     /// Its worst fleet: the lowest utilization × fairness.
     pub worst_fleet: String,
     pub worst_score: f64,
     pub worst_ratio_429: f64,
+    /// Its most 429s in one fleet, and that fleet.
+    pub max_ratio_429: f64,
+    pub max_ratio_429_fleet: String,
+}
+
+impl Standing {
+    /// "2/2 fleets met; worst 1x4 (0.979 utilization × fairness, 0.00 % 429s)", with the 429s
+    /// that sink it and whether it needs a shared store.
+    fn line(&self) -> String {
+        let mut out = format!(
+            "{}: {}/{} fleets met; worst {} ({:.3} utilization × fairness, {:.2} % 429s)",
+            self.algorithm,
+            self.fleets_met,
+            self.fleets,
+            self.worst_fleet,
+            self.worst_score,
+            self.worst_ratio_429 * 100.0
+        );
+        if self.refuses && self.max_ratio_429_fleet == self.worst_fleet {
+            let _ = write!(out, "; 429s past {}", percent(refusal_cap()));
+        } else if self.refuses {
+            let _ = write!(
+                out,
+                "; 429s past {}: {:.2} % in {}",
+                percent(refusal_cap()),
+                self.max_ratio_429 * 100.0,
+                self.max_ratio_429_fleet
+            );
+        }
+        if self.shared_store {
+            out.push_str(" [needs a shared store]");
+        }
+        out
+    }
+}
+
+/// The coordinating algorithms run beside when no algorithm meets the targets in every fleet
+/// and the processes share no store: what sharing state would give, never recommended.
+pub struct Reference {
+    pub standings: Vec<Standing>,
+    pub matrix: Matrix,
+    pub dir: PathBuf,
 }
 
 /// What `advise` found.
@@ -323,10 +416,20 @@ pub struct Advice {
     pub api: String,
     pub standings: Vec<Standing>,
     pub matrix: Matrix,
-    /// The first algorithm's parameters tried at half and twice their defaults.
+    /// The coordinating algorithms, run beside when nothing meets the targets in every fleet
+    /// and the processes share no store.
+    pub reference: Option<Reference>,
+    /// The recommended algorithm's parameters tried at half and twice their defaults.
     pub tuning: Vec<Tuned>,
     /// The scenario that was run (`advise.toml` in `dir`).
     pub scenario: PathBuf,
+}
+
+impl Advice {
+    /// The algorithm advise recommends, if any (see [`recommended`]).
+    pub fn recommended(&self) -> Option<&Standing> {
+        recommended(&self.standings)
+    }
 }
 
 /// Run every algorithm in every fleet and rank them.
@@ -367,22 +470,83 @@ pub fn advise(opts: &AdviseOptions<'_>) -> Result<Advice, Error> {
     let matrix = result
         .matrix
         .ok_or_else(|| Error::usage(AdviseError::NoFleet))?;
-    let standings = standings(&matrix);
-    let tuning = match standings.first() {
+    let ranked = standings(&matrix);
+    // Nothing meets every fleet without a store: what sharing one would give, beside.
+    let reference = if !opts.shared_state && ranked.first().is_none_or(|b| b.fleets_met < b.fleets)
+    {
+        let names = coordinating().into_iter().map(str::to_string).collect();
+        let out = dir.join("shared-state");
+        let (_, result) = matrix_of(opts, scenario.clone(), Vec::new(), names, out.clone())?;
+        result.matrix.map(|m| Reference {
+            standings: standings(&m),
+            matrix: m,
+            dir: out,
+        })
+    } else {
+        None
+    };
+    let tuning = match recommended(&ranked) {
         Some(best) => tune(opts, &dir, &scenario, &best.algorithm)?,
         None => Vec::new(),
     };
-    let mut text = advice_text(&opts.api, &plan.base, &standings, &matrix, true);
-    text.push_str(&tuning_text(&tuning, "- "));
-    fs::write(dir.join("advice.md"), text).map_err(Error::io(dir.join("advice.md")))?;
-    Ok(Advice {
+    let advice = Advice {
         dir,
         api: opts.api.describe(),
-        standings,
+        standings: ranked,
         matrix,
+        reference,
         tuning,
         scenario,
-    })
+    };
+    let mut text = advice_text(&opts.api, &plan.base, &advice, true);
+    text.push_str(&tuning_text(&advice.tuning, "- "));
+    let md = advice.dir.join("advice.md");
+    fs::write(&md, text).map_err(Error::io(&md))?;
+    let html = advice.dir.join("compare/report.html");
+    fs::write(&html, advice.matrix.html_page_led(Some(&lead(&advice))))
+        .map_err(Error::io(&html))?;
+    if let Some(r) = &advice.reference {
+        let html = r.dir.join("report.html");
+        let order = r.standings.iter().map(|s| s.algorithm.clone()).collect();
+        let lead = Lead {
+            heading: "A reference: what a shared store would give".into(),
+            lines: vec![
+                "These algorithms coordinate through a store every process shares (Redis): \
+                 advise recommends them only with --shared-state redis."
+                    .into(),
+            ],
+            list: numbered(&r.standings),
+            order,
+        };
+        fs::write(&html, r.matrix.html_page_led(Some(&lead))).map_err(Error::io(&html))?;
+    }
+    Ok(advice)
+}
+
+/// The standings as numbered lines: "1. fair-share: 2/2 fleets met; …".
+fn numbered(standings: &[Standing]) -> Vec<String> {
+    standings
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("{}. {}", i + 1, s.line()))
+        .collect()
+}
+
+/// What advise's report opens with: the recommendation and why, the ranking rule, and the
+/// algorithms in ranking order.
+fn lead(advice: &Advice) -> Lead {
+    let mut lines = verdict(advice);
+    lines.push(format!("Ranking: {}:", ranking_rule()));
+    Lead {
+        heading: recommendation_line(advice),
+        lines,
+        list: numbered(&advice.standings),
+        order: advice
+            .standings
+            .iter()
+            .map(|s| s.algorithm.clone())
+            .collect(),
+    }
 }
 
 /// `scenario`'s variants or algorithms compared in every fleet over advise's seeds, into `out`.
@@ -516,6 +680,13 @@ fn tune(
             .filter(|c| c.variant(name).is_some_and(|v| v.missed == 0))
             .count()
     };
+    // A setting whose 429s pass the cap in some fleet fails the user, whatever it gains.
+    let within_cap = |name: &str| {
+        m.cells.iter().all(|c| {
+            c.variant(name)
+                .is_none_or(|v| mean(v, "ratio_429") <= refusal_cap())
+        })
+    };
     let base_met = met("defaults");
     Ok(variants[1..]
         .iter()
@@ -524,7 +695,8 @@ fn tune(
             setting: name.clone(),
             fleets_met: met(name),
             default_fleets_met: base_met,
-            beats_defaults: met(name) > base_met || clearly_better(&m, name, "defaults"),
+            beats_defaults: within_cap(name)
+                && (met(name) > base_met || clearly_better(&m, name, "defaults")),
         })
         .collect())
 }
@@ -608,20 +780,25 @@ fn mean(v: &VariantStats, metric: &str) -> f64 {
     v.metrics.get(metric).and_then(|s| s.mean).unwrap_or(0.0)
 }
 
-/// Every algorithm's standing, best first.
+/// Every algorithm's standing, best first by [`ranking_rule`]: those whose 429s stay within
+/// [`refusal_cap`] in every fleet, then by fleets met, then by the worst fleet's utilization ×
+/// fairness (and last by the most 429s in a fleet).
 pub fn standings(m: &Matrix) -> Vec<Standing> {
     let mut out: Vec<Standing> = m
         .variant_names()
         .into_iter()
         .map(|a| {
             let mut s = Standing {
+                shared_store: coordinates(&a),
                 algorithm: a.clone(),
+                refuses: false,
                 fleets_met: 0,
                 fleets: 0,
-                targets_met: 0,
                 worst_fleet: String::new(),
                 worst_score: f64::INFINITY,
                 worst_ratio_429: 0.0,
+                max_ratio_429: 0.0,
+                max_ratio_429_fleet: String::new(),
             };
             for c in &m.cells {
                 let Some(v) = c.variant(&a) else {
@@ -629,30 +806,41 @@ pub fn standings(m: &Matrix) -> Vec<Standing> {
                 };
                 s.fleets += 1;
                 s.fleets_met += usize::from(v.missed == 0);
-                s.targets_met += v.expect.iter().filter(|e| e.pass).count();
                 let fair = if c.cell.ends_with("-churn") {
                     mean(v, "fairness_windowed")
                 } else {
                     mean(v, "fairness")
                 };
                 let score = mean(v, "utilization") * fair;
+                let ratio = mean(v, "ratio_429");
                 if score < s.worst_score {
                     s.worst_score = score;
                     s.worst_fleet = c.cell.clone();
-                    s.worst_ratio_429 = mean(v, "ratio_429");
+                    s.worst_ratio_429 = ratio;
+                }
+                if s.max_ratio_429_fleet.is_empty() || ratio > s.max_ratio_429 {
+                    s.max_ratio_429 = ratio;
+                    s.max_ratio_429_fleet = c.cell.clone();
                 }
             }
+            s.refuses = s.max_ratio_429 > refusal_cap();
             s
         })
         .collect();
     out.sort_by(|a, b| {
-        b.fleets_met
-            .cmp(&a.fleets_met)
-            .then(b.targets_met.cmp(&a.targets_met))
+        a.refuses
+            .cmp(&b.refuses)
+            .then(b.fleets_met.cmp(&a.fleets_met))
             .then(b.worst_score.total_cmp(&a.worst_score))
-            .then(a.worst_ratio_429.total_cmp(&b.worst_ratio_429))
+            .then(a.max_ratio_429.total_cmp(&b.max_ratio_429))
     });
     out
+}
+
+/// The algorithm to recommend: the first of the standings, unless its 429s pass
+/// [`refusal_cap`] (then every algorithm's do, and none is recommended).
+pub fn recommended(standings: &[Standing]) -> Option<&Standing> {
+    standings.first().filter(|s| !s.refuses)
 }
 
 /// "0.12 % ± 0.03" (a percentage), "0.997 ± 0.001" (a fraction), "28 s ± 4" (seconds).
@@ -679,16 +867,16 @@ enum Shown {
     Seconds,
 }
 
-/// The recommended algorithm's numbers in every fleet, a line each.
-fn each_fleet(m: &Matrix, best: &Standing, bullet: &str) -> String {
+/// An algorithm's numbers in every fleet, a line each.
+fn each_fleet(m: &Matrix, algorithm: &str, bullet: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\nEach fleet, means ± 95 % t-interval over {} seeds:",
+        "\n{algorithm} in each fleet, means ± 95 % t-interval over {} seeds:",
         m.seeds.len()
     );
     for c in &m.cells {
-        let Some(v) = c.variant(&best.algorithm) else {
+        let Some(v) = c.variant(algorithm) else {
             continue;
         };
         let _ = writeln!(
@@ -709,15 +897,115 @@ fn each_fleet(m: &Matrix, best: &Standing, bullet: &str) -> String {
     out
 }
 
-/// The advice as text: the ranking, the recommendation with what to paste, every fleet's
-/// numbers for it, and where the rest is.
-pub fn advice_text(
-    api: &Api,
-    base: &Scenario,
-    standings: &[Standing],
-    m: &Matrix,
-    markdown: bool,
-) -> String {
+/// When none is recommended, the closest: the one whose most 429s in a fleet are fewest (the
+/// first in the ranking among equals).
+fn fewest_429s(standings: &[Standing]) -> Option<&Standing> {
+    standings.iter().reduce(|a, b| {
+        if b.max_ratio_429 < a.max_ratio_429 {
+            b
+        } else {
+            a
+        }
+    })
+}
+
+/// "Recommended: fair-share", or "Recommended: none" when every algorithm's 429s pass the cap.
+pub fn recommendation_line(advice: &Advice) -> String {
+    match advice.recommended() {
+        Some(r) if r.shared_store => {
+            format!("Recommended: {} (needs a shared store)", r.algorithm)
+        }
+        Some(r) => format!("Recommended: {}", r.algorithm),
+        None => "Recommended: none".into(),
+    }
+}
+
+/// Why: whether the recommended algorithm meets every target in every fleet, or that nothing
+/// does and which comes closest; and, when they ran beside, what a shared store would give.
+pub fn verdict(advice: &Advice) -> Vec<String> {
+    let mut out = Vec::new();
+    let alone = if advice.standings.iter().any(|s| s.shared_store) {
+        ""
+    } else {
+        " that runs without a shared store"
+    };
+    let cap = percent(refusal_cap());
+    let shared = " It coordinates through the store your processes share (--shared-state).";
+    match (advice.recommended(), advice.standings.first()) {
+        (Some(r), _) if r.fleets_met == r.fleets => {
+            out.push(format!(
+                "It meets every target in all {} fleets and ranks first.",
+                r.fleets
+            ));
+        }
+        (Some(r), _) => out.push(format!(
+            "No algorithm{alone} meets every target in every fleet. {} comes closest: it \
+             meets them in {} of {} fleets, its 429s stay within {cap} in every fleet (at most \
+             {:.2} %, in {}), and its worst fleet, {}, has utilization × fairness {:.3}.",
+            r.algorithm,
+            r.fleets_met,
+            r.fleets,
+            r.max_ratio_429 * 100.0,
+            r.max_ratio_429_fleet,
+            r.worst_fleet,
+            r.worst_score
+        )),
+        (None, Some(_)) => {
+            let c = fewest_429s(&advice.standings).expect("the standings are not empty");
+            out.push(format!(
+                "No algorithm{alone} keeps its 429s within {cap} in every fleet, so none is \
+             recommended. The closest, {}, draws the fewest: {:.2} % 429s in {}; it meets the \
+             targets in {} of {} fleets.",
+                c.algorithm,
+                c.max_ratio_429 * 100.0,
+                c.max_ratio_429_fleet,
+                c.fleets_met,
+                c.fleets
+            ));
+        }
+        (None, None) => {}
+    }
+    if let (Some(line), Some(true)) = (
+        out.first_mut(),
+        advice.recommended().map(|r| r.shared_store),
+    ) {
+        line.push_str(shared);
+    }
+    if let Some(r) = &advice.reference {
+        let lead = "For reference, with a store all processes share (Redis)";
+        let only = "advise recommends these only with --shared-state redis";
+        match (recommended(&r.standings), fewest_429s(&r.standings)) {
+            (Some(b), _) if b.fleets_met == b.fleets => out.push(format!(
+                "{lead}, {} meets every target in all {} fleets; {only}.",
+                b.algorithm, b.fleets
+            )),
+            (Some(b), _) => out.push(format!(
+                "{lead}, {} comes closest: it meets the targets in {} of {} fleets, at most \
+                 {:.2} % 429s; {only}.",
+                b.algorithm,
+                b.fleets_met,
+                b.fleets,
+                b.max_ratio_429 * 100.0
+            )),
+            (None, Some(c)) => out.push(format!(
+                "{lead}, no algorithm keeps its 429s within {cap} either (the fewest: {}, {:.2} \
+                 % in {}); {only}.",
+                c.algorithm,
+                c.max_ratio_429 * 100.0,
+                c.max_ratio_429_fleet
+            )),
+            (None, None) => {}
+        }
+    }
+    out
+}
+
+/// The advice as text: the recommendation and why, the ranking and its rule, the coordinating
+/// algorithms beside when they ran, every fleet's numbers for the recommended algorithm (or
+/// the closest), what to paste, and where the rest is.
+pub fn advice_text(api: &Api, base: &Scenario, advice: &Advice, markdown: bool) -> String {
+    let m = &advice.matrix;
+    let standings = &advice.standings;
     let mut out = String::new();
     let bullet = if markdown { "- " } else { "  " };
     let _ = writeln!(
@@ -737,35 +1025,38 @@ pub fn advice_text(
     );
     let _ = writeln!(
         out,
-        "Ranking: fleets where the means over the seeds meet every target (429s at most 0.5 %, \
-         utilization and fairness at least 0.97), then the worst fleet's utilization × fairness:\n"
+        "{}{}\n",
+        if markdown { "## " } else { "" },
+        recommendation_line(advice)
     );
-    for (i, s) in standings.iter().enumerate() {
+    for line in verdict(advice) {
+        let _ = writeln!(out, "{line}\n");
+    }
+    let _ = writeln!(out, "Ranking: {}:\n", ranking_rule());
+    // Numbered lines: an ordered list in Markdown as they are, not bullets before numbers.
+    let indent = if markdown { "" } else { "  " };
+    let list = |out: &mut String, standings: &[Standing]| {
+        for line in numbered(standings) {
+            let _ = writeln!(out, "{indent}{line}");
+        }
+    };
+    list(&mut out, standings);
+    if let Some(r) = &advice.reference {
         let _ = writeln!(
             out,
-            "{bullet}{}. {}: {}/{} fleets met; worst {} ({:.3} utilization × fairness, {:.2} % 429s)",
-            i + 1,
-            s.algorithm,
-            s.fleets_met,
-            s.fleets,
-            s.worst_fleet,
-            s.worst_score,
-            s.worst_ratio_429 * 100.0
+            "\nFor reference, the algorithms that coordinate through a shared store, ranked \
+             the same way (they need one; {}):\n",
+            r.dir.display()
         );
+        list(&mut out, &r.standings);
     }
-    let Some(best) = standings.first() else {
+    let Some(best) = advice.recommended() else {
+        if let Some(closest) = fewest_429s(standings) {
+            out.push_str(&each_fleet(m, &closest.algorithm, bullet));
+        }
         return out;
     };
-    let _ = writeln!(out, "\nRecommended: {}", best.algorithm);
-    if best.fleets_met < best.fleets {
-        let _ = writeln!(
-            out,
-            "(it meets the targets in {} of {} fleets: no algorithm meets them in all; its \
-             worst fleet is {})",
-            best.fleets_met, best.fleets, best.worst_fleet
-        );
-    }
-    out.push_str(&each_fleet(m, best, bullet));
+    out.push_str(&each_fleet(m, &best.algorithm, bullet));
     let fence = if markdown { "```\n" } else { "" };
     let _ = writeln!(out, "\nThe [[clients]] lines to paste into a scenario:\n");
     let _ = write!(out, "{fence}");
@@ -831,6 +1122,84 @@ mod tests {
             Some(toml::Value::Integer(1))
         );
         assert_eq!(scaled(&true.into(), 2.0), None);
+    }
+
+    /// A matrix of one fleet, `3x2`, each variant's means as given (429s, utilization,
+    /// fairness), judged on [`TARGETS`].
+    fn matrix(variants: &[(&str, f64, f64, f64)]) -> Matrix {
+        let stat = |x: f64| serde_json::json!({"mean": x, "half_width": 0.0, "n": 2, "seeds": 2, "values": [x, x]});
+        let variants: Vec<serde_json::Value> = variants
+            .iter()
+            .map(|&(name, ratio, util, fair)| {
+                let expect: Vec<serde_json::Value> = TARGETS
+                    .iter()
+                    .zip([ratio, util, fair])
+                    .map(|(&(metric, lo, hi), x)| {
+                        serde_json::json!({"metric": metric, "range": [lo, hi], "value": x, "pass": (lo..=hi).contains(&x)})
+                    })
+                    .collect();
+                let missed = expect.iter().filter(|e| e["pass"] == false).count();
+                serde_json::json!({
+                    "name": name, "rank": 1, "score": 1.0, "missed": missed, "best": [],
+                    "metrics": {"ratio_429": stat(ratio), "utilization": stat(util), "fairness": stat(fair)},
+                    "expect": expect,
+                })
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "scenario": "advise", "version": "0", "seeds": [1, 2],
+            "axes": [{"name": "fleet", "levels": ["3x2"]}],
+            "cells": [{"cell": "3x2", "levels": ["3x2"], "comparison": {
+                "scenario": "advise", "version": "0", "seeds": [1, 2], "method": "",
+                "columns": [], "variants": variants, "ranking": [],
+            }}],
+        }))
+        .unwrap()
+    }
+
+    fn order(s: &[Standing]) -> Vec<&str> {
+        s.iter().map(|s| s.algorithm.as_str()).collect()
+    }
+
+    /// Counting the targets met one by one put an algorithm that ignores refusals (all of
+    /// utilization and fairness, 84 % 429s) first, and one with more utilization × fairness
+    /// below one with less because the latter met one more target.
+    #[test]
+    fn an_algorithm_past_the_429_cap_ranks_below_every_one_within_it() {
+        let m = matrix(&[
+            ("fixed", 0.84, 1.0, 0.997),
+            ("slow", 0.0, 0.30, 1.0),
+            ("sre-adaptive", 0.5, 0.95, 0.96),
+            ("atb", 0.2, 1.0, 0.63),
+            ("close", 0.015, 0.96, 0.99),
+        ]);
+        let s = standings(&m);
+        assert_eq!(order(&s), ["close", "slow", "fixed", "sre-adaptive", "atb"]);
+        assert!(s[2].refuses && !s[1].refuses && !s[0].refuses);
+        assert_eq!(recommended(&s).unwrap().algorithm, "close");
+        assert_eq!(s[0].max_ratio_429_fleet, "3x2");
+        // Past the cap, nothing is recommended, however well it uses the quota.
+        let m = matrix(&[("fixed", 0.84, 1.0, 0.997), ("atb", 0.2, 1.0, 0.63)]);
+        let s = standings(&m);
+        assert_eq!(order(&s), ["fixed", "atb"]);
+        assert!(recommended(&s).is_none());
+        // A fleet met outranks a better utilization × fairness.
+        let m = matrix(&[("near", 0.004, 0.96, 1.0), ("met", 0.0, 0.97, 0.98)]);
+        assert_eq!(order(&standings(&m)), ["met", "near"]);
+        assert!(ranking_rule().starts_with(
+            "an algorithm whose 429s pass 2 % (4 × the 0.5 % target) in any fleet ranks below"
+        ));
+    }
+
+    #[test]
+    fn the_coordinating_algorithms_are_those_advise_leaves_out_without_a_shared_store() {
+        let shared = coordinating();
+        assert!(shared.contains(&"shared-bucket"), "{shared:?}");
+        let blind = algorithms(false);
+        for a in &shared {
+            assert!(!blind.contains(a), "{a}");
+        }
+        assert_eq!(blind.len() + shared.len(), algorithms(true).len());
     }
 
     #[test]

@@ -305,7 +305,8 @@ pub struct ClientArgs {
     pub body_file: Option<PathBuf>,
     #[command(flatten)]
     pub scenario_flags: ScenarioFlags,
-    /// One series.csv row per thread per this interval (default 10s, at most the duration).
+    /// One series.csv row per thread per this interval (default: the duration / 200, between
+    /// 100ms and 10s, at most the duration).
     #[arg(long, value_parser = parse_duration_arg)]
     pub sample_every: Option<HumanDuration>,
     /// A request that takes longer than this counts as an error.
@@ -424,8 +425,12 @@ impl RuleArg {
     after_help = "The API comes from --scenario FILE (its [server] table) or from the \
 flags (--rule, --limit, --period, --burst, --initial, --headers, --latency). Every algorithm a \
 client could run (the coordinating ones only with --shared-state redis) runs in every fleet over \
---seeds seeds; the results folder holds advise.toml (the scenario that was run: run or compare \
-it again), advice.md and compare/ (the matrix comparison with its report)."
+--seeds seeds. Ranking: an algorithm whose 429s pass 2 % (4 × the 0.5 % target) in any fleet \
+ranks below every one that stays within it; then fleets met; then the worst fleet's \
+utilization × fairness. The first is recommended unless its 429s pass 2 % (then nothing is). \
+The results folder holds advise.toml (the scenario that was run: run or compare it again), \
+advice.md, compare/ (the matrix comparison with its report) and, when the coordinating \
+algorithms ran beside, shared-state/."
 )]
 pub struct AdviseArgs {
     /// Take the API's [server] table from this scenario file.
@@ -458,7 +463,9 @@ pub struct AdviseArgs {
     /// Add a fleet whose processes come and go (half of the largest fleet's stay throughout).
     #[arg(long)]
     pub churn: bool,
-    /// The processes can share state (`redis`): the coordinating algorithms run too.
+    /// The processes can share a store (`redis`): the algorithms that coordinate through one
+    /// rank with the rest and may be recommended. Without it they run only when nothing meets
+    /// the targets in every fleet, beside the ranking, as a reference never recommended.
     #[arg(long, value_name = "STORE", value_parser = ["redis"])]
     pub shared_state: Option<String>,
     /// Seeds per algorithm and fleet.
@@ -480,7 +487,9 @@ pub struct AdviseArgs {
     /// No progress; only the advice.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Print the standings as JSON.
+    /// Print the advice as JSON: `recommended` (null when nothing is), `why`, the `ranking`
+    /// rule, the `standings`, and `shared_state_reference` (the coordinating algorithms', when
+    /// they ran beside).
     #[arg(long)]
     pub json: bool,
 }

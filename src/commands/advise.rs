@@ -34,9 +34,12 @@ pub fn advise(args: &AdviseArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
     if args.json {
         let json = serde_json::json!({
             "api": advice.api,
+            "recommended": advice.recommended().map(|s| s.algorithm.clone()),
+            "why": advise::verdict(&advice),
+            "ranking": advise::ranking_rule(),
             "standings": advice.standings,
+            "shared_state_reference": advice.reference.as_ref().map(|r| &r.standings),
             "tuning": advice.tuning,
-            "recommended": advice.standings.first().map(|s| s.algorithm.clone()),
             "results": advice.dir,
         });
         print(&format!(
@@ -45,8 +48,7 @@ pub fn advise(args: &AdviseArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
         ));
     } else {
         let base = read_scenario(&advice.scenario, &[], 0)?;
-        let mut text =
-            advise::advice_text(&opts.api, &base, &advice.standings, &advice.matrix, false);
+        let mut text = advise::advice_text(&opts.api, &base, &advice, false);
         text.push_str(&advise::tuning_text(&advice.tuning, "  "));
         text.push_str(&format!(
             "\nresults: {} (advice.md; compare/report.html has every algorithm in every fleet)\n\

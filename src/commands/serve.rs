@@ -80,7 +80,11 @@ pub fn serve(args: &ServeArgs, interrupt: &'static AtomicBool) -> Result<i32, Er
     } else {
         "http"
     };
-    let dashboard = Arc::new(Dashboard::new(clock, recording.is_some()));
+    let mut dashboard = Dashboard::new(clock, recording.is_some());
+    dashboard.rule = what.clone();
+    dashboard.limit_per_s = sustained_rate(&settings.limiter);
+    dashboard.bucket = stated_limit(&settings.limiter);
+    let dashboard = Arc::new(dashboard);
     settings.dashboard = Some(dashboard.clone());
     let state = ServerState::new(settings, clock);
     let threads = args.threads.map_or_else(cores, usize::from);
@@ -328,6 +332,20 @@ fn describe(settings: &ServerSettings, scale: f64) -> String {
         ));
     }
     what
+}
+
+/// The rule's sustained rate per (virtual) second, for one key; None for a rule without one
+/// (`concurrency`, `occ`).
+fn sustained_rate(limiter: &LimiterConfig) -> Option<f64> {
+    let rate = limiter.build().rate_per_sec();
+    (rate.is_finite() && rate > 0.0).then_some(rate)
+}
+
+/// The limit the rule states (`RateLimit-Limit`): a bucket's size, a window's count. Asked of
+/// a fresh copy of the rule, which serves nobody; None when it states none.
+fn stated_limit(limiter: &LimiterConfig) -> Option<u64> {
+    let limit = limiter.build().admit(0, 0).limit;
+    (limit > 0).then_some(limit)
 }
 
 fn describe_rule(limiter: &LimiterConfig, scale: f64) -> String {

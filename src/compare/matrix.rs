@@ -45,6 +45,17 @@ pub struct CellRuns {
     pub variants: Vec<VariantRuns>,
 }
 
+/// What a matrix's page opens with, before the pass counts: a heading and its lines (advise's
+/// recommendation and why), and the variants in the order the tables and heat maps show them
+/// (the first the recommended one).
+pub struct Lead {
+    pub heading: String,
+    pub lines: Vec<String>,
+    /// Numbered lines ("1. fair-share: …") shown as a list after `lines`.
+    pub list: Vec<String>,
+    pub order: Vec<String>,
+}
+
 impl MatrixCell {
     /// A variant's numbers in this cell, when it ran here.
     pub fn variant(&self, name: &str) -> Option<&VariantStats> {
@@ -129,9 +140,34 @@ impl Matrix {
             .collect()
     }
 
+    /// The pass counts, most cells met first (ties in `order`, then in the order they ran).
+    pub fn pass_counts_best_first(&self, order: &[String]) -> Vec<(String, usize, usize)> {
+        let mut counts = self.pass_counts();
+        let at = |v: &str| order.iter().position(|o| o == v).unwrap_or(usize::MAX);
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(at(&a.0).cmp(&at(&b.0))));
+        counts
+    }
+
+    /// The variants in the order a page shows them: `order`'s first (those that ran), then
+    /// the rest by cells met, best first.
+    fn shown_order(&self, order: &[String]) -> Vec<String> {
+        let ran = self.variant_names();
+        let mut out: Vec<String> = order.iter().filter(|v| ran.contains(v)).cloned().collect();
+        for (v, _, _) in self.pass_counts_best_first(order) {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        out
+    }
+
     /// Rows: each level of axis `axis`; columns: each variant's "met/cells" there.
     pub fn level_table(&self, axis: usize) -> Table {
-        let variants = self.variant_names();
+        self.level_table_of(axis, &self.variant_names())
+    }
+
+    /// [`Matrix::level_table`] with the variants in the order given.
+    fn level_table_of(&self, axis: usize, variants: &[String]) -> Table {
         let mut header = vec![self.axes[axis].name.as_str()];
         header.extend(variants.iter().map(String::as_str));
         let mut t = Table::new(&header);
@@ -142,7 +178,7 @@ impl Matrix {
                 .filter(|c| c.levels.get(axis) == Some(level))
                 .collect();
             let mut row = vec![level.clone()];
-            for v in &variants {
+            for v in variants {
                 let met = here.iter().filter(|c| Self::meets(c, v)).count();
                 row.push(format!("{met}/{}", here.len()));
             }
@@ -151,8 +187,8 @@ impl Matrix {
         t
     }
 
-    /// A row per cell and variant: the rank within the cell, each column, and the ranges
-    /// missed.
+    /// A row per cell and variant (within a cell the winner first): the rank within the cell,
+    /// each column, and the ranges missed.
     pub fn table(&self) -> Table {
         let columns: Vec<String> = self.columns();
         let mut header = vec!["cell", "variant", "rank"];
@@ -160,7 +196,7 @@ impl Matrix {
         header.push("expect");
         let mut t = Table::new(&header);
         for c in &self.cells {
-            for v in &c.comparison.variants {
+            for v in c.comparison.ranked() {
                 let mut row = vec![c.cell.clone(), v.name.clone(), v.rank.to_string()];
                 for col in columns.iter().filter_map(|m| column(m)) {
                     row.push(stat_text(&v.metrics[col.metric], col));
@@ -172,9 +208,9 @@ impl Matrix {
         t
     }
 
-    /// The pass counts as lines: "fair-share: meets 150 of 216 cells".
+    /// The pass counts as lines, most cells met first: "fair-share: meets 150 of 216 cells".
     pub fn summary_lines(&self) -> Vec<String> {
-        self.pass_counts()
+        self.pass_counts_best_first(&[])
             .into_iter()
             .map(|(v, met, all)| format!("{v}: meets every [expect] range in {met} of {all} cells"))
             .collect()
@@ -222,6 +258,13 @@ impl Matrix {
 
     /// `report.html`: the pass counts, then a heat map per metric.
     pub fn html_page(&self) -> String {
+        self.html_page_led(None)
+    }
+
+    /// `report.html` opening with `lead` (advise's recommendation), its variants in `lead`'s
+    /// order; without one, in the order of cells met, best first.
+    pub fn html_page_led(&self, lead: Option<&Lead>) -> String {
+        let order = self.shown_order(lead.map_or(&[][..], |l| &l.order[..]));
         let mut page = Page::new(&format!(
             "{}: comparison over {} cells",
             self.scenario,
@@ -243,19 +286,29 @@ impl Matrix {
                 .join(" × ")
         ));
         page.raw(HEAT_STYLE);
+        if let Some(lead) = lead {
+            page.heading(&lead.heading);
+            for line in &lead.lines {
+                page.paragraph(line);
+            }
+            if !lead.list.is_empty() {
+                let items: Vec<String> = lead.list.iter().map(|l| escape(l)).collect();
+                page.raw(&crate::report::html::plain_list(&items));
+            }
+        }
         page.heading("Cells met");
         page.paragraph(
             "A variant meets a cell when its means over the seeds are within every [expect] \
              range the cell states (the file's, its levels' and its [[cells]] rules').",
         );
         let mut counts = Table::new(&["variant", "cells met", "of"]);
-        for (v, met, all) in self.pass_counts() {
+        for (v, met, all) in self.pass_counts_best_first(&order) {
             counts.row(vec![v, met.to_string(), all.to_string()]);
         }
         page.raw(&scroll(&crate::report::html::table(&counts, |_, _| false)));
         for i in 0..self.axes.len() {
             page.raw(&scroll(&crate::report::html::table(
-                &self.level_table(i),
+                &self.level_table_of(i, &order),
                 |_, _| false,
             )));
         }
@@ -267,17 +320,16 @@ impl Matrix {
                  Where the cell states no range, the best mean of the row is green and the \
                  worst pale red.",
             );
-            page.raw(&scroll(&self.heat_map(&metric)));
+            page.raw(&scroll(&self.heat_map(&metric, &order)));
         }
         page.finish(&format!("throttle-sim {}", env!("CARGO_PKG_VERSION")))
     }
 
     /// One metric as a table of coloured cells: rows cells, columns variants.
-    fn heat_map(&self, metric: &str) -> String {
+    fn heat_map(&self, metric: &str, variants: &[String]) -> String {
         let col = column(metric).expect("shown metrics are in the catalogue");
-        let variants = self.variant_names();
         let mut out = String::from("<table class=\"heat\">\n<thead><tr><th>cell</th>");
-        for v in &variants {
+        for v in variants {
             out.push_str(&format!("<th>{}</th>", escape(v)));
         }
         out.push_str("</tr></thead>\n<tbody>\n");
@@ -460,13 +512,15 @@ mod tests {
         assert_eq!(row(0)[..3], ["a", "x", "1"]);
         assert_eq!(row(1)[..3], ["a", "y", "2"]);
         assert_eq!(row(1).last().unwrap(), "missed utilization");
-        assert_eq!(row(3)[..3], ["b", "y", "1"]);
+        // Within a cell the winner first, whatever order the variants ran in.
+        assert_eq!(row(2)[..3], ["b", "y", "1"]);
+        assert_eq!(row(3)[..3], ["b", "x", "2"]);
     }
 
     #[test]
     fn the_heat_map_colours_by_verdict() {
         let m = matrix();
-        let html = m.heat_map("utilization");
+        let html = m.heat_map("utilization", &m.variant_names());
         // Cell a: x passes (green), y misses (red).
         let row_a = html
             .lines()
@@ -477,7 +531,7 @@ mod tests {
             "{row_a}"
         );
         // No range for ratio_429: the best of the row is marked, the worst too.
-        let html = m.heat_map("ratio_429");
+        let html = m.heat_map("ratio_429", &m.variant_names());
         let row_a = html
             .lines()
             .find(|l| l.starts_with("<tr><td>a</td>"))

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Instant, SystemTime};
 
 pub use files::{compare_csv, read_compare_csv};
-pub use matrix::{AxisLevels, CellRuns, Matrix, MatrixCell, matrix_csv};
+pub use matrix::{AxisLevels, CellRuns, Lead, Matrix, MatrixCell, matrix_csv};
 pub use report::{is_comparison, load_comparison, variant_dir, write_compare_report};
 pub use runs::{RunsResult, compare_runs};
 pub use shard::{INDEX_VARIABLES, MAX_SHARDS, Shard, ShardError, ShardSpec};

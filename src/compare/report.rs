@@ -12,7 +12,7 @@ use crate::report::charts::{
     FairnessChart, Heading, Interval, RatioChart, RatioLine, TimeAxis, TradeoffChart, VariantPoint,
     window_text,
 };
-use crate::report::html::{Page, escape, list};
+use crate::report::html::{Page, escape, list, plain_list};
 use crate::report::{RunFolder, WrittenChart, read_text, write_chart, write_run_report};
 use crate::scenario::{Override, Scenario, folder_char, read_scenario};
 
@@ -61,7 +61,8 @@ fn caption(stem: &str, seeds: usize) -> String {
         "tradeoff" => format!(
             "Each large dot is a variant's mean over {seeds} seeds, its bars the 95 % \
              t-interval of that mean, the small circles the single seeds. Down and to the \
-             right is better: fewer 429s while using more of the server's capacity."
+             right is better: fewer 429s while using more of the server's capacity. A \
+             triangle at an edge is a variant far off the scale, with its numbers beside it."
         ),
         "fairness" => format!(
             "Jain's fairness index over threads of their 2xx rate: 1 when every thread got \
@@ -69,7 +70,8 @@ fn caption(stem: &str, seeds: usize) -> String {
              whiskers the 95 % t-interval, dots the single seeds."
         ),
         "ratio_429" => "The 429 ratio over time of each variant's first seed, over a rolling \
-                        window: when each variant overshoots, and whether it calms down."
+                        window: when each variant overshoots, and whether it calms down. The \
+                        dashed red line (when [expect] bounds the 429s) is the most it allows."
             .to_string(),
         _ => String::new(),
     }
@@ -165,6 +167,9 @@ fn write_charts(
                 lines,
                 window: window_text(window.unwrap_or(1) as f64 * bucket_s),
                 axis: TimeAxis::for_duration(scenario.run.duration.secs()),
+                // Each variant has its own mean (the table has them): only the bound is drawn.
+                threshold: scenario.expect.get("ratio_429").map(|r| r[1]),
+                mean: None,
             },
         )?,
     ])
@@ -227,7 +232,7 @@ fn compare_html(
     if let Some(h) = cmp.headline() {
         page.paragraph(&format!("In short: {h}."));
     }
-    page.raw(&list(
+    page.raw(&plain_list(
         &cmp.ranking_lines()
             .iter()
             .map(|l| escape(l))
@@ -259,10 +264,13 @@ fn compare_html(
         page.figure(&c.svg, &caption(&c.stem, cmp.seeds.len()));
     }
     page.heading("Variants");
+    // How to read a sleep chart is said once, under the first.
+    let mut sleep_caption = crate::report::caption("sleep");
     for section in sections {
         page.raw(&variant_html(dir, section));
         if let Some(s) = &section.sleep {
-            page.figure(&s.svg, crate::report::caption("sleep"));
+            page.figure(&s.svg, sleep_caption);
+            sleep_caption = "";
         }
     }
     page.finish(

@@ -408,14 +408,15 @@ impl Comparison {
         }
     }
 
-    /// The table: a row per variant (in run order), the rank, and a cell per column.
+    /// The table: a row per variant (in the ranking's order, the winner first), the rank,
+    /// and a cell per column.
     pub fn table(&self) -> (Table, Vec<Vec<bool>>) {
         let columns: Vec<&Column> = self.columns.iter().filter_map(|m| column(m)).collect();
         let mut header = vec!["variant", "rank"];
         header.extend(columns.iter().map(|c| c.header));
         let mut t = Table::new(&header);
         let mut best = Vec::new();
-        for v in &self.variants {
+        for v in self.ranked() {
             let mut row = vec![v.name.clone(), v.rank.to_string()];
             let mut marks = vec![false, false];
             for col in &columns {
@@ -487,6 +488,22 @@ impl Comparison {
     pub fn html(&self) -> String {
         let (t, best) = self.table();
         crate::report::html::table(&t, |r, c| best[r][c])
+    }
+
+    /// The variants in the ranking's order, the winner first (those the ranking leaves out,
+    /// if any, after it in the order they ran).
+    pub fn ranked(&self) -> Vec<&VariantStats> {
+        let mut out: Vec<&VariantStats> = self
+            .ranking
+            .iter()
+            .filter_map(|name| self.variants.iter().find(|v| &v.name == name))
+            .collect();
+        for v in &self.variants {
+            if !self.ranking.contains(&v.name) {
+                out.push(v);
+            }
+        }
+        out
     }
 
     /// The ranking as lines: "1. name (mean rank 1.5; best in ratio_429, fairness)".
@@ -887,12 +904,15 @@ mod tests {
     fn cells_say_mean_interval_and_missing_seeds() {
         let c = comparison();
         let (t, best) = c.table();
-        let a = &t.rows()[0];
-        assert_eq!(a[0], "a");
+        // The rows in the ranking's order, the winner first.
+        let names: Vec<&str> = t.rows().iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(names, c.ranking);
+        let at = |name: &str| names.iter().position(|n| *n == name).unwrap();
+        let a = &t.rows()[at("a")];
         // 2 % and 4 %: the interval 3.00 % ± 12.71 is cut at 0, where a ratio ends.
         assert_eq!(a[2], "3.00% +12.71 -3.00");
         assert_eq!(a[6], "100 (1/2)");
-        assert!(best[1][2], "b's ratio_429 is marked");
+        assert!(best[at("b")][2], "b's ratio_429 is marked");
         let plain = c.plain(false);
         assert!(plain.contains("1.00% ± 0.00 *"), "{plain}");
         let md = c.markdown();

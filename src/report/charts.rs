@@ -2,7 +2,9 @@
 //! is a small struct holding the data it shows, drawn by [`Chart::draw`] on any backend.
 
 use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::canvas::{Chart, DrawError, colour, err};
 use super::series::{SeriesData, SleepSeries};
@@ -18,8 +20,14 @@ pub struct TimeAxis {
 }
 
 impl TimeAxis {
+    /// Seconds up to 5 minutes, minutes up to 2 hours, hours past that.
     pub fn for_duration(seconds: f64) -> Self {
-        if seconds <= 2.0 * 3600.0 {
+        if seconds <= 300.0 {
+            TimeAxis {
+                per_unit: 1.0,
+                name: "s",
+            }
+        } else if seconds <= 2.0 * 3600.0 {
             TimeAxis {
                 per_unit: 60.0,
                 name: "min",
@@ -79,6 +87,23 @@ fn segments(xs: &[f64], ys: &[f64]) -> Vec<Vec<(f64, f64)>> {
         out.push(cur);
     }
     out
+}
+
+/// A sampled value held until the next sample: each stretch as steps, not slopes, so a line
+/// between two samples far apart invents no ramp the value never took.
+fn steps(segs: Vec<Vec<(f64, f64)>>) -> Vec<Vec<(f64, f64)>> {
+    segs.into_iter()
+        .map(|seg| {
+            let mut out = Vec::with_capacity(seg.len() * 2);
+            for (i, &(x, y)) in seg.iter().enumerate() {
+                if i > 0 {
+                    out.push((x, seg[i - 1].1));
+                }
+                out.push((x, y));
+            }
+            out
+        })
+        .collect()
 }
 
 /// The band between `lo` and `hi` as closed polygons, one per stretch without gaps.
@@ -288,8 +313,16 @@ impl Chart for SleepChart<'_> {
         match &d.sleep {
             SleepSeries::Lines(lines) => {
                 for (i, line) in lines.iter().enumerate() {
+                    // A process that never slept draws nothing: no legend entry either.
+                    if !line.values.iter().any(|v| v.is_finite()) {
+                        continue;
+                    }
                     let c = colour(i);
-                    let lines = paths(&chart, segments(&xs, &line.values), c.stroke_width(2));
+                    let lines = paths(
+                        &chart,
+                        steps(segments(&xs, &line.values)),
+                        c.stroke_width(2),
+                    );
                     chart
                         .draw_series(lines)
                         .map_err(err)?
@@ -298,7 +331,10 @@ impl Chart for SleepChart<'_> {
                 }
             }
             SleepSeries::Bands(bands) => {
-                for b in bands {
+                for b in bands
+                    .iter()
+                    .filter(|b| b.median.iter().any(|v| v.is_finite()))
+                {
                     let c = colour(b.group);
                     let name = &d.groups[b.group];
                     chart
@@ -319,6 +355,7 @@ impl Chart for SleepChart<'_> {
                         .map_err(err)?
                         .label(format!("{name} 10-90 %"))
                         .legend(legend_box(c, 0.3));
+                    // The band's edges are sloped between samples: so is its median.
                     let lines = paths(&chart, segments(&xs, &b.median), c.stroke_width(2));
                     chart
                         .draw_series(lines)
@@ -349,11 +386,22 @@ pub struct RatioChart<'a> {
     /// The rolling window, for the axis label ("6m").
     pub window: String,
     pub axis: TimeAxis,
+    /// The most 429s `[expect]` allows (a fraction), drawn as a dashed line.
+    pub threshold: Option<f64>,
+    /// The run's 429 ratio over the whole run (a fraction), drawn as a dotted line.
+    pub mean: Option<f64>,
 }
 
 impl RatioChart<'_> {
-    /// The overall line and, for 2 to 8 groups, one per group.
-    pub fn of_run<'a>(heading: &'a Heading, d: &SeriesData, axis: TimeAxis) -> RatioChart<'a> {
+    /// The overall line and, for 2 to 8 groups, one per group; the `[expect]` threshold and
+    /// the run's mean as lines, when given.
+    pub fn of_run<'a>(
+        heading: &'a Heading,
+        d: &SeriesData,
+        axis: TimeAxis,
+        threshold: Option<f64>,
+        mean: Option<f64>,
+    ) -> RatioChart<'a> {
         let w = d.default_window();
         let mut lines = Vec::new();
         if (2..=8).contains(&d.groups.len()) {
@@ -377,6 +425,8 @@ impl RatioChart<'_> {
             lines,
             window: window_text(w as f64 * d.bucket_s),
             axis,
+            threshold,
+            mean,
         }
     }
 }
@@ -399,10 +449,19 @@ impl Chart for RatioChart<'_> {
             .filter_map(|l| l.times.last())
             .fold(0.0f64, |a, &b| a.max(self.axis.x(b)))
             .max(1e-9);
+        let drawn: Vec<&RatioLine> = self
+            .lines
+            .iter()
+            .filter(|l| l.ratio.iter().any(|r| r.is_finite()))
+            .collect();
+        let marks = [self.threshold, self.mean];
+        let marked = marks.iter().flatten().filter(|m| m.is_finite());
+        // A percentage: never past 100 %, even when the legend would want the room.
         let top = top_with_legend(
-            y_top(self.lines.iter().flat_map(|l| &l.ratio)) * 100.0,
-            self.lines.len(),
-        );
+            y_top(drawn.iter().flat_map(|l| &l.ratio).chain(marked)) * 100.0,
+            drawn.len() + marks.iter().flatten().count(),
+        )
+        .min(100.0);
         let mut chart = frame(
             area,
             &self
@@ -418,6 +477,8 @@ impl Chart for RatioChart<'_> {
             &format!("429 responses / requests in the last {} (%)", self.window),
             |_| {},
         )?;
+        // A line's colour follows its place among all lines, drawn or not, so a group keeps
+        // its colour from chart to chart; only the drawn ones get a legend entry.
         let ordered = self
             .lines
             .iter()
@@ -429,7 +490,8 @@ impl Chart for RatioChart<'_> {
                     .iter()
                     .filter(|l| l.overall)
                     .map(|l| (RGBColor(20, 20, 20), l)),
-            );
+            )
+            .filter(|(_, l)| drawn.iter().any(|d| std::ptr::eq(*d, *l)));
         for (c, line) in ordered {
             let xs: Vec<f64> = line.times.iter().map(|&t| self.axis.x(t)).collect();
             let ys: Vec<f64> = line.ratio.iter().map(|r| r * 100.0).collect();
@@ -441,8 +503,42 @@ impl Chart for RatioChart<'_> {
                 .label(line.label.clone())
                 .legend(legend_line(c));
         }
+        let level = |chart: &mut ChartContext<'_, DB, Plane>,
+                     y: f64,
+                     c: RGBColor,
+                     dash: u32,
+                     label: String| {
+            chart
+                .draw_series(std::iter::once(DashedPathElement::new(
+                    vec![(0.0, y * 100.0), (x_max, y * 100.0)],
+                    dash,
+                    dash,
+                    c.stroke_width(2),
+                )))
+                .map_err(err)
+                .map(|a| {
+                    a.label(label).legend(move |(x, y)| {
+                        DashedPathElement::new(vec![(x, y), (x + 20, y)], 4, 3, c.stroke_width(2))
+                    });
+                })
+        };
+        if let Some(t) = self.threshold.filter(|t| t.is_finite()) {
+            let label = format!("[expect] at most {}", percent_text(t));
+            level(&mut chart, t, RGBColor(200, 30, 30), 8, label)?;
+        }
+        if let Some(m) = self.mean.filter(|m| m.is_finite()) {
+            let label = format!("mean over the run {}", percent_text(m));
+            level(&mut chart, m, RGBColor(90, 90, 90), 3, label)?;
+        }
         legend(&mut chart, SeriesLabelPosition::UpperRight)
     }
+}
+
+/// "0.5 %", "12.3 %": a fraction as a percentage with up to two decimals.
+fn percent_text(x: f64) -> String {
+    let s = format!("{:.2}", x * 100.0);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s} %")
 }
 
 /// The server's `RateLimit-Remaining` as the clients saw it, per server key.
@@ -694,15 +790,48 @@ impl Chart for TradeoffChart<'_> {
 
     fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), DrawError> {
         area.fill(&WHITE).map_err(err)?;
-        // x = utilization, y = ratio_429 in %.
-        let xs = self.points.iter().flat_map(|p| {
-            let (lo, hi) = p.x_interval.unwrap_or((p.x, p.x));
-            p.seeds
-                .iter()
-                .map(|s| s.0)
-                .chain([lo, hi])
-                .collect::<Vec<_>>()
-        });
+        // x = utilization, y = ratio_429 in %. Each point's extent: its seeds and interval.
+        let lows: Vec<f64> = self
+            .points
+            .iter()
+            .map(|p| {
+                let lo = p.x_interval.map_or(p.x, |i| i.0);
+                p.seeds.iter().map(|s| s.0).fold(lo.min(p.x), f64::min)
+            })
+            .collect();
+        let highs: Vec<f64> = self
+            .points
+            .iter()
+            .map(|p| {
+                let hi = p.y_interval.map_or(p.y, |i| i.1);
+                p.seeds.iter().map(|s| s.1).fold(hi.max(p.y), f64::max)
+            })
+            .collect();
+        // A point far from the rest on either axis (`fixed` at 87 % 429s beside others under
+        // 5 %) is drawn at the edge, marked and named, so the others are not squashed.
+        let best_x = lows
+            .iter()
+            .chain(self.points.iter().map(|p| &p.x))
+            .copied()
+            .filter(|x| x.is_finite())
+            .fold(f64::NEG_INFINITY, f64::max);
+        let shortfalls: Vec<f64> = lows.iter().map(|&x| best_x - x).collect();
+        let off_x = outliers(&shortfalls, 0.01);
+        let off_y = outliers(&highs, 0.01);
+        let on = |i: usize| !off_x[i] && !off_y[i];
+        let xs = self
+            .points
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| on(i))
+            .flat_map(|(_, p)| {
+                let (lo, hi) = p.x_interval.unwrap_or((p.x, p.x));
+                p.seeds
+                    .iter()
+                    .map(|s| s.0)
+                    .chain([lo, hi, p.x])
+                    .collect::<Vec<_>>()
+            });
         let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
         for x in xs.filter(|x| x.is_finite()) {
             x0 = x0.min(x);
@@ -716,16 +845,15 @@ impl Chart for TradeoffChart<'_> {
         // only where a point does.
         let (x0, x1) = ((x0 - pad).max(0.0), (x1 + pad).min(x1.max(1.0)));
         let top = y_top(
-            self.points
+            highs
                 .iter()
-                .flat_map(|p| {
-                    let hi = p.y_interval.map_or(p.y, |i| i.1);
-                    p.seeds.iter().map(|s| s.1).chain([hi]).collect::<Vec<_>>()
-                })
-                .collect::<Vec<_>>()
-                .iter(),
+                .enumerate()
+                .filter(|&(i, _)| on(i))
+                .map(|(_, h)| h)
+                .collect::<Vec<_>>(),
         ) * 100.0;
-        let top = top_with_legend(top, self.points.len());
+        // A percentage: never past 100 %.
+        let top = top_with_legend(top, self.points.len()).min(100.0);
         let mut chart = frame(
             area,
             &self.heading.title("429 ratio against utilization"),
@@ -733,15 +861,52 @@ impl Chart for TradeoffChart<'_> {
             0.0..top,
             64,
         )?;
+        let off = (0..self.points.len()).filter(|&i| !on(i)).count();
         grid(
             &mut chart,
             "utilization: 2xx / server capacity (better to the right)",
-            "429 responses / requests (%, better lower)",
+            &if off == 0 {
+                "429 responses / requests (%, better lower)".to_string()
+            } else {
+                "429 responses / requests (%, better lower; ▲ off the scale)".to_string()
+            },
             |_| {},
         )?;
         for (i, p) in self.points.iter().enumerate() {
             let c = colour(i);
             let (x, y) = (p.x, p.y * 100.0);
+            if !on(i) {
+                // At the edge it passes, its numbers beside it.
+                let at = (
+                    if off_x[i] { x0 + (x1 - x0) * 0.02 } else { x },
+                    if off_y[i] { top * 0.97 } else { y.min(top) },
+                );
+                chart
+                    .draw_series(std::iter::once(TriangleMarker::new(at, 9, c.filled())))
+                    .map_err(err)?
+                    .label(format!("{} (off the scale)", p.name))
+                    .legend(move |(lx, ly)| TriangleMarker::new((lx + 10, ly), 7, c.filled()));
+                // The numbers on the side with room: left of a marker in the right half.
+                let right_half = at.0 > (x0 + x1) / 2.0;
+                let nudge = (x1 - x0) * 0.015;
+                let (tx, h) = if right_half {
+                    (at.0 - nudge, HPos::Right)
+                } else {
+                    (at.0 + nudge, HPos::Left)
+                };
+                let font = ("sans-serif", 13)
+                    .into_font()
+                    .color(&c)
+                    .pos(Pos::new(h, VPos::Center));
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        format!("{}: utilization {:.3}, {:.2} % 429s", p.name, p.x, y),
+                        (tx, at.1),
+                        font,
+                    )))
+                    .map_err(err)?;
+                continue;
+            }
             chart
                 .draw_series(
                     p.seeds
@@ -765,6 +930,27 @@ impl Chart for TradeoffChart<'_> {
         }
         legend(&mut chart, SeriesLabelPosition::UpperLeft)
     }
+}
+
+/// Which of `spans` (each point's distance from the best, ≥ 0) lie so far past the rest that
+/// drawing them would squash the others: the largest ones, each more than 3 times the next
+/// (and than `floor`), as long as at least two points and most of them stay on the scale.
+fn outliers(spans: &[f64], floor: f64) -> Vec<bool> {
+    let n = spans.len();
+    let mut order: Vec<usize> = (0..n).filter(|&i| spans[i].is_finite()).collect();
+    order.sort_by(|&a, &b| spans[b].total_cmp(&spans[a]));
+    let mut out = vec![false; n];
+    let most_off = n.saturating_sub(2).min(n / 2);
+    let cut = (0..order.len().saturating_sub(1))
+        .filter(|&k| k < most_off)
+        .filter(|&k| spans[order[k]] > 3.0 * spans[order[k + 1]].max(floor))
+        .max();
+    if let Some(k) = cut {
+        for &i in &order[..=k] {
+            out[i] = true;
+        }
+    }
+    out
 }
 
 /// A 95 % interval as (low, high).
@@ -907,6 +1093,113 @@ mod tests {
         );
     }
 
+    /// A percent axis stopped short of 140 % when a line neared 100 % and the legend wanted
+    /// room above it; the 429 chart drew neither the [expect] bound nor the mean, and named
+    /// in its legend a line that had nothing to draw.
+    #[test]
+    fn the_429_chart_stops_at_100_percent_and_draws_its_threshold_and_mean() {
+        let heading = Heading {
+            scenario: "s".into(),
+            variant: None,
+            detail: String::new(),
+        };
+        let times: Vec<f64> = (0..60).map(f64::from).collect();
+        let line = |label: &str, r: f64| RatioLine {
+            label: label.into(),
+            overall: false,
+            times: times.clone(),
+            ratio: vec![r; times.len()],
+        };
+        let chart = RatioChart {
+            heading: &heading,
+            lines: vec![
+                line("fixed", 0.97),
+                line("idle", f64::NAN),
+                line("careful", 0.0),
+            ],
+            window: "1m".into(),
+            axis: TimeAxis::for_duration(60.0),
+            threshold: Some(0.005),
+            mean: Some(0.4),
+        };
+        let svg = crate::report::canvas::render(&chart).unwrap().svg;
+        let ticks = tick_texts(&svg);
+        assert!(ticks.contains(&100.0), "{ticks:?}");
+        assert!(!ticks.iter().any(|&t| t > 100.0), "{ticks:?}");
+        // Each text element's text sits on a line of its own.
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        for says in [
+            "[expect] at most 0.5 %",
+            "mean over the run 40 %",
+            "fixed",
+            "careful",
+        ] {
+            assert!(texts.contains(&says), "{says}");
+        }
+        assert!(
+            !texts.contains(&"idle"),
+            "a line with nothing to draw has no legend entry"
+        );
+        // The tradeoff chart's 429 axis stops at 100 % too.
+        let chart = TradeoffChart {
+            heading: &heading,
+            points: vec![VariantPoint {
+                name: "fixed".into(),
+                x: 1.0,
+                x_interval: None,
+                y: 0.96,
+                y_interval: Some((0.95, 0.97)),
+                seeds: vec![(1.0, 0.95), (1.0, 0.97)],
+            }],
+        };
+        let ticks = tick_texts(&crate::report::canvas::render(&chart).unwrap().svg);
+        assert!(!ticks.iter().any(|&t| t > 100.0), "{ticks:?}");
+    }
+
+    /// `fixed` at 87 % 429s beside others under 5 % squashed them onto the axis; so did a
+    /// utilization of 0.04 beside others above 0.95.
+    #[test]
+    fn a_point_far_past_the_others_goes_off_the_scale() {
+        let off = |spans: &[f64]| outliers(spans, 0.01);
+        assert_eq!(
+            off(&[0.87, 0.04, 0.02, 0.0, 0.0008]),
+            [true, false, false, false, false]
+        );
+        // Two far ones are both marked, as long as most points stay.
+        assert_eq!(
+            off(&[0.87, 0.02, 0.74, 0.0, 0.01]),
+            [true, false, true, false, false]
+        );
+        // Most points far up is the scale, not outliers; nor is one of two.
+        assert_eq!(off(&[0.87, 0.74, 0.0]), [false, false, false]);
+        assert_eq!(off(&[0.9, 0.0]), [false, false]);
+        // Close to one another under the floor: all on the scale.
+        assert_eq!(off(&[0.008, 0.0, 0.001]), [false, false, false]);
+        // Utilization: the shortfall from the best, 0.96 for a point at 0.04.
+        assert_eq!(off(&[0.96, 0.01, 0.0, 0.02]), [true, false, false, false]);
+    }
+
+    /// Samples 10 s apart joined by straight lines drew sleep ramps the clients never had.
+    #[test]
+    fn sleeps_are_held_until_the_next_sample() {
+        assert_eq!(
+            steps(vec![
+                vec![(0.0, 1.0), (10.0, 3.0), (20.0, 2.0)],
+                vec![(40.0, 5.0)]
+            ]),
+            vec![
+                vec![
+                    (0.0, 1.0),
+                    (10.0, 1.0),
+                    (10.0, 3.0),
+                    (20.0, 3.0),
+                    (20.0, 2.0)
+                ],
+                vec![(40.0, 5.0)]
+            ]
+        );
+    }
+
     #[test]
     fn ticks_half_a_thousandth_apart_read_apart() {
         let labels: Vec<String> = [0.995, 0.9955, 0.996, 0.9965, 2.5, 3500.0, 0.25]
@@ -922,7 +1215,9 @@ mod tests {
     }
 
     #[test]
-    fn time_axis_switches_to_hours_past_two_hours() {
+    fn time_axis_is_in_seconds_to_5_minutes_and_in_hours_past_two_hours() {
+        assert_eq!(TimeAxis::for_duration(40.0).name, "s");
+        assert_eq!(TimeAxis::for_duration(40.0).x(30.0), 30.0);
         assert_eq!(TimeAxis::for_duration(3600.0).name, "min");
         assert_eq!(TimeAxis::for_duration(5.0 * 3600.0).name, "h");
         assert_eq!(TimeAxis::for_duration(5.0 * 3600.0).x(5400.0), 1.5);

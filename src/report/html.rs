@@ -21,17 +21,18 @@ pub fn escape(s: &str) -> String {
 
 const STYLE: &str = "\
 body{font-family:'DejaVu Sans',Verdana,Arial,sans-serif;margin:0;background:#f6f6f4;color:#222}\
-main{max-width:1060px;margin:0 auto;padding:24px 28px 48px;background:#fff}\
+main{max-width:1200px;margin:0 auto;padding:24px 28px 48px;background:#fff}\
 h1{font-size:1.7em;margin:.2em 0 .1em}h2{font-size:1.25em;margin:1.6em 0 .5em;border-bottom:1px solid #ddd;padding-bottom:.2em}\
 p.meta{color:#555;margin-top:0}\
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:.92em}\
 div.scroll{overflow-x:auto;max-width:100%}\
-th,td{padding:4px 10px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}\
+th,td{padding:4px 8px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}\
 th:first-child,td:first-child{text-align:left}th{background:#f0f0ee}\
 td.best{font-weight:bold;color:#14632a}\
 figure{margin:1em 0 2em}figure svg{max-width:100%;height:auto;border:1px solid #e4e4e4}\
 figcaption{color:#444;font-size:.93em;margin-top:.4em;max-width:60em}\
 .pass{color:#14632a}.missed{color:#a31515;font-weight:bold}\
+ul.plain{list-style:none;padding-left:.5em}\
 footer{margin-top:3em;color:#777;font-size:.85em}code{background:#f0f0ee;padding:0 3px}";
 
 /// A page built top to bottom.
@@ -66,14 +67,15 @@ impl Page {
         self.body.push_str(html);
     }
 
-    /// An inline SVG chart with its caption.
+    /// An inline SVG chart with its caption (none when `caption` is empty).
     pub fn figure(&mut self, svg: &str, caption: &str) {
         self.body.push_str("<figure>\n");
         self.body.push_str(svg.trim());
-        self.body.push_str(&format!(
-            "\n<figcaption>{}</figcaption>\n</figure>\n",
-            escape(caption)
-        ));
+        if !caption.is_empty() {
+            self.body
+                .push_str(&format!("\n<figcaption>{}</figcaption>", escape(caption)));
+        }
+        self.body.push_str("\n</figure>\n");
     }
 
     pub fn finish(mut self, footer: &str) -> String {
@@ -112,6 +114,11 @@ pub fn table(t: &Table, best: impl Fn(usize, usize) -> bool) -> String {
     }
     out.push_str("</tbody>\n</table>\n</div>\n");
     out
+}
+
+/// A list of already-safe items that carry their own numbers ("1. fair-share …"): no bullets.
+pub fn plain_list(items: &[String]) -> String {
+    list(items).replacen("<ul>", "<ul class=\"plain\">", 1)
 }
 
 /// A bulleted list of already-safe items.

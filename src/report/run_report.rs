@@ -75,10 +75,12 @@ impl RunFolder {
         Heading {
             scenario: self.scenario.name.clone(),
             variant: self.variant.as_ref().map(|v| v.name.clone()),
-            // A recording has no seed of its own: its clients' randomness is theirs.
+            // A recording has no seed of its own: its clients' randomness is theirs. A live
+            // run's drawn seed (up to 19 digits) is in the report's meta line, not the title.
             detail: match self.summary.mode {
                 RunMode::Recorded => "recorded".to_string(),
-                _ => format!("seed {}", self.summary.seed),
+                RunMode::Live => "live".to_string(),
+                RunMode::Sim => format!("seed {}", self.summary.seed),
             },
         }
     }
@@ -126,7 +128,9 @@ pub fn caption(stem: &str) -> &'static str {
             "The share of requests the server refused with 429, over a rolling window. Flat \
              and low is good; spikes show when the clients overshot the limit (typically at \
              the start, when the bucket runs dry, or when clients join). A window in which \
-             nobody sent (every client waiting) had no 429 and shows 0."
+             nobody sent (every client waiting) had no 429 and shows 0. The dashed red line (when \
+             [expect] bounds the 429s) is the most it allows, the dotted grey one the ratio \
+             over the whole run."
         }
         "remaining" => {
             "The server's RateLimit-Remaining as the clients saw it: the line is the median \
@@ -158,7 +162,16 @@ pub fn write_run_report(dir: &Path) -> Result<Vec<WrittenChart>, ReportError> {
                 axis,
             },
         )?,
-        write_chart(dir, &RatioChart::of_run(&heading, d, axis))?,
+        write_chart(
+            dir,
+            &RatioChart::of_run(
+                &heading,
+                d,
+                axis,
+                run.scenario.expect.get("ratio_429").map(|r| r[1]),
+                Some(run.summary.metrics.ratio_429),
+            ),
+        )?,
         write_chart(
             dir,
             &RemainingChart {
@@ -205,6 +218,22 @@ fn verdicts_html(s: &Summary) -> Option<String> {
         })
         .collect();
     Some(list(&items))
+}
+
+/// `t` without those of `columns` that are 0 in every row: a run without errors needs no
+/// column saying so, and the key columns then fit at 1,280 px (summary.md keeps them all).
+fn without_zero_columns(t: &super::Table, columns: &[&str]) -> super::Table {
+    let keep: Vec<usize> = (0..t.header().len())
+        .filter(|&c| {
+            !columns.contains(&t.header()[c].as_str()) || t.rows().iter().any(|r| r[c] != "0")
+        })
+        .collect();
+    let header: Vec<&str> = keep.iter().map(|&c| t.header()[c].as_str()).collect();
+    let mut out = super::Table::new(&header);
+    for r in t.rows() {
+        out.row(keep.iter().map(|&c| r[c].clone()).collect());
+    }
+    out
 }
 
 /// The line under a run report's title: the mode, the seed (a recording has none: its clients'
@@ -260,7 +289,10 @@ fn run_html(run: &RunFolder, charts: &[WrittenChart]) -> String {
         page.paragraph(&text);
     }
     page.heading("Summary");
-    page.raw(&table(&metrics_table(s), |_, _| false));
+    page.raw(&table(
+        &without_zero_columns(&metrics_table(s), &["errors", "timed_out"]),
+        |_, _| false,
+    ));
     page.paragraph(
         "ratio_429: 429s / requests. utilization: 2xx / the most the server could give. \
          fairness: Jain's index over threads of their 2xx rate (1 = equal). windowed: the \
@@ -285,4 +317,20 @@ fn run_html(run: &RunFolder, charts: &[WrittenChart]) -> String {
         "Made by throttle-sim from scenario.toml, summary.json and series.csv in this folder; \
          `throttle-sim plot <this folder>` draws it again.",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_of_zeros_only_are_left_out() {
+        let mut t = super::super::Table::new(&["group", "errors", "timed_out", "ratio_429"]);
+        t.row(vec!["all".into(), "0".into(), "2".into(), "0".into()]);
+        t.row(vec!["a".into(), "0".into(), "0".into(), "0".into()]);
+        let kept = without_zero_columns(&t, &["errors", "timed_out", "group"]);
+        // errors is 0 throughout; timed_out is not; ratio_429 is not one to leave out.
+        assert_eq!(kept.header(), ["group", "timed_out", "ratio_429"]);
+        assert_eq!(kept.rows()[0], ["all", "2", "0"]);
+    }
 }

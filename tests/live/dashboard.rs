@@ -186,6 +186,12 @@ fn dashboard_in_chromium_lists_one_client_and_five_hundred() {
     assert_eq!(rows(&dom), vec![("solo/one".to_string(), 1)]);
     assert_eq!(page_totals(&dom), [1, 1, 0, 0]);
     assert_eq!(text_of(&dom, "remaining"), "299");
+    // The rule served, and one word for the clock at time scale 1.
+    assert_eq!(
+        text_of(&dom, "rule"),
+        "Serving gcra: 300 per 10h, 300 to start (0.008 per second sustained)"
+    );
+    assert!(text_of(&dom, "sub").contains("rates per second"));
 
     for i in 1..500 {
         get(&format!("many/c{i:03}"));
@@ -211,6 +217,10 @@ fn dashboard_json_counts_each_client_and_the_page_is_self_contained() {
         Duration::from_secs(5),
     );
     let v = dashboard_json(&addr);
+    // The rule, its sustained rate (3 an hour) and the bucket the remaining axis goes up to.
+    assert_eq!(v["rule"], "gcra: 3 per 1h, 3 to start");
+    assert!((v["limit_per_s"].as_f64().unwrap() - 3.0 / 3600.0).abs() < 1e-12);
+    assert_eq!(v["bucket"], 3);
     assert_eq!(v["clients_seen"], 2);
     assert_eq!(v["totals"]["requests"], 5);
     let a = &v["clients"][0];

@@ -123,6 +123,13 @@ pub struct Dashboard {
     pub watch: Arc<LiveWatch>,
     /// `serve --record`: the page says the ids are those `clients.csv` will hold.
     pub recording: bool,
+    /// The rule being served, as `serve`'s first line states it ("gcra: 50 per 10s, 50 to
+    /// start").
+    pub rule: String,
+    /// The rule's sustained rate, per virtual second, drawn as a line on the rate chart.
+    pub limit_per_s: Option<f64>,
+    /// The limit the rule states (a bucket's size): the top of the remaining axis.
+    pub bucket: Option<u64>,
     board: Mutex<Board>,
 }
 
@@ -135,6 +142,11 @@ pub struct View {
     /// Real seconds the per-second series cover (the last minute).
     pub window_s: usize,
     pub recording: bool,
+    /// The rule being served, and its sustained rate per virtual second.
+    pub rule: String,
+    pub limit_per_s: Option<f64>,
+    /// The limit the rule states: the remaining axis goes up to it.
+    pub bucket: Option<u64>,
     pub totals: Counts,
     /// Clients seen, each counted once (capped as `serve --record` caps them).
     pub clients_seen: usize,
@@ -185,6 +197,9 @@ impl Dashboard {
             clock,
             watch,
             recording,
+            rule: String::new(),
+            limit_per_s: None,
+            bucket: None,
             board: Mutex::new(Board::default()),
         }
     }
@@ -252,6 +267,9 @@ impl Dashboard {
             time_scale: scale,
             window_s: WINDOW,
             recording: self.recording,
+            rule: self.rule.clone(),
+            limit_per_s: self.limit_per_s,
+            bucket: self.bucket,
             totals: board.all.counts,
             clients_seen: board.table.len(),
             remaining: board.all.remaining,
