@@ -4,7 +4,10 @@
 //! other clients (not in the script) take tokens too; every `wait` the process asked and every
 //! answer it read is written down. Replayed through the library (`cargo run -p fair-share
 //! --example replay`) or any port, a script must give the same waits: that is how
-//! `tests/ports/` catches a port drifting from the law.
+//! `tests/port_scripts.rs` catches a port drifting from the law. Each script also carries the waits the
+//! law gave (`waits`: integer nanoseconds, one per `wait` event, in the events' order, as
+//! `replay` prints them), so a port can check itself without the crate;
+//! `tests/port_scripts.rs` checks that the scripts on disk are what this example writes now.
 //!
 //!     cargo run --example port_scripts -- ports/scripts
 
@@ -300,13 +303,19 @@ fn main() {
         eprintln!("usage: port_scripts DIR");
         std::process::exit(2);
     };
-    for shape in SHAPES {
-        let script = record(shape);
-        let path = std::path::Path::new(&dir).join(format!("{}.json", shape.name));
-        let events = script["events"].as_array().map_or(0, Vec::len);
-        std::fs::write(&path, format!("{script}\n")).expect("the folder is writable");
-        println!("{}: {events} events", path.display());
+    for (name, text) in scripts() {
+        let path = std::path::Path::new(&dir).join(format!("{name}.json"));
+        std::fs::write(&path, text).expect("the folder is writable");
+        println!("{}", path.display());
     }
+}
+
+/// Every script: its file's name without `.json`, and the file's text.
+pub fn scripts() -> Vec<(&'static str, String)> {
+    SHAPES
+        .iter()
+        .map(|shape| (shape.name, format!("{}\n", record(shape))))
+        .collect()
 }
 
 /// Runs `shape` and returns its script.
@@ -333,6 +342,8 @@ fn record(shape: &Shape) -> Value {
     let mut due: Vec<(u64, Option<(Decision, u64)>)> = vec![(0, None); shape.threads];
     let mut sent = 0u64;
     let mut events = Vec::new();
+    // The wait the law gave at each `wait` event, in order: what a replay must print.
+    let mut waits = Vec::new();
     loop {
         let (thread, &(now, answer)) = due
             .iter()
@@ -369,6 +380,7 @@ fn record(shape: &Shape) -> Value {
             None => {
                 let wait = u64::try_from(law.wait(thread, at).as_nanos()).expect("a wait");
                 events.push(json!({"at": now, "thread": thread, "do": "wait"}));
+                waits.push(wait);
                 due[thread] = if wait == 0 {
                     // Counted by the server (halfway, mostly), answered a latency later.
                     sent += 1;
@@ -394,6 +406,7 @@ fn record(shape: &Shape) -> Value {
         "params": params,
         "random": RANDOM,
         "events": events,
+        "waits": waits,
     })
 }
 

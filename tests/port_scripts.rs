@@ -16,6 +16,10 @@ mod replay;
 #[allow(dead_code)]
 mod port_answers;
 
+#[path = "../examples/port_scripts.rs"]
+#[allow(dead_code)]
+mod script_writer;
+
 #[path = "common/go.rs"]
 mod go;
 
@@ -94,6 +98,80 @@ fn the_library_reads_every_scripted_answer_as_the_live_client_does() {
         }
     }
     assert!(answers > 1000, "{answers}");
+}
+
+/// `ports/scripts/` holds exactly what `examples/port_scripts.rs` writes now: the same files,
+/// each the same text, its `waits` included.
+#[test]
+fn the_scripts_are_up_to_date() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("ports/scripts");
+    let now = script_writer::scripts();
+    let mut names: Vec<String> = now.iter().map(|(n, _)| format!("{n}.json")).collect();
+    names.sort();
+    let on_disk: Vec<String> = scripts()
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let fix = "run: cargo run --example port_scripts -- ports/scripts";
+    assert_eq!(on_disk, names, "the scripts on disk; {fix}");
+    for (name, text) in now {
+        let path = dir.join(format!("{name}.json"));
+        let old = std::fs::read_to_string(&path).expect("a script on disk");
+        if old == text {
+            continue;
+        }
+        let (old, new): (Value, Value) = (
+            serde_json::from_str(&old).expect("a script on disk is JSON"),
+            serde_json::from_str(&text).expect("a script is JSON"),
+        );
+        let events = |v: &Value| v["events"].as_array().cloned().unwrap_or_default();
+        let (oe, ne) = (events(&old), events(&new));
+        let first = (0..oe.len().max(ne.len())).find(|&i| oe.get(i) != ne.get(i));
+        panic!(
+            "{} is out of date ({} events on disk, {} now; first differing event: {first:?}; waits {}); {fix}",
+            path.display(),
+            oe.len(),
+            ne.len(),
+            if old["waits"] == new["waits"] {
+                "alike"
+            } else {
+                "differ"
+            },
+        );
+    }
+}
+
+/// Each script's `waits` are the library's replay of its events: a port that gives them gives
+/// the library's.
+#[test]
+fn every_scripts_waits_are_the_librarys_replay() {
+    for path in scripts() {
+        let script: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let stated: Vec<u64> = script["waits"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{}: no waits", path.display()))
+            .iter()
+            .map(|w| w.as_u64().expect("whole nanoseconds"))
+            .collect();
+        let waits = script["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["do"] == "wait")
+            .count();
+        assert_eq!(
+            stated.len(),
+            waits,
+            "{}: one wait per wait event",
+            path.display()
+        );
+        let replayed = replay::replay(path.to_str().unwrap()).expect("the library replays it");
+        assert!(
+            stated == replayed,
+            "{}: the stated waits are not the replay's",
+            path.display()
+        );
+    }
 }
 
 /// Every script through `program args… --replay SCRIPT` against the library's own waits.

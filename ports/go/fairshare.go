@@ -680,6 +680,9 @@ func (f *FairShare) refused(i int, now, s int64, ra *int64) {
 			f.phase = phaseStartRefused
 		}
 	}
+	// docs/fair-share.md ("The draws", after the pseudo-code) draws j only when the 429
+	// names a wait; this draws it on every 429 with retry_jitter > 0. The waits are the
+	// same with the scripts' constant draw, the sequence of draws not otherwise.
 	j := 0.0
 	if f.p.RetryJitter > 0 {
 		j = f.within(0, f.p.RetryJitter)
