@@ -680,14 +680,14 @@ func (f *FairShare) refused(i int, now, s int64, ra *int64) {
 			f.phase = phaseStartRefused
 		}
 	}
-	// docs/fair-share.md ("The draws", after the pseudo-code) draws j only when the 429
-	// names a wait; this draws it on every 429 with retry_jitter > 0. The waits are the
-	// same with the scripts' constant draw, the sequence of draws not otherwise.
-	j := 0.0
-	if f.p.RetryJitter > 0 {
-		j = f.within(0, f.p.RetryJitter)
-	}
+	// The retry jitter is drawn only when the 429 names a wait (docs/fair-share.md, "The
+	// draws"): a draw on every 429 gives the same waits with the scripts' constant draw, but
+	// another sequence of draws, and so other waits, with a real random source.
 	if ra != nil {
+		j := 0.0
+		if f.p.RetryJitter > 0 {
+			j = f.within(0, f.p.RetryJitter)
+		}
 		sra := secs(*ra)
 		f.hold[i] = now + ns(sra+j*math.Min(sra, 1/f.x))
 	} else {
