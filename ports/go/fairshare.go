@@ -251,14 +251,7 @@ func durNs(s float64) int64 {
 	}
 	v := new(big.Float).SetPrec(200).SetFloat64(s)
 	v.Mul(v, new(big.Float).SetPrec(200).SetInt64(1e9))
-	i, _ := v.Int(nil) // truncated
-	fr := new(big.Float).SetPrec(200).Sub(v, new(big.Float).SetPrec(200).SetInt(i))
-	c := fr.Cmp(big.NewFloat(0.5))
-	n := i.Int64()
-	if c > 0 || (c == 0 && n%2 == 1) {
-		n++
-	}
-	return n
+	return roundBig(v)
 }
 
 // ---- derived values ----

@@ -291,3 +291,30 @@ fn compare_with_a_sim_run(tmp: &Path, scenario: &Path, sets: &[&str], rec: &Path
     );
     assert!(cmp.join("report.html").is_file());
 }
+
+/// A port's two tests, in the module of its file: the per-minute bucket, and heroku_5x5 in the
+/// second tier. `$missing` is the build.rs cfg that says its interpreter is missing (`any()`
+/// for one that always runs), `$why` the reason then given.
+macro_rules! port_tests {
+    ($port:literal, $missing:meta, $why:literal) => {
+        #[test]
+        #[cfg_attr($missing, ignore = $why)]
+        fn agrees_with_the_sim_on_a_per_minute_bucket() {
+            crate::harness::held($port, &crate::harness::GCRA_100PM);
+        }
+
+        /// The second tier: heroku_5x5 for 40 s of real time.
+        mod tier2 {
+            #[test]
+            #[cfg_attr($missing, ignore = $why)]
+            #[cfg_attr(
+                not($missing),
+                ignore = "tier 2, 40 s of real time (every port at once): cargo test -- --ignored tier2::"
+            )]
+            fn agrees_with_the_sim_on_heroku_5x5() {
+                crate::harness::held($port, &crate::harness::HEROKU_5X5);
+            }
+        }
+    };
+}
+pub(crate) use port_tests;

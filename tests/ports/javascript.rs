@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use crate::harness::{GCRA_100PM, Port, held};
+use crate::harness::{Port, port_tests};
 
 pub const JAVASCRIPT: Port = Port {
     name: "javascript",
@@ -14,29 +14,8 @@ pub const JAVASCRIPT: Port = Port {
     },
 };
 
-#[test]
-#[cfg_attr(
+port_tests!(
+    "javascript",
     no_node,
-    ignore = "needs node on PATH (none was found when this test was built): install it (apt-get install nodejs), then cargo test --test ports javascript"
-)]
-fn javascript_port_agrees_with_the_sim_on_a_per_minute_bucket() {
-    held("javascript", &GCRA_100PM);
-}
-
-/// The second tier: heroku_5x5 for 40 s of real time.
-mod tier2 {
-    use crate::harness::{HEROKU_5X5, held};
-
-    #[test]
-    #[cfg_attr(
-        no_node,
-        ignore = "needs node on PATH (none was found when this test was built): install it (apt-get install nodejs), then cargo test --test ports javascript"
-    )]
-    #[cfg_attr(
-        not(no_node),
-        ignore = "tier 2, 40 s of real time (every port at once): cargo test -- --ignored tier2::"
-    )]
-    fn javascript_port_agrees_with_the_sim_on_heroku_5x5() {
-        held("javascript", &HEROKU_5X5);
-    }
-}
+    "needs node on PATH (none was found when this test was built): install it (apt-get install nodejs), then cargo test --test ports javascript"
+);

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::harness::{GCRA_100PM, Port, held};
+use crate::harness::{Port, port_tests};
 
 pub const RUST: Port = Port {
     name: "rust",
@@ -37,18 +37,4 @@ fn example() -> PathBuf {
     bin
 }
 
-#[test]
-fn rust_example_client_agrees_with_the_sim_on_a_per_minute_bucket() {
-    held("rust", &GCRA_100PM);
-}
-
-/// The second tier: heroku_5x5, as the ports.
-mod tier2 {
-    use crate::harness::{HEROKU_5X5, held};
-
-    #[test]
-    #[ignore = "tier 2, 40 s of real time (every port at once): cargo test -- --ignored tier2::"]
-    fn rust_example_client_agrees_with_the_sim_on_heroku_5x5() {
-        held("rust", &HEROKU_5X5);
-    }
-}
+port_tests!("rust", any(), "");
