@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+"""The pass bar of fair-share on generated API shapes: `throttle-sim shapes` draws COUNT shapes
+of SEED, every algorithm runs in every shape over the file's 3 seeds, and this prints how
+fair-share compares with the `independent` bound and with the other blind algorithms.
+
+    python3 scripts/shapes.py --count 300 --seed 7            # the pass bar's count
+    python3 scripts/shapes.py --count 30 --seed 7 --jobs 2    # a quick look
+    python3 scripts/shapes.py --count 300 --seed 7 --work results/shapes-7   # keep, resume
+
+Each shape is judged on the targets its level states (docs/shapes.md; the API-shape matrix's),
+on the means over its 3 seeds. What is printed, item by item of fair-share's pass bar on
+generated shapes:
+- in how many shapes fair-share meets the targets among those where `independent` (told its
+  fair share, load 1, each process on its own phase) meets them (the bar: 97 %);
+- in how many its utilization × fairness (windowed fairness where the fleet churns) is at
+  least `independent`'s minus 0.05 (the bar: 99 %), and, where the fleet has at most 5
+  processes and `independent` reaches 0.95, at least 0.9; the shapes that miss, with numbers;
+- in how many another blind algorithm (`throttle-sim list --json`'s `blind`: what a client
+  without shared state could run) with utilization at least 0.9 beats it on both the 429 ratio
+  and utilization × fairness (the bar: at most 2 %).
+
+How it runs: one `throttle-sim check FILE --cell SHAPE --set clients.*.algorithm=A --json` per
+shape and algorithm, `--jobs` of them at a time (default 2), each stopped after `--timeout`
+seconds (default 120, for its 3 seeds). Not one `compare FILE` over every cell: a run in which
+an algorithm polls at nanosecond intervals while it waits out a long refusal (fair-share did on
+one of the first 30 shapes of seed 7: four simulated minutes cost 235 s) would hold the whole
+comparison for hours; alone, it is stopped and listed. With `--work DIR` every verdict is kept
+there (`runs/SHAPE/ALGORITHM.json`) and a second call with the same DIR reuses them.
+
+Timing on two cores with the release build: 30 shapes × 16 algorithms about 4 minutes, 300
+shapes about 40 minutes (most runs take milliseconds; the 2,000-thread, 48-hour shapes take
+`fixed` and `aws-adaptive` tens of seconds a seed).
+
+Environment: THROTTLE_SIM (the binary; default ${CARGO_TARGET_DIR:-target}/release/throttle-sim,
+built with `cargo build --release` when missing). Standard library only.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from independent_floor import metrics, value  # noqa: E402  (check's verdicts, read alike)
+
+ROOT = Path(__file__).resolve().parent.parent
+LAW, BOUND, ORACLE = "fair-share", "independent", "oracle"
+# The pass bar: the shares and margins fair-share is held to.
+MEETS_SHARE, UF_SHARE, UF_GAP, BEATEN_SHARE = 0.97, 0.99, 0.05, 0.02
+SMALL_FLEET, SMALL_BOUND, SMALL_FLOOR = 5, 0.95, 0.9
+BEATING_UTILIZATION = 0.9
+
+
+def binary(given):
+    if given:
+        return given
+    path = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "throttle-sim"
+    if not path.exists():
+        subprocess.run(["cargo", "build", "--release"], cwd=ROOT, check=True)
+    return str(path)
+
+
+def blind_algorithms(bin_):
+    listing = json.loads(subprocess.run([bin_, "list", "--json"], capture_output=True,
+                                        text=True, check=True).stdout)
+    return [a for a in listing["blind"] if a != LAW]
+
+
+def shapes_of(path):
+    """Each shape's name, description and fleet, in the file's order."""
+    doc = tomllib.loads(path.read_text())
+    out = []
+    for level in doc["axes"][0]["levels"]:
+        clients = level["set"]["clients"]
+        out.append({
+            "name": level["name"],
+            "description": level.get("description", ""),
+            "processes": sum(c.get("processes", 1) for c in clients),
+            "churn": any("start" in c or "stop" in c for c in clients),
+        })
+    return out
+
+
+def run_pair(bin_, file, shape, algorithm, timeout, out):
+    """One shape's verdicts for one algorithm (3 seeds), kept in `out`; a run past `timeout`
+    is stopped and kept as such."""
+    if out.exists():
+        return json.loads(out.read_text()) | {"reused": True}
+    cmd = [bin_, "check", str(file), "--cell", shape, "--set", f"clients.*.algorithm={algorithm}",
+           "--json", "--quiet", "--jobs", "1"]
+    started = time.monotonic()
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        result = {"timeout": timeout}
+    else:
+        # check exits 1 when the shape misses its targets: that is the result, not a failure.
+        if done.returncode not in (0, 1) or not done.stdout.strip():
+            sys.exit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+        result = json.loads(done.stdout)[0]
+    result["seconds"] = round(time.monotonic() - started, 2)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result))
+    return result
+
+
+def run_all(bin_, file, shapes, algorithms, jobs, timeout, work):
+    pairs = [(s["name"], a) for s in shapes for a in algorithms]
+    results = {}
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {
+            pool.submit(run_pair, bin_, file, s, a, timeout, work / "runs" / s / f"{a}.json"): (s, a)
+            for s, a in pairs
+        }
+        for i, f in enumerate(concurrent.futures.as_completed(futures), 1):
+            results[futures[f]] = f.result()
+            if i % 50 == 0 or i == len(pairs):
+                print(f"  {i}/{len(pairs)} runs, {time.monotonic() - started:.0f} s",
+                      file=sys.stderr)
+    return results
+
+
+class Judged:
+    """One algorithm's means on one shape, as check judged them."""
+
+    def __init__(self, result):
+        self.timeout = "timeout" in result
+        m = {} if self.timeout else metrics(result)
+        self.met = not self.timeout and result["outcome"] == "pass"
+        self.ratio = value(m, "ratio_429")
+        self.late = value(m, "ratio_429_late")
+        self.utilization = value(m, "utilization")
+        # Windowed fairness where the shape judges it (its fleet churns), else fairness.
+        self.fairness_metric = "fairness_windowed" if "fairness_windowed" in m else "fairness"
+        self.fairness = value(m, self.fairness_metric)
+        self.missed = [k for k, v in m.items() if not v["pass"]]
+
+    @property
+    def uf(self):
+        if self.timeout or self.utilization is None or self.fairness is None:
+            return None
+        return self.utilization * self.fairness
+
+    def numbers(self):
+        if self.timeout:
+            return "did not finish"
+        pct = lambda x: "–" if x is None else f"{100 * x:.2f} %"
+        num = lambda x: "–" if x is None else f"{x:.3f}"
+        text = f"429s {pct(self.ratio)}"
+        if self.late is not None:
+            text += f" (second half {pct(self.late)})"
+        fair = "windowed fairness" if self.fairness_metric == "fairness_windowed" else "fairness"
+        text += f", utilization {num(self.utilization)}, {fair} {num(self.fairness)}"
+        return text
+
+
+def share(n, d, bar, most=False):
+    """"12 of the 15 (80 %; the bar: 97 %)"."""
+    pct = f"{100 * n / d:.0f} %; " if d else ""
+    return f"{n} of the {d} ({pct}the bar: {'at most ' if most else ''}{100 * bar:.0f} %)"
+
+
+def family(name):
+    """The rule's family, the second part of a shape's name (`gcra`, `tb`, `fwf`, `nginx`, …)."""
+    part = name.split("-")[1]
+    return part + ("-churn" if name.endswith("-churn") else "")
+
+
+def report(shapes, judged, others, timeout):
+    law = {s["name"]: judged[(s["name"], LAW)] for s in shapes}
+    bound = {s["name"]: judged[(s["name"], BOUND)] for s in shapes}
+    lines = []
+    met = lambda a: sum(judged[(s["name"], a)].met for s in shapes)
+    lines.append(f"Shapes met: {LAW} {met(LAW)}, {ORACLE} {met(ORACLE)}, {BOUND} {met(BOUND)} "
+                 f"of {len(shapes)}.")
+    # 1. Targets met where independent meets them.
+    where = [s for s in shapes if bound[s["name"]].met]
+    misses = [s for s in where if not law[s["name"]].met]
+    lines += ["", f"1. Of the shapes where {BOUND} meets the targets, {LAW} meets them in "
+                  f"{share(len(where) - len(misses), len(where), MEETS_SHARE)}:"]
+    for s in misses:
+        j = law[s["name"]]
+        lines.append(f"   - {s['name']}: {j.numbers()}; missed {', '.join(j.missed) or '–'} "
+                     f"(independent: {bound[s['name']].numbers()})")
+    # 2. Utilization x fairness against independent's.
+    compared, far, small, small_far = 0, [], 0, []
+    for s in shapes:
+        ours, theirs = law[s["name"]], bound[s["name"]]
+        if theirs.uf is None:
+            continue
+        compared += 1
+        if ours.uf is None or ours.uf < theirs.uf - UF_GAP:
+            far.append(s)
+        if s["processes"] <= SMALL_FLEET and theirs.uf >= SMALL_BOUND:
+            small += 1
+            if ours.uf is None or ours.uf < SMALL_FLOOR:
+                small_far.append(s)
+    lines += ["", f"2. Its utilization × fairness is at least {BOUND}'s minus {UF_GAP} in "
+                  f"{share(compared - len(far), compared, UF_SHARE)}, and at least {SMALL_FLOOR} "
+                  f"in {small - len(small_far)} of the {small} shapes with at most {SMALL_FLEET} "
+                  f"processes where {BOUND} reaches {SMALL_BOUND} (marked below):"]
+    for s in sorted(far, key=lambda s: (law[s["name"]].uf or 0) - bound[s["name"]].uf):
+        ours, theirs = law[s["name"]], bound[s["name"]]
+        flag = " [small fleet]" if s in small_far else ""
+        uf = "–" if ours.uf is None else f"{ours.uf:.3f}"
+        lines.append(f"   - {s['name']}{flag}: {uf} against {theirs.uf:.3f} ({LAW} "
+                     f"{ours.numbers()}); {s['description']}")
+    # 3. Another blind algorithm better on both counts.
+    beaten, unknown = [], []
+    for s in shapes:
+        ours = law[s["name"]]
+        if ours.uf is None or ours.ratio is None:
+            unknown.append(s["name"])
+            continue
+        for a in others:
+            t = judged[(s["name"], a)]
+            if t.uf is None or t.ratio is None or (t.utilization or 0) < BEATING_UTILIZATION:
+                continue
+            if t.ratio < ours.ratio and t.uf > ours.uf:
+                beaten.append((s["name"], a, t, ours))
+    shapes_beaten = sorted({b[0] for b in beaten})
+    lines += ["", f"3. Another blind algorithm with utilization ≥ {BEATING_UTILIZATION} beats it "
+                  f"on both 429s and utilization × fairness in "
+                  f"{share(len(shapes_beaten), len(shapes) - len(unknown), BEATEN_SHARE, True)}"
+                  + (":" if beaten else ".")]
+    for name, a, t, ours in beaten:
+        lines.append(f"   - {name}: {a} {100 * t.ratio:.2f} % / {t.uf:.3f} against "
+                     f"{100 * ours.ratio:.2f} % / {ours.uf:.3f}")
+    if unknown:
+        lines.append(f"   ({LAW} did not finish on {', '.join(unknown)}: not compared)")
+    lines += ["", "Per rule (shapes where fair-share / independent meet the targets / shapes):"]
+    families = sorted({family(s["name"]) for s in shapes})
+    lines.append("   " + ", ".join(
+        f"{f} {sum(law[s['name']].met for s in shapes if family(s['name']) == f)}/"
+        f"{sum(bound[s['name']].met for s in shapes if family(s['name']) == f)}/"
+        f"{sum(family(s['name']) == f for s in shapes)}" for f in families))
+    stopped = sorted(f"{s}/{a}" for (s, a), j in judged.items() if j.timeout)
+    if stopped:
+        lines += ["", f"Stopped after {timeout} s (3 seeds): {', '.join(stopped)}."]
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--count", type=int, default=300, help="shapes to draw (default 300)")
+    ap.add_argument("--seed", type=int, required=True, help="the seed of the draws")
+    ap.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2)")
+    ap.add_argument("--timeout", type=float, default=120.0,
+                    help="seconds one shape's 3 seeds of one algorithm may take (default 120)")
+    ap.add_argument("--algorithms", help="the other blind algorithms, comma-separated "
+                    "(default: every one `list --json` calls blind)")
+    ap.add_argument("--work", help="keep the file and every verdict here (reused if present)")
+    ap.add_argument("--bin", help="the throttle-sim binary")
+    a = ap.parse_args()
+    if a.count < 1 or a.jobs < 1 or a.timeout <= 0:
+        ap.error("--count, --jobs and --timeout must be above 0")
+    bin_ = binary(a.bin)
+    others = a.algorithms.split(",") if a.algorithms else blind_algorithms(bin_)
+    algorithms = [LAW, ORACLE, BOUND] + [x for x in others if x not in (LAW, ORACLE, BOUND)]
+    work = Path(a.work) if a.work else Path(tempfile.mkdtemp(prefix="shapes-"))
+    work.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    try:
+        file = work / "shapes.toml"
+        subprocess.run([bin_, "shapes", "--count", str(a.count), "--seed", str(a.seed),
+                        "--out", str(file)], check=True, stdout=subprocess.DEVNULL)
+        shapes = shapes_of(file)
+        print(f"shapes: {len(shapes)} shapes of seed {a.seed} × {len(algorithms)} algorithms "
+              f"({', '.join(algorithms)}), 3 seeds each, {a.jobs} at a time", file=sys.stderr)
+        results = run_all(bin_, file, shapes, algorithms, a.jobs, a.timeout, work)
+    finally:
+        if not a.work:
+            shutil.rmtree(work, ignore_errors=True)
+    judged = {k: Judged(v) for k, v in results.items()}
+    elapsed = time.monotonic() - started
+    reused = sum(bool(v.get("reused")) for v in results.values())
+    print(f"throttle-sim shapes --count {a.count} --seed {a.seed}: {len(shapes)} shapes, "
+          f"{len(algorithms)} algorithms, 3 seeds each; {elapsed / 60:.1f} minutes with "
+          f"{a.jobs} jobs" + (f" ({reused} runs reused from {work})" if reused else "") + ".\n")
+    print(report(shapes, judged, [x for x in algorithms if x not in (LAW, ORACLE, BOUND)],
+                 a.timeout))
+
+
+if __name__ == "__main__":
+    main()
