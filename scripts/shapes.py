@@ -19,6 +19,15 @@ generated shapes:
   shared state could run), in how many shapes it reaches utilization 0.9 and beats fair-share
   on both the 429 ratio and utilization × fairness, strictly (the bar: at most 2 % for every
   one of them), and in how many any of them does.
+Beside them, a fixed list of fair-share runs (seeds 42 to 44, means) for two items a random
+draw reaches too rarely to judge, labelled as such:
+- small buckets: one thread alone and one process of 4 threads on a GCRA bucket of 1, 2 and 3
+  tokens per second, 30 minutes: utilization at least 0.95 with at most 0.5 % 429s;
+- started from nothing: 1 × 1, 3 × 4 and 20 × 5 threads on a fresh key of 100 per minute (a
+  sliding window, a fixed window, a GCRA bucket), each run as long as max(3 server periods, 10
+  of a thread's fair-share periods N/R): utilization over the last server period at least 0.9,
+  at most 1 % 429s over the whole run (no fleet has more threads than the key has tokens, so no
+  refusal is forced). `--no-fixed` leaves the list out.
 Each item ends in MET or MISSED, and a summary of the verdicts closes the output.
 
 How it runs: one `throttle-sim check FILE --cell SHAPE --set clients.*.algorithm=A --json` per
@@ -27,7 +36,9 @@ seconds (default 120, for its 3 seeds). Not one `compare FILE` over every cell: 
 an algorithm polls at nanosecond intervals while it waits out a long refusal (fair-share did on
 one of the first 30 shapes of seed 7: four simulated minutes cost 235 s) would hold the whole
 comparison for hours; alone, it is stopped and listed. With `--work DIR` every verdict is kept
-there (`runs/SHAPE/ALGORITHM.json`) and a second call with the same DIR reuses them.
+there (`runs/SHAPE/ALGORITHM.json`, the fixed list's results folders under `fixed/`) and a
+second call with the same DIR reuses them. `--so-far` with the `--work` of a run still under
+way reports on the shapes whose every run is already there, and runs nothing.
 
 Timing on two cores with the release build: 30 shapes × 16 algorithms about 4 minutes, 300
 shapes about 40 minutes (most runs take milliseconds; the 2,000-thread, 48-hour shapes take
@@ -39,6 +50,7 @@ The binary: --bin, else THROTTLE_SIM, else ${CARGO_TARGET_DIR:-target}/release/t
 
 import argparse
 import concurrent.futures
+import csv
 import json
 import os
 import shutil
@@ -290,6 +302,121 @@ def report(shapes, judged, others, timeout):
     return "\n".join(lines), summary
 
 
+# The fixed list beside the generated shapes: two items of the pass bar that a random draw
+# reaches too rarely to judge, each a handful of runs of fair-share over FIXED_SEEDS.
+FIXED_SEEDS = (42, 43, 44)
+# Small buckets: one thread alone and one process of 4 threads on a GCRA bucket of 1, 2 and 3
+# tokens per second (a 20 ms latency), 30 minutes: utilization at least 0.95 with at most
+# 0.5 % 429s.
+SMALL_BUCKETS, SMALL_FLEETS, SMALL_MINUTES = (1, 2, 3), ((1, 1), (1, 4)), 30
+SMALL_UTILIZATION, SMALL_429 = 0.95, 0.005
+# Started from nothing: a fleet that knows nothing of the key, on a fresh one, must use at least
+# 0.9 of one server period by the time max(3 server periods, 10 of a thread's fair-share
+# periods N/R) have passed, with at most 1 % 429s over that time. The rules are 100 per minute
+# (the quota a 1-minute window holds), the fleets from one thread to as many threads as tokens,
+# so no refusal is forced at the start.
+START_RULES = (
+    ("sliding-window", 'kind = "sliding-window", limit = 100, window = "1m"', 100, 60),
+    ("fixed-window", 'kind = "fixed-window", limit = 100, window = "1m"', 100, 60),
+    ("gcra", 'kind = "gcra", limit = 100, period = "1m"', 100, 60),
+)
+START_FLEETS = ((1, 1), (3, 4), (20, 5))
+START_UTILIZATION, START_429, START_PERIODS, START_THREAD_PERIODS = 0.9, 0.01, 3, 10
+START_SAMPLE_S = 5
+
+
+def fixed_scenario(name, rule, processes, threads, duration_s, sample_s):
+    return (f'name = "{name}"\n'
+            f'server = {{ {rule}, latency = "20ms" }}\n'
+            f'[[clients]]\nname = "w"\nprocesses = {processes}\nthreads = {threads}\n'
+            f'algorithm = "{LAW}"\n'
+            f'[run]\nduration = "{duration_s}s"\nsample_every = "{sample_s}s"\n')
+
+
+def fixed_run(bin_, work, name, text, seed):
+    """One seed of one fixed case: (summary.json, series.csv's rows), kept under `work`."""
+    folder = work / "fixed" / f"{name}-{seed}"
+    summary = folder / "summary.json"
+    if not summary.exists():
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        file = work / "fixed" / f"{name}.toml"
+        file.write_text(text)
+        subprocess.run([bin_, "run", str(file), "--seed", str(seed), "--out", str(folder),
+                        "--quiet", "--no-charts"], check=True, capture_output=True)
+    with open(folder / "series.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    return json.loads(summary.read_text()), rows
+
+
+def fixed_list(bin_, work, jobs):
+    """The small-bucket and start-from-nothing items: their lines and summary lines."""
+    cases = []
+    for limit in SMALL_BUCKETS:
+        for p, t in SMALL_FLEETS:
+            name = f"gcra-{limit}ps-{p}x{t}"
+            rule = f'kind = "gcra", limit = {limit}, period = "1s"'
+            cases.append(("small", name, fixed_scenario(name, rule, p, t, SMALL_MINUTES * 60, 10),
+                          None))
+    for kind, rule, limit, period in START_RULES:
+        for p, t in START_FLEETS:
+            rate = limit / period
+            span = max(START_PERIODS * period, START_THREAD_PERIODS * p * t / rate)
+            span = int(-(-span // START_SAMPLE_S) * START_SAMPLE_S)
+            name = f"start-{kind}-{limit}p{period}s-{p}x{t}"
+            cases.append(("start", name,
+                          fixed_scenario(name, rule, p, t, span, START_SAMPLE_S),
+                          (limit, period, span)))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        runs = {(c[1], seed): pool.submit(fixed_run, bin_, work, c[1], c[2], seed)
+                for c in cases for seed in FIXED_SEEDS}
+        runs = {k: f.result() for k, f in runs.items()}
+    mean = lambda xs: sum(xs) / len(xs)
+    lines = ["", f"Fixed list ({LAW}, seeds {', '.join(map(str, FIXED_SEEDS))}, judged on the "
+                 f"means; each seed's in brackets):"]
+    small_ok = start_ok = True
+    small_n = start_n = small_met = start_met = 0
+    lines.append(f"4. Small buckets, {SMALL_MINUTES} minutes, latency 20 ms: utilization ≥ "
+                 f"{SMALL_UTILIZATION} with ≤ {100 * SMALL_429:.1f} % 429s")
+    for item, name, _, start in cases:
+        summaries = [runs[(name, seed)][0] for seed in FIXED_SEEDS]
+        if item == "small":
+            u = [x["utilization"] for x in summaries]
+            r = [x["ratio_429"] for x in summaries]
+            ok = mean(u) >= SMALL_UTILIZATION and mean(r) <= SMALL_429
+            small_n += 1
+            small_met += ok
+            small_ok &= ok
+            lines.append(f"   - {name}: utilization {mean(u):.3f} "
+                         f"({', '.join(f'{x:.3f}' for x in u)}), 429s {100 * mean(r):.2f} % "
+                         f"({', '.join(f'{100 * x:.2f}' for x in r)}): {verdict(ok)}")
+            continue
+        if start_n == 0:
+            lines.append(f"5. Started from nothing, latency 20 ms: utilization over the last "
+                         f"server period ≥ {START_UTILIZATION} at max({START_PERIODS} server "
+                         f"periods, {START_THREAD_PERIODS} N/R), ≤ {100 * START_429:.0f} % 429s "
+                         f"until then")
+        limit, period, span = start
+        u, r = [], []
+        for seed in FIXED_SEEDS:
+            summary, rows = runs[(name, seed)]
+            ok_last = sum(int(row["ok"]) for row in rows
+                          if span - period < float(row["t"]) <= span + 1e-9)
+            u.append(ok_last / limit)
+            r.append(summary["ratio_429"])
+        ok = mean(u) >= START_UTILIZATION and mean(r) <= START_429
+        start_n += 1
+        start_met += ok
+        start_ok &= ok
+        lines.append(f"   - {name}, at {span} s: utilization {mean(u):.3f} "
+                     f"({', '.join(f'{x:.3f}' for x in u)}), 429s {100 * mean(r):.2f} % "
+                     f"({', '.join(f'{100 * x:.2f}' for x in r)}): {verdict(ok)}")
+    summary = [f"4. small buckets (fixed list): {small_met}/{small_n} {verdict(small_ok)}",
+               f"5. started from nothing (fixed list): {start_met}/{start_n} "
+               f"{verdict(start_ok)}"]
+    return lines, summary
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--count", type=int, default=300, help="shapes to draw (default 300)")
@@ -301,36 +428,60 @@ def main():
                     "(default: every one `list --json` calls blind)")
     ap.add_argument("--work", help="keep the file and every verdict here (reused if present)")
     ap.add_argument("--bin", help="the throttle-sim binary")
+    ap.add_argument("--no-fixed", action="store_true",
+                    help="skip the fixed list (small buckets, started from nothing)")
+    ap.add_argument("--so-far", action="store_true",
+                    help="with --work: report on the shapes whose every run is there, run nothing")
     a = ap.parse_args()
     if a.count < 1 or a.jobs < 1 or a.timeout <= 0:
         ap.error("--count, --jobs and --timeout must be above 0")
+    if a.so_far and not a.work:
+        ap.error("--so-far reads the runs kept in --work")
     bin_ = binary(a.bin)
     others = a.algorithms.split(",") if a.algorithms else blind_algorithms(bin_)
     algorithms = [LAW, ORACLE, BOUND] + [x for x in others if x not in (LAW, ORACLE, BOUND)]
     work = Path(a.work) if a.work else Path(tempfile.mkdtemp(prefix="shapes-"))
     work.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
     try:
-        file = work / "shapes.toml"
-        subprocess.run([bin_, "shapes", "--count", str(a.count), "--seed", str(a.seed),
-                        "--out", str(file)], check=True, stdout=subprocess.DEVNULL)
-        shapes = shapes_of(file)
-        print(f"shapes: {len(shapes)} shapes of seed {a.seed} × {len(algorithms)} algorithms "
-              f"({', '.join(algorithms)}), 3 seeds each, {a.jobs} at a time", file=sys.stderr)
-        results = run_all(bin_, file, shapes, algorithms, a.jobs, a.timeout, work)
+        summary = passes(a, bin_, algorithms, work)
     finally:
         if not a.work:
             shutil.rmtree(work, ignore_errors=True)
+    print("\nPass bar:\n" + "\n".join(f"   {x}" for x in summary))
+
+
+def passes(a, bin_, algorithms, work):
+    """Draw, run and print every item; the summary lines."""
+    started = time.monotonic()
+    file = work / "shapes.toml"
+    if not (a.so_far and file.exists()):  # a run under way reads it: never rewrite it then
+        subprocess.run([bin_, "shapes", "--count", str(a.count), "--seed", str(a.seed),
+                        "--out", str(file)], check=True, stdout=subprocess.DEVNULL)
+    shapes = shapes_of(file)
+    if a.so_far:
+        done = lambda s: all((work / "runs" / s["name"] / f"{x}.json").exists()
+                             for x in algorithms)
+        shapes = [s for s in shapes if done(s)]
+        print(f"So far: the {len(shapes)} shapes whose every run is in {work}.",
+              file=sys.stderr)
+    print(f"shapes: {len(shapes)} shapes of seed {a.seed} × {len(algorithms)} algorithms "
+          f"({', '.join(algorithms)}), 3 seeds each, {a.jobs} at a time", file=sys.stderr)
+    results = run_all(bin_, file, shapes, algorithms, a.jobs, a.timeout, work)
     judged = {k: Judged(v) for k, v in results.items()}
     elapsed = time.monotonic() - started
     reused = sum(bool(v.get("reused")) for v in results.values())
-    print(f"throttle-sim shapes --count {a.count} --seed {a.seed}: {len(shapes)} shapes, "
-          f"{len(algorithms)} algorithms, 3 seeds each; {elapsed / 60:.1f} minutes with "
+    print(f"throttle-sim shapes --count {a.count} --seed {a.seed}: {len(shapes)} shapes"
+          + (" (those finished so far)" if a.so_far else "")
+          + f", {len(algorithms)} algorithms, 3 seeds each; {elapsed / 60:.1f} minutes with "
           f"{a.jobs} jobs" + (f" ({reused} runs reused from {work})" if reused else "") + ".\n")
     text, summary = report(shapes, judged,
                            [x for x in algorithms if x not in (LAW, ORACLE, BOUND)], a.timeout)
     print(text)
-    print("\nPass bar:\n" + "\n".join(f"   {x}" for x in summary))
+    if not a.no_fixed and not a.so_far:
+        lines, more = fixed_list(bin_, work, a.jobs)
+        print("\n".join(lines))
+        summary += more
+    return summary
 
 
 if __name__ == "__main__":
