@@ -65,7 +65,7 @@ pub fn draw_shape(seed: u64, number: usize) -> Shape {
         let Some(server) = draw_server(&mut rng, &bounds) else {
             continue;
         };
-        let duration_s = sizing::duration_s(&server, &fleet);
+        let duration_s = sizing::duration_s(server.pace(), &fleet);
         let window_s = sizing::window_s(server.rate, fleet.total_threads());
         if fleet.churn {
             fleet.schedule(&mut rng, duration_s, window_s);

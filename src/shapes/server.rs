@@ -13,7 +13,7 @@
 //! and it starts full, empty or part-full (5–95 %), each as likely.
 
 use super::draw::{chance, log_uniform, log_uniform_int, one_of, uniform, weighted};
-use super::sizing::RateBounds;
+use super::sizing::{Pace, RateBounds};
 use crate::rng::SimRng;
 use crate::time::HumanDuration;
 
@@ -53,6 +53,17 @@ pub struct Server {
     pub windowed: bool,
     /// What the clients are told where the answers state no quota: `quota` per `period`.
     pub told: (u64, u64),
+}
+
+impl Server {
+    /// What sizes its run.
+    pub fn pace(&self) -> Pace {
+        Pace {
+            rate: self.rate,
+            period_s: self.period_s,
+            windowed: self.windowed,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -25,7 +25,6 @@
 //!   above 33,000 pass it; the matrix's largest cell admits 200,000.
 
 use super::fleet::Fleet;
-use super::server::Server;
 
 /// The longest run, in seconds.
 pub const MAX_DURATION_S: u64 = 48 * 3600;
@@ -47,6 +46,16 @@ pub const ROUND_TRIPS: f64 = 2.0;
 pub const BUDGET: f64 = 1_000_000.0;
 /// The largest limit drawn.
 pub const MAX_LIMIT: u64 = 100_000;
+
+/// What the sizing needs of a drawn rule (`server.rs`'s `Server::pace`): its sustained rate
+/// `R` per second (a stack's slower limit), the period that sizes the run (a stack's long one,
+/// nginx's second or minute), and whether it counts in windows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pace {
+    pub rate: f64,
+    pub period_s: u64,
+    pub windowed: bool,
+}
 
 /// The rates a shape's fleet and latency allow, in requests per second.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -127,14 +136,14 @@ pub fn window_s(rate: f64, threads: u64) -> u64 {
 /// The run's length: in whole minutes, or for a rule that counts in windows in whole periods;
 /// never past [`longest_s`] (the rate's bounds keep `20 N / R` and the churn's windows within
 /// it).
-pub fn duration_s(server: &Server, fleet: &Fleet) -> u64 {
-    let (rate, period) = (server.rate, server.period_s);
+pub fn duration_s(pace: Pace, fleet: &Fleet) -> u64 {
+    let (rate, period) = (pace.rate, pace.period_s);
     let threads = fleet.total_threads();
     let mut s = (SHARE_PERIODS * threads as f64 / rate).max(periods_floor_s(period) as f64);
     if fleet.churn {
         s = s.max((CHURN_WINDOWS * window_s(rate, threads)) as f64);
     }
-    whole(s, period, server.windowed)
+    whole(s, period, pace.windowed)
 }
 
 /// `s` rounded up to whole periods (`windowed`) or minutes, never past [`longest_s`].
@@ -169,16 +178,11 @@ mod tests {
         }
     }
 
-    fn rule(limit: u64, period_s: u64, windowed: bool) -> Server {
-        Server {
-            fields: String::new(),
-            describe: String::new(),
-            short: String::new(),
+    fn rule(limit: u64, period_s: u64, windowed: bool) -> Pace {
+        Pace {
             rate: limit as f64 / period_s as f64,
             period_s,
-            bucket: limit,
             windowed,
-            told: (limit, period_s),
         }
     }
 
@@ -186,37 +190,34 @@ mod tests {
     fn runs_are_as_long_as_the_matrix_cells() {
         // 5 x 5 on 4,500 per hour: 5 hours. 1,000 threads on 10,000 per day: 48 hours.
         assert_eq!(
-            duration_s(&rule(4500, 3600, false), &fleet(5, 5, false)),
+            duration_s(rule(4500, 3600, false), &fleet(5, 5, false)),
             5 * 3600
         );
         assert_eq!(
-            duration_s(&rule(10_000, 86_400, false), &fleet(500, 2, false)),
+            duration_s(rule(10_000, 86_400, false), &fleet(500, 2, false)),
             48 * 3600
         );
         // 1 x 1 on 5 per second: 30 minutes; 200 x 1 on 100 per minute: 40 minutes.
-        assert_eq!(duration_s(&rule(5, 1, false), &fleet(1, 1, false)), 1800);
-        assert_eq!(
-            duration_s(&rule(100, 60, true), &fleet(200, 1, false)),
-            2400
-        );
+        assert_eq!(duration_s(rule(5, 1, false), &fleet(1, 1, false)), 1800);
+        assert_eq!(duration_s(rule(100, 60, true), &fleet(200, 1, false)), 2400);
         // A churning fleet runs eight windows.
-        assert_eq!(duration_s(&rule(5, 1, false), &fleet(4, 4, true)), 8 * 600);
+        assert_eq!(duration_s(rule(5, 1, false), &fleet(4, 4, true)), 8 * 600);
     }
 
     #[test]
     fn a_window_rule_runs_whole_windows_within_48_hours() {
         // 5 windows of 11m7s, not 56 minutes (a sixth window barely begun).
         assert_eq!(
-            duration_s(&rule(3102, 667, true), &fleet(3, 39, false)),
+            duration_s(rule(3102, 667, true), &fleet(3, 39, false)),
             5 * 667
         );
         assert_eq!(
-            duration_s(&rule(3102, 667, false), &fleet(3, 39, false)),
+            duration_s(rule(3102, 667, false), &fleet(3, 39, false)),
             56 * 60
         );
         // Five windows of 23 hours would pass 48 hours: two.
         assert_eq!(
-            duration_s(&rule(50_000, 23 * 3600, true), &fleet(1, 1, false)),
+            duration_s(rule(50_000, 23 * 3600, true), &fleet(1, 1, false)),
             46 * 3600
         );
         let b = RateBounds::new(&fleet(500, 4, false), 0.02);
@@ -241,7 +242,7 @@ mod tests {
             let Some((_, hi)) = b.limits(period, false) else {
                 continue;
             };
-            let run = duration_s(&rule(hi, period, false), &fleet(500, 4, false));
+            let run = duration_s(rule(hi, period, false), &fleet(500, 4, false));
             let rate = hi as f64 / period as f64;
             assert!(run <= MAX_DURATION_S);
             assert!(
