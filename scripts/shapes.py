@@ -333,15 +333,14 @@ def fixed_scenario(name, rule, processes, threads, duration_s, sample_s):
             f'[run]\nduration = "{duration_s}s"\nsample_every = "{sample_s}s"\n')
 
 
-def fixed_run(bin_, work, name, text, seed):
-    """One seed of one fixed case: (summary.json, series.csv's rows), kept under `work`."""
+def fixed_run(bin_, work, name, seed):
+    """One seed of one fixed case (its scenario already in `work`): (summary.json, series.csv's
+    rows), kept under `work`."""
     folder = work / "fixed" / f"{name}-{seed}"
     summary = folder / "summary.json"
     if not summary.exists():
         shutil.rmtree(folder, ignore_errors=True)
-        folder.parent.mkdir(parents=True, exist_ok=True)
         file = work / "fixed" / f"{name}.toml"
-        file.write_text(text)
         subprocess.run([bin_, "run", str(file), "--seed", str(seed), "--out", str(folder),
                         "--quiet", "--no-charts"], check=True, capture_output=True)
     with open(folder / "series.csv", newline="") as f:
@@ -367,8 +366,12 @@ def fixed_list(bin_, work, jobs):
             cases.append(("start", name,
                           fixed_scenario(name, rule, p, t, span, START_SAMPLE_S),
                           (limit, period, span)))
+    # Each case's file is written once, before its seeds run side by side.
+    (work / "fixed").mkdir(parents=True, exist_ok=True)
+    for _, name, text, _ in cases:
+        (work / "fixed" / f"{name}.toml").write_text(text)
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        runs = {(c[1], seed): pool.submit(fixed_run, bin_, work, c[1], c[2], seed)
+        runs = {(c[1], seed): pool.submit(fixed_run, bin_, work, c[1], seed)
                 for c in cases for seed in FIXED_SEEDS}
         runs = {k: f.result() for k, f in runs.items()}
     mean = lambda xs: sum(xs) / len(xs)
