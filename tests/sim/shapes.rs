@@ -81,3 +81,84 @@ fn shapes_names_a_bad_count_and_writes_nothing() {
         .code(3)
         .stderr(predicate::str::contains("no/such/dir/x.toml"));
 }
+
+/// `scripts/shapes.py` on two shapes and one other algorithm: every item of the pass bar, the
+/// fixed list's included, ends in a verdict, and the closing summary names each.
+#[test]
+#[cfg_attr(
+    no_python3,
+    ignore = "needs python3 on PATH (none was found when this test was built): install it, then cargo test --test sim shapes"
+)]
+fn the_pass_bar_script_judges_every_item() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("python3")
+        .arg("scripts/shapes.py")
+        .arg("--bin")
+        .arg(assert_cmd::cargo::cargo_bin("throttle-sim"))
+        .args([
+            "--count",
+            "2",
+            "--seed",
+            "1",
+            "--algorithms",
+            "aimd",
+            "--jobs",
+            "2",
+        ])
+        .arg("--work")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let summary = text
+        .split("\nPass bar:\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no summary in\n{text}"));
+    let items: Vec<&str> = summary.lines().map(str::trim).collect();
+    let starts = [
+        "1. ",
+        "2a. ",
+        "2b. ",
+        "3. ",
+        "4. small buckets",
+        "5. started from nothing",
+    ];
+    assert_eq!(items.len(), starts.len(), "{summary}");
+    for (item, start) in items.iter().zip(starts) {
+        assert!(item.starts_with(start), "{item}");
+        assert!(
+            item.ends_with(" MET") || item.ends_with(" MISSED"),
+            "{item}"
+        );
+    }
+    assert!(text.contains("Fixed list (fair-share"), "{text}");
+    // The runs are kept: a second call with the same folder runs nothing and says the same.
+    let again = std::process::Command::new("python3")
+        .arg("scripts/shapes.py")
+        .arg("--bin")
+        .arg(assert_cmd::cargo::cargo_bin("throttle-sim"))
+        .args([
+            "--count",
+            "2",
+            "--seed",
+            "1",
+            "--algorithms",
+            "aimd",
+            "--so-far",
+        ])
+        .arg("--work")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{again:?}");
+    let again = String::from_utf8(again.stdout).unwrap();
+    assert!(again.contains("(those finished so far)"), "{again}");
+    let bars = |t: &str| {
+        t.lines()
+            .filter(|l| l.starts_with("1. "))
+            .collect::<Vec<_>>()
+            .concat()
+    };
+    assert_eq!(bars(&text), bars(&again));
+}
