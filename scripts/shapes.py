@@ -41,8 +41,9 @@ second call with the same DIR reuses them. `--so-far` with the `--work` of a run
 way reports on the shapes whose every run is already there, and runs nothing.
 
 Timing on two cores with the release build: 30 shapes × 16 algorithms about 4 minutes, 300
-shapes about 40 minutes (most runs take milliseconds; the 2,000-thread, 48-hour shapes take
-`fixed` and `aws-adaptive` tens of seconds a seed).
+shapes about an hour (seed 7: 60 minutes with other builds sharing the cores; most runs take
+milliseconds, the polling algorithms on the 2,000-thread, 48-hour shapes tens of seconds a
+seed).
 
 The binary: --bin, else THROTTLE_SIM, else ${CARGO_TARGET_DIR:-target}/release/throttle-sim
 (built with `cargo build --release` when missing). Standard library only.
