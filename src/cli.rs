@@ -43,6 +43,9 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run the same clients against any HTTP endpoint and record what they did.
     Client(ClientArgs),
+    /// Draw API shapes and fleets at random into an [[axes]] scenario, a cell per shape
+    /// (docs/shapes.md), for `check` and `compare`.
+    Shapes(ShapesArgs),
     /// One client process of a live run (started by `run --mode live`; reads stdin).
     #[command(hide = true)]
     Worker,
@@ -389,6 +392,29 @@ pub struct CheckArgs {
     /// it such a file makes check exit 2, so a CI step never passes having checked nothing.
     #[arg(long)]
     pub allow_empty: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Each shape is an API (gcra, token-bucket, fixed-window, sliding-window, \
+sliding-window-counter, leaky-bucket or stacked; its limit, period, burst, start, header dialect \
+and latency) and a fleet (processes, threads, churn), long enough to settle and judged on the \
+API-shape matrix's targets over 3 seeds; docs/shapes.md gives every draw's range and law. The \
+same count and seed write the same file byte for byte, and shape N of a seed is the same \
+whatever the count. Run them: `throttle-sim check FILE`, `throttle-sim compare FILE \
+--algorithms …`, or scripts/shapes.py for the pass bar."
+)]
+pub struct ShapesArgs {
+    /// How many shapes (cells) to draw.
+    #[arg(long, default_value_t = 300, allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..=crate::shapes::MAX_COUNT as i64))]
+    pub count: u32,
+    /// The seed of the draws (default: a fresh one, named in the file's first line); at most
+    /// 2^63 − 1. The shapes are then judged on this seed and the two after it.
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_seed)]
+    pub seed: Option<u64>,
+    /// The scenario file to write (replaced if it exists); default: stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -28,6 +28,7 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod scenario;
+pub mod shapes;
 pub mod store;
 pub mod throttle;
 pub mod time;

@@ -157,10 +157,13 @@ fn entries_json(entries: &[Entry]) -> serde_json::Value {
         .collect()
 }
 
-/// The listing for scripts: parameters map to their defaults (null: none).
+/// The listing for scripts: parameters map to their defaults (null: none). `blind` names the
+/// algorithms a client could run without shared state, as `advise` ranks them: not `none`, not
+/// the bounds (told the thread count), not those that coordinate through a store.
 pub fn json() -> serde_json::Value {
     json!({
         "algorithms": entries_json(&algorithms()),
+        "blind": crate::advise::algorithms(false),
         "group_fields": GROUP_COMMON,
         "servers": entries_json(&servers()),
         "server_fields": SERVER_COMMON,
@@ -225,5 +228,24 @@ mod tests {
         let j = json();
         assert_eq!(j["algorithms"][0]["name"], "schneems");
         assert_eq!(j["algorithms"][0]["parameters"]["jitter"], 0.1);
+        let blind: Vec<&str> = j["blind"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert!(
+            blind.contains(&"fair-share") && blind.contains(&"aimd"),
+            "{blind:?}"
+        );
+        for other in [
+            "none",
+            "oracle",
+            "independent",
+            "shared-bucket",
+            "interval-lock",
+        ] {
+            assert!(!blind.contains(&other), "{other}: {blind:?}");
+        }
     }
 }

@@ -40,6 +40,7 @@ fn main() -> ExitCode {
         Command::Fit(args) => or_exit_code(commands::fit(&args)),
         Command::Serve(args) => or_exit_code(commands::serve(&args, &INTERRUPTED)),
         Command::Client(args) => or_exit_code(commands::client(&args, &INTERRUPTED)),
+        Command::Shapes(args) => or_exit_code(commands::shapes(&args)),
         Command::Worker => worker::main(),
     };
     ExitCode::from(code as u8)

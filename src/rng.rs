@@ -24,6 +24,10 @@ pub enum Stream {
     /// The server's own randomness (fault injection's random errors); one stream per run,
     /// index 0.
     Server = 3,
+    /// `throttle-sim shapes`: one stream per drawn shape (the index is the shape's number), so
+    /// shape `i` is the same whatever the count and however many draws the shapes before it
+    /// took.
+    Shapes = 4,
 }
 
 /// SplitMix64's finalizer: a fast bijective mix with good avalanche.

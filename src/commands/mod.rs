@@ -10,6 +10,7 @@ mod list;
 mod plot;
 mod run;
 mod serve;
+mod shapes;
 
 pub use advise::advise;
 pub use check::check;
@@ -20,6 +21,7 @@ pub use list::list;
 pub use plot::plot;
 pub use run::run;
 pub use serve::serve;
+pub use shapes::shapes;
 
 /// A flag's whole number as a TOML value: TOML integers are `i64`, and the flags that give
 /// one refuse what is past `i64::MAX` (`cli::parse_whole`, `parse_seed`), so the clamp here

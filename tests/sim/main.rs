@@ -36,5 +36,6 @@ mod scenarios;
 mod seed_002_behaviours;
 mod seed_behaviours;
 mod series_levels;
+mod shapes;
 mod shards;
 mod workloads;

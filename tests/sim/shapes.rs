@@ -1,0 +1,164 @@
+//! `throttle-sim shapes`: drawn API shapes and fleets written as one `[[axes]]` scenario that
+//! `check` runs cell by cell, the same bytes for the same seed. The full count (300 shapes, every
+//! algorithm) is `scripts/shapes.py`'s; this runs one small fixed seed.
+
+use std::fs;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn bin() -> Command {
+    Command::cargo_bin("throttle-sim").unwrap()
+}
+
+fn draw(dir: &std::path::Path, name: &str, seed: &str) -> Vec<u8> {
+    let path = dir.join(name);
+    bin()
+        .args(["shapes", "--count", "5", "--seed", seed, "--out"])
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("5 shapes of seed"));
+    fs::read(path).unwrap()
+}
+
+#[test]
+fn shapes_of_one_seed_are_the_same_bytes_and_every_cell_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = draw(tmp.path(), "a.toml", "1");
+    assert_eq!(a, draw(tmp.path(), "b.toml", "1"));
+    assert_ne!(a, draw(tmp.path(), "c.toml", "2"));
+    let text = String::from_utf8(a).unwrap();
+    assert!(
+        text.starts_with("# Written by `throttle-sim shapes --count 5 --seed 1`"),
+        "{text}"
+    );
+    // Without --out the file goes to stdout, the same bytes.
+    let out = bin()
+        .args(["shapes", "--count", "5", "--seed", "1"])
+        .assert()
+        .success();
+    assert_eq!(out.get_output().stdout, text.as_bytes());
+
+    // Every cell loads and runs (one seed here; the file's three in scripts/shapes.py), and is
+    // judged on its own targets: met or missed, never bad input.
+    let out = bin()
+        .arg("check")
+        .arg(tmp.path().join("a.toml"))
+        .args(["--seeds", "1", "--json", "--quiet"])
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+    let verdicts: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let cells = verdicts.as_array().unwrap();
+    assert_eq!(cells.len(), 5, "{verdicts}");
+    for c in cells {
+        let outcome = c["outcome"].as_str().unwrap();
+        assert!(outcome == "pass" || outcome == "missed", "{c}");
+        assert!(c["cell"].as_str().unwrap().starts_with("00"), "{c}");
+    }
+}
+
+#[test]
+fn shapes_names_a_bad_count_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("x.toml");
+    bin()
+        .args(["shapes", "--count", "0", "--seed", "1", "--out"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--count"));
+    assert!(!path.exists());
+    bin()
+        .args(["shapes", "--seed", "-3"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--seed"));
+    bin()
+        .args(["shapes", "--count", "1", "--seed", "1", "--out"])
+        .arg(tmp.path().join("no/such/dir/x.toml"))
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("no/such/dir/x.toml"));
+}
+
+/// `scripts/shapes.py` on two shapes and one other algorithm: every item of the pass bar, the
+/// fixed list's included, ends in a verdict, and the closing summary names each.
+#[test]
+#[cfg_attr(
+    no_python3,
+    ignore = "needs python3 on PATH (none was found when this test was built): install it, then cargo test --test sim shapes"
+)]
+fn the_pass_bar_script_judges_every_item() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("python3")
+        .arg("scripts/shapes.py")
+        .arg("--bin")
+        .arg(assert_cmd::cargo::cargo_bin("throttle-sim"))
+        .args([
+            "--count",
+            "2",
+            "--seed",
+            "1",
+            "--algorithms",
+            "aimd",
+            "--jobs",
+            "2",
+        ])
+        .arg("--work")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let summary = text
+        .split("\nPass bar:\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no summary in\n{text}"));
+    let items: Vec<&str> = summary.lines().map(str::trim).collect();
+    let starts = [
+        "1. ",
+        "2a. ",
+        "2b. ",
+        "3. ",
+        "4. small buckets",
+        "5. started from nothing",
+    ];
+    assert_eq!(items.len(), starts.len(), "{summary}");
+    for (item, start) in items.iter().zip(starts) {
+        assert!(item.starts_with(start), "{item}");
+        assert!(
+            item.ends_with(" MET") || item.ends_with(" MISSED"),
+            "{item}"
+        );
+    }
+    assert!(text.contains("Fixed list (fair-share"), "{text}");
+    // The runs are kept: a second call with the same folder runs nothing and says the same.
+    let again = std::process::Command::new("python3")
+        .arg("scripts/shapes.py")
+        .arg("--bin")
+        .arg(assert_cmd::cargo::cargo_bin("throttle-sim"))
+        .args([
+            "--count",
+            "2",
+            "--seed",
+            "1",
+            "--algorithms",
+            "aimd",
+            "--so-far",
+        ])
+        .arg("--work")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{again:?}");
+    let again = String::from_utf8(again.stdout).unwrap();
+    assert!(again.contains("(those finished so far)"), "{again}");
+    let bars = |t: &str| {
+        t.lines()
+            .filter(|l| l.starts_with("1. "))
+            .collect::<Vec<_>>()
+            .concat()
+    };
+    assert_eq!(bars(&text), bars(&again));
+}
