@@ -316,7 +316,7 @@ CONFIGS = [
     flask("flask-moving-window-1s", "moving-window", "10 per second", [Limit(10, 1)],
           ("sliding-window", 10, 1), "Flask-Limiter, moving window, 10 per second"),
     flask("flask-sliding-window-counter", "sliding-window-counter", "30 per minute",
-          [Limit(30, 60)], ("sliding-window", 30, 60),
+          [Limit(30, 60)], ("sliding-window-counter", 30, 60),
           "Flask-Limiter, sliding-window counter, 30 per minute"),
     flask("flask-two-limits", "fixed-window", "2 per second; 30 per minute",
           [Limit(2, 1), Limit(30, 60)], ("fixed-window", 30, 60),
@@ -820,6 +820,7 @@ def fit_words(config, fit):
         "fixed-window": ("a fixed window started by the first request after the last"
                          if rule.get("start") == "first-request" else "a fixed window"),
         "sliding-window": "a sliding window",
+        "sliding-window-counter": "a sliding-window counter",
     }.get(kind, kind)
     cost = {True: "cost a token", False: "free"}.get(fit.get("refused_cost"),
                                                         "cost a token or not (cannot tell)")
@@ -836,7 +837,8 @@ def fitted_words(config):
         return config.rule_text
     rule, limit, period = config.fitted
     name = {"bucket": "a bucket", "fixed-window": "a fixed window",
-            "sliding-window": "a sliding window"}[rule]
+            "sliding-window": "a sliding window",
+            "sliding-window-counter": "a sliding-window counter"}[rule]
     return f"{name} of {limit:g} per {period:g} s"
 
 
