@@ -909,13 +909,24 @@ fn fewest_429s(standings: &[Standing]) -> Option<&Standing> {
     })
 }
 
-/// "Recommended: fair-share", or "Recommended: none" when every algorithm's 429s pass the cap.
+/// "Recommended: fair-share", or "Recommended: none" when every algorithm's 429s pass the cap;
+/// one that misses a target somewhere says so on the same line, so the headline alone never
+/// reads as a pass.
 pub fn recommendation_line(advice: &Advice) -> String {
     match advice.recommended() {
-        Some(r) if r.shared_store => {
-            format!("Recommended: {} (needs a shared store)", r.algorithm)
+        Some(r) => {
+            let mut line = format!("Recommended: {}", r.algorithm);
+            if r.shared_store {
+                line.push_str(" (needs a shared store)");
+            }
+            if r.fleets_met < r.fleets {
+                line.push_str(&format!(
+                    " (the closest: it meets the targets in {} of {} fleets)",
+                    r.fleets_met, r.fleets
+                ));
+            }
+            line
         }
-        Some(r) => format!("Recommended: {}", r.algorithm),
         None => "Recommended: none".into(),
     }
 }

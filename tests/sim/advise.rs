@@ -334,7 +334,10 @@ fn the_advice_opens_with_the_recommendation_and_prints_its_ranking_rule() {
     let text = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
     let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
     assert!(lines[0].starts_with("advise: sliding-window"), "{text}");
-    assert_eq!(lines[1], "Recommended: fair-share", "{text}");
+    assert_eq!(
+        lines[1], "Recommended: fair-share (the closest: it meets the targets in 0 of 1 fleets)",
+        "{text}"
+    );
     assert!(
         lines[2].starts_with(
             "No algorithm that runs without a shared store meets every target in every fleet. \
@@ -357,10 +360,18 @@ fn the_advice_opens_with_the_recommendation_and_prints_its_ranking_rule() {
     assert!(text.contains("shared-bucket: "), "{text}");
     assert!(text.contains("[needs a shared store]"), "{text}");
     let md = fs::read_to_string(out.join("advice.md")).unwrap();
-    assert!(md.contains("\n## Recommended: fair-share\n"), "{md}");
+    assert!(
+        md.contains(
+            "\n## Recommended: fair-share (the closest: it meets the targets in 0 of 1 fleets)\n"
+        ),
+        "{md}"
+    );
     let html = fs::read_to_string(out.join("compare/report.html")).unwrap();
     let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("{s}:\n{html}"));
-    assert!(at("<h2>Recommended: fair-share</h2>") < at("<h2>Cells met</h2>"));
+    assert!(
+        at("<h2>Recommended: fair-share (the closest: it meets the targets in 0 of 1 fleets)</h2>")
+            < at("<h2>Cells met</h2>")
+    );
     assert!(html.contains("<thead><tr><th>cell</th><th>fair-share</th>"));
 }
 
