@@ -29,6 +29,7 @@ div.scroll{overflow-x:auto;max-width:100%}\
 th,td{padding:4px 8px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}\
 th:first-child,td:first-child{text-align:left}th{background:#f0f0ee}\
 td.best{font-weight:bold;color:#14632a}\
+span.pm{display:block;font-size:.8em;color:#555;font-weight:normal}\
 figure{margin:1em 0 2em}figure svg{max-width:100%;height:auto;border:1px solid #e4e4e4}\
 figcaption{color:#444;font-size:.93em;margin-top:.4em;max-width:60em}\
 .pass{color:#14632a}.missed{color:#a31515;font-weight:bold}\
@@ -104,16 +105,27 @@ pub fn table(t: &Table, best: impl Fn(usize, usize) -> bool) -> String {
     for (r, row) in t.rows().iter().enumerate() {
         out.push_str("<tr>");
         for (c, cell) in row.iter().enumerate() {
-            if best(r, c) {
-                out.push_str(&format!("<td class=\"best\">{}</td>", escape(cell)));
-            } else {
-                out.push_str(&format!("<td>{}</td>", escape(cell)));
-            }
+            let class = if best(r, c) { " class=\"best\"" } else { "" };
+            out.push_str(&format!("<td{class}>{}</td>", cell_html(cell)));
         }
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody>\n</table>\n</div>\n");
     out
+}
+
+/// A cell's text as HTML: a mean with its interval ("0.999 +0.001 -0.001", "1.94% ± 0.37")
+/// puts the interval on a smaller line under the mean, so a column is as wide as the wider of
+/// the two, not both side by side (a comparison's key columns then fit 1,280 px).
+fn cell_html(cell: &str) -> String {
+    match cell.find(" ± ").or_else(|| cell.find(" +")) {
+        Some(i) => format!(
+            "{}<span class=\"pm\">{}</span>",
+            escape(&cell[..i]),
+            escape(&cell[i + 1..])
+        ),
+        None => escape(cell),
+    }
 }
 
 /// A list of already-safe items that carry their own numbers ("1. fair-share …"): no bullets.
