@@ -211,3 +211,44 @@ fn a_trace_too_short_or_without_counts_says_what_it_cannot_tell() {
             "record again with `serve --record DIR --log-requests`",
         ));
 }
+
+/// What the README's "from your API to an answer" steps promise: `fit` writes a scenario that
+/// `check` passes as written, its `[expect]` ranges drawn around what that scenario gave, and
+/// the latency the trace measured, below a millisecond too (rounding to milliseconds wrote
+/// `0ms` for a server on loopback).
+#[test]
+fn check_passes_on_the_scenario_fit_wrote_with_the_latency_measured() {
+    for (latency, written) in [
+        ("40ms", "latency = \"40ms\""),
+        ("350us", "latency = \"350us\""),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let server =
+            format!("kind = \"gcra\"\nlimit = 100\nperiod = \"1m\"\nlatency = \"{latency}\"");
+        trace(tmp.path(), &server, "full", "30m", "1500ms");
+        bin()
+            .arg("fit")
+            .arg(tmp.path().join("r"))
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("wrote"));
+        let fitted = tmp.path().join("r/fit.toml");
+        let text = fs::read_to_string(&fitted).unwrap();
+        assert!(text.contains(written), "{text}");
+        for range in [
+            "[expect]",
+            "ratio_429 = [0.0, ",
+            "utilization = [",
+            "fairness = [",
+        ] {
+            assert!(text.contains(range), "no `{range}` in:\n{text}");
+        }
+        bin()
+            .args(["check", "--quiet"])
+            .arg(&fitted)
+            .assert()
+            .code(0)
+            .stdout(predicate::str::contains("PASS"))
+            .stdout(predicate::str::contains("1 passed"));
+    }
+}
