@@ -591,9 +591,13 @@ fn parse_listen_addr(s: &str) -> Result<std::net::SocketAddr, String> {
 }
 
 fn parse_headers(s: &str) -> Result<Headers, String> {
-    toml::Value::String(s.to_string())
-        .try_into()
-        .map_err(|_| format!("`{s}`: expected one of: {}", Headers::NAMES.join(", ")))
+    toml::Value::String(s.to_string()).try_into().map_err(|_| {
+        format!(
+            "`{s}`: expected one of: {}{}",
+            Headers::NAMES.join(", "),
+            crate::suggest::did_you_mean(s, Headers::NAMES.iter().copied())
+        )
+    })
 }
 
 fn parse_override(s: &str) -> Result<Override, String> {

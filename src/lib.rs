@@ -29,5 +29,6 @@ pub mod rng;
 pub mod run;
 pub mod scenario;
 pub mod store;
+pub mod suggest;
 pub mod throttle;
 pub mod time;
