@@ -385,6 +385,11 @@ pub struct CheckArgs {
     /// Print the verdicts as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also write the verdicts as JUnit XML to FILE, for CI systems to show as tests: one
+    /// test case per scenario (per cell of a file with [[axes]]), a missed range a failure
+    /// naming the metrics that missed with their values and ranges.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Accept scenarios without an [expect] table (run, reported, judging nothing); without
     /// it such a file makes check exit 2, so a CI step never passes having checked nothing.
     #[arg(long)]

@@ -25,6 +25,7 @@ mod gauntlet_infra;
 mod hostile;
 mod hostile_headers;
 mod independent_bound;
+mod junit;
 mod loader_fuzz;
 mod oracle_bound;
 mod real_limiters;
