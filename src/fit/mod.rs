@@ -208,8 +208,8 @@ fn stated_limits(events: &[Event]) -> Vec<(f64, usize)> {
     limits
 }
 
-/// Read, fit, and write `fit.toml` into `dir` when the rule is told.
-pub fn fit_dir(dir: &Path) -> Result<(Fit, Option<PathBuf>), FitError> {
+/// Read, fit, and write the scenario to `out` (default `dir/fit.toml`) when the rule is told.
+pub fn fit_dir(dir: &Path, out: Option<&Path>) -> Result<(Fit, Option<PathBuf>), FitError> {
     let events = read_trace(dir)?;
     let found = fit(&events);
     let name = dir
@@ -223,7 +223,7 @@ pub fn fit_dir(dir: &Path) -> Result<(Fit, Option<PathBuf>), FitError> {
         .unwrap_or_else(|| "fitted".into());
     let written = match found.scenario(&format!("fit-{}", name.trim_start_matches('.'))) {
         Some(text) => {
-            let path = dir.join("fit.toml");
+            let path = out.map_or_else(|| dir.join("fit.toml"), Path::to_path_buf);
             let write = |text: &str| {
                 fs::write(&path, text).map_err(|e| FitError::Bad {
                     path: path.clone(),

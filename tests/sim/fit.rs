@@ -252,3 +252,23 @@ fn check_passes_on_the_scenario_fit_wrote_with_the_latency_measured() {
             .stdout(predicate::str::contains("1 passed"));
     }
 }
+
+/// `fit --out FILE` writes the scenario there, and `--quiet` prints nothing.
+#[test]
+fn fit_writes_where_out_says_and_quiet_prints_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = "kind = \"gcra\"\nlimit = 5\nperiod = \"1s\"";
+    trace(tmp.path(), server, "full", "5m", "500ms");
+    let out = tmp.path().join("mine.toml");
+    bin()
+        .arg("fit")
+        .arg(tmp.path().join("r"))
+        .arg("--quiet")
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::is_empty());
+    assert!(fs::read_to_string(&out).unwrap().contains("[expect]"));
+    assert!(!tmp.path().join("r/fit.toml").exists());
+}

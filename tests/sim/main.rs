@@ -22,6 +22,7 @@ mod fair_share_learned_refill;
 mod fair_share_short_sliding;
 mod fit;
 mod gauntlet_infra;
+mod help;
 mod hostile;
 mod hostile_headers;
 mod independent_bound;
