@@ -14,7 +14,7 @@ fn bin() -> Command {
 
 /// A sim trace of `server` for `duration`: 2 × 2 threads each sending every `sleep` (± half),
 /// faster than the rule allows, so the limit is spent and comes back: a trace where the rules
-/// differ, as the README's "Start from your own API" says to record.
+/// differ, as the README's "From your API to an answer" says to record.
 fn trace(dir: &Path, server: &str, headers: &str, duration: &str, sleep: &str) {
     let text = format!(
         "name = \"t\"\n[run]\nduration = \"{duration}\"\nseed = 5\nsample_every = \"5s\"\n\
