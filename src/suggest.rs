@@ -41,14 +41,22 @@ fn distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
+/// The longest name a suggestion is looked for.
+const MAX_NAME: usize = 64;
+
 /// The candidate nearest to `name`, when it is near enough to be what was meant: at most a
 /// third of the name's characters (and at least one) edited, or `name` a prefix of it.
 pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    // No name of ours is this long: a longer one is not a slip of the keyboard, and the
+    // distance's table would grow with it.
+    if name.len() > MAX_NAME {
+        return None;
+    }
     let allowed = (name.chars().count() / 3).max(1);
     let lower = name.to_ascii_lowercase();
     candidates
         .into_iter()
-        .filter(|c| !c.is_empty() && *c != name)
+        .filter(|c| !c.is_empty() && c.len() <= 2 * MAX_NAME && *c != name)
         .map(|c| {
             let d = distance(name, c);
             let prefix = lower.len() >= 3 && c.to_ascii_lowercase().starts_with(&lower);
@@ -89,6 +97,7 @@ mod tests {
             "; did you mean `threads`?"
         );
         assert_eq!(did_you_mean("zzz", ["threads"]), "");
+        assert_eq!(nearest(&"t".repeat(100_000), ["threads"]), None);
     }
 
     #[test]
