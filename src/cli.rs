@@ -204,13 +204,20 @@ pub struct ServeArgs {
     /// The address to listen on, `host:port` (port 0 picks a free one).
     #[arg(long, default_value = "127.0.0.1:9292", value_parser = parse_listen_addr)]
     pub addr: std::net::SocketAddr,
-    /// Requests per period, and the bucket's size (default 4500, or the scenario's).
+    /// The server's rule (default gcra, or the scenario's).
+    #[arg(long, value_enum, conflicts_with = "scenario")]
+    pub rule: Option<RuleArg>,
+    /// Requests per period (a token bucket's refill per period; GCRA's bucket size too):
+    /// default 4500, or the scenario's.
     #[arg(long, allow_hyphen_values = true, value_parser = parse_whole)]
     pub limit: Option<u64>,
-    /// The period the limit refills over, e.g. 1h (default 1h, or the scenario's).
+    /// The period (a window rule's window), e.g. 1s, 1m, 1h (default 1h, or the scenario's).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration_arg)]
     pub period: Option<HumanDuration>,
-    /// Tokens in the bucket at start (default: full).
+    /// A token bucket's size (default: the limit).
+    #[arg(long, value_parser = parse_whole, conflicts_with = "scenario")]
+    pub burst: Option<u64>,
+    /// Tokens at the start (default: full).
     #[arg(long, allow_hyphen_values = true, value_parser = parse_whole)]
     pub initial: Option<u64>,
     /// Run the limit this many times faster than real time (default 1, or the scenario's).

@@ -705,6 +705,16 @@ fn cases() -> Vec<Case> {
         ),
         case("serve --headers ietff", 2, "did you mean `ietf`?"),
         case(
+            "serve --rule token-bucket --limit 0",
+            2,
+            "--limit: must be at least 1 token per period",
+        ),
+        case(
+            "serve --rule fixed-window --scenario {scen}/fast_slow.toml",
+            2,
+            "'--rule <RULE>' cannot be used with '--scenario <FILE>'",
+        ),
+        case(
             "chek {scen}/fast_slow.toml",
             2,
             "a similar subcommand exists: 'check'",

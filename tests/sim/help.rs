@@ -101,3 +101,51 @@ fn the_same_thing_has_the_same_value_name_everywhere() {
         assert!(fit.contains(flag), "fit --help has no `{flag}`:\n{fit}");
     }
 }
+
+/// `serve` takes the rule flags `advise` takes, with the same value names, and states the rule
+/// it serves.
+#[test]
+fn serve_takes_the_rule_flags_advise_takes() {
+    let flags = |command: &str| -> Vec<String> {
+        help(&[command])
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim_start();
+                ["--rule ", "--limit ", "--period ", "--burst ", "--initial "]
+                    .iter()
+                    .any(|f| l.starts_with(f))
+                    .then(|| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+            })
+            .collect()
+    };
+    assert_eq!(flags("serve"), flags("advise"));
+    assert_eq!(flags("serve").len(), 5, "{:?}", flags("serve"));
+    for (rule, says) in [
+        ("sliding-window", "(sliding-window: 50 in any 10s)"),
+        ("fixed-window", "(fixed-window: 50 per 10s window)"),
+        (
+            "token-bucket",
+            "(token-bucket: 50 per 10s into a bucket of 80)",
+        ),
+    ] {
+        let out = Command::cargo_bin("throttle-sim")
+            .unwrap()
+            .args([
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                "--duration",
+                "200ms",
+                "--rule",
+                rule,
+            ])
+            .args(["--limit", "50", "--period", "10s", "--burst", "80"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let out = String::from_utf8_lossy(&out);
+        assert!(out.contains(says), "{rule}: {out}");
+    }
+}
