@@ -419,6 +419,10 @@ pub struct FitArgs {
     /// Where to write the fitted scenario (default: DIR/fit.toml).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Write the scenario without [expect] ranges, without running it: quicker where only
+    /// the rule is wanted (`check` then has nothing to judge in it).
+    #[arg(long)]
+    pub no_expect: bool,
     /// Print nothing but errors (the exit code says whether the rule was told).
     #[arg(long, short, conflicts_with = "json")]
     pub quiet: bool,

@@ -8,7 +8,8 @@ use crate::fit::fit_dir;
 use crate::run::print;
 
 pub fn fit(args: &FitArgs) -> Result<i32, Error> {
-    let (found, written) = fit_dir(&args.dir, args.out.as_deref()).map_err(Error::usage)?;
+    let (found, written) =
+        fit_dir(&args.dir, args.out.as_deref(), !args.no_expect).map_err(Error::usage)?;
     let code = match found.rule {
         Some(_) => exit::OK,
         None => exit::CANNOT_TELL,

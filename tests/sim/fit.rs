@@ -37,7 +37,8 @@ fn fit_json(dir: &Path) -> serde_json::Value {
     let out = bin()
         .arg("fit")
         .arg(dir.join("r"))
-        .arg("--json")
+        // The rule only: the [expect] ranges are held by the tests below.
+        .args(["--json", "--no-expect"])
         .assert()
         .success()
         .get_output()
@@ -253,7 +254,8 @@ fn check_passes_on_the_scenario_fit_wrote_with_the_latency_measured() {
     }
 }
 
-/// `fit --out FILE` writes the scenario there, and `--quiet` prints nothing.
+/// `fit --out FILE` writes the scenario there, `--quiet` prints nothing, and `--no-expect`
+/// writes it without running it.
 #[test]
 fn fit_writes_where_out_says_and_quiet_prints_nothing() {
     let tmp = tempfile::tempdir().unwrap();
@@ -271,4 +273,18 @@ fn fit_writes_where_out_says_and_quiet_prints_nothing() {
         .stdout(predicate::str::is_empty());
     assert!(fs::read_to_string(&out).unwrap().contains("[expect]"));
     assert!(!tmp.path().join("r/fit.toml").exists());
+    // --no-expect: the scenario alone, not run.
+    let bare = tmp.path().join("bare.toml");
+    bin()
+        .arg("fit")
+        .arg(tmp.path().join("r"))
+        .args(["--quiet", "--no-expect", "--out"])
+        .arg(&bare)
+        .assert()
+        .code(0);
+    let text = fs::read_to_string(&bare).unwrap();
+    assert!(
+        text.contains("[server]") && !text.contains("[expect]"),
+        "{text}"
+    );
 }
