@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Make the README's example again, with the tool, from the bundled fast_slow scenario: the
-# sleep convergence chart, the 429-against-utilization chart and the comparison table.
+# sleep convergence chart (README.md's picture), the 429-against-utilization chart and the
+# comparison table.
 #
 #   scripts/readme_example.sh
 #
@@ -22,8 +23,8 @@ cp "$work/cmp/variants/01-base/charts/sleep.png" docs/fast_slow_sleep.png
 cp "$work/cmp/charts/tradeoff.png" docs/fast_slow_tradeoff.png
 cp "$work/cmp/compare.md" docs/fast_slow_compare.md
 
-# Every registered algorithm on the Heroku GCRA demo client's two classic problems (README
-# "Every algorithm").
+# Every registered algorithm on the Heroku GCRA demo client's two classic problems
+# (docs/algorithms.md, "Every algorithm").
 algorithms=$("$bin" list --json | python3 -c 'import json,sys; print(",".join(a["name"] for a in json.load(sys.stdin)["algorithms"]))')
 for scenario in fast_slow heroku_5x5; do
   "$bin" compare "scenarios/$scenario.toml" --algorithms "$algorithms" --seeds 5 \

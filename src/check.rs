@@ -308,24 +308,12 @@ pub fn render(results: &[Checked], colour: bool) -> String {
             &r.verdicts
         };
         for v in verdicts {
-            let mut value = v.value.map_or("null".to_string(), |x| format!("{x:.4}"));
-            if let Some(st) = r.stats.get(&v.metric) {
-                if let Some(h) = st.half_width {
-                    value.push_str(&format!(" ± {h:.4}"));
-                }
-                if st.n < st.seeds {
-                    value.push_str(&format!(" ({}/{} seeds with a value)", st.n, st.seeds));
-                }
-            }
-            let (word, rel) = if v.pass {
-                (paint("pass", "32", colour), "within")
+            let word = if v.pass {
+                paint("pass", "32", colour)
             } else {
-                (paint("MISSED", "1;31", colour), "outside")
+                paint("MISSED", "1;31", colour)
             };
-            out.push_str(&format!(
-                "  {word} {} = {value} {rel} [{}, {}]\n",
-                v.metric, v.range[0], v.range[1]
-            ));
+            out.push_str(&format!("  {word} {}\n", verdict_line(r, v)));
         }
     }
     let cells = results.iter().filter(|r| r.cell.is_some()).count();
@@ -348,5 +336,138 @@ pub fn render(results: &[Checked], colour: bool) -> String {
             String::new()
         }
     ));
+    out
+}
+
+/// `s` as XML 1.0 text or attribute value: the five special characters as entities, tabs,
+/// newlines and returns as character references inside attributes (so a message keeps its
+/// lines), and the control characters XML 1.0 cannot hold at all as U+FFFD.
+fn xml_escape(s: &str, attribute: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' if attribute => out.push_str("&#10;"),
+            '\r' if attribute => out.push_str("&#13;"),
+            '\t' if attribute => out.push_str("&#9;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One verdict as the text and the JUnit output print it: `metric = value[ ± h] within|outside
+/// [lo, hi]`.
+fn verdict_line(r: &Checked, v: &ExpectVerdict) -> String {
+    let mut value = v.value.map_or("null".to_string(), |x| format!("{x:.4}"));
+    if let Some(st) = r.stats.get(&v.metric) {
+        if let Some(h) = st.half_width {
+            value.push_str(&format!(" ± {h:.4}"));
+        }
+        if st.n < st.seeds {
+            value.push_str(&format!(" ({}/{} seeds with a value)", st.n, st.seeds));
+        }
+    }
+    let rel = if v.pass { "within" } else { "outside" };
+    format!(
+        "{} = {value} {rel} [{}, {}]",
+        v.metric, v.range[0], v.range[1]
+    )
+}
+
+/// The verdicts as JUnit XML, the form CI systems (GitLab, Jenkins, GitHub's test reporters,
+/// CircleCI, Azure) show as tests: one `<testsuite>` per file, one `<testcase>` per scenario or,
+/// for a file with `[[axes]]`, per cell; a missed range is a `<failure>` whose message names
+/// every metric that missed with its value and range, a scenario that could not run an
+/// `<error>`, one without `[expect]` (or interrupted) `<skipped>`. `seconds` is the whole
+/// check's wall time.
+pub fn junit(results: &[Checked], seconds: f64) -> String {
+    let count = |rs: &[&Checked], o: &str| rs.iter().filter(|r| r.outcome == o).count();
+    let mut files: Vec<&Path> = Vec::new();
+    for r in results {
+        if !files.contains(&r.file.as_path()) {
+            files.push(&r.file);
+        }
+    }
+    let all: Vec<&Checked> = results.iter().collect();
+    let skipped = |rs: &[&Checked]| count(rs, "no-expect") + count(rs, "interrupted");
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    out.push_str(&format!(
+        "<testsuites name=\"throttle-sim check\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{seconds:.3}\">\n",
+        all.len(),
+        count(&all, "missed"),
+        count(&all, "error"),
+        skipped(&all),
+    ));
+    for file in files {
+        let cases: Vec<&Checked> = results.iter().filter(|r| r.file == file).collect();
+        let name = xml_escape(&file.display().to_string(), true);
+        out.push_str(&format!(
+            "  <testsuite name=\"{name}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",
+            cases.len(),
+            count(&cases, "missed"),
+            count(&cases, "error"),
+            skipped(&cases),
+        ));
+        for r in cases {
+            let case = match (&r.cell, &r.scenario) {
+                (Some(cell), _) => cell.clone(),
+                (None, Some(s)) => s.clone(),
+                (None, None) => file.display().to_string(),
+            };
+            let seeds = match (r.seeds.len(), r.seed) {
+                (0, _) | (_, None) => String::new(),
+                (1, Some(s)) => format!("seed {s}"),
+                (n, Some(s)) => format!("mean over {n} seeds from {s}"),
+            };
+            let lines: Vec<String> = r.verdicts.iter().map(|v| verdict_line(r, v)).collect();
+            out.push_str(&format!(
+                "    <testcase name=\"{}\" classname=\"{name}\"",
+                xml_escape(&case, true)
+            ));
+            let body = |tag: &str, message: &str, kind: &str, text: &str| {
+                format!(
+                    ">\n      <{tag} message=\"{}\" type=\"{kind}\">{}</{tag}>\n    </testcase>\n",
+                    xml_escape(message, true),
+                    xml_escape(text, false)
+                )
+            };
+            match r.outcome {
+                "pass" => out.push_str("/>\n"),
+                "missed" => {
+                    let missed: Vec<String> = r
+                        .verdicts
+                        .iter()
+                        .filter(|v| !v.pass)
+                        .map(|v| verdict_line(r, v))
+                        .collect();
+                    out.push_str(&body(
+                        "failure",
+                        &format!("{} ({seeds})", missed.join("; ")),
+                        "expect-missed",
+                        &lines.join("\n"),
+                    ));
+                }
+                "no-expect" => out.push_str(
+                    ">\n      <skipped message=\"the scenario has no [expect] ranges to judge\"/>\n    </testcase>\n",
+                ),
+                "interrupted" => out.push_str(
+                    ">\n      <skipped message=\"interrupted before its runs ended\"/>\n    </testcase>\n",
+                ),
+                _ => {
+                    let e = r.error.as_deref().unwrap_or("could not be checked");
+                    out.push_str(&body("error", e, "bad-input", e));
+                }
+            }
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>\n");
     out
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::compare::ShardSpec;
+use crate::exit;
 use crate::limiter::Headers;
 use crate::scenario::{Mode, Override, OverrideError};
 use crate::time::{HumanDuration, parse_duration};
@@ -14,8 +15,7 @@ use crate::time::{HumanDuration, parse_duration};
     name = "throttle-sim",
     version,
     about = "Simulate many rate-limited API clients sharing one token, and measure how well they throttle themselves",
-    after_help = "Exit codes: 0 done, 1 an [expect] range missed, 2 bad input, 3 the run failed, \
-4 every request failed or none was sent, 130 interrupted."
+    after_help = exit::help_all()
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -36,8 +36,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Which client algorithm to use for one API and fleet: every one run in every fleet, ranked.
     Advise(AdviseArgs),
-    /// Learn the server's rule from a trace (a results folder's requests.csv) into fit.toml;
-    /// exit 5 when the trace cannot tell it (nothing written).
+    /// Learn the server's rule from a trace (a results folder's requests.csv) into fit.toml,
+    /// with [expect] ranges; exit 5 when the trace cannot tell it (nothing written).
     Fit(FitArgs),
     /// Serve the mock rate-limited API over HTTP until Ctrl-C (--record: a run folder of it).
     Serve(ServeArgs),
@@ -51,6 +51,14 @@ pub enum Command {
     Worker,
 }
 
+/// What `compare --help` says after the flags.
+const COMPARE_HELP: &str = "Variants: without --variants or --algorithms, the scenario as written \
+(`base`) and every [[variants]] entry. --variants picks some (`base` included by name); \
+--algorithms adds one variant per algorithm with every client group switched to it, dropping \
+the parameters it does not take (groups with keep_algorithm = true, co-tenants that are part of \
+the case, keep theirs). --set changes the base every variant starts from. Seeds are \
+the scenario's (or --seed) and the ones after it, the same for every variant.";
+
 #[derive(Debug, Args)]
 #[command(
     override_usage = "throttle-sim compare [OPTIONS] <SCENARIO>\n       \
@@ -59,12 +67,7 @@ throttle-sim compare --merge <DIR>... [--out <DIR>]\n       \
 throttle-sim compare --runs <DIR>... [--out <DIR>]",
     mut_arg("seed", |a| a.help("The first seed: every variant runs on it and the ones after it (default: the scenario's [run] seed, else a fresh one); at most 2^63 − 1")),
     mut_arg("json", |a| a.help("Print the comparison (compare.json) to stdout instead of the table")),
-    after_help = "Variants: without --variants or --algorithms, the scenario as written \
-(`base`) and every [[variants]] entry. --variants picks some (`base` included by name); \
---algorithms adds one variant per algorithm with every client group switched to it, dropping \
-the parameters it does not take (groups with keep_algorithm = true, co-tenants that are part of \
-the case, keep theirs). --set changes the base every variant starts from. Seeds are \
-the scenario's (or --seed) and the ones after it, the same for every variant."
+    after_help = format!("{COMPARE_HELP}\n\n{}", exit::help(&[exit::OK, exit::EXPECT_MISSED, exit::BAD_INPUT, exit::FAILED, exit::INTERRUPTED]))
 )]
 pub struct CompareArgs {
     /// The scenario file (TOML).
@@ -113,7 +116,7 @@ pub struct CompareArgs {
     pub scenario_flags: ScenarioFlags,
     /// How long the clients run, e.g. 90s, 1h30m. Short for `--set run.duration=D`: give one
     /// of the two, not both.
-    #[arg(long, value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration_arg)]
     pub duration: Option<HumanDuration>,
     #[command(flatten)]
     pub output: OutputFlags,
@@ -198,18 +201,26 @@ pub struct OutputFlags {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = exit::help(&[exit::OK, exit::BAD_INPUT, exit::FAILED, exit::INTERRUPTED]))]
 #[command(mut_arg("set", |a| a.help("Override scenario values, as for `run`: `--set server.limit=600`")))]
 pub struct ServeArgs {
     /// The address to listen on, `host:port` (port 0 picks a free one).
     #[arg(long, default_value = "127.0.0.1:9292", value_parser = parse_listen_addr)]
     pub addr: std::net::SocketAddr,
-    /// Requests per period, and the bucket's size (default 4500, or the scenario's).
+    /// The server's rule (default gcra, or the scenario's).
+    #[arg(long, value_enum, conflicts_with = "scenario")]
+    pub rule: Option<RuleArg>,
+    /// Requests per period (a token bucket's refill per period; GCRA's bucket size too):
+    /// default 4500, or the scenario's.
     #[arg(long, allow_hyphen_values = true, value_parser = parse_whole)]
     pub limit: Option<u64>,
-    /// The period the limit refills over, e.g. 1h (default 1h, or the scenario's).
-    #[arg(long, value_parser = parse_duration_arg)]
+    /// The period (a window rule's window), e.g. 1s, 1m, 1h (default 1h, or the scenario's).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration_arg)]
     pub period: Option<HumanDuration>,
-    /// Tokens in the bucket at start (default: full).
+    /// A token bucket's size (default: the limit).
+    #[arg(long, value_parser = parse_whole, conflicts_with = "scenario")]
+    pub burst: Option<u64>,
+    /// Tokens at the start (default: full).
     #[arg(long, allow_hyphen_values = true, value_parser = parse_whole)]
     pub initial: Option<u64>,
     /// Run the limit this many times faster than real time (default 1, or the scenario's).
@@ -221,15 +232,15 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub sets: SetFlags,
     /// Wait this long before each answer (virtual time; default 0s, or the scenario's).
-    #[arg(long, value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration_arg)]
     pub latency: Option<HumanDuration>,
     /// The dialect of the answers' rate-limit fields: full (every field: RateLimit-*,
     /// Retry-After, retry-after-ms; the default, or the scenario's), ietf, heroku, github or
     /// none (docs/headers.md).
-    #[arg(long, value_name = "STYLE", value_parser = parse_headers)]
+    #[arg(long, value_name = "DIALECT", value_parser = parse_headers)]
     pub headers: Option<Headers>,
     /// Close connections that take longer than this to send a request's headers.
-    #[arg(long, default_value = "30s", value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration_arg)]
     pub header_timeout: HumanDuration,
     /// Serving threads, each with its own listener (default: one per core).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
@@ -258,14 +269,14 @@ pub struct ServeArgs {
     pub record: Option<PathBuf>,
     /// With --record: one series.csv row per client per this interval of virtual time
     /// (default: the scenario's run.sample_every, else 10s).
-    #[arg(long, value_parser = parse_duration_arg, requires = "record")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration_arg, requires = "record")]
     pub sample_every: Option<HumanDuration>,
     /// With --record: also write requests.csv, one row per answered request with what its
     /// rate-limit fields told (what `throttle-sim fit DIR` reads).
     #[arg(long, requires = "record")]
     pub log_requests: bool,
     /// Stop after this much virtual time (real time × the time scale), as Ctrl-C would.
-    #[arg(long, value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration_arg)]
     pub duration: Option<HumanDuration>,
     /// No status line on the terminal (the live page at /_dashboard is still served).
     #[arg(long, short)]
@@ -273,6 +284,7 @@ pub struct ServeArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = exit::help(&[exit::OK, exit::EXPECT_MISSED, exit::BAD_INPUT, exit::FAILED, exit::NOTHING_WORKED, exit::INTERRUPTED]))]
 #[command(mut_arg("set", |a| a.help("Override a value of the clients' scenario: `--set clients.*.initial_sleep=4s` (clients.*, run.*, store.* and expect.*; the target's limits are its own)")))]
 #[command(mut_arg("seed", |a| a.help("The seed of the clients' random choices (jitter; default: a fresh one, recorded in scenario.toml); at most 2^63 − 1")))]
 pub struct ClientArgs {
@@ -292,7 +304,7 @@ pub struct ClientArgs {
     #[arg(long, default_value_t = 1)]
     pub threads: u32,
     /// How long the clients run.
-    #[arg(long, default_value = "1m", value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_duration_arg)]
     pub duration: HumanDuration,
     /// A header sent with every request, `Name: value` (repeatable).
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE", value_parser = parse_header)]
@@ -310,10 +322,10 @@ pub struct ClientArgs {
     pub scenario_flags: ScenarioFlags,
     /// One series.csv row per thread per this interval (default: the duration / 200, between
     /// 100ms and 10s, at most the duration).
-    #[arg(long, value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration_arg)]
     pub sample_every: Option<HumanDuration>,
     /// A request that takes longer than this counts as an error.
-    #[arg(long, default_value = "10s", value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration_arg)]
     pub timeout: HumanDuration,
     /// Trust the CA certificates in this PEM file too (an https:// test server's CA, or its
     /// self-signed certificate), beside the usual public roots.
@@ -348,6 +360,7 @@ impl CompareArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = exit::help(&[exit::OK, exit::BAD_INPUT, exit::FAILED]))]
 pub struct PlotArgs {
     /// A results folder of `run` or `compare`.
     pub dir: PathBuf,
@@ -357,6 +370,7 @@ pub struct PlotArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = exit::help(&[exit::OK]))]
 pub struct ListArgs {
     /// Print the listing as JSON.
     #[arg(long)]
@@ -364,6 +378,7 @@ pub struct ListArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = exit::help(&[exit::OK, exit::EXPECT_MISSED, exit::BAD_INPUT, exit::FAILED, exit::INTERRUPTED]))]
 #[command(mut_arg("set", |a| a.help("Override any value in every scenario: `--set server.limit=600`")))]
 pub struct CheckArgs {
     /// Scenario files (TOML), each with an [expect] table.
@@ -388,22 +403,28 @@ pub struct CheckArgs {
     /// Print the verdicts as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also write the verdicts as JUnit XML to FILE, for CI systems to show as tests: one
+    /// test case per scenario (per cell of a file with [[axes]]), a missed range a failure
+    /// naming the metrics that missed with their values and ranges.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Accept scenarios without an [expect] table (run, reported, judging nothing); without
     /// it such a file makes check exit 2, so a CI step never passes having checked nothing.
     #[arg(long)]
     pub allow_empty: bool,
 }
 
-#[derive(Debug, Args)]
-#[command(
-    after_help = "Each shape is an API (gcra, token-bucket, fixed-window, sliding-window, \
+/// What `shapes --help` says after the flags.
+const SHAPES_HELP: &str = "Each shape is an API (gcra, token-bucket, fixed-window, sliding-window, \
 sliding-window-counter, leaky-bucket or stacked; its limit, period, burst, start, header dialect \
 and latency) and a fleet (processes, threads, churn), long enough to settle and judged on the \
 API-shape matrix's targets over 3 seeds; docs/shapes.md gives every draw's range and law. The \
 same count and seed write the same file byte for byte, and shape N of a seed is the same \
 whatever the count. Run them: `throttle-sim check FILE`, `throttle-sim compare FILE \
---algorithms …`, or scripts/shapes.py for the pass bar."
-)]
+--algorithms …`, or scripts/shapes.py for the pass bar.";
+
+#[derive(Debug, Args)]
+#[command(after_help = format!("{SHAPES_HELP}\n\n{}", exit::help(&[exit::OK, exit::BAD_INPUT, exit::FAILED])))]
 pub struct ShapesArgs {
     /// How many shapes (cells) to draw.
     #[arg(long, default_value_t = 300, allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..=crate::shapes::MAX_COUNT as i64))]
@@ -418,9 +439,20 @@ pub struct ShapesArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = exit::help(&[exit::OK, exit::BAD_INPUT, exit::CANNOT_TELL]))]
 pub struct FitArgs {
     /// A results folder with requests.csv (`client --log-requests`, `run --log-requests`).
     pub dir: PathBuf,
+    /// Where to write the fitted scenario (default: DIR/fit.toml).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Write the scenario without [expect] ranges, without running it: quicker where only
+    /// the rule is wanted (`check` then has nothing to judge in it).
+    #[arg(long)]
+    pub no_expect: bool,
+    /// Print nothing but errors (the exit code says whether the rule was told).
+    #[arg(long, short, conflicts_with = "json")]
+    pub quiet: bool,
     /// Print the fit as JSON.
     #[arg(long)]
     pub json: bool,
@@ -446,9 +478,8 @@ impl RuleArg {
     }
 }
 
-#[derive(Debug, Args)]
-#[command(
-    after_help = "The API comes from --scenario FILE (its [server] table) or from the \
+/// What `advise --help` says after the flags.
+const ADVISE_HELP: &str = "The API comes from --scenario FILE (its [server] table) or from the \
 flags (--rule, --limit, --period, --burst, --initial, --headers, --latency). Every algorithm a \
 client could run (the coordinating ones only with --shared-state redis) runs in every fleet over \
 --seeds seeds. Ranking: an algorithm whose 429s pass 2 % (4 × the 0.5 % target) in any fleet \
@@ -456,8 +487,10 @@ ranks below every one that stays within it; then fleets met; then the worst flee
 utilization × fairness. The first is recommended unless its 429s pass 2 % (then nothing is). \
 The results folder holds advise.toml (the scenario that was run: run or compare it again), \
 advice.md, compare/ (the matrix comparison with its report) and, when the coordinating \
-algorithms ran beside, shared-state/."
-)]
+algorithms ran beside, shared-state/.";
+
+#[derive(Debug, Args)]
+#[command(after_help = format!("{ADVISE_HELP}\n\n{}", exit::help(&[exit::OK, exit::BAD_INPUT, exit::FAILED, exit::INTERRUPTED])))]
 pub struct AdviseArgs {
     /// Take the API's [server] table from this scenario file.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rule", "limit", "period", "burst", "initial"])]
@@ -469,7 +502,7 @@ pub struct AdviseArgs {
     #[arg(long, required_unless_present = "scenario", value_parser = parse_whole)]
     pub limit: Option<u64>,
     /// The period (a window rule's window), e.g. 1s, 1m, 1h, 24h (default 1h).
-    #[arg(long, alias = "window", value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", alias = "window", value_parser = parse_duration_arg)]
     pub period: Option<HumanDuration>,
     /// A token bucket's size (default: the limit).
     #[arg(long, value_parser = parse_whole)]
@@ -477,11 +510,12 @@ pub struct AdviseArgs {
     /// Tokens at the start (default: full).
     #[arg(long, value_parser = parse_whole)]
     pub initial: Option<u64>,
-    /// The header dialect the answers speak (default: the scenario's, else full).
-    #[arg(long, value_parser = parse_headers)]
+    /// The dialect of the answers' rate-limit fields: full, ietf, heroku, github or none
+    /// (docs/headers.md; default: the scenario's, else full).
+    #[arg(long, value_name = "DIALECT", value_parser = parse_headers)]
     pub headers: Option<Headers>,
     /// How long an answer takes (default: the scenario's, else 20ms).
-    #[arg(long, value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration_arg)]
     pub latency: Option<HumanDuration>,
     /// The fleets: PROCESSESxTHREADS, several for a fleet that varies (--fleet 1x1,12x4,50x1).
     #[arg(long, value_delimiter = ',', value_name = "PxT", required = true)]
@@ -502,7 +536,7 @@ pub struct AdviseArgs {
     pub seed: u64,
     /// How long each run is (default: 20 of a thread's fair-share periods in the largest
     /// fleet, at least 30 minutes, 5 hours for hourly quotas, 48 for daily ones).
-    #[arg(long, value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration_arg)]
     pub duration: Option<HumanDuration>,
     /// Runs at a time (default: the number of cores).
     #[arg(long, short, value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -530,6 +564,7 @@ fn parse_header(s: &str) -> Result<(String, String), String> {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = exit::help(&[exit::OK, exit::EXPECT_MISSED, exit::BAD_INPUT, exit::FAILED, exit::NOTHING_WORKED, exit::INTERRUPTED]))]
 #[command(mut_arg("seed", |a| a.help("The seed of every random choice (default: the scenario's [run] seed, else a fresh one); at most 2^63 − 1")))]
 pub struct RunArgs {
     /// The scenario file (TOML).
@@ -542,7 +577,7 @@ pub struct RunArgs {
     pub scenario_flags: ScenarioFlags,
     /// How long the clients run, e.g. 90s, 1h30m. Short for `--set run.duration=D`: give one
     /// of the two, not both.
-    #[arg(long, value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration_arg)]
     pub duration: Option<HumanDuration>,
     /// sim (virtual time, the default) or live.
     #[arg(long, value_enum)]
@@ -617,9 +652,13 @@ fn parse_listen_addr(s: &str) -> Result<std::net::SocketAddr, String> {
 }
 
 fn parse_headers(s: &str) -> Result<Headers, String> {
-    toml::Value::String(s.to_string())
-        .try_into()
-        .map_err(|_| format!("`{s}`: expected one of: {}", Headers::NAMES.join(", ")))
+    toml::Value::String(s.to_string()).try_into().map_err(|_| {
+        format!(
+            "`{s}`: expected one of: {}{}",
+            Headers::NAMES.join(", "),
+            crate::suggest::did_you_mean(s, Headers::NAMES.iter().copied())
+        )
+    })
 }
 
 fn parse_override(s: &str) -> Result<Override, String> {

@@ -18,6 +18,47 @@ pub const NOTHING_WORKED: i32 = 4;
 /// that goes on to `run fit.toml` stops here.
 pub const CANNOT_TELL: i32 = 5;
 
+/// Every exit code with what it means, in a few words: the one source of each command's
+/// `--help` list and of README.md's table (a test holds the table to it).
+pub const MEANINGS: &[(i32, &str)] = &[
+    (OK, "done"),
+    (
+        EXPECT_MISSED,
+        "an [expect] range missed (each named with its value and range)",
+    ),
+    (
+        BAD_INPUT,
+        "bad input (the file, line and field, or the flag, named)",
+    ),
+    (
+        FAILED,
+        "the run failed (a disk error, a live worker process died)",
+    ),
+    (
+        NOTHING_WORKED,
+        "every request failed or none was sent, or the target took no connection",
+    ),
+    (
+        CANNOT_TELL,
+        "fit cannot tell the rule from the trace (nothing written)",
+    ),
+    (INTERRUPTED, "interrupted (Ctrl-C; what finished is kept)"),
+];
+
+/// `Exit codes:` and a line for each of `codes`, as a command's `--help` ends.
+pub fn help(codes: &[i32]) -> String {
+    let mut out = String::from("Exit codes:");
+    for (code, meaning) in MEANINGS.iter().filter(|(c, _)| codes.contains(c)) {
+        out.push_str(&format!("\n  {code:<4} {meaning}"));
+    }
+    out
+}
+
+/// `help` of every code.
+pub fn help_all() -> String {
+    help(&MEANINGS.iter().map(|(c, _)| *c).collect::<Vec<_>>())
+}
+
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Work under way that a second Ctrl-C (or SIGTERM) must not cut short: held while it lasts.

@@ -30,5 +30,6 @@ pub mod run;
 pub mod scenario;
 pub mod shapes;
 pub mod store;
+pub mod suggest;
 pub mod throttle;
 pub mod time;

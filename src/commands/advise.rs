@@ -114,35 +114,13 @@ fn api(args: &AdviseArgs) -> Result<Api, Error> {
 }
 
 fn from_flags(args: &AdviseArgs) -> toml::Table {
-    let rule = args.rule.unwrap_or(crate::cli::RuleArg::Gcra);
-    let mut t = toml::Table::new();
-    t.insert("kind".into(), rule.kind().into());
-    let limit = super::toml_integer(args.limit.unwrap_or(0));
-    let period = args
-        .period
-        .unwrap_or(HumanDuration::from_secs(3600))
-        .to_string();
-    match rule.kind() {
-        "token-bucket" => {
-            t.insert("rate".into(), limit.clone());
-            t.insert("period".into(), period.into());
-            t.insert(
-                "burst".into(),
-                super::toml_integer(args.burst.or(args.limit).unwrap_or(0)),
-            );
-        }
-        "gcra" => {
-            t.insert("limit".into(), limit);
-            t.insert("period".into(), period.into());
-        }
-        _ => {
-            t.insert("limit".into(), limit);
-            t.insert("window".into(), period.into());
-        }
-    }
-    if let Some(i) = args.initial {
-        t.insert("initial".into(), super::toml_integer(i));
-    }
+    let mut t = super::rule_table(
+        args.rule,
+        args.limit.unwrap_or(0),
+        args.period.unwrap_or(HumanDuration::from_secs(3600)),
+        args.burst,
+        args.initial,
+    );
     t.insert("headers".into(), Headers::default().name().into());
     t
 }

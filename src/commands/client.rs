@@ -26,8 +26,12 @@ use crate::time::HumanDuration;
 /// What is wrong with a flag of `client` (the flag is named by the caller).
 #[derive(Debug, thiserror::Error)]
 enum ClientFlagError {
-    #[error("unknown algorithm, expected one of: {}", ThrottleConfig::NAMES.join(", "))]
-    UnknownAlgorithm,
+    #[error(
+        "unknown algorithm, expected one of: {}{}",
+        ThrottleConfig::NAMES.join(", "),
+        crate::suggest::did_you_mean(.0, ThrottleConfig::NAMES.iter().copied())
+    )]
+    UnknownAlgorithm(String),
     #[error(
         "client runs against --target, whose limits are its own; only clients.*, run.*, \
          store.* and expect.* apply (serve --limit … sets a mock server's)"
@@ -65,7 +69,9 @@ pub fn client(args: &ClientArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
 pub(crate) fn client_scenario(args: &ClientArgs, seed_if_absent: u64) -> Result<Scenario, Error> {
     if !ThrottleConfig::NAMES.contains(&args.algorithm.as_str()) {
         let flag = format!("--algorithm {}", args.algorithm);
-        return Err(Error::flag(flag)(ClientFlagError::UnknownAlgorithm));
+        return Err(Error::flag(flag)(ClientFlagError::UnknownAlgorithm(
+            args.algorithm.clone(),
+        )));
     }
     args.scenario_flags
         .refuse_given_twice(None)

@@ -8,7 +8,8 @@ use crate::fit::fit_dir;
 use crate::run::print;
 
 pub fn fit(args: &FitArgs) -> Result<i32, Error> {
-    let (found, written) = fit_dir(&args.dir).map_err(Error::usage)?;
+    let (found, written) =
+        fit_dir(&args.dir, args.out.as_deref(), !args.no_expect).map_err(Error::usage)?;
     let code = match found.rule {
         Some(_) => exit::OK,
         None => exit::CANNOT_TELL,
@@ -19,6 +20,9 @@ pub fn fit(args: &FitArgs) -> Result<i32, Error> {
             "{}\n",
             serde_json::to_string_pretty(&json).expect("a fit serializes")
         ));
+        return Ok(code);
+    }
+    if args.quiet {
         return Ok(code);
     }
     let mut out = found.text();

@@ -13,7 +13,7 @@ use crate::engine::live::tls::{self, TlsError};
 use crate::engine::live::{ScaledClock, SharedGcra, StatusText, raise_fd_limit};
 use crate::error::Error;
 use crate::exit;
-use crate::limiter::{FaultConfig, GcraConfig, Headers, Latency, LimiterConfig, Rule};
+use crate::limiter::{FaultConfig, GcraConfig, Headers, Latency, LimiterConfig, ParamStep};
 use crate::parallel::cores;
 use crate::progress::StatusLine;
 use crate::recording::{Plan, Recording};
@@ -356,6 +356,16 @@ fn describe_rule(limiter: &LimiterConfig, scale: f64) -> String {
             g.period,
             g.initial_tokens()
         ),
+        LimiterConfig::TokenBucket(t) => format!(
+            "token-bucket: {} per {} into a bucket of {}",
+            t.rate, t.period, t.burst
+        ),
+        LimiterConfig::FixedWindow(w) => {
+            format!("fixed-window: {} per {} window", w.limit, w.window)
+        }
+        LimiterConfig::SlidingWindow(w) => {
+            format!("sliding-window: {} in any {}", w.limit, w.window)
+        }
         #[allow(unreachable_patterns)]
         other => other.name().to_string(),
     };
@@ -417,22 +427,39 @@ fn server_settings(args: &ServeArgs) -> Result<(ServerSettings, f64), Error> {
                 return Err(Error::usage(ServeError::SetWithoutScenario));
             }
             let defaults = GcraConfig::default();
-            let cfg = GcraConfig {
-                limit: args.limit.unwrap_or(defaults.limit),
-                period: args.period.unwrap_or(defaults.period),
-                initial: args.initial,
-                ..Default::default()
-            };
-            if let Some((field, message)) = cfg.problems().into_iter().next() {
-                return Err(Error::flag(format!("--{field}"))(ServeError::Parameter(
-                    message,
+            let mut table = super::rule_table(
+                args.rule,
+                args.limit.unwrap_or(defaults.limit),
+                args.period.unwrap_or(defaults.period),
+                args.burst,
+                args.initial,
+            );
+            let kind = table
+                .remove("kind")
+                .and_then(|k| k.as_str().map(String::from))
+                .unwrap_or_default();
+            let limiter = LimiterConfig::from_params(&kind, toml::Value::Table(table))
+                .expect("every --rule names a server kind")
+                .map_err(|e| Error::usage(ServeError::Parameter(e.to_string())))?;
+            if let Some(p) = limiter.problems().into_iter().next() {
+                // The flag the rule's field came from.
+                let flag = match p.at.first() {
+                    Some(ParamStep::Field(f)) => match *f {
+                        "rate" => "limit",
+                        "window" => "period",
+                        f => f,
+                    },
+                    _ => "limit",
+                };
+                return Err(Error::flag(format!("--{flag}"))(ServeError::Parameter(
+                    p.message,
                 )));
             }
             let scale = args.time_scale.unwrap_or(1.0);
             check_time_scale(scale).map_err(Error::flag("--time-scale"))?;
             let latency = Latency::Fixed(args.latency.unwrap_or(HumanDuration(0)));
             (
-                LimiterConfig::Gcra(cfg),
+                limiter,
                 latency,
                 scale,
                 0,

@@ -123,11 +123,17 @@ pub enum PlanError {
     #[error("--seeds must be at least 1")]
     NoSeeds,
     #[error(
-        "unknown algorithm `{name}`, expected one of: {}",
-        ThrottleConfig::NAMES.join(", ")
+        "unknown algorithm `{name}`, expected one of: {}{}",
+        ThrottleConfig::NAMES.join(", "),
+        crate::suggest::did_you_mean(name, ThrottleConfig::NAMES.iter().copied())
     )]
     UnknownAlgorithm { name: String },
-    #[error("{} has no variant `{name}`; its variants: {}", scenario.display(), known.join(", "))]
+    #[error(
+        "{} has no variant `{name}`; its variants: {}{}",
+        scenario.display(),
+        known.join(", "),
+        crate::suggest::did_you_mean(name, known.iter().map(|k| k.split(' ').next().unwrap_or(k)))
+    )]
     NoSuchVariant {
         scenario: PathBuf,
         name: String,

@@ -301,7 +301,7 @@ fn method(shown: &[String]) -> String {
     }
     out.push_str(
         " The columns are the scenario's [compare] metrics, by default per workload \
-         (README, \"Comparing variants\").",
+         (docs/commands.md, \"Comparing variants\").",
     );
     out
 }

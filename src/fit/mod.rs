@@ -25,6 +25,7 @@
 //! rule's period and ranks them, and `words.rs` says what was found (the text, the dialect and
 //! the scenario it writes).
 
+mod expect;
 mod rules;
 mod search;
 #[cfg(test)]
@@ -90,6 +91,8 @@ pub enum FitError {
     },
     #[error("{}: the trace has no answered request", .0.display())]
     Empty(PathBuf),
+    #[error("{}: the scenario fit wrote cannot be run ({why}); please report this", path.display())]
+    Unrunnable { path: PathBuf, why: String },
 }
 
 /// The verdict on refusals of a trace without any.
@@ -205,8 +208,13 @@ fn stated_limits(events: &[Event]) -> Vec<(f64, usize)> {
     limits
 }
 
-/// Read, fit, and write `fit.toml` into `dir` when the rule is told.
-pub fn fit_dir(dir: &Path) -> Result<(Fit, Option<PathBuf>), FitError> {
+/// Read, fit, and write the scenario to `out` (default `dir/fit.toml`) when the rule is told,
+/// with `[expect]` ranges around what it gives when `expect` says so.
+pub fn fit_dir(
+    dir: &Path,
+    out: Option<&Path>,
+    expect: bool,
+) -> Result<(Fit, Option<PathBuf>), FitError> {
     let events = read_trace(dir)?;
     let found = fit(&events);
     let name = dir
@@ -220,14 +228,27 @@ pub fn fit_dir(dir: &Path) -> Result<(Fit, Option<PathBuf>), FitError> {
         .unwrap_or_else(|| "fitted".into());
     let written = match found.scenario(&format!("fit-{}", name.trim_start_matches('.'))) {
         Some(text) => {
-            let path = dir.join("fit.toml");
-            fs::write(&path, text).map_err(|e| FitError::Bad {
+            let path = out.map_or_else(|| dir.join("fit.toml"), Path::to_path_buf);
+            let write = |text: &str| {
+                fs::write(&path, text).map_err(|e| FitError::Bad {
+                    path: path.clone(),
+                    problem: crate::record::CsvProblem {
+                        line: None,
+                        why: format!("cannot write it: {e}"),
+                    },
+                })
+            };
+            // The scenario is run as written, and the [expect] ranges drawn around what it
+            // gave are added to it, so `check` on it passes until the clients do worse.
+            write(&text)?;
+            if !expect {
+                return Ok((found, Some(path)));
+            }
+            let seen = expect::run_scenario(&path).map_err(|e| FitError::Unrunnable {
                 path: path.clone(),
-                problem: crate::record::CsvProblem {
-                    line: None,
-                    why: format!("cannot write it: {e}"),
-                },
+                why: e.to_string(),
             })?;
+            write(&format!("{text}{}", expect::table(&seen)))?;
             Some(path)
         }
         None => None,

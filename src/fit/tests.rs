@@ -321,3 +321,15 @@ fn answers_that_state_several_limits_cannot_be_fitted_as_one() {
     one[5].limit = Some(50.0);
     assert!(fit(&one).rule.is_some());
 }
+
+#[test]
+fn the_latency_is_written_as_measured_below_a_millisecond_too() {
+    use super::words::show_latency;
+    assert_eq!(show_latency(0.000_35), "350us");
+    assert_eq!(show_latency(0.001_234), "1ms234us");
+    assert_eq!(show_latency(0.120_4), "120ms");
+    assert_eq!(show_latency(0.0), "0s");
+    for s in ["350us", "1ms234us", "120ms"] {
+        crate::time::parse_duration(s).unwrap();
+    }
+}

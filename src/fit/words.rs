@@ -124,6 +124,19 @@ pub fn show_secs(s: f64) -> String {
     crate::time::HumanDuration::from_millis(ms).to_string()
 }
 
+/// The median latency as a scenario writes it: to the microsecond below 10 ms (a server on
+/// loopback answers in a fraction of a millisecond, which rounding to milliseconds made
+/// `0ms`), to the millisecond above.
+pub fn show_latency(s: f64) -> String {
+    let us = (s * 1e6).round().clamp(0.0, 1e15) as u64;
+    let us = if us >= 10_000 {
+        (us + 500) / 1000 * 1000
+    } else {
+        us
+    };
+    crate::time::HumanDuration(us * 1000).to_string()
+}
+
 impl Fit {
     /// The fitted server as a scenario, with the trace's fleet running fair-share; `None`
     /// when the trace cannot tell the rule.
@@ -195,11 +208,7 @@ impl Fit {
         }
         let _ = writeln!(s, "# the answers sent {}", self.sent.replace('\n', " "));
         let _ = writeln!(s, "headers = \"{}\"", self.dialect);
-        let _ = writeln!(
-            s,
-            "latency = \"{}ms\"",
-            (self.latency * 1000.0).round().max(0.0)
-        );
+        let _ = writeln!(s, "latency = \"{}\"", show_latency(self.latency));
         for (group, processes, threads) in &self.fleet {
             let _ = writeln!(
                 s,

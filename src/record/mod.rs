@@ -54,7 +54,7 @@ pub const SERIES_COLUMNS: [&str; 10] = [
 pub const DEFAULT_FAIRNESS_WINDOW: Nanos = 600 * crate::time::NANOS_PER_SEC;
 
 /// The coefficient of variation of the per-process sleep values at or below which a run counts
-/// as converged (`convergence_s`; README, "Metrics").
+/// as converged (`convergence_s`; docs/metrics.md).
 pub const CONVERGED_CV: f64 = 0.25;
 
 /// Requests and what they were answered.

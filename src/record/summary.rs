@@ -1,4 +1,4 @@
-//! `summary.json`'s contents: the metrics (README, "Metrics"; docs/architecture.md), overall,
+//! `summary.json`'s contents: the metrics (docs/metrics.md; docs/architecture.md), overall,
 //! per group and per process.
 
 use hdrhistogram::Histogram;

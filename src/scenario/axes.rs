@@ -401,8 +401,9 @@ fn expect_problems(expect: &Expect) -> Vec<String> {
         .filter(|m| !EXPECTABLE_METRICS.contains(&m.as_str()))
         .map(|m| {
             format!(
-                "unknown metric `{m}`, expected one of: {}",
-                EXPECTABLE_METRICS.join(", ")
+                "unknown metric `{m}`, expected one of: {}{}",
+                EXPECTABLE_METRICS.join(", "),
+                crate::suggest::did_you_mean(m, EXPECTABLE_METRICS.iter().copied())
             )
         })
         .collect()

@@ -18,12 +18,14 @@ impl Builder {
         self.problems.push((path, message.to_string()));
     }
 
-    /// Extend the last problem's message when it is of the given kind.
+    /// Extend the last problem's message when it is of the given kind (before its "did you
+    /// mean", which stays last).
     pub(super) fn add_hint(&mut self, kind: &str, hint: &str) {
         if let Some((_, m)) = self.problems.last_mut()
             && m.starts_with(kind)
         {
-            m.push_str(hint);
+            let at = m.find("; did you mean").unwrap_or(m.len());
+            m.insert_str(at, hint);
         }
     }
 }

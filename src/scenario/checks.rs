@@ -398,8 +398,9 @@ impl Builder {
                 self.problem(
                     at.clone(),
                     format!(
-                        "unknown metric `{m}`, expected one of: {}",
-                        EXPECTABLE_METRICS.join(", ")
+                        "unknown metric `{m}`, expected one of: {}{}",
+                        EXPECTABLE_METRICS.join(", "),
+                        crate::suggest::did_you_mean(m, EXPECTABLE_METRICS.iter().copied())
                     ),
                 );
             } else if metrics[..i].contains(m) {
@@ -414,8 +415,9 @@ impl Builder {
                 self.problem(
                     at.key(metric),
                     format!(
-                        "unknown metric, expected one of: {}",
-                        EXPECTABLE_METRICS.join(", ")
+                        "unknown metric, expected one of: {}{}",
+                        EXPECTABLE_METRICS.join(", "),
+                        crate::suggest::did_you_mean(metric, EXPECTABLE_METRICS.iter().copied())
                     ),
                 );
             } else if lo.is_nan() || hi.is_nan() {

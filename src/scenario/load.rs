@@ -17,6 +17,7 @@ use super::{
 use crate::config::{ConfigError, typed};
 use crate::limiter::{FaultConfig, LimiterConfig, ParamStep};
 use crate::store::StoreConfig;
+use crate::suggest::did_you_mean;
 use crate::throttle::ThrottleConfig;
 
 /// Validate scenario text; `origin` names it in errors, `default_name` is used without `name`.
@@ -153,6 +154,17 @@ pub const GROUP_COMMON: &[&str] = &[
 pub const SERVER_COMMON: &[&str] = &["latency", "outages", "error_rate", "headers"];
 
 impl Builder {
+    /// "did you mean" among the fields every kind shares, for the last problem when it is an
+    /// unknown field that its kind's own fields had nothing near to.
+    fn common_hint(&self, common: &[&str]) -> String {
+        match self.problems.last() {
+            Some((_, m)) if m.starts_with("unknown field") && !m.contains("did you mean") => {
+                unknown_field(m).map_or(String::new(), |f| did_you_mean(f, common.iter().copied()))
+            }
+            _ => String::new(),
+        }
+    }
+
     fn typed<T: DeserializeOwned>(&mut self, value: toml::Value, at: &FieldPath) -> Option<T> {
         match typed(value) {
             Ok(v) => Some(v),
@@ -167,10 +179,13 @@ impl Builder {
         let mut path = at.join_serde(e.path());
         let message = clean_message(e.inner().message());
         // Point at the unknown field itself, so its line is the one reported.
-        if let Some(field) = unknown_field(&message)
-            && path.0.last() != Some(&Segment::Key(field.to_string()))
-        {
-            path = path.key(field);
+        let mut message = message;
+        if let Some(field) = unknown_field(&message) {
+            let hint = did_you_mean(field, expected_fields(&message));
+            if path.0.last() != Some(&Segment::Key(field.to_string())) {
+                path = path.key(field);
+            }
+            message.push_str(&hint);
         }
         self.problem(path, message);
     }
@@ -186,7 +201,11 @@ impl Builder {
             if !TOP_LEVEL.contains(&key.as_str()) {
                 self.problem(
                     top.key(key),
-                    format!("unknown field, expected one of: {}", TOP_LEVEL.join(", ")),
+                    format!(
+                        "unknown field, expected one of: {}{}",
+                        TOP_LEVEL.join(", "),
+                        did_you_mean(key, TOP_LEVEL.iter().copied())
+                    ),
                 );
             }
         }
@@ -320,7 +339,11 @@ impl Builder {
         if limiter.is_none() {
             self.add_hint(
                 "unknown field",
-                &format!("; every server also takes {}", SERVER_COMMON.join(", ")),
+                &format!(
+                    "; every server also takes {}{}",
+                    SERVER_COMMON.join(", "),
+                    self.common_hint(SERVER_COMMON)
+                ),
             );
         }
         let (common, limiter) = (common?, limiter?);
@@ -378,7 +401,11 @@ impl Builder {
             if throttle.is_none() {
                 self.add_hint(
                     "unknown field",
-                    &format!("; every group also takes {}", GROUP_COMMON.join(", ")),
+                    &format!(
+                        "; every group also takes {}{}",
+                        GROUP_COMMON.join(", "),
+                        self.common_hint(GROUP_COMMON)
+                    ),
                 );
             }
             if let (Some(common), Some(throttle)) = (common, throttle) {
@@ -440,8 +467,9 @@ impl Builder {
                 self.problem(
                     at.key(tag),
                     format!(
-                        "unknown {tag} `{name}`, expected one of: {}",
-                        names.join(", ")
+                        "unknown {tag} `{name}`, expected one of: {}{}",
+                        names.join(", "),
+                        did_you_mean(&name, names.iter().copied())
                     ),
                 );
                 None
@@ -474,6 +502,15 @@ fn section(v: Option<toml::Value>) -> toml::Value {
 
 fn unknown_field(message: &str) -> Option<&str> {
     message.strip_prefix("unknown field `")?.split('`').next()
+}
+
+/// The fields serde lists after "expected one of" (each in backticks).
+fn expected_fields(message: &str) -> impl Iterator<Item = &str> {
+    let list = message
+        .split_once("expected one of ")
+        .or_else(|| message.split_once("expected "))
+        .map_or("", |(_, l)| l);
+    list.split('`').skip(1).step_by(2)
 }
 
 /// serde's wording names Rust types; say what a person would.
@@ -741,6 +778,54 @@ algorithm = "shared-bucket"
         assert!(e.contains("expect.speed: unknown metric"), "{e}");
         let e = err(&format!("{BASE}\nsurprise = 1\n"), &[]);
         assert!(e.contains("surprise: unknown field"), "{e}");
+    }
+
+    #[test]
+    fn misspelt_names_get_the_nearest_one_suggested() {
+        let cases = [
+            (
+                BASE.replace("threads = 2", "jiter = 0.1"),
+                "did you mean `jitter`?",
+            ),
+            (
+                BASE.replace("threads = 2", "thread = 2"),
+                "did you mean `threads`?",
+            ),
+            (
+                BASE.replace("threads = 2", "algorithm = \"fair_share\""),
+                "did you mean `fair-share`?",
+            ),
+            (
+                BASE.replace("limit = 100", "kind = \"gcar\""),
+                "did you mean `gcra`?",
+            ),
+            (
+                BASE.replace("limit = 100", "perod = \"1m\""),
+                "did you mean `period`?",
+            ),
+            (
+                BASE.replace("limit = 100", "latncy = \"1ms\""),
+                "did you mean `latency`?",
+            ),
+            (
+                BASE.replace("seed = 3", "seeds = 3\nduraton = \"1h\""),
+                "did you mean `duration`?",
+            ),
+            (
+                format!("{BASE}\n[expect]\nratio429 = [0, 1]\n"),
+                "did you mean `ratio_429`?",
+            ),
+            (format!("expects = 1\n{BASE}"), "did you mean `expect`?"),
+        ];
+        for (text, hint) in cases {
+            let e = err(&text, &[]);
+            assert!(e.contains(hint), "no `{hint}` in: {e}");
+            // The suggestion comes last, after the list of every valid name.
+            assert!(e.trim_end().ends_with(hint), "{e}");
+        }
+        // Nothing near: no guess.
+        let e = err(&BASE.replace("threads = 2", "algorithm = \"magic\""), &[]);
+        assert!(!e.contains("did you mean"), "{e}");
     }
 
     #[test]

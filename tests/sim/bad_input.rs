@@ -682,6 +682,50 @@ fn cases() -> Vec<Case> {
             2,
             "--algorithm magic: unknown algorithm",
         ),
+        // A misspelt name of ours gets the nearest one; clap does it for commands and flags.
+        case(
+            "client --target http://127.0.0.1:{closed}/ --algorithm schneem",
+            2,
+            "did you mean `schneems`?",
+        ),
+        case(
+            "compare {scen}/fast_slow.toml --algorithms fairshare --out {tmp}/c",
+            2,
+            "--algorithms: unknown algorithm `fairshare`, expected one of: schneems",
+        ),
+        case(
+            "compare {scen}/fast_slow.toml --algorithms fairshare --out {tmp}/c",
+            2,
+            "did you mean `fair-share`?",
+        ),
+        case(
+            "compare {scen}/fast_slow.toml --variants bsae --out {tmp}/c",
+            2,
+            "did you mean `base`?",
+        ),
+        case("serve --headers ietff", 2, "did you mean `ietf`?"),
+        case(
+            "serve --rule token-bucket --limit 0",
+            2,
+            "--limit: must be at least 1 token per period",
+        ),
+        case(
+            "serve --rule fixed-window --scenario {scen}/fast_slow.toml",
+            2,
+            "'--rule <RULE>' cannot be used with '--scenario <FILE>'",
+        ),
+        case(
+            "chek {scen}/fast_slow.toml",
+            2,
+            "a similar subcommand exists: 'check'",
+        ),
+        case(
+            "run --seeed 1 {scen}/fast_slow.toml",
+            2,
+            "a similar argument exists: '--seed'",
+        ),
+        edited("threads = 2", "thread = 2", 2, "did you mean `threads`?"),
+        edited("limit = 100", "kind = \"gcar\"", 2, "did you mean `gcra`?"),
         case(
             "client --target http://127.0.0.1:{closed}/ --header nocolon",
             2,

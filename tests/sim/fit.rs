@@ -14,7 +14,7 @@ fn bin() -> Command {
 
 /// A sim trace of `server` for `duration`: 2 × 2 threads each sending every `sleep` (± half),
 /// faster than the rule allows, so the limit is spent and comes back: a trace where the rules
-/// differ, as the README's "Start from your own API" says to record.
+/// differ, as the README's "From your API to an answer" says to record.
 fn trace(dir: &Path, server: &str, headers: &str, duration: &str, sleep: &str) {
     let text = format!(
         "name = \"t\"\n[run]\nduration = \"{duration}\"\nseed = 5\nsample_every = \"5s\"\n\
@@ -37,7 +37,8 @@ fn fit_json(dir: &Path) -> serde_json::Value {
     let out = bin()
         .arg("fit")
         .arg(dir.join("r"))
-        .arg("--json")
+        // The rule only: the [expect] ranges are held by the tests below.
+        .args(["--json", "--no-expect"])
         .assert()
         .success()
         .get_output()
@@ -210,4 +211,80 @@ fn a_trace_too_short_or_without_counts_says_what_it_cannot_tell() {
         .stderr(predicate::str::contains(
             "record again with `serve --record DIR --log-requests`",
         ));
+}
+
+/// What the README's "from your API to an answer" steps promise: `fit` writes a scenario that
+/// `check` passes as written, its `[expect]` ranges drawn around what that scenario gave, and
+/// the latency the trace measured, below a millisecond too (rounding to milliseconds wrote
+/// `0ms` for a server on loopback).
+#[test]
+fn check_passes_on_the_scenario_fit_wrote_with_the_latency_measured() {
+    for (latency, written) in [
+        ("40ms", "latency = \"40ms\""),
+        ("350us", "latency = \"350us\""),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let server =
+            format!("kind = \"gcra\"\nlimit = 100\nperiod = \"1m\"\nlatency = \"{latency}\"");
+        trace(tmp.path(), &server, "full", "30m", "1500ms");
+        bin()
+            .arg("fit")
+            .arg(tmp.path().join("r"))
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("wrote"));
+        let fitted = tmp.path().join("r/fit.toml");
+        let text = fs::read_to_string(&fitted).unwrap();
+        assert!(text.contains(written), "{text}");
+        for range in [
+            "[expect]",
+            "ratio_429 = [0.0, ",
+            "utilization = [",
+            "fairness = [",
+        ] {
+            assert!(text.contains(range), "no `{range}` in:\n{text}");
+        }
+        bin()
+            .args(["check", "--quiet"])
+            .arg(&fitted)
+            .assert()
+            .code(0)
+            .stdout(predicate::str::contains("PASS"))
+            .stdout(predicate::str::contains("1 passed"));
+    }
+}
+
+/// `fit --out FILE` writes the scenario there, `--quiet` prints nothing, and `--no-expect`
+/// writes it without running it.
+#[test]
+fn fit_writes_where_out_says_and_quiet_prints_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = "kind = \"gcra\"\nlimit = 5\nperiod = \"1s\"";
+    trace(tmp.path(), server, "full", "5m", "500ms");
+    let out = tmp.path().join("mine.toml");
+    bin()
+        .arg("fit")
+        .arg(tmp.path().join("r"))
+        .arg("--quiet")
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::is_empty());
+    assert!(fs::read_to_string(&out).unwrap().contains("[expect]"));
+    assert!(!tmp.path().join("r/fit.toml").exists());
+    // --no-expect: the scenario alone, not run.
+    let bare = tmp.path().join("bare.toml");
+    bin()
+        .arg("fit")
+        .arg(tmp.path().join("r"))
+        .args(["--quiet", "--no-expect", "--out"])
+        .arg(&bare)
+        .assert()
+        .code(0);
+    let text = fs::read_to_string(&bare).unwrap();
+    assert!(
+        text.contains("[server]") && !text.contains("[expect]"),
+        "{text}"
+    );
 }

@@ -224,7 +224,7 @@ fn hostile_summary_md_escapes_what_would_break_it() {
 
 /// `fixed` with jitter 0 and a constant latency: every thread sends at the same instants, and
 /// the sim decides one instant's requests in thread order, so fairness is decided by index.
-/// That is documented (README, `throttle-sim list`) as the baseline's point, and jitter
+/// That is documented (docs/algorithms.md, `throttle-sim list`) as the baseline's point, and jitter
 /// shares; this holds the documented numbers to the engine.
 #[test]
 fn hostile_fixed_without_jitter_shares_by_thread_index_as_documented() {

@@ -1,0 +1,314 @@
+//! `check --junit FILE`: the verdicts as JUnit XML that CI systems read, checked by a small
+//! XML reader of its own (well-formed, entities resolved) and against the shape of the common
+//! JUnit schema: `testsuites` > `testsuite` (name, tests, failures, errors, skipped) >
+//! `testcase` (name, classname) > at most one of `failure` / `error` / `skipped`, each with
+//! a message; the counts agree with the cases.
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn bin() -> Command {
+    Command::cargo_bin("throttle-sim").unwrap()
+}
+
+/// An element of the document: its name, attributes (values with entities resolved), children
+/// and text.
+#[derive(Debug, Default)]
+struct Element {
+    name: String,
+    attrs: Vec<(String, String)>,
+    children: Vec<Element>,
+    text: String,
+}
+
+impl Element {
+    fn attr(&self, name: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn count(&self, name: &str) -> usize {
+        self.attr(name)
+            .unwrap_or_else(|| panic!("<{}> has no {name}", self.name))
+            .parse()
+            .unwrap_or_else(|_| panic!("<{}> {name} is not a count", self.name))
+    }
+}
+
+/// Text with its entities resolved; a raw `<` or an unknown entity is an error.
+fn unescape(s: &str) -> Result<String, String> {
+    if s.contains('<') {
+        return Err(format!("a raw `<` in {s:?}"));
+    }
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        let end = rest[at..]
+            .find(';')
+            .ok_or_else(|| format!("an `&` without `;` in {s:?}"))?;
+        let entity = &rest[at + 1..at + end];
+        let c = match entity {
+            "amp" => '&',
+            "lt" => '<',
+            "gt" => '>',
+            "quot" => '"',
+            "apos" => '\'',
+            e if e.starts_with("#x") => char::from_u32(u32::from_str_radix(&e[2..], 16).unwrap())
+                .ok_or_else(|| format!("bad reference &{e};"))?,
+            e if e.starts_with('#') => char::from_u32(e[1..].parse().unwrap())
+                .ok_or_else(|| format!("bad reference &{e};"))?,
+            e => return Err(format!("unknown entity &{e};")),
+        };
+        out.push(c);
+        rest = &rest[at + end + 1..];
+    }
+    out.push_str(rest);
+    if let Some(c) = out
+        .chars()
+        .find(|&c| (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r'))
+    {
+        return Err(format!("a character XML 1.0 cannot hold: {:?}", c));
+    }
+    Ok(out)
+}
+
+/// The document's root element: a prolog, then exactly one element, every tag closed by its
+/// own name.
+fn parse(doc: &str) -> Result<Element, String> {
+    let rest = doc
+        .strip_prefix("<?xml version=\"1.0\" encoding=\"UTF-8\"?>")
+        .ok_or("no XML declaration")?;
+    let mut stack: Vec<Element> = Vec::new();
+    let mut root = None;
+    let mut i = 0;
+    let b = rest;
+    while i < b.len() {
+        let next = b[i..].find('<').map_or(b.len(), |n| i + n);
+        let text = unescape(&b[i..next])?;
+        match stack.last_mut() {
+            Some(e) => e.text.push_str(&text),
+            None if text.trim().is_empty() => {}
+            None => return Err(format!("text outside the root: {text:?}")),
+        }
+        if next == b.len() {
+            break;
+        }
+        let close = b[next..].find('>').ok_or("an unclosed tag")? + next;
+        let tag = &b[next + 1..close];
+        i = close + 1;
+        if let Some(name) = tag.strip_prefix('/') {
+            let e = stack.pop().ok_or("a close tag with nothing open")?;
+            if e.name != name {
+                return Err(format!("<{}> closed by </{name}>", e.name));
+            }
+            match stack.last_mut() {
+                Some(parent) => parent.children.push(e),
+                None if root.is_none() => root = Some(e),
+                None => return Err("two roots".into()),
+            }
+            continue;
+        }
+        let selfclosing = tag.ends_with('/');
+        let tag = tag.trim_end_matches('/');
+        let (name, mut attrs_text) = tag.split_once(' ').unwrap_or((tag, ""));
+        let mut e = Element {
+            name: name.to_string(),
+            ..Element::default()
+        };
+        loop {
+            attrs_text = attrs_text.trim_start();
+            if attrs_text.is_empty() {
+                break;
+            }
+            let (key, after) = attrs_text
+                .split_once("=\"")
+                .ok_or("an attribute without =\"")?;
+            let end = after.find('"').ok_or("an unclosed attribute")?;
+            if e.attr(key).is_some() {
+                return Err(format!("attribute {key} twice"));
+            }
+            e.attrs.push((key.to_string(), unescape(&after[..end])?));
+            attrs_text = &after[end + 1..];
+        }
+        if selfclosing {
+            match stack.last_mut() {
+                Some(parent) => parent.children.push(e),
+                None => return Err("a self-closed root".into()),
+            }
+        } else {
+            stack.push(e);
+        }
+    }
+    if !stack.is_empty() {
+        return Err(format!("<{}> never closed", stack[0].name));
+    }
+    root.ok_or_else(|| "no root element".to_string())
+}
+
+/// The JUnit shape CI systems read (Jenkins' and GitLab's schema), with the counts agreeing.
+fn check_shape(root: &Element) {
+    assert_eq!(root.name, "testsuites");
+    let (mut tests, mut failures, mut errors, mut skipped) = (0, 0, 0, 0);
+    for suite in &root.children {
+        assert_eq!(suite.name, "testsuite");
+        assert!(suite.attr("name").is_some_and(|n| !n.is_empty()));
+        let mut own = [0usize; 3];
+        for case in &suite.children {
+            assert_eq!(case.name, "testcase");
+            assert!(case.attr("name").is_some_and(|n| !n.is_empty()));
+            assert!(case.attr("classname").is_some());
+            assert!(case.children.len() <= 1, "{case:?}");
+            for outcome in &case.children {
+                let slot = match outcome.name.as_str() {
+                    "failure" => 0,
+                    "error" => 1,
+                    "skipped" => 2,
+                    other => panic!("<{other}> in a testcase"),
+                };
+                own[slot] += 1;
+                assert!(outcome.attr("message").is_some_and(|m| !m.is_empty()));
+            }
+        }
+        assert_eq!(suite.count("tests"), suite.children.len());
+        assert_eq!(suite.count("failures"), own[0]);
+        assert_eq!(suite.count("errors"), own[1]);
+        assert_eq!(suite.count("skipped"), own[2]);
+        tests += suite.children.len();
+        failures += own[0];
+        errors += own[1];
+        skipped += own[2];
+    }
+    assert_eq!(root.count("tests"), tests);
+    assert_eq!(root.count("failures"), failures);
+    assert_eq!(root.count("errors"), errors);
+    assert_eq!(root.count("skipped"), skipped);
+    root.attr("time").unwrap().parse::<f64>().unwrap();
+}
+
+const SMALL: &str = r#"name = "NAME"
+[run]
+duration = "10m"
+seed = 42
+sample_every = "1m"
+[server]
+limit = 100
+period = "1m"
+[[clients]]
+name = "w"
+algorithm = "fair-share"
+"#;
+
+fn write(path: &Path, text: &str) {
+    fs::write(path, text).unwrap();
+}
+
+#[test]
+fn junit_has_a_case_per_scenario_and_cell_and_names_what_missed() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A folder whose name needs escaping in XML.
+    let dir = tmp.path().join("a&b<c>\"d'");
+    fs::create_dir(&dir).unwrap();
+    let pass = dir.join("pass.toml");
+    write(
+        &pass,
+        &format!(
+            "{}[expect]\nutilization = [0.5, 1.1]\n",
+            SMALL.replace("NAME", "passes")
+        ),
+    );
+    let miss = dir.join("miss.toml");
+    write(
+        &miss,
+        &format!(
+            "{}[expect]\nratio_429 = [0.5, 1.0]\nutilization = [0.5, 1.1]\n",
+            SMALL.replace("NAME", "misses")
+        ),
+    );
+    let cells = dir.join("cells.toml");
+    write(
+        &cells,
+        &format!(
+            "{}[expect]\nutilization = [0.5, 1.1]\n[[axes]]\nname = \"fleet\"\nlevels = [\n  {{ name = \"1x1\" }},\n  {{ name = \"2x2\", set = {{ \"clients.*.processes\" = 2, \"clients.*.threads\" = 2 }} }},\n]\n",
+            SMALL.replace("NAME", "cells")
+        ),
+    );
+    let bad = dir.join("bad.toml");
+    write(&bad, "name = \"bad\"\n[run]\nduration = \"5 parsecs\"\n");
+    let out = tmp.path().join("junit.xml");
+    let stdout = bin()
+        .args(["check", "--quiet", "--junit"])
+        .arg(&out)
+        .args([&pass, &miss, &cells, &bad])
+        .assert()
+        .code(2)
+        .get_output()
+        .stdout
+        .clone();
+    let text = fs::read_to_string(&out).unwrap();
+    let root = parse(&text).unwrap_or_else(|e| panic!("{e}:\n{text}"));
+    check_shape(&root);
+    // The terminal's verdicts are still printed.
+    assert!(String::from_utf8_lossy(&stdout).contains("MISSED"));
+
+    let suites: Vec<&str> = root
+        .children
+        .iter()
+        .map(|s| s.attr("name").unwrap())
+        .collect();
+    let shown = |p: &Path| p.display().to_string();
+    assert_eq!(
+        suites,
+        [shown(&pass), shown(&miss), shown(&cells), shown(&bad)]
+    );
+    assert!(suites[0].contains("a&b<c>\"d'"), "{suites:?}");
+    let case = |suite: usize| &root.children[suite].children;
+    // One case per scenario; the passing one empty.
+    assert_eq!(case(0).len(), 1);
+    assert_eq!(case(0)[0].attr("name"), Some("passes"));
+    assert!(case(0)[0].children.is_empty());
+    // The missed one names the metric, its value and its range, and not the one that passed.
+    let failure = &case(1)[0].children[0];
+    assert_eq!(failure.name, "failure");
+    let message = failure.attr("message").unwrap();
+    assert!(
+        message.starts_with("ratio_429 = 0.0000 outside [0.5, 1]"),
+        "{message}"
+    );
+    assert!(!message.contains("utilization"), "{message}");
+    assert!(message.contains("seed 42"), "{message}");
+    assert!(failure.text.contains("utilization = "), "{}", failure.text);
+    // One case per cell.
+    let names: Vec<&str> = case(2).iter().map(|c| c.attr("name").unwrap()).collect();
+    assert_eq!(names, ["1x1", "2x2"]);
+    // A file that cannot be read is an error, with why.
+    let error = &case(3)[0].children[0];
+    assert_eq!(error.name, "error");
+    assert!(
+        error.attr("message").unwrap().contains("5 parsecs"),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn the_xml_reader_refuses_what_is_not_well_formed() {
+    let head = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
+    for bad in [
+        "<a><b></a></b>",
+        "<a>x & y</a>",
+        "<a x=\"<\"/>",
+        "<a>",
+        "<a></a><b></b>",
+        "<a>&bogus;</a>",
+    ] {
+        assert!(parse(&format!("{head}{bad}")).is_err(), "{bad}");
+    }
+    let ok = parse(&format!("{head}<a x=\"1&amp;2&#10;\"><b/>t&lt;</a>")).unwrap();
+    assert_eq!(ok.attr("x"), Some("1&2\n"));
+    assert_eq!(ok.children[0].name, "b");
+    assert_eq!(ok.text, "t<");
+}
