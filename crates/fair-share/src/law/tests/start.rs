@@ -89,7 +89,7 @@ fn the_reserve_and_the_price_come_from_the_bucket() {
     assert!((window.slope() - 4.0 / k).abs() < 1e-9);
     assert!((window.reserve() - 1.0).abs() < 1e-9);
     // 1 per second, burst 20: no room for the swing (0.8 · 18 = 14.4 tokens), so 10 tokens,
-    // the same whatever bucket between 15 and 82 tokens a process has learned, and
+    // the same whatever bucket between 15 and 81 tokens a process has learned, and
     // the configured reserve.
     for limit in [20.0, 50.0, 80.0] {
         let t = shaped(1, limit, limit as u64, limit);
