@@ -179,6 +179,19 @@ const SHAPES: &[Shape] = &[
         ..PLAIN
     },
     Shape {
+        name: "token_bucket_two_tokens",
+        server: "kind = \"token-bucket\"\nrate = 2\nperiod = \"1s\"\nburst = 2",
+        dialect: Headers::Heroku,
+        threads: 1,
+        // One thread alone on a bucket of 2 tokens: a count read after a request is at most 1,
+        // the readable top the price spans to, and a window of the law whose every reading
+        // found the bucket there overflowed, its total read as the process's own sends.
+        params: &[("quota", 2.0), ("period", 1.0)],
+        others_burst: (2, 0.0),
+        minutes: 3,
+        ..PLAIN
+    },
+    Shape {
         name: "gcra_small_skewed_latency",
         server: "kind = \"gcra\"\nlimit = 5\nperiod = \"1s\"",
         dialect: Headers::Full,

@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.14.0"
+const Follows = "0.15.0"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -103,6 +103,7 @@ type lawWindow struct {
 	first, since   reading
 	count          float64
 	taken, refused float64
+	lowest         float64 // the lowest level read: at the top (B − 1) all along, it overflowed
 }
 
 type newestReading struct{ t, r, h float64 }
@@ -294,7 +295,7 @@ func (f *FairShare) r1() float64 {
 }
 
 func (f *FairShare) crowd() bool {
-	return !f.fixed() && 2*math.Sqrt(f.p.Crowd) <= math.Max(f.B-f.r1(), 0)*0.8
+	return !f.fixed() && 2*math.Sqrt(f.p.Crowd) <= math.Max(f.B-1-f.r1(), 0)*0.8
 }
 
 func (f *FairShare) r0() float64 {
@@ -315,7 +316,7 @@ func (f *FairShare) L() float64 {
 	default:
 		a = 10
 	}
-	return math.Max(math.Max(f.p.Span*f.B, math.Min(a, math.Max(f.B-f.r0(), 0)*0.8))/mlog(f.p.Crowd), math.SmallestNonzeroFloat64)
+	return math.Max(math.Max(f.p.Span*f.B, math.Min(a, math.Max(f.B-1-f.r0(), 0)*0.8))/mlog(f.p.Crowd), math.SmallestNonzeroFloat64)
 }
 
 func (f *FairShare) g(r float64) float64 {
@@ -495,7 +496,7 @@ func (f *FairShare) refill(now int64, r2, P float64) {
 }
 
 func (f *FairShare) newWin(t, r float64) {
-	f.win = &lawWindow{first: reading{t, r}, since: reading{t, r}, count: 1}
+	f.win = &lawWindow{first: reading{t, r}, since: reading{t, r}, count: 1, lowest: r}
 }
 
 func (f *FairShare) level(now int64, t, r float64) {
@@ -542,6 +543,7 @@ func (f *FairShare) level(now int64, t, r float64) {
 	}
 	w := f.win
 	w.count++
+	w.lowest = math.Min(w.lowest, r)
 	flow := f.R*(t-w.first.t) - (r - w.since.r) + w.taken
 	k := 1.0
 	if f.phase != phaseSteady {
@@ -592,7 +594,11 @@ func (f *FairShare) steer(now int64, t, r float64) {
 	if fixed {
 		base, ref = 0, w.refused
 	}
-	S := math.Max(base-(r-w.since.r-w.taken-ref)/dt, f.R*0.02)
+	S := base - (r-w.since.r-w.taken-ref)/dt
+	if !fixed && math.Min(w.lowest, r) >= f.B-1 {
+		S = f.nf * f.x // a bucket read at its top at every reading overflowed: own sends
+	}
+	S = math.Max(S, f.R*0.02)
 	rm := (w.since.r + r) / 2
 	tm := (w.since.t + t) / 2
 	r0 := f.r0()

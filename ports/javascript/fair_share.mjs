@@ -80,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.14.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.15.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -151,8 +151,9 @@ export class FairShare {
     this.rate = this.limit / this.period;
     this.policy = this.offset = this.window = this.newest = null;
     this.newestSlack = 0; // how far the newest reading's count may lie from its t
-    // the window's reading the level is read against, what was taken before it, own 429s
-    this.winSince = null;
+    // the window's reading the level is read against, what was taken before it, own 429s,
+    // the lowest level it read
+    this.winSince = this.winLowest = null;
     this.winTaken = this.winRefused = 0;
     this.lastDecrease = this.lastIncrease = this.slidingSince = null;
     this.clockAt = this.samples = this.decreases = this.updates = this.slidingVotes = 0;
@@ -238,7 +239,7 @@ export class FairShare {
   phase(now) { return this.clockPhase + secs(Math.max(now - this.clockAt, 0)) * this.x; }
 
   room() { return this.roomAbove(this.reserve()); }
-  roomAbove(reserve) { return fmax(this.limit - reserve, 0) * 0.8; }
+  roomAbove(reserve) { return fmax(this.limit - 1 - reserve, 0) * 0.8; } // up to B − 1
   swing() { return 2 * Math.sqrt(this.c.crowd); } // the level's swing from K senders
   // The room above the configured reserve holds the swing.
   holdsCrowd() { return this.resetSpan === null && this.swing() <= this.roomAbove(this.ownReserve()); }
@@ -275,7 +276,10 @@ export class FairShare {
     if (this.sliding) return this.applySlidingWindow(now, first, last, dt);
     const since = this.winSince;
     const refused = this.resetSpan !== null ? this.winRefused : 0; // a spent window hides them
-    const total = fmax(this.refill() - (last.r - since.r - this.winTaken - refused) / dt, this.rate * 0.02);
+    // a bucket read at its top (B − 1) at every reading overflowed: the total is own sends
+    const overflowed = this.resetSpan === null && fmin(this.winLowest, last.r) >= this.limit - 1;
+    const total = fmax(overflowed ? this.threads.length * this.x
+      : this.refill() - (last.r - since.r - this.winTaken - refused) / dt, this.rate * 0.02);
     const target = this.target((since.r + last.r) / 2, (since.t + last.t) / 2);
     // a first window that reads a flood cuts straight to the target
     const flood = this.updates === 0 && !this.fullStart && this.resetSpan === null && total > 4 * target;
@@ -391,7 +395,9 @@ export class FairShare {
   }
 
   forgetSliding() { this.sliding = false; this.slidingVotes = 0; this.slidingSince = null; }
-  openWindow(s) { this.window = s; this.samples = 1; this.winSince = s; this.winTaken = 0; this.winRefused = 0; }
+  openWindow(s) {
+    this.window = s; this.samples = 1; this.winSince = s; this.winTaken = 0; this.winRefused = 0; this.winLowest = s.r;
+  }
 
   // A window of the law carries on across a fixed window's turnover.
   carryWindow(newest, s) {
@@ -428,6 +434,7 @@ export class FairShare {
     const first = this.window;
     if (first === null) return this.openWindow(s);
     this.samples += 1;
+    this.winLowest = fmin(this.winLowest, r);
     const flow = this.rate * (t - first.t) - (r - this.winSince.r) + this.winTaken;
     if (t - first.t >= this.windowSecs() * (this.updates === 0 ? 0.7 : 1) && this.samples >= this.c.min_samples
       && flow >= this.minFlow()) {

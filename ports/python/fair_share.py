@@ -43,7 +43,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.14.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.15.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -445,8 +445,9 @@ class FairShare:
         self.at, self.ph = 0, 0.0  # the phase: periods of x elapsed, continuous across changes of x
         self.offset = self.window = self.newest = self.since = None
         self.newest_slack = 0.0  # how far the newest reading's count may lie from its t
-        # the window's reading the level is read against, what was taken before it, own 429s
-        self.win_since, self.win_taken, self.win_refused = None, 0.0, 0.0
+        # the window's reading the level is read against, what was taken before it, own 429s,
+        # the lowest level it read
+        self.win_since, self.win_taken, self.win_refused, self.win_lowest = None, 0.0, 0.0, None
         self.last_decrease = self.last_increase = None
         self.samples = self.decreases = self.updates = self.votes = 0
         self.full_start = self.sliding = self.stated_policy = False
@@ -498,7 +499,7 @@ class FairShare:
     def loop_secs(self): return max(self.window_secs(), self.c["min_flow"] / self.rate)
     def phase(self, now): return self.ph + secs(max(now - self.at, 0)) * self.x
     def room(self): return self.room_above(self.reserve())
-    def room_above(self, reserve): return max(self.limit - reserve, 0.0) * 0.8
+    def room_above(self, reserve): return max(self.limit - 1.0 - reserve, 0.0) * 0.8  # up to B − 1
     def swing(self): return 2.0 * math.sqrt(self.c["crowd"])  # the level's swing from K senders
     def holds_crowd(self):  # the room above the configured reserve holds the swing
         return self.reset_span is None and self.swing() <= self.room_above(self.own_reserve())
@@ -539,7 +540,11 @@ class FairShare:
             gain = self.c["gain"] if fall > average else self.c["gain"] * min(1.0 * dt / self.period, 1.0)
             return self.set_rate(now, math.exp(math.log(self.x) + gain * _step(_ln(target / total))))
         (ts, rs), refused = self.win_since, self.win_refused if self.reset_span is not None else 0.0
-        total = max(self.refill() - (r1 - rs - self.win_taken - refused) / dt, self.rate * 0.02)
+        # a bucket read at its top (B − 1) at every reading overflowed: the total is own sends
+        if self.reset_span is None and min(self.win_lowest, r1) >= self.limit - 1.0:
+            total = max(n * self.x, self.rate * 0.02)
+        else:
+            total = max(self.refill() - (r1 - rs - self.win_taken - refused) / dt, self.rate * 0.02)
         target = self.target((rs + r1) / 2.0, (ts + t1) / 2.0)
         # a first window that reads a flood cuts straight to the target
         flood = self.updates == 0 and not self.full_start and self.reset_span is None and total > 4.0 * target
@@ -644,6 +649,7 @@ class FairShare:
         if self.window is None:
             return self.open_window((t, r))
         self.samples += 1
+        self.win_lowest = min(self.win_lowest, r)
         (t0, r0), periods = self.window, 0.7 if self.updates == 0 else 1.0
         if (t - t0 >= self.window_secs() * periods and self.samples >= self.c["min_samples"]
                 and self.rate * (t - t0) - (r - self.win_since[1]) + self.win_taken >= self.min_flow()):
@@ -652,6 +658,7 @@ class FairShare:
             self.open_window((t, r))
     def open_window(self, s):
         self.window, self.samples, self.win_since, self.win_taken, self.win_refused = s, 1, s, 0.0, 0.0
+        self.win_lowest = s[1]
     def carry_window(self, newest, s):  # a window of the law carries on across a turnover
         if self.window is None:
             return self.open_window(s)

@@ -34,7 +34,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.14.0' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.15.0' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -101,8 +101,9 @@ class FairShare
     @rate = @limit / @period
     @clock_at = @samples = @decreases = @updates = @sliding_votes = 0
     @clock_phase = @newest_slack = 0.0 # how far the newest reading's count may lie from its t
-    # the window's reading the level is read against, what was taken before it, own 429s
-    @win_since = nil
+    # the window's reading the level is read against, what was taken before it, own 429s,
+    # the lowest level it read
+    @win_since = @win_lowest = nil
     @win_taken = @win_refused = 0.0
     @headers = @full_start = @sliding = @stated_policy = false
     @own = [] # when the server counted own successes over the last period
@@ -179,7 +180,7 @@ class FairShare
   def phase(now) = @clock_phase + secs([now - @clock_at, 0].max) * @x
 
   def room = room_above(reserve)
-  def room_above(reserve) = fmax(@limit - reserve, 0.0) * 0.8
+  def room_above(reserve) = fmax(@limit - 1.0 - reserve, 0.0) * 0.8 # up to B − 1
   def swing = 2.0 * Math.sqrt(@c[:crowd]) # the level's swing from K senders
   # The room above the configured reserve holds the swing.
   def holds_crowd? = @reset_span.nil? && swing <= room_above(own_reserve)
@@ -214,7 +215,12 @@ class FairShare
     return apply_sliding_window(now, first, last, dt) if @sliding
     since = @win_since
     refused = @reset_span ? @win_refused : 0.0 # requests a spent window's level cannot show
-    total = fmax(refill - (last.r - since.r - @win_taken - refused) / dt, @rate * 0.02)
+    # a bucket read at its top (B − 1) at every reading overflowed: the total is own sends
+    total = if @reset_span.nil? && fmin(@win_lowest, last.r) >= @limit - 1.0
+              fmax(@threads.size * @x, @rate * 0.02)
+            else
+              fmax(refill - (last.r - since.r - @win_taken - refused) / dt, @rate * 0.02)
+            end
     target = target((since.r + last.r) / 2.0, (since.t + last.t) / 2.0)
     # a first window that reads a flood cuts straight to the target
     flood = @updates.zero? && !@full_start && @reset_span.nil? && total > 4.0 * target
@@ -333,6 +339,7 @@ class FairShare
 
   def open_window(s)
     @window, @samples, @win_since, @win_taken, @win_refused = s, 1, s, 0.0, 0.0
+    @win_lowest = s.r
   end
 
   # A window of the law carries on across a fixed window's turnover.
@@ -369,6 +376,7 @@ class FairShare
     end
     return open_window(s) unless (first = @window)
     @samples += 1
+    @win_lowest = fmin(@win_lowest, r)
     flow = @rate * (t - first.t) - (r - @win_since.r) + @win_taken
     return unless t - first.t >= window_secs * (@updates.zero? ? 0.7 : 1.0) && @samples >= @c[:min_samples] &&
                   flow >= min_flow

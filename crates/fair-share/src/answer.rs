@@ -123,7 +123,7 @@ impl Answer {
     /// An HTTP answer read in whatever form it speaks. Header names are matched in any case;
     /// a value that is not a number is ignored. `wall` is the wall clock now, for an epoch
     /// reset and a `Retry-After` date (the answer's `Date` instead, when the two are more than
-    /// [`CLOCK_SKEW`] apart).
+    /// `CLOCK_SKEW`, 2 s, apart).
     pub fn read<'a>(
         code: u16,
         headers: impl IntoIterator<Item = (&'a str, &'a str)>,

@@ -23,7 +23,10 @@
 //! cells meet their targets with it, 81 with independent per-thread spacing).
 //!
 //! **The two signals.** `r` is the same number for every client of the key. Its change over
-//! time measures the *total* send rate of everyone: `S = R − Δr/Δt`. A process collects the
+//! time measures the *total* send rate of everyone: `S = R − Δr/Δt`, except in an overflowed
+//! window, where every reading found the bucket at the readable top `B − 1` (a count is read
+//! after a request): the refill beyond it was lost, the flat level shows nothing, and `S` is the
+//! process's own `n·x`. A process collects the
 //! `(time counted, r)` of its threads' answers into windows; a window closes once it has lasted
 //! `W = window_periods / (x·√n)` (a process of many threads sees its own effect sooner; its
 //! first window `0.7 W`, `FIRST_WINDOW`), holds `min_samples` answers and has seen `min_flow`
@@ -38,10 +41,10 @@
 //! P term  ln x += λ · max(ln min(g(r), R_t) − ln x, −ln 100)
 //!                                                g(r) = (R/K) · e^((r − r0)/L)
 //!         λ = min(pull_max, L / (P · N̂)) · w       s = n·x/S, the process's share
-//!         w = 1 − s/2 where the bucket holds the crowd (2√K ≤ 0.8·(B − r0'), no fixed window),
+//!         w = 1 − s/2 where the bucket holds the crowd (2√K ≤ 0.8·(B−1−r0'), no fixed window),
 //!             else s' · min(1, s'/0.1)  with s' = 1 − s
 //!         N̂ = max(S / max(x, g(r)), n)           P = pull_periods (a fixed window: 4)
-//! r0' = clamp(reserve · B, 1, B/4)               L = max(span · B, min(F, 0.8·(B − r0))) / ln K
+//! r0' = clamp(reserve · B, 1, B/4)               L = max(span · B, min(F, 0.8·(B−1−r0))) / ln K
 //! r0 = min(max(r0', √K/2), B/4) where the        F = 2√K tokens where the bucket holds the crowd,
 //!      bucket holds the crowd, else r0'              else 10 (a fixed window: 4)
 //! ```

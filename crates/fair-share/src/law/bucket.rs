@@ -106,7 +106,7 @@ impl Law {
 
     /// Most of the bucket above `reserve` tokens.
     pub(super) fn room_above(&self, reserve: f64) -> f64 {
-        (self.limit - reserve).max(0.0) * MAX_SPAN_OF_ROOM
+        (self.limit - 1.0 - reserve).max(0.0) * MAX_SPAN_OF_ROOM
     }
 
     /// `2√K` tokens: the swing of the level under `K` senders at random phases.
@@ -174,8 +174,16 @@ impl Law {
         let since = w.since;
         // On a fixed window the process's own refusals are sent requests the level cannot show.
         let refused = if self.mode.is_fixed() { w.refused } else { 0.0 };
-        let total = (self.refill() - (last.r - since.r - w.taken - refused) / dt)
-            .max(self.rate * MIN_TOTAL_OF_RATE);
+        let n = self.threads.len() as f64;
+        // A bucket read full at every reading overflowed: its slope says nothing of the total,
+        // which is at least what this process sent.
+        let overflowed = !self.mode.is_fixed() && w.lowest.min(last.r) >= self.limit - 1.0;
+        let total = if overflowed {
+            n * self.x
+        } else {
+            self.refill() - (last.r - since.r - w.taken - refused) / dt
+        }
+        .max(self.rate * MIN_TOTAL_OF_RATE);
         // The average total against the target at the average level since the last turnover.
         let target = self.target((since.r + last.r) / 2.0, (since.t + last.t) / 2.0);
         // A first window that reads a flood (every process of a crowd starting at once, each
@@ -191,7 +199,6 @@ impl Law {
         let gain = if flood { 1.0 } else { self.cfg.gain };
         let mut ln_x = self.x.ln() + gain * clamp_step((target / total).ln());
         let price = self.price(last.r - self.planned(last.t));
-        let n = self.threads.len() as f64;
         let crowd = (total / self.x.max(price)).max(n);
         // One window of delay: the pull's loop gain `λ·N/L` per window stays below
         // `1/pull_periods` however long the window lasts.

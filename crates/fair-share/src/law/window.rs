@@ -24,6 +24,9 @@ pub(super) struct LawWindow {
     /// The process's own refusals in the window: on a fixed window, requests the level cannot
     /// show (an allowance spent reads 0 however many more come).
     pub(super) refused: f64,
+    /// The lowest level read in the window: at the top (`B − 1`, a full bucket less the request
+    /// just counted) all along, the refill overflowed and the level's slope cannot show it.
+    pub(super) lowest: f64,
 }
 
 impl LawWindow {
@@ -34,6 +37,7 @@ impl LawWindow {
             since: s,
             taken: 0.0,
             refused: 0.0,
+            lowest: s.r,
         }
     }
 }
@@ -62,6 +66,7 @@ impl Law {
             return None;
         };
         w.samples += 1;
+        w.lowest = w.lowest.min(r);
         let w = *w;
         // Counted with the nominal refill even on a windowed server: a window then closes a
         // little sooner.

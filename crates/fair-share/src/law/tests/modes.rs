@@ -249,3 +249,52 @@ fn in_sliding_mode_a_level_falling_faster_than_the_periods_average_is_the_rate_n
         law.thread_rate()
     );
 }
+
+#[test]
+fn a_lone_thread_on_a_two_token_bucket_keeps_its_rate_near_the_refill() {
+    // 2 a second from a bucket of 2 tokens, one thread, the bucket empty at first: the first
+    // request is refused and halves the rate. A count read after a request is then at most 1,
+    // the readable top, where the price must reach the refill. At half the refill the bucket
+    // overflows between requests and every count reads that top: a level that never moves
+    // says nothing of the refill lost. Read as the refill less that flat slope, the window's
+    // total stayed the refill whatever the process sent, and its rate sank (to a sixth of the
+    // refill after five minutes); read as the process's own sends, the rate climbs back.
+    let params = Params {
+        quota: Some(2.0),
+        period: Some(Duration::from_secs(1)),
+        ..Params::default()
+    };
+    let mut law = Law::new(1, params);
+    let (rate, burst) = (2.0, 2.0);
+    let (mut level, mut filled) = (0.0, 0.0);
+    let (mut now, mut granted) = (at(0.0), Vec::new());
+    while now < at(300.0) {
+        now = send(&mut law, 0, now);
+        let s = now.as_secs_f64();
+        level = (level + rate * (s - filled)).min(burst);
+        filled = s;
+        let status = if level >= 1.0 {
+            level -= 1.0;
+            granted.push(s);
+            200
+        } else {
+            429
+        };
+        let remaining = (level.floor() as u64).to_string();
+        let answer = heard(
+            status,
+            &[
+                ("RateLimit-Limit", "2"),
+                ("RateLimit-Remaining", remaining.as_str()),
+            ],
+        );
+        now += at(0.02);
+        tell(&mut law, 0, now, &answer);
+    }
+    let x = law.thread_rate();
+    assert!(x > 0.9 * rate, "{x}");
+    // Over the last minute, at least 0.9 of the refill went through.
+    let late = granted.iter().filter(|&&s| s >= 240.0).count() as f64;
+    let share = late / (rate * 60.0);
+    assert!(share > 0.9, "{share} of the refill");
+}

@@ -72,12 +72,13 @@ fn the_reserve_and_the_price_come_from_the_bucket() {
     assert!((heroku.reserve() - 22.5).abs() < 1e-9);
     assert!((heroku.slope() - 135.0 / k).abs() < 1e-9);
     // 5 per second from 5 tokens: one token reserved (never less), and the price spans
-    // 4 tokens' worth at most 0.8 of the room above the reserve.
+    // at most 0.8 of the room above the reserve up to the readable top, 4 tokens (a count
+    // read after a request), so 3 tokens' worth.
     let tiny = shaped(1, 5.0, 1, 5.0);
     assert!((tiny.reserve() - 1.0).abs() < 1e-9);
-    assert!((tiny.slope() - 3.2 / k).abs() < 1e-9);
+    assert!((tiny.slope() - 2.4 / k).abs() < 1e-9);
     // 100 per minute: the crowd's swing, 2√K = 63 tokens, fits in 0.8 of the room above
-    // the reserve (79): the floor of the span on a bucket; 4 tokens on a fixed window.
+    // the reserve up to the readable top (78): the floor of the span on a bucket; 4 tokens on a fixed window.
     // There the reserve is a quarter of that swing, √K/2 = 15.8 tokens, not 0.5 % of 100
     //; on a fixed window the configured share, one token.
     let minute = shaped(1, 100.0, 60, 100.0);
@@ -87,8 +88,8 @@ fn the_reserve_and_the_price_come_from_the_bucket() {
     window.place_reset(59.0, 60.0);
     assert!((window.slope() - 4.0 / k).abs() < 1e-9);
     assert!((window.reserve() - 1.0).abs() < 1e-9);
-    // 1 per second, burst 20: no room for the swing (0.8 · 19 = 15.2 tokens), so 10 tokens,
-    // the same whatever bucket between 14 and 80 tokens a process has learned, and
+    // 1 per second, burst 20: no room for the swing (0.8 · 18 = 14.4 tokens), so 10 tokens,
+    // the same whatever bucket between 15 and 81 tokens a process has learned, and
     // the configured reserve.
     for limit in [20.0, 50.0, 80.0] {
         let t = shaped(1, limit, limit as u64, limit);
