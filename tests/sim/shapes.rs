@@ -91,24 +91,20 @@ fn shapes_names_a_bad_count_and_writes_nothing() {
 )]
 fn the_pass_bar_script_judges_every_item() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new("python3")
-        .arg("scripts/shapes.py")
-        .arg("--bin")
-        .arg(assert_cmd::cargo::cargo_bin("throttle-sim"))
-        .args([
-            "--count",
-            "2",
-            "--seed",
-            "1",
-            "--algorithms",
-            "aimd",
-            "--jobs",
-            "2",
-        ])
-        .arg("--work")
-        .arg(tmp.path())
-        .output()
-        .unwrap();
+    // The script on shapes 0 and 1 of seed 1 with `aimd` beside, its runs kept in `tmp`.
+    let script = |more: &[&str]| {
+        std::process::Command::new("python3")
+            .arg("scripts/shapes.py")
+            .arg("--bin")
+            .arg(assert_cmd::cargo::cargo_bin("throttle-sim"))
+            .args(["--count", "2", "--seed", "1", "--algorithms", "aimd"])
+            .args(more)
+            .arg("--work")
+            .arg(tmp.path())
+            .output()
+            .unwrap()
+    };
+    let out = script(&["--jobs", "2"]);
     assert!(out.status.success(), "{out:?}");
     let text = String::from_utf8(out.stdout).unwrap();
     let summary = text
@@ -134,23 +130,7 @@ fn the_pass_bar_script_judges_every_item() {
     }
     assert!(text.contains("Fixed list (fair-share"), "{text}");
     // The runs are kept: a second call with the same folder runs nothing and says the same.
-    let again = std::process::Command::new("python3")
-        .arg("scripts/shapes.py")
-        .arg("--bin")
-        .arg(assert_cmd::cargo::cargo_bin("throttle-sim"))
-        .args([
-            "--count",
-            "2",
-            "--seed",
-            "1",
-            "--algorithms",
-            "aimd",
-            "--so-far",
-        ])
-        .arg("--work")
-        .arg(tmp.path())
-        .output()
-        .unwrap();
+    let again = script(&["--so-far"]);
     assert!(again.status.success(), "{again:?}");
     let again = String::from_utf8(again.stdout).unwrap();
     assert!(again.contains("(those finished so far)"), "{again}");
