@@ -13,6 +13,18 @@ use common::{Running, exe, summary};
 
 /// `client --target url` with `args`, into `out`: the exit code and stderr.
 fn client(url: &str, out: &Path, args: &[&str], limit: Duration) -> (Option<i32>, String) {
+    let (mut child, reader) = spawn_client(url, out, args);
+    let code = child.wait(limit);
+    (code, reader.join().unwrap())
+}
+
+/// `client --target url --quiet --out out args…` started, and a thread reading its stderr
+/// until it ends (so a full pipe never blocks it).
+fn spawn_client(
+    url: &str,
+    out: &Path,
+    args: &[&str],
+) -> (Running, std::thread::JoinHandle<String>) {
     let mut child = Running(
         Command::new(exe())
             .args(["client", "--target", url, "--quiet", "--out"])
@@ -29,8 +41,7 @@ fn client(url: &str, out: &Path, args: &[&str], limit: Duration) -> (Option<i32>
         let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
         s
     });
-    let code = child.wait(limit);
-    (code, reader.join().unwrap())
+    (child, reader)
 }
 
 /// A fixed 50 ms sleep for `duration`: requests without waiting for an algorithm's first
@@ -101,23 +112,8 @@ fn ctrl_c_with_requests_in_flight_does_not_say_none_were_sent() {
     let server = HostileServer::always(Answer::status(200).stalled());
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("c");
-    let mut child = Running(
-        Command::new(exe())
-            .args(["client", "--target", &server.url(), "--quiet", "--out"])
-            .arg(&out)
-            .args(FIXED)
-            .args(["--duration", "10m", "--timeout", "1h"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let mut stderr = child.0.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
-        s
-    });
+    let args = [&FIXED[..], &["--duration", "10m", "--timeout", "1h"]].concat();
+    let (mut child, reader) = spawn_client(&server.url(), &out, &args);
     let deadline = Instant::now() + Duration::from_secs(20);
     while server.requests() == 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
