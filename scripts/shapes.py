@@ -349,6 +349,16 @@ def fixed_run(bin_, work, name, seed):
     return json.loads(summary.read_text()), rows
 
 
+def mean(xs):
+    return sum(xs) / len(xs)
+
+
+def seeds_line(u, r):
+    """A case's utilization and 429s: the means over the seeds, each seed's in brackets."""
+    return (f"utilization {mean(u):.3f} ({', '.join(f'{x:.3f}' for x in u)}), "
+            f"429s {100 * mean(r):.2f} % ({', '.join(f'{100 * x:.2f}' for x in r)})")
+
+
 def fixed_list(bin_, work, jobs):
     """The small-bucket and start-from-nothing items: their lines and summary lines."""
     cases = []
@@ -375,10 +385,8 @@ def fixed_list(bin_, work, jobs):
         runs = {(c[1], seed): pool.submit(fixed_run, bin_, work, c[1], seed)
                 for c in cases for seed in FIXED_SEEDS}
         runs = {k: f.result() for k, f in runs.items()}
-    mean = lambda xs: sum(xs) / len(xs)
     lines = ["", f"Fixed list ({LAW}, seeds {', '.join(map(str, FIXED_SEEDS))}, judged on the "
                  f"means; each seed's in brackets):"]
-    small_ok = start_ok = True
     small_n = start_n = small_met = start_met = 0
     lines.append(f"4. Small buckets, {SMALL_MINUTES} minutes, latency 20 ms: utilization ≥ "
                  f"{SMALL_UTILIZATION} with ≤ {100 * SMALL_429:.1f} % 429s")
@@ -390,10 +398,7 @@ def fixed_list(bin_, work, jobs):
             ok = mean(u) >= SMALL_UTILIZATION and mean(r) <= SMALL_429
             small_n += 1
             small_met += ok
-            small_ok &= ok
-            lines.append(f"   - {name}: utilization {mean(u):.3f} "
-                         f"({', '.join(f'{x:.3f}' for x in u)}), 429s {100 * mean(r):.2f} % "
-                         f"({', '.join(f'{100 * x:.2f}' for x in r)}): {verdict(ok)}")
+            lines.append(f"   - {name}: {seeds_line(u, r)}: {verdict(ok)}")
             continue
         if start_n == 0:
             lines.append(f"5. Started from nothing, latency 20 ms: utilization over the last "
@@ -411,13 +416,11 @@ def fixed_list(bin_, work, jobs):
         ok = mean(u) >= START_UTILIZATION and mean(r) <= START_429
         start_n += 1
         start_met += ok
-        start_ok &= ok
-        lines.append(f"   - {name}, at {span} s: utilization {mean(u):.3f} "
-                     f"({', '.join(f'{x:.3f}' for x in u)}), 429s {100 * mean(r):.2f} % "
-                     f"({', '.join(f'{100 * x:.2f}' for x in r)}): {verdict(ok)}")
-    summary = [f"4. small buckets (fixed list): {small_met}/{small_n} {verdict(small_ok)}",
+        lines.append(f"   - {name}, at {span} s: {seeds_line(u, r)}: {verdict(ok)}")
+    summary = [f"4. small buckets (fixed list): {small_met}/{small_n} "
+               f"{verdict(small_met == small_n)}",
                f"5. started from nothing (fixed list): {start_met}/{start_n} "
-               f"{verdict(start_ok)}"]
+               f"{verdict(start_met == start_n)}"]
     return lines, summary
 
 
