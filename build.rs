@@ -21,6 +21,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(no_go)");
     println!("cargo::rustc-check-cfg=cfg(no_gnu_parallel)");
     println!("cargo::rustc-check-cfg=cfg(no_chromium)");
+    println!("cargo::rustc-check-cfg=cfg(no_xmllint)");
     for cfg in REAL_LIMITER_CFGS {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
     }
@@ -66,6 +67,14 @@ fn main() {
         .is_ok_and(|o| o.status.success());
     if !chromium {
         println!("cargo::rustc-cfg=no_chromium");
+    }
+    // Debian's libxml2-utils, whose xmllint checks `check --junit` against its schema.
+    let xmllint = Command::new("xmllint")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !xmllint {
+        println!("cargo::rustc-cfg=no_xmllint");
     }
     real_limiters();
 }

@@ -405,7 +405,8 @@ pub struct CheckArgs {
     pub json: bool,
     /// Also write the verdicts as JUnit XML to FILE, for CI systems to show as tests: one
     /// test case per scenario (per cell of a file with [[axes]]), a missed range a failure
-    /// naming the metrics that missed with their values and ranges.
+    /// naming the metrics that missed with their values and ranges. Apache Ant's shape, valid
+    /// against its JUnit schema.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
     /// Accept scenarios without an [expect] table (run, reported, judging nothing); without

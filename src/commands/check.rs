@@ -15,7 +15,7 @@ pub fn check(args: &CheckArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
     let jobs = args.jobs.map_or_else(cores, |j| j as usize);
     let mut overrides = args.sets.set.clone();
     overrides.extend(args.cell.as_deref().map(cell_override));
-    let started = std::time::Instant::now();
+    let started = std::time::SystemTime::now();
     let results = crate::check::check_all(
         &args.scenarios,
         &overrides,
@@ -25,7 +25,7 @@ pub fn check(args: &CheckArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
         interrupt,
     );
     if let Some(path) = &args.junit {
-        let xml = crate::check::junit(&results, started.elapsed().as_secs_f64());
+        let xml = crate::check::junit(&results, started, &crate::check::hostname());
         std::fs::write(path, xml).map_err(Error::io(path))?;
     }
     if args.json {

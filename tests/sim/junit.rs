@@ -1,11 +1,15 @@
 //! `check --junit FILE`: the verdicts as JUnit XML that CI systems read, checked by a small
-//! XML reader of its own (well-formed, entities resolved) and against the shape of the common
-//! JUnit schema: `testsuites` > `testsuite` (name, tests, failures, errors, skipped) >
-//! `testcase` (name, classname) > at most one of `failure` / `error` / `skipped`, each with
-//! a message; the counts agree with the cases.
+//! XML reader of its own (well-formed, entities resolved) and for the Apache Ant shape:
+//! a bare `testsuites` > `testsuite` (name, package, id, timestamp, hostname, tests, failures,
+//! errors, skipped, time) > `properties`, `testcase` (name, classname, time) > at most one of
+//! `failure` / `error` / `skipped`, each with a message, then `system-out` and `system-err`;
+//! the counts agree with the cases. Where xmllint is at hand the report is also validated
+//! against the schema in `tests/data/junit/JUnit.xsd`.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command as Process;
+use std::time::SystemTime;
 
 use assert_cmd::Command;
 
@@ -150,18 +154,30 @@ fn parse(doc: &str) -> Result<Element, String> {
     root.ok_or_else(|| "no root element".to_string())
 }
 
-/// The JUnit shape CI systems read (Jenkins' and GitLab's schema), with the counts agreeing.
+/// The Ant JUnit shape CI systems read (Jenkins' and GitLab's too), with the counts agreeing.
 fn check_shape(root: &Element) {
     assert_eq!(root.name, "testsuites");
-    let (mut tests, mut failures, mut errors, mut skipped) = (0, 0, 0, 0);
-    for suite in &root.children {
+    assert!(
+        root.attrs.is_empty(),
+        "the Ant root has no attributes: {root:?}"
+    );
+    for (id, suite) in root.children.iter().enumerate() {
         assert_eq!(suite.name, "testsuite");
         assert!(suite.attr("name").is_some_and(|n| !n.is_empty()));
+        assert!(suite.attr("package").is_some_and(|n| !n.is_empty()));
+        assert_eq!(suite.count("id"), id);
+        assert!(suite.attr("hostname").is_some_and(|n| !n.is_empty()));
+        suite.attr("time").unwrap().parse::<f64>().unwrap();
+        let names: Vec<&str> = suite.children.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names.first(), Some(&"properties"), "{names:?}");
+        assert_eq!(names[names.len() - 2..], ["system-out", "system-err"]);
+        let cases = &suite.children[1..suite.children.len() - 2];
         let mut own = [0usize; 3];
-        for case in &suite.children {
+        for case in cases {
             assert_eq!(case.name, "testcase");
             assert!(case.attr("name").is_some_and(|n| !n.is_empty()));
             assert!(case.attr("classname").is_some());
+            case.attr("time").unwrap().parse::<f64>().unwrap();
             assert!(case.children.len() <= 1, "{case:?}");
             for outcome in &case.children {
                 let slot = match outcome.name.as_str() {
@@ -174,20 +190,20 @@ fn check_shape(root: &Element) {
                 assert!(outcome.attr("message").is_some_and(|m| !m.is_empty()));
             }
         }
-        assert_eq!(suite.count("tests"), suite.children.len());
+        assert_eq!(suite.count("tests"), cases.len());
         assert_eq!(suite.count("failures"), own[0]);
         assert_eq!(suite.count("errors"), own[1]);
         assert_eq!(suite.count("skipped"), own[2]);
-        tests += suite.children.len();
-        failures += own[0];
-        errors += own[1];
-        skipped += own[2];
     }
-    assert_eq!(root.count("tests"), tests);
-    assert_eq!(root.count("failures"), failures);
-    assert_eq!(root.count("errors"), errors);
-    assert_eq!(root.count("skipped"), skipped);
-    root.attr("time").unwrap().parse::<f64>().unwrap();
+}
+
+/// The `testcase` children of a suite.
+fn cases(suite: &Element) -> Vec<&Element> {
+    suite
+        .children
+        .iter()
+        .filter(|c| c.name == "testcase")
+        .collect()
 }
 
 const SMALL: &str = r#"name = "NAME"
@@ -266,7 +282,7 @@ fn junit_has_a_case_per_scenario_and_cell_and_names_what_missed() {
         [shown(&pass), shown(&miss), shown(&cells), shown(&bad)]
     );
     assert!(suites[0].contains("a&b<c>\"d'"), "{suites:?}");
-    let case = |suite: usize| &root.children[suite].children;
+    let case = |suite: usize| cases(&root.children[suite]);
     // One case per scenario; the passing one empty.
     assert_eq!(case(0).len(), 1);
     assert_eq!(case(0)[0].attr("name"), Some("passes"));
@@ -311,4 +327,141 @@ fn the_xml_reader_refuses_what_is_not_well_formed() {
     assert_eq!(ok.attr("x"), Some("1&2\n"));
     assert_eq!(ok.children[0].name, "b");
     assert_eq!(ok.text, "t<");
+}
+
+/// The schema the report is held to.
+fn schema() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/junit/JUnit.xsd")
+}
+
+/// xmllint's verdict on `file` against the schema: `Ok` when valid, else what it said.
+fn xmllint(file: &Path) -> Result<(), String> {
+    let out = Process::new("xmllint")
+        .arg("--noout")
+        .arg("--schema")
+        .arg(schema())
+        .arg(file)
+        .output()
+        .expect("xmllint runs");
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(said)
+    }
+}
+
+#[test]
+#[cfg_attr(
+    no_xmllint,
+    ignore = "needs xmllint on PATH (none was found when this test was built): apt-get install -y libxml2-utils, then cargo test --test sim junit"
+)]
+fn junit_with_a_pass_a_failure_a_skip_and_an_error_is_valid_against_the_ant_schema() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("a&b <c>");
+    fs::create_dir(&dir).unwrap();
+    let pass = dir.join("pass.toml");
+    let expect_utilization = "[expect]\nutilization = [0.5, 1.1]\n";
+    write(
+        &pass,
+        &format!("{}{expect_utilization}", SMALL.replace("NAME", "passes")),
+    );
+    let miss = dir.join("miss.toml");
+    write(
+        &miss,
+        &format!(
+            "{}[expect]\nratio_429 = [0.5, 1.0]\n",
+            SMALL.replace("NAME", "misses")
+        ),
+    );
+    let skip = dir.join("skip.toml");
+    write(&skip, &SMALL.replace("NAME", "judges_nothing"));
+    let bad = dir.join("bad.toml");
+    write(&bad, "name = \"bad\"\n[run]\nduration = \"5 parsecs\"\n");
+    let out = tmp.path().join("junit.xml");
+    let before = SystemTime::now();
+    bin()
+        .env("HOSTNAME", "ci-runner-7")
+        .args(["check", "--quiet", "--junit"])
+        .arg(&out)
+        .args([&pass, &miss, &skip, &bad])
+        .assert()
+        .code(2);
+    let after = SystemTime::now();
+    if let Err(said) = xmllint(&out) {
+        panic!("{said}\n{}", fs::read_to_string(&out).unwrap());
+    }
+
+    let text = fs::read_to_string(&out).unwrap();
+    let root = parse(&text).unwrap_or_else(|e| panic!("{e}:\n{text}"));
+    check_shape(&root);
+    let outcomes: Vec<Option<&str>> = root
+        .children
+        .iter()
+        .map(|s| cases(s)[0].children.first().map(|o| o.name.as_str()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [None, Some("failure"), Some("skipped"), Some("error")]
+    );
+    let suite = &root.children[0];
+    assert_eq!(suite.attr("hostname"), Some("ci-runner-7"));
+    assert_eq!(
+        suite.attr("package"),
+        Some(dir.display().to_string().as_str())
+    );
+    // The run's start, in UTC to the second.
+    let stamp = suite.attr("timestamp").unwrap();
+    let started = humantime::parse_rfc3339(&format!("{stamp}Z")).unwrap();
+    let second = std::time::Duration::from_secs(1);
+    assert!(
+        started + second > before && started <= after,
+        "{stamp} is not between {before:?} and {after:?}"
+    );
+    // A case that ran has its run's time; one that could not run has none.
+    let time = |suite: usize| -> f64 {
+        cases(&root.children[suite])[0]
+            .attr("time")
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(time(0) > 0.0, "{text}");
+    assert_eq!(time(3), 0.0);
+}
+
+#[test]
+#[cfg_attr(
+    no_xmllint,
+    ignore = "needs xmllint on PATH (none was found when this test was built): apt-get install -y libxml2-utils, then cargo test --test sim junit"
+)]
+fn the_schema_refuses_what_the_ant_shape_does_not_allow() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = |attrs: &str, inside: &str| {
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n<testsuite {attrs}>{inside}</testsuite>\n</testsuites>\n"
+        )
+    };
+    let attrs = r#"name="s" package="p" id="0" timestamp="2025-01-31T12:00:00" hostname="h" tests="1" failures="0" errors="0" time="0.5""#;
+    let case = r#"<testcase name="c" classname="s" time="0.1"/>"#;
+    let whole = format!("<properties/>{case}<system-out/><system-err/>");
+    let failure_without_type = case.replace("/>", r#"><failure message="m"/></testcase>"#);
+    let file = tmp.path().join("r.xml");
+    let verdict = |doc: &str| {
+        fs::write(&file, doc).unwrap();
+        xmllint(&file)
+    };
+    verdict(&suite(attrs, &whole)).unwrap();
+    for bad in [
+        suite(attrs, &whole).replace("<testsuites>", "<testsuites tests=\"1\">"),
+        suite(&attrs.replace("T12:00:00", "T12:00:00Z"), &whole),
+        suite(&attrs.replace(" hostname=\"h\"", ""), &whole),
+        suite(&attrs.replace(" id=\"0\"", ""), &whole),
+        suite(attrs, &whole.replace("<system-err/>", "")),
+        suite(attrs, &whole.replace("<properties/>", "")),
+        suite(attrs, &whole.replace(" time=\"0.1\"", "")),
+        suite(attrs, &whole.replace(case, &failure_without_type)),
+    ] {
+        assert!(verdict(&bad).is_err(), "accepted:\n{bad}");
+    }
 }
