@@ -257,6 +257,7 @@ fn junit_has_a_case_per_scenario_and_cell_and_names_what_missed() {
     write(&bad, "name = \"bad\"\n[run]\nduration = \"5 parsecs\"\n");
     let out = tmp.path().join("junit.xml");
     let stdout = bin()
+        .env_remove("HOSTNAME")
         .args(["check", "--quiet", "--junit"])
         .arg(&out)
         .args([&pass, &miss, &cells, &bad])
@@ -282,6 +283,13 @@ fn junit_has_a_case_per_scenario_and_cell_and_names_what_missed() {
         [shown(&pass), shown(&miss), shown(&cells), shown(&bad)]
     );
     assert!(suites[0].contains("a&b<c>\"d'"), "{suites:?}");
+    // Without HOSTNAME in the environment, the machine's name file, else what Ant asks for.
+    let host = fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string());
+    assert_eq!(root.children[0].attr("hostname"), Some(host.as_str()));
     let case = |suite: usize| cases(&root.children[suite]);
     // One case per scenario; the passing one empty.
     assert_eq!(case(0).len(), 1);
