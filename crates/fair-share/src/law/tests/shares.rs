@@ -44,9 +44,12 @@ fn share_one_bucket(
                     answered_late[p] += 1;
                 }
                 let answered = now + 20_000_000;
-                let mut a = answer(status, level as u64);
-                a.limit = Some(limit as u64);
-                a.latency = Duration::from_millis(20);
+                // The answer states the bucket, as `RateLimit-Limit` does.
+                let a = Answer {
+                    limit: Some(limit as u64),
+                    latency: Duration::from_millis(20),
+                    ..answer(status, level as u64)
+                };
                 procs[p].respond_ns(answered, i, &a, &mut rng);
                 due[k].0 = answered + procs[p].delay_ns(answered, i, &mut rng);
             }

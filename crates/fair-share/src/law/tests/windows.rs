@@ -192,32 +192,42 @@ fn alone_on_a_one_second_window_the_level_and_own_successes_tell_a_sliding_windo
 fn a_reset_of_a_whole_period_at_any_level_is_a_sliding_window() {
     // 30 per minute. A bucket at 5 of 30 is whole in 50 s; a sliding window says 60 s (its
     // newest request leaves a minute later) whatever the level.
-    let mut rng = test_rng();
-    let mut t = shaped(1, 30.0, 60);
-    for now in [10, 11, 12] {
-        t.respond_ns(now * S, 0, &stated(Status::Ok, 5, 50), &mut rng);
-    }
-    assert!(!t.mode.is_sliding());
-    for now in [10, 11] {
-        t.respond_ns(now * S, 0, &stated(Status::Ok, 5, 60), &mut rng);
-    }
+    let answers = [
+        (10, stated(Status::Ok, 5, 50)),
+        (11, stated(Status::Ok, 5, 50)),
+        (12, stated(Status::Ok, 5, 50)),
+        (10, stated(Status::Ok, 5, 60)),
+        (11, stated(Status::Ok, 5, 60)),
+        (13, stated(Status::Ok, 5, 60)),
+        (14, stated(Status::Limited, 0, 20)),
+        (15, stated(Status::Ok, 5, 40)),
+    ];
+    // The law after the first `heard` answers, asked by a refusal at 20 s whether it reads a
+    // sliding window.
+    let sliding_after = |heard: usize| {
+        let mut rng = test_rng();
+        let mut t = shaped(1, 30.0, 60);
+        for (now, a) in &answers[..heard] {
+            t.respond_ns(now * S, 0, a, &mut rng);
+        }
+        refusal_says_sliding(&mut t, 20 * S, 60.0)
+    };
+    assert!(!sliding_after(3));
     // Two readings, and a second apart: a fixed window that has just turned over says a
     // whole period too.
-    assert!(!t.mode.is_sliding());
-    t.respond_ns(13 * S, 0, &stated(Status::Ok, 5, 60), &mut rng);
-    assert!(t.mode.is_sliding());
+    assert!(!sliding_after(5));
+    assert!(sliding_after(6));
     // A refusal's reset counts from the last request let in: it does not undo it.
-    t.respond_ns(14 * S, 0, &stated(Status::Limited, 0, 20), &mut rng);
-    assert!(t.mode.is_sliding());
+    assert!(sliding_after(7));
     // A reset well short of a period (a window counting down) does.
-    t.respond_ns(15 * S, 0, &stated(Status::Ok, 5, 40), &mut rng);
-    assert!(!t.mode.is_sliding());
+    assert!(!sliding_after(8));
     // Without a quota, stated or given, the bucket's reset is unknown: no verdict.
+    let mut rng = test_rng();
     let mut blind = build(1);
     for now in [10, 12, 14, 16] {
         blind.respond_ns(now * S, 0, &stated(Status::Ok, 5, 3600), &mut rng);
     }
-    assert!(!blind.mode.is_sliding());
+    assert!(!refusal_says_sliding(&mut blind, 20 * S, 3600.0));
 }
 
 #[test]
@@ -227,10 +237,11 @@ fn every_turnover_seen_narrows_down_where_the_resets_fall() {
     let mut t = shaped(1, 100.0, 60);
     t.place_reset(59.0, 60.8);
     assert_eq!(t.reset_at(), Some(59.9));
+    // Cut to 119.5..120.8, the reset its middle (not 120.25, this span's alone).
     t.place_reset(119.5, 121.0);
-    assert_eq!(t.mode.reset_span(), Some((119.5, 120.8)));
+    assert!((t.reset_at().unwrap() - 120.15).abs() < 1e-9);
     t.place_reset(179.9, 180.3);
-    assert_eq!(t.mode.reset_span(), Some((179.9, 180.3)));
+    assert!((t.reset_at().unwrap() - 180.1).abs() < 1e-9);
     assert!((t.to_reset(200.0).unwrap() - 40.1).abs() < 1e-9);
     // A span that meets none of them: the period was not what the law believed.
     t.place_reset(200.0, 201.0);
@@ -254,7 +265,7 @@ fn a_stated_end_that_stays_put_while_the_count_falls_is_a_fixed_window() {
     assert_eq!(window.reset_at(), None);
     window.respond_ns(13 * S, 0, &said(75, 47), &mut rng);
     // Each stated end is rounded up to a whole second: the end is in the second below it.
-    assert_eq!(window.mode.reset_span(), Some((59.0, 60.0)));
+    assert_eq!(window.reset_at(), Some(59.5));
     assert_eq!(window.to_reset(13.0), Some(46.5));
     assert_eq!(window.refill(), 0.0);
 
@@ -290,7 +301,7 @@ fn a_buckets_reset_rounded_by_a_time_scaled_server_is_no_sliding_window() {
     for now in [100, 200, 300, 400] {
         t.respond_ns(now * S, 0, &gcra, &mut rng);
     }
-    assert!(!t.mode.is_sliding());
+    assert!(!refusal_says_sliding(&mut t, 500 * S, 3600.0));
     // A sliding window of the same quota, at 600 left, says a whole hour: 2,880 s beyond
     // the bucket's.
     let mut w = shaped(1, 4500.0, 3600);
@@ -301,7 +312,7 @@ fn a_buckets_reset_rounded_by_a_time_scaled_server_is_no_sliding_window() {
     for now in [500, 600, 700] {
         w.respond_ns(now * S, 0, &sliding, &mut rng);
     }
-    assert!(w.mode.is_sliding());
+    assert!(refusal_says_sliding(&mut w, 800 * S, 3600.0));
 }
 
 #[test]
@@ -329,6 +340,6 @@ fn a_time_scaled_servers_whole_seconds_are_read_at_their_own_resolution() {
         fine.respond_ns(now * S, 0, &gcra, &mut rng);
         scaled.respond_ns(now * S, 0, &gcra, &mut rng);
     }
-    assert!(fine.mode.is_sliding());
-    assert!(!scaled.mode.is_sliding());
+    assert!(refusal_says_sliding(&mut fine, 500 * S, 60.0));
+    assert!(!refusal_says_sliding(&mut scaled, 500 * S, 60.0));
 }
