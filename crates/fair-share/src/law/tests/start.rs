@@ -267,12 +267,22 @@ fn a_rate_change_reaches_a_thread_that_is_already_waiting() {
         acquire(&mut t, first.max(1), 0),
         Acquire::Wait(t.wait(first.max(1), 0))
     );
-    // Ten times the rate, set at 12.5 s: the phase runs ten times faster from there.
-    t.set_rate(12 * S, 1.0);
+    // At 12 s an answer states a quota a hundred times the default one, 450,000 an hour:
+    // the rate moves with it, to 1 per second, and the phase runs a hundred times faster.
+    let policy = Answer {
+        policy: Some(Policy {
+            limit: 450_000,
+            window: Duration::from_secs(3600),
+        }),
+        ..Answer::bare(Status::Ok)
+    };
+    t.respond_ns(12 * S, 0, &policy, &mut rng);
+    assert!(t.thread_rate() >= 1.0, "{}", t.thread_rate());
     let mut now = 12 * S;
     while let Acquire::Wait(w) = acquire(&mut t, now, 0) {
         now += w;
     }
-    // The first slot (at most one period at 0.01) is reached within a period at 1.0.
+    // The first slot (at most one period at 0.01) is reached within a period at 1.0 (at 0.01
+    // the thread would still be waiting for it).
     assert!(now <= 14 * S, "{now}");
 }
