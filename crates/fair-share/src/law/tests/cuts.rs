@@ -6,9 +6,11 @@ use super::*;
 fn a_first_window_that_reads_a_flood_cuts_straight_to_the_target() {
     // 200 one-thread processes start together, each sure it is alone: the level falls by
     // 250 tokens in 10 s, everyone together takes R + 25 = 26.25 per second.
-    let flood = |updates: u64| {
+    let flood = |past_start: bool| {
         let mut t = build(1);
-        set_windows_closed(&mut t, updates);
+        if past_start {
+            close_a_window(&mut t, 0);
+        }
         let x = t.thread_rate().ln();
         let first = Sample { t: 0.0, r: 400.0 };
         let last = Sample { t: 10.0, r: 150.0 };
@@ -22,11 +24,11 @@ fn a_first_window_that_reads_a_flood_cuts_straight_to_the_target() {
         (t.thread_rate().ln(), x, (u.target / u.total).ln(), pulled)
     };
     // The first window cuts by the whole ratio, the pull on top as always...
-    let (first, x, ratio, pulled) = flood(0);
+    let (first, x, ratio, pulled) = flood(false);
     assert!((first - pulled(x + ratio)).abs() < 1e-9);
     // ... a later one by the gain's share of it, as a flood under four times the target
     // does.
-    let (later, x, ratio, pulled) = flood(1);
+    let (later, x, ratio, pulled) = flood(true);
     assert!((later - pulled(x + 0.4 * ratio)).abs() < 1e-9);
     assert!(first < later - 0.5, "{first} against {later}");
     // A full start's flood is its own surplus being spent: no straight cut.
@@ -46,25 +48,25 @@ fn a_first_window_that_reads_a_flood_cuts_straight_to_the_target() {
 fn a_full_first_reading_spends_the_surplus_at_the_refill_rate_until_the_price_range() {
     let mut t = build(1);
     assert!(t.observe(0, 0.0, 4500.0).is_none());
-    assert!(t.mode.full);
+    // The surplus's share of the target is capped at the refill.
     assert!((t.target(4500.0, 0.0) - 2.0 * R).abs() < 1e-12);
-    // Down into the price's range ends it.
+    // Down into the price's range ends it: the whole surplus over τ_r = 300 s again.
     let top = t.reserve() + t.slope() * 1000f64.ln();
     t.observe(0, 20.0, top - 1.0);
-    assert!(!t.mode.full);
     assert!((t.target(4500.0, 20.0) - (R + 4477.5 / 300.0)).abs() < 1e-12);
+    // A first reading below `full_level` starts no full start.
     let mut u = build(1);
     u.observe(0, 0.0, 4000.0);
-    assert!(!u.mode.full);
+    assert!((u.target(4500.0, 0.0) - (R + 4477.5 / 300.0)).abs() < 1e-12);
 }
 
 #[test]
 fn a_429_cuts_once_per_round_and_retry_after_is_honoured_with_positive_jitter() {
     let mut t = build(2);
     let mut rng = test_rng();
-    t.x = 0.5;
     // A window has been read: no first cut.
-    set_windows_closed(&mut t, 1);
+    close_a_window(&mut t, 0);
+    let x = t.thread_rate();
     let refused = Answer {
         retry_after: ns(10 * S),
         ..answer(Status::Limited, 0)
@@ -78,7 +80,7 @@ fn a_429_cuts_once_per_round_and_retry_after_is_honoured_with_positive_jitter() 
     // Two threads on Heroku's bucket, which holds a crowd: half of a halving, 2^(−1/2)
     //, once for both refusals of the round.
     let cut = 0.5f64.sqrt();
-    assert!((t.thread_rate() - 0.5 * cut).abs() < 1e-12);
+    assert!((t.thread_rate() - x * cut).abs() < 1e-12);
     assert_eq!(t.backoffs(), 1);
     for th in 0..2 {
         let hold = t.threads[th].hold;
@@ -90,7 +92,7 @@ fn a_429_cuts_once_per_round_and_retry_after_is_honoured_with_positive_jitter() 
     }
     assert!(now >= 111 * S);
     t.respond_ns(now + 5 * S, 0, &refused, &mut rng);
-    assert!((t.thread_rate() - 0.5 * cut * cut).abs() < 1e-12);
+    assert!((t.thread_rate() - x * cut * cut).abs() < 1e-12);
 }
 
 #[test]
@@ -98,10 +100,7 @@ fn a_first_refusal_on_a_bucket_that_holds_a_crowd_cuts_to_a_crowds_share() {
     let mut rng = test_rng();
     let refused = |t: &mut Law, at: Nanos, rng: &mut SplitMix| {
         t.threads[0].last_send = Some(at);
-        let limited = Answer {
-            limit: Some(t.limit as u64),
-            ..answer(Status::Limited, 0)
-        };
+        let limited = answer(Status::Limited, 0);
         t.respond_ns(at, 0, &limited, rng);
         t.thread_rate()
     };
@@ -111,44 +110,49 @@ fn a_first_refusal_on_a_bucket_that_holds_a_crowd_cuts_to_a_crowds_share() {
     // halving: 2^(−1/4).
     let quarter = 0.5f64.powf(0.25);
     let mut t = build(4);
-    t.x = 0.3;
+    let x = t.thread_rate();
     let first = refused(&mut t, 10 * S, &mut rng);
-    assert!((first - 0.3 * 4.0 / swing).abs() < 1e-12, "{first}");
+    assert!((first - x * 4.0 / swing).abs() < 1e-12, "{first}");
     let second = refused(&mut t, 100_000 * S, &mut rng);
     assert!((second - first * quarter).abs() < 1e-12, "{second}");
     // A process of 100 threads is already slower per thread than such a crowd: it halves.
     let mut many = build(100);
-    many.x = 0.01;
-    assert_eq!(refused(&mut many, 10 * S, &mut rng), 0.005);
+    let x = many.thread_rate();
+    assert_eq!(refused(&mut many, 10 * S, &mut rng), x / 2.0);
     // After a window has read the level, a refusal cuts a process of four threads by a
     // quarter of a halving, 2^(−1/4): four refusals in four rounds halve it, as
     // one refusal each would halve four one-thread processes.
     let mut read = build(4);
-    read.x = 0.3;
-    set_windows_closed(&mut read, 1);
-    let once = refused(&mut read, 10 * S, &mut rng);
-    assert!((once - 0.3 * quarter).abs() < 1e-12, "{once}");
+    close_a_window(&mut read, 0);
+    let x = read.thread_rate();
+    let once = refused(&mut read, 100 * S, &mut rng);
+    assert!((once - x * quarter).abs() < 1e-12, "{once}");
     for round in 1..4 {
-        refused(&mut read, (10 + 100_000 * round) * S, &mut rng);
+        refused(&mut read, (100 + 100_000 * round) * S, &mut rng);
     }
-    assert!((read.thread_rate() - 0.15).abs() < 1e-12);
+    assert!((read.thread_rate() - x / 2.0).abs() < 1e-12);
     // A one-thread process halves.
     let mut single = build(1);
-    single.x = 1.0;
-    set_windows_closed(&mut single, 1);
-    assert_eq!(refused(&mut single, 10 * S, &mut rng), 0.5);
-    // Without a count there is no level, and no crowd to be one thread of: the refused
-    // thread is one of four, each cut to BLIND_CUT.
+    close_a_window(&mut single, 0);
+    let x = single.thread_rate();
+    assert_eq!(refused(&mut single, 100 * S, &mut rng), x / 2.0);
+    // Without a count there is no level, and no crowd to be one thread of, at the start or
+    // later: the refused thread is one of four, each cut to BLIND_CUT.
     let mut blind = build(4);
-    blind.x = 0.3;
-    set_windows_closed(&mut blind, 1);
+    let x = blind.thread_rate();
     blind.threads[0].last_send = Some(10 * S);
     blind.respond_ns(10 * S, 0, &Answer::bare(Status::Limited), &mut rng);
-    assert!((blind.thread_rate() - 0.3 * BLIND_CUT.powf(0.25)).abs() < 1e-12);
+    assert!((blind.thread_rate() - x * BLIND_CUT.powf(0.25)).abs() < 1e-12);
     // A bucket of 20 cannot hold a crowd's swing: its refusals are its own noise.
-    let mut small = shaped(4, 20.0, 20, 20.0);
-    small.x = 0.3;
-    assert_eq!(refused(&mut small, 10 * S, &mut rng), 0.15);
+    let mut small = shaped(4, 20.0, 20);
+    let x = small.thread_rate();
+    let limited = Answer {
+        limit: Some(20),
+        ..answer(Status::Limited, 0)
+    };
+    small.threads[0].last_send = Some(10 * S);
+    small.respond_ns(10 * S, 0, &limited, &mut rng);
+    assert_eq!(small.thread_rate(), x / 2.0);
 }
 
 #[test]

@@ -15,7 +15,6 @@ fn share_one_bucket(
     let mut rng = test_rng();
     let mut due: Vec<(Nanos, usize, usize)> = Vec::new();
     for (p, proc) in procs.iter_mut().enumerate() {
-        proc.limit = limit;
         for i in 0..proc.threads.len() {
             due.push((proc.delay_ns(0, i, &mut rng), p, i));
         }
@@ -45,9 +44,12 @@ fn share_one_bucket(
                     answered_late[p] += 1;
                 }
                 let answered = now + 20_000_000;
-                let mut a = answer(status, level as u64);
-                a.limit = Some(limit as u64);
-                a.latency = Duration::from_millis(20);
+                // The answer states the bucket, as `RateLimit-Limit` does.
+                let a = Answer {
+                    limit: Some(limit as u64),
+                    latency: Duration::from_millis(20),
+                    ..answer(status, level as u64)
+                };
                 procs[p].respond_ns(answered, i, &a, &mut rng);
                 due[k].0 = answered + procs[p].delay_ns(answered, i, &mut rng);
             }
@@ -90,7 +92,7 @@ fn processes_starting_far_apart_end_at_equal_shares() {
 /// four times faster: 2 processes × 4 threads on 5 tokens at 5 per second.
 #[test]
 fn a_five_token_bucket_at_five_per_second_is_shared_with_the_same_defaults() {
-    let mut procs: Vec<Law> = (0..2).map(|_| shaped(4, 5.0, 1, 5.0)).collect();
+    let mut procs: Vec<Law> = (0..2).map(|_| shaped(4, 5.0, 1)).collect();
     let (refused, shares) = share_one_bucket(&mut procs, 5.0, 5.0, 5.0, 1800 * S);
     let sent_about = 5.0 * 1800.0;
     assert!(f64::from(refused) < 0.005 * sent_about, "{refused} refused");

@@ -45,7 +45,7 @@ fn the_servers_policy_sets_the_refill_the_bucket_and_moves_the_rate_with_it() {
     assert_eq!((t.limit, t.period), (5.0, 1.0));
     assert!((t.thread_rate() - 5.0 / 4.0).abs() < 1e-12);
     // A configured quota wins over the header.
-    let mut pinned = shaped(4, 100.0, 60, 100.0);
+    let mut pinned = shaped(4, 100.0, 60);
     pinned.respond_ns(S, 0, &stated, &mut rng);
     assert!((pinned.rate - 100.0 / 60.0).abs() < 1e-12);
 }
@@ -74,17 +74,17 @@ fn the_reserve_and_the_price_come_from_the_bucket() {
     // 5 per second from 5 tokens: one token reserved (never less), and the price spans
     // at most 0.8 of the room above the reserve up to the readable top, 4 tokens (a count
     // read after a request), so 3 tokens' worth.
-    let tiny = shaped(1, 5.0, 1, 5.0);
+    let tiny = shaped(1, 5.0, 1);
     assert!((tiny.reserve() - 1.0).abs() < 1e-9);
     assert!((tiny.slope() - 2.4 / k).abs() < 1e-9);
     // 100 per minute: the crowd's swing, 2√K = 63 tokens, fits in 0.8 of the room above
     // the reserve up to the readable top (78): the floor of the span on a bucket; 4 tokens on a fixed window.
     // There the reserve is a quarter of that swing, √K/2 = 15.8 tokens, not 0.5 % of 100
     //; on a fixed window the configured share, one token.
-    let minute = shaped(1, 100.0, 60, 100.0);
+    let minute = shaped(1, 100.0, 60);
     assert!((minute.slope() - 2.0 * 1000f64.sqrt() / k).abs() < 1e-9);
     assert!((minute.reserve() - 1000f64.sqrt() / 2.0).abs() < 1e-9);
-    let mut window = shaped(1, 100.0, 60, 100.0);
+    let mut window = shaped(1, 100.0, 60);
     window.place_reset(59.0, 60.0);
     assert!((window.slope() - 4.0 / k).abs() < 1e-9);
     assert!((window.reserve() - 1.0).abs() < 1e-9);
@@ -92,7 +92,7 @@ fn the_reserve_and_the_price_come_from_the_bucket() {
     // the same whatever bucket between 15 and 81 tokens a process has learned, and
     // the configured reserve.
     for limit in [20.0, 50.0, 80.0] {
-        let t = shaped(1, limit, limit as u64, limit);
+        let t = shaped(1, limit, limit as u64);
         assert!((t.slope() - 10.0 / k).abs() < 1e-9);
         assert!((t.reserve() - 1.0).abs() < 1e-9);
     }
@@ -110,9 +110,9 @@ fn a_shape_scaled_in_tokens_and_rate_gives_the_same_law_in_its_own_units() {
     // A bucket k times deeper refilled k times faster: the reserve, the span and the drain
     // time in bucket fill times are the same (no absolute token or second enters where no
     // floor binds; `min_flow` is a count of tokens, so scaling down would meet it).
-    let base = shaped(5, 4500.0, 3600, 4500.0);
+    let base = shaped(5, 4500.0, 3600);
     for k in [2.0, 10.0, 100.0] {
-        let t = shaped(5, 4500.0 * k, 3600, 4500.0 * k);
+        let t = shaped(5, 4500.0 * k, 3600);
         assert!((t.reserve() / t.limit - base.reserve() / base.limit).abs() < 1e-12);
         assert!((t.slope() / t.limit - base.slope() / base.limit).abs() < 1e-12);
         let (r, rb) = (t.limit / 2.0, base.limit / 2.0);
@@ -130,14 +130,13 @@ fn the_target_drains_the_surplus_over_a_twelfth_of_the_fill_time_or_four_windows
     assert!((t.target(r0 + 300.0, 0.0) - (R + 1.0)).abs() < 1e-12);
     assert!((t.target(-1e6, 0.0) - R / 4.0).abs() < 1e-12);
     // A 5-per-second bucket of 5: B/R is a second; four windows of 30 tokens at R are 24 s.
-    let tiny = shaped(1, 5.0, 1, 5.0);
+    let tiny = shaped(1, 5.0, 1);
     assert!((tiny.target(3.0, 0.0) - (5.0 + 2.0 / 24.0)).abs() < 1e-12);
 }
 
 #[test]
 fn a_window_measures_the_total_from_the_slope_and_corrects_toward_the_target() {
-    let mut t = build(25);
-    t.x = R / 100.0;
+    let mut t = started_at(25, R / 100.0);
     let x = t.thread_rate();
     // The bucket sits at the reserve and drops 25 tokens in 10 s: everyone together takes
     // R + 2.5 = 3.75 per second, three times the target R.
@@ -171,11 +170,7 @@ fn the_pull_is_bounded_per_window_by_the_crowd_and_a_lone_process_pulls_only_wit
         };
         t.apply_window(0, LawWindow::new(first), last).pull
     }
-    let pull_at = |threads: usize, x: f64, total: f64| {
-        let mut t = build(threads);
-        t.x = x;
-        pulled(&mut t, total)
-    };
+    let pull_at = |threads: usize, x: f64, total: f64| pulled(&mut started_at(threads, x), total);
     // Heroku's 4,500 holds a crowd's swing: the weight is 1 − share/2.
     let l = build(1).slope();
     // A tenth of the total: λ = L/(1.5·N̂) (N̂ = 10), times 1 − 0.05.
@@ -188,8 +183,7 @@ fn the_pull_is_bounded_per_window_by_the_crowd_and_a_lone_process_pulls_only_wit
     let whole = pull_at(5, R / 5.0, R);
     assert!((whole - (l / 7.5).min(0.5) * 0.5).abs() < 1e-9, "{whole}");
     // On a fixed window: L/(4·N̂), and the lone process's weight, 1 − share.
-    let mut window = build(1);
-    window.x = R / 10.0;
+    let mut window = started_at(1, R / 10.0);
     window.place_reset(3599.0, 3600.0);
     let l_window = window.slope();
     let on_window = pulled(&mut window, R);
@@ -201,8 +195,8 @@ fn the_pull_is_bounded_per_window_by_the_crowd_and_a_lone_process_pulls_only_wit
     // near its top. There 0.97 of the total is a lone process seen through the total's
     // noise, its weight 0.03 · 0.03/0.1, and the whole total does not pull.
     let small = |x: f64| {
-        let mut t = shaped(1, 20.0, 20, 20.0);
-        t.x = x;
+        let mut t = Law::new(1, starting_at(x, quota_params(20.0, 20)));
+        assert!((t.thread_rate() / x - 1.0).abs() < 1e-9);
         (t.slope(), pulled(&mut t, 1.0))
     };
     let (l_small, lone) = small(0.97);
@@ -213,8 +207,7 @@ fn the_pull_is_bounded_per_window_by_the_crowd_and_a_lone_process_pulls_only_wit
 
 #[test]
 fn windows_close_after_a_period_over_root_n_enough_answers_and_enough_flow() {
-    let mut t = build(4);
-    t.x = 0.01;
+    let mut t = started_at(4, 0.01);
     // W = 1 / (0.01 · √4) = 50 s; the first window 0.7 of it.
     let mut r = 4000.0;
     let mut at = |t: &mut Law, s: f64| {
@@ -225,13 +218,13 @@ fn windows_close_after_a_period_over_root_n_enough_answers_and_enough_flow() {
     assert!(at(&mut t, 20.0).is_none());
     assert!(at(&mut t, 34.0).is_none());
     assert!(at(&mut t, 35.0).is_some());
-    t.x = 0.01;
-    assert!(at(&mut t, 45.0).is_none());
-    assert!(at(&mut t, 84.0).is_none());
-    assert!(at(&mut t, 85.0).is_some());
-    // Long enough, but 3 answers and 30 tokens are still needed.
+    // The next one a whole W at the rate that window set, from where it closed.
+    let w = 1.0 / (t.thread_rate() * 2.0);
+    assert!(at(&mut t, 35.0 + w / 2.0).is_none());
+    assert!(at(&mut t, 35.0 + w * 0.999).is_none());
+    assert!(at(&mut t, 35.0 + w * 1.001).is_some());
+    // Long enough (W = 0.8 s), but 3 answers and 30 tokens are still needed.
     let mut u = build(1);
-    u.x = 1.0;
     assert!(u.observe(0, 0.0, 100.0).is_none());
     assert!(u.observe(0, 5.0, 100.0).is_none());
     // 10 s at R = 1.25 refilled 12.5 and 4 were taken: 16.5 < 30.
@@ -241,14 +234,11 @@ fn windows_close_after_a_period_over_root_n_enough_answers_and_enough_flow() {
 
 #[test]
 fn a_process_sends_its_threads_in_line_evenly_spaced() {
-    let mut t = Law::new(
-        4,
-        Params {
-            jitter: 0.0,
-            ..Params::default()
-        },
-    );
-    t.x = 0.1;
+    let no_jitter = Params {
+        jitter: 0.0,
+        ..Params::default()
+    };
+    let mut t = Law::new(4, starting_at(0.1, no_jitter));
     let out = sends(&mut t, 200 * S);
     // 4 threads at 0.1 per second each: one send every 2.5 s, the threads in turn.
     let gaps: Vec<f64> = out.windows(2).map(|w| secs(w[1].0 - w[0].0)).collect();
@@ -259,8 +249,7 @@ fn a_process_sends_its_threads_in_line_evenly_spaced() {
     let order: Vec<usize> = out.iter().map(|s| s.1).take(8).collect();
     assert_eq!(order, [0, 1, 2, 3, 0, 1, 2, 3]);
     // With jitter each send moves by at most jitter / n of a period: the line holds.
-    let mut j = build(4);
-    j.x = 0.1;
+    let mut j = started_at(4, 0.1);
     let out = sends(&mut j, 400 * S);
     for w in out.windows(2) {
         let gap = secs(w[1].0 - w[0].0);
@@ -270,21 +259,30 @@ fn a_process_sends_its_threads_in_line_evenly_spaced() {
 
 #[test]
 fn a_rate_change_reaches_a_thread_that_is_already_waiting() {
-    let mut t = build(1);
+    let mut t = started_at(1, 0.01);
     let mut rng = test_rng();
-    t.x = 0.01;
     let first = t.delay_ns(0, 0, &mut rng);
     assert!(first <= from_secs(100.0 / 8.0));
     assert_eq!(
         acquire(&mut t, first.max(1), 0),
         Acquire::Wait(t.wait(first.max(1), 0))
     );
-    // Ten times the rate, set at 12.5 s: the phase runs ten times faster from there.
-    t.set_rate(12 * S, 1.0);
+    // At 12 s an answer states a quota a hundred times the default one, 450,000 an hour:
+    // the rate moves with it, to 1 per second, and the phase runs a hundred times faster.
+    let policy = Answer {
+        policy: Some(Policy {
+            limit: 450_000,
+            window: Duration::from_secs(3600),
+        }),
+        ..Answer::bare(Status::Ok)
+    };
+    t.respond_ns(12 * S, 0, &policy, &mut rng);
+    assert!(t.thread_rate() >= 1.0, "{}", t.thread_rate());
     let mut now = 12 * S;
     while let Acquire::Wait(w) = acquire(&mut t, now, 0) {
         now += w;
     }
-    // The first slot (at most one period at 0.01) is reached within a period at 1.0.
+    // The first slot (at most one period at 0.01) is reached within a period at 1.0 (at 0.01
+    // the thread would still be waiting for it).
     assert!(now <= 14 * S, "{now}");
 }

@@ -23,7 +23,7 @@ fn after_a_reset_the_allowance_is_spread_to_the_next_reset_until_the_level_refil
     // lost nothing by 3601 s (4500 left of 4500), and 72 were taken since: 72 in 22 s.
     assert!((u.total - 72.0 / 22.0).abs() < 1e-9, "{}", u.total);
     // A small window resets by two tokens or more.
-    let mut small = shaped(1, 10.0, 1, 10.0);
+    let mut small = shaped(1, 10.0, 1);
     small.observe(0, 0.9, 1.0);
     small.observe(0, 1.05, 8.0);
     assert!(small.reset_at().is_some());
@@ -95,7 +95,7 @@ fn without_a_policy_the_refill_is_learned_from_the_stated_resets_of_a_bucket_or_
     stated.respond_ns(S, 0, &policy, &mut rng);
     stated.respond_ns(5 * S / 2, 0, &github(5, 0, S / 2), &mut rng);
     assert_eq!(stated.rate, 5.0);
-    let mut given = shaped(1, 50.0, 600, 5.0);
+    let mut given = shaped(1, 50.0, 600);
     given.respond_ns(S, 0, &github(5, 0, S), &mut rng);
     given.respond_ns(5 * S / 2, 0, &github(5, 0, S / 2), &mut rng);
     assert_eq!(given.rate, 50.0 / 600.0);
@@ -149,7 +149,7 @@ fn a_count_above_the_bucket_the_quota_implies_raises_the_bucket_unless_a_limit_i
     // A token bucket of 1 per second bursting to 20, told as `quota = 1`, `period = 1s`
     // (Heroku's dialect: the count alone). 19 left after a request: the bucket is 20.
     let mut rng = test_rng();
-    let mut told = shaped(1, 1.0, 1, 1.0);
+    let mut told = shaped(1, 1.0, 1);
     let heroku = |remaining| Answer {
         limit: None,
         ..answer(Status::Ok, remaining)
@@ -161,7 +161,7 @@ fn a_count_above_the_bucket_the_quota_implies_raises_the_bucket_unless_a_limit_i
     assert_eq!(told.limit, 20.0);
     told.respond_ns(3 * S, 0, &answer(Status::Ok, 30), &mut rng);
     assert_eq!(told.limit, 4500.0);
-    let mut stated = shaped(1, 1.0, 1, 1.0);
+    let mut stated = shaped(1, 1.0, 1);
     let contradicting = Answer {
         limit: Some(10),
         ..answer(Status::Ok, 19)
@@ -186,17 +186,17 @@ fn a_jump_the_readings_latencies_allow_is_no_fixed_windows_turnover() {
         let mut rng = test_rng();
         t.respond_ns(sent + latency, thread, &a, &mut rng);
     };
-    let mut slow = shaped(2, 5.0, 1, 10.0);
+    let mut slow = shaped(2, 5.0, 1);
     read(&mut slow, 0, 10 * S, S, 0);
     read(&mut slow, 1, 10_900 * MS, 20 * MS, 5);
     // 0.41 s apart, but as much as 0.92 s of refill between the counts: no turnover.
-    assert_eq!(slow.mode.reset_span(), None);
+    assert!(!targets_a_reset(&slow, 5.0, 1.0));
     // The same levels read 0.41 s apart with 20 ms of latency each: 5 tokens where 2.15
     // can have come back, more than the 2 tokens of slack, is a window's reset.
-    let mut fast = shaped(2, 5.0, 1, 10.0);
+    let mut fast = shaped(2, 5.0, 1);
     read(&mut fast, 0, 10_490 * MS, 20 * MS, 0);
     read(&mut fast, 1, 10_900 * MS, 20 * MS, 5);
-    assert!(fast.mode.reset_span().is_some());
+    assert!(targets_a_reset(&fast, 5.0, 1.0));
 }
 
 #[test]
@@ -252,7 +252,7 @@ fn without_a_policy_a_fixed_windows_period_is_read_from_its_stated_reset() {
     stated.respond_ns(S, 0, &policy, &mut rng);
     windows(&mut stated, &mut rng, 5, 130);
     assert_eq!(stated.period, 3600.0);
-    let mut given = shaped(1, 50.0, 600, 100.0);
+    let mut given = shaped(1, 50.0, 600);
     windows(&mut given, &mut rng, 5, 130);
     assert_eq!(given.period, 600.0);
 }

@@ -52,27 +52,31 @@ fn a_window_of_the_law_carries_across_a_fixed_windows_turnovers() {
 
 #[test]
 fn on_a_fixed_window_a_window_of_the_law_longer_than_what_is_left_spends_what_follows() {
-    // 10 per second in fixed windows, five threads at 0.2 per second: a window of the law
-    // lasts 1/(0.2·√5) ≈ 2.24 s, past the reset and the next two.
-    let mut t = turned_over_at_one_second(5);
-    t.x = 0.2;
+    // 10 per second in fixed windows, five threads started at 0.2 per second: a window of
+    // the law lasts 1/(0.2·√5) ≈ 2.24 s, past the reset and the next two.
+    let at =
+        |x: f64| turned_over_at_one_second_from(Law::new(5, starting_at(x, quota_params(10.0, 1))));
+    let t = at(0.2);
     let (w, r0) = (t.window_secs(), t.reserve());
+    assert!((w - 1.0 / (0.2 * 5f64.sqrt())).abs() < 1e-9, "{w}");
     // At 1.75 s, 4 left: the allowance now, less the share of the reserve left at a
     // quarter of the window, and the whole allowances of the windows to come up to the
     // horizon (a reserve kept in them is lost at their resets), over it.
     let kept = 0.75 * r0 * 0.25;
     let expected = (4.0 + 1.0 - kept + 10.0 * (w - 0.25)) / w;
     assert!((t.target(4.0, 1.75) - expected).abs() < 1e-9);
-    // With a horizon of many windows the target nears the whole allowance per window; a
-    // window of the law that ends before the reset spreads what is left over it.
-    t.x = 0.001;
+    // With a horizon of many windows (started at 0.001) the target nears the whole
+    // allowance per window; a window of the law that ends before the reset (at the start
+    // rate, 10/5 = 2 per thread, 0.22 s) spreads what is left over it.
+    let slow = at(0.001);
     assert!(
-        (t.target(4.0, 1.75) - 10.0).abs() < 0.01,
+        (slow.target(4.0, 1.75) - 10.0).abs() < 0.01,
         "{}",
-        t.target(4.0, 1.75)
+        slow.target(4.0, 1.75)
     );
-    t.x = 20.0;
-    assert!((t.target(4.0, 1.75) - (5.0 - kept) / 0.25).abs() < 1e-9);
+    let fast = turned_over_at_one_second(5);
+    assert!(fast.window_secs() < 0.25, "{}", fast.window_secs());
+    assert!((fast.target(4.0, 1.75) - (5.0 - kept) / 0.25).abs() < 1e-9);
 }
 
 #[test]
@@ -102,7 +106,7 @@ fn on_a_fixed_window_the_process_counts_its_own_refusals_in_the_total() {
     );
     // A bucket's level shows what it was asked for: a refusal adds nothing there (the
     // refill, 10 per second, and 3 fewer in 0.5 s).
-    let mut bucket = shaped(1, 10.0, 1, 10.0);
+    let mut bucket = shaped(1, 10.0, 1);
     let w = LawWindow {
         refused: 1.0,
         ..LawWindow::new(Sample { t: 0.5, r: 5.0 })
@@ -115,7 +119,7 @@ fn on_a_fixed_window_the_process_counts_its_own_refusals_in_the_total() {
 fn a_spent_fixed_window_holds_a_process_of_many_slow_threads_without_a_cut() {
     // 100 per minute in fixed windows, one process of 200 threads: each thread sends once
     // in two windows, but the process 100 times per window, in line.
-    let mut t = shaped(200, 100.0, 60, 100.0);
+    let mut t = shaped(200, 100.0, 60);
     let mut rng = test_rng();
     t.observe(0, 59.0, 0.0);
     t.observe(0, 61.0, 99.0);
@@ -140,9 +144,9 @@ fn alone_on_a_one_second_window_the_level_and_own_successes_tell_a_sliding_windo
     let sends_since = |k: u64, from_ms: u64| (1..=k).filter(|j| 103 * j > from_ms).count();
     let sliding_level = |k: u64| 20 - sends_since(k, (103 * k).saturating_sub(1000)) as u64;
     let fixed_level = |k: u64| 20 - sends_since(k, (103 * k / 1000 * 1000).max(1) - 1) as u64;
-    let readings_from = |first: u64, level: &dyn Fn(u64) -> u64, law: &mut Law| {
+    let readings = |ks: std::ops::Range<u64>, level: &dyn Fn(u64) -> u64, law: &mut Law| {
         let mut rng = test_rng();
-        for k in first..first + 80 {
+        for k in ks {
             let a = Answer {
                 limit: Some(20),
                 reset: ns(S),
@@ -151,71 +155,93 @@ fn alone_on_a_one_second_window_the_level_and_own_successes_tell_a_sliding_windo
             law.respond_ns(k * 103 * S / 1000, 0, &a, &mut rng);
         }
     };
-    let readings = |level: &dyn Fn(u64) -> u64, law: &mut Law| readings_from(1, level, law);
-    let mut sliding = shaped(1, 20.0, 1, 20.0);
-    // A burst's echo read as a fixed window's turnover before: forgotten.
-    sliding.mode.shape = Shape::FixedWindow { resets: (0.0, 0.0) };
-    readings(&sliding_level, &mut sliding);
-    assert!(sliding.mode.is_sliding());
-    assert_eq!(sliding.mode.reset_span(), None);
-    let mut bucket = shaped(1, 20.0, 1, 20.0);
-    readings(&|_| 19, &mut bucket);
-    assert!(!bucket.mode.is_sliding());
-    let mut fixed = shaped(1, 20.0, 1, 20.0);
-    readings(&fixed_level, &mut fixed);
-    assert!(!fixed.mode.is_sliding());
+    // After 80 readings, a law is asked by a refusal at 9 s whether it reads a sliding window.
+    let read_as_sliding = |level: &dyn Fn(u64) -> u64| {
+        let mut law = shaped(1, 20.0, 1);
+        readings(1..81, level, &mut law);
+        refusal_says_sliding(&mut law, 9 * S, 1.0)
+    };
+    // A burst's echo read as a fixed window's turnover: a refusal at 50 ms reads the level
+    // at 0, the first success 53 ms later at 19, and the law's target counts down to a reset.
+    let turned_over = |upto: u64| {
+        let mut law = shaped(1, 20.0, 1);
+        let empty = Answer {
+            limit: Some(20),
+            ..answer(Status::Limited, 0)
+        };
+        law.respond_ns(50 * S / 1000, 0, &empty, &mut test_rng());
+        readings(1..upto + 1, &sliding_level, &mut law);
+        law
+    };
+    assert!(targets_a_reset(&turned_over(1), 10.0, 1.0));
+    // The level's echo of the own successes forgets it, and makes a sliding window.
+    let mut sliding = turned_over(80);
+    assert!(!targets_a_reset(&sliding, 10.0, 1.0));
+    assert!(refusal_says_sliding(&mut sliding, 9 * S, 1.0));
+    assert!(!read_as_sliding(&|_| 19));
+    assert!(!read_as_sliding(&fixed_level));
     // A bucket that a process alone keeps empty reads `r + own = B` too: no verdict.
-    let mut empty = shaped(1, 20.0, 1, 20.0);
-    readings(&|_| 0, &mut empty);
-    assert!(!empty.mode.is_sliding());
+    assert!(!read_as_sliding(&|_| 0));
     // Half the readings above `B` switch back.
-    readings_from(81, &|_| 19, &mut sliding);
-    assert!(!sliding.mode.is_sliding());
+    let mut back = turned_over(80);
+    readings(81..161, &|_| 19, &mut back);
+    assert!(!refusal_says_sliding(&mut back, 17 * S, 1.0));
 }
 
 #[test]
 fn a_reset_of_a_whole_period_at_any_level_is_a_sliding_window() {
     // 30 per minute. A bucket at 5 of 30 is whole in 50 s; a sliding window says 60 s (its
     // newest request leaves a minute later) whatever the level.
-    let mut rng = test_rng();
-    let mut t = shaped(1, 30.0, 60, 30.0);
-    for now in [10, 11, 12] {
-        t.respond_ns(now * S, 0, &stated(Status::Ok, 5, 50), &mut rng);
-    }
-    assert!(!t.mode.is_sliding());
-    for now in [10, 11] {
-        t.respond_ns(now * S, 0, &stated(Status::Ok, 5, 60), &mut rng);
-    }
+    let answers = [
+        (10, stated(Status::Ok, 5, 50)),
+        (11, stated(Status::Ok, 5, 50)),
+        (12, stated(Status::Ok, 5, 50)),
+        (10, stated(Status::Ok, 5, 60)),
+        (11, stated(Status::Ok, 5, 60)),
+        (13, stated(Status::Ok, 5, 60)),
+        (14, stated(Status::Limited, 0, 20)),
+        (15, stated(Status::Ok, 5, 40)),
+    ];
+    // The law after the first `heard` answers, asked by a refusal at 20 s whether it reads a
+    // sliding window.
+    let sliding_after = |heard: usize| {
+        let mut rng = test_rng();
+        let mut t = shaped(1, 30.0, 60);
+        for (now, a) in &answers[..heard] {
+            t.respond_ns(now * S, 0, a, &mut rng);
+        }
+        refusal_says_sliding(&mut t, 20 * S, 60.0)
+    };
+    assert!(!sliding_after(3));
     // Two readings, and a second apart: a fixed window that has just turned over says a
     // whole period too.
-    assert!(!t.mode.is_sliding());
-    t.respond_ns(13 * S, 0, &stated(Status::Ok, 5, 60), &mut rng);
-    assert!(t.mode.is_sliding());
+    assert!(!sliding_after(5));
+    assert!(sliding_after(6));
     // A refusal's reset counts from the last request let in: it does not undo it.
-    t.respond_ns(14 * S, 0, &stated(Status::Limited, 0, 20), &mut rng);
-    assert!(t.mode.is_sliding());
+    assert!(sliding_after(7));
     // A reset well short of a period (a window counting down) does.
-    t.respond_ns(15 * S, 0, &stated(Status::Ok, 5, 40), &mut rng);
-    assert!(!t.mode.is_sliding());
+    assert!(!sliding_after(8));
     // Without a quota, stated or given, the bucket's reset is unknown: no verdict.
+    let mut rng = test_rng();
     let mut blind = build(1);
     for now in [10, 12, 14, 16] {
         blind.respond_ns(now * S, 0, &stated(Status::Ok, 5, 3600), &mut rng);
     }
-    assert!(!blind.mode.is_sliding());
+    assert!(!refusal_says_sliding(&mut blind, 20 * S, 3600.0));
 }
 
 #[test]
 fn every_turnover_seen_narrows_down_where_the_resets_fall() {
     // A window of a minute. Each turnover is seen between two readings; the resets are a
     // period apart, so the spans meet (shifted by whole periods) and shrink.
-    let mut t = shaped(1, 100.0, 60, 100.0);
+    let mut t = shaped(1, 100.0, 60);
     t.place_reset(59.0, 60.8);
     assert_eq!(t.reset_at(), Some(59.9));
+    // Cut to 119.5..120.8, the reset its middle (not 120.25, this span's alone).
     t.place_reset(119.5, 121.0);
-    assert_eq!(t.mode.reset_span(), Some((119.5, 120.8)));
+    assert!((t.reset_at().unwrap() - 120.15).abs() < 1e-9);
     t.place_reset(179.9, 180.3);
-    assert_eq!(t.mode.reset_span(), Some((179.9, 180.3)));
+    assert!((t.reset_at().unwrap() - 180.1).abs() < 1e-9);
     assert!((t.to_reset(200.0).unwrap() - 40.1).abs() < 1e-9);
     // A span that meets none of them: the period was not what the law believed.
     t.place_reset(200.0, 201.0);
@@ -232,24 +258,24 @@ fn a_stated_end_that_stays_put_while_the_count_falls_is_a_fixed_window() {
         reset: ns(reset_s * S),
         ..answer(Status::Ok, remaining)
     };
-    let mut window = shaped(1, 100.0, 60, 100.0);
+    let mut window = shaped(1, 100.0, 60);
     window.respond_ns(10 * S, 0, &said(80, 50), &mut rng);
     window.respond_ns(11 * S, 0, &said(78, 49), &mut rng);
     // The same end twice, but within two of the header's seconds: not yet.
     assert_eq!(window.reset_at(), None);
     window.respond_ns(13 * S, 0, &said(75, 47), &mut rng);
     // Each stated end is rounded up to a whole second: the end is in the second below it.
-    assert_eq!(window.mode.reset_span(), Some((59.0, 60.0)));
+    assert_eq!(window.reset_at(), Some(59.5));
     assert_eq!(window.to_reset(13.0), Some(46.5));
     assert_eq!(window.refill(), 0.0);
 
     // A bucket of 100 refilling 5/3 per second: at 80 it is whole in 12 s, at 70 in 18 s.
-    let mut used = shaped(1, 100.0, 60, 100.0);
+    let mut used = shaped(1, 100.0, 60);
     used.respond_ns(10 * S, 0, &said(80, 12), &mut rng);
     used.respond_ns(13 * S, 0, &said(70, 18), &mut rng);
     assert_eq!(used.reset_at(), None);
     // Left alone, it fills toward one instant: the same end, but the count rose.
-    let mut alone = shaped(1, 100.0, 60, 100.0);
+    let mut alone = shaped(1, 100.0, 60);
     alone.respond_ns(10 * S, 0, &said(80, 12), &mut rng);
     alone.respond_ns(16 * S, 0, &said(90, 6), &mut rng);
     assert_eq!(alone.reset_at(), None);
@@ -266,7 +292,7 @@ fn a_buckets_reset_rounded_by_a_time_scaled_server_is_no_sliding_window() {
     // real seconds, 60 s of the client's time. At 2 tokens the bucket is whole in 3598.4 s
     // and says 3600, a whole period: within the slack (72 s, 0.02 of the hour), no vote.
     let mut rng = test_rng();
-    let mut t = shaped(1, 4500.0, 3600, 4500.0);
+    let mut t = shaped(1, 4500.0, 3600);
     let gcra = Answer {
         limit: Some(4500),
         reset: ns(3600 * S),
@@ -275,10 +301,10 @@ fn a_buckets_reset_rounded_by_a_time_scaled_server_is_no_sliding_window() {
     for now in [100, 200, 300, 400] {
         t.respond_ns(now * S, 0, &gcra, &mut rng);
     }
-    assert!(!t.mode.is_sliding());
+    assert!(!refusal_says_sliding(&mut t, 500 * S, 3600.0));
     // A sliding window of the same quota, at 600 left, says a whole hour: 2,880 s beyond
     // the bucket's.
-    let mut w = shaped(1, 4500.0, 3600, 4500.0);
+    let mut w = shaped(1, 4500.0, 3600);
     let sliding = Answer {
         reset: ns(3600 * S),
         ..answer(Status::Ok, 600)
@@ -286,7 +312,7 @@ fn a_buckets_reset_rounded_by_a_time_scaled_server_is_no_sliding_window() {
     for now in [500, 600, 700] {
         w.respond_ns(now * S, 0, &sliding, &mut rng);
     }
-    assert!(w.mode.is_sliding());
+    assert!(refusal_says_sliding(&mut w, 800 * S, 3600.0));
 }
 
 #[test]
@@ -300,7 +326,7 @@ fn a_time_scaled_servers_whole_seconds_are_read_at_their_own_resolution() {
         reset: ns(60 * S),
         ..answer(Status::Ok, 4)
     };
-    let mut fine = shaped(1, 100.0, 60, 100.0);
+    let mut fine = shaped(1, 100.0, 60);
     let mut scaled = Law::new(
         1,
         Params {
@@ -314,6 +340,6 @@ fn a_time_scaled_servers_whole_seconds_are_read_at_their_own_resolution() {
         fine.respond_ns(now * S, 0, &gcra, &mut rng);
         scaled.respond_ns(now * S, 0, &gcra, &mut rng);
     }
-    assert!(fine.mode.is_sliding());
-    assert!(!scaled.mode.is_sliding());
+    assert!(refusal_says_sliding(&mut fine, 500 * S, 60.0));
+    assert!(!refusal_says_sliding(&mut scaled, 500 * S, 60.0));
 }
