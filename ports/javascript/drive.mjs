@@ -70,7 +70,9 @@ function replay(path) {
   }
   // One number every draw returns, or a list the draws go round in order.
   const units = [script.random].flat().map(Number);
-  if (units.length === 0) failWith(`${path}: random is an empty list`);
+  if (units.length === 0 || !units.every(Number.isFinite)) {
+    failWith(`${path}: random must be a number or a list of numbers (got ${JSON.stringify(script.random)})`);
+  }
   let drawn = 0;
   const draw = () => units[drawn++ % units.length];
   let law;
