@@ -51,8 +51,8 @@ impl Draw for SplitMix {
     }
 }
 
-/// Every draw at the same point of its range, `lo + u·(hi − lo)`: what the ports' event
-/// scripts use, so every implementation draws alike.
+/// Every draw at the same point of its range, `lo + u·(hi − lo)`: a repeatable constant (an
+/// event script that gives one number draws so, through a [`Cycle`] of one).
 #[derive(Clone, Copy, Debug)]
 pub struct Fixed(pub f64);
 
