@@ -13,7 +13,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use fair_share::{Answer, FairShare, Fixed, Params};
+use fair_share::{Answer, Cycle, FairShare, Params};
 use hyper::HeaderMap;
 use serde_json::{Value, json};
 use throttle_sim::engine::live::headers::{PolicyHeaders, Waits, write_decision};
@@ -38,6 +38,8 @@ struct Shape {
     minutes: u64,
     /// Latencies of 0.5-1.5 s whose two legs differ (see `latency`).
     skewed: bool,
+    /// The draws, gone round in order (none: every draw is [`RANDOM`]).
+    draws: &'static [f64],
 }
 
 /// What a script leaves as it is: no parameters, no other clients, latencies of 5-101 ms.
@@ -51,6 +53,20 @@ const PLAIN: Shape = Shape {
     others_burst: (0, 0.0),
     minutes: 1,
     skewed: false,
+    draws: &[],
+};
+
+/// Others alone take more than the refill: the bucket, which holds a crowd's swing, runs dry
+/// again and again after the process has read it, and each refusal cuts the process of eight
+/// threads by 2^(-1/8), an eighth of a halving.
+const CROWD_REFUSALS: Shape = Shape {
+    name: "gcra_crowd_refusals",
+    server: "kind = \"gcra\"\nlimit = 600\nperiod = \"10m\"\ninitial = 100",
+    dialect: Headers::Full,
+    threads: 8,
+    others_every: 0.8,
+    minutes: 10,
+    ..PLAIN
 };
 
 const SHAPES: &[Shape] = &[
@@ -216,18 +232,7 @@ const SHAPES: &[Shape] = &[
         minutes: 2,
         ..PLAIN
     },
-    Shape {
-        name: "gcra_crowd_refusals",
-        server: "kind = \"gcra\"\nlimit = 600\nperiod = \"10m\"\ninitial = 100",
-        dialect: Headers::Full,
-        threads: 8,
-        // Others alone take more than the refill: the bucket, which holds a crowd's swing,
-        // runs dry again and again after the process has read it, and each refusal cuts the
-        // process of eight threads by 2^(-1/8), an eighth of a halving.
-        others_every: 0.8,
-        minutes: 10,
-        ..PLAIN
-    },
+    CROWD_REFUSALS,
     Shape {
         name: "gcra_full_drain",
         server: "kind = \"gcra\"\nlimit = 3000\nperiod = \"1h\"",
@@ -286,10 +291,34 @@ const SHAPES: &[Shape] = &[
         minutes: 1,
         ..PLAIN
     },
+    // The draws go round a list: the process's offset first, each request's jitter, each
+    // refusal's stretch of its `Retry-After` (18 of them), in the crate's order.
+    Shape {
+        name: "gcra_crowd_refusals_drawn",
+        draws: DRAWS,
+        ..CROWD_REFUSALS
+    },
+    // Six threads placed by the drawn offset, every request jittered by its own draw.
+    Shape {
+        name: "gcra_heroku_start_drawn",
+        server: "kind = \"gcra\"\nlimit = 4500\nperiod = \"1h\"\ninitial = 300",
+        dialect: Headers::Heroku,
+        threads: 6,
+        params: &[("quota", 4500.0), ("period", 3600.0)],
+        others_every: 1.5,
+        minutes: 3,
+        draws: DRAWS,
+        ..PLAIN
+    },
 ];
 
-/// Every draw of the law at the middle of its range.
+/// Every draw of the law at the middle of its range, where a script lists no draws: the
+/// jitter is then 0 and every draw alike, so such a script holds neither the jitter nor the
+/// order of the draws.
 const RANDOM: f64 = 0.5;
+/// The draws of the scripts that list them: uneven, none at the middle, so one draw more or
+/// fewer, or two swapped, moves a wait.
+const DRAWS: &[f64] = &[0.13, 0.71, 0.42, 0.97, 0.05, 0.58, 0.86];
 /// The scripts' wall clock starts here (GitHub's reset is an epoch second).
 const UNIX_START: u64 = 1_790_000_000;
 /// The `k`-th request's latency: 5 to 101 ms, spread over the range in a fixed order (the law
@@ -345,7 +374,16 @@ fn record(shape: &Shape) -> Value {
     for (name, value) in shape.params {
         params.set(name, *value).expect("a parameter of the law");
     }
-    let law = FairShare::with_draw(shape.threads, params, Fixed(RANDOM));
+    let draws = if shape.draws.is_empty() {
+        vec![RANDOM]
+    } else {
+        shape.draws.to_vec()
+    };
+    let law = FairShare::with_draw(
+        shape.threads,
+        params,
+        Cycle::new(draws).expect("at least one draw"),
+    );
     let end = shape.minutes * 60_000_000_000;
     let others = (shape.others_every * 1e9) as u64;
     let mut next_other = if others > 0 { others / 2 } else { u64::MAX };
@@ -417,7 +455,7 @@ fn record(shape: &Shape) -> Value {
         "dialect": dialect_name(shape.dialect),
         "threads": shape.threads,
         "params": params,
-        "random": RANDOM,
+        "random": if shape.draws.is_empty() { json!(RANDOM) } else { json!(shape.draws) },
         "events": events,
         "waits": waits,
     })

@@ -25,6 +25,8 @@ mod go;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use hyper::HeaderMap;
@@ -172,6 +174,109 @@ fn every_scripts_waits_are_the_librarys_replay() {
             path.display()
         );
     }
+}
+
+/// How a port might draw otherwise than the law: one number more before draw `at` (the
+/// list read one further on from there), or draws `at` and `at + 1` taken the other way round.
+#[derive(Clone, Copy, Debug)]
+enum Misdraw {
+    OneMore,
+    Swapped,
+}
+
+/// A script's listed draws gone round as `fair_share::Cycle` goes, misdrawn as `how` says (none:
+/// as the crate draws), counting the draws taken.
+struct Misdrawn {
+    units: Vec<f64>,
+    how: Option<(Misdraw, usize)>,
+    drawn: Arc<AtomicUsize>,
+}
+
+impl Misdrawn {
+    fn unit(&mut self) -> f64 {
+        let k = self.drawn.fetch_add(1, Ordering::Relaxed);
+        let i = match self.how {
+            Some((Misdraw::OneMore, at)) if k >= at => k + 1,
+            Some((Misdraw::Swapped, at)) if k == at => k + 1,
+            Some((Misdraw::Swapped, at)) if k == at + 1 => at,
+            _ => k,
+        };
+        self.units[i % self.units.len()]
+    }
+}
+
+impl fair_share::Draw for Misdrawn {
+    fn below(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + self.unit() * (hi - lo)
+    }
+    fn within(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + self.unit() * (hi - lo)
+    }
+}
+
+/// A script that lists its draws holds their order: its waits are not what one number more
+/// (first, or halfway), two draws swapped, or the same number every time would give. Two such
+/// scripts at least, one with refusals that name a wait (so the stretch of each is drawn).
+#[test]
+fn scripts_that_list_their_draws_hold_their_order() {
+    let (mut listed, mut stretched) = (0, 0);
+    for path in scripts() {
+        let script: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let Some(units) = script["random"].as_array() else {
+            continue;
+        };
+        listed += 1;
+        let units: Vec<f64> = units.iter().map(|u| u.as_f64().unwrap()).collect();
+        let name = path.display();
+        let run = |how: Option<(Misdraw, usize)>| {
+            let drawn = Arc::new(AtomicUsize::new(0));
+            let draw = Misdrawn {
+                units: units.clone(),
+                how,
+                drawn: Arc::clone(&drawn),
+            };
+            let waits = replay::replay_with(&script, draw).expect("the library replays it");
+            (waits, drawn.load(Ordering::Relaxed))
+        };
+        let stated = replay::replay(path.to_str().unwrap()).expect("the library replays it");
+        let (waits, draws) = run(None);
+        assert_eq!(waits, stated, "{name}: drawn as the crate draws");
+        assert!(draws > 2 * units.len(), "{name}: only {draws} draws");
+        for how in [
+            (Misdraw::OneMore, 0),
+            (Misdraw::OneMore, draws / 2),
+            (Misdraw::Swapped, draws / 2),
+        ] {
+            assert_ne!(
+                run(Some(how)).0,
+                stated,
+                "{name}: {how:?} gives the same waits"
+            );
+        }
+        let constant = fair_share::Cycle::new(vec![0.5]).unwrap();
+        let same = replay::replay_with(&script, constant).expect("the library replays it");
+        assert_ne!(same, stated, "{name}: a constant draw gives the same waits");
+        let names_a_wait = |e: &Value| {
+            e["status"] == 429
+                && e["headers"].as_array().unwrap().iter().any(|h| {
+                    h[0].as_str()
+                        .is_some_and(|n| n.eq_ignore_ascii_case("retry-after"))
+                })
+        };
+        if script["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(names_a_wait)
+        {
+            stretched += 1;
+        }
+    }
+    assert!(listed >= 2, "{listed} scripts list their draws");
+    assert!(
+        stretched >= 1,
+        "no script with listed draws is refused with a wait"
+    );
 }
 
 /// Every script through `program args… --replay SCRIPT` against the library's own waits.

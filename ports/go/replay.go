@@ -10,8 +10,27 @@ import (
 type Script struct {
 	Threads int                `json:"threads"`
 	Params  map[string]float64 `json:"params"`
-	Random  float64            `json:"random"`
+	Random  Draws              `json:"random"`
 	Events  []Event            `json:"events"`
+}
+
+// Draws are a script's random draws: one number every draw returns, or a list the draws go
+// round in order.
+type Draws []float64
+
+// UnmarshalJSON takes a number or a list of numbers.
+func (d *Draws) UnmarshalJSON(b []byte) error {
+	var u float64
+	if err := json.Unmarshal(b, &u); err == nil {
+		*d = Draws{u}
+		return nil
+	}
+	var units []float64
+	if err := json.Unmarshal(b, &units); err != nil {
+		return fmt.Errorf("random is neither a number nor a list of numbers: %s", b)
+	}
+	*d = units
+	return nil
 }
 
 // Event is one wait or answer of a script (times in ns).
@@ -46,8 +65,16 @@ func Replay(s *Script) ([]int64, error) {
 			return nil, err
 		}
 	}
-	u := s.Random
-	law, err := New(s.Threads, p, func() float64 { return u })
+	units := s.Random
+	if len(units) == 0 {
+		return nil, fmt.Errorf("random is missing or an empty list")
+	}
+	drawn := 0
+	law, err := New(s.Threads, p, func() float64 {
+		u := units[drawn%len(units)]
+		drawn++
+		return u
+	})
 	if err != nil {
 		return nil, err
 	}

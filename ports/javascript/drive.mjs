@@ -68,10 +68,16 @@ function replay(path) {
   if (!(Number.isInteger(script.threads) && script.threads >= 1 && script.threads <= 1e6)) {
     failWith(`${path}: threads must be a whole number from 1 to 1000000 (got ${JSON.stringify(script.threads)})`);
   }
-  const u = Number(script.random);
+  // One number every draw returns, or a list the draws go round in order.
+  const units = [script.random].flat().map(Number);
+  if (units.length === 0 || !units.every(Number.isFinite)) {
+    failWith(`${path}: random must be a number or a list of numbers (got ${JSON.stringify(script.random)})`);
+  }
+  let drawn = 0;
+  const draw = () => units[drawn++ % units.length];
   let law;
   try {
-    law = new FairShare(script.threads, script.params ?? {}, { random: () => u });
+    law = new FairShare(script.threads, script.params ?? {}, { random: draw });
   } catch (e) {
     failWith(`${path}: ${e.message}`);
   }

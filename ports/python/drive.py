@@ -91,12 +91,23 @@ def param(text):
         raise argparse.ArgumentTypeError(f"{text!r}: {value!r} is not a number")
 
 
+def script_draws(random):
+    """A script's `random` as the law's random(): one number every draw returns, or a list the
+    draws go round in order."""
+    import itertools
+
+    units = [float(u) for u in random] if isinstance(random, list) else [float(random)]
+    if not units:
+        raise ValueError("random is an empty list")
+    return itertools.cycle(units).__next__
+
+
 def replay(path):
     try:
         with open(path) as f:
             script = json.load(f)
-        rand = float(script.get("random", 0.5))
-        law = fair_share.FairShare(int(script["threads"]), random=lambda: rand, **script.get("params", {}))
+        law = fair_share.FairShare(int(script["threads"]), random=script_draws(script.get("random", 0.5)),
+                                   **script.get("params", {}))
         waits = []
         for i, e in enumerate(script["events"]):
             if e["do"] == "wait":

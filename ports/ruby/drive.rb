@@ -59,12 +59,15 @@ end
 
 def replay(path)
   script = JSON.parse(File.read(path))
-  u = Float(script['random'])
+  # One number every draw returns, or a list the draws go round in order.
+  units = Array(script['random']).map { |u| Float(u) }
+  fail_with("#{path}: random is an empty list") if units.empty?
+  draws = units.cycle
   params = (script['params'] || {}).transform_keys(&:to_sym)
   threads = script['threads']
   fail_with("#{path}: threads must be a whole number from 1 to 1000000 (got #{threads.inspect})") unless
     threads.is_a?(Integer) && threads.between?(1, 1_000_000)
-  law = FairShare.new(threads, random: -> { u }, **params)
+  law = FairShare.new(threads, random: -> { draws.next }, **params)
   waits = []
   uint = ->(e, k) { e[k].is_a?(Integer) && e[k] >= 0 ? e[k] : fail_with("#{path}: #{k} is not a whole number: #{e}") }
   script['events'].each do |e|

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use fair_share::{Answer, FairShare, Fixed, Params};
+use fair_share::{Answer, Cycle, Draw, FairShare, Params};
 use serde_json::Value;
 
 fn main() {
@@ -27,7 +27,13 @@ fn main() {
 pub fn replay(path: &str) -> Result<Vec<u64>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let script: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    let threads = uint(&script, "threads")? as usize;
+    replay_with(&script, draws(&script["random"])?)
+}
+
+/// The waits of `script` with the law drawing from `draw` instead of the script's `random`
+/// (the tests draw otherwise to show the waits hang on the draws).
+pub fn replay_with(script: &Value, draw: impl Draw + Send + 'static) -> Result<Vec<u64>, String> {
+    let threads = uint(script, "threads")? as usize;
     let mut params = Params::default();
     if let Some(map) = script["params"].as_object() {
         for (name, v) in map {
@@ -35,8 +41,7 @@ pub fn replay(path: &str) -> Result<Vec<u64>, String> {
             params.set(name, v)?;
         }
     }
-    let random = script["random"].as_f64().ok_or("random is not a number")?;
-    let law = FairShare::with_draw(threads, params, Fixed(random));
+    let law = FairShare::with_draw(threads, params, draw);
     let events = script["events"].as_array().ok_or("events is not a list")?;
     let mut waits = Vec::new();
     for e in events {
@@ -62,6 +67,21 @@ pub fn replay(path: &str) -> Result<Vec<u64>, String> {
         }
     }
     Ok(waits)
+}
+
+/// A script's `random`: one number every draw returns (a list of one), or a list the draws go
+/// round in order.
+pub fn draws(random: &Value) -> Result<Cycle, String> {
+    if let Some(u) = random.as_f64() {
+        return Ok(Cycle::new(vec![u]).expect("one number"));
+    }
+    let units = random
+        .as_array()
+        .ok_or(format!("random is neither a number nor a list: {random}"))?
+        .iter()
+        .map(|u| u.as_f64().ok_or(format!("random holds {u}, not a number")))
+        .collect::<Result<Vec<f64>, String>>()?;
+    Cycle::new(units).ok_or("random is an empty list".to_string())
 }
 
 fn uint(v: &Value, key: &str) -> Result<u64, String> {

@@ -51,8 +51,8 @@ impl Draw for SplitMix {
     }
 }
 
-/// Every draw at the same point of its range, `lo + u·(hi − lo)`: what the ports' event
-/// scripts use, so every implementation draws alike.
+/// Every draw at the same point of its range, `lo + u·(hi − lo)`: a repeatable constant (an
+/// event script that gives one number draws so, through a [`Cycle`] of one).
 #[derive(Clone, Copy, Debug)]
 pub struct Fixed(pub f64);
 
@@ -62,5 +62,50 @@ impl Draw for Fixed {
     }
     fn within(&mut self, lo: f64, hi: f64) -> f64 {
         lo + self.0 * (hi - lo)
+    }
+}
+
+/// The `k`-th draw at `lo + u[k mod len]·(hi − lo)`: the ports' event scripts that list their
+/// draws, so a port that draws one more, one fewer or in another order gives other waits.
+#[derive(Clone, Debug)]
+pub struct Cycle {
+    units: Vec<f64>,
+    next: usize,
+}
+
+impl Cycle {
+    /// Goes round `units` from the first; `None` when there is none to go round.
+    pub fn new(units: Vec<f64>) -> Option<Self> {
+        (!units.is_empty()).then_some(Cycle { units, next: 0 })
+    }
+
+    fn unit(&mut self) -> f64 {
+        let u = self.units[self.next];
+        self.next = (self.next + 1) % self.units.len();
+        u
+    }
+}
+
+impl Draw for Cycle {
+    fn below(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + self.unit() * (hi - lo)
+    }
+    fn within(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + self.unit() * (hi - lo)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cycle_goes_round_its_list_in_order_over_each_range() {
+        let mut c = Cycle::new(vec![0.25, 0.5, 0.0]).expect("a list");
+        assert_eq!(c.below(0.0, 1.0), 0.25);
+        assert_eq!(c.within(-1.0, 1.0), 0.0);
+        assert_eq!(c.within(2.0, 4.0), 2.0);
+        assert_eq!(c.below(0.0, 8.0), 2.0);
+        assert!(Cycle::new(Vec::new()).is_none());
     }
 }

@@ -242,7 +242,7 @@ use std::time::Duration;
 
 pub use answer::{Answer, MAX_SERVER_WAIT, Policy, Status};
 pub use dialect::{Form, Forms};
-pub use draw::{Draw, Fixed, SplitMix};
+pub use draw::{Cycle, Draw, Fixed, SplitMix};
 pub use law::Law;
 pub use params::{Params, Problem, UNITS};
 
