@@ -11,7 +11,8 @@ import (
 // law's threads are its slots, one per request in flight, so at most the law's thread count
 // of requests are waiting or in flight at once and a request beyond that waits for a free
 // slot. It waits as the law says before each send, and tells the law every answer and every
-// transport error. Share one Transport (one law) among a process's goroutines.
+// transport error. Share one Transport among a process's goroutines, and give its law to no
+// other Transport: each counts the law's time from its own start.
 type Transport struct {
 	law   *FairShare
 	base  http.RoundTripper

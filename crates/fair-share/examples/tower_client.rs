@@ -205,6 +205,13 @@ async fn task(mut service: Layered, id: String, uri: http::Uri, counts: Arc<Coun
             .extension(handed.clone())
             .body(Empty::<Bytes>::new())
             .expect("a GET of a parsed URI");
+        // Ready at once (the layer waits inside the call), but asked, as tower's contract says.
+        if std::future::poll_fn(|cx| service.poll_ready(cx))
+            .await
+            .is_err()
+        {
+            return;
+        }
         let answer = service.call(request);
         tokio::pin!(answer);
         let result = tokio::select! {
