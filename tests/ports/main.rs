@@ -13,11 +13,13 @@
 mod common;
 
 mod go;
+mod go_transport;
 mod harness;
 mod javascript;
 mod python;
 mod ruby;
 mod rust;
+mod rust_tower;
 
 /// Every port, and the Rust example client: a new port's file adds its line here.
 fn ports() -> Vec<harness::Port> {
@@ -26,6 +28,8 @@ fn ports() -> Vec<harness::Port> {
         ruby::RUBY,
         javascript::JAVASCRIPT,
         go::GO,
+        go_transport::GO_TRANSPORT,
         rust::RUST,
+        rust_tower::RUST_TOWER,
     ]
 }

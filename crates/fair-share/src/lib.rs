@@ -235,6 +235,8 @@ mod fields;
 mod law;
 mod params;
 mod time;
+#[cfg(feature = "tower")]
+pub mod tower;
 mod when;
 
 use std::sync::{Mutex, PoisonError};
@@ -313,6 +315,15 @@ impl FairShare {
         if thread < pending.len() {
             law.on_response(now, thread, answer, &mut **draw);
         }
+    }
+
+    /// How many threads the law paces (the `threads` it was made with, at least 1).
+    pub fn threads(&self) -> usize {
+        self.inner
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .law
+            .threads()
     }
 
     /// One thread's spacing now, in seconds (`1/x`).

@@ -2,17 +2,21 @@
 // reads the answers fixture (ports/README.md, "The drivers"):
 //
 //	drive --url URL --processes P --threads T --seconds S [--quota Q --period SECS]
-//	      [--group NAME] [--param name=value …]
+//	      [--group NAME] [--param name=value …] [--via transport]
 //	drive --replay SCRIPT.json
 //	drive --answers answers.json
 //
 // Its P processes are real OS processes (the driver runs itself again for each, with
 // --child), each with one FairShare shared by T goroutines, every goroutine on its own
-// keep-alive connection.
+// keep-alive connection. With --via transport the goroutines send through the package's
+// http.RoundTripper instead (transport.go: one Transport per process, its slots the law's
+// threads, the connections its base http.Transport's), and the line says "go-transport".
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,7 +46,8 @@ func die(format string, a ...interface{}) {
 func main() {
 	args := os.Args[1:]
 	var (
-		url, group             = "", "go"
+		url, group             = "", ""
+		via                    string
 		processes, threads     = 1, 1
 		seconds, quota, period float64
 		replay, answers        string
@@ -81,6 +86,11 @@ func main() {
 			period = num(next(&i, a), a)
 		case "--group":
 			group = next(&i, a)
+		case "--via":
+			via = next(&i, a)
+			if via != "transport" {
+				die("--via %s: only transport", via)
+			}
 		case "--param":
 			params = append(params, next(&i, a))
 		case "--replay":
@@ -95,6 +105,13 @@ func main() {
 			die("unknown argument %s", a)
 		}
 	}
+	port := "go"
+	if via != "" {
+		port = "go-transport"
+	}
+	if group == "" {
+		group = port
+	}
 	switch {
 	case replay != "":
 		doReplay(replay)
@@ -104,14 +121,19 @@ func main() {
 		die("--url, --replay or --answers is needed")
 	case child >= 0:
 		p := lawParams(quota, period, params)
-		c := run(url, group, child, threads, p, deadline)
+		var c counts
+		if via != "" {
+			c = runTransport(url, group, child, threads, p, deadline)
+		} else {
+			c = run(url, group, child, threads, p, deadline)
+		}
 		json.NewEncoder(os.Stdout).Encode(c)
 	default:
 		if processes < 1 || threads < 1 || seconds <= 0 {
 			die("--processes, --threads and --seconds must be positive")
 		}
 		lawParams(quota, period, params) // refuse bad ones before starting
-		parent(url, group, processes, threads, seconds, quota, period, params)
+		parent(port, via, url, group, processes, threads, seconds, quota, period, params)
 	}
 }
 
@@ -144,7 +166,7 @@ func lawParams(quota, period float64, params []string) fairshare.Params {
 	return p
 }
 
-func parent(url, group string, processes, threads int, seconds, quota, period float64, params []string) {
+func parent(port, via, url, group string, processes, threads int, seconds, quota, period float64, params []string) {
 	self, err := os.Executable()
 	if err != nil {
 		die("%v", err)
@@ -160,6 +182,9 @@ func parent(url, group string, processes, threads int, seconds, quota, period fl
 		}
 		for _, kv := range params {
 			a = append(a, "--param", kv)
+		}
+		if via != "" {
+			a = append(a, "--via", via)
 		}
 		cmd := exec.Command(self, a...)
 		out := &strings.Builder{}
@@ -191,7 +216,7 @@ func parent(url, group string, processes, threads int, seconds, quota, period fl
 		Processes int    `json:"processes"`
 		Threads   int    `json:"threads"`
 		counts
-	}{"go", fairshare.Follows, processes, threads, total})
+	}{port, fairshare.Follows, processes, threads, total})
 	fmt.Println(string(line))
 	if total.Requests < 1 {
 		os.Exit(1)
@@ -277,6 +302,130 @@ func run(url, group string, proc, threads int, p fairshare.Params, deadline int6
 	}
 	wg.Wait()
 	return total
+}
+
+// runTransport is one process sending through a fairshare.Transport: T goroutines share it
+// (and its law) until the deadline (Unix ns). A request still waiting at the deadline is
+// withdrawn unsent, by its context; one already handed to the connection is finished, so that
+// what the driver counts is what the server counted.
+func runTransport(url, group string, proc, threads int, p fairshare.Params, deadline int64) counts {
+	law, err := fairshare.New(threads, p, nil)
+	if err != nil {
+		die("%v", err)
+	}
+	// No http.Client.Timeout: it would count the law's wait too.
+	base := &http.Transport{MaxIdleConnsPerHost: threads, MaxConnsPerHost: threads, DisableCompression: true,
+		ResponseHeaderTimeout: 60 * time.Second}
+	client := &http.Client{Transport: fairshare.NewTransport(law, gate{base})}
+	end := time.Unix(0, deadline)
+	var mu sync.Mutex
+	var total counts
+	var wg sync.WaitGroup
+	for t := 0; t < threads; t++ {
+		wg.Add(1)
+		go func(t int) {
+			defer wg.Done()
+			id := fmt.Sprintf("%s/p%d/t%d", group, proc, t)
+			var c counts
+			for time.Now().Before(end) {
+				status, headers, err := sendUnlessEnded(client, url, id, end)
+				if errors.Is(err, errEnded) {
+					break
+				}
+				if err != nil {
+					c.TransportErrors++
+					continue
+				}
+				c.Requests++
+				switch fairshare.ReadAnswer(status, headers, time.Now().UnixNano()).Class {
+				case fairshare.ClassOK:
+					c.OK++
+				case fairshare.ClassLimited:
+					c.Limited++
+				default:
+					c.Errors++
+				}
+			}
+			mu.Lock()
+			total.Requests += c.Requests
+			total.OK += c.OK
+			total.Limited += c.Limited
+			total.Errors += c.Errors
+			total.TransportErrors += c.TransportErrors
+			mu.Unlock()
+		}(t)
+	}
+	wg.Wait()
+	return total
+}
+
+// errEnded is a request the deadline withdrew before it was sent.
+var errEnded = errors.New("the run ended before this request was sent")
+
+// sendState is one request's: whether its connection took it, or the deadline withdrew it.
+type sendState struct {
+	mu            sync.Mutex
+	handed, ended bool
+	cancel        context.CancelFunc
+}
+
+type sendKey struct{}
+
+// gate sits between the Transport and the connections: it hands a request on only if the
+// deadline has not withdrawn it, and marks it handed, past withdrawing.
+type gate struct{ base http.RoundTripper }
+
+func (g gate) RoundTrip(req *http.Request) (*http.Response, error) {
+	s := req.Context().Value(sendKey{}).(*sendState)
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, errEnded
+	}
+	s.handed = true
+	s.mu.Unlock()
+	return g.base.RoundTrip(req)
+}
+
+// sendUnlessEnded sends one GET through client, withdrawn if it has not reached the
+// connection by end; its body is read and dropped. A withdrawn request's error is errEnded.
+func sendUnlessEnded(client *http.Client, url, id string, end time.Time) (int, [][2]string, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := &sendState{cancel: cancel}
+	withdraw := time.AfterFunc(time.Until(end), func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.handed {
+			s.ended = true
+			s.cancel()
+		}
+	})
+	defer withdraw.Stop()
+	req, _ := http.NewRequestWithContext(context.WithValue(ctx, sendKey{}, s), "GET", url, nil)
+	req.Header.Set("X-Client-Id", id)
+	resp, err := client.Do(req)
+	if err != nil {
+		s.mu.Lock()
+		ended := s.ended
+		s.mu.Unlock()
+		if ended {
+			return 0, nil, errEnded
+		}
+		return 0, nil, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	var headers [][2]string
+	for k, vs := range resp.Header {
+		for _, v := range vs {
+			headers = append(headers, [2]string{k, v})
+		}
+	}
+	return resp.StatusCode, headers, nil
 }
 
 func doReplay(path string) {
