@@ -8,6 +8,8 @@
 #   ruby ports/ruby/drive.rb --via faraday --url ...   # the same through the Faraday middleware
 #   ruby ports/ruby/drive.rb --replay ports/scripts/X.json    # {"waits":[...]} in nanoseconds
 #   ruby ports/ruby/drive.rb --answers ports/answers.json     # {"readings":[...]}: each answer as read
+# The seconds count from here, before anything loads (Faraday takes a while on a busy machine).
+STARTED = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
 require 'json'
 require 'net/http'
 require 'uri'
@@ -193,7 +195,7 @@ begin
 rescue URI::InvalidURIError, ArgumentError => e
   fail_with(e.message)
 end
-started = mono
+started = STARTED
 pipes = Array.new(o[:processes]) do |p|
   r, w = IO.pipe
   pid = fork do

@@ -15,8 +15,10 @@ mod common;
 mod go;
 mod harness;
 mod javascript;
+mod javascript_fetch;
 mod python;
 mod ruby;
+mod ruby_faraday;
 mod rust;
 
 /// Every port, and the Rust example client: a new port's file adds its line here.
@@ -26,6 +28,8 @@ fn ports() -> Vec<harness::Port> {
         ruby::RUBY,
         javascript::JAVASCRIPT,
         go::GO,
+        ruby_faraday::RUBY_FARADAY,
+        javascript_fetch::JAVASCRIPT_FETCH,
         rust::RUST,
     ]
 }
