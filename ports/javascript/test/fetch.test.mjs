@@ -7,6 +7,8 @@ import { after, test } from 'node:test';
 import { FairShare, FOLLOWS } from '../fair_share.mjs';
 import { fairShareFetch } from '../fetch.mjs';
 
+// Node before 18 has no fetch to wrap: those tests are skipped, saying so.
+const needsFetch = { skip: typeof fetch === 'function' ? false : 'needs a global fetch (Node 18 or later)' };
 // Fast enough that the law's own pacing is a few milliseconds: what a test sees is the wrapper.
 const FAST = { quota: 1000, period: 1 };
 const now = () => performance.now() / 1000;
@@ -58,7 +60,7 @@ test('the package is the version of the crate the port follows', () => {
   assert.equal(pkg.version, FOLLOWS);
 });
 
-test('a Retry-After delays the next request by its seconds, and the loop runs meanwhile', async () => {
+test('a Retry-After delays the next request by its seconds, and the loop runs meanwhile', needsFetch, async () => {
   const server = await serve((i) => (i === 0 ? [429, { 'Retry-After': '1' }, 0] : [200, {}, 0]));
   const get = fairShareFetch(new FairShare(1, FAST));
   assert.equal((await get(server.url)).status, 429);
@@ -73,7 +75,7 @@ test('a Retry-After delays the next request by its seconds, and the loop runs me
   assert.ok(ticks >= 10, `a 50 ms timer fired ${ticks} times in a wait of a second: the wait blocked the loop`);
 });
 
-test('requests beyond the law\'s threads wait for a free slot', async () => {
+test('requests beyond the law\'s threads wait for a free slot', needsFetch, async () => {
   const server = await serve(() => [200, {}, 0.2]);
   const law = new FairShare(2, FAST);
   const started = now();
@@ -85,7 +87,7 @@ test('requests beyond the law\'s threads wait for a free slot', async () => {
   assert.ok(now() - started >= 0.6, 'six requests of 0.2 s, two at a time, take three rounds');
 });
 
-test('every answer reaches the law with its headers and latency, on the headers\' arrival', async () => {
+test('every answer reaches the law with its headers and latency, on the headers\' arrival', needsFetch, async () => {
   const server = await serve(() => [200, { 'RateLimit-Remaining': '7', 'RateLimit-Limit': '10' }, 0.1]);
   const law = new RecordingLaw(1, FAST);
   const res = await fairShareFetch(law)(server.url);
@@ -98,7 +100,7 @@ test('every answer reaches the law with its headers and latency, on the headers\
   assert.equal(await res.text(), '200\n');
 });
 
-test('a refused connection reaches the law as no answer and is thrown again', async () => {
+test('a refused connection reaches the law as no answer and is thrown again', needsFetch, async () => {
   const law = new RecordingLaw(1, FAST);
   const get = fairShareFetch(law);
   await assert.rejects(get(await refusedUrl()), TypeError);
@@ -110,7 +112,7 @@ test('a refused connection reaches the law as no answer and is thrown again', as
   assert.ok(server.arrivals[0] - before >= 0.9, 'the error did not back the thread off');
 });
 
-test('an abort ends the wait for a slot, and the slot queue goes on', async () => {
+test('an abort ends the wait for a slot, and the slot queue goes on', needsFetch, async () => {
   const server = await serve(() => [200, {}, 0.3]);
   const get = fairShareFetch(new FairShare(1, FAST));
   const first = get(server.url);
