@@ -19,6 +19,8 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(no_ruby)");
     println!("cargo::rustc-check-cfg=cfg(no_node)");
     println!("cargo::rustc-check-cfg=cfg(no_go)");
+    println!("cargo::rustc-check-cfg=cfg(no_ruby_faraday)");
+    println!("cargo::rustc-check-cfg=cfg(no_node_fetch)");
     println!("cargo::rustc-check-cfg=cfg(no_gnu_parallel)");
     println!("cargo::rustc-check-cfg=cfg(no_chromium)");
     println!("cargo::rustc-check-cfg=cfg(no_xmllint)");
@@ -47,6 +49,20 @@ fn main() {
             .output()
             .is_ok_and(|o| o.status.success());
         if !works {
+            println!("cargo::rustc-cfg={cfg}");
+        }
+    }
+    // The ports' adapters (tests/ports/ruby_faraday.rs, javascript_fetch.rs): Faraday for Ruby's
+    // middleware (Debian's ruby-faraday), a global fetch for Node's wrapper (Node 18 or later).
+    for (program, script, cfg) in [
+        ("ruby", "require 'faraday'", "no_ruby_faraday"),
+        (
+            "node",
+            "typeof fetch === 'function' || process.exit(1)",
+            "no_node_fetch",
+        ),
+    ] {
+        if !succeeds(Command::new(program).args(["-e", script])) {
             println!("cargo::rustc-cfg={cfg}");
         }
     }

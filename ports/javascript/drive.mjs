@@ -5,6 +5,7 @@
 //
 //   node ports/javascript/drive.mjs --url http://127.0.0.1:9292/ --processes 5 --threads 5 --seconds 40
 //        [--quota Q --period SECS] [--group NAME] [--param name=value ...]
+//   node ports/javascript/drive.mjs --via fetch --url ...   # the same through fetch.mjs's wrapper
 //   node ports/javascript/drive.mjs --replay ports/scripts/X.json    # {"waits":[...]} in nanoseconds
 //   node ports/javascript/drive.mjs --answers ports/answers.json     # {"readings":[...]}: each answer as read
 import { fork } from 'node:child_process';
@@ -12,9 +13,10 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { fileURLToPath } from 'node:url';
-import { FairShare, FOLLOWS, readAnswerExact } from './fair_share.mjs';
+import { FairShare, FOLLOWS, readAnswer, readAnswerExact } from './fair_share.mjs';
+import { fairShareFetch } from './fetch.mjs';
 
-const USAGE = 'usage: drive.mjs --url URL --processes P --threads T --seconds S [--quota Q --period SECS] '
+const USAGE = 'usage: drive.mjs [--via fetch] --url URL --processes P --threads T --seconds S [--quota Q --period SECS] '
   + '[--group NAME] [--param name=value ...] | drive.mjs --replay SCRIPT.json | drive.mjs --answers FIXTURE.json';
 const COUNTS = ['requests', 'ok', 'limited', 'errors', 'transport_errors'];
 const MAX = 10000; // processes, and threads per process
@@ -34,7 +36,7 @@ function number(flag, text, integer = false) {
 }
 
 function parse(argv) {
-  const o = { processes: 1, threads: 1, seconds: 10, group: 'javascript', params: {}, child: null };
+  const o = { processes: 1, threads: 1, seconds: 10, params: {}, child: null };
   for (let i = 0; i < argv.length; i += 2) {
     const [flag, value] = [argv[i], argv[i + 1]];
     if (value === undefined) failWith(`${flag} needs a value`);
@@ -46,6 +48,10 @@ function parse(argv) {
     else if (flag === '--seconds') o.seconds = number(flag, value);
     else if (flag === '--quota' || flag === '--period') o.params[flag.slice(2)] = number(flag, value);
     else if (flag === '--group') o.group = value;
+    else if (flag === '--via') {
+      if (value !== 'fetch') failWith(`--via takes fetch (got ${JSON.stringify(value)})`);
+      o.via = value;
+    }
     else if (flag === '--replay') o.replay = value;
     else if (flag === '--answers') o.answers = value;
     else if (flag === '--child') [o.child, o.started] = value.split('@').map(Number);
@@ -55,6 +61,8 @@ function parse(argv) {
       o.params[value.slice(0, at)] = Number(value.slice(at + 1));
     } else failWith(`unknown flag ${flag}`);
   }
+  o.port = o.via ? `javascript-${o.via}` : 'javascript';
+  o.group ??= o.port;
   return o;
 }
 
@@ -159,13 +167,36 @@ async function runThread(o, url, law, proc, thread, epoch, stop) {
   return counts;
 }
 
+// One loop through fetch.mjs's wrapper, which picks the law's thread and waits itself: the loop
+// only sends (on fetch's own keep-alive connections) until the deadline.
+async function runFetchThread(o, url, get, proc, thread, epoch, stop) {
+  const counts = Object.fromEntries(COUNTS.map((k) => [k, 0]));
+  const headers = { 'X-Client-Id': `${o.group}/p${proc}/t${thread}` };
+  while (mono() - epoch < stop) {
+    let res;
+    try {
+      res = await get(url, { headers, signal: AbortSignal.timeout(30000) });
+    } catch {
+      counts.transport_errors += 1;
+      continue;
+    }
+    counts.requests += 1;
+    const status = readAnswer(res.status, res.headers, 0).status;
+    counts[status === 'ok' ? 'ok' : status === 'limited' ? 'limited' : 'errors'] += 1;
+    await res.arrayBuffer().catch(() => {});
+  }
+  return counts;
+}
+
 async function runProcess(o) {
   const url = new URL(o.url);
   const law = new FairShare(o.threads, o.params);
   const epoch = mono();
   // The seconds count from the parent's start: a child of Node takes a few tenths to start.
   const stop = Math.round(o.seconds * 1e9) - (Date.now() - o.started) * 1e6;
-  const all = await Promise.all(Array.from({ length: o.threads }, (_, t) => runThread(o, url, law, o.child, t, epoch, stop)));
+  const loop = o.via ? (t) => runFetchThread(o, url, fairShareFetch(law), o.child, t, epoch, stop)
+    : (t) => runThread(o, url, law, o.child, t, epoch, stop);
+  const all = await Promise.all(Array.from({ length: o.threads }, (_, t) => loop(t)));
   return Object.fromEntries(COUNTS.map((k) => [k, all.reduce((sum, c) => sum + c[k], 0)]));
 }
 
@@ -192,6 +223,6 @@ if (o.replay) {
     child.on('message', (counts) => { for (const k of COUNTS) total[k] += counts[k] ?? 0; });
     child.on('exit', done);
   })));
-  console.log(JSON.stringify({ port: 'javascript', follows: FOLLOWS, processes: o.processes, threads: o.threads, ...total }));
+  console.log(JSON.stringify({ port: o.port, follows: FOLLOWS, processes: o.processes, threads: o.threads, ...total }));
   process.exit(total.requests > 0 ? 0 : 1);
 }

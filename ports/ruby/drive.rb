@@ -1,18 +1,21 @@
 #!/usr/bin/env ruby
-# Drives fair_share.rb against a URL: P processes (fork) x T threads, each process with one
+# Drives lib/fair_share.rb against a URL: P processes (fork) x T threads, each process with one
 # FairShare shared by its threads, each thread with its own keep-alive connection. Prints one
 # JSON line of counts; exits 0 only if at least one request was answered.
 #
 #   ruby ports/ruby/drive.rb --url http://127.0.0.1:9292/ --processes 5 --threads 5 --seconds 40
 #        [--quota Q --period SECS] [--group NAME] [--param name=value ...]
+#   ruby ports/ruby/drive.rb --via faraday --url ...   # the same through the Faraday middleware
 #   ruby ports/ruby/drive.rb --replay ports/scripts/X.json    # {"waits":[...]} in nanoseconds
 #   ruby ports/ruby/drive.rb --answers ports/answers.json     # {"readings":[...]}: each answer as read
+# The seconds count from here, before anything loads (Faraday takes a while on a busy machine).
+STARTED = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
 require 'json'
 require 'net/http'
 require 'uri'
-require_relative 'fair_share'
+require_relative 'lib/fair_share'
 
-USAGE = 'usage: drive.rb --url URL --processes P --threads T --seconds S [--quota Q --period SECS] ' \
+USAGE = 'usage: drive.rb [--via faraday] --url URL --processes P --threads T --seconds S [--quota Q --period SECS] ' \
         '[--group NAME] [--param name=value ...] | drive.rb --replay SCRIPT.json | drive.rb --answers FIXTURE.json'
 COUNTS = %i[requests ok limited errors transport_errors].freeze
 MAX = 10_000 # processes, and threads per process
@@ -32,7 +35,7 @@ rescue ArgumentError, TypeError
 end
 
 def parse(argv)
-  o = { processes: 1, threads: 1, seconds: 10.0, group: 'ruby', params: {} }
+  o = { processes: 1, threads: 1, seconds: 10.0, params: {} }
   until argv.empty?
     flag = argv.shift
     value = argv.shift or fail_with("#{flag} needs a value")
@@ -45,6 +48,9 @@ def parse(argv)
     when '--quota' then o[:params][:quota] = number(flag, value)
     when '--period' then o[:params][:period] = number(flag, value)
     when '--group' then o[:group] = value
+    when '--via'
+      fail_with("--via takes faraday (got #{value.inspect})") unless value == 'faraday'
+      o[:via] = value
     when '--replay' then o[:replay] = value
     when '--answers' then o[:answers] = value
     when '--param'
@@ -54,6 +60,8 @@ def parse(argv)
     else fail_with("unknown flag #{flag}")
     end
   end
+  o[:port] = o[:via] ? "ruby-#{o[:via]}" : 'ruby'
+  o[:group] ||= o[:port]
   o
 end
 
@@ -134,12 +142,35 @@ def run_thread(o, uri, law, process, thread, epoch, stop)
   counts
 end
 
+# One worker's loop through the Faraday middleware (lib/fair_share/faraday.rb), which picks the
+# law's thread and waits itself: the worker only sends, on its own connection, until the deadline.
+def run_faraday_thread(o, _uri, law, process, thread, epoch, stop)
+  counts = COUNTS.to_h { |k| [k, 0] }
+  conn = Faraday.new(url: o[:url], headers: { 'X-Client-Id' => "#{o[:group]}/p#{process}/t#{thread}" }) do |f|
+    f.request :fair_share, law: law
+    f.options.open_timeout = f.options.timeout = 30
+    f.adapter :net_http
+  end
+  while mono - epoch < stop
+    begin
+      res = conn.get
+      counts[:requests] += 1
+      got = FairShare.read_answer(res.status, res.headers, 0).status
+      counts[{ ok: :ok, limited: :limited }.fetch(got, :errors)] += 1
+    rescue StandardError
+      counts[:transport_errors] += 1
+    end
+  end
+  counts
+end
+
 def run_process(o, process, started)
   uri = URI(o[:url])
   law = FairShare.new(o[:threads], **o[:params])
   epoch = mono
   stop = (o[:seconds] * 1e9).round - (epoch - started) # the seconds count from the parent's start
-  threads = Array.new(o[:threads]) { |t| Thread.new { run_thread(o, uri, law, process, t, epoch, stop) } }
+  worker = o[:via] ? method(:run_faraday_thread) : method(:run_thread)
+  threads = Array.new(o[:threads]) { |t| Thread.new { worker.call(o, uri, law, process, t, epoch, stop) } }
   threads.map(&:value).reduce { |a, b| a.merge(b) { |_, x, y| x + y } }
 end
 
@@ -153,6 +184,13 @@ if o[:answers]
   exit 0
 end
 fail_with('--url is required') unless o[:url]
+if o[:via]
+  begin
+    require_relative 'lib/fair_share/faraday'
+  rescue LoadError => e
+    fail_with("--via faraday needs the faraday gem: #{e.message}")
+  end
+end
 begin
   uri = URI(o[:url])
   fail_with("--url must be http:// or https:// (got #{o[:url]})") unless %w[http https].include?(uri.scheme) && uri.host
@@ -160,7 +198,7 @@ begin
 rescue URI::InvalidURIError, ArgumentError => e
   fail_with(e.message)
 end
-started = mono
+started = STARTED
 pipes = Array.new(o[:processes]) do |p|
   r, w = IO.pipe
   pid = fork do
@@ -178,5 +216,5 @@ pipes.each do |pid, r|
   Process.wait(pid)
   JSON.parse(said, symbolize_names: true).each { |k, v| total[k] += v } unless said.empty?
 end
-puts JSON.generate({ port: 'ruby', follows: FairShare::FOLLOWS, processes: o[:processes], threads: o[:threads] }.merge(total))
+puts JSON.generate({ port: o[:port], follows: FairShare::FOLLOWS, processes: o[:processes], threads: o[:threads] }.merge(total))
 exit(total[:requests].positive? ? 0 : 1)

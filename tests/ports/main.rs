@@ -16,8 +16,10 @@ mod go;
 mod go_transport;
 mod harness;
 mod javascript;
+mod javascript_fetch;
 mod python;
 mod ruby;
+mod ruby_faraday;
 mod rust;
 mod rust_tower;
 
@@ -29,6 +31,8 @@ fn ports() -> Vec<harness::Port> {
         javascript::JAVASCRIPT,
         go::GO,
         go_transport::GO_TRANSPORT,
+        ruby_faraday::RUBY_FARADAY,
+        javascript_fetch::JAVASCRIPT_FETCH,
         rust::RUST,
         rust_tower::RUST_TOWER,
     ]

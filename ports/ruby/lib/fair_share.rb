@@ -84,6 +84,9 @@ class FairShare
 
   attr_reader :x, :decreases
 
+  # How many threads share this law: the slots an adapter (lib/fair_share/faraday.rb) hands out.
+  def threads = @threads.size
+
   def initialize(threads, random: Random.method(:rand), **params)
     unknown = params.keys - DEFAULTS.keys
     raise ArgumentError, "unknown fair-share parameter: #{unknown.join(', ')}" unless unknown.empty?
