@@ -170,8 +170,11 @@ fn time(n: Nanos) -> Duration {
     Duration::from_nanos(n)
 }
 
-/// What the simulator's client read, as the law reads it.
+/// What the simulator's client read, as the law reads it: with the bounds `Answer::read` puts
+/// on what a live client reads (no wait, reset or window beyond `MAX_SERVER_WAIT`), so that
+/// the sim's law is told what a live one would be.
 fn answer(r: &Response) -> Answer {
+    let time = |n: Nanos| time(n).min(fair_share::MAX_SERVER_WAIT);
     Answer {
         status: match r.status {
             Status::Ok => fair_share::Status::Ok,
