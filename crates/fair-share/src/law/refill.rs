@@ -16,7 +16,6 @@
 //! once.
 
 use super::Law;
-use crate::MAX_SERVER_WAIT;
 use crate::answer::Policy;
 use crate::time::{Nanos, nanos, secs};
 
@@ -125,15 +124,10 @@ impl Law {
                 bound = bound.max(self.limit / stated);
             }
         }
-        // A bucket that takes more than twice the longest period a server states to fill
-        // (`MAX_SERVER_WAIT`) is none: the bound is a window's, whose reset reaches past the
-        // tokens used (a sliding-window counter states up to two windows with its level full).
-        let no_bucket_fills_so_slowly = self.limit / bound > 2.0 * secs(nanos(MAX_SERVER_WAIT));
-        if no_bucket_fills_so_slowly
-            || self
-                .learned
-                .refill_ceiling
-                .is_some_and(|ceiling| bound > ceiling)
+        if self
+            .learned
+            .refill_ceiling
+            .is_some_and(|ceiling| bound > ceiling)
         {
             self.learned.no_bucket = true;
             self.refill_from_longest_reset(now);
