@@ -68,6 +68,22 @@ fn main() {
         println!("cargo::rustc-cfg=no_chromium");
     }
     real_limiters();
+    python_adapter_libraries();
+}
+
+/// The HTTP libraries the Python port's adapters wrap (`ports/python/fair_share/requests.py`,
+/// `httpx.py`), each a cfg when `python3` cannot import it: their live tests
+/// (`tests/ports/python_adapters.rs`) are then ignored with the reason.
+fn python_adapter_libraries() {
+    for (library, cfg) in [
+        ("requests", "no_python_requests"),
+        ("httpx", "no_python_httpx"),
+    ] {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+        if !succeeds(Command::new("python3").args(["-B", "-c", &format!("import {library}")])) {
+            println!("cargo::rustc-cfg={cfg}");
+        }
+    }
 }
 
 /// The cfgs `tests/real/` reads, one per limiter: set when that limiter cannot run here.

@@ -248,8 +248,8 @@ def main():
     args.group = args.group or port
     if args.via is not None:
         library = args.via.partition("-")[0]
-        try:
-            __import__(library)
+        try:  # loaded once here, before the processes fork
+            __import__(f"fair_share.{library}")
         except ImportError as e:
             p.error(f"--via {args.via}: {e} (pip install './ports/python[{library}]')")
     args.params = dict(args.param)

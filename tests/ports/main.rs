@@ -16,6 +16,7 @@ mod go;
 mod harness;
 mod javascript;
 mod python;
+mod python_adapters;
 mod ruby;
 mod rust;
 
@@ -23,6 +24,9 @@ mod rust;
 fn ports() -> Vec<harness::Port> {
     vec![
         python::PYTHON,
+        python_adapters::PYTHON_REQUESTS,
+        python_adapters::PYTHON_HTTPX,
+        python_adapters::PYTHON_HTTPX_ASYNC,
         ruby::RUBY,
         javascript::JAVASCRIPT,
         go::GO,
