@@ -62,7 +62,9 @@ class Slots:
 
     def __init__(self, size):
         self._lock = threading.Lock()
-        self._free = list(range(size - 1, -1, -1))  # pop() lends the lowest index first
+        # A stack, lowest index on top: the slot given back last is lent first, so a worker that
+        # sends in a loop keeps its slot, and the law's threads are its workers, as it assumes.
+        self._free = list(range(size - 1, -1, -1))
         self._queue = collections.deque()
         self.size = size
 

@@ -63,6 +63,14 @@ class RequestsAdapterTest(unittest.TestCase):
         self.assertEqual(server.most_in_flight, 2)
         self.assertEqual(sorted({a[0] for a in law.answers}), [0, 1], "slots 0 and 1, no other")
 
+    def test_a_worker_that_sends_in_a_loop_keeps_its_slot(self):
+        server = self.serve()
+        law = RecordingLaw(4, quota=1000, period=1)
+        session = self.session(law)
+        for _ in range(3):
+            session.get(server.url)
+        self.assertEqual([a[0] for a in law.answers], [0, 0, 0], "the law's thread 0 is this worker")
+
     def test_sessions_given_one_law_share_its_slots(self):
         server = self.serve(delay=0.2)
         law = RecordingLaw(2, quota=1000, period=1)
