@@ -93,6 +93,31 @@ fn main() {
         println!("cargo::rustc-cfg=no_xmllint");
     }
     real_limiters();
+    python_adapter_libraries();
+}
+
+/// The HTTP libraries the Python port's adapters wrap (`ports/python/fair_share/requests.py`,
+/// `httpx.py`), each a cfg when `python3` cannot import it: their live tests
+/// (`tests/ports/python_adapters.rs`) are then ignored with the reason.
+fn python_adapter_libraries() {
+    // scripts/install_port_packages.sh's virtual environment, when it is there (its pinned
+    // requests and httpx); else the python3 on PATH, if it has them.
+    println!("cargo::rerun-if-changed=ports/python/.venv");
+    let venv = Path::new("ports/python/.venv/bin/python");
+    let python = if venv.exists() {
+        venv.as_os_str()
+    } else {
+        "python3".as_ref()
+    };
+    for (library, cfg) in [
+        ("requests", "no_python_requests"),
+        ("httpx", "no_python_httpx"),
+    ] {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+        if !succeeds(Command::new(python).args(["-B", "-c", &format!("import {library}")])) {
+            println!("cargo::rustc-cfg={cfg}");
+        }
+    }
 }
 
 /// The cfgs `tests/real/` reads, one per limiter: set when that limiter cannot run here.

@@ -4,6 +4,7 @@
     python3 ports/python/drive.py --url http://127.0.0.1:9292/ --processes 2 --threads 4 --seconds 20
     python3 ports/python/drive.py --replay ports/scripts/SCRIPT.json
     python3 ports/python/drive.py --answers ports/answers.json
+    python3 ports/python/drive.py --via requests --url http://127.0.0.1:9292/ --threads 4
 
 The driver starts P OS processes of T threads; each process shares one FairShare among its
 threads, each thread keeps one connection alive and sends GETs with `X-Client-Id:
@@ -12,6 +13,14 @@ prints one JSON line of the counts: `requests` the answered ones (as `serve --re
 them), `ok` 2xx, `limited` 429s, `errors` any other status, `transport_errors` no answer. It
 exits 0 if at least one request was answered. `--quota/--period` are in real time.
 
+`--via` sends through one of the package's HTTP adapters instead of calling the law itself:
+`requests` (each thread its own Session, every one mounting a FairShareAdapter of the process's
+law), `httpx` (one httpx.Client with a FairShareTransport, shared by the threads) or
+`httpx-async` (one httpx.AsyncClient with an AsyncFairShareTransport, T tasks on one event loop).
+The adapter then picks the law's thread slots and sleeps its waits; the line's `port` is
+`python-requests`, `python-httpx` or `python-httpx-async`. A wait the adapter is sleeping when the
+S seconds end is slept out and its request sent.
+
 The replay prints `{"waits": [...]}`: the wait (integer nanoseconds, 0 = send) of every `wait`
 event of the script (ports/README.md describes the format), for the cross-check with the Rust
 library. `--answers` prints `{"readings": [...]}`: every answer of the fixture as the port reads
@@ -19,12 +28,13 @@ it (its class, remaining count, limit, Retry-After, policy and reset, times in n
 the cross-check with the library's Answer::read.
 """
 
-import argparse, http.client, json, multiprocessing, os, queue, sys, threading, time, urllib.parse
+import argparse, asyncio, http.client, json, multiprocessing, os, queue, sys, threading, time, urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fair_share  # noqa: E402
 
 COUNTS = ("requests", "ok", "limited", "errors", "transport_errors")
+VIAS = ("requests", "httpx", "httpx-async")  # the adapters --via takes
 
 
 def thread_loop(law, thread, args, process, start, end, counts, lock):
@@ -69,15 +79,99 @@ def thread_loop(law, thread, args, process, start, end, counts, lock):
             counts[k] += mine[k]
 
 
+def count_answer(mine, status, headers):
+    """A request's answer in the counts, classed as the law classes it (or no answer: None)."""
+    if status is None:
+        mine["transport_errors"] += 1
+        return
+    mine["requests"] += 1
+    kind_of = fair_share.read_answer(status, headers)[0]
+    mine[{fair_share.OK: "ok", fair_share.LIMITED: "limited"}.get(kind_of, "errors")] += 1
+
+
+def requests_loop(law, thread, args, process, start, end, counts, lock):
+    """One thread through the requests adapter: its own Session, sharing the process's law."""
+    import requests
+    from fair_share.requests import session_for
+    who = {"X-Client-Id": f"{args.group}/p{process}/t{thread}"}
+    mine = dict.fromkeys(COUNTS, 0)
+    with session_for(law) as session:
+        while time.monotonic_ns() < end:
+            try:
+                answer = session.get(args.url, headers=who, timeout=args.timeout)
+                count_answer(mine, answer.status_code, answer.headers.items())
+            except requests.RequestException:
+                count_answer(mine, None, ())
+    with lock:
+        for k in COUNTS:
+            counts[k] += mine[k]
+
+
+def httpx_loop(client, thread, args, process, end, counts, lock):
+    """One thread through the sync httpx transport, on the client the process's threads share."""
+    import httpx
+    who = {"X-Client-Id": f"{args.group}/p{process}/t{thread}"}
+    mine = dict.fromkeys(COUNTS, 0)
+    while time.monotonic_ns() < end:
+        try:
+            answer = client.get(args.url, headers=who)
+            count_answer(mine, answer.status_code, answer.headers.multi_items())
+        except httpx.TransportError:
+            count_answer(mine, None, ())
+    with lock:
+        for k in COUNTS:
+            counts[k] += mine[k]
+
+
+def certificates(url):
+    """httpx loads the CA bundle whenever it makes a transport (tens of ms per process, more on a
+    busy machine, before the first request): an http:// URL, which never verifies one, skips it."""
+    return {} if urllib.parse.urlsplit(url).scheme == "https" else {"verify": False}
+
+
+async def httpx_async_main(law, args, process, end):
+    """T tasks on one event loop through the async httpx transport, one AsyncClient."""
+    import httpx
+    from fair_share.httpx import AsyncFairShareTransport
+    counts = dict.fromkeys(COUNTS, 0)
+
+    async def task_loop(client, task):
+        who = {"X-Client-Id": f"{args.group}/p{process}/t{task}"}
+        while time.monotonic_ns() < end:
+            try:
+                answer = await client.get(args.url, headers=who)
+                count_answer(counts, answer.status_code, answer.headers.multi_items())
+            except httpx.TransportError:
+                count_answer(counts, None, ())
+
+    transport = AsyncFairShareTransport(law, **certificates(args.url))
+    async with httpx.AsyncClient(transport=transport, timeout=args.timeout) as client:
+        await asyncio.gather(*(task_loop(client, t) for t in range(args.threads)))
+    return counts
+
+
 def process_main(args, process, end, results):
     law = fair_share.FairShare(args.threads, **args.params)
     counts, lock, start = dict.fromkeys(COUNTS, 0), threading.Lock(), time.monotonic_ns()
-    threads = [threading.Thread(target=thread_loop, args=(law, t, args, process, start, end, counts, lock))
-               for t in range(args.threads)]
+    if args.via == "httpx-async":
+        results.put(asyncio.run(httpx_async_main(law, args, process, end)))
+        return
+    if args.via == "httpx":
+        import httpx
+        from fair_share.httpx import FairShareTransport
+        client = httpx.Client(transport=FairShareTransport(law, **certificates(args.url)), timeout=args.timeout)
+        threads = [threading.Thread(target=httpx_loop, args=(client, t, args, process, end, counts, lock))
+                   for t in range(args.threads)]
+    else:
+        loop = requests_loop if args.via == "requests" else thread_loop
+        threads = [threading.Thread(target=loop, args=(law, t, args, process, start, end, counts, lock))
+                   for t in range(args.threads)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    if args.via == "httpx":
+        client.close()
     results.put(counts)
 
 
@@ -150,7 +244,8 @@ def main():
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--quota", type=float, help="requests per --period (real time); default: the server's")
     p.add_argument("--period", type=float, help="seconds")
-    p.add_argument("--group", default="python")
+    p.add_argument("--via", choices=VIAS, help="send through this HTTP adapter of the package")
+    p.add_argument("--group", help="the client id's first part; default: the port's name")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for an answer")
     p.add_argument("--param", type=param, action="append", default=[], metavar="NAME=VALUE")
     args = p.parse_args()
@@ -167,6 +262,14 @@ def main():
         p.error(f"--url {args.url}: {e}")
     if url.scheme not in ("http", "https") or not url.hostname:
         p.error(f"--url {args.url}: give an http:// or https:// URL with a host")
+    port = "python" if args.via is None else f"python-{args.via}"
+    args.group = args.group or port
+    if args.via is not None:
+        library = args.via.partition("-")[0]
+        try:  # loaded once here, before the processes fork
+            __import__(f"fair_share.{library}")
+        except ImportError as e:
+            p.error(f"--via {args.via}: {e} (pip install './ports/python[{library}]')")
     args.params = dict(args.param)
     if args.quota is not None or args.period is not None:
         args.params.update(quota=args.quota, period=args.period)
@@ -190,7 +293,7 @@ def main():
             total[k] += v
     for proc in procs:
         proc.join()
-    print(json.dumps(dict(port="python", follows=fair_share.FOLLOWS, processes=args.processes, threads=args.threads, **total)))
+    print(json.dumps(dict(port=port, follows=fair_share.FOLLOWS, processes=args.processes, threads=args.threads, **total)))
     sys.exit(0 if total["requests"] > 0 else 1)
 
 

@@ -18,6 +18,7 @@ mod harness;
 mod javascript;
 mod javascript_fetch;
 mod python;
+mod python_adapters;
 mod ruby;
 mod ruby_faraday;
 mod rust;
@@ -27,6 +28,9 @@ mod rust_tower;
 fn ports() -> Vec<harness::Port> {
     vec![
         python::PYTHON,
+        python_adapters::PYTHON_REQUESTS,
+        python_adapters::PYTHON_HTTPX,
+        python_adapters::PYTHON_HTTPX_ASYNC,
         ruby::RUBY,
         javascript::JAVASCRIPT,
         go::GO,

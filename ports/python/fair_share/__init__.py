@@ -37,6 +37,11 @@ process, shared by its threads:
     law = FairShare(4)                                   # or FairShare(4, quota=5, period=1)
     w = law.wait(thread, time.monotonic())               # seconds; 0: send now (booked)
     law.observe(thread, time.monotonic(), status, response.getheaders(), latency)
+
+This module is the core of the package fair-share (ports/python/pyproject.toml) and stays the
+standard library only; fair_share.requests and fair_share.httpx, installed as extras, call
+wait and observe around every request of a requests Session or an httpx client
+(ports/python/README.md).
 """
 
 import bisect, math, random as _random, re, threading, time

@@ -1,0 +1,173 @@
+"""The httpx transports (fair_share.httpx), sync and async, against a real HTTP server on
+loopback."""
+
+import asyncio, threading, time, unittest
+
+from support import QUICK, REFUSED, RecordingLaw, Server, refused_url
+
+try:
+    import httpx
+    from fair_share.httpx import AsyncFairShareTransport, FairShareTransport
+except ImportError as e:
+    httpx, MISSING = None, f"needs httpx ({e}): apt-get install python3-httpx, or pip install './ports/python[httpx]'"
+else:
+    MISSING = ""
+
+
+class Serving(unittest.TestCase):
+    def serve(self, **kw):
+        server = Server(**kw)
+        self.addCleanup(server.close)
+        return server
+
+
+@unittest.skipUnless(httpx, MISSING)
+class HttpxTransportTest(Serving):
+    def client(self, law):
+        client = httpx.Client(transport=FairShareTransport(law))
+        self.addCleanup(client.close)
+        return client
+
+    def test_a_refusal_with_retry_after_delays_the_next_request(self):
+        server = self.serve(plan=[REFUSED])
+        client = self.client(RecordingLaw(1, **QUICK))
+        self.assertEqual([client.get(server.url).status_code for _ in range(3)], [429, 200, 200])
+        first, second, third = server.arrivals
+        self.assertGreaterEqual(second - first, 0.99, "the second request waits the refusal's second")
+        self.assertLess(third - second, 0.5, "after a success the law's own pace (50 ms) is back")
+
+    def test_every_answer_reaches_the_law_with_its_headers_and_latency(self):
+        server = self.serve(plan=[(200, [("RateLimit-Remaining", "7")]), (503, []), (429, [])], delay=0.05)
+        law = RecordingLaw(1, quota=1000, period=1, error_backoff=0.01)
+        client = self.client(law)
+        statuses = [client.get(server.url).status_code for _ in range(4)]
+        self.assertEqual(statuses, [200, 503, 429, 200])
+        self.assertEqual([a[1] for a in law.answers], statuses)
+        self.assertEqual(law.answers[0][2].get("ratelimit-remaining"), "7")
+        for _, _, _, latency in law.answers:
+            self.assertGreaterEqual(latency, 0.05)
+            self.assertLess(latency, 2.0)
+
+    def test_requests_in_flight_are_bounded_by_the_laws_threads(self):
+        server = self.serve(delay=0.2)
+        law = RecordingLaw(2, quota=1000, period=1)
+        client = self.client(law)
+        workers = [threading.Thread(target=client.get, args=(server.url,)) for _ in range(6)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        self.assertEqual(len(server.arrivals), 6)
+        self.assertEqual(server.most_in_flight, 2)
+        self.assertEqual(sorted({a[0] for a in law.answers}), [0, 1], "slots 0 and 1, no other")
+
+    def test_a_refused_connection_is_a_transport_error_raised_to_the_caller(self):
+        law = RecordingLaw(1, quota=1000, period=1)
+        with self.assertRaises(httpx.ConnectError):
+            self.client(law).get(refused_url())
+        self.assertEqual([a[1] for a in law.answers], [None])
+        self.assertGreater(law.wait_ns(0, time.monotonic_ns()), 0, "the law backs the thread off")
+
+
+@unittest.skipUnless(httpx, MISSING)
+class AsyncHttpxTransportTest(Serving):
+    def run_async(self, law, body):
+        """`body(client)` on a new event loop, with an AsyncClient on the async transport."""
+        async def main():
+            async with httpx.AsyncClient(transport=AsyncFairShareTransport(law)) as client:
+                return await body(client)
+        return asyncio.run(main())
+
+    def test_a_wait_leaves_the_event_loop_running(self):
+        server = self.serve(plan=[REFUSED])
+        ticks = []
+
+        async def body(client):
+            await client.get(server.url)
+            done = False
+
+            async def ticker():
+                while not done:
+                    ticks.append(time.monotonic())
+                    await asyncio.sleep(0.01)
+            running = asyncio.ensure_future(ticker())
+            await asyncio.sleep(0)
+            answer = await client.get(server.url)  # waits the refusal's second
+            done = True
+            await running
+            return answer.status_code
+
+        self.assertEqual(self.run_async(RecordingLaw(1, **QUICK), body), 200)
+        first, second = server.arrivals
+        self.assertGreaterEqual(second - first, 0.99, "the second request waits the refusal's second")
+        during = [t for t in ticks if first < t < second]
+        self.assertGreater(len(during), 30, "another coroutine ran every 10 ms during the wait")
+
+    def test_tasks_in_flight_are_bounded_by_the_laws_threads(self):
+        server = self.serve(delay=0.2)
+        law = RecordingLaw(2, quota=1000, period=1)
+
+        async def body(client):
+            answers = await asyncio.gather(*(client.get(server.url) for _ in range(6)))
+            return [a.status_code for a in answers]
+
+        self.assertEqual(self.run_async(law, body), [200] * 6)
+        self.assertEqual(server.most_in_flight, 2)
+        self.assertEqual(sorted({a[0] for a in law.answers}), [0, 1])
+
+    def test_every_answer_and_a_refused_connection_reach_the_law(self):
+        server = self.serve(plan=[(503, []), (429, [])])
+        law = RecordingLaw(1, quota=1000, period=1, error_backoff=0.01)
+        gone = refused_url()
+
+        async def body(client):
+            statuses = [(await client.get(server.url)).status_code for _ in range(3)]
+            with self.assertRaises(httpx.ConnectError):
+                await client.get(gone)
+            return statuses
+
+        self.assertEqual(self.run_async(law, body), [503, 429, 200])
+        self.assertEqual([a[1] for a in law.answers], [503, 429, 200, None])
+
+    def test_a_cancelled_request_gives_its_slot_back(self):
+        server = self.serve(delay=0.3)
+        law = RecordingLaw(1, quota=1000, period=1)
+
+        async def body(client):
+            holding = asyncio.ensure_future(client.get(server.url))
+            queued = asyncio.ensure_future(client.get(server.url))  # waits for the one slot
+            await asyncio.sleep(0.1)
+            queued.cancel()
+            await (holding)
+            with self.assertRaises(asyncio.CancelledError):
+                await queued
+            return (await asyncio.wait_for(client.get(server.url), 5)).status_code
+
+        self.assertEqual(self.run_async(law, body), 200)
+        self.assertEqual(len(server.arrivals), 2, "the cancelled request was never sent")
+
+
+@unittest.skipUnless(httpx, MISSING)
+class SharedLawTest(Serving):
+    def test_a_thread_and_a_task_on_one_law_share_its_slot(self):
+        server = self.serve(delay=0.2)
+        law = RecordingLaw(1, quota=1000, period=1)
+        client = httpx.Client(transport=FairShareTransport(law))
+        self.addCleanup(client.close)
+        threads = [threading.Thread(target=client.get, args=(server.url,)) for _ in range(2)]
+        for t in threads:
+            t.start()
+
+        async def tasks():
+            async with httpx.AsyncClient(transport=AsyncFairShareTransport(law)) as aclient:
+                await asyncio.gather(*(aclient.get(server.url) for _ in range(2)))
+
+        asyncio.run(tasks())
+        for t in threads:
+            t.join()
+        self.assertEqual(len(server.arrivals), 4)
+        self.assertEqual(server.most_in_flight, 1, "one slot: one request at a time, sync or async")
+
+
+if __name__ == "__main__":
+    unittest.main()
