@@ -327,3 +327,28 @@ macro_rules! port_tests {
     };
 }
 pub(crate) use port_tests;
+
+/// An example's binary, next to this test's in the target folder, built (or rebuilt if its
+/// sources changed since: a no-op when it is fresh) by `cargo build` with `args` and
+/// `--example NAME`, in the test's own profile.
+pub fn built_example(args: &[&str], name: &str) -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("the test's own path");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps/<test>");
+    let mut build = Command::new(env!("CARGO"));
+    build
+        .args(["build", "--quiet"])
+        .args(args)
+        .args(["--example", name]);
+    if profile_dir.ends_with("release") {
+        build.arg("--release");
+    }
+    let status = build.status().expect("cargo runs");
+    assert!(
+        status.success(),
+        "cargo build {args:?} --example {name} failed"
+    );
+    profile_dir.join("examples").join(name)
+}

@@ -87,3 +87,30 @@ QUICK = dict(quota=20, period=1, retry_jitter=0)
 
 # A refusal that names a one-second wait.
 REFUSED = (429, [("Retry-After", "1")])
+
+
+class SyncAdapterContract:
+    """The tests every blocking adapter passes, mixed into a unittest.TestCase that gives
+    `serve(**kw)` (a Server, closed after the test) and `client(law)` (a client with the
+    adapter, whose `get(url)` returns a response with `status_code`)."""
+
+    def test_a_refusal_with_retry_after_delays_the_next_request(self):
+        server = self.serve(plan=[REFUSED])
+        client = self.client(RecordingLaw(1, **QUICK))
+        self.assertEqual([client.get(server.url).status_code for _ in range(3)], [429, 200, 200])
+        first, second, third = server.arrivals
+        self.assertGreaterEqual(second - first, 0.99, "the second request waits the refusal's second")
+        self.assertLess(third - second, 0.5, "after a success the law's own pace (50 ms) is back")
+
+    def test_every_answer_reaches_the_law_with_its_headers_and_latency(self):
+        server = self.serve(plan=[(200, [("RateLimit-Remaining", "7")]), (503, []), (429, [])], delay=0.05)
+        law = RecordingLaw(1, quota=1000, period=1, error_backoff=0.01)
+        client = self.client(law)
+        statuses = [client.get(server.url).status_code for _ in range(4)]
+        self.assertEqual(statuses, [200, 503, 429, 200])
+        self.assertEqual([a[1] for a in law.answers], statuses)
+        self.assertEqual(law.answers[0][2].get("ratelimit-remaining"), "7")
+        for _, _, _, latency in law.answers:
+            self.assertGreaterEqual(latency, 0.05)
+            self.assertLess(latency, 2.0)
+

@@ -3,13 +3,13 @@ loopback."""
 
 import asyncio, threading, time, unittest
 
-from support import QUICK, REFUSED, RecordingLaw, Server, refused_url
+from support import QUICK, REFUSED, RecordingLaw, Server, SyncAdapterContract, refused_url
 
 try:
     import httpx
     from fair_share.httpx import AsyncFairShareTransport, FairShareTransport
 except ImportError as e:
-    httpx, MISSING = None, f"needs httpx ({e}): apt-get install python3-httpx, or pip install './ports/python[httpx]'"
+    httpx, MISSING = None, f"needs httpx ({e}): scripts/install_port_packages.sh, or pip install './ports/python[httpx]'"
 else:
     MISSING = ""
 
@@ -22,31 +22,11 @@ class Serving(unittest.TestCase):
 
 
 @unittest.skipUnless(httpx, MISSING)
-class HttpxTransportTest(Serving):
+class HttpxTransportTest(SyncAdapterContract, Serving):
     def client(self, law):
         client = httpx.Client(transport=FairShareTransport(law))
         self.addCleanup(client.close)
         return client
-
-    def test_a_refusal_with_retry_after_delays_the_next_request(self):
-        server = self.serve(plan=[REFUSED])
-        client = self.client(RecordingLaw(1, **QUICK))
-        self.assertEqual([client.get(server.url).status_code for _ in range(3)], [429, 200, 200])
-        first, second, third = server.arrivals
-        self.assertGreaterEqual(second - first, 0.99, "the second request waits the refusal's second")
-        self.assertLess(third - second, 0.5, "after a success the law's own pace (50 ms) is back")
-
-    def test_every_answer_reaches_the_law_with_its_headers_and_latency(self):
-        server = self.serve(plan=[(200, [("RateLimit-Remaining", "7")]), (503, []), (429, [])], delay=0.05)
-        law = RecordingLaw(1, quota=1000, period=1, error_backoff=0.01)
-        client = self.client(law)
-        statuses = [client.get(server.url).status_code for _ in range(4)]
-        self.assertEqual(statuses, [200, 503, 429, 200])
-        self.assertEqual([a[1] for a in law.answers], statuses)
-        self.assertEqual(law.answers[0][2].get("ratelimit-remaining"), "7")
-        for _, _, _, latency in law.answers:
-            self.assertGreaterEqual(latency, 0.05)
-            self.assertLess(latency, 2.0)
 
     def test_requests_in_flight_are_bounded_by_the_laws_threads(self):
         server = self.serve(delay=0.2)

@@ -2,19 +2,19 @@
 
 import threading, time, unittest
 
-from support import QUICK, REFUSED, RecordingLaw, Server, refused_url
+from support import QUICK, REFUSED, RecordingLaw, Server, SyncAdapterContract, refused_url
 
 try:
     import requests
     from fair_share.requests import FairShareAdapter, session_for
 except ImportError as e:
-    requests, MISSING = None, f"needs requests ({e}): apt-get install python3-requests, or pip install './ports/python[requests]'"
+    requests, MISSING = None, f"needs requests ({e}): scripts/install_port_packages.sh, or pip install './ports/python[requests]'"
 else:
     MISSING = ""
 
 
 @unittest.skipUnless(requests, MISSING)
-class RequestsAdapterTest(unittest.TestCase):
+class RequestsAdapterTest(SyncAdapterContract, unittest.TestCase):
     def serve(self, **kw):
         server = Server(**kw)
         self.addCleanup(server.close)
@@ -25,28 +25,7 @@ class RequestsAdapterTest(unittest.TestCase):
         self.addCleanup(session.close)
         return session
 
-    def test_a_refusal_with_retry_after_delays_the_next_request(self):
-        server = self.serve(plan=[REFUSED])
-        law = RecordingLaw(1, **QUICK)
-        session = self.session(law)
-        self.assertEqual(session.get(server.url).status_code, 429)
-        self.assertEqual(session.get(server.url).status_code, 200)
-        self.assertEqual(session.get(server.url).status_code, 200)
-        first, second, third = server.arrivals
-        self.assertGreaterEqual(second - first, 0.99, "the second request waits the refusal's second")
-        self.assertLess(third - second, 0.5, "after a success the law's own pace (50 ms) is back")
-
-    def test_every_answer_reaches_the_law_with_its_headers_and_latency(self):
-        server = self.serve(plan=[(200, [("RateLimit-Remaining", "7")]), (503, []), (429, [])], delay=0.05)
-        law = RecordingLaw(1, quota=1000, period=1, error_backoff=0.01)
-        session = self.session(law)
-        statuses = [session.get(server.url).status_code for _ in range(4)]
-        self.assertEqual(statuses, [200, 503, 429, 200])
-        self.assertEqual([a[1] for a in law.answers], statuses)
-        self.assertEqual(law.answers[0][2].get("ratelimit-remaining"), "7")
-        for _, _, _, latency in law.answers:
-            self.assertGreaterEqual(latency, 0.05)
-            self.assertLess(latency, 2.0)
+    client = session
 
     def test_requests_in_flight_are_bounded_by_the_laws_threads(self):
         server = self.serve(delay=0.2)
