@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.15.0"
+const Follows = "0.16.0"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -363,9 +363,7 @@ func (f *FairShare) WaitNs(i int, now int64) int64 {
 	if h < 0 {
 		h = 0
 	}
-	if h > a {
-		a = h
-	}
+	// Looked at again every eighth of a period, and a hold waited out whole.
 	cap := ns(1 / f.x / 8)
 	if cap < 1 {
 		cap = 1
@@ -373,6 +371,9 @@ func (f *FairShare) WaitNs(i int, now int64) int64 {
 	w := a
 	if cap < w {
 		w = cap
+	}
+	if h > w {
+		w = h
 	}
 	if w == 0 {
 		f.pending[i] = false

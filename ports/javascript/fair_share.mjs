@@ -80,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.15.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.16.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -551,8 +551,8 @@ export class FairShare {
   acquire(now, thread) {
     const th = this.threads[thread];
     let left = th.target !== null ? fromSecs(fmax(th.target + th.jit - this.phase(now), 0) / this.x) : 0;
-    left = Math.max(left, th.hold - now);
     left = Math.min(left, Math.max(fromSecs(this.spacing() / 8), 1)); // looked at 8 times a period
+    left = Math.max(left, th.hold - now); // and a hold waited out whole
     if (left !== 0) return left;
     const phase = this.phase(now);
     let next = (th.target ?? phase) + 1;

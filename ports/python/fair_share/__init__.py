@@ -48,7 +48,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.15.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.16.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -738,7 +738,8 @@ class FairShare:
     def _wait(self, now, thread):
         th = self.threads[thread]
         left = 0 if th.target is None else from_secs(max(th.target + th.jit - self.phase(now), 0.0) / self.x)
-        return min(max(left, max(th.hold - now, 0)), max(from_secs(1.0 / self.x / 8.0), 1))
+        # Looked at again every eighth of a period, and a hold waited out whole.
+        return max(min(left, max(from_secs(1.0 / self.x / 8.0), 1)), max(th.hold - now, 0))
     def delay(self, now, thread):
         th, n = self.threads[thread], float(len(self.threads))
         if th.target is None:  # in line, 1/(n·x0) apart, from an offset drawn once per process

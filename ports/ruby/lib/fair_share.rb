@@ -34,7 +34,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.15.0' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.16.0' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -487,8 +487,8 @@ class FairShare
   def acquire(now, thread)
     th = @threads[thread]
     left = th.target ? from_secs(fmax(th.target + th.jit - phase(now), 0.0) / @x) : 0
-    left = [left, th.hold - now].max
     left = [left, [from_secs(spacing / 8.0), 1].max].min # looked at again every eighth of a period
+    left = [left, th.hold - now].max # and a hold waited out whole
     return left unless left.zero?
     ph = phase(now)
     nxt = (th.target || ph) + 1.0

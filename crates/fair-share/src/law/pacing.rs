@@ -70,20 +70,22 @@ impl Law {
         self.x = self.clamp_rate(x);
     }
 
-    /// How long `thread` still waits: until the process phase reaches its target (and its
-    /// hold), looked at again every eighth of a period so rate changes reach it.
+    /// How long `thread` still waits: until the process phase reaches its target, looked at
+    /// again every eighth of a period so rate changes reach it, and at least until its hold
+    /// ends. A hold (a `Retry-After`, an error's backoff) is waited out whole: no change of
+    /// rate can end it sooner, and looking again every eighth of a period through it made a
+    /// thread of a fast process held for minutes ask millions of times.
     pub(super) fn wait(&self, now: Nanos, thread: usize) -> Nanos {
         let th = &self.threads[thread];
-        let left = match th.target {
+        let pacing = match th.target {
             Some(target) => {
                 let due = target + th.jit - self.clock_at(now);
                 from_secs(due.max(0.0) / self.x)
             }
             None => 0,
         };
-        let left = left.max(th.hold.saturating_sub(now));
         let poll = from_secs(self.spacing() / POLLS_PER_PERIOD).max(1);
-        left.min(poll)
+        pacing.min(poll).max(th.hold.saturating_sub(now))
     }
 
     pub(super) fn draw_jitter(&self, draw: &mut (impl Draw + ?Sized)) -> f64 {

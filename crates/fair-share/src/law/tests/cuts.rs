@@ -227,3 +227,34 @@ fn without_a_remaining_count_a_process_climbs_by_its_probe_and_is_cut_per_refusa
     );
     assert!(t.cuts.probe > probe);
 }
+
+#[test]
+fn a_hold_is_waited_out_whole_however_fast_the_rate() {
+    // 100,000 per second: a thread's spacing is microseconds, an eighth of it less still.
+    let mut t = shaped(1, 100_000.0, 1);
+    let mut rng = test_rng();
+    let mut now = S;
+    while let Acquire::Wait(w) = acquire(&mut t, now, 0) {
+        now += w;
+    }
+    let refused = Answer {
+        retry_after: ns(600 * S),
+        ..answer(Status::Limited, 0)
+    };
+    t.respond_ns(now + S / 100, 0, &refused, &mut rng);
+    let held_from = now + S / 100;
+    t.delay_ns(held_from, 0, &mut rng);
+    // One answer for the whole hold, not millions of looks at a phase the hold outlasts.
+    let mut asked = 0;
+    let mut at = held_from;
+    while let Acquire::Wait(w) = acquire(&mut t, at, 0) {
+        at += w;
+        asked += 1;
+    }
+    assert!(
+        at >= held_from + 600 * S,
+        "sent {} s into a 600 s hold",
+        (at - held_from) / S
+    );
+    assert!(asked <= 2, "asked {asked} times through the hold");
+}
