@@ -38,6 +38,28 @@ type counts struct {
 	TransportErrors int64 `json:"transport_errors"`
 }
 
+// answered counts one answered request by its class.
+func (c *counts) answered(class fairshare.Class) {
+	c.Requests++
+	switch class {
+	case fairshare.ClassOK:
+		c.OK++
+	case fairshare.ClassLimited:
+		c.Limited++
+	default:
+		c.Errors++
+	}
+}
+
+// add adds another's counts to these.
+func (c *counts) add(o counts) {
+	c.Requests += o.Requests
+	c.OK += o.OK
+	c.Limited += o.Limited
+	c.Errors += o.Errors
+	c.TransportErrors += o.TransportErrors
+}
+
 func die(format string, a ...interface{}) {
 	fmt.Fprintf(os.Stderr, "drive: "+format+"\n", a...)
 	os.Exit(2)
@@ -203,11 +225,7 @@ func parent(port, via, url, group string, processes, threads int, seconds, quota
 		}
 		var c counts
 		if err := json.Unmarshal([]byte(outs[i].String()), &c); err == nil {
-			total.Requests += c.Requests
-			total.OK += c.OK
-			total.Limited += c.Limited
-			total.Errors += c.Errors
-			total.TransportErrors += c.TransportErrors
+			total.add(c)
 		}
 	}
 	line, _ := json.Marshal(struct {
@@ -280,23 +298,11 @@ func run(url, group string, proc, threads int, p fairshare.Params, deadline int6
 					c.TransportErrors++
 					continue
 				}
-				c.Requests++
-				switch a.Class {
-				case fairshare.ClassOK:
-					c.OK++
-				case fairshare.ClassLimited:
-					c.Limited++
-				default:
-					c.Errors++
-				}
+				c.answered(a.Class)
 			}
 		done:
 			mu.Lock()
-			total.Requests += c.Requests
-			total.OK += c.OK
-			total.Limited += c.Limited
-			total.Errors += c.Errors
-			total.TransportErrors += c.TransportErrors
+			total.add(c)
 			mu.Unlock()
 		}(t)
 	}
@@ -336,22 +342,10 @@ func runTransport(url, group string, proc, threads int, p fairshare.Params, dead
 					c.TransportErrors++
 					continue
 				}
-				c.Requests++
-				switch fairshare.ReadAnswer(status, headers, time.Now().UnixNano()).Class {
-				case fairshare.ClassOK:
-					c.OK++
-				case fairshare.ClassLimited:
-					c.Limited++
-				default:
-					c.Errors++
-				}
+				c.answered(fairshare.ReadAnswer(status, headers, time.Now().UnixNano()).Class)
 			}
 			mu.Lock()
-			total.Requests += c.Requests
-			total.OK += c.OK
-			total.Limited += c.Limited
-			total.Errors += c.Errors
-			total.TransportErrors += c.TransportErrors
+			total.add(c)
 			mu.Unlock()
 		}(t)
 	}
