@@ -5,7 +5,7 @@ The package under test is the checkout's (ports/python/fair_share), put first on
 the tests run with or without an installed copy.
 """
 
-import http.server, os, socket, sys, threading, time
+import http.server, os, socket, sys, threading, time, unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import fair_share  # noqa: E402
@@ -89,10 +89,20 @@ QUICK = dict(quota=20, period=1, retry_jitter=0)
 REFUSED = (429, [("Retry-After", "1")])
 
 
+class Serving(unittest.TestCase):
+    """A test case with `serve(**kw)`: a Server, closed after the test."""
+
+    def serve(self, **kw):
+        server = Server(**kw)
+        self.addCleanup(server.close)
+        return server
+
+
 class SyncAdapterContract:
     """The tests every blocking adapter passes, mixed into a unittest.TestCase that gives
-    `serve(**kw)` (a Server, closed after the test) and `client(law)` (a client with the
-    adapter, whose `get(url)` returns a response with `status_code`)."""
+    `serve(**kw)` (a Server, closed after the test), `client(law)` (a client with the
+    adapter, whose `get(url)` returns a response with `status_code`) and `connect_error` (what
+    its library raises when a connection is refused)."""
 
     def test_a_refusal_with_retry_after_delays_the_next_request(self):
         server = self.serve(plan=[REFUSED])
@@ -113,4 +123,27 @@ class SyncAdapterContract:
         for _, _, _, latency in law.answers:
             self.assertGreaterEqual(latency, 0.05)
             self.assertLess(latency, 2.0)
+
+    def test_requests_in_flight_are_bounded_by_the_laws_threads(self):
+        server = self.serve(delay=0.2)
+        law = RecordingLaw(2, quota=1000, period=1)
+        client = self.client(law)
+        answers = []
+        workers = [threading.Thread(target=lambda: answers.append(client.get(server.url).status_code))
+                   for _ in range(6)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        self.assertEqual(answers, [200] * 6)
+        self.assertEqual(server.most_in_flight, 2)
+        self.assertEqual(sorted({a[0] for a in law.answers}), [0, 1], "slots 0 and 1, no other")
+
+    def test_a_refused_connection_is_a_transport_error_raised_to_the_caller(self):
+        law = RecordingLaw(1, quota=1000, period=1)
+        with self.assertRaises(self.connect_error):
+            self.client(law).get(refused_url(), timeout=5)
+        self.assertEqual([a[1] for a in law.answers], [None])
+        # The law backs the thread off (error_backoff, 1 s): the next turn is not now.
+        self.assertGreater(law.wait_ns(0, time.monotonic_ns()), 0)
 

@@ -3,7 +3,7 @@ loopback."""
 
 import asyncio, threading, time, unittest
 
-from support import QUICK, REFUSED, RecordingLaw, Server, SyncAdapterContract, refused_url
+from support import QUICK, REFUSED, RecordingLaw, Serving, SyncAdapterContract, refused_url
 
 try:
     import httpx
@@ -14,39 +14,14 @@ else:
     MISSING = ""
 
 
-class Serving(unittest.TestCase):
-    def serve(self, **kw):
-        server = Server(**kw)
-        self.addCleanup(server.close)
-        return server
-
-
 @unittest.skipUnless(httpx, MISSING)
 class HttpxTransportTest(SyncAdapterContract, Serving):
+    connect_error = httpx.ConnectError if httpx else None
+
     def client(self, law):
         client = httpx.Client(transport=FairShareTransport(law))
         self.addCleanup(client.close)
         return client
-
-    def test_requests_in_flight_are_bounded_by_the_laws_threads(self):
-        server = self.serve(delay=0.2)
-        law = RecordingLaw(2, quota=1000, period=1)
-        client = self.client(law)
-        workers = [threading.Thread(target=client.get, args=(server.url,)) for _ in range(6)]
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join()
-        self.assertEqual(len(server.arrivals), 6)
-        self.assertEqual(server.most_in_flight, 2)
-        self.assertEqual(sorted({a[0] for a in law.answers}), [0, 1], "slots 0 and 1, no other")
-
-    def test_a_refused_connection_is_a_transport_error_raised_to_the_caller(self):
-        law = RecordingLaw(1, quota=1000, period=1)
-        with self.assertRaises(httpx.ConnectError):
-            self.client(law).get(refused_url())
-        self.assertEqual([a[1] for a in law.answers], [None])
-        self.assertGreater(law.wait_ns(0, time.monotonic_ns()), 0, "the law backs the thread off")
 
 
 @unittest.skipUnless(httpx, MISSING)

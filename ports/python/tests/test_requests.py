@@ -2,7 +2,7 @@
 
 import threading, time, unittest
 
-from support import QUICK, REFUSED, RecordingLaw, Server, SyncAdapterContract, refused_url
+from support import RecordingLaw, Serving, SyncAdapterContract
 
 try:
     import requests
@@ -14,11 +14,8 @@ else:
 
 
 @unittest.skipUnless(requests, MISSING)
-class RequestsAdapterTest(SyncAdapterContract, unittest.TestCase):
-    def serve(self, **kw):
-        server = Server(**kw)
-        self.addCleanup(server.close)
-        return server
+class RequestsAdapterTest(SyncAdapterContract, Serving):
+    connect_error = requests.ConnectionError if requests else None
 
     def session(self, law):
         session = session_for(law)
@@ -26,21 +23,6 @@ class RequestsAdapterTest(SyncAdapterContract, unittest.TestCase):
         return session
 
     client = session
-
-    def test_requests_in_flight_are_bounded_by_the_laws_threads(self):
-        server = self.serve(delay=0.2)
-        law = RecordingLaw(2, quota=1000, period=1)
-        session = self.session(law)
-        answers = []
-        workers = [threading.Thread(target=lambda: answers.append(session.get(server.url).status_code))
-                   for _ in range(6)]
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join()
-        self.assertEqual(answers, [200] * 6)
-        self.assertEqual(server.most_in_flight, 2)
-        self.assertEqual(sorted({a[0] for a in law.answers}), [0, 1], "slots 0 and 1, no other")
 
     def test_a_worker_that_sends_in_a_loop_keeps_its_slot(self):
         server = self.serve()
@@ -61,15 +43,6 @@ class RequestsAdapterTest(SyncAdapterContract, unittest.TestCase):
             w.join()
         self.assertEqual(len(server.arrivals), 6)
         self.assertEqual(server.most_in_flight, 2)
-
-    def test_a_refused_connection_is_a_transport_error_raised_to_the_caller(self):
-        law = RecordingLaw(1, quota=1000, period=1)
-        session = self.session(law)
-        with self.assertRaises(requests.ConnectionError):
-            session.get(refused_url(), timeout=5)
-        self.assertEqual([a[1] for a in law.answers], [None])
-        # The law backs the thread off (error_backoff, 1 s): the next turn is not now.
-        self.assertGreater(law.wait_ns(0, time.monotonic_ns()), 0)
 
     def test_the_adapter_mounts_on_a_session_of_ones_own(self):
         server = self.serve()
