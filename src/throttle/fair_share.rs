@@ -174,7 +174,7 @@ fn time(n: Nanos) -> Duration {
 /// on what a live client reads (no wait, reset or window beyond `MAX_SERVER_WAIT`), so that
 /// the sim's law is told what a live one would be.
 fn answer(r: &Response) -> Answer {
-    let time = |n: Nanos| time(n).min(fair_share::MAX_SERVER_WAIT);
+    let capped = |n: Nanos| time(n).min(fair_share::MAX_SERVER_WAIT);
     Answer {
         status: match r.status {
             Status::Ok => fair_share::Status::Ok,
@@ -184,12 +184,12 @@ fn answer(r: &Response) -> Answer {
         },
         remaining: r.remaining,
         limit: r.limit,
-        retry_after: r.retry_after.map(time),
+        retry_after: r.retry_after.map(capped),
         policy: r.quota.map(|q| Policy {
             limit: q.limit,
-            window: time(q.window),
+            window: capped(q.window),
         }),
-        reset: r.reset.map(time),
+        reset: r.reset.map(capped),
         latency: time(r.latency),
     }
 }
