@@ -170,11 +170,10 @@ fn time(n: Nanos) -> Duration {
     Duration::from_nanos(n)
 }
 
-/// What the simulator's client read, as the law reads it: with the bounds `Answer::read` puts
-/// on what a live client reads (no wait, reset or window beyond `MAX_SERVER_WAIT`), so that
-/// the sim's law is told what a live one would be.
+/// What the simulator's client read, as the law reads it: bounded as `Answer::read` bounds
+/// what a live client reads (no wait, reset or window beyond `MAX_SERVER_WAIT`), so that the
+/// sim's law is told what a live one would be.
 fn answer(r: &Response) -> Answer {
-    let capped = |n: Nanos| time(n).min(fair_share::MAX_SERVER_WAIT);
     Answer {
         status: match r.status {
             Status::Ok => fair_share::Status::Ok,
@@ -184,14 +183,15 @@ fn answer(r: &Response) -> Answer {
         },
         remaining: r.remaining,
         limit: r.limit,
-        retry_after: r.retry_after.map(capped),
+        retry_after: r.retry_after.map(time),
         policy: r.quota.map(|q| Policy {
             limit: q.limit,
-            window: capped(q.window),
+            window: time(q.window),
         }),
-        reset: r.reset.map(capped),
+        reset: r.reset.map(time),
         latency: time(r.latency),
     }
+    .bounded()
 }
 
 impl Throttle for FairShare {

@@ -120,6 +120,21 @@ impl Answer {
         }
     }
 
+    /// The answer with every time a server stated (its wait, its reset, its policy's window)
+    /// at most [`MAX_SERVER_WAIT`]: what [`Answer::read`] gives, for a caller that builds an
+    /// answer itself (throttle-sim's simulator does).
+    pub fn bounded(self) -> Answer {
+        Answer {
+            retry_after: self.retry_after.map(|w| w.min(MAX_SERVER_WAIT)),
+            policy: self.policy.map(|p| Policy {
+                window: p.window.min(MAX_SERVER_WAIT),
+                ..p
+            }),
+            reset: self.reset.map(|r| r.min(MAX_SERVER_WAIT)),
+            ..self
+        }
+    }
+
     /// An HTTP answer read in whatever form it speaks. Header names are matched in any case;
     /// a value that is not a number is ignored. `wall` is the wall clock now, for an epoch
     /// reset and a `Retry-After` date (the answer's `Date` instead, when the two are more than
@@ -156,18 +171,19 @@ impl Answer {
         let policy = binding.and_then(|b| {
             Some(Policy {
                 limit: b.quota?,
-                window: b.window.filter(|w| !w.is_zero())?.min(MAX_SERVER_WAIT),
+                window: b.window.filter(|w| !w.is_zero())?,
             })
         });
         Answer {
             status,
             remaining: binding.and_then(|b| b.remaining),
             limit: binding.and_then(|b| b.quota),
-            retry_after: wait.map(|w| w.min(MAX_SERVER_WAIT)),
+            retry_after: wait,
             policy,
-            reset: reset.map(|r| r.min(MAX_SERVER_WAIT)),
+            reset,
             latency,
         }
+        .bounded()
     }
 }
 
