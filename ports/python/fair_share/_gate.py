@@ -66,7 +66,6 @@ class Slots:
         # sends in a loop keeps its slot, and the law's threads are its workers, as it assumes.
         self._free = list(range(size - 1, -1, -1))
         self._queue = collections.deque()
-        self.size = size
 
     def _take_or_queue(self, make_waiter):
         with self._lock:
