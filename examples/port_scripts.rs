@@ -310,6 +310,30 @@ const SHAPES: &[Shape] = &[
         draws: DRAWS,
         ..PLAIN
     },
+    // One thread alone on a bucket of one token, every draw off the middle (where the jitter
+    // would be nothing anyway): the bucket refuses any send sooner than a second after the
+    // last, so the jitter is scaled to nothing, and every reading finds the bucket at its top,
+    // the refill it lost to overflowing counted back.
+    Shape {
+        name: "gcra_one_token_drawn",
+        server: "kind = \"gcra\"\nlimit = 1\nperiod = \"1s\"",
+        dialect: Headers::Full,
+        minutes: 3,
+        draws: &[0.13],
+        ..PLAIN
+    },
+    // Others take 80 of the 100 a minute and a process of four threads starts at the whole
+    // quota: the window is emptied, and a refusal's `Retry-After` (less its rounding) holds
+    // all four threads, not only the one refused.
+    Shape {
+        name: "sliding_window_process_hold",
+        server: "kind = \"sliding-window\"\nlimit = 100\nwindow = \"1m\"",
+        dialect: Headers::Full,
+        threads: 4,
+        others_every: 0.75,
+        minutes: 4,
+        ..PLAIN
+    },
 ];
 
 /// Every draw of the law at the middle of its range, where a script lists no draws: the

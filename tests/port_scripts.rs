@@ -214,7 +214,7 @@ impl fair_share::Draw for Misdrawn {
     }
 }
 
-/// A script that lists its draws holds their order: its waits are not what one number more
+/// A script that lists its draws (more than one) holds their order: its waits are not what one number more
 /// (first, or halfway), two draws swapped, or the same number every time would give. Two such
 /// scripts at least, one with refusals that name a wait (so the stretch of each is drawn).
 #[test]
@@ -222,7 +222,9 @@ fn scripts_that_list_their_draws_hold_their_order() {
     let (mut listed, mut stretched) = (0, 0);
     for path in scripts() {
         let script: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let Some(units) = script["random"].as_array() else {
+        // A list of one value is a constant draw off the middle: it holds the draws' range,
+        // and there is no order to hold.
+        let Some(units) = script["random"].as_array().filter(|u| u.len() > 1) else {
             continue;
         };
         listed += 1;

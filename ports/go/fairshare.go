@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.16.0"
+const Follows = "0.17.0"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -103,7 +103,8 @@ type lawWindow struct {
 	first, since   reading
 	count          float64
 	taken, refused float64
-	lowest         float64 // the lowest level read: at the top (B − 1) all along, it overflowed
+	last           reading // the latest reading so far
+	overflow       float64 // tokens the refill may have lost to a full bucket, which the level cannot show
 }
 
 type newestReading struct{ t, r, h float64 }
@@ -264,7 +265,26 @@ func (f *FairShare) clampx(v float64) float64 {
 	return math.Min(math.Max(v, f.R/f.p.Crowd*0.01), f.p.MaxRate*f.R)
 }
 
-func (f *FairShare) ph(now int64) float64 { return f.clockPh + secs(now-f.clockAt)*f.x }
+func (f *FairShare) ph(now int64) float64 {
+	d := now - f.clockAt
+	if d < 0 { // the phase stands still until the clock's time (a process held by a refusal)
+		d = 0
+	}
+	return f.clockPh + secs(d)*f.x
+}
+
+// holdProcess: the key is empty until `until` for every thread, not only the one refused; the
+// phase stops until then, so the threads resume in their order, one spacing apart.
+func (f *FairShare) holdProcess(now, until int64) {
+	at := f.clockAt
+	if now > at {
+		at = now
+	}
+	if until > at {
+		f.clockPh = f.ph(now)
+		f.clockAt = until
+	}
+}
 
 func (f *FairShare) setX(now int64, v float64) {
 	at := now
@@ -353,13 +373,21 @@ func (f *FairShare) WaitNs(i int, now int64) int64 {
 			f.tgtSet[i] = true
 		}
 		if f.p.Jitter > 0 {
-			f.jit[i] = f.within(-f.p.Jitter, f.p.Jitter) / f.nf
+			// Scaled to what the bucket tolerates: a bucket of one token lets no send come
+			// early (the draw is made all the same, so the order of the draws does not
+			// depend on the bucket).
+			fits := math.Min(math.Max(f.B-1, 0), 1)
+			f.jit[i] = f.within(-f.p.Jitter, f.p.Jitter) * fits / f.nf
 		} else {
 			f.jit[i] = 0
 		}
 	}
 	a := ns(math.Max(f.tgt[i]+f.jit[i]-f.ph(now), 0) / f.x)
-	h := f.hold[i] - now
+	h := f.hold[i] // the thread's hold, or the process's phase stopped by a refusal
+	if f.clockAt > h {
+		h = f.clockAt
+	}
+	h -= now
 	if h < 0 {
 		h = 0
 	}
@@ -497,7 +525,7 @@ func (f *FairShare) refill(now int64, r2, P float64) {
 }
 
 func (f *FairShare) newWin(t, r float64) {
-	f.win = &lawWindow{first: reading{t, r}, since: reading{t, r}, count: 1, lowest: r}
+	f.win = &lawWindow{first: reading{t, r}, since: reading{t, r}, count: 1, last: reading{t, r}}
 }
 
 func (f *FairShare) level(now int64, t, r float64) {
@@ -544,7 +572,20 @@ func (f *FairShare) level(now int64, t, r float64) {
 	}
 	w := f.win
 	w.count++
-	w.lowest = math.Min(w.lowest, r)
+	refill := f.R
+	if f.fixed() {
+		refill = 0
+	}
+	if t > w.last.t {
+		// A reading at the top (B − 1, the request just counted) found the bucket full: since
+		// the reading before it refilled from that level, then overflowed for at most the time
+		// left over (others' requests only shorten it; for a process alone it is exact).
+		if r >= f.B-1 && refill > 0 {
+			fill := math.Max(f.B-w.last.r, 0) / refill
+			w.overflow += math.Max((t-w.last.t)-fill, 0) * refill
+		}
+		w.last = reading{t, r}
+	}
 	flow := f.R*(t-w.first.t) - (r - w.since.r) + w.taken
 	k := 1.0
 	if f.phase != phaseSteady {
@@ -591,15 +632,12 @@ func (f *FairShare) steer(now int64, t, r float64) {
 		return
 	}
 	fixed := f.fixed()
-	base, ref := f.R, 0.0
+	// What the bucket lost to overflowing counts as refilled and taken by nobody.
+	base, ref, over := f.R, 0.0, w.overflow
 	if fixed {
-		base, ref = 0, w.refused
+		base, ref, over = 0, w.refused, 0
 	}
-	S := base - (r-w.since.r-w.taken-ref)/dt
-	if !fixed && math.Min(w.lowest, r) >= f.B-1 {
-		S = f.nf * f.x // a bucket read at its top at every reading overflowed: own sends
-	}
-	S = math.Max(S, f.R*0.02)
+	S := math.Max(base-(r-w.since.r-w.taken-ref+over)/dt, f.R*0.02)
 	rm := (w.since.r + r) / 2
 	tm := (w.since.t + t) / 2
 	r0 := f.r0()
@@ -650,7 +688,7 @@ func (f *FairShare) steer(now int64, t, r float64) {
 func (f *FairShare) refused(i int, now, s int64, ra *int64) {
 	f.errs[i] = 0
 	spent := f.period*f.x*f.nf >= 4 && ra != nil && f.fixed() &&
-		math.Abs(secs(*ra)-f.left(secs(now))) <= 0.1*f.period
+		f.nearReset(secs(*ra)-f.left(secs(now)))
 	if f.shape == noCount {
 		f.setX(now, f.x*mexp(mlog(0.3)/f.nf))
 		f.probe = math.Max(f.probe*mexp(-1*(1-0.005)), f.R*f.R*1e-6)
@@ -690,9 +728,21 @@ func (f *FairShare) refused(i int, now, s int64, ra *int64) {
 		}
 		sra := secs(*ra)
 		f.hold[i] = now + ns(sra+j*math.Min(sra, 1/f.x))
+		// The key is surely empty for the Retry-After less its rounding, for every thread.
+		sure := *ra - durNs(f.p.ResetResolution)
+		if sure < 0 {
+			sure = 0
+		}
+		f.holdProcess(now, now+sure)
 	} else {
 		f.hold[i] = now
 	}
+}
+
+// nearReset: apart on the period's circle, a reset predicted a moment ago is the next one's.
+func (f *FairShare) nearReset(d float64) bool {
+	apart := emod(d, f.period)
+	return math.Min(apart, f.period-apart) <= 0.1*f.period
 }
 
 func (f *FairShare) resets(t, T, r float64) {

@@ -80,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.16.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.17.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -152,9 +152,9 @@ export class FairShare {
     this.policy = this.offset = this.window = this.newest = null;
     this.newestSlack = 0; // how far the newest reading's count may lie from its t
     // the window's reading the level is read against, what was taken before it, own 429s,
-    // the lowest level it read
-    this.winSince = this.winLowest = null;
-    this.winTaken = this.winRefused = 0;
+    // its latest reading, and the tokens the refill may have lost to a full bucket
+    this.winSince = this.winLast = null;
+    this.winTaken = this.winRefused = this.winOverflow = 0;
     this.lastDecrease = this.lastIncrease = this.slidingSince = null;
     this.clockAt = this.samples = this.decreases = this.updates = this.slidingVotes = 0;
     this.clockPhase = 0;
@@ -276,10 +276,9 @@ export class FairShare {
     if (this.sliding) return this.applySlidingWindow(now, first, last, dt);
     const since = this.winSince;
     const refused = this.resetSpan !== null ? this.winRefused : 0; // a spent window hides them
-    // a bucket read at its top (B − 1) at every reading overflowed: the total is own sends
-    const overflowed = this.resetSpan === null && fmin(this.winLowest, last.r) >= this.limit - 1;
-    const total = fmax(overflowed ? this.threads.length * this.x
-      : this.refill() - (last.r - since.r - this.winTaken - refused) / dt, this.rate * 0.02);
+    // what the bucket lost to overflowing counts as refilled and taken by nobody
+    const overflow = this.resetSpan === null ? this.winOverflow : 0;
+    const total = fmax(this.refill() - (last.r - since.r - this.winTaken - refused + overflow) / dt, this.rate * 0.02);
     const target = this.target((since.r + last.r) / 2, (since.t + last.t) / 2);
     // a first window that reads a flood cuts straight to the target
     const flood = this.updates === 0 && !this.fullStart && this.resetSpan === null && total > 4 * target;
@@ -396,7 +395,8 @@ export class FairShare {
 
   forgetSliding() { this.sliding = false; this.slidingVotes = 0; this.slidingSince = null; }
   openWindow(s) {
-    this.window = s; this.samples = 1; this.winSince = s; this.winTaken = 0; this.winRefused = 0; this.winLowest = s.r;
+    this.window = s; this.samples = 1; this.winSince = s; this.winTaken = 0; this.winRefused = 0;
+    this.winLast = s; this.winOverflow = 0;
   }
 
   // A window of the law carries on across a fixed window's turnover.
@@ -434,7 +434,17 @@ export class FairShare {
     const first = this.window;
     if (first === null) return this.openWindow(s);
     this.samples += 1;
-    this.winLowest = fmin(this.winLowest, r);
+    const [limit, refill] = [this.limit, this.refill()];
+    if (t > this.winLast.t) {
+      // A reading at the top (B − 1, the request just counted) found the bucket full: since the
+      // reading before it refilled from that level, then overflowed for at most the time left
+      // over (others' requests only shorten it; for a process alone it is exact).
+      if (r >= limit - 1 && refill > 0) {
+        const fill = fmax(limit - this.winLast.r, 0) / refill;
+        this.winOverflow += fmax((t - this.winLast.t) - fill, 0) * refill;
+      }
+      this.winLast = s;
+    }
     const flow = this.rate * (t - first.t) - (r - this.winSince.r) + this.winTaken;
     if (t - first.t >= this.windowSecs() * (this.updates === 0 ? 0.7 : 1) && this.samples >= this.c.min_samples
       && flow >= this.minFlow()) {
@@ -544,15 +554,34 @@ export class FairShare {
       th.target = (thread + this.offset) / n * fmax(secs(this.ns.first_spread) * this.x, 1);
     }
     const j = this.c.jitter;
-    th.jit = j <= 0 ? 0 : this.draw(-j, j) / n;
+    // Scaled to what the bucket tolerates: a bucket of one token lets no send come early (the
+    // draw is made all the same, so the order of the draws does not depend on the bucket).
+    const fits = clamp(this.limit - 1, 0, 1);
+    th.jit = j <= 0 ? 0 : this.draw(-j, j) * fits / n;
     th.pending = true;
+  }
+
+  // The key is empty until `until` for every thread, not only the one refused: the phase stops
+  // until then, so the threads resume in their order, one spacing apart.
+  holdProcess(now, until) {
+    if (until > Math.max(this.clockAt, now)) {
+      this.clockPhase = this.phase(now);
+      this.clockAt = until;
+    }
+  }
+
+  // Apart on the period's circle: a reset predicted a moment ago is the next one's.
+  nearReset(d) {
+    const apart = remEuclid(d, this.period);
+    return fmin(apart, this.period - apart) <= 0.1 * this.period;
   }
 
   acquire(now, thread) {
     const th = this.threads[thread];
     let left = th.target !== null ? fromSecs(fmax(th.target + th.jit - this.phase(now), 0) / this.x) : 0;
     left = Math.min(left, Math.max(fromSecs(this.spacing() / 8), 1)); // looked at 8 times a period
-    left = Math.max(left, th.hold - now); // and a hold waited out whole
+    // and a hold waited out whole: the thread's, or the process's phase stopped by a refusal
+    left = Math.max(left, Math.max(th.hold, this.clockAt) - now);
     if (left !== 0) return left;
     const phase = this.phase(now);
     let next = (th.target ?? phase) + 1;
@@ -601,7 +630,7 @@ export class FairShare {
       const left = this.toReset(secs(now));
       const n = this.threads.length;
       const spent = this.period * this.x * n >= 4 && a.retryAfter !== null && left !== null
-        && Math.abs(secs(a.retryAfter) - left) <= 0.1 * this.period;
+        && this.nearReset(secs(a.retryAfter) - left);
       const d = this.lastDecrease;
       if (!this.headers) { // blind to the count: the refused thread is one of n, cut to BLIND_CUT
         this.setRate(now, this.x * Math.exp(Math.log(BLIND_CUT) / n));
@@ -628,6 +657,10 @@ export class FairShare {
         wait = fromSecs(ra + stretch * fmin(ra, this.spacing()));
       }
       th.hold = Math.min(now + wait, U64);
+      // the key is surely empty for the Retry-After less its rounding, for every thread
+      if (a.retryAfter !== null) {
+        this.holdProcess(now, Math.min(now + Math.max(a.retryAfter - this.ns.reset_resolution, 0), U64));
+      }
     } else { // 503, any other status, no answer: back this thread off, doubling
       const base = secs(this.ns.error_backoff) * 2 ** Math.min(th.errors, 30);
       th.hold = Math.min(now + fromSecs(fmin(base, secs(this.ns.error_backoff_max))), U64);

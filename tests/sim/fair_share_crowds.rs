@@ -100,13 +100,15 @@ fn a_pool_of_threads_beside_singles_is_cut_as_its_threads_would_be() {
 /// and the fixed window's target and a bucket's pull lifted it up to 30-fold in one window.
 /// Jain's index was 0.155 (0.07–0.24 over seeds 42–51); the sliding echo, which reads no turnover in a
 /// sliding window's jumps, gives 0.736 (0.70–0.72 on seeds 43–45). The whole-run 429s (8.8 %)
-/// are still the crowd's start.
+/// are still the crowd's start. Since a refusal's `Retry-After` holds the whole process
+/// (fair-share 0.17.0): fairness 0.944, 429s 6.4 %, and utilization 0.968 where it was 0.993,
+/// a process held giving up its sends for the stated wait less its rounding.
 #[test]
 fn a_sliding_windows_echo_is_no_turnover() {
     let m = two_hundred_singles(&[
         "server={kind=\"sliding-window\",limit=1000,window=\"1h\",latency=\"20ms\"}",
         "run.duration=20h",
     ]);
-    assert!(m.fairness > 0.5, "{m:?}");
-    assert!(m.utilization > 0.97, "{m:?}");
+    assert!(m.fairness > 0.9, "{m:?}");
+    assert!(m.utilization > 0.96, "{m:?}");
 }

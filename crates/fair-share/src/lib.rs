@@ -17,16 +17,19 @@
 //!
 //! **Pacing.** A process paces its threads at one per-thread rate `x` on a common phase that
 //! advances at `x` per second: thread `i` of `n` sends when the phase passes `k + (i + u)/n`
-//! (`u` drawn once per process), give or take `jitter / n`. The process's sends are therefore
+//! (`u` drawn once per process), give or take `jitter · clamp(B − 1, 0, 1) / n` (a bucket of one
+//! token refuses any send sooner than `1/R` after the last, so there the jitter is nothing).
+//! The process's sends are therefore
 //! evenly spaced, `1/(n·x)` apart, and stay so when `x` changes: a small bucket sees one regular
 //! stream per process instead of `n` random ones (measured on the API-shape matrix: 122 of 208
 //! cells meet their targets with it, 81 with independent per-thread spacing).
 //!
 //! **The two signals.** `r` is the same number for every client of the key. Its change over
-//! time measures the *total* send rate of everyone: `S = R − Δr/Δt`, except in an overflowed
-//! window, where every reading found the bucket at the readable top `B − 1` (a count is read
-//! after a request): the refill beyond it was lost, the flat level shows nothing, and `S` is the
-//! process's own `n·x`. A process collects the
+//! time measures the *total* send rate of everyone: `S = R − (Δr + lost)/Δt`, where `lost` is
+//! the refill a full bucket threw away: a reading at the readable top `B − 1` (a count is read
+//! after a request) found the bucket full, which it was for at most the spacing since the
+//! reading before less the time it took to refill from that reading's level, `(B − r')/R`
+//! (others' requests only shorten it; for a process alone it is exact). A process collects the
 //! `(time counted, r)` of its threads' answers into windows; a window closes once it has lasted
 //! `W = window_periods / (x·√n)` (a process of many threads sees its own effect sooner; its
 //! first window `0.7 W`, `FIRST_WINDOW`), holds `min_samples` answers and has seen `min_flow`
@@ -180,7 +183,11 @@
 //! last decrease do not decrease again) and restarts the window, unless a fixed window's
 //! predicted reset explains it and the process sends at least 4 per window (`n·x·period ≥ 4`):
 //! then the thread holds to the reset and the rate stays; the thread waits at least
-//! `Retry-After + U[0, retry_jitter] × min(Retry-After, 1/x)`. The process's first 429, before
+//! `Retry-After + U[0, retry_jitter] × min(Retry-After, 1/x)`, and the whole process's phase
+//! stops for the `Retry-After` less its rounding (`reset_resolution`): the key is empty for every
+//! thread, not only the one refused. The reset explains a 429 when its `Retry-After` and the
+//! time to the predicted reset are within `0.1 · period` around the period's circle. The
+//! process's first 429, before
 //! any window closed, on a bucket that holds the crowd's swing, cuts `x` by `min(n/(2√K),
 //! decrease)` instead: a crowd emptied the bucket before anyone could read it, every
 //! process of a crowd started together is refused at least once and takes the same cut, and

@@ -48,7 +48,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.16.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.17.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -451,8 +451,8 @@ class FairShare:
         self.offset = self.window = self.newest = self.since = None
         self.newest_slack = 0.0  # how far the newest reading's count may lie from its t
         # the window's reading the level is read against, what was taken before it, own 429s,
-        # the lowest level it read
-        self.win_since, self.win_taken, self.win_refused, self.win_lowest = None, 0.0, 0.0, None
+        # its latest reading, and the tokens the refill may have lost to a full bucket
+        self.win_since, self.win_taken, self.win_refused, self.win_last, self.win_overflow = None, 0.0, 0.0, None, 0.0
         self.last_decrease = self.last_increase = None
         self.samples = self.decreases = self.updates = self.votes = 0
         self.full_start = self.sliding = self.stated_policy = False
@@ -545,11 +545,9 @@ class FairShare:
             gain = self.c["gain"] if fall > average else self.c["gain"] * min(1.0 * dt / self.period, 1.0)
             return self.set_rate(now, math.exp(math.log(self.x) + gain * _step(_ln(target / total))))
         (ts, rs), refused = self.win_since, self.win_refused if self.reset_span is not None else 0.0
-        # a bucket read at its top (B − 1) at every reading overflowed: the total is own sends
-        if self.reset_span is None and min(self.win_lowest, r1) >= self.limit - 1.0:
-            total = max(n * self.x, self.rate * 0.02)
-        else:
-            total = max(self.refill() - (r1 - rs - self.win_taken - refused) / dt, self.rate * 0.02)
+        # what the bucket lost to overflowing counts as refilled and taken by nobody
+        overflow = self.win_overflow if self.reset_span is None else 0.0
+        total = max(self.refill() - (r1 - rs - self.win_taken - refused + overflow) / dt, self.rate * 0.02)
         target = self.target((rs + r1) / 2.0, (ts + t1) / 2.0)
         # a first window that reads a flood cuts straight to the target
         flood = self.updates == 0 and not self.full_start and self.reset_span is None and total > 4.0 * target
@@ -654,7 +652,15 @@ class FairShare:
         if self.window is None:
             return self.open_window((t, r))
         self.samples += 1
-        self.win_lowest = min(self.win_lowest, r)
+        limit, refill = self.limit, self.refill()
+        if t > self.win_last[0]:
+            # a reading at the top (B − 1, the request just counted) found the bucket full: since
+            # the reading before it refilled from that level, then overflowed for at most the time
+            # left over (others' requests only shorten it; for a process alone it is exact)
+            if r >= limit - 1.0 and refill > 0.0:
+                fill = max(limit - self.win_last[1], 0.0) / refill
+                self.win_overflow += max((t - self.win_last[0]) - fill, 0.0) * refill
+            self.win_last = (t, r)
         (t0, r0), periods = self.window, 0.7 if self.updates == 0 else 1.0
         if (t - t0 >= self.window_secs() * periods and self.samples >= self.c["min_samples"]
                 and self.rate * (t - t0) - (r - self.win_since[1]) + self.win_taken >= self.min_flow()):
@@ -663,7 +669,7 @@ class FairShare:
             self.open_window((t, r))
     def open_window(self, s):
         self.window, self.samples, self.win_since, self.win_taken, self.win_refused = s, 1, s, 0.0, 0.0
-        self.win_lowest = s[1]
+        self.win_last, self.win_overflow = s, 0.0
     def carry_window(self, newest, s):  # a window of the law carries on across a turnover
         if self.window is None:
             return self.open_window(s)
@@ -738,8 +744,17 @@ class FairShare:
     def _wait(self, now, thread):
         th = self.threads[thread]
         left = 0 if th.target is None else from_secs(max(th.target + th.jit - self.phase(now), 0.0) / self.x)
-        # Looked at again every eighth of a period, and a hold waited out whole.
-        return max(min(left, max(from_secs(1.0 / self.x / 8.0), 1)), max(th.hold - now, 0))
+        # Looked at again every eighth of a period, and a hold (the thread's, or the process's
+        # phase stopped by a refusal) waited out whole.
+        return max(min(left, max(from_secs(1.0 / self.x / 8.0), 1)), max(max(th.hold, self.at) - now, 0))
+    def hold_process(self, now, until):
+        """The key is empty until `until` for every thread, not only the one refused: the phase
+        stops until then, so the threads resume in their order, one spacing apart."""
+        if until > max(self.at, now):
+            self.ph, self.at = self.phase(now), until
+    def near_reset(self, d):  # apart on the period's circle: a reset predicted a moment ago is the next one's
+        apart = _rem_euclid(d, self.period)
+        return min(apart, self.period - apart) <= 0.1 * self.period
     def delay(self, now, thread):
         th, n = self.threads[thread], float(len(self.threads))
         if th.target is None:  # in line, 1/(n·x0) apart, from an offset drawn once per process
@@ -748,7 +763,10 @@ class FairShare:
                 self.offset, self.at, self.ph = self.random(), now, 0.0
             th.target = (float(thread) + self.offset) / n * spread
         j = self.c["jitter"]
-        th.jit = 0.0 if j <= 0.0 else (-j + self.random() * (2.0 * j)) / n
+        # scaled to what the bucket tolerates: a bucket of one token lets no send come early (the
+        # draw is made all the same, so the order of the draws does not depend on the bucket)
+        fits = _clamp(self.limit - 1.0, 0.0, 1.0)
+        th.jit = 0.0 if j <= 0.0 else (-j + self.random() * (2.0 * j)) * fits / n
         return self._wait(now, thread)
     def acquire(self, now, thread):
         w = self._wait(now, thread)
@@ -797,7 +815,7 @@ class FairShare:
                 self.win_refused += 1.0
             th.errors, period, left = 0, from_secs(1.0 / self.x), self.to_reset(secs(now))
             spent = (self.period * self.x * n >= 4.0 and retry_after is not None and left is not None
-                     and abs(secs(retry_after) - left) <= 0.1 * self.period)  # a fixed window's reset
+                     and self.near_reset(secs(retry_after) - left))  # a fixed window's reset
             d = self.last_decrease
             if not self.headers:  # blind to the count: the refused thread is one of n, cut to BLIND_CUT
                 self.set_rate(now, self.x * math.exp(math.log(BLIND_CUT) / n))
@@ -821,6 +839,8 @@ class FairShare:
                 stretch = self.random() * self.c["retry_jitter"] if self.c["retry_jitter"] > 0.0 else 0.0
                 wait = from_secs(secs(retry_after) + stretch * min(secs(retry_after), 1.0 / self.x))
             th.hold = min(now + wait, U64)
+            if retry_after is not None:  # the key is surely empty for it less its rounding
+                self.hold_process(now, min(now + max(retry_after - self.c["reset_resolution"], 0), U64))
         else:  # a 503 or a transport error: this thread backs off, the rate stays
             base = secs(self.c["error_backoff"]) * 2.0 ** min(th.errors, 30)
             th.errors = min(th.errors + 1, U32)

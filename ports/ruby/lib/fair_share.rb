@@ -34,7 +34,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.16.0' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.17.0' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -105,9 +105,9 @@ class FairShare
     @clock_at = @samples = @decreases = @updates = @sliding_votes = 0
     @clock_phase = @newest_slack = 0.0 # how far the newest reading's count may lie from its t
     # the window's reading the level is read against, what was taken before it, own 429s,
-    # the lowest level it read
-    @win_since = @win_lowest = nil
-    @win_taken = @win_refused = 0.0
+    # its latest reading, and the tokens the refill may have lost to a full bucket
+    @win_since = @win_last = nil
+    @win_taken = @win_refused = @win_overflow = 0.0
     @headers = @full_start = @sliding = @stated_policy = false
     @own = [] # when the server counted own successes over the last period
     @echo = nil # [since, readings, exact, above, level sum]
@@ -218,12 +218,9 @@ class FairShare
     return apply_sliding_window(now, first, last, dt) if @sliding
     since = @win_since
     refused = @reset_span ? @win_refused : 0.0 # requests a spent window's level cannot show
-    # a bucket read at its top (B − 1) at every reading overflowed: the total is own sends
-    total = if @reset_span.nil? && fmin(@win_lowest, last.r) >= @limit - 1.0
-              fmax(@threads.size * @x, @rate * 0.02)
-            else
-              fmax(refill - (last.r - since.r - @win_taken - refused) / dt, @rate * 0.02)
-            end
+    # what the bucket lost to overflowing counts as refilled and taken by nobody
+    overflow = @reset_span ? 0.0 : @win_overflow
+    total = fmax(refill - (last.r - since.r - @win_taken - refused + overflow) / dt, @rate * 0.02)
     target = target((since.r + last.r) / 2.0, (since.t + last.t) / 2.0)
     # a first window that reads a flood cuts straight to the target
     flood = @updates.zero? && !@full_start && @reset_span.nil? && total > 4.0 * target
@@ -342,7 +339,8 @@ class FairShare
 
   def open_window(s)
     @window, @samples, @win_since, @win_taken, @win_refused = s, 1, s, 0.0, 0.0
-    @win_lowest = s.r
+    @win_last = s
+    @win_overflow = 0.0
   end
 
   # A window of the law carries on across a fixed window's turnover.
@@ -379,7 +377,17 @@ class FairShare
     end
     return open_window(s) unless (first = @window)
     @samples += 1
-    @win_lowest = fmin(@win_lowest, r)
+    limit, rate = @limit, refill
+    if t > @win_last.t
+      # A reading at the top (B − 1, the request just counted) found the bucket full: since the
+      # reading before it refilled from that level, then overflowed for at most the time left
+      # over (others' requests only shorten it; for a process alone it is exact).
+      if r >= limit - 1.0 && rate > 0.0
+        fill = fmax(limit - @win_last.r, 0.0) / rate
+        @win_overflow += fmax((t - @win_last.t) - fill, 0.0) * rate
+      end
+      @win_last = s
+    end
     flow = @rate * (t - first.t) - (r - @win_since.r) + @win_taken
     return unless t - first.t >= window_secs * (@updates.zero? ? 0.7 : 1.0) && @samples >= @c[:min_samples] &&
                   flow >= min_flow
@@ -480,15 +488,33 @@ class FairShare
       end
       th.target = (thread + @offset) / @threads.size * fmax(secs(@ns[:first_spread]) * @x, 1.0)
     end
-    th.jit = @c[:jitter] <= 0 ? 0.0 : draw(-@c[:jitter], @c[:jitter]) / @threads.size
+    # Scaled to what the bucket tolerates: a bucket of one token lets no send come early (the
+    # draw is made all the same, so the order of the draws does not depend on the bucket).
+    fits = clamp(@limit - 1.0, 0.0, 1.0)
+    th.jit = @c[:jitter] <= 0 ? 0.0 : draw(-@c[:jitter], @c[:jitter]) * fits / @threads.size
     th.pending = true
+  end
+
+  # The key is empty until `till` for every thread, not only the one refused: the phase stops
+  # until then, so the threads resume in their order, one spacing apart.
+  def hold_process(now, till)
+    return unless till > [@clock_at, now].max
+    @clock_phase = phase(now)
+    @clock_at = till
+  end
+
+  # Apart on the period's circle: a reset predicted a moment ago is the next one's.
+  def near_reset?(d)
+    apart = d % @period # Ruby's % is rem_euclid here
+    fmin(apart, @period - apart) <= 0.1 * @period
   end
 
   def acquire(now, thread)
     th = @threads[thread]
     left = th.target ? from_secs(fmax(th.target + th.jit - phase(now), 0.0) / @x) : 0
     left = [left, [from_secs(spacing / 8.0), 1].max].min # looked at again every eighth of a period
-    left = [left, th.hold - now].max # and a hold waited out whole
+    # and a hold waited out whole: the thread's, or the process's phase stopped by a refusal
+    left = [left, [th.hold, @clock_at].max - now].max
     return left unless left.zero?
     ph = phase(now)
     nxt = (th.target || ph) + 1.0
@@ -538,7 +564,7 @@ class FairShare
       period = from_secs(spacing)
       left = to_reset(secs(now))
       spent = @period * @x * @threads.size >= 4.0 && a.retry_after && left &&
-              (secs(a.retry_after) - left).abs <= 0.1 * @period
+              near_reset?(secs(a.retry_after) - left)
       if !@headers # blind to the count: the refused thread is one of n, cut to BLIND_CUT
         set_rate(now, @x * Math.exp(Math.log(BLIND_CUT) / @threads.size))
         @probe = fmax(@probe * Math.exp(-BLIND_ADAPT * (1.0 - BLIND_REFUSALS)), @rate * @rate * BLIND_PROBE_MIN)
@@ -569,6 +595,8 @@ class FairShare
         wait = from_secs(ra + stretch * fmin(ra, spacing))
       end
       th.hold = [now + wait, U64].min
+      # the key is surely empty for the Retry-After less its rounding, for every thread
+      hold_process(now, [now + [a.retry_after - @ns[:reset_resolution], 0].max, U64].min) if a.retry_after
     else # 503, any other status, no answer: back this thread off, doubling
       base = secs(@ns[:error_backoff]) * 2.0**[th.errors, 30].min
       th.hold = [now + from_secs(fmin(base, secs(@ns[:error_backoff_max]))), U64].min

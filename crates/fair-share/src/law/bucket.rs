@@ -175,15 +175,14 @@ impl Law {
         // On a fixed window the process's own refusals are sent requests the level cannot show.
         let refused = if self.mode.is_fixed() { w.refused } else { 0.0 };
         let n = self.threads.len() as f64;
-        // A bucket read full at every reading overflowed: its slope says nothing of the total,
-        // which is at least what this process sent.
-        let overflowed = !self.mode.is_fixed() && w.lowest.min(last.r) >= self.limit - 1.0;
-        let total = if overflowed {
-            n * self.x
+        // What the bucket lost to overflowing counts as refilled and taken by nobody.
+        let overflow = if self.mode.is_fixed() {
+            0.0
         } else {
-            self.refill() - (last.r - since.r - w.taken - refused) / dt
-        }
-        .max(self.rate * MIN_TOTAL_OF_RATE);
+            w.overflow
+        };
+        let total = (self.refill() - (last.r - since.r - w.taken - refused + overflow) / dt)
+            .max(self.rate * MIN_TOTAL_OF_RATE);
         // The average total against the target at the average level since the last turnover.
         let target = self.target((since.r + last.r) / 2.0, (since.t + last.t) / 2.0);
         // A first window that reads a flood (every process of a crowd starting at once, each

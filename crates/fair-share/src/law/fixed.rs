@@ -146,6 +146,11 @@ impl Law {
         self.period * self.x * self.threads.len() as f64 >= MIN_SENDS_PER_WINDOW
             && retry_after
                 .zip(self.to_reset(secs(now)))
-                .is_some_and(|(ra, left)| (secs(ra) - left).abs() <= RESET_MATCH * self.period)
+                .is_some_and(|(ra, left)| {
+                    // Apart on the circle of the period: a reset predicted a moment ago is
+                    // the next one's a period on.
+                    let apart = (secs(ra) - left).rem_euclid(self.period);
+                    apart.min(self.period - apart) <= RESET_MATCH * self.period
+                })
     }
 }

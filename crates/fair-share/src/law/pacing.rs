@@ -85,7 +85,21 @@ impl Law {
             None => 0,
         };
         let poll = from_secs(self.spacing() / POLLS_PER_PERIOD).max(1);
-        pacing.min(poll).max(th.hold.saturating_sub(now))
+        let held = th.hold.max(self.clock.at).saturating_sub(now);
+        pacing.min(poll).max(held)
+    }
+
+    /// The key is empty until `until` (a 429's `Retry-After`) for every thread of the process,
+    /// not only the one refused: the process's phase stops until then, so that its threads
+    /// resume in their order, one spacing apart, instead of each taking a 429 of its own and
+    /// then all sending at once.
+    pub(super) fn hold_process(&mut self, now: Nanos, until: Nanos) {
+        if until > self.clock.at.max(now) {
+            self.clock = Clock {
+                at: until,
+                phase: self.clock_at(now),
+            };
+        }
     }
 
     pub(super) fn draw_jitter(&self, draw: &mut (impl Draw + ?Sized)) -> f64 {
@@ -93,7 +107,13 @@ impl Law {
         if j <= 0.0 {
             return 0.0;
         }
-        draw.within(-j, j) / self.threads.len() as f64
+        // A bucket tolerates a burst of `B − 1` tokens beyond its refill: from two tokens on,
+        // the jitter's shortest spacing, `(1 − 2·jitter)` of a period, fits in it; a bucket of
+        // one token refuses any send sooner than `1/R` after the last, and the jitter would
+        // cap the process at `1 − 2·jitter` of it. The draw is made all the same, so that the
+        // order of the draws does not depend on the bucket.
+        let fits = (self.limit - 1.0).clamp(0.0, 1.0);
+        draw.within(-j, j) * fits / self.threads.len() as f64
     }
 
     pub(crate) fn delay_ns(

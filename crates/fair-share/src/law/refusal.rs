@@ -95,6 +95,12 @@ impl Law {
             None => 0,
         };
         self.threads[thread].hold = now.saturating_add(wait);
+        // The key is surely empty for the `Retry-After` less its rounding (whole seconds,
+        // rounded up): for every thread of the process, not only the one refused.
+        if let Some(ra) = retry_after {
+            let sure = ra.saturating_sub(nanos(self.cfg.reset_resolution));
+            self.hold_process(now, now.saturating_add(sure));
+        }
     }
 
     /// An error or a 503 on `thread`'s request: hold the thread, doubling per error in a row.

@@ -24,9 +24,11 @@ pub(super) struct LawWindow {
     /// The process's own refusals in the window: on a fixed window, requests the level cannot
     /// show (an allowance spent reads 0 however many more come).
     pub(super) refused: f64,
-    /// The lowest level read in the window: at the top (`B − 1`, a full bucket less the request
-    /// just counted) all along, the refill overflowed and the level's slope cannot show it.
-    pub(super) lowest: f64,
+    /// The latest reading so far.
+    pub(super) last: Sample,
+    /// Tokens the refill may have lost to a full bucket, which the level's slope cannot show
+    /// (see `observe`).
+    pub(super) overflow: f64,
 }
 
 impl LawWindow {
@@ -37,7 +39,8 @@ impl LawWindow {
             since: s,
             taken: 0.0,
             refused: 0.0,
-            lowest: s.r,
+            last: s,
+            overflow: 0.0,
         }
     }
 }
@@ -61,12 +64,23 @@ impl Law {
         if self.read_level(now, s) {
             return None;
         }
+        let (limit, refill) = (self.limit, self.refill());
         let Some(w) = self.level.window.as_mut() else {
             self.open_window(s);
             return None;
         };
         w.samples += 1;
-        w.lowest = w.lowest.min(r);
+        if t > w.last.t {
+            // A reading at the top (`B − 1`, the request just counted) found the bucket full:
+            // since the reading before, it refilled from `w.last.r` and then overflowed for
+            // at most the time left over. Others' requests only shorten that, so this is the
+            // most it lost; for a process alone it is what it lost.
+            if r >= limit - 1.0 && refill > 0.0 {
+                let fill = (limit - w.last.r).max(0.0) / refill;
+                w.overflow += ((t - w.last.t) - fill).max(0.0) * refill;
+            }
+            w.last = s;
+        }
         let w = *w;
         // Counted with the nominal refill even on a windowed server: a window then closes a
         // little sooner.

@@ -258,3 +258,82 @@ fn a_hold_is_waited_out_whole_however_fast_the_rate() {
     );
     assert!(asked <= 2, "asked {asked} times through the hold");
 }
+
+#[test]
+fn a_refusal_holds_every_thread_of_the_process_for_its_retry_after_less_its_rounding() {
+    // Four threads on 30 per minute, sending; one is refused after 30 s, told to come back in
+    // 20 s: none of the four sends for 19 s (20 s less the header's whole second), and then
+    // they resume in their order, not all at once.
+    let mut t = shaped(4, 30.0, 60);
+    let mut rng = test_rng();
+    let mut due: Vec<Nanos> = (0..4).map(|i| t.delay_ns(0, i, &mut rng)).collect();
+    let mut sent = Vec::new();
+    let of_30 = |status, remaining| Answer {
+        limit: Some(30),
+        ..answer(status, remaining)
+    };
+    let refused = Answer {
+        retry_after: ns(20 * S),
+        ..of_30(Status::Limited, 0)
+    };
+    let mut held = false;
+    loop {
+        let i = (0..4).min_by_key(|&i| (due[i], i)).unwrap();
+        let now = due[i];
+        if now >= 90 * S {
+            break;
+        }
+        match acquire(&mut t, now, i) {
+            Acquire::Wait(w) => due[i] = now + w,
+            Acquire::Send => {
+                sent.push(now);
+                let a = if now >= 30 * S && !held {
+                    held = true;
+                    &refused
+                } else {
+                    &of_30(Status::Ok, 10)
+                };
+                t.respond_ns(now, i, a, &mut rng);
+                due[i] = now + t.delay_ns(now, i, &mut rng);
+            }
+        }
+    }
+    let at = *sent.iter().find(|&&s| s >= 30 * S).unwrap();
+    let after: Vec<Nanos> = sent.iter().copied().filter(|&s| s > at).collect();
+    assert!(
+        after[0] >= at + 19 * S,
+        "sent {} ns after the refusal",
+        after[0] - at
+    );
+    assert!(after.windows(2).all(|p| p[1] > p[0]), "{after:?}");
+    assert!(
+        after.len() >= 8,
+        "{} sends after the hold: {after:?}",
+        after.len()
+    );
+}
+
+#[test]
+fn a_refusal_just_after_the_reset_the_law_placed_is_the_window_spent() {
+    // Ten per second in 1-second windows, the reset placed at 1 s. Refused 20 ms past a
+    // whole second, told to come back in 30 ms: the real reset is 50 ms past it, just after
+    // the one the law placed, and 0.98 s before the next one it predicts. Around the period's circle the two are 0.05 s
+    // apart: the allowance was spent, and the rate is kept.
+    let mut t = turned_over_at_one_second(1);
+    let mut rng = test_rng();
+    let x = t.thread_rate();
+    let mut now = 2 * S;
+    t.delay_ns(now, 0, &mut rng);
+    while let Acquire::Wait(w) = acquire(&mut t, now, 0) {
+        now += w;
+    }
+    // Answered 20 ms past the next whole second, where the law placed a reset.
+    let answered = now.div_ceil(S) * S + S / 50;
+    let spent = Answer {
+        retry_after: ns(S / 1000 * 30),
+        ..Answer::bare(Status::Limited)
+    };
+    t.respond_ns(answered, 0, &spent, &mut rng);
+    assert_eq!(t.thread_rate(), x);
+    assert_eq!(t.backoffs(), 0);
+}

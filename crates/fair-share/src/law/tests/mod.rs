@@ -6,6 +6,7 @@ use crate::draw::SplitMix;
 mod cuts;
 mod modes;
 mod shares;
+mod small;
 mod start;
 mod stated;
 mod windows;

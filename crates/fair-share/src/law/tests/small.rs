@@ -1,0 +1,139 @@
+//! Buckets of one to three tokens, run in a closed loop against a GCRA written here: the
+//! jitter fits in what the bucket tolerates, and the refill a full bucket loses is read as
+//! lost, not as taken.
+
+use super::*;
+
+/// A GCRA of `limit` tokens refilled at `rate` per second: when a request counted at `t`
+/// (seconds) is let in, and the count left after it.
+struct Gcra {
+    emission: f64,
+    tolerance: f64,
+    tat: f64,
+}
+
+impl Gcra {
+    fn new(limit: u64, rate: f64) -> Gcra {
+        let emission = 1.0 / rate;
+        Gcra {
+            emission,
+            tolerance: (limit - 1) as f64 * emission,
+            tat: 0.0,
+        }
+    }
+
+    /// `Ok(remaining)`, or `Err(seconds until a token)`.
+    fn take(&mut self, t: f64) -> Result<u64, f64> {
+        let earliest = self.tat - self.tolerance;
+        if t < earliest - 1e-12 {
+            return Err(earliest - t);
+        }
+        self.tat = self.tat.max(t) + self.emission;
+        let left = ((t + self.tolerance + self.emission - self.tat) / self.emission + 1e-9).floor();
+        Ok(left.max(0.0) as u64)
+    }
+}
+
+/// One process of `threads` alone on a GCRA of `limit` per second (its bucket `limit` tokens),
+/// told the quota, answers 20 ms after each send and counted at 10 ms, for `secs` seconds:
+/// the requests let in and refused.
+fn alone_on_gcra(threads: usize, limit: u64, secs: u64) -> (u64, u64) {
+    let mut law = shaped(threads, limit as f64, 1);
+    let mut gcra = Gcra::new(limit, limit as f64);
+    let mut rng = test_rng();
+    let latency = S / 50;
+    let until = secs * S;
+    // Each thread's next event: when it asks again, and the answer it is waiting for.
+    let mut due: Vec<(Nanos, Option<Answer>)> = (0..threads)
+        .map(|i| (law.delay_ns(0, i, &mut rng), None))
+        .collect();
+    let (mut ok, mut refused) = (0, 0);
+    loop {
+        let i = (0..threads).min_by_key(|&i| (due[i].0, i)).unwrap();
+        let now = due[i].0;
+        if now >= until {
+            return (ok, refused);
+        }
+        if let Some(a) = due[i].1.take() {
+            law.respond_ns(now, i, &a, &mut rng);
+            due[i].0 = now + law.delay_ns(now, i, &mut rng);
+            continue;
+        }
+        match acquire(&mut law, now, i) {
+            Acquire::Wait(w) => due[i].0 = now + w,
+            Acquire::Send => {
+                let counted = (now + latency / 2) as f64 / 1e9;
+                let a = match gcra.take(counted) {
+                    Ok(left) => {
+                        ok += 1;
+                        Answer {
+                            remaining: Some(left),
+                            limit: Some(limit),
+                            ..Answer::bare(Status::Ok)
+                        }
+                    }
+                    Err(wait) => {
+                        refused += 1;
+                        Answer {
+                            remaining: Some(0),
+                            limit: Some(limit),
+                            retry_after: Some(Duration::from_secs_f64(wait)),
+                            ..Answer::bare(Status::Limited)
+                        }
+                    }
+                };
+                due[i] = (now + latency, Some(a));
+            }
+        }
+    }
+}
+
+#[test]
+fn alone_on_a_bucket_of_one_to_three_tokens_a_process_uses_it_without_refusals() {
+    // Half an hour each: one thread, and one process of four, on 1, 2 and 3 per second.
+    for limit in 1..=3 {
+        for threads in [1, 4] {
+            let secs = 1800;
+            let (ok, refused) = alone_on_gcra(threads, limit, secs);
+            let used = ok as f64 / (limit * secs) as f64;
+            let share = refused as f64 / (ok + refused) as f64;
+            assert!(
+                used >= 0.95 && share <= 0.005,
+                "{threads} thread(s) on {limit} per second: used {used:.3}, refused {:.2} %",
+                100.0 * share
+            );
+        }
+    }
+}
+
+#[test]
+fn on_a_bucket_of_one_token_the_sends_are_not_jittered() {
+    // Every send due a whole spacing after the last: told 1 per second, with a bucket of one
+    // token stated, a thread's sends are `1/x` apart to the nanosecond; with a bucket of two
+    // they are jittered.
+    for (limit, jittered) in [(1, false), (2, true)] {
+        let mut t = shaped(1, 1.0, 1);
+        let mut rng = test_rng();
+        let stated = Answer {
+            remaining: Some(0),
+            limit: Some(limit),
+            ..Answer::bare(Status::Ok)
+        };
+        let mut now = 0;
+        let mut sent = Vec::new();
+        t.delay_ns(now, 0, &mut rng);
+        while sent.len() < 6 {
+            match acquire(&mut t, now, 0) {
+                Acquire::Wait(w) => now += w,
+                Acquire::Send => {
+                    sent.push(now);
+                    t.respond_ns(now, 0, &stated, &mut rng);
+                    now += t.delay_ns(now, 0, &mut rng);
+                }
+            }
+        }
+        let spacing: Vec<Nanos> = sent[1..].windows(2).map(|p| p[1] - p[0]).collect();
+        let even = spacing.iter().all(|&d| d.abs_diff(spacing[0]) <= 1);
+        assert_eq!(!even, jittered, "bucket of {limit}: spacings {spacing:?}");
+    }
+}
