@@ -183,7 +183,7 @@ configuration_tests!(
     draft_6_fit,
     draft_6_sim_agrees,
     draft_6_fair_share_targets,
-    misses = "fair-share misses: 429s 2.7 % ± 0.7 > 1 %, utilization 0.90 ± 0.05 < 0.95, fairness 0.74 ± 0.19 < 0.95 over 10 live runs, none meeting all three"
+    misses = "fair-share 0.17.0 misses: fairness 0.88 ± 0.08 < 0.95, 429s 1.2 % ± 0.6 > 1 % (utilization 0.96 ± 0.04) over 6 live runs, none meeting all three"
 );
 
 configuration_tests!(
@@ -193,7 +193,7 @@ configuration_tests!(
     draft_7_fit,
     draft_7_sim_agrees,
     draft_7_fair_share_targets,
-    misses = "fair-share misses: 429s 2.2 % ± 0.8 > 1 %, utilization 0.94 ± 0.04 < 0.95, fairness 0.76 ± 0.14 < 0.95 over 10 live runs, none meeting all three"
+    misses = "fair-share 0.17.0 misses: fairness 0.70 ± 0.09 < 0.95 (429s 0.5 % ± 0.6, utilization 0.97 ± 0.02) over 6 live runs, none meeting all three"
 );
 
 configuration_tests!(
@@ -203,5 +203,5 @@ configuration_tests!(
     draft_8_fit,
     draft_8_sim_agrees,
     draft_8_fair_share_targets,
-    misses = "fair-share misses: 429s 1.8 % ± 1.1 > 1 %, utilization 0.94 ± 0.03 < 0.95, fairness 0.75 ± 0.14 < 0.95 over 15 live runs, none meeting all three"
+    misses = "fair-share 0.17.0 misses: 429s 1.4 % ± 0.7 > 1 %, utilization 0.93 ± 0.04 < 0.95, fairness 0.82 ± 0.08 < 0.95 over 6 live runs, one meeting all three"
 );
