@@ -15,7 +15,9 @@
 //! except on a fixed window whose predicted reset explains the refusal (`fixed.rs`): then the
 //! thread holds to the reset and the rate stays. A cut also drops the window of the law, whose
 //! readings came from the rate just cut. Every refused thread waits at least the `Retry-After`,
-//! stretched by `U[0, retry_jitter]·min(Retry-After, 1/x)`.
+//! stretched by `U[0, retry_jitter]·min(Retry-After, 1/x)`, and the whole process holds for the
+//! `Retry-After` less its rounding (`pacing.rs`, `hold_process`): the key is empty for all its
+//! threads.
 //!
 //! A 503 or a transport error changes no rate but holds the thread back for `error_backoff`,
 //! doubling per consecutive error up to `error_backoff_max`.
