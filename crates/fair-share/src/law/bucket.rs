@@ -172,15 +172,15 @@ impl Law {
             return self.apply_sliding_window(now, w.first, last);
         }
         let since = w.since;
-        // On a fixed window the process's own refusals are sent requests the level cannot show.
-        let refused = if self.mode.is_fixed() { w.refused } else { 0.0 };
-        let n = self.threads.len() as f64;
-        // What the bucket lost to overflowing counts as refilled and taken by nobody.
-        let overflow = if self.mode.is_fixed() {
-            0.0
+        // On a fixed window the process's own refusals are sent requests the level cannot show;
+        // on a bucket, what it lost to overflowing counts as refilled and taken by nobody (a
+        // window carried across a turnover may have counted some before it was read as fixed).
+        let (refused, overflow) = if self.mode.is_fixed() {
+            (w.refused, 0.0)
         } else {
-            w.overflow
+            (0.0, w.overflow)
         };
+        let n = self.threads.len() as f64;
         let total = (self.refill() - (last.r - since.r - w.taken - refused + overflow) / dt)
             .max(self.rate * MIN_TOTAL_OF_RATE);
         // The average total against the target at the average level since the last turnover.
