@@ -265,9 +265,6 @@ fn a_refusal_holds_every_thread_of_the_process_for_its_retry_after_less_its_roun
     // 20 s: none of the four sends for 19 s (20 s less the header's whole second), and then
     // they resume in their order, not all at once.
     let mut t = shaped(4, 30.0, 60);
-    let mut rng = test_rng();
-    let mut due: Vec<Nanos> = (0..4).map(|i| t.delay_ns(0, i, &mut rng)).collect();
-    let mut sent = Vec::new();
     let of_30 = |status, remaining| Answer {
         limit: Some(30),
         ..answer(status, remaining)
@@ -277,27 +274,18 @@ fn a_refusal_holds_every_thread_of_the_process_for_its_retry_after_less_its_roun
         ..of_30(Status::Limited, 0)
     };
     let mut held = false;
-    loop {
-        let i = (0..4).min_by_key(|&i| (due[i], i)).unwrap();
-        let now = due[i];
-        if now >= 90 * S {
-            break;
-        }
-        match acquire(&mut t, now, i) {
-            Acquire::Wait(w) => due[i] = now + w,
-            Acquire::Send => {
-                sent.push(now);
-                let a = if now >= 30 * S && !held {
-                    held = true;
-                    &refused
-                } else {
-                    &of_30(Status::Ok, 10)
-                };
-                t.respond_ns(now, i, a, &mut rng);
-                due[i] = now + t.delay_ns(now, i, &mut rng);
-            }
-        }
-    }
+    let sent: Vec<Nanos> = drive(&mut t, 90 * S, |now, _| {
+        let a = if now >= 30 * S && !held {
+            held = true;
+            refused
+        } else {
+            of_30(Status::Ok, 10)
+        };
+        Some((a, 0))
+    })
+    .into_iter()
+    .map(|(now, _)| now)
+    .collect();
     let at = *sent.iter().find(|&&s| s >= 30 * S).unwrap();
     let after: Vec<Nanos> = sent.iter().copied().filter(|&s| s > at).collect();
     assert!(

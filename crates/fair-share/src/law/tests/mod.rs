@@ -145,21 +145,48 @@ fn ns(n: Nanos) -> Option<Duration> {
 /// Runs one process's threads against answers that come back at once, and returns each
 /// send's time.
 fn sends(t: &mut Law, until: Nanos) -> Vec<(Nanos, usize)> {
+    drive(t, until, |_, _| None)
+}
+
+/// Runs one process's threads until `until`: each asks for its next request when the law
+/// says, and sends when it lets it. `serve` answers a send by thread `i` at `now` with the
+/// answer and its latency, read when it arrives (at the send, for a latency of 0), or with
+/// nothing (no answer is read, and the thread asks for its next request at once). Returns each
+/// send's time and thread.
+fn drive(
+    t: &mut Law,
+    until: Nanos,
+    mut serve: impl FnMut(Nanos, usize) -> Option<(Answer, Nanos)>,
+) -> Vec<(Nanos, usize)> {
     let mut rng = test_rng();
     let n = t.threads.len();
-    let mut due: Vec<Nanos> = (0..n).map(|i| t.delay_ns(0, i, &mut rng)).collect();
+    // Each thread's next event: when it asks again, and the answer it is waiting for.
+    let mut due: Vec<(Nanos, Option<Answer>)> =
+        (0..n).map(|i| (t.delay_ns(0, i, &mut rng), None)).collect();
     let mut out = Vec::new();
     loop {
-        let i = (0..n).min_by_key(|&i| (due[i], i)).unwrap();
-        let now = due[i];
+        let i = (0..n).min_by_key(|&i| (due[i].0, i)).unwrap();
+        let now = due[i].0;
         if now >= until {
             return out;
         }
+        if let Some(a) = due[i].1.take() {
+            t.respond_ns(now, i, &a, &mut rng);
+            due[i].0 = now + t.delay_ns(now, i, &mut rng);
+            continue;
+        }
         match acquire(t, now, i) {
-            Acquire::Wait(w) => due[i] = now + w,
+            Acquire::Wait(w) => due[i].0 = now + w,
             Acquire::Send => {
                 out.push((now, i));
-                due[i] = now + t.delay_ns(now, i, &mut rng);
+                match serve(now, i) {
+                    Some((a, latency)) if latency > 0 => due[i] = (now + latency, Some(a)),
+                    Some((a, _)) => {
+                        t.respond_ns(now, i, &a, &mut rng);
+                        due[i].0 = now + t.delay_ns(now, i, &mut rng);
+                    }
+                    None => due[i].0 = now + t.delay_ns(now, i, &mut rng),
+                }
             }
         }
     }

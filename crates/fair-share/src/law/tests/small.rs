@@ -40,52 +40,32 @@ impl Gcra {
 fn alone_on_gcra(threads: usize, limit: u64, secs: u64) -> (u64, u64) {
     let mut law = shaped(threads, limit as f64, 1);
     let mut gcra = Gcra::new(limit, limit as f64);
-    let mut rng = test_rng();
     let latency = S / 50;
-    let until = secs * S;
-    // Each thread's next event: when it asks again, and the answer it is waiting for.
-    let mut due: Vec<(Nanos, Option<Answer>)> = (0..threads)
-        .map(|i| (law.delay_ns(0, i, &mut rng), None))
-        .collect();
     let (mut ok, mut refused) = (0, 0);
-    loop {
-        let i = (0..threads).min_by_key(|&i| (due[i].0, i)).unwrap();
-        let now = due[i].0;
-        if now >= until {
-            return (ok, refused);
-        }
-        if let Some(a) = due[i].1.take() {
-            law.respond_ns(now, i, &a, &mut rng);
-            due[i].0 = now + law.delay_ns(now, i, &mut rng);
-            continue;
-        }
-        match acquire(&mut law, now, i) {
-            Acquire::Wait(w) => due[i].0 = now + w,
-            Acquire::Send => {
-                let counted = (now + latency / 2) as f64 / 1e9;
-                let a = match gcra.take(counted) {
-                    Ok(left) => {
-                        ok += 1;
-                        Answer {
-                            remaining: Some(left),
-                            limit: Some(limit),
-                            ..Answer::bare(Status::Ok)
-                        }
-                    }
-                    Err(wait) => {
-                        refused += 1;
-                        Answer {
-                            remaining: Some(0),
-                            limit: Some(limit),
-                            retry_after: Some(Duration::from_secs_f64(wait)),
-                            ..Answer::bare(Status::Limited)
-                        }
-                    }
-                };
-                due[i] = (now + latency, Some(a));
+    drive(&mut law, secs * S, |now, _| {
+        let counted = (now + latency / 2) as f64 / 1e9;
+        let a = match gcra.take(counted) {
+            Ok(left) => {
+                ok += 1;
+                Answer {
+                    remaining: Some(left),
+                    limit: Some(limit),
+                    ..Answer::bare(Status::Ok)
+                }
             }
-        }
-    }
+            Err(wait) => {
+                refused += 1;
+                Answer {
+                    remaining: Some(0),
+                    limit: Some(limit),
+                    retry_after: Some(Duration::from_secs_f64(wait)),
+                    ..Answer::bare(Status::Limited)
+                }
+            }
+        };
+        Some((a, latency))
+    });
+    (ok, refused)
 }
 
 #[test]
@@ -113,25 +93,18 @@ fn on_a_bucket_of_one_token_the_sends_are_not_jittered() {
     // they are jittered.
     for (limit, jittered) in [(1, false), (2, true)] {
         let mut t = shaped(1, 1.0, 1);
-        let mut rng = test_rng();
         let stated = Answer {
             remaining: Some(0),
             limit: Some(limit),
             ..Answer::bare(Status::Ok)
         };
-        let mut now = 0;
-        let mut sent = Vec::new();
-        t.delay_ns(now, 0, &mut rng);
-        while sent.len() < 6 {
-            match acquire(&mut t, now, 0) {
-                Acquire::Wait(w) => now += w,
-                Acquire::Send => {
-                    sent.push(now);
-                    t.respond_ns(now, 0, &stated, &mut rng);
-                    now += t.delay_ns(now, 0, &mut rng);
-                }
-            }
-        }
+        // Six sends, a second or so apart.
+        let sent: Vec<Nanos> = drive(&mut t, 10 * S, |_, _| Some((stated, 0)))
+            .into_iter()
+            .take(6)
+            .map(|(now, _)| now)
+            .collect();
+        assert_eq!(sent.len(), 6);
         let spacing: Vec<Nanos> = sent[1..].windows(2).map(|p| p[1] - p[0]).collect();
         let even = spacing.iter().all(|&d| d.abs_diff(spacing[0]) <= 1);
         assert_eq!(!even, jittered, "bucket of {limit}: spacings {spacing:?}");
