@@ -334,6 +334,19 @@ const SHAPES: &[Shape] = &[
         minutes: 4,
         ..PLAIN
     },
+    // A sliding-window counter (Flask-Limiter's `sliding-window-counter`, most gateways'
+    // "sliding windows") states when its allowance is whole again: while the previous window
+    // still weighs, the end of the window after this one. That end stays put while the count
+    // falls, as a fixed window's does, but lies more than a period ahead, where no fixed
+    // window's end can be: the law must not read a fixed window here.
+    Shape {
+        name: "sliding_window_counter_ietf",
+        server: "kind = \"sliding-window-counter\"\nlimit = 60\nwindow = \"1m\"",
+        dialect: Headers::Ietf,
+        threads: 1,
+        minutes: 5,
+        ..PLAIN
+    },
 ];
 
 /// Every draw of the law at the middle of its range, where a script lists no draws: the

@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.17.0"
+const Follows = "0.17.1"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -784,7 +784,8 @@ func (f *FairShare) end(t, T, r float64) {
 		f.e0 = &endSeen{e, t, r}
 		return
 	}
-	if T <= f.period && r < f.e0.r && t-f.e0.t > 2*res {
+	// A fixed window's end is never more than a period away (a sliding-window counter's can be).
+	if f.e0.e-f.e0.t <= f.period+res && r < f.e0.r && t-f.e0.t > 2*res {
 		f.narrow(true, f.e0.e-res, f.e0.e, e-res, e)
 		f.shape = fixedWindow
 		f.full = false

@@ -80,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.17.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.17.1'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -368,7 +368,8 @@ export class FairShare {
       return;
     }
     const first = cur.first;
-    if (stated <= this.period && r < first.r && t - first.t > 2 * same) {
+    // A fixed window's end is never more than a period away (a sliding-window counter's can be).
+    if (cur.end - first.t <= this.period + same && r < first.r && t - first.t > 2 * same) {
       this.placeReset(cur.end - same, cur.end); // a stated end is rounded up to the resolution
       this.placeReset(end - same, end);
       this.statedEnd = null;

@@ -142,9 +142,10 @@
 //! **A stated end that stays put**. With the period known (a stated, given or learned quota),
 //! two successes more than two resolutions (`reset_resolution`, 1 s) apart that state the same
 //! end (`t` + reset, `t` the reading's counted time, within a resolution), the count lower at
-//! the second and the reset at most a period, are a fixed window before any turnover: a
-//! bucket's end moves on as it is used and a sliding window's is a period after its newest
-//! request. The end is known to a resolution (a stated reset is rounded up): the reset is
+//! the second and the end first stated at most a period (and a resolution) ahead, are a fixed
+//! window before any turnover: a bucket's end moves on as it is used, a sliding window's is a
+//! period after its newest request, and a sliding-window counter's (when its allowance is whole
+//! again) stays put too but lies more than a period ahead while its previous window weighs. The end is known to a resolution (a stated reset is rounded up): the reset is
 //! placed in the resolution below both ends, and the law reads the level as a window's
 //! allowance from then on (no full start, no sliding window, the window restarted).
 //!

@@ -48,7 +48,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.17.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.17.1"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -616,7 +616,8 @@ class FairShare:
             self.stated_end = (end, (t, r))
             return
         first_end, first = cur
-        if stated <= self.period and r < first[1] and t - first[0] > 2.0 * same:  # a fixed window
+        # a fixed window's end is never more than a period away (a sliding-window counter's can be)
+        if first_end - first[0] <= self.period + same and r < first[1] and t - first[0] > 2.0 * same:
             self.place_reset(first_end - same, first_end)  # a stated end is rounded up
             self.place_reset(end - same, end)
             self.stated_end = None

@@ -34,7 +34,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.17.0' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.17.1' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -310,7 +310,8 @@ class FairShare
       return @stated_end = [end_at, Sample.new(t, r)] # [end, the first success that stated it]
     end
     first_end, first = @stated_end
-    return unless stated <= @period && r < first.r && t - first.t > 2.0 * same
+    # A fixed window's end is never more than a period away (a sliding-window counter's can be).
+    return unless first_end - first.t <= @period + same && r < first.r && t - first.t > 2.0 * same
     place_reset(first_end - same, first_end) # a stated end is rounded up to the resolution
     place_reset(end_at - same, end_at)
     @stated_end = nil

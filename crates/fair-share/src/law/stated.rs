@@ -9,9 +9,10 @@
 //!   counting down), or no quota known to tell `(B − r)/R` by, says not.
 //! - *An end that stays put* (`read_fixed_end`): with the period known, two successes more than
 //!   two resolutions apart that state the same end (`t` + reset, within a resolution), the count
-//!   lower at the second and the reset at most a period, are a fixed window before any turnover:
-//!   a bucket's end moves on as it is used and a sliding window's is a period after its newest
-//!   request. The end is rounded up to the resolution, so the reset is placed in the resolution
+//!   lower at the second and the end first stated at most a period (and a resolution) ahead,
+//!   are a fixed window before any turnover: a bucket's end moves on as it is used, a sliding
+//!   window's is a period after its newest request, and a sliding-window counter's stays put
+//!   but more than a period ahead. The end is rounded up to the resolution, so the reset is placed in the resolution
 //!   below both ends.
 //! - *The period* (`read_period`), for a server that states a limit and a reset but no policy
 //!   (GitHub): a fixed window's end is the same instant on every answer until it turns over. Two
@@ -130,7 +131,11 @@ impl Law {
             self.stated.stated_end = Some((end, Sample { t, r }));
             return;
         };
-        if stated <= self.period && r < first.r && t - first.t > 2.0 * same {
+        // A fixed window's end is never more than a period away: an end first stated from
+        // further off is not one (a sliding-window counter states when its allowance is whole
+        // again, the end of the window after this one while the previous still weighs).
+        let within_a_period = first_end - first.t <= self.period + same;
+        if within_a_period && r < first.r && t - first.t > 2.0 * same {
             // A stated end is rounded up to the resolution: the end is within one below it.
             let first = narrowed(None, first_end - same, first_end, self.period);
             let resets = narrowed(Some(first), end - same, end, self.period);

@@ -279,6 +279,14 @@ fn a_stated_end_that_stays_put_while_the_count_falls_is_a_fixed_window() {
     alone.respond_ns(10 * S, 0, &said(80, 12), &mut rng);
     alone.respond_ns(16 * S, 0, &said(90, 6), &mut rng);
     assert_eq!(alone.reset_at(), None);
+    // A sliding-window counter states when its allowance is whole again: while the previous
+    // window still weighs, the end of the window after this one, which stays put too, but
+    // was first stated more than a period away, where no fixed window's end can be.
+    let mut counter = shaped(1, 100.0, 60);
+    counter.respond_ns(10 * S, 0, &said(80, 110), &mut rng);
+    counter.respond_ns(13 * S, 0, &said(75, 107), &mut rng);
+    counter.respond_ns(60 * S, 0, &said(20, 60), &mut rng);
+    assert_eq!(counter.reset_at(), None);
     // Without a quota, stated or given, the period is unknown: no verdict.
     let mut blind = build(1);
     blind.respond_ns(10 * S, 0, &said(80, 50), &mut rng);
