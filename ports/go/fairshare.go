@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.17.1"
+const Follows = "0.17.2"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -728,12 +728,15 @@ func (f *FairShare) refused(i int, now, s int64, ra *int64) {
 		}
 		sra := secs(*ra)
 		f.hold[i] = now + ns(sra+j*math.Min(sra, 1/f.x))
-		// The key is surely empty for the Retry-After less its rounding, for every thread.
-		sure := *ra - durNs(f.p.ResetResolution)
-		if sure < 0 {
-			sure = 0
+		// The key is surely empty for the Retry-After less its rounding, for every thread,
+		// unless the predicted reset explains the refusal (the window is spent as planned).
+		if !spent {
+			sure := *ra - durNs(f.p.ResetResolution)
+			if sure < 0 {
+				sure = 0
+			}
+			f.holdProcess(now, now+sure)
 		}
-		f.holdProcess(now, now+sure)
 	} else {
 		f.hold[i] = now
 	}

@@ -80,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.17.1'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.17.2'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -658,8 +658,9 @@ export class FairShare {
         wait = fromSecs(ra + stretch * fmin(ra, this.spacing()));
       }
       th.hold = Math.min(now + wait, U64);
-      // the key is surely empty for the Retry-After less its rounding, for every thread
-      if (a.retryAfter !== null) {
+      // the key is surely empty for the Retry-After less its rounding, for every thread (unless
+      // the predicted reset explains the refusal: the window is spent as planned)
+      if (a.retryAfter !== null && !spent) {
         this.holdProcess(now, Math.min(now + Math.max(a.retryAfter - this.ns.reset_resolution, 0), U64));
       }
     } else { // 503, any other status, no answer: back this thread off, doubling

@@ -184,9 +184,9 @@
 //! last decrease do not decrease again) and restarts the window, unless a fixed window's
 //! predicted reset explains it and the process sends at least 4 per window (`n·x·period ≥ 4`):
 //! then the thread holds to the reset and the rate stays; the thread waits at least
-//! `Retry-After + U[0, retry_jitter] × min(Retry-After, 1/x)`, and the whole process's phase
-//! stops for the `Retry-After` less its rounding (`reset_resolution`): the key is empty for every
-//! thread, not only the one refused. The reset explains a 429 when its `Retry-After` and the
+//! `Retry-After + U[0, retry_jitter] × min(Retry-After, 1/x)`, and, unless the reset explained
+//! it, the whole process's phase stops for the `Retry-After` less its rounding
+//! (`reset_resolution`): the key is empty for every thread, not only the one refused. The reset explains a 429 when its `Retry-After` and the
 //! time to the predicted reset are within `0.1 · period` around the period's circle. The
 //! process's first 429, before
 //! any window closed, on a bucket that holds the crowd's swing, cuts `x` by `min(n/(2√K),

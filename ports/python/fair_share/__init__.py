@@ -48,7 +48,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.17.1"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.17.2"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -840,7 +840,7 @@ class FairShare:
                 stretch = self.random() * self.c["retry_jitter"] if self.c["retry_jitter"] > 0.0 else 0.0
                 wait = from_secs(secs(retry_after) + stretch * min(secs(retry_after), 1.0 / self.x))
             th.hold = min(now + wait, U64)
-            if retry_after is not None:  # the key is surely empty for it less its rounding
+            if retry_after is not None and not spent:  # the key is surely empty, less its rounding
                 self.hold_process(now, min(now + max(retry_after - self.c["reset_resolution"], 0), U64))
         else:  # a 503 or a transport error: this thread backs off, the rate stays
             base = secs(self.c["error_backoff"]) * 2.0 ** min(th.errors, 30)

@@ -7,7 +7,8 @@
 //! `n` random ones (on the API-shape matrix, 122 of 208 cells met their targets with it, 81
 //! with independent per-thread spacing). A waiting thread looks at the rate again every eighth
 //! of its spacing, so a change of rate reaches it. A refusal stops the phase for its
-//! `Retry-After`, less its rounding: every thread of the process holds.
+//! `Retry-After`, less its rounding: every thread of the process holds (unless a fixed window's
+//! predicted reset explains it: `refusal.rs`).
 
 use super::Law;
 use crate::draw::Draw;

@@ -15,9 +15,9 @@
 //! except on a fixed window whose predicted reset explains the refusal (`fixed.rs`): then the
 //! thread holds to the reset and the rate stays. A cut also drops the window of the law, whose
 //! readings came from the rate just cut. Every refused thread waits at least the `Retry-After`,
-//! stretched by `U[0, retry_jitter]·min(Retry-After, 1/x)`, and the whole process holds for the
-//! `Retry-After` less its rounding (`pacing.rs`, `hold_process`): the key is empty for all its
-//! threads.
+//! stretched by `U[0, retry_jitter]·min(Retry-After, 1/x)`, and, unless the reset explained it,
+//! the whole process holds for the `Retry-After` less its rounding (`pacing.rs`, `hold_process`):
+//! the key is empty for all its threads.
 //!
 //! A 503 or a transport error changes no rate but holds the thread back for `error_backoff`,
 //! doubling per consecutive error up to `error_backoff_max`.
@@ -98,8 +98,11 @@ impl Law {
         };
         self.threads[thread].hold = now.saturating_add(wait);
         // The key is surely empty for the `Retry-After` less its rounding (whole seconds,
-        // rounded up): for every thread of the process, not only the one refused.
-        if let Some(ra) = retry_after {
+        // rounded up): for every thread of the process, not only the one refused. Not where the
+        // predicted reset explains the refusal: the window is spent as planned, and the other
+        // threads, paced toward that reset, resume with it (holding them all took the
+        // allowance's first requests after the reset from processes that joined under churn).
+        if let Some(ra) = retry_after.filter(|_| !window_spent) {
             let sure = ra.saturating_sub(nanos(self.cfg.reset_resolution));
             self.hold_process(now, now.saturating_add(sure));
         }

@@ -184,6 +184,32 @@ fn a_spent_fixed_window_holds_until_its_reset_without_cutting_the_rate() {
 }
 
 #[test]
+fn a_spent_fixed_window_holds_the_refused_thread_not_the_process() {
+    // As above, with two threads: the refusal the reset explains holds the refused thread to
+    // the reset, and the other thread, paced toward that reset, is not held with it.
+    let mut t = build(2);
+    let mut rng = test_rng();
+    t.observe(0, 3500.0, 50.0);
+    t.observe(0, 3600.0, 4500.0);
+    t.threads[0].last_send = Some(5000 * S);
+    let spent = Answer {
+        retry_after: ns(2200 * S),
+        ..answer(Status::Limited, 0)
+    };
+    t.respond_ns(5000 * S, 0, &spent, &mut rng);
+    assert!(t.threads[0].hold >= 7200 * S);
+    assert_eq!(t.wait(5000 * S, 1), 0);
+    // A refusal that the reset does not explain holds both, for its wait less its rounding.
+    t.threads[0].last_send = Some(5100 * S);
+    let other = Answer {
+        retry_after: ns(10 * S),
+        ..Answer::bare(Status::Limited)
+    };
+    t.respond_ns(5100 * S, 0, &other, &mut rng);
+    assert_eq!(t.wait(5100 * S, 1), 9 * S);
+}
+
+#[test]
 fn errors_back_off_per_thread_without_touching_the_rate() {
     let mut t = build(1);
     let mut rng = test_rng();
