@@ -155,31 +155,42 @@ fn a_first_refusal_on_a_bucket_that_holds_a_crowd_cuts_to_a_crowds_share() {
     assert_eq!(small.thread_rate(), x / 2.0);
 }
 
-#[test]
-fn a_spent_fixed_window_holds_until_its_reset_without_cutting_the_rate() {
-    let mut t = build(1);
-    let mut rng = test_rng();
-    // A window turned over at 3600 s; the thread sends 1.25 per second, 4500 per window.
+/// A law of `threads` threads on 4,500 an hour whose fixed window turned over at 3600 s.
+fn turned_over_at_an_hour(threads: usize) -> Law {
+    let mut t = build(threads);
     t.observe(0, 3500.0, 50.0);
     t.observe(0, 3600.0, 4500.0);
+    t
+}
+
+/// Thread 0's request refused at `at_s`, told to come back in `retry_s`: with the count
+/// (`remaining: 0`, a spent allowance) or without one.
+fn refuse(t: &mut Law, at_s: u64, retry_s: u64, with_count: bool) {
+    t.threads[0].last_send = Some(at_s * S);
+    let base = if with_count {
+        answer(Status::Limited, 0)
+    } else {
+        Answer::bare(Status::Limited)
+    };
+    let refused = Answer {
+        retry_after: ns(retry_s * S),
+        ..base
+    };
+    t.respond_ns(at_s * S, 0, &refused, &mut test_rng());
+}
+
+#[test]
+fn a_spent_fixed_window_holds_until_its_reset_without_cutting_the_rate() {
+    // The thread sends 1.25 per second, 4500 per window.
+    let mut t = turned_over_at_an_hour(1);
     let x = t.thread_rate();
-    t.threads[0].last_send = Some(5000 * S);
     // Refused at 5000 s with the wait to the reset at 7200 s: the allowance is spent, the
     // rate is not too high for the next window.
-    let spent = Answer {
-        retry_after: ns(2200 * S),
-        ..answer(Status::Limited, 0)
-    };
-    t.respond_ns(5000 * S, 0, &spent, &mut rng);
+    refuse(&mut t, 5000, 2200, true);
     assert_eq!(t.thread_rate(), x);
     assert!(t.threads[0].hold >= 7200 * S);
     // A refusal that the reset does not explain still halves.
-    t.threads[0].last_send = Some(5100 * S);
-    let other = Answer {
-        retry_after: ns(10 * S),
-        ..Answer::bare(Status::Limited)
-    };
-    t.respond_ns(5100 * S, 0, &other, &mut rng);
+    refuse(&mut t, 5100, 10, false);
     assert_eq!(t.thread_rate(), x / 2.0);
 }
 
@@ -187,25 +198,12 @@ fn a_spent_fixed_window_holds_until_its_reset_without_cutting_the_rate() {
 fn a_spent_fixed_window_holds_the_refused_thread_not_the_process() {
     // As above, with two threads: the refusal the reset explains holds the refused thread to
     // the reset, and the other thread, paced toward that reset, is not held with it.
-    let mut t = build(2);
-    let mut rng = test_rng();
-    t.observe(0, 3500.0, 50.0);
-    t.observe(0, 3600.0, 4500.0);
-    t.threads[0].last_send = Some(5000 * S);
-    let spent = Answer {
-        retry_after: ns(2200 * S),
-        ..answer(Status::Limited, 0)
-    };
-    t.respond_ns(5000 * S, 0, &spent, &mut rng);
+    let mut t = turned_over_at_an_hour(2);
+    refuse(&mut t, 5000, 2200, true);
     assert!(t.threads[0].hold >= 7200 * S);
     assert_eq!(t.wait(5000 * S, 1), 0);
     // A refusal that the reset does not explain holds both, for its wait less its rounding.
-    t.threads[0].last_send = Some(5100 * S);
-    let other = Answer {
-        retry_after: ns(10 * S),
-        ..Answer::bare(Status::Limited)
-    };
-    t.respond_ns(5100 * S, 0, &other, &mut rng);
+    refuse(&mut t, 5100, 10, false);
     assert_eq!(t.wait(5100 * S, 1), 9 * S);
 }
 
