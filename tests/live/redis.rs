@@ -758,7 +758,8 @@ fn keys_like(redis: &Redis, pattern: &str) -> u64 {
 
 /// The Discord job queue's fixed window: four processes of two threads share a reservoir of 2
 /// per 1 s window, for a minute of virtual time at 3× (a send late by a loaded machine's tens of
-/// real milliseconds stays in its window, as for the lock).
+/// real milliseconds stays in its window, as for the lock; one held up for a third of a real
+/// second lands in the next, see the test).
 const QUEUE: &str = r#"
 name = "queue_redis"
 [run]
@@ -799,7 +800,20 @@ fn the_window_queue_never_lets_more_than_the_reservoir_through_per_window() {
         sent.len(),
         per_window.len()
     );
-    assert!(busiest <= 2, "{per_window:?}");
+    // The reservoir lets 2 through per window. `t` is when the request left, after its grant: a
+    // process the machine held up for a third of a real second (a virtual second at 3×) sends
+    // its window's grant in the next window (a CI run saw 0 then 3, twice). A late send only
+    // moves a request later, so by the end of every window no more than 2 per window so far
+    // have gone, and one window may hold a late third.
+    let mut so_far = 0;
+    for (&w, &n) in &per_window {
+        so_far += n;
+        assert!(
+            so_far as u64 <= 2 * (w + 1),
+            "{so_far} by window {w}: {per_window:?}"
+        );
+    }
+    assert!(busiest <= 3, "{per_window:?}");
     // The reservoir was used: about two per window over the minute, by every process.
     assert!(sent.len() >= 100, "only {} requests", sent.len());
     assert_eq!(processes(&sent), 4);
