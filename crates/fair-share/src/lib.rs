@@ -145,9 +145,10 @@
 //! the second and the end first stated at most a period (and a resolution) ahead, are a fixed
 //! window before any turnover: a bucket's end moves on as it is used, a sliding window's is a
 //! period after its newest request, and a sliding-window counter's (when its allowance is whole
-//! again) stays put too but lies more than a period ahead while its previous window weighs. The end is known to a resolution (a stated reset is rounded up): the reset is
-//! placed in the resolution below both ends, and the law reads the level as a window's
-//! allowance from then on (no full start, no sliding window, the window restarted).
+//! again) stays put too but lies more than a period ahead while its previous window weighs. The
+//! end is known to a resolution (a stated reset is rounded up): the reset is placed in the
+//! resolution below both ends, and the law reads the level as a window's allowance from then on
+//! (no full start, no sliding window, the window restarted).
 //!
 //! **A sliding window.** A bucket states its reset (`t`, whole seconds) as the time until it is
 //! whole, `(B − r)/R`; a sliding window as a whole period whatever the level (its newest
@@ -186,20 +187,19 @@
 //! then the thread holds to the reset and the rate stays; the thread waits at least
 //! `Retry-After + U[0, retry_jitter] × min(Retry-After, 1/x)`, and, unless the reset explained
 //! it, the whole process's phase stops for the `Retry-After` less its rounding
-//! (`reset_resolution`): the key is empty for every thread, not only the one refused. The reset explains a 429 when its `Retry-After` and the
-//! time to the predicted reset are within `0.1 · period` around the period's circle. The
-//! process's first 429, before
-//! any window closed, on a bucket that holds the crowd's swing, cuts `x` by `min(n/(2√K),
-//! decrease)` instead: a crowd emptied the bucket before anyone could read it, every
-//! process of a crowd started together is refused at least once and takes the same cut, and
-//! each of 200 one-thread processes on an empty 5,000-an-hour bucket no longer halves its way
-//! down through about `log2 N` refusals (whole-run 429s 7.3 % → 2.1 %). Any later 429 on such a
-//! bucket, once a count was read, cuts `x` by `decrease^(1/n)`: a refusal marks one
-//! thread, so a process of `n` threads takes an `n`-th of the cut, and `n` refusals cut it as
-//! one refusal each cuts `n` one-thread processes (500 threads beside 500 singles: Jain's index
-//! 0.66 → 0.84, second-half 429s 1.3 % → 0.5 %). **A 503 or a transport error**
-//! changes no rate but holds the thread back for `error_backoff`, doubling per consecutive
-//! error up to `error_backoff_max`.
+//! (`reset_resolution`): the key is empty for every thread, not only the one refused. The reset
+//! explains a 429 when its `Retry-After` and the time to the predicted reset are within
+//! `0.1 · period` around the period's circle. The process's first 429, before any window closed, on
+//! a bucket that holds the crowd's swing, cuts `x` by `min(n/(2√K), decrease)` instead: a crowd
+//! emptied the bucket before anyone could read it, every process of a crowd started together is
+//! refused at least once and takes the same cut, and each of 200 one-thread processes on an empty
+//! 5,000-an-hour bucket no longer halves its way down through about `log2 N` refusals (whole-run
+//! 429s 7.3 % → 2.1 %). Any later 429 on such a bucket, once a count was read, cuts `x` by
+//! `decrease^(1/n)`: a refusal marks one thread, so a process of `n` threads takes an `n`-th of the
+//! cut, and `n` refusals cut it as one refusal each cuts `n` one-thread processes (500 threads
+//! beside 500 singles: Jain's index 0.66 → 0.84, second-half 429s 1.3 % → 0.5 %). **A 503 or a
+//! transport error** changes no rate but holds the thread back for `error_backoff`, doubling per
+//! consecutive error up to `error_backoff_max`.
 //!
 //! **Without a remaining count** (blind to the count: nginx's `limit_req`, most gateways) there
 //! is no level to read, only the quota `R` the process was told and its own refusals, which hit

@@ -12,8 +12,8 @@
 //!   lower at the second and the end first stated at most a period (and a resolution) ahead,
 //!   are a fixed window before any turnover: a bucket's end moves on as it is used, a sliding
 //!   window's is a period after its newest request, and a sliding-window counter's stays put
-//!   but more than a period ahead. The end is rounded up to the resolution, so the reset is placed in the resolution
-//!   below both ends.
+//!   but more than a period ahead. The end is rounded up to the resolution, so the reset is
+//!   placed in the resolution below both ends.
 //! - *The period* (`read_period`), for a server that states a limit and a reset but no policy
 //!   (GitHub): a fixed window's end is the same instant on every answer until it turns over. Two
 //!   ends in a row, each stated alike for more than two resolutions, with a turnover of the level
