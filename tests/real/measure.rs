@@ -85,6 +85,18 @@ pub const COUNTED: Targets = Targets {
     min_fairness: Some(0.95),
 };
 
+/// Where the `independent` bound on a counted limiter's model misses [`COUNTED`] too,
+/// fair-share is held within the bound's numbers instead: its 429s at most the bound's plus
+/// this share of the requests,
+pub const WITHIN_429: f64 = 0.005;
+/// and its utilization × fairness at least the bound's less this.
+pub const WITHIN_PRODUCT: f64 = 0.05;
+
+/// How many periods in a row a process may keep more than twice another's 2xx: a law that
+/// lets one process starve the others (Flask-Limiter's moving window of 10 per second once
+/// gave one process 80 to 97 % of the 2xx for minutes) is wrong whatever its totals.
+pub const MOST_LOPSIDED_PERIODS: usize = 2;
+
 /// The project's targets for a limiter that sends no rate-limit field at all (nginx), whose
 /// quota the client is told: only the 429s tell it that it went too fast.
 pub const UNCOUNTED: Targets = Targets {
@@ -147,8 +159,8 @@ impl Setup {
     }
 
     /// The scenario the sim runs: the live run's fleet, length and told quota against the
-    /// model.
-    pub fn scenario(&self) -> String {
+    /// model, each process running `algorithm` with its defaults.
+    pub fn scenario(&self, algorithm: &str) -> String {
         let told = self.told.map_or(String::new(), |(quota, period)| {
             format!("quota = {quota}\nperiod = \"{period}\"\n")
         });
@@ -163,7 +175,7 @@ impl Setup {
              name = \"client\"\n\
              processes = {PROCESSES}\n\
              threads = {THREADS}\n\
-             algorithm = \"fair-share\"\n\
+             algorithm = \"{algorithm}\"\n\
              {told}",
             name = self.name,
             seconds = self.seconds(),
@@ -247,6 +259,34 @@ impl Metrics {
         [self.ratio_429(), self.utilization(), self.fairness()]
     }
 
+    /// Utilization × fairness: the share of the limit the fleet used, discounted by how
+    /// unequally.
+    pub fn product(&self) -> f64 {
+        self.utilization() * self.fairness()
+    }
+
+    /// The targets it misses against the `independent` bound's numbers ([`WITHIN_429`],
+    /// [`WITHIN_PRODUCT`]), in words.
+    pub fn misses_within(&self, bound: &Bound) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.ratio_429() > bound.ratio_429 + WITHIN_429 {
+            out.push(format!(
+                "429s {:.2} % > the bound's {:.2} % + {:.1} points",
+                100.0 * self.ratio_429(),
+                100.0 * bound.ratio_429,
+                100.0 * WITHIN_429
+            ));
+        }
+        if self.product() < bound.product - WITHIN_PRODUCT {
+            out.push(format!(
+                "utilization × fairness {:.3} < the bound's {:.3} - {WITHIN_PRODUCT}",
+                self.product(),
+                bound.product
+            ));
+        }
+        out
+    }
+
     /// The targets it misses, in words (none when it meets them all).
     pub fn misses(&self, t: &Targets) -> Vec<String> {
         let mut out = Vec::new();
@@ -287,4 +327,175 @@ impl Metrics {
             1000.0 * self.latency_p50,
         )
     }
+}
+
+/// What the `independent` bound reaches on a limiter's model, the same fleet for the same
+/// time, as the mean over seeds: each process told its fair share of the binding rate and
+/// sending at it on its own random phase, never reading an answer. Where that misses the
+/// targets, no law whose processes send independently of each other meets them for sure
+/// (short windows shared by several processes), and fair-share is held within its numbers.
+#[derive(Clone, Copy, Debug)]
+pub struct Bound {
+    pub ratio_429: f64,
+    pub utilization: f64,
+    pub fairness: f64,
+    /// The mean over seeds of each seed's utilization × fairness.
+    pub product: f64,
+    pub seeds: usize,
+}
+
+impl Bound {
+    /// The means over the seeds' measures.
+    pub fn of(seeds: &[Metrics]) -> Bound {
+        let n = seeds.len().max(1) as f64;
+        let mean = |f: fn(&Metrics) -> f64| seeds.iter().map(f).sum::<f64>() / n;
+        Bound {
+            ratio_429: mean(Metrics::ratio_429),
+            utilization: mean(Metrics::utilization),
+            fairness: mean(Metrics::fairness),
+            product: mean(Metrics::product),
+            seeds: seeds.len(),
+        }
+    }
+
+    /// Whether the bound itself meets `t`, on its means.
+    pub fn meets(&self, t: &Targets) -> bool {
+        self.ratio_429 <= t.max_429
+            && self.utilization >= t.min_utilization
+            && t.min_fairness.is_none_or(|m| self.fairness >= m)
+    }
+
+    pub fn line(&self) -> String {
+        format!(
+            "429s {:.2} %, utilization {:.3}, fairness {:.3}, utilization × fairness {:.3} \
+             (means over {} seeds)",
+            100.0 * self.ratio_429,
+            self.utilization,
+            self.fairness,
+            self.product,
+            self.seeds
+        )
+    }
+}
+
+/// The longest run of whole periods, from the run's start, in which one process's 2xx
+/// (counted by when they were sent) were more than twice another's, and where it began, in
+/// seconds; `(0, 0.0)` when there is none. Periods in which no process got a 2xx are even.
+pub fn lopsided_periods(rows: &[Sent], setup: &Setup) -> (usize, f64) {
+    let periods = (setup.seconds() / setup.period).floor() as usize;
+    let mut ok = vec![[0u32; PROCESSES]; periods];
+    for s in rows.iter().filter(|s| s.status == "ok") {
+        let k = (s.t / setup.period).floor();
+        if k >= 0.0
+            && let Some(by_process) = ok.get_mut(k as usize)
+            && let Some(n) = by_process.get_mut(s.process)
+        {
+            *n += 1;
+        }
+    }
+    let (mut longest, mut began, mut run) = ((0, 0.0), 0, 0);
+    for (k, by_process) in ok.iter().enumerate() {
+        let most = by_process.iter().copied().max().unwrap_or(0);
+        let least = by_process.iter().copied().min().unwrap_or(0);
+        if most > 2 * least {
+            if run == 0 {
+                began = k;
+            }
+            run += 1;
+            if run > longest.0 {
+                longest = (run, began as f64 * setup.period);
+            }
+        } else {
+            run = 0;
+        }
+    }
+    longest
+}
+
+/// A configuration of 50 per 5 s for the measures' own tests, never started.
+#[cfg(test)]
+fn fifty_per_five() -> Setup {
+    Setup {
+        name: "test",
+        tests: "measure::",
+        available: false,
+        rules: vec![Rule::FixedWindow {
+            limit: 50.0,
+            window: 5.0,
+        }],
+        period: 5.0,
+        told: None,
+        targets: COUNTED,
+        cannot_tell: None,
+        model: "",
+        on_grid: false,
+        start: Box::new(|| unreachable!("the measures' tests start no limiter")),
+    }
+}
+
+/// 2xx for each process in each period, as rows sent in the middle of the period.
+#[cfg(test)]
+fn rows_by_period(periods: &[[u32; PROCESSES]], setup: &Setup) -> Vec<Sent> {
+    let mut rows = Vec::new();
+    for (k, by_process) in periods.iter().enumerate() {
+        for (process, &n) in by_process.iter().enumerate() {
+            for _ in 0..n {
+                rows.push(Sent {
+                    t: (k as f64 + 0.5) * setup.period,
+                    process,
+                    status: "ok".to_string(),
+                    latency: 0.001,
+                });
+            }
+        }
+    }
+    rows
+}
+
+#[test]
+fn lopsided_periods_counts_the_longest_run_of_one_process_over_twice_another() {
+    let setup = fifty_per_five();
+    let even = [16, 17, 17];
+    let starved = [30, 14, 6];
+    let rows = |periods: &[[u32; PROCESSES]]| rows_by_period(periods, &setup);
+    assert_eq!(lopsided_periods(&rows(&[even; 8]), &setup), (0, 0.0));
+    // Exactly twice is not more than twice.
+    assert_eq!(lopsided_periods(&rows(&[[20, 10, 20]; 8]), &setup).0, 0);
+    let mixed = [
+        even, starved, starved, even, starved, starved, starved, even,
+    ];
+    assert_eq!(lopsided_periods(&rows(&mixed), &setup), (3, 20.0));
+    // A process with no 2xx at all beside others with some is starved.
+    assert_eq!(lopsided_periods(&rows(&[[25, 25, 0]; 8]), &setup).0, 8);
+    // Periods in which nobody got a 2xx are even.
+    assert_eq!(lopsided_periods(&rows(&[[0, 0, 0]; 8]), &setup).0, 0);
+}
+
+#[test]
+fn a_run_is_held_within_the_bound_on_both_429s_and_utilization_times_fairness() {
+    let setup = fifty_per_five();
+    let metrics = |ok: [f64; PROCESSES], limited: f64| {
+        let sum: f64 = ok.iter().sum();
+        Metrics {
+            requests: sum + limited,
+            ok: sum,
+            limited,
+            errors: 0.0,
+            allowed: 300.0,
+            ok_by_process: ok.to_vec(),
+            latency_p50: 0.001,
+        }
+    };
+    let bound = Bound::of(&[metrics([98.0, 98.0, 98.0], 6.0), metrics([99.0; 3], 4.0)]);
+    assert!((bound.ratio_429 - 0.0167).abs() < 1e-3, "{bound:?}");
+    assert!(!bound.meets(&setup.targets), "1.7 % 429s miss 1 %");
+    // 1.9 % 429s and 0.98 × 1: within 0.5 points and 0.05.
+    assert!(metrics([98.0; 3], 5.7).misses_within(&bound).is_empty());
+    // 2.7 % 429s: over the bound's by more than half a point.
+    assert_eq!(metrics([98.0; 3], 8.2).misses_within(&bound).len(), 1);
+    // A starved process: utilization × fairness 0.73.
+    let starved = metrics([160.0, 100.0, 34.0], 0.0);
+    let misses = starved.misses_within(&bound);
+    assert_eq!(misses.len(), 1, "{misses:?}");
+    assert!(misses[0].contains("utilization × fairness"), "{misses:?}");
 }
