@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.17.2"
+const Follows = "0.17.3"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -171,6 +171,8 @@ type FairShare struct {
 	tally    *tallyT
 	cur      *periodCur
 	last     *float64
+	pRead    *[2]float64 // the end a period was last read at, and that period
+	pBefore  *float64    // the period read at the end before it
 	tm       float64
 	nobucket bool
 	ceil     *float64
@@ -868,6 +870,18 @@ func (f *FairShare) periodFrom(now int64, T float64) {
 		return
 	}
 	P := math.Round(f.cur.e - *f.last)
+	if f.pRead == nil || f.pRead[0] != f.cur.e {
+		if f.pRead != nil {
+			v := f.pRead[1]
+			f.pBefore = &v
+		}
+		f.pRead = &[2]float64{f.cur.e, P}
+	}
+	// Ends read a resolution more than a period apart now and then (a window opened late,
+	// each end rounded up), never less: the shorter of the last two.
+	if f.pBefore != nil {
+		P = math.Min(P, *f.pBefore)
+	}
 	if f.fixed() && math.Abs(f.mid()-*f.last) <= 0.1*P+res && P >= 1 && P <= 86400 {
 		pol := policyT{math.Floor(f.B), int64(P * 1e9)}
 		if f.policy == nil || *f.policy != pol {

@@ -80,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.17.2'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.17.3'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -160,6 +160,7 @@ export class FairShare {
     this.clockPhase = 0;
     this.headers = this.fullStart = this.sliding = this.statedPolicy = false;
     this.windowEnd = this.lastEnd = null;
+    this.periodRead = this.periodBefore = null; // { end, period } read there; the one before
     this.statedEnd = null; // the first success that stated the current end, { end, first }
     this.resetSpan = null; // where the resets fall, modulo the period, [lo, hi]
     this.movingEnd = this.refillBound = null; // { end, t, reset, r } of the last answer; the learned refill
@@ -536,7 +537,14 @@ export class FairShare {
     cur.seen = t;
     if (this.lastEnd === null || !(cur.seen - cur.since > 2 * same)) return;
     const gap = cur.end - this.lastEnd;
-    const period = Math.sign(gap) * Math.round(Math.abs(gap)); // f64::round: halves away from zero
+    const read = Math.sign(gap) * Math.round(Math.abs(gap)); // f64::round: halves away from zero
+    if (this.periodRead === null || this.periodRead.end !== cur.end) {
+      this.periodBefore = this.periodRead === null ? null : this.periodRead.period;
+      this.periodRead = { end: cur.end, period: read };
+    }
+    // Ends read a resolution more than a period apart now and then (a window opened late,
+    // each end rounded up), never less: the shorter of the last two.
+    const period = this.periodBefore === null ? read : Math.min(read, this.periodBefore);
     const turnedOver = this.resetAt !== null && Math.abs(this.resetAt - this.lastEnd) <= 0.1 * period + same;
     if (turnedOver && period >= 1 && period <= 86400) {
       this.takePolicy(now, [Math.trunc(clamp(this.limit, 0, U64)), period * NS], false);

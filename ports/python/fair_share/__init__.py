@@ -48,7 +48,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.17.2"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.17.3"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -457,6 +457,7 @@ class FairShare:
         self.samples = self.decreases = self.updates = self.votes = 0
         self.full_start = self.sliding = self.stated_policy = False
         self.window_end = self.last_end = None  # a window end the stated resets agree on
+        self.period_read = self.period_before = None  # (end, period) read there; the one before
         self.stated_end = None  # the first success that stated the current end, (end, (t, r))
         self.reset_span = None  # where the resets fall, modulo the period, (lo, hi)
         self.moving_end = self.refill_bound = None  # (end, t, reset, r) of the last answer; the learned refill
@@ -738,7 +739,13 @@ class FairShare:
         cur[2] = t
         if self.last_end is None or not cur[2] - cur[1] > steady:
             return
-        period = _round(cur[0] - self.last_end)
+        read = _round(cur[0] - self.last_end)
+        if self.period_read is None or self.period_read[0] != cur[0]:  # a new end read
+            self.period_before = None if self.period_read is None else self.period_read[1]
+            self.period_read = (cur[0], read)
+        # Ends read a resolution more than a period apart now and then (a window opened late,
+        # each end rounded up), never less: the shorter of the last two.
+        period = read if self.period_before is None else min(read, self.period_before)
         turned_over = self.reset_at is not None and abs(self.reset_at - self.last_end) <= 0.1 * period + same
         if turned_over and 1.0 <= period <= 86_400.0:
             self.take_policy(now, (min(int(self.limit), U64), int(period) * NS), False)

@@ -34,7 +34,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.17.2' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.17.3' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -475,7 +475,14 @@ class FairShare
     end
     cur[2] = t
     return unless @last_end && cur[2] - cur[1] > 2.0 * same
-    period = (cur[0] - @last_end).round.to_f # f64::round: halves away from zero, as Ruby's
+    read = (cur[0] - @last_end).round.to_f # f64::round: halves away from zero, as Ruby's
+    if @period_read.nil? || @period_read[0] != cur[0] # a new end read: keep the one before
+      @period_before = @period_read && @period_read[1]
+      @period_read = [cur[0], read]
+    end
+    # Ends read a resolution more than a period apart now and then (a window opened late,
+    # each end rounded up), never less: the shorter of the last two.
+    period = @period_before ? [read, @period_before].min : read
     turned_over = reset_at && (reset_at - @last_end).abs <= 0.1 * period + same
     take_policy(now, [clamp(@limit, 0, U64).to_i, (period * NS).to_i], false) if turned_over && period >= 1 && period <= 86_400
   end

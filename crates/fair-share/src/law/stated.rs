@@ -17,8 +17,10 @@
 //! - *The period* (`read_period`), for a server that states a limit and a reset but no policy
 //!   (GitHub): a fixed window's end is the same instant on every answer until it turns over. Two
 //!   ends in a row, each stated alike for more than two resolutions, with a turnover of the level
-//!   at the first, are one period apart: the quota becomes the limit per that period. A stated
-//!   or configured quota wins.
+//!   at the first, are one period apart: the quota becomes the limit per that period, the
+//!   shorter of the last two periods read (a window opened by its key's first request starts a
+//!   little late, and each end is rounded up, so ends can read a resolution more than a period
+//!   apart, never less). A stated or configured quota wins.
 
 use std::time::Duration;
 
@@ -50,6 +52,10 @@ pub(super) struct StatedResets {
     /// The first success that stated the current end (`t` + reset), and its level, for
     /// `read_fixed_end`.
     pub(super) stated_end: Option<(f64, Sample)>,
+    /// The period read at the current window end (the end, the period), and the one read at
+    /// the end before it: the period taken is the shorter of the two (`read_period`).
+    pub(super) period_read: Option<(f64, f64)>,
+    pub(super) period_before: Option<f64>,
 }
 
 /// A stated reset is read with a slack of this share of the period (unitless), or of its
@@ -152,6 +158,14 @@ impl Law {
     /// request) moves with the clock while it is used. Two ends in a row, each stated alike
     /// over more than [`STEADY_END`], with the count jumping up at the first, are a period
     /// apart: the quota is the limit per that period. A configured or stated quota wins.
+    ///
+    /// Two ends can read further apart than a period, never closer: a window opened by its
+    /// key's first request after the last one closed (express-rate-limit, Flask-Limiter)
+    /// starts a little after the end, and each end is stated rounded up. A 5-s window's ends,
+    /// drifting a tenth of a second a window, read 6 s apart now and then, and the rate fell to
+    /// five sixths of the quota for good. So the period taken is the shorter of the last two
+    /// read: one long reading in a row changes nothing, and one short one (an answer's
+    /// latency) lasts a window.
     pub(super) fn read_period(&mut self, now: Nanos, stated: f64) {
         if self.cfg.quota.is_some() || self.stated_policy {
             return;
@@ -183,7 +197,19 @@ impl Law {
         let (Some(last), true) = (self.stated.last_end, cur.seen - cur.since > steady_for) else {
             return;
         };
-        let period = (cur.end - last).round();
+        let read = (cur.end - last).round();
+        if self
+            .stated
+            .period_read
+            .is_none_or(|(end, _)| end != cur.end)
+        {
+            self.stated.period_before = self.stated.period_read.map(|(_, p)| p);
+            self.stated.period_read = Some((cur.end, read));
+        }
+        let period = self
+            .stated
+            .period_before
+            .map_or(read, |before| read.min(before));
         // And the count jumped back up there (`observe`'s turnover): a bucket left alone is
         // whole again at one instant too, but fills up to it smoothly.
         let turned_over = self

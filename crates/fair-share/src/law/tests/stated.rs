@@ -256,3 +256,30 @@ fn without_a_policy_a_fixed_windows_period_is_read_from_its_stated_reset() {
     windows(&mut given, &mut rng, 5, 130);
     assert_eq!(given.period, 600.0);
 }
+
+#[test]
+fn a_period_read_a_resolution_long_changes_nothing_but_a_shorter_one_is_taken() {
+    // GitHub's fields on 100 per minute from a window opened by its key's first request: each
+    // window starts 0.4 s after the last one closed, and its end is stated rounded up to the
+    // second, so ends read 61 s and 60 s apart by turns.
+    let mut rng = test_rng();
+    let ends: Vec<u64> = (1..=8).map(|k| (60.4 * k as f64).ceil() as u64).collect();
+    assert_eq!(ends[..4], [61, 121, 182, 242]);
+    let mut t = build(1);
+    let mut periods = Vec::new();
+    let mut from = 1;
+    for &end in &ends {
+        // Answers every 5 s up to 3 s before the end, 99 left after the turnover, 4 fewer
+        // every 5 s.
+        for (i, at) in (from..end - 2).step_by(5).enumerate() {
+            t.respond_ns(at * S, 0, &github100(99 - 4 * i as u64, end - at), &mut rng);
+        }
+        periods.push(t.period);
+        from = end + 1;
+    }
+    // The default hour until two steady ends were read; then 60 s (121 − 61), and never the
+    // 61 s read at the third end (182 − 121) and every other one after it.
+    assert_eq!(periods[0], 3600.0, "{periods:?}");
+    assert!(periods[1..].iter().all(|&p| p == 60.0), "{periods:?}");
+    assert!((t.rate - 100.0 / 60.0).abs() < 1e-12);
+}
