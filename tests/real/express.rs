@@ -10,7 +10,7 @@ use std::process::Command;
 
 use crate::harness::{self, Launch, Limiter};
 use crate::headers::{self, BACK_TO_BACK, Capture};
-use crate::measure::{COUNTED, Rule, Setup};
+use crate::measure::{FIFTY_PER_FIVE, Setup};
 
 /// The options the server passes to `rateLimit`.
 struct Config {
@@ -142,19 +142,12 @@ fn fifty_per_five(
         standard_headers,
         legacy_headers: false,
     };
-    Setup {
+    Setup::counted(
         name,
         tests,
-        available: cfg!(not(no_express_rate_limit)),
-        rules: vec![Rule::FixedWindow {
-            limit: 50.0,
-            window: 5.0,
-        }],
-        period: 5.0,
-        told: None,
-        targets: COUNTED,
-        cannot_tell: None,
-        model: r#"
+        cfg!(not(no_express_rate_limit)),
+        vec![FIFTY_PER_FIVE],
+        r#"
 kind = "fixed-window"
 limit = 50
 window = "5s"
@@ -162,9 +155,8 @@ start = "first-request"
 headers = "ietf"
 latency = "1ms"
 "#,
-        on_grid: false,
-        start: Box::new(move || start(&config)),
-    }
+        Box::new(move || start(&config)),
+    )
 }
 
 /// The configurations of the runs.

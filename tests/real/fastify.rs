@@ -8,7 +8,7 @@ use std::process::Command;
 
 use crate::harness::{self, Launch, Limiter};
 use crate::headers::{self, BACK_TO_BACK, Capture};
-use crate::measure::{COUNTED, Rule, Setup};
+use crate::measure::{FIFTY_PER_FIVE, Setup};
 
 fn start(max: u32, time_window_ms: u32) -> Limiter {
     let app = harness::root().join("tests/real/node/fastify_app.mjs");
@@ -47,19 +47,12 @@ const FASTIFY: &str = "fastify-rate-limit";
 /// whose reset is the seconds to it rather than an epoch second, which the client reads
 /// alike).
 pub fn setups() -> Vec<Setup> {
-    vec![Setup {
-        name: FASTIFY,
-        tests: "fastify::",
-        available: cfg!(not(no_fastify_rate_limit)),
-        rules: vec![Rule::FixedWindow {
-            limit: 50.0,
-            window: 5.0,
-        }],
-        period: 5.0,
-        told: None,
-        targets: COUNTED,
-        cannot_tell: None,
-        model: r#"
+    vec![Setup::counted(
+        FASTIFY,
+        "fastify::",
+        cfg!(not(no_fastify_rate_limit)),
+        vec![FIFTY_PER_FIVE],
+        r#"
 kind = "fixed-window"
 limit = 50
 window = "5s"
@@ -67,9 +60,8 @@ start = "first-request"
 headers = "github"
 latency = "1ms"
 "#,
-        on_grid: false,
-        start: Box::new(|| start(50, 5_000)),
-    }]
+        Box::new(|| start(50, 5_000)),
+    )]
 }
 
 configuration_tests!(

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::harness::{self, Launch, Limiter};
 use crate::headers::{self, BACK_TO_BACK, Capture, Send};
-use crate::measure::{COUNTED, Rule, Setup};
+use crate::measure::{FIFTY_PER_FIVE, Rule, Setup};
 
 /// `--strategy` and `--limits` of the server.
 struct Config {
@@ -116,19 +116,14 @@ fn flask(
     rules: Vec<Rule>,
     model: &'static str,
 ) -> Setup {
-    Setup {
+    Setup::counted(
         name,
         tests,
-        available: cfg!(not(no_flask_limiter)),
+        cfg!(not(no_flask_limiter)),
         rules,
-        period: 5.0,
-        told: None,
-        targets: COUNTED,
-        cannot_tell: None,
         model,
-        on_grid: false,
-        start: Box::new(move || start(&config)),
-    }
+        Box::new(move || start(&config)),
+    )
 }
 
 /// The configurations of the runs: 50 per 5 s under each strategy, and two fixed windows at
@@ -147,10 +142,7 @@ pub fn setups() -> Vec<Setup> {
         FIXED_WINDOW,
         "flask_limiter::fixed_window_",
         fifty_per_five("fixed-window"),
-        vec![Rule::FixedWindow {
-            limit: 50.0,
-            window: 5.0,
-        }],
+        vec![FIFTY_PER_FIVE],
         r#"
 kind = "fixed-window"
 limit = 50

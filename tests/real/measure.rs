@@ -78,6 +78,13 @@ pub struct Targets {
     pub min_fairness: Option<f64>,
 }
 
+/// The fixed window the counted limiters here are configured with: 50 per 5 s, a key's window
+/// opened by its first request.
+pub const FIFTY_PER_FIVE: Rule = Rule::FixedWindow {
+    limit: 50.0,
+    window: 5.0,
+};
+
 /// The project's targets for a limiter that tells every answer how much is left.
 pub const COUNTED: Targets = Targets {
     max_429: 0.01,
@@ -139,6 +146,31 @@ pub struct Setup {
 }
 
 impl Setup {
+    /// A limiter that states a count, configured with windows of 5 s: held to [`COUNTED`],
+    /// its runs measured in 5-s periods; `model` is its sim model's `[server]` lines.
+    pub fn counted(
+        name: &'static str,
+        tests: &'static str,
+        available: bool,
+        rules: Vec<Rule>,
+        model: &'static str,
+        start: Box<dyn Fn() -> Limiter + Send + Sync>,
+    ) -> Setup {
+        Setup {
+            name,
+            tests,
+            available,
+            rules,
+            period: 5.0,
+            told: None,
+            targets: COUNTED,
+            cannot_tell: None,
+            model,
+            on_grid: false,
+            start,
+        }
+    }
+
     /// The rule that binds in the long run: the slowest of several at once.
     pub fn binding(&self) -> Rule {
         *self
@@ -415,22 +447,14 @@ pub fn lopsided_periods(rows: &[Sent], setup: &Setup) -> (usize, f64) {
 /// A configuration of 50 per 5 s for the measures' own tests, never started.
 #[cfg(test)]
 fn fifty_per_five() -> Setup {
-    Setup {
-        name: "test",
-        tests: "measure::",
-        available: false,
-        rules: vec![Rule::FixedWindow {
-            limit: 50.0,
-            window: 5.0,
-        }],
-        period: 5.0,
-        told: None,
-        targets: COUNTED,
-        cannot_tell: None,
-        model: "",
-        on_grid: false,
-        start: Box::new(|| unreachable!("the measures' tests start no limiter")),
-    }
+    Setup::counted(
+        "test",
+        "measure::",
+        false,
+        vec![FIFTY_PER_FIVE],
+        "",
+        Box::new(|| unreachable!("the measures' tests start no limiter")),
+    )
 }
 
 /// 2xx for each process in each period, as rows sent in the middle of the period.
