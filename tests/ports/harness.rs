@@ -235,10 +235,17 @@ fn agrees(name: &str, mut command: Command, shape: &Shape) -> String {
         ratio_sd * 100.0,
         ratio_tol * 100.0,
     );
-    // The comparison means something: in the sim, fair-share uses this API well.
+    // The comparison means something: in the sim, fair-share uses this API well, from its
+    // first request on. A port whose driver starts late (a runtime's start on a busy machine,
+    // after the stagger) leaves its clients less of the run, and the sim starts them as late:
+    // a CI run saw the sim of JavaScript's fetch driver use 0.864 of the whole run (the other
+    // ports' sims passed), about what a start 2.5 s of wall time late leaves of 20 s.
+    let duration = shape.duration_s as f64;
+    let used = util * duration / (duration - first).max(1.0);
     assert!(
-        util >= 0.9 && fair >= 0.9,
-        "{}: sim {util} {fair}",
+        used >= 0.9 && fair >= 0.9,
+        "{}: sim utilization {util} over the run, {used} from the first request at {first:.1} s; \
+         fairness {fair}",
         shape.name
     );
     assert!(
