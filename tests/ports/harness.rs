@@ -140,8 +140,27 @@ pub fn held(port: &str, shape: &'static Shape) {
     });
     match runs.iter().find(|(name, _)| *name == port) {
         Some((_, Ok(line))) => eprintln!("{line}"),
-        Some((_, Err(why))) => panic!("{why}"),
+        Some((_, Err(why))) => again_alone(port, shape, why),
         None => panic!("{port} cannot run here, and its test should be ignored"),
+    }
+}
+
+/// A port's run that failed, run once more alone: a live run is one draw of the machine's
+/// timing, and every port's run shares the two cores with the others' (a CI run saw the
+/// asynchronous httpx adapter's fairness 0.031 from the sim's, its tolerance 0.030). A real
+/// disagreement disagrees again, and fails with both runs' lines, as `tests/live_agreement.rs`
+/// retries its cases.
+fn again_alone(port: &str, shape: &Shape, why: &str) {
+    eprintln!("{port}: failed once among the others, running it again alone: {why}");
+    let command = crate::ports()
+        .into_iter()
+        .find(|p| p.name == port)
+        .map(|p| (p.command)())
+        .unwrap_or_else(|| panic!("{port} is no port"));
+    let _turn = one_at_a_time();
+    match caught(|| agrees(port, command, shape)) {
+        Ok(line) => eprintln!("{line}"),
+        Err(again) => panic!("{again}\n  (and before it, among the others: {why})"),
     }
 }
 
