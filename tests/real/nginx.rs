@@ -240,7 +240,8 @@ configuration_tests!(
     NODELAY,
     nodelay_fit,
     nodelay_sim_agrees,
-    nodelay_fair_share_targets
+    nodelay_fair_share_targets,
+    misses = "fair-share misses now and then: told 50 per 5s, 429s 0 to 0.4 % and utilization 0.900 to 0.993 in 16 live runs (0.17.2, 0.17.3), but 0.897 < 0.9 in a CI run of 0.17.3 (fairness 0.73; 0.47 to 1.0 in the 16, no target without a count); blind to the count, its probe rests just under the quota"
 );
 
 configuration_tests!(
