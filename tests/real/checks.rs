@@ -108,12 +108,7 @@ fn judge_fit(setup: &Setup, f: &serde_json::Value) -> (String, Option<String>) {
 pub fn sim_agrees(name: &str) {
     let setup = runs::setup(name);
     let scenario = setup.scenario("fair-share");
-    let sims: Vec<(Metrics, String)> = (0..SIM_SEEDS)
-        .map(|seed| {
-            let csv = sim_requests(&scenario, seed);
-            (Metrics::of(&harness::requests(&csv), setup), csv)
-        })
-        .collect();
+    let sims = sim_runs(setup, &scenario);
     let three: Vec<[f64; 3]> = sims.iter().map(|(m, _)| m.three()).collect();
     let sim = stats(&three);
     println!("{name}: sim seed 0: {}", sims[0].0.line());
@@ -245,11 +240,22 @@ pub fn fair_share_targets(name: &str) {
 /// The `independent` bound on the limiter's model, the live run's fleet for as long, over
 /// [`SIM_SEEDS`] seeds.
 fn independent_bound(setup: &Setup) -> Bound {
-    let scenario = setup.scenario("independent");
-    let seeds: Vec<Metrics> = (0..SIM_SEEDS)
-        .map(|seed| Metrics::of(&harness::requests(&sim_requests(&scenario, seed)), setup))
+    let seeds: Vec<Metrics> = sim_runs(setup, &setup.scenario("independent"))
+        .into_iter()
+        .map(|(m, _)| m)
         .collect();
     Bound::of(&seeds)
+}
+
+/// The sim of `scenario` over [`SIM_SEEDS`] seeds: each seed's measures, taken as the live
+/// run's are, and its `requests.csv`.
+fn sim_runs(setup: &Setup, scenario: &str) -> Vec<(Metrics, String)> {
+    (0..SIM_SEEDS)
+        .map(|seed| {
+            let csv = sim_requests(scenario, seed);
+            (Metrics::of(&harness::requests(&csv), setup), csv)
+        })
+        .collect()
 }
 
 /// The configuration's live fair-share run, or the test fails with why there is none.

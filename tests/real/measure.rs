@@ -85,6 +85,31 @@ pub const FIFTY_PER_FIVE: Rule = Rule::FixedWindow {
     window: 5.0,
 };
 
+impl Targets {
+    /// The targets that a share of 429s, a utilization and a fairness miss, in words (none
+    /// when they meet them all): a run's own (`Metrics::misses`), or a bound's means.
+    pub fn missed_by(&self, ratio_429: f64, utilization: f64, fairness: f64) -> Vec<String> {
+        let mut out = Vec::new();
+        if ratio_429 > self.max_429 {
+            out.push(format!(
+                "429s {:.2} % > {:.0} %",
+                100.0 * ratio_429,
+                100.0 * self.max_429
+            ));
+        }
+        if utilization < self.min_utilization {
+            out.push(format!(
+                "utilization {utilization:.3} < {}",
+                self.min_utilization
+            ));
+        }
+        if let Some(min) = self.min_fairness.filter(|&m| fairness < m) {
+            out.push(format!("fairness {fairness:.3} < {min}"));
+        }
+        out
+    }
+}
+
 /// The project's targets for a limiter that tells every answer how much is left.
 pub const COUNTED: Targets = Targets {
     max_429: 0.01,
@@ -321,25 +346,7 @@ impl Metrics {
 
     /// The targets it misses, in words (none when it meets them all).
     pub fn misses(&self, t: &Targets) -> Vec<String> {
-        let mut out = Vec::new();
-        if self.ratio_429() > t.max_429 {
-            out.push(format!(
-                "429s {:.2} % > {:.0} %",
-                100.0 * self.ratio_429(),
-                100.0 * t.max_429
-            ));
-        }
-        if self.utilization() < t.min_utilization {
-            out.push(format!(
-                "utilization {:.3} < {}",
-                self.utilization(),
-                t.min_utilization
-            ));
-        }
-        if let Some(min) = t.min_fairness.filter(|&m| self.fairness() < m) {
-            out.push(format!("fairness {:.3} < {min}", self.fairness()));
-        }
-        out
+        t.missed_by(self.ratio_429(), self.utilization(), self.fairness())
     }
 
     pub fn line(&self) -> String {
@@ -392,9 +399,8 @@ impl Bound {
 
     /// Whether the bound itself meets `t`, on its means.
     pub fn meets(&self, t: &Targets) -> bool {
-        self.ratio_429 <= t.max_429
-            && self.utilization >= t.min_utilization
-            && t.min_fairness.is_none_or(|m| self.fairness >= m)
+        t.missed_by(self.ratio_429, self.utilization, self.fairness)
+            .is_empty()
     }
 
     pub fn line(&self) -> String {
