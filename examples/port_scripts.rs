@@ -258,6 +258,20 @@ const SHAPES: &[Shape] = &[
         ..PLAIN
     },
     Shape {
+        name: "fixed_window_first_request",
+        server: "kind = \"fixed-window\"\nlimit = 50\nwindow = \"5s\"\nstart = \"first-request\"",
+        dialect: Headers::Ietf,
+        threads: 4,
+        // A window opened by its key's first request after the last one closed (express-rate-
+        // limit, Flask-Limiter), others taking 8 a second: the resets come a little later each
+        // period than the turnovers seen say, and the allowance runs out before them. A refusal
+        // whose reset is its `Retry-After` reads the window's end, and one told a rounded-up
+        // second past the reset placed is the window spent.
+        others_every: 0.125,
+        minutes: 2,
+        ..PLAIN
+    },
+    Shape {
         name: "outage_backoff",
         server: "kind = \"gcra\"\nlimit = 100\nperiod = \"1m\"\noutages = [[\"0s\", \"10m\"]]",
         dialect: Headers::Full,

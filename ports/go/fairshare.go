@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.17.3"
+const Follows = "0.18.0"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -478,7 +478,13 @@ func (f *FairShare) ObserveNs(i int, now int64, a *Answer, latency int64) {
 		if ok && a.Reset != nil {
 			T := secs(*a.Reset)
 			f.resets(secs(now), T, r)
-			f.end(tc, T, r)
+			f.end(tc, T, r, 2*f.res())
+		} else if a.Class == ClassLimited && a.Reset != nil && a.RetryAfter != nil {
+			// A refusal whose reset is its Retry-After, far off: a window's end.
+			T, ra := secs(*a.Reset), secs(*a.RetryAfter)
+			if T > 2*f.res() && math.Abs(T-ra) <= f.res() {
+				f.end(tc, T, r, f.res())
+			}
 		}
 		if ok {
 			f.echo(tc, r)
@@ -646,7 +652,8 @@ func (f *FairShare) steer(now int64, t, r float64) {
 	var Rt float64
 	if fixed {
 		l := f.left(tm)
-		H := math.Max(l, f.W())
+		// Past the reset, the allowances that follow; over at least the reset's uncertainty.
+		H := math.Max(math.Max(l, f.W()), math.Min(2.5*f.res(), 0.5*f.period))
 		Rt = math.Max((rm+1-0.75*r0*math.Min(l/f.period, 1)+f.B*(H-l)/f.period)/H, f.R*0.05)
 	} else {
 		tau := math.Max(f.p.DrainFill*f.B/f.R, f.p.DrainWindows*math.Max(f.W(), f.p.MinFlow/f.R))
@@ -744,10 +751,12 @@ func (f *FairShare) refused(i int, now, s int64, ra *int64) {
 	}
 }
 
-// nearReset: apart on the period's circle, a reset predicted a moment ago is the next one's.
+// nearReset: d later than the reset predicted, on the period's circle (a reset predicted a
+// moment ago is the next one's), within the prediction's uncertainty, or a resolution more (a
+// Retry-After is rounded up).
 func (f *FairShare) nearReset(d float64) bool {
-	apart := emod(d, f.period)
-	return math.Min(apart, f.period-apart) <= 0.1*f.period
+	within := 0.1*f.period + (f.spanHi-f.spanLo)/2
+	return emod(d+within, f.period)-within <= f.res()+within
 }
 
 func (f *FairShare) resets(t, T, r float64) {
@@ -778,7 +787,7 @@ func (f *FairShare) resets(t, T, r float64) {
 	}
 }
 
-func (f *FairShare) end(t, T, r float64) {
+func (f *FairShare) end(t, T, r, apart float64) {
 	if f.fixed() || !f.known() {
 		f.e0 = nil
 		return
@@ -790,7 +799,7 @@ func (f *FairShare) end(t, T, r float64) {
 		return
 	}
 	// A fixed window's end is never more than a period away (a sliding-window counter's can be).
-	if f.e0.e-f.e0.t <= f.period+res && r < f.e0.r && t-f.e0.t > 2*res {
+	if f.e0.e-f.e0.t <= f.period+res && r < f.e0.r && t-f.e0.t > apart {
 		f.narrow(true, f.e0.e-res, f.e0.e, e-res, e)
 		f.shape = fixedWindow
 		f.full = false

@@ -80,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.17.3'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.18.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -255,7 +255,8 @@ export class FairShare {
     let left = this.toReset(t);
     if (left !== null) {
       const res = 0.75 * this.reserve() * fmin(left / this.period, 1); // 3/4 of the reserve
-      const h = fmax(left, this.windowSecs()); // past the reset, the allowances that follow
+      // past the reset, the allowances that follow; over at least the reset's uncertainty
+      const h = fmax(fmax(left, this.windowSecs()), fmin(2.5 * secs(this.ns.reset_resolution), 0.5 * this.period));
       const later = this.limit * (h - left) / this.period; // whole
       return fmax((r + 1 - res + later) / h, this.rate * 0.05);
     }
@@ -356,7 +357,7 @@ export class FairShare {
   // while its count falls (a bucket's end moves on as it is used, a sliding window's is a period
   // after its newest request). Two successes more than two resolutions apart that state the same
   // end (within a resolution), the count lower at the second, place its reset at once.
-  readFixedEnd(t, stated, r) {
+  readFixedEnd(t, stated, r, apart) {
     if (this.resetAt !== null || !this.knowsQuota()) {
       this.statedEnd = null;
       return;
@@ -370,7 +371,7 @@ export class FairShare {
     }
     const first = cur.first;
     // A fixed window's end is never more than a period away (a sliding-window counter's can be).
-    if (cur.end - first.t <= this.period + same && r < first.r && t - first.t > 2 * same) {
+    if (cur.end - first.t <= this.period + same && r < first.r && t - first.t > apart) {
       this.placeReset(cur.end - same, cur.end); // a stated end is rounded up to the resolution
       this.placeReset(end - same, end);
       this.statedEnd = null;
@@ -579,10 +580,12 @@ export class FairShare {
     }
   }
 
-  // Apart on the period's circle: a reset predicted a moment ago is the next one's.
+  // d later than the reset predicted, on the period's circle (a reset predicted a moment ago is
+  // the next one's), within the prediction's uncertainty, or a resolution more (rounded up).
   nearReset(d) {
-    const apart = remEuclid(d, this.period);
-    return fmin(apart, this.period - apart) <= 0.1 * this.period;
+    const [lo, hi] = this.resetSpan;
+    const within = 0.1 * this.period + (hi - lo) / 2;
+    return remEuclid(d + within, this.period) - within <= secs(this.ns.reset_resolution) + within;
   }
 
   acquire(now, thread) {
@@ -614,7 +617,12 @@ export class FairShare {
       const counted = Math.max(now - Math.floor(a.latency / 2), 0, sent); // a refusal's reset: from the last let in
       if (a.reset !== null && a.status === 'ok') {
         this.readReset(secs(now), secs(a.reset), a.remaining);
-        this.readFixedEnd(secs(counted), secs(a.reset), a.remaining);
+        this.readFixedEnd(secs(counted), secs(a.reset), a.remaining, 2 * secs(this.ns.reset_resolution));
+      } else if (a.reset !== null && a.retryAfter !== null && a.status === 'limited') { // a window's end, far off
+        const res = secs(this.ns.reset_resolution);
+        if (secs(a.reset) > 2 * res && Math.abs(secs(a.reset) - secs(a.retryAfter)) <= res) {
+          this.readFixedEnd(secs(counted), secs(a.reset), a.remaining, res);
+        }
       }
       if (a.status === 'ok') this.readEcho(secs(counted), a.remaining);
       this.observeLevel(now, secs(counted), a.remaining);

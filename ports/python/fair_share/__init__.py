@@ -48,7 +48,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.17.3"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.18.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -527,7 +527,8 @@ class FairShare:
         left = self.to_reset(t)
         if left is not None:  # what is left at the reset is lost: the reserve shrinks to nothing
             reserve = 0.75 * self.reserve() * min(left / self.period, 1.0)  # 3/4 of it
-            h = max(left, self.window_secs())  # past the reset, the allowances that follow
+            # past the reset, the allowances that follow; over at least the reset's uncertainty
+            h = max(left, self.window_secs(), min(2.5 * secs(self.c["reset_resolution"]), 0.5 * self.period))
             later = self.limit * (h - left) / self.period  # whole
             return max((r + 1.0 - reserve + later) / h, self.rate * 0.05)
         tau = max(self.c["drain_fill"] * self.limit / self.rate, self.c["drain_windows"] * self.loop_secs())
@@ -607,7 +608,7 @@ class FairShare:
             elif 2 * tally[3] >= tally[1]:
                 self.sliding = False
             self.echo = [t, 0, 0, 0, 0.0]
-    def read_fixed_end(self, t, stated, r):  # a stated end that stays put while r falls
+    def read_fixed_end(self, t, stated, r, apart):  # a stated end that stays put while r falls
         if self.reset_at is not None or not self.knows_quota():
             self.stated_end = None
             return
@@ -618,7 +619,7 @@ class FairShare:
             return
         first_end, first = cur
         # a fixed window's end is never more than a period away (a sliding-window counter's can be)
-        if first_end - first[0] <= self.period + same and r < first[1] and t - first[0] > 2.0 * same:
+        if first_end - first[0] <= self.period + same and r < first[1] and t - first[0] > apart:
             self.place_reset(first_end - same, first_end)  # a stated end is rounded up
             self.place_reset(end - same, end)
             self.stated_end = None
@@ -760,9 +761,10 @@ class FairShare:
         stops until then, so the threads resume in their order, one spacing apart."""
         if until > max(self.at, now):
             self.ph, self.at = self.phase(now), until
-    def near_reset(self, d):  # apart on the period's circle: a reset predicted a moment ago is the next one's
-        apart = _rem_euclid(d, self.period)
-        return min(apart, self.period - apart) <= 0.1 * self.period
+    def near_reset(self, d):  # d later than the reset predicted, on the period's circle, rounded up
+        lo, hi = self.reset_span
+        within = 0.1 * self.period + (hi - lo) / 2.0  # the prediction's uncertainty
+        return _rem_euclid(d + within, self.period) - within <= secs(self.c["reset_resolution"]) + within
     def delay(self, now, thread):
         th, n = self.threads[thread], float(len(self.threads))
         if th.target is None:  # in line, 1/(n·x0) apart, from an offset drawn once per process
@@ -801,7 +803,11 @@ class FairShare:
             counted = max(max(now - latency // 2, 0), sent)  # a refusal's reset counts from the last let in
             if reset is not None and cls == OK:
                 self.read_reset(secs(now), secs(reset), float(remaining))
-                self.read_fixed_end(secs(counted), secs(reset), float(remaining))
+                self.read_fixed_end(secs(counted), secs(reset), float(remaining), 2.0 * secs(self.c["reset_resolution"]))
+            elif reset is not None and retry_after is not None and cls == LIMITED:  # a window's end, far off
+                res = secs(self.c["reset_resolution"])
+                if secs(reset) > 2.0 * res and abs(secs(reset) - secs(retry_after)) <= res:
+                    self.read_fixed_end(secs(counted), secs(reset), float(remaining), res)
             if cls == OK:
                 self.read_echo(secs(counted), float(remaining))
             self.level(now, secs(counted), float(remaining))

@@ -34,7 +34,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.17.3' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.18.0' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -197,7 +197,8 @@ class FairShare
   def target(r, t)
     if (left = to_reset(t))
       res = 0.75 * reserve * fmin(left / @period, 1.0) # three quarters of the reserve
-      h = fmax(left, window_secs) # past the reset, the allowances that follow
+      # past the reset, the allowances that follow; over at least the reset's uncertainty
+      h = fmax(fmax(left, window_secs), fmin(2.5 * secs(@ns[:reset_resolution]), 0.5 * @period))
       later = @limit * (h - left) / @period # whole
       return fmax((r + 1.0 - res + later) / h, @rate * 0.05)
     end
@@ -302,7 +303,7 @@ class FairShare
   # while its count falls (a bucket's end moves on as it is used, a sliding window's is a period
   # after its newest request). Two successes more than two resolutions apart that state the same
   # end (within a resolution), the count lower at the second, place its reset at once.
-  def read_fixed_end(t, stated, r)
+  def read_fixed_end(t, stated, r, apart)
     return @stated_end = nil if reset_at || !knows_quota?
     same = secs(@ns[:reset_resolution])
     end_at = t + stated
@@ -311,7 +312,7 @@ class FairShare
     end
     first_end, first = @stated_end
     # A fixed window's end is never more than a period away (a sliding-window counter's can be).
-    return unless first_end - first.t <= @period + same && r < first.r && t - first.t > 2.0 * same
+    return unless first_end - first.t <= @period + same && r < first.r && t - first.t > apart
     place_reset(first_end - same, first_end) # a stated end is rounded up to the resolution
     place_reset(end_at - same, end_at)
     @stated_end = nil
@@ -511,10 +512,12 @@ class FairShare
     @clock_at = till
   end
 
-  # Apart on the period's circle: a reset predicted a moment ago is the next one's.
+  # d later than the reset predicted, on the period's circle (a reset predicted a moment ago is
+  # the next one's), within the prediction's uncertainty, or a resolution more (rounded up).
   def near_reset?(d)
-    apart = d % @period # Ruby's % is rem_euclid here
-    fmin(apart, @period - apart) <= 0.1 * @period
+    lo, hi = @reset_span
+    within = 0.1 * @period + (hi - lo) / 2.0
+    (d + within) % @period - within <= secs(@ns[:reset_resolution]) + within # % is rem_euclid here
   end
 
   def acquire(now, thread)
@@ -547,7 +550,12 @@ class FairShare
       counted = [now - a.latency / 2, 0, sent].max # a refusal's reset counts from the last let in
       if a.reset && a.status == :ok
         read_reset(secs(now), secs(a.reset), a.remaining.to_f)
-        read_fixed_end(secs(counted), secs(a.reset), a.remaining.to_f)
+        read_fixed_end(secs(counted), secs(a.reset), a.remaining.to_f, 2.0 * secs(@ns[:reset_resolution]))
+      elsif a.reset && a.retry_after && a.status == :limited # a window's end, far off
+        res = secs(@ns[:reset_resolution])
+        if secs(a.reset) > 2.0 * res && (secs(a.reset) - secs(a.retry_after)).abs <= res
+          read_fixed_end(secs(counted), secs(a.reset), a.remaining.to_f, res)
+        end
       end
       read_echo(secs(counted), a.remaining.to_f) if a.status == :ok
       observe_level(now, secs(counted), a.remaining.to_f)

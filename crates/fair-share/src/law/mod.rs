@@ -209,7 +209,8 @@ impl Law {
     }
 
     /// One answer, in the order every port must follow: the quota and the bucket it states,
-    /// then (for a success or a refusal with a count) the stated reset's shape, the stated end,
+    /// then (for a success or a refusal with a count) the stated reset's shape and the stated
+    /// end (a refusal's too, where its reset is its `Retry-After`),
     /// the echo, the level and the window of the law, the period and the learned refill; then
     /// the answer's own rule (a success in blind mode climbs, a refusal cuts, an error backs off).
     pub(crate) fn respond_ns(
@@ -241,9 +242,20 @@ impl Law {
             self.mode.on(Evidence::CountRead);
             // A refusal's reset counts from the last request let in, not from itself.
             let counted = now.saturating_sub(nanos(answer.latency) / 2).max(sent);
-            if let (Some(reset), Status::Ok) = (answer.reset, answer.status) {
-                self.read_reset(secs(now), secs(nanos(reset)), r as f64);
-                self.read_fixed_end(secs(counted), secs(nanos(reset)), r as f64);
+            match (answer.reset, answer.retry_after, answer.status) {
+                (Some(reset), _, Status::Ok) => {
+                    self.read_reset(secs(now), secs(nanos(reset)), r as f64);
+                    let apart = 2.0 * self.resolution();
+                    self.read_fixed_end(secs(counted), secs(nanos(reset)), r as f64, apart);
+                }
+                (Some(reset), Some(ra), Status::Limited) => {
+                    // A refusal whose reset is its `Retry-After`, far off: a window's end.
+                    let (reset, ra, res) = (secs(nanos(reset)), secs(nanos(ra)), self.resolution());
+                    if reset > 2.0 * res && (reset - ra).abs() <= res {
+                        self.read_fixed_end(secs(counted), reset, r as f64, res);
+                    }
+                }
+                _ => {}
             }
             if answer.status == Status::Ok {
                 self.read_echo(secs(counted), r as f64);

@@ -13,7 +13,8 @@
 //!   are a fixed window before any turnover: a bucket's end moves on as it is used, a sliding
 //!   window's is a period after its newest request, and a sliding-window counter's stays put
 //!   but more than a period ahead. The end is rounded up to the resolution, so the reset is
-//!   placed in the resolution below both ends.
+//!   placed in the resolution below both ends. A refusal whose reset is its `Retry-After`, more
+//!   than two resolutions off, reads the end too (its count 0), one resolution after the first.
 //! - *The period* (`read_period`), for a server that states a limit and a reset but no policy
 //!   (GitHub): a fixed window's end is the same instant on every answer until it turns over. Two
 //!   ends in a row, each stated alike for more than two resolutions, with a turnover of the level
@@ -122,7 +123,14 @@ impl Law {
     /// turnover. A process that joins a busy window then spreads what is left to the reset as
     /// the others do, instead of draining it as a bucket's surplus. Needs the period (a stated
     /// or given quota).
-    pub(super) fn read_fixed_end(&mut self, t: f64, stated: f64, r: f64) {
+    ///
+    /// A refusal that states the same reset as its `Retry-After`, further off than two
+    /// resolutions, is such a reading too (its count 0): the whole allowance comes back at one
+    /// instant, where a bucket would give one token back after `1/R`. Its reading may follow the
+    /// first by one resolution only (`apart`): the window of 50 per 5 s that a crowd spends in
+    /// its first 2.5 s leaves no two successes 2 s apart to read it by, and the processes that
+    /// could not tell it were cut twice for the same empty window while the one that could was not.
+    pub(super) fn read_fixed_end(&mut self, t: f64, stated: f64, r: f64, apart: f64) {
         if self.mode.is_fixed() || !self.knows_quota() {
             self.stated.stated_end = None;
             return;
@@ -141,7 +149,7 @@ impl Law {
         // further off is not one (a sliding-window counter states when its allowance is whole
         // again, the end of the window after this one while the previous still weighs).
         let within_a_period = first_end - first.t <= self.period + same;
-        if within_a_period && r < first.r && t - first.t > 2.0 * same {
+        if within_a_period && r < first.r && t - first.t > apart {
             // A stated end is rounded up to the resolution: the end is within one below it.
             let first = narrowed(None, first_end - same, first_end, self.period);
             let resets = narrowed(Some(first), end - same, end, self.period);

@@ -349,3 +349,41 @@ fn a_refusal_just_after_the_reset_the_law_placed_is_the_window_spent() {
     assert_eq!(t.thread_rate(), x);
     assert_eq!(t.backoffs(), 0);
 }
+
+/// A process of 4 threads on 50 per 5 s in fixed windows that read a turnover between 4.95 s
+/// (the allowance spent) and 5.05 s (49 left): the reset placed at 5 s, and every 5 s on.
+fn turned_over_at_five_seconds() -> Law {
+    let mut t = Law::new(4, quota_params(50.0, 5));
+    assert!(t.observe(0, 4.95, 0.0).is_none());
+    assert!(t.observe(0, 5.05, 49.0).is_none());
+    assert_eq!(t.reset_at(), Some(5.0));
+    t
+}
+
+#[test]
+fn a_refusal_told_to_wait_a_rounded_up_second_past_the_reset_placed_is_the_window_spent() {
+    // Refused at 9.3 s, 0.7 s before the reset the law predicts at 10 s. A window opened by its
+    // key's first request turns over a little later each period: the real reset at 10.4 s,
+    // told as 2 whole seconds. 1.3 s later than the prediction is within the header's second
+    // and a tenth of a period: the window is spent, and the rate is kept.
+    let mut t = turned_over_at_five_seconds();
+    let x = t.thread_rate();
+    let at = 9 * S + 3 * S / 10;
+    t.threads[0].last_send = Some(at);
+    let spent = Answer {
+        retry_after: ns(2 * S),
+        ..answer(Status::Limited, 0)
+    };
+    t.respond_ns(at, 0, &spent, &mut test_rng());
+    assert_eq!(t.thread_rate(), x);
+    assert_eq!(t.backoffs(), 0);
+    // Told 3 s, 2.3 s past the prediction: not this reset, and the rate is halved.
+    let mut t = turned_over_at_five_seconds();
+    t.threads[0].last_send = Some(at);
+    let later = Answer {
+        retry_after: ns(3 * S),
+        ..answer(Status::Limited, 0)
+    };
+    t.respond_ns(at, 0, &later, &mut test_rng());
+    assert_eq!(t.thread_rate(), x / 2.0);
+}

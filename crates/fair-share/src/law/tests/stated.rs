@@ -283,3 +283,51 @@ fn a_period_read_a_resolution_long_changes_nothing_but_a_shorter_one_is_taken() 
     assert!(periods[1..].iter().all(|&p| p == 60.0), "{periods:?}");
     assert!((t.rate - 100.0 / 60.0).abs() < 1e-12);
 }
+
+#[test]
+fn a_refusal_whose_reset_is_its_retry_after_reads_a_fixed_windows_end() {
+    // 50 per 5 s. A success at 0.4 s states 5 s to the reset (an end at 5.4 s); 1.2 s later a
+    // refusal states 4 s to the reset and says to retry then: the same end, the count down to
+    // 0. The whole allowance comes back at one instant: a fixed window, read a resolution after
+    // the success (two successes must lie two resolutions apart).
+    let read = |at: Nanos, second: Answer| {
+        let mut t = Law::new(4, quota_params(50.0, 5));
+        let mut rng = test_rng();
+        let first = Answer {
+            limit: Some(50),
+            reset: ns(5 * S),
+            ..answer(Status::Ok, 49)
+        };
+        t.respond_ns(2 * S / 5, 0, &first, &mut rng);
+        t.threads[1].last_send = Some(at);
+        t.respond_ns(at, 1, &second, &mut rng);
+        targets_a_reset(&t, 20.0, 5.0)
+    };
+    let refusal = Answer {
+        limit: Some(50),
+        reset: ns(4 * S),
+        retry_after: ns(4 * S),
+        ..answer(Status::Limited, 0)
+    };
+    assert!(read(8 * S / 5, refusal));
+    // A success as far apart, stating the same end, does not tell yet...
+    let success = Answer {
+        limit: Some(50),
+        reset: ns(4 * S),
+        ..answer(Status::Ok, 30)
+    };
+    assert!(!read(8 * S / 5, success));
+    // ... nor a refusal told to retry sooner than its reset (a bucket's token comes back
+    // first), nor one whose reset is within two resolutions (at 3.5 s, 2 s to the same end).
+    let sooner = Answer {
+        retry_after: ns(S),
+        ..refusal
+    };
+    assert!(!read(8 * S / 5, sooner));
+    let near = Answer {
+        reset: ns(2 * S),
+        retry_after: ns(2 * S),
+        ..refusal
+    };
+    assert!(!read(7 * S / 2, near));
+}

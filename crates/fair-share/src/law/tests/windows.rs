@@ -8,10 +8,12 @@ fn a_short_fixed_window_is_spent_to_its_last_token_by_the_reset() {
     let t = turned_over_at_one_second(1);
     // A tenth of a second before the next reset with the count at 0: the request just
     // answered was the ninth, one is left, and no reserve is worth keeping past the reset
-    // (0.1 of the reserve's 0.75 token at 0.1 of the period left): 9.25 per second, where
-    // holding a whole token gave the floor, 0.5 per second.
+    // (0.1 of the reserve's 0.75 token at 0.1 of the period left). The reset is known to a
+    // resolution (1 s) only, so what is left is spread over half the period, with the next
+    // allowance's share of it: (1 − 0.075 + 10·0.4)/0.5 = 9.85 per second, where holding a
+    // whole token gave the floor, 0.5 per second.
     assert!(
-        (t.target(0.0, 1.9) - 9.25).abs() < 1e-9,
+        (t.target(0.0, 1.9) - 9.85).abs() < 1e-9,
         "{}",
         t.target(0.0, 1.9)
     );
@@ -67,7 +69,9 @@ fn on_a_fixed_window_a_window_of_the_law_longer_than_what_is_left_spends_what_fo
     assert!((t.target(4.0, 1.75) - expected).abs() < 1e-9);
     // With a horizon of many windows (started at 0.001) the target nears the whole
     // allowance per window; a window of the law that ends before the reset (at the start
-    // rate, 10/5 = 2 per thread, 0.22 s) spreads what is left over it.
+    // rate, 10/5 = 2 per thread, 0.22 s) spreads what is left over the shortest horizon, half
+    // the period here (the reset is known to its resolution, a second, only), with the next
+    // allowance's share.
     let slow = at(0.001);
     assert!(
         (slow.target(4.0, 1.75) - 10.0).abs() < 0.01,
@@ -76,7 +80,8 @@ fn on_a_fixed_window_a_window_of_the_law_longer_than_what_is_left_spends_what_fo
     );
     let fast = turned_over_at_one_second(5);
     assert!(fast.window_secs() < 0.25, "{}", fast.window_secs());
-    assert!((fast.target(4.0, 1.75) - (5.0 - kept) / 0.25).abs() < 1e-9);
+    let expected = (5.0 - kept + 10.0 * 0.25) / 0.5;
+    assert!((fast.target(4.0, 1.75) - expected).abs() < 1e-9);
 }
 
 #[test]
