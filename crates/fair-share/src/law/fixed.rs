@@ -57,8 +57,9 @@ pub(super) const HORIZON_RESOLUTIONS: f64 = 2.5;
 /// turnovers seen say: spread over what the law believes is left, a level above the plan a
 /// moment before a reset that has not come asked for several times the quota, a step each
 /// process took at a different moment, and the shares drifted apart (express-rate-limit's 50 per
-/// 5 s in the simulator, 3 × 4 threads: fairness 0.80 without it, 0.97 with the rules of
-/// `refusal.rs` and `stated.rs` beside it). On an hourly window the floor is a few seconds.
+/// 5 s in the simulator, 3 × 4 threads: fairness 0.80 before this floor and the two rules beside
+/// it, `window_spent` below and a refusal's stated end in `stated.rs`; 0.97 with all three). On
+/// an hourly window the floor is a few seconds.
 pub(super) const MAX_HORIZON_OF_PERIOD: f64 = 0.5;
 
 /// Where the resets fall once a fixed window turned over between `lo` and `hi` (seconds), from
