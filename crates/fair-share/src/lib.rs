@@ -92,7 +92,10 @@
 //! on the level is read as an allowance that nothing refills until the next reset one `period`
 //! later: `S = −Δr/Δt` and
 //! `R_t = max(R/20, (r̄ + 1 − ¾·r0 · left/period + B · (h − left)/period) / h)` with `left`
-//! the time to the next reset and `h = max(left, W)` (the count was read after its own request
+//! the time to the next reset and `h = max(left, W, min(2.5·res, period/2))`, `res` the
+//! header's resolution (`reset_resolution`; the reset is known to its rounding only, and a window
+//! its key's first request opens turns over a little later each period than the law places it;
+//! the count was read after its own request
 //! was taken, hence the `+ 1`; what is left at the reset is lost, so the reserve shrinks to
 //! nothing by then, and three quarters of it are kept; a window of the law longer than what
 //! is left spans the reset, and the allowances of the server's windows that follow are spent
@@ -148,7 +151,11 @@
 //! again) stays put too but lies more than a period ahead while its previous window weighs. The
 //! end is known to a resolution (a stated reset is rounded up): the reset is placed in the
 //! resolution below both ends, and the law reads the level as a window's allowance from then on
-//! (no full start, no sliding window, the window restarted).
+//! (no full start, no sliding window, the window restarted). A refusal whose reset equals its
+//! `Retry-After` (within a resolution), more than two resolutions off, is such a reading too (its
+//! count 0), one resolution after the first instead of two. On a fixed window, an answer whose
+//! stated reset lies more than a period and two resolutions ahead undoes it (back to a bucket):
+//! no fixed window's end is that far, and a busy sliding-window counter states its next window's.
 //!
 //! **A sliding window.** A bucket states its reset (`t`, whole seconds) as the time until it is
 //! whole, `(B − r)/R`; a sliding window as a whole period whatever the level (its newest
@@ -188,8 +195,9 @@
 //! `Retry-After + U[0, retry_jitter] × min(Retry-After, 1/x)`, and, unless the reset explained
 //! it, the whole process's phase stops for the `Retry-After` less its rounding
 //! (`reset_resolution`): the key is empty for every thread, not only the one refused. The reset
-//! explains a 429 when its `Retry-After` and the time to the predicted reset are within
-//! `0.1 · period` around the period's circle. The process's first 429, before any window closed, on
+//! explains a 429 when its `Retry-After`, around the period's circle, is from `u` before the
+//! time to the predicted reset to `u` and a resolution after it (a `Retry-After` is rounded up),
+//! `u = 0.1 · period` plus half the span where the resets fall. The process's first 429, before any window closed, on
 //! a bucket that holds the crowd's swing, cuts `x` by `min(n/(2√K), decrease)` instead: a crowd
 //! emptied the bucket before anyone could read it, every process of a crowd started together is
 //! refused at least once and takes the same cut, and each of 200 one-thread processes on an empty

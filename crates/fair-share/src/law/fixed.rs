@@ -5,7 +5,8 @@
 //! 0 however many more are refused); the target is what is left (one more: the count was read
 //! after its own request was taken) less three quarters of the reserve scaled by what is left of
 //! the period, plus the whole allowances of the server's windows a longer window of the law
-//! spans, over `h = max(left, W)`. The price is read against the even-spend plan
+//! spans, over `h = max(left, W)`, and at least a few of the header's resolutions (at most
+//! half the period: the reset is known to its rounding only). The price is read against the even-spend plan
 //! `p(t) = (B − r0)·left/period`, the pull is slower (`P` = 4), and a window of the law closes
 //! after at most `0.3·B` tokens and carries on across the resets it spans.
 //!
@@ -13,8 +14,9 @@
 //! reset is its middle: from one turnover alone two processes' resets could differ by their
 //! readings' spacing, their plans by as many seconds of the allowance, and they would price one
 //! level apart and keep unequal shares. A refusal that the predicted reset explains (its
-//! `Retry-After` within a tenth of a period of it), for a process that sends at least 4 per
-//! window, holds the thread to the reset without a cut.
+//! `Retry-After` within a tenth of a period and half that span of it, or a resolution more, since
+//! it is rounded up), for a process that sends at least 4 per window, holds the thread to the
+//! reset without a cut.
 
 use super::modes::Evidence;
 use super::{Law, Sample};
@@ -43,8 +45,9 @@ pub(super) const MIN_WINDOW_TARGET_OF_RATE: f64 = 0.05;
 /// least this many requests per window; on a shorter window the refusal may as well say the
 /// rate is high.
 pub(super) const MIN_SENDS_PER_WINDOW: f64 = 4.0;
-/// A `Retry-After` within this fraction of a period (unitless) of the predicted reset is that
-/// reset; so is a stated window end within it of a turnover (`stated.rs`).
+/// A `Retry-After` within this fraction of a period (unitless) of the predicted reset, widened
+/// by half the span where the resets fall and, after it, by a resolution, is that reset; a
+/// stated window end within this fraction of a turnover is that turnover (`stated.rs`).
 pub(super) const RESET_MATCH: f64 = 0.1;
 /// A reset placed this close after a reading (seconds) still falls between it and the next.
 pub(super) const RESET_TIME_SLACK: f64 = 1e-9;
