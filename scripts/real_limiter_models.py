@@ -9,13 +9,13 @@ than twice another's 2xx). Means and spreads over SEEDS seeds.
     python3 scripts/real_limiter_models.py --models express,flask-counter --seeds 5
 
 The numbers of crates/fair-share/CHANGELOG.md 0.18.0 and 0.18.1 come from this script. The
-binary: --bin, else ${CARGO_TARGET_DIR:-target}/release/throttle-sim (built when missing).
+binary: --bin, else THROTTLE_SIM, else ${CARGO_TARGET_DIR:-target}/release/throttle-sim (built
+when missing), found as scripts/shapes.py finds it.
 Standard library only.
 """
 import argparse
 import concurrent.futures
 import csv
-import os
 import shutil
 import statistics
 import subprocess
@@ -23,7 +23,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from shapes import binary  # noqa: E402  (--bin, else THROTTLE_SIM, else the release build)
+
 PERIOD = 5.0  # seconds: every model's (longest) window
 RATE = 10.0  # the configured limit, requests per second
 SKIP_PERIODS = 2
@@ -49,15 +51,6 @@ def scenario(server, algorithm):
     return (f'name = "model"\n[run]\nduration = "40s"\nsample_every = "5s"\n[server]\n{server}\n'
             f'[[clients]]\nname = "client"\nprocesses = {PROCESSES}\nthreads = 4\n'
             f'algorithm = "{algorithm}"\n')
-
-
-def binary(given):
-    if given:
-        return given
-    path = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "throttle-sim"
-    if not path.exists():
-        subprocess.run(["cargo", "build", "--release"], cwd=ROOT, check=True)
-    return str(path)
 
 
 def one(bin_, file, seed):
