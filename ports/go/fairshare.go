@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.18.1"
+const Follows = "0.18.0"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -788,10 +788,6 @@ func (f *FairShare) resets(t, T, r float64) {
 }
 
 func (f *FairShare) end(t, T, r, apart float64) {
-	// No fixed window's end is beyond a period (and its rounding).
-	if f.fixed() && f.known() && T > f.period+2*f.res() {
-		f.shape = bucket
-	}
 	if f.fixed() || !f.known() {
 		f.e0 = nil
 		return

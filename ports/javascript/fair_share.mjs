@@ -80,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.18.1'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.18.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -358,10 +358,6 @@ export class FairShare {
   // after its newest request). Two successes more than two resolutions apart that state the same
   // end (within a resolution), the count lower at the second, place its reset at once.
   readFixedEnd(t, stated, r, apart) {
-    // No fixed window's end is beyond a period (and its rounding).
-    if (this.resetAt !== null && this.knowsQuota() && stated > this.period + 2 * secs(this.ns.reset_resolution)) {
-      this.resetSpan = null;
-    }
     if (this.resetAt !== null || !this.knowsQuota()) {
       this.statedEnd = null;
       return;

@@ -48,7 +48,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.18.1"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.18.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -609,9 +609,6 @@ class FairShare:
                 self.sliding = False
             self.echo = [t, 0, 0, 0, 0.0]
     def read_fixed_end(self, t, stated, r, apart):  # a stated end that stays put while r falls
-        if self.reset_at is not None and self.knows_quota() and \
-                stated > self.period + 2.0 * secs(self.c["reset_resolution"]):
-            self.reset_span = None  # no fixed window's end is beyond a period
         if self.reset_at is not None or not self.knows_quota():
             self.stated_end = None
             return

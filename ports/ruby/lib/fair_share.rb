@@ -34,7 +34,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.18.1' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.18.0' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -304,8 +304,6 @@ class FairShare
   # after its newest request). Two successes more than two resolutions apart that state the same
   # end (within a resolution), the count lower at the second, place its reset at once.
   def read_fixed_end(t, stated, r, apart)
-    # No fixed window's end is beyond a period (and its rounding).
-    @reset_span = nil if reset_at && knows_quota? && stated > @period + 2.0 * secs(@ns[:reset_resolution])
     return @stated_end = nil if reset_at || !knows_quota?
     same = secs(@ns[:reset_resolution])
     end_at = t + stated

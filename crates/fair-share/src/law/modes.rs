@@ -12,8 +12,7 @@
 //!                             │    ^    known, or the level refills between       │        ^
 //!       a turnover, or an end │    │    own sends                                 │        │ alone, the
 //!       that stays put while  │    │ the level rises          an end that stays │        │ level echoes
-//!       the count falls       v    │ without a reset, or      put, count falling│        │ own sends
-//!                             │    │ an end beyond a period                     │        │
+//!       the count falls       v    │ without a reset          put, count falling│        │ own sends
 //!                       ┌─────────────┐ <─────────────────────────────────────────┘        │
 //!                       │ FixedWindow │ ───────────────────────────────────────────────────┘
 //!                       └─────────────┘
@@ -74,9 +73,6 @@ pub(super) enum Evidence {
     StatedEndStaysPut { resets: (f64, f64) },
     /// On a fixed window, the level rose by more than a count's rounding without a reset.
     RefilledWithoutReset,
-    /// On a fixed window, an answer stated a reset more than a period (and two resolutions)
-    /// away, where no fixed window's end can be.
-    EndBeyondAPeriod,
     /// Three answered readings in a row, over more than two slacks, each stated a whole
     /// period and more than a bucket's reset (`(B − r)/R`).
     ResetsSaySliding,
@@ -132,8 +128,8 @@ impl Mode {
                 self.shape = S::FixedWindow { resets };
                 self.full = false;
             }
-            // The server refills after all, or its end was never a fixed window's.
-            E::RefilledWithoutReset | E::EndBeyondAPeriod => {
+            // The server refills after all.
+            E::RefilledWithoutReset => {
                 if let S::FixedWindow { .. } = self.shape {
                     self.shape = S::Bucket;
                 }

@@ -15,7 +15,6 @@
 //!   but more than a period ahead. The end is rounded up to the resolution, so the reset is
 //!   placed in the resolution below both ends. A refusal whose reset is its `Retry-After`, more
 //!   than two resolutions off, reads the end too (its count 0), one resolution after the first.
-//!   On a fixed window, a reset stated more than a period and two resolutions off undoes it.
 //! - *The period* (`read_period`), for a server that states a limit and a reset but no policy
 //!   (GitHub): a fixed window's end is the same instant on every answer until it turns over. Two
 //!   ends in a row, each stated alike for more than two resolutions, with a turnover of the level
@@ -132,16 +131,6 @@ impl Law {
     /// its first 2.5 s leaves no two successes 2 s apart to read it by, and the processes that
     /// could not tell it were cut twice for the same empty window while the one that could was not.
     pub(super) fn read_fixed_end(&mut self, t: f64, stated: f64, r: f64, apart: f64) {
-        // A fixed window's end is never more than a period away (and its rounding): a reset
-        // stated further off says the window read was none (a sliding-window counter, whose
-        // end stayed put while it was nearly empty, states the end of the next window once it
-        // is busy).
-        if self.mode.is_fixed()
-            && self.knows_quota()
-            && stated > self.period + 2.0 * self.resolution()
-        {
-            self.mode.on(Evidence::EndBeyondAPeriod);
-        }
         if self.mode.is_fixed() || !self.knows_quota() {
             self.stated.stated_end = None;
             return;

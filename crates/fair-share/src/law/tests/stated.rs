@@ -331,28 +331,3 @@ fn a_refusal_whose_reset_is_its_retry_after_reads_a_fixed_windows_end() {
     };
     assert!(!read(7 * S / 2, near));
 }
-
-#[test]
-fn a_reset_stated_beyond_a_period_undoes_a_fixed_window() {
-    // 50 per 5 s, read as a fixed window from two successes that stated the same end while the
-    // count fell (a sliding-window counter nearly empty does so too).
-    let mut t = Law::new(4, quota_params(50.0, 5));
-    let mut rng = test_rng();
-    let success = |remaining: u64, reset_s: u64| Answer {
-        limit: Some(50),
-        reset: ns(reset_s * S),
-        ..answer(Status::Ok, remaining)
-    };
-    t.respond_ns(S / 2, 0, &success(49, 5), &mut rng);
-    t.respond_ns(3 * S, 1, &success(40, 3), &mut rng);
-    assert!(targets_a_reset(&t, 20.0, 5.0));
-    // A reset of 8 s is more than a period and two resolutions off (7 s): a busy counter's end
-    // of the next window. A fixed window states 5 s at most, 6 with its rounding, and stays one.
-    let mut counter = Law::new(4, quota_params(50.0, 5));
-    counter.respond_ns(S / 2, 0, &success(49, 5), &mut rng);
-    counter.respond_ns(3 * S, 1, &success(40, 3), &mut rng);
-    counter.respond_ns(4 * S, 2, &success(30, 8), &mut rng);
-    assert!(!targets_a_reset(&counter, 20.0, 5.0));
-    t.respond_ns(4 * S, 2, &success(30, 6), &mut rng);
-    assert!(targets_a_reset(&t, 20.0, 5.0));
-}
