@@ -153,9 +153,7 @@
 //! resolution below both ends, and the law reads the level as a window's allowance from then on
 //! (no full start, no sliding window, the window restarted). A refusal whose reset equals its
 //! `Retry-After` (within a resolution), more than two resolutions off, is such a reading too (its
-//! count 0), one resolution after the first instead of two. On a fixed window, an answer whose
-//! stated reset lies more than a period and two resolutions ahead undoes it (back to a bucket):
-//! no fixed window's end is that far, and a busy sliding-window counter states its next window's.
+//! count 0), one resolution after the first instead of two.
 //!
 //! **A sliding window.** A bucket states its reset (`t`, whole seconds) as the time until it is
 //! whole, `(B − r)/R`; a sliding window as a whole period whatever the level (its newest
