@@ -110,3 +110,92 @@ fn on_a_bucket_of_one_token_the_sends_are_not_jittered() {
         assert_eq!(!even, jittered, "bucket of {limit}: spacings {spacing:?}");
     }
 }
+
+/// One thread alone on a GCRA of `burst` tokens refilled at `rate` per second, answering in
+/// GitHub's manner (a limit, the count and the seconds until the bucket is full, rounded up;
+/// no policy unless `policy` is given), 20 ms after each send: over `secs` seconds, the
+/// requests let in over the last minute and the share refused.
+fn alone_untold(
+    params: Params,
+    burst: u64,
+    rate: f64,
+    policy: Option<Policy>,
+    secs: u64,
+) -> (f64, f64) {
+    let mut law = Law::new(1, params);
+    let mut gcra = Gcra::new(burst, rate);
+    let latency = S / 50;
+    let (mut late, mut ok, mut refused) = (0u64, 0u64, 0u64);
+    drive(&mut law, secs * S, |now, _| {
+        let counted = (now + latency / 2) as f64 / 1e9;
+        let a = match gcra.take(counted) {
+            Ok(left) => {
+                ok += 1;
+                if now >= (secs - 60) * S {
+                    late += 1;
+                }
+                Answer {
+                    remaining: Some(left),
+                    limit: Some(burst),
+                    reset: Some(Duration::from_secs(
+                        ((burst - left) as f64 / rate).ceil() as u64
+                    )),
+                    policy,
+                    ..Answer::bare(Status::Ok)
+                }
+            }
+            Err(wait) => {
+                refused += 1;
+                Answer {
+                    remaining: Some(0),
+                    limit: Some(burst),
+                    retry_after: Some(Duration::from_secs_f64(wait)),
+                    policy,
+                    ..Answer::bare(Status::Limited)
+                }
+            }
+        };
+        Some((a, latency))
+    });
+    (
+        late as f64 / (60.0 * rate),
+        refused as f64 / (ok + refused) as f64,
+    )
+}
+
+#[test]
+fn a_bucket_held_at_its_top_has_more_refill_than_the_law_was_told() {
+    // 400 a minute from a bucket of 3, GitHub's headers: near the top the resets bound the
+    // refill by next to nothing, and the law starts on the default quota, a fifth of the
+    // refill. Every window finds the bucket at its top, so the process doubles its rate until
+    // the bucket drains, and reads the refill from the window it drained.
+    let rate = 400.0 / 60.0;
+    let (used, refused) = alone_untold(Params::default(), 3, rate, None, 300);
+    assert!(
+        used >= 0.9 && refused <= 0.01,
+        "used {used:.3}, refused {:.2} %",
+        100.0 * refused
+    );
+    // A policy stated over a whole minute is the server's word: the top held says nothing more.
+    let minute = Policy {
+        limit: 75,
+        window: Duration::from_secs(60),
+    };
+    let (used, _) = alone_untold(Params::default(), 3, rate, Some(minute), 300);
+    assert!(
+        used <= 0.25,
+        "used {used:.3} of the refill, told a fifth of it"
+    );
+    // A policy stated over one second, the reset's resolution, may be a shorter window rounded
+    // up: its rate is a floor, and the top held raises it.
+    let second = Policy {
+        limit: 3,
+        window: Duration::from_secs(1),
+    };
+    let (used, refused) = alone_untold(Params::default(), 3, rate, Some(second), 300);
+    assert!(
+        used >= 0.9 && refused <= 0.01,
+        "used {used:.3}, refused {:.2} %",
+        100.0 * refused
+    );
+}

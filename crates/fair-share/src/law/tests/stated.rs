@@ -331,3 +331,55 @@ fn a_refusal_whose_reset_is_its_retry_after_reads_a_fixed_windows_end() {
     };
     assert!(!read(7 * S / 2, near));
 }
+
+#[test]
+fn a_reset_that_caps_a_buckets_refill_below_its_limit_a_day_is_a_windows() {
+    // GitHub's dialect on a sliding window of 3,438 an hour, near the top: each reset, an
+    // hour off, caps a bucket's refill at a token or two an hour, and the bound from below is
+    // a token an hour. No bucket takes more than a day to earn its limit: the reset is a
+    // window's, and the refill is the limit over the longest reset stated.
+    let mut rng = test_rng();
+    let hourly = |remaining, reset_s| Answer {
+        limit: Some(3438),
+        reset: ns(reset_s * S),
+        ..answer(Status::Ok, remaining)
+    };
+    let mut t = build(4);
+    t.respond_ns(S, 0, &hourly(3437, 3600), &mut rng);
+    assert!(t.learned.no_bucket);
+    assert_eq!((t.rate, t.period), (3438.0 / 3600.0, 3600.0));
+    // A real bucket's answers never cap it so low: 100 an hour (36 s a token), whole again
+    // (100 − r)·36 s later, rounded up, read near the top.
+    let mut bucket = build(1);
+    for (at, r) in [(10, 99), (20, 98), (30, 97)] {
+        let reset = ((100 - r) as f64 * 36.0).ceil() as u64;
+        bucket.respond_ns(at * S, 0, &github100(r, reset), &mut rng);
+    }
+    assert!(!bucket.learned.no_bucket);
+}
+
+#[test]
+fn two_ends_closer_than_the_reset_stated_now_are_no_fixed_windows_period() {
+    // A sliding-window counter of 1,250 an hour in GitHub's dialect states when its
+    // allowance is whole again, the end of the window after this one, close to two hours
+    // off; the count falls, and the end stays put to a rounded second for a while, then
+    // drifts by a second or two: two ends 2 s apart, each stated alike for more than 2 s.
+    let mut rng = test_rng();
+    let counter = |remaining, reset_s: u64| Answer {
+        limit: Some(1250),
+        reset: ns(reset_s * S),
+        ..answer(Status::Ok, remaining)
+    };
+    let mut t = build(3);
+    let mut left = 1200;
+    // The first end, 7,200 s on from 0, then one 2 s later, each said over 10 s.
+    for (from, end) in [(100u64, 7200u64), (120, 7202), (140, 7204)] {
+        for at in (from..from + 12).step_by(3) {
+            t.respond_ns(at * S, 0, &counter(left, end - at), &mut rng);
+            left -= 1;
+        }
+    }
+    // Whatever the law read the server as, no period of 2 s: the reset stated is hours off.
+    assert!(t.period > 3000.0, "period {} s", t.period);
+    assert!(t.rate < 1.0, "refill {} a second", t.rate);
+}
