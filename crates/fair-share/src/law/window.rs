@@ -74,10 +74,11 @@ impl Law {
     /// extend or close the window of the law.
     pub(super) fn observe(&mut self, now: Nanos, t: f64, r: f64) -> Option<Update> {
         let s = Sample { t, r };
-        if self.read_level(now, s) {
+        // Counted at `t` give or take this: from the answer's arrival back to `t`.
+        let slack = (secs(now) - t).max(0.0);
+        if self.read_level(s, slack) {
             return None;
         }
-        let slack = (secs(now) - t).max(0.0);
         let (limit, refill, at_top) = (self.limit, self.refill(), self.at_top(r));
         let Some(w) = self.level.window.as_mut() else {
             self.open_window(s, slack);
