@@ -34,38 +34,54 @@ impl Gcra {
     }
 }
 
+/// `law` alone on `gcra`, answers 20 ms after each send and counted at 10 ms, for `secs`
+/// seconds: each answer is the GCRA's count after the request let in (`Ok`) or its wait to the
+/// next token (`Err`), dressed by `dress` with what the server states beside them (a limit
+/// always; a reset, a policy). Returns when each request was sent and whether it was let in.
+fn alone_on(
+    law: &mut Law,
+    gcra: &mut Gcra,
+    secs: u64,
+    dress: impl Fn(Answer) -> Answer,
+) -> Vec<(Nanos, bool)> {
+    let latency = S / 50;
+    let mut sent = Vec::new();
+    drive(law, secs * S, |now, _| {
+        let counted = (now + latency / 2) as f64 / 1e9;
+        let taken = gcra.take(counted);
+        sent.push((now, taken.is_ok()));
+        let a = match taken {
+            Ok(left) => Answer {
+                remaining: Some(left),
+                ..Answer::bare(Status::Ok)
+            },
+            Err(wait) => Answer {
+                remaining: Some(0),
+                retry_after: Some(Duration::from_secs_f64(wait)),
+                ..Answer::bare(Status::Limited)
+            },
+        };
+        Some((dress(a), latency))
+    });
+    sent
+}
+
+/// The requests of `sent` let in and refused.
+fn tally(sent: &[(Nanos, bool)]) -> (u64, u64) {
+    let ok = sent.iter().filter(|(_, ok)| *ok).count() as u64;
+    (ok, sent.len() as u64 - ok)
+}
+
 /// One process of `threads` alone on a GCRA of `limit` per second (its bucket `limit` tokens),
-/// told the quota, answers 20 ms after each send and counted at 10 ms, for `secs` seconds:
-/// the requests let in and refused.
+/// told the quota, for `secs` seconds: the requests let in and refused.
 fn alone_on_gcra(threads: usize, limit: u64, secs: u64) -> (u64, u64) {
     let mut law = shaped(threads, limit as f64, 1);
     let mut gcra = Gcra::new(limit, limit as f64);
-    let latency = S / 50;
-    let (mut ok, mut refused) = (0, 0);
-    drive(&mut law, secs * S, |now, _| {
-        let counted = (now + latency / 2) as f64 / 1e9;
-        let a = match gcra.take(counted) {
-            Ok(left) => {
-                ok += 1;
-                Answer {
-                    remaining: Some(left),
-                    limit: Some(limit),
-                    ..Answer::bare(Status::Ok)
-                }
-            }
-            Err(wait) => {
-                refused += 1;
-                Answer {
-                    remaining: Some(0),
-                    limit: Some(limit),
-                    retry_after: Some(Duration::from_secs_f64(wait)),
-                    ..Answer::bare(Status::Limited)
-                }
-            }
-        };
-        Some((a, latency))
+    let sent = alone_on(&mut law, &mut gcra, secs, |a| Answer {
+        limit: Some(limit),
+        ..a
     });
-    (ok, refused)
+    tally(&sent)
 }
 
 #[test]
@@ -112,9 +128,9 @@ fn on_a_bucket_of_one_token_the_sends_are_not_jittered() {
 }
 
 /// One thread alone on a GCRA of `burst` tokens refilled at `rate` per second, answering in
-/// GitHub's manner (a limit, the count and the seconds until the bucket is full, rounded up;
-/// no policy unless `policy` is given), 20 ms after each send: over `secs` seconds, the
-/// requests let in over the last minute and the share refused.
+/// GitHub's manner (a limit, the count and, on a success, the seconds until the bucket is full,
+/// rounded up; no policy unless `policy` is given): over `secs` seconds, the requests let in
+/// over the last minute, as a share of the refill, and the share refused.
 fn alone_untold(
     params: Params,
     burst: u64,
@@ -124,39 +140,20 @@ fn alone_untold(
 ) -> (f64, f64) {
     let mut law = Law::new(1, params);
     let mut gcra = Gcra::new(burst, rate);
-    let latency = S / 50;
-    let (mut late, mut ok, mut refused) = (0u64, 0u64, 0u64);
-    drive(&mut law, secs * S, |now, _| {
-        let counted = (now + latency / 2) as f64 / 1e9;
-        let a = match gcra.take(counted) {
-            Ok(left) => {
-                ok += 1;
-                if now >= (secs - 60) * S {
-                    late += 1;
-                }
-                Answer {
-                    remaining: Some(left),
-                    limit: Some(burst),
-                    reset: Some(Duration::from_secs(
-                        ((burst - left) as f64 / rate).ceil() as u64
-                    )),
-                    policy,
-                    ..Answer::bare(Status::Ok)
-                }
-            }
-            Err(wait) => {
-                refused += 1;
-                Answer {
-                    remaining: Some(0),
-                    limit: Some(burst),
-                    retry_after: Some(Duration::from_secs_f64(wait)),
-                    policy,
-                    ..Answer::bare(Status::Limited)
-                }
-            }
-        };
-        Some((a, latency))
+    let sent = alone_on(&mut law, &mut gcra, secs, |a| {
+        let full_in = |left: u64| Duration::from_secs(((burst - left) as f64 / rate).ceil() as u64);
+        Answer {
+            limit: Some(burst),
+            reset: (a.status == Status::Ok).then(|| full_in(a.remaining.unwrap_or(0))),
+            policy,
+            ..a
+        }
     });
+    let late = sent
+        .iter()
+        .filter(|&&(now, ok)| ok && now >= (secs - 60) * S)
+        .count();
+    let (ok, refused) = tally(&sent);
     (
         late as f64 / (60.0 * rate),
         refused as f64 / (ok + refused) as f64,
