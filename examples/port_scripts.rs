@@ -272,44 +272,6 @@ const SHAPES: &[Shape] = &[
         ..PLAIN
     },
     Shape {
-        name: "bucket_top_probe",
-        server: "kind = \"token-bucket\"\nrate = 400\nperiod = \"1m\"\nburst = 3",
-        dialect: Headers::Github,
-        threads: 1,
-        // GitHub's headers state a limit and a reset but no policy, and near the top the
-        // resets bound the refill by next to nothing: the law runs on the default quota, a
-        // fifth of the refill. Every window's readings find the bucket at its top, so the
-        // process doubles its rate until the bucket drains; the refusal that ends the probe
-        // reads the refill from the window it drained.
-        minutes: 4,
-        ..PLAIN
-    },
-    Shape {
-        name: "sliding_window_github_hour",
-        server: "kind = \"sliding-window\"\nlimit = 3438\nwindow = \"1h\"",
-        dialect: Headers::Github,
-        threads: 4,
-        // GitHub's headers on a sliding hour: with the level near the top, each reset (an hour
-        // off) caps a bucket's refill at a token or two an hour, below `B` a day, which no
-        // bucket the law believes in is: the reset is a window's, and the refill is `B` over
-        // the longest one stated.
-        minutes: 3,
-        ..PLAIN
-    },
-    Shape {
-        name: "sliding_window_counter_github",
-        server: "kind = \"sliding-window-counter\"\nlimit = 1250\nwindow = \"1h\"",
-        dialect: Headers::Github,
-        threads: 3,
-        // A counter states when its allowance is whole again, the end of the window after this
-        // one, and that end drifts by a rounded second or two between answers: two ends read
-        // a second or two apart are no fixed window's period while the reset stated now is
-        // hours off.
-        others_every: 4.0,
-        minutes: 15,
-        ..PLAIN
-    },
-    Shape {
         name: "outage_backoff",
         server: "kind = \"gcra\"\nlimit = 100\nperiod = \"1m\"\noutages = [[\"0s\", \"10m\"]]",
         dialect: Headers::Full,

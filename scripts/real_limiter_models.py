@@ -8,8 +8,8 @@ than twice another's 2xx). Means and spreads over SEEDS seeds.
     python3 scripts/real_limiter_models.py                 # every model, 20 seeds
     python3 scripts/real_limiter_models.py --models express,flask-counter --seeds 5
 
-The real-limiter numbers of crates/fair-share/CHANGELOG.md 0.18.0 and 0.19.0 come from this
-script. The binary: --bin, else THROTTLE_SIM, else ${CARGO_TARGET_DIR:-target}/release/throttle-sim (built
+The numbers of crates/fair-share/CHANGELOG.md 0.18.0 come from this script. The
+binary: --bin, else THROTTLE_SIM, else ${CARGO_TARGET_DIR:-target}/release/throttle-sim (built
 when missing), found as scripts/shapes.py finds it.
 Standard library only.
 """

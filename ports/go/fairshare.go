@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.19.0"
+const Follows = "0.18.0"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -105,9 +105,6 @@ type lawWindow struct {
 	taken, refused float64
 	last           reading // the latest reading so far
 	overflow       float64 // tokens the refill may have lost to a full bucket, which the level cannot show
-	admitted       float64 // own successes read after the first reading
-	top            bool    // every reading so far found the bucket at its top, B − 1
-	h0, h1         float64 // how far the first's and the latest reading's counts may lie before their t
 }
 
 type newestReading struct{ t, r, h float64 }
@@ -178,7 +175,6 @@ type FairShare struct {
 	pBefore  *float64    // the period read at the end before it
 	tm       float64
 	nobucket bool
-	probing  bool // the last window held the top and doubled the rate: the next bounds R
 	ceil     *float64
 	prev     *learnPrev
 	learned  *float64
@@ -492,9 +488,6 @@ func (f *FairShare) ObserveNs(i int, now int64, a *Answer, latency int64) {
 		}
 		if ok {
 			f.echo(tc, r)
-			if f.win != nil {
-				f.win.admitted++
-			}
 		}
 		f.level(now, tc, r)
 		if ok && a.Reset != nil {
@@ -539,53 +532,8 @@ func (f *FairShare) refill(now int64, r2, P float64) {
 	f.setX(now, f.x*k)
 }
 
-func (f *FairShare) newWin(t, r, h float64) {
-	f.win = &lawWindow{first: reading{t, r}, since: reading{t, r}, count: 1, last: reading{t, r},
-		top: f.atTop(r), h0: h, h1: h}
-}
-
-// atTop: B − 1, the request just counted; a bucket of one token has no top apart from its floor.
-func (f *FairShare) atTop(r float64) bool { return f.B >= 2 && r >= f.B-1 }
-
-// inDoubt: R neither given nor stated by a policy whose window is longer than the resolution.
-func (f *FairShare) inDoubt() bool {
-	return !f.quotaP && (f.policy == nil || f.policy.w <= durNs(f.p.ResetResolution))
-}
-
-// proven is (k + Δr − 1)/(Δt + slacks) over w up to (t, r): at most a bucket's refill.
-func (f *FairShare) proven(w *lawWindow, t, r float64) float64 {
-	if t <= w.first.t {
-		return 0
-	}
-	return (w.admitted + r - w.first.r - 1) / (t - w.first.t + w.h0 + w.h1)
-}
-
-// raise: R is at least what the bucket proved; the rate stays.
-func (f *FairShare) raise(v float64) {
-	if v > f.R {
-		f.R = v
-		f.period = f.B / v
-		f.learned = &v
-	}
-}
-
-// top reads a bucket held at its top: the refill is more than believed. True when the rate
-// doubled (the window's steering is then skipped).
-func (f *FairShare) top(now int64, w *lawWindow, t, r float64) bool {
-	if !f.inDoubt() {
-		f.probing = false
-		return false
-	}
-	v := f.proven(w, t, r)
-	held := w.top && v >= 0.9*f.R
-	if held || f.probing {
-		f.raise(v)
-	}
-	f.probing = held
-	if held {
-		f.setX(now, f.x*2)
-	}
-	return held
+func (f *FairShare) newWin(t, r float64) {
+	f.win = &lawWindow{first: reading{t, r}, since: reading{t, r}, count: 1, last: reading{t, r}}
 }
 
 func (f *FairShare) level(now int64, t, r float64) {
@@ -618,7 +566,7 @@ func (f *FairShare) level(now int64, t, r float64) {
 				}
 				f.win.since = reading{t, r}
 			} else {
-				f.newWin(t, r, h)
+				f.newWin(t, r)
 			}
 			return
 		}
@@ -627,12 +575,11 @@ func (f *FairShare) level(now int64, t, r float64) {
 		f.shape = bucket
 	}
 	if f.win == nil {
-		f.newWin(t, r, h)
+		f.newWin(t, r)
 		return
 	}
 	w := f.win
 	w.count++
-	w.top = w.top && f.atTop(r)
 	refill := f.R
 	if f.fixed() {
 		refill = 0
@@ -646,7 +593,6 @@ func (f *FairShare) level(now int64, t, r float64) {
 			w.overflow += math.Max((t-w.last.t)-fill, 0) * refill
 		}
 		w.last = reading{t, r}
-		w.h1 = h
 	}
 	flow := f.R*(t-w.first.t) - (r - w.since.r) + w.taken
 	k := 1.0
@@ -660,7 +606,7 @@ func (f *FairShare) level(now int64, t, r float64) {
 	if t-w.first.t >= f.W()*k && w.count >= f.p.MinSamples && flow >= mf {
 		f.steer(now, t, r)
 		f.phase = phaseSteady
-		f.newWin(t, r, h)
+		f.newWin(t, r)
 	}
 }
 
@@ -694,9 +640,6 @@ func (f *FairShare) steer(now int64, t, r float64) {
 		return
 	}
 	fixed := f.fixed()
-	if !fixed && f.top(now, w, t, r) {
-		return
-	}
 	// What the bucket lost to overflowing counts as refilled and taken by nobody.
 	base, ref, over := f.R, 0.0, w.overflow
 	if fixed {
@@ -775,12 +718,6 @@ func (f *FairShare) refused(i int, now, s int64, ra *int64) {
 			fc = math.Min(f.nf/(2*math.Sqrt(f.p.Crowd)), f.p.Decrease)
 		default:
 			fc = mexp(mlog(f.p.Decrease) / f.nf)
-		}
-		if f.probing { // a refusal ends a probe: the bucket it drained bounds R
-			f.probing = false
-			if f.inDoubt() && f.win != nil {
-				f.raise(f.proven(f.win, f.win.last.t, f.win.last.r))
-			}
 		}
 		f.setX(now, f.x*fc)
 		f.cut, f.cutSet = now, true
@@ -954,8 +891,7 @@ func (f *FairShare) periodFrom(now int64, T float64) {
 	if f.pBefore != nil {
 		P = math.Min(P, *f.pBefore)
 	}
-	beyond := T > P+res // no fixed window's end lies further off than its period
-	if f.fixed() && math.Abs(f.mid()-*f.last) <= 0.1*P+res && !beyond && P >= 1 && P <= 86400 {
+	if f.fixed() && math.Abs(f.mid()-*f.last) <= 0.1*P+res && P >= 1 && P <= 86400 {
 		pol := policyT{math.Floor(f.B), int64(P * 1e9)}
 		if f.policy == nil || *f.policy != pol {
 			f.policy = &pol
@@ -985,11 +921,6 @@ func (f *FairShare) learn(now int64, T, r float64) {
 		v := (f.B - r + 1) / (T - res)
 		if f.ceil == nil || v < *f.ceil {
 			f.ceil = &v
-		}
-		if v < f.B/86400 { // slower than B a day: a window's reset, no bucket's
-			f.nobucket = true
-			f.longest(now)
-			return
 		}
 		if LearnQInside {
 			q = f.prev

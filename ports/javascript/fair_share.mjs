@@ -80,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.19.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.18.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -155,9 +155,6 @@ export class FairShare {
     // its latest reading, and the tokens the refill may have lost to a full bucket
     this.winSince = this.winLast = null;
     this.winTaken = this.winRefused = this.winOverflow = 0;
-    // own successes in the window, whether every reading found the top, the first's and last's slack
-    this.winAdmitted = this.winFirstSlack = this.winLastSlack = 0;
-    this.winTop = this.probing = false; // probing: the last window held the top and doubled the rate
     this.lastDecrease = this.lastIncrease = this.slidingSince = null;
     this.clockAt = this.samples = this.decreases = this.updates = this.slidingVotes = 0;
     this.clockPhase = 0;
@@ -279,7 +276,6 @@ export class FairShare {
   applyWindow(now, first, last) {
     const dt = last.t - first.t;
     if (this.sliding) return this.applySlidingWindow(now, first, last, dt);
-    if (this.resetSpan === null && this.readTop(now, first, last)) return undefined;
     const since = this.winSince;
     const refused = this.resetSpan !== null ? this.winRefused : 0; // a spent window hides them
     // what the bucket lost to overflowing counts as refilled and taken by nobody
@@ -401,54 +397,14 @@ export class FairShare {
   }
 
   forgetSliding() { this.sliding = false; this.slidingVotes = 0; this.slidingSince = null; }
-  openWindow(s, slack) {
+  openWindow(s) {
     this.window = s; this.samples = 1; this.winSince = s; this.winTaken = 0; this.winRefused = 0;
     this.winLast = s; this.winOverflow = 0;
-    this.winAdmitted = 0; this.winTop = this.atTop(s.r);
-    this.winFirstSlack = this.winLastSlack = slack;
-  }
-
-  // B - 1, the request just counted; a bucket of one token has no top apart from its floor.
-  atTop(r) { return this.limit >= 2 && r >= this.limit - 1; }
-
-  // R neither given nor stated by a policy whose window is longer than the reset's resolution.
-  refillInDoubt() {
-    return this.c.quota === null && (this.policy === null || this.policy[1] <= this.ns.reset_resolution);
-  }
-
-  // (k + dr - 1)/(dt + slacks): at most a bucket's refill.
-  provenRefill(first, last) {
-    if (last.t <= first.t) return 0;
-    const span = last.t - first.t + this.winFirstSlack + this.winLastSlack;
-    return (this.winAdmitted + last.r - first.r - 1) / span;
-  }
-
-  // R is at least what the bucket proved; the rate stays.
-  raiseRefill(proven) {
-    if (proven > this.rate) {
-      this.rate = proven;
-      this.period = this.limit / proven;
-      this.refillBound = proven;
-    }
-  }
-
-  // A bucket held at its top: the refill is more than believed. True when the rate doubled.
-  readTop(now, first, last) {
-    if (!this.refillInDoubt()) {
-      this.probing = false;
-      return false;
-    }
-    const proven = this.provenRefill(first, last);
-    const held = this.winTop && proven >= 0.9 * this.rate;
-    if (held || this.probing) this.raiseRefill(proven);
-    this.probing = held;
-    if (held) this.setRate(now, this.x * 2);
-    return held;
   }
 
   // A window of the law carries on across a fixed window's turnover.
   carryWindow(newest, s) {
-    if (this.window === null) return this.openWindow(s, this.newestSlack);
+    if (this.window === null) return this.openWindow(s);
     const left = this.toReset(newest.t);
     const turnover = left !== null && newest.t + left <= s.t + 1e-9; // the reset placed between
     this.winTaken += fmax(this.winSince.r - newest.r, 0); // the level's fall up to the turnover
@@ -479,10 +435,9 @@ export class FairShare {
       this.newestSlack = slack;
     }
     const first = this.window;
-    if (first === null) return this.openWindow(s, slack);
+    if (first === null) return this.openWindow(s);
     this.samples += 1;
     const [limit, refill] = [this.limit, this.refill()];
-    this.winTop = this.winTop && this.atTop(r);
     if (t > this.winLast.t) {
       // A reading at the top (B − 1, the request just counted) found the bucket full: since the
       // reading before it refilled from that level, then overflowed for at most the time left
@@ -492,14 +447,13 @@ export class FairShare {
         this.winOverflow += fmax((t - this.winLast.t) - fill, 0) * refill;
       }
       this.winLast = s;
-      this.winLastSlack = slack;
     }
     const flow = this.rate * (t - first.t) - (r - this.winSince.r) + this.winTaken;
     if (t - first.t >= this.windowSecs() * (this.updates === 0 ? 0.7 : 1) && this.samples >= this.c.min_samples
       && flow >= this.minFlow()) {
       this.applyWindow(now, first, s);
       this.updates += 1;
-      this.openWindow(s, slack);
+      this.openWindow(s);
     }
   }
 
@@ -541,10 +495,6 @@ export class FairShare {
       // A bucket's reset is rounded up by less than a resolution.
       const ceiling = (this.limit - r + 1) / (stated - res);
       this.refillCeiling = this.refillCeiling === null ? ceiling : fmin(this.refillCeiling, ceiling);
-      if (ceiling < this.limit / 86400) { // slower than B a day: a window's reset, no bucket's
-        this.noBucket = true;
-        return this.refillFromLongestReset(now);
-      }
     }
     const moved = last !== null && t > last.t && Math.abs(end - last.end) > res;
     this.movingEnd = { end, t, reset: stated, r };
@@ -597,8 +547,7 @@ export class FairShare {
     // each end rounded up), never less: the shorter of the last two.
     const period = this.periodBefore === null ? read : Math.min(read, this.periodBefore);
     const turnedOver = this.resetAt !== null && Math.abs(this.resetAt - this.lastEnd) <= 0.1 * period + same;
-    const beyond = stated > period + same; // no fixed window's end lies further off than its period
-    if (turnedOver && !beyond && period >= 1 && period <= 86400) {
+    if (turnedOver && period >= 1 && period <= 86400) {
       this.takePolicy(now, [Math.trunc(clamp(this.limit, 0, U64)), period * NS], false);
     }
   }
@@ -675,10 +624,7 @@ export class FairShare {
           this.readFixedEnd(secs(counted), secs(a.reset), a.remaining, res);
         }
       }
-      if (a.status === 'ok') {
-        this.readEcho(secs(counted), a.remaining);
-        if (this.window !== null) this.winAdmitted += 1;
-      }
+      if (a.status === 'ok') this.readEcho(secs(counted), a.remaining);
       this.observeLevel(now, secs(counted), a.remaining);
       if (a.reset !== null && a.status === 'ok') this.readPeriod(now, secs(a.reset));
       if (a.reset !== null && a.status === 'ok') this.learnRefill(now, secs(a.reset), a.remaining);
@@ -715,10 +661,6 @@ export class FairShare {
             : this.updates === 0 && this.decreases === 0
               ? fmin(n / this.swing(), this.c.decrease) // refused before any window, a crowd
               : exp(ln(this.c.decrease) / n); // an n-th of a halving per refusal
-        if (this.probing) { // a refusal ends a probe: the bucket it drained bounds R
-          this.probing = false;
-          if (this.refillInDoubt() && this.window !== null) this.raiseRefill(this.provenRefill(this.window, this.winLast));
-        }
         this.setRate(now, this.x * factor);
         this.lastDecrease = now;
         this.decreases += 1;

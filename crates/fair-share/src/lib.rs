@@ -120,11 +120,7 @@
 //! answer until it turns over; a bucket's (whole again) or a sliding window's moves with the
 //! clock while it is used. Two ends in a row, each stated alike (within a second) for more than
 //! 2 s, with a turnover of the level at the first, are one period apart: the quota becomes the
-//! limit per that period, as if the server had stated it, unless the reset stated now lies
-//! further off than that period, where no fixed window's end can be (a sliding-window
-//! counter's end, hours off, drifts by a rounded second or two, and two ends 2 s apart made a
-//! period of 2 s: 625 a second on 1,250 an hour, 89 % of the requests refused). A stated or
-//! configured quota wins.
+//! limit per that period, as if the server had stated it. A stated or configured quota wins.
 //! Any other such server is a bucket (whole again `(B − r)/R` after the answer) or a sliding
 //! window (whole again a period `B/R` after its newest request), so each answer whose stated end
 //! moved by more than a resolution since the process's last answer bounds the refill from
@@ -144,21 +140,7 @@
 //! reset stated, the window's period from below, until a period is read. So it is once the
 //! level's turnover shows a fixed window: a process that sent too rarely to read the period
 //! had stayed on the default quota's hour, its target at the floor (Jain's index 0.80 for five
-//! processes on a window of 100 a minute). So it is too from an answer whose ceiling is below
-//! `B` a day: no bucket the law believes in takes longer than a day to earn its limit, and a
-//! sliding hour read near its top (3,437 of 3,438 left, whole in an hour) bounds a bucket's
-//! refill by a token an hour (one process of 174 threads learned 0.0006 a second, and its
-//! threads slept for hours).
-//!
-//! **The top held** (`law/top.rs`). Where the refill is neither given nor stated by a policy
-//! whose window is longer than the resolution (one stated as a second may be shorter, rounded
-//! up), a window of the law whose every reading found a bucket of two tokens or more at its
-//! readable top `B − 1`, while the process took at least `0.9·R`, lost refill the whole time:
-//! `R ≥ (k + Δr − 1)/(Δt + slacks)`, `k` its own successes, and the process doubles `x` (that
-//! window steers nothing else). The window after that probe, or the refusal that ends it,
-//! reads the bucket it drained and raises `R` to the same bound. One thread on 393 a minute
-//! and 2 tokens, told nothing but GitHub's headers, ran on the default quota's 1.25 a second
-//! (utilization 0.24); with the probe, 0.96.
+//! processes on a window of 100 a minute).
 //!
 //! **A stated end that stays put**. With the period known (a stated, given or learned quota),
 //! two successes more than two resolutions (`reset_resolution`, 1 s) apart that state the same

@@ -48,7 +48,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.19.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.18.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -453,9 +453,6 @@ class FairShare:
         # the window's reading the level is read against, what was taken before it, own 429s,
         # its latest reading, and the tokens the refill may have lost to a full bucket
         self.win_since, self.win_taken, self.win_refused, self.win_last, self.win_overflow = None, 0.0, 0.0, None, 0.0
-        # own successes in the window, whether every reading found the top, the first's and last's slack
-        self.win_admitted, self.win_top, self.win_first_slack, self.win_last_slack = 0.0, False, 0.0, 0.0
-        self.probing = False  # the last window held the top and doubled the rate: the next bounds R
         self.last_decrease = self.last_increase = None
         self.samples = self.decreases = self.updates = self.votes = 0
         self.full_start = self.sliding = self.stated_policy = False
@@ -549,8 +546,6 @@ class FairShare:
             total, target = max(max(average, fall), self.rate * 0.02), self.limit / self.period
             gain = self.c["gain"] if fall > average else self.c["gain"] * min(1.0 * dt / self.period, 1.0)
             return self.set_rate(now, math.exp(math.log(self.x) + gain * _step(_ln(target / total))))
-        if self.reset_span is None and self.read_top(now, first, last):
-            return
         (ts, rs), refused = self.win_since, self.win_refused if self.reset_span is not None else 0.0
         # what the bucket lost to overflowing counts as refilled and taken by nobody
         overflow = self.win_overflow if self.reset_span is None else 0.0
@@ -571,30 +566,6 @@ class FairShare:
         cap = target * self.x / total if self.full_start else target
         ln_x += pull * max(_ln(min(price, cap)) - ln_x, -LN_100)
         self.set_rate(now, math.exp(ln_x))
-    def at_top(self, r):  # B - 1, the request just counted; a bucket of one token has no top
-        return self.limit >= 2.0 and r >= self.limit - 1.0
-    def refill_in_doubt(self):  # R neither given nor stated by a policy longer than the resolution
-        return self.c["quota"] is None and (self.policy is None or self.policy[1] <= self.c["reset_resolution"])
-    def proven_refill(self, first, last):  # (k + dr - 1)/(dt + slacks): at most a bucket's refill
-        if last[0] <= first[0]:
-            return 0.0
-        span = last[0] - first[0] + self.win_first_slack + self.win_last_slack
-        return (self.win_admitted + last[1] - first[1] - 1.0) / span
-    def raise_refill(self, proven):  # R is at least what the bucket proved; the rate stays
-        if proven > self.rate:
-            self.rate, self.period, self.refill_bound = proven, self.limit / proven, proven
-    def read_top(self, now, first, last):  # a bucket held at its top: the refill is more than believed
-        if not self.refill_in_doubt():
-            self.probing = False
-            return False
-        proven = self.proven_refill(first, last)
-        held = self.win_top and proven >= 0.9 * self.rate
-        if held or self.probing:
-            self.raise_refill(proven)
-        self.probing = held
-        if held:
-            self.set_rate(now, self.x * 2.0)  # double, to find how much more
-        return held
     def reset_slack(self):  # a stated reset's rounding: the header's second, or 0.02 of the period
         return max(self.period * 0.02, secs(self.c["reset_resolution"]))
     def read_reset(self, t, stated, r):  # a whole period at any level: a sliding window
@@ -682,10 +653,9 @@ class FairShare:
         if self.newest is None or t >= self.newest[0]:
             self.newest, self.newest_slack = (t, r), slack
         if self.window is None:
-            return self.open_window((t, r), slack)
+            return self.open_window((t, r))
         self.samples += 1
         limit, refill = self.limit, self.refill()
-        self.win_top = self.win_top and self.at_top(r)
         if t > self.win_last[0]:
             # a reading at the top (B − 1, the request just counted) found the bucket full: since
             # the reading before it refilled from that level, then overflowed for at most the time
@@ -693,21 +663,19 @@ class FairShare:
             if r >= limit - 1.0 and refill > 0.0:
                 fill = max(limit - self.win_last[1], 0.0) / refill
                 self.win_overflow += max((t - self.win_last[0]) - fill, 0.0) * refill
-            self.win_last, self.win_last_slack = (t, r), slack
+            self.win_last = (t, r)
         (t0, r0), periods = self.window, 0.7 if self.updates == 0 else 1.0
         if (t - t0 >= self.window_secs() * periods and self.samples >= self.c["min_samples"]
                 and self.rate * (t - t0) - (r - self.win_since[1]) + self.win_taken >= self.min_flow()):
             self.apply_window(now, self.window, (t, r))
             self.updates += 1
-            self.open_window((t, r), slack)
-    def open_window(self, s, slack):
+            self.open_window((t, r))
+    def open_window(self, s):
         self.window, self.samples, self.win_since, self.win_taken, self.win_refused = s, 1, s, 0.0, 0.0
         self.win_last, self.win_overflow = s, 0.0
-        self.win_admitted, self.win_top = 0.0, self.at_top(s[1])
-        self.win_first_slack = self.win_last_slack = slack
     def carry_window(self, newest, s):  # a window of the law carries on across a turnover
         if self.window is None:
-            return self.open_window(s, self.newest_slack)
+            return self.open_window(s)
         left = self.to_reset(newest[0])
         turnover = left is not None and newest[0] + left <= s[0] + 1e-9  # the reset placed between
         self.win_taken += max(self.win_since[1] - newest[1], 0.0)  # the fall up to the turnover
@@ -736,9 +704,6 @@ class FairShare:
         if stated > res:  # a bucket's reset is rounded up by less than a resolution
             ceiling = (self.limit - r + 1.0) / (stated - res)
             self.refill_ceiling = ceiling if self.refill_ceiling is None else min(self.refill_ceiling, ceiling)
-            if ceiling < self.limit / 86_400.0:  # slower than B a day: a window's reset, no bucket's
-                self.no_bucket = True
-                return self.refill_from_longest_reset(now)
         end, last = t + stated, self.moving_end
         moved = last is not None and t > last[1] and abs(end - last[0]) > res
         self.moving_end = (end, t, stated, r)
@@ -783,8 +748,7 @@ class FairShare:
         # each end rounded up), never less: the shorter of the last two.
         period = read if self.period_before is None else min(read, self.period_before)
         turned_over = self.reset_at is not None and abs(self.reset_at - self.last_end) <= 0.1 * period + same
-        beyond = stated > period + same  # no fixed window's end lies further off than its period
-        if turned_over and not beyond and 1.0 <= period <= 86_400.0:
+        if turned_over and 1.0 <= period <= 86_400.0:
             self.take_policy(now, (min(int(self.limit), U64), int(period) * NS), False)
     def _wait(self, now, thread):
         th = self.threads[thread]
@@ -846,8 +810,6 @@ class FairShare:
                     self.read_fixed_end(secs(counted), secs(reset), float(remaining), res)
             if cls == OK:
                 self.read_echo(secs(counted), float(remaining))
-                if self.window is not None:
-                    self.win_admitted += 1.0
             self.level(now, secs(counted), float(remaining))
             if reset is not None and cls == OK:
                 self.read_period(now, secs(reset))
@@ -884,10 +846,6 @@ class FairShare:
                         factor = min(n / self.swing(), factor)  # refused before any window, a crowd
                     else:
                         factor = math.exp(math.log(factor) / n)  # an n-th of a halving per refusal
-                if self.probing:  # a refusal ends a probe: the bucket it drained bounds R
-                    self.probing = False
-                    if self.refill_in_doubt() and self.window is not None:
-                        self.raise_refill(self.proven_refill(self.window, self.win_last))
                 self.set_rate(now, self.x * factor)
                 self.last_decrease, self.decreases, self.window, self.samples = now, self.decreases + 1, None, 0
             wait = 0

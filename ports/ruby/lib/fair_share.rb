@@ -34,7 +34,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.19.0' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.18.0' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -108,9 +108,6 @@ class FairShare
     # its latest reading, and the tokens the refill may have lost to a full bucket
     @win_since = @win_last = nil
     @win_taken = @win_refused = @win_overflow = 0.0
-    # own successes in the window, whether every reading found the top, the first's and last's slack
-    @win_admitted = @win_first_slack = @win_last_slack = 0.0
-    @win_top = @probing = false # @probing: the last window held the top and doubled the rate
     @headers = @full_start = @sliding = @stated_policy = false
     @own = [] # when the server counted own successes over the last period
     @echo = nil # [since, readings, exact, above, level sum]
@@ -220,7 +217,6 @@ class FairShare
   def apply_window(now, first, last)
     dt = last.t - first.t
     return apply_sliding_window(now, first, last, dt) if @sliding
-    return if !@reset_span && read_top(now, first, last)
     since = @win_since
     refused = @reset_span ? @win_refused : 0.0 # requests a spent window's level cannot show
     # what the bucket lost to overflowing counts as refilled and taken by nobody
@@ -343,53 +339,15 @@ class FairShare
     @sliding, @sliding_votes, @sliding_since = false, 0, nil
   end
 
-  def open_window(s, slack)
+  def open_window(s)
     @window, @samples, @win_since, @win_taken, @win_refused = s, 1, s, 0.0, 0.0
     @win_last = s
     @win_overflow = 0.0
-    @win_admitted = 0.0
-    @win_top = at_top?(s.r)
-    @win_first_slack = @win_last_slack = slack
-  end
-
-  # B - 1, the request just counted; a bucket of one token has no top apart from its floor.
-  def at_top?(r) = @limit >= 2.0 && r >= @limit - 1.0
-
-  # R neither given nor stated by a policy whose window is longer than the reset's resolution.
-  def refill_in_doubt? = @c[:quota].nil? && (@policy.nil? || @policy[1] <= @ns[:reset_resolution])
-
-  # (k + dr - 1)/(dt + slacks): at most a bucket's refill.
-  def proven_refill(first, last)
-    return 0.0 if last.t <= first.t
-    span = last.t - first.t + @win_first_slack + @win_last_slack
-    (@win_admitted + last.r - first.r - 1.0) / span
-  end
-
-  # R is at least what the bucket proved; the rate stays.
-  def raise_refill(proven)
-    return unless proven > @rate
-    @rate = proven
-    @period = @limit / proven
-    @refill_bound = proven
-  end
-
-  # A bucket held at its top: the refill is more than believed. True when the rate doubled.
-  def read_top(now, first, last)
-    unless refill_in_doubt?
-      @probing = false
-      return false
-    end
-    proven = proven_refill(first, last)
-    held = @win_top && proven >= 0.9 * @rate
-    raise_refill(proven) if held || @probing
-    @probing = held
-    set_rate(now, @x * 2.0) if held
-    held
   end
 
   # A window of the law carries on across a fixed window's turnover.
   def carry_window(newest, s)
-    return open_window(s, @newest_slack) unless @window
+    return open_window(s) unless @window
     left = to_reset(newest.t)
     turnover = left && newest.t + left <= s.t + 1e-9 # the reset placed falls between the two
     @win_taken += fmax(@win_since.r - newest.r, 0.0) # the level's fall up to the turnover
@@ -419,10 +377,9 @@ class FairShare
       @newest = s
       @newest_slack = slack
     end
-    return open_window(s, slack) unless (first = @window)
+    return open_window(s) unless (first = @window)
     @samples += 1
     limit, rate = @limit, refill
-    @win_top &&= at_top?(r)
     if t > @win_last.t
       # A reading at the top (B − 1, the request just counted) found the bucket full: since the
       # reading before it refilled from that level, then overflowed for at most the time left
@@ -432,14 +389,13 @@ class FairShare
         @win_overflow += fmax((t - @win_last.t) - fill, 0.0) * rate
       end
       @win_last = s
-      @win_last_slack = slack
     end
     flow = @rate * (t - first.t) - (r - @win_since.r) + @win_taken
     return unless t - first.t >= window_secs * (@updates.zero? ? 0.7 : 1.0) && @samples >= @c[:min_samples] &&
                   flow >= min_flow
     apply_window(now, first, s)
     @updates += 1
-    open_window(s, slack)
+    open_window(s)
   end
 
   def take_policy(now, quota, limit_from_quota)
@@ -474,10 +430,6 @@ class FairShare
     if stated > res # a bucket's reset is rounded up by less than a resolution
       ceiling = (@limit - r + 1.0) / (stated - res)
       @refill_ceiling = @refill_ceiling ? fmin(@refill_ceiling, ceiling) : ceiling
-      if ceiling < @limit / 86_400.0 # slower than B a day: a window's reset, no bucket's
-        @no_bucket = true
-        return refill_from_longest_reset(now)
-      end
     end
     last = @moving_end
     moved = last && t > last[1] && (end_at - last[0]).abs > res
@@ -533,8 +485,7 @@ class FairShare
     # each end rounded up), never less: the shorter of the last two.
     period = @period_before ? [read, @period_before].min : read
     turned_over = reset_at && (reset_at - @last_end).abs <= 0.1 * period + same
-    beyond = stated > period + same # no fixed window's end lies further off than its period
-    take_policy(now, [clamp(@limit, 0, U64).to_i, (period * NS).to_i], false) if turned_over && !beyond && period >= 1 && period <= 86_400
+    take_policy(now, [clamp(@limit, 0, U64).to_i, (period * NS).to_i], false) if turned_over && period >= 1 && period <= 86_400
   end
 
   def delay(now, thread)
@@ -606,10 +557,7 @@ class FairShare
           read_fixed_end(secs(counted), secs(a.reset), a.remaining.to_f, res)
         end
       end
-      if a.status == :ok
-        read_echo(secs(counted), a.remaining.to_f)
-        @win_admitted += 1.0 if @window
-      end
+      read_echo(secs(counted), a.remaining.to_f) if a.status == :ok
       observe_level(now, secs(counted), a.remaining.to_f)
       read_period(now, secs(a.reset)) if a.reset && a.status == :ok
       learn_refill(now, secs(a.reset), a.remaining.to_f) if a.reset && a.status == :ok
@@ -651,10 +599,6 @@ class FairShare
                  else
                    @c[:decrease]
                  end
-        if @probing # a refusal ends a probe: the bucket it drained bounds R
-          @probing = false
-          raise_refill(proven_refill(@window, @win_last)) if refill_in_doubt? && @window
-        end
         set_rate(now, @x * factor)
         @last_decrease = now
         @decreases += 1

@@ -171,11 +171,6 @@ impl Law {
         if self.mode.is_sliding() {
             return self.apply_sliding_window(now, w.first, last);
         }
-        if !self.mode.is_fixed()
-            && let Some(update) = self.read_top(now, w, last)
-        {
-            return update;
-        }
         let since = w.since;
         // On a fixed window the process's own refusals are sent requests the level cannot show;
         // on a bucket, what it lost to overflowing counts as refilled and taken by nobody (a

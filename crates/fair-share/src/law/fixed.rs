@@ -151,7 +151,7 @@ impl Law {
             .is_some_and(|left| newest.t + left <= s.t + RESET_TIME_SLACK);
         let limit = self.limit;
         let Some(w) = self.level.window.as_mut() else {
-            self.open_window(s, self.level.newest_slack);
+            self.open_window(s);
             return;
         };
         w.taken += (w.since.r - newest.r).max(0.0);

@@ -6,6 +6,7 @@
 
 use super::modes::Evidence;
 use super::{Law, Sample};
+use crate::time::{Nanos, secs};
 
 /// A rise of the level by this fraction of the bucket (unitless) more than the refill explains
 /// is a fixed window's reset: far above the rounding of a count and a bucket's noise...
@@ -15,12 +16,10 @@ pub(super) const RESET_JUMP: f64 = 0.1;
 pub(super) const MIN_RESET_TOKENS: f64 = 2.0;
 
 impl Law {
-    /// A reading `s` of the level, counted at `s.t` (seconds) give or take `slack` (from the
-    /// answer's arrival back to `s.t`; a heavy-tailed latency's answer can come long after):
-    /// the full start's surplus, a fixed window's turnover, or a fixed window that refills after
-    /// all. True on a turnover (the window of the law is then carried across it, and the
-    /// reading says no more).
-    pub(super) fn read_level(&mut self, s: Sample, slack: f64) -> bool {
+    /// A reading `s` of the level, counted at `s.t` (seconds), read at `now`: the full start's
+    /// surplus, a fixed window's turnover, or a fixed window that refills after all. True on a
+    /// turnover (the window of the law is then carried across it, and the reading says no more).
+    pub(super) fn read_level(&mut self, now: Nanos, s: Sample) -> bool {
         let Sample { t, r } = s;
         if self.level.newest.is_none() && r >= self.cfg.full_level * self.limit {
             self.mode.on(Evidence::FullAtFirstReading);
@@ -28,6 +27,8 @@ impl Law {
             // Down in the price's range: the surplus is spent.
             self.mode.on(Evidence::LevelInPriceRange);
         }
+        // Counted at `t` give or take this (a heavy-tailed latency's answer can come long after).
+        let slack = (secs(now) - t).max(0.0);
         // The reading before, if this one is later: the jump is read against it.
         let before = self.level.newest.filter(|n| t >= n.t);
         let before_slack = self.level.newest_slack;

@@ -16,8 +16,7 @@
 //! the flood cut and the crowd's first cut. A full start is a flag beside it.
 //!
 //! **Reading the shape** is apart from **steering the rate**. The readers (`level.rs`,
-//! `stated.rs`, `refill.rs`, `echo.rs`, and `top.rs` for a bucket held at its top, whose refill
-//! is more than believed) look at an answer and name what it shows; the steering
+//! `stated.rs`, `refill.rs`, `echo.rs`) look at an answer and name what it shows; the steering
 //! (`window.rs` with the mode's file, `refusal.rs`, `blind.rs`) moves the per-thread rate `x`,
 //! and `pacing.rs` turns `x` into sends.
 
@@ -32,7 +31,6 @@ mod refill;
 mod refusal;
 mod sliding;
 mod stated;
-mod top;
 mod window;
 
 #[cfg(test)]
@@ -261,9 +259,6 @@ impl Law {
             }
             if answer.status == Status::Ok {
                 self.read_echo(secs(counted), r as f64);
-                if let Some(w) = self.level.window.as_mut() {
-                    w.admitted += 1.0;
-                }
             }
             self.observe(now, secs(counted), r as f64);
             if let (Some(reset), Status::Ok) = (answer.reset, answer.status) {

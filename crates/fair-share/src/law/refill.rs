@@ -16,7 +16,7 @@
 //! once.
 
 use super::Law;
-use crate::answer::{MAX_SERVER_WAIT, Policy};
+use crate::answer::Policy;
 use crate::time::{Nanos, nanos, secs};
 
 /// An answer's stated reset, for `learn_refill`: the end it names (`t` + reset, seconds),
@@ -44,9 +44,6 @@ pub(super) struct LearnedRefill {
     /// ... and whether a lower bound rose above that ceiling or the level turned over as a
     /// fixed window's: no bucket states such resets.
     pub(super) no_bucket: bool,
-    /// The last window of the law held the bucket at its top, and the rate was doubled to
-    /// find the refill (`top.rs`): the next window bounds it.
-    pub(super) probing: bool,
 }
 
 /// A stated quota's refill, requests per second, computed as the simulator always has
@@ -83,8 +80,7 @@ impl Law {
     /// caps its refill, `R ≤ (B − r + 1)/(reset − res)`. A lower bound above the lowest cap, or
     /// a fixed window's turnover read from the level, says no bucket: the refill is then `B`
     /// over the longest reset stated, the window's period from below (see
-    /// `refill_from_longest_reset`). So does a cap below `B` a day: no bucket the law believes in
-    /// takes longer than [`MAX_SERVER_WAIT`] to earn its limit.
+    /// `refill_from_longest_reset`).
     pub(super) fn learn_refill(&mut self, now: Nanos, stated: f64, r: f64) {
         if self.cfg.quota.is_some() || self.policy.is_some() {
             return;
@@ -108,15 +104,6 @@ impl Law {
                     .refill_ceiling
                     .map_or(ceiling, |c| c.min(ceiling)),
             );
-            // No bucket the law believes in takes longer than a day, the longest period an
-            // answer may state, to earn its limit: a cap below `B` a day is a window's reset
-            // (a sliding window's an hour off while its level is near the top, which bounds
-            // the refill from below by a token an hour).
-            if ceiling < self.limit / secs(nanos(MAX_SERVER_WAIT)) {
-                self.learned.no_bucket = true;
-                self.refill_from_longest_reset(now);
-                return;
-            }
         }
         let last = self.learned.moving_end.replace(StatedReset {
             end,

@@ -79,7 +79,6 @@ impl Law {
             } else {
                 self.cfg.decrease
             };
-            self.probe_refused();
             self.set_rate(now, self.x * factor);
             self.cuts.last_decrease = Some(now);
             self.cuts.decreases += 1;

@@ -223,12 +223,7 @@ impl Law {
         let turned_over = self
             .reset_at()
             .is_some_and(|at| (at - last).abs() <= RESET_MATCH * period + same);
-        // No fixed window's end lies further off than its period: two ends read closer than
-        // the reset stated now are no window's (a sliding-window counter's end, hours off,
-        // drifts by a rounded second or two between answers).
-        let beyond = stated > period + same;
-        if turned_over && !beyond && period >= 1.0 && period <= secs(nanos(crate::MAX_SERVER_WAIT))
-        {
+        if turned_over && period >= 1.0 && period <= secs(nanos(crate::MAX_SERVER_WAIT)) {
             let q = Policy {
                 limit: self.limit as u64,
                 window: Duration::from_secs(period as u64),

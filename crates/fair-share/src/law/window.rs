@@ -7,7 +7,7 @@
 
 use super::modes::Evidence;
 use super::{Law, Sample, Update};
-use crate::time::{Nanos, secs};
+use crate::time::Nanos;
 
 /// A window of the law. On a fixed window it may span the server's resets: the level is then
 /// read against the first reading after the last of them, and what was taken before that is
@@ -29,18 +29,10 @@ pub(super) struct LawWindow {
     /// Tokens the refill may have lost to a full bucket, which the level's slope cannot show
     /// (see `observe`).
     pub(super) overflow: f64,
-    /// The process's own successes read after the first reading: tokens it took (`top.rs`).
-    pub(super) admitted: f64,
-    /// Whether every reading so far found the bucket at its top, `B − 1`.
-    pub(super) top_held: bool,
-    /// How far the server's count of the first and of the latest reading may lie before the
-    /// time they are read at (seconds): from the answer's arrival back to its `t`.
-    pub(super) first_slack: f64,
-    pub(super) last_slack: f64,
 }
 
 impl LawWindow {
-    pub(super) fn new(s: Sample, slack: f64, at_top: bool) -> LawWindow {
+    pub(super) fn new(s: Sample) -> LawWindow {
         LawWindow {
             first: s,
             samples: 1,
@@ -49,10 +41,6 @@ impl LawWindow {
             refused: 0.0,
             last: s,
             overflow: 0.0,
-            admitted: 0.0,
-            top_held: at_top,
-            first_slack: slack,
-            last_slack: slack,
         }
     }
 }
@@ -64,28 +52,24 @@ impl LawWindow {
 pub(super) const FIRST_WINDOW: f64 = 0.7;
 
 impl Law {
-    /// Starts a new window at `s`, counted up to `slack` seconds before its `t`.
-    pub(super) fn open_window(&mut self, s: Sample, slack: f64) {
-        let at_top = self.at_top(s.r);
-        self.level.window = Some(LawWindow::new(s, slack, at_top));
+    /// Starts a new window at `s`.
+    pub(super) fn open_window(&mut self, s: Sample) {
+        self.level.window = Some(LawWindow::new(s));
     }
 
     /// A reading of the level at `t` (seconds): read what it says of the server, then open,
     /// extend or close the window of the law.
     pub(super) fn observe(&mut self, now: Nanos, t: f64, r: f64) -> Option<Update> {
         let s = Sample { t, r };
-        // Counted at `t` give or take this: from the answer's arrival back to `t`.
-        let slack = (secs(now) - t).max(0.0);
-        if self.read_level(s, slack) {
+        if self.read_level(now, s) {
             return None;
         }
-        let (limit, refill, at_top) = (self.limit, self.refill(), self.at_top(r));
+        let (limit, refill) = (self.limit, self.refill());
         let Some(w) = self.level.window.as_mut() else {
-            self.open_window(s, slack);
+            self.open_window(s);
             return None;
         };
         w.samples += 1;
-        w.top_held &= at_top;
         if t > w.last.t {
             // A reading at the top (`B − 1`, the request just counted) found the bucket full:
             // since the reading before, it refilled from `w.last.r` and then overflowed for
@@ -96,7 +80,6 @@ impl Law {
                 w.overflow += ((t - w.last.t) - fill).max(0.0) * refill;
             }
             w.last = s;
-            w.last_slack = slack;
         }
         let w = *w;
         // Counted with the nominal refill even on a windowed server: a window then closes a
@@ -113,7 +96,7 @@ impl Law {
         {
             let update = self.apply_window(now, w, s);
             self.mode.on(Evidence::WindowClosed);
-            self.open_window(s, slack);
+            self.open_window(s);
             return Some(update);
         }
         None

@@ -14,7 +14,7 @@ fn a_first_window_that_reads_a_flood_cuts_straight_to_the_target() {
         let x = t.thread_rate().ln();
         let first = Sample { t: 0.0, r: 400.0 };
         let last = Sample { t: 10.0, r: 150.0 };
-        let u = t.apply_window(0, LawWindow::new(first, 0.0, false), last);
+        let u = t.apply_window(0, LawWindow::new(first), last);
         assert!((u.total - 26.25).abs() < 1e-12);
         // The target spends some of the 275 tokens over the reserve: still under a
         // fourth of the total.
@@ -37,7 +37,7 @@ fn a_first_window_that_reads_a_flood_cuts_straight_to_the_target() {
     let x = full.thread_rate();
     let u = full.apply_window(
         0,
-        LawWindow::new(Sample { t: 0.0, r: 4500.0 }, 0.0, false),
+        LawWindow::new(Sample { t: 0.0, r: 4500.0 }),
         Sample { t: 10.0, r: 4000.0 },
     );
     assert!(u.total > 4.0 * u.target);

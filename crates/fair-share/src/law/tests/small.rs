@@ -34,54 +34,38 @@ impl Gcra {
     }
 }
 
-/// `law` alone on `gcra`, answers 20 ms after each send and counted at 10 ms, for `secs`
-/// seconds: each answer is the GCRA's count after the request let in (`Ok`) or its wait to the
-/// next token (`Err`), dressed by `dress` with what the server states beside them (a limit
-/// always; a reset, a policy). Returns when each request was sent and whether it was let in.
-fn alone_on(
-    law: &mut Law,
-    gcra: &mut Gcra,
-    secs: u64,
-    dress: impl Fn(Answer) -> Answer,
-) -> Vec<(Nanos, bool)> {
-    let latency = S / 50;
-    let mut sent = Vec::new();
-    drive(law, secs * S, |now, _| {
-        let counted = (now + latency / 2) as f64 / 1e9;
-        let taken = gcra.take(counted);
-        sent.push((now, taken.is_ok()));
-        let a = match taken {
-            Ok(left) => Answer {
-                remaining: Some(left),
-                ..Answer::bare(Status::Ok)
-            },
-            Err(wait) => Answer {
-                remaining: Some(0),
-                retry_after: Some(Duration::from_secs_f64(wait)),
-                ..Answer::bare(Status::Limited)
-            },
-        };
-        Some((dress(a), latency))
-    });
-    sent
-}
-
-/// The requests of `sent` let in and refused.
-fn tally(sent: &[(Nanos, bool)]) -> (u64, u64) {
-    let ok = sent.iter().filter(|(_, ok)| *ok).count() as u64;
-    (ok, sent.len() as u64 - ok)
-}
-
 /// One process of `threads` alone on a GCRA of `limit` per second (its bucket `limit` tokens),
-/// told the quota, for `secs` seconds: the requests let in and refused.
+/// told the quota, answers 20 ms after each send and counted at 10 ms, for `secs` seconds:
+/// the requests let in and refused.
 fn alone_on_gcra(threads: usize, limit: u64, secs: u64) -> (u64, u64) {
     let mut law = shaped(threads, limit as f64, 1);
     let mut gcra = Gcra::new(limit, limit as f64);
-    let sent = alone_on(&mut law, &mut gcra, secs, |a| Answer {
-        limit: Some(limit),
-        ..a
+    let latency = S / 50;
+    let (mut ok, mut refused) = (0, 0);
+    drive(&mut law, secs * S, |now, _| {
+        let counted = (now + latency / 2) as f64 / 1e9;
+        let a = match gcra.take(counted) {
+            Ok(left) => {
+                ok += 1;
+                Answer {
+                    remaining: Some(left),
+                    limit: Some(limit),
+                    ..Answer::bare(Status::Ok)
+                }
+            }
+            Err(wait) => {
+                refused += 1;
+                Answer {
+                    remaining: Some(0),
+                    limit: Some(limit),
+                    retry_after: Some(Duration::from_secs_f64(wait)),
+                    ..Answer::bare(Status::Limited)
+                }
+            }
+        };
+        Some((a, latency))
     });
-    tally(&sent)
+    (ok, refused)
 }
 
 #[test]
@@ -125,74 +109,4 @@ fn on_a_bucket_of_one_token_the_sends_are_not_jittered() {
         let even = spacing.iter().all(|&d| d.abs_diff(spacing[0]) <= 1);
         assert_eq!(!even, jittered, "bucket of {limit}: spacings {spacing:?}");
     }
-}
-
-/// One thread alone on a GCRA of `burst` tokens refilled at `rate` per second, answering in
-/// GitHub's manner (a limit, the count and, on a success, the seconds until the bucket is full,
-/// rounded up; no policy unless `policy` is given): over `secs` seconds, the requests let in
-/// over the last minute, as a share of the refill, and the share refused.
-fn alone_untold(
-    params: Params,
-    burst: u64,
-    rate: f64,
-    policy: Option<Policy>,
-    secs: u64,
-) -> (f64, f64) {
-    let mut law = Law::new(1, params);
-    let mut gcra = Gcra::new(burst, rate);
-    let sent = alone_on(&mut law, &mut gcra, secs, |a| {
-        let full_in = |left: u64| Duration::from_secs(((burst - left) as f64 / rate).ceil() as u64);
-        Answer {
-            limit: Some(burst),
-            reset: (a.status == Status::Ok).then(|| full_in(a.remaining.unwrap_or(0))),
-            policy,
-            ..a
-        }
-    });
-    let late = sent
-        .iter()
-        .filter(|&&(now, ok)| ok && now >= (secs - 60) * S)
-        .count();
-    let (ok, refused) = tally(&sent);
-    (
-        late as f64 / (60.0 * rate),
-        refused as f64 / (ok + refused) as f64,
-    )
-}
-
-#[test]
-fn a_bucket_held_at_its_top_has_more_refill_than_the_law_was_told() {
-    // 400 a minute from a bucket of 3, GitHub's headers: near the top the resets bound the
-    // refill by next to nothing, and the law starts on the default quota, a fifth of the
-    // refill. Every window finds the bucket at its top, so the process doubles its rate until
-    // the bucket drains, and reads the refill from the window it drained.
-    let rate = 400.0 / 60.0;
-    let (used, refused) = alone_untold(Params::default(), 3, rate, None, 300);
-    assert!(
-        used >= 0.9 && refused <= 0.01,
-        "used {used:.3}, refused {:.2} %",
-        100.0 * refused
-    );
-    // A policy stated over a whole minute is the server's word: the top held says nothing more.
-    let minute = Policy {
-        limit: 75,
-        window: Duration::from_secs(60),
-    };
-    let (used, _) = alone_untold(Params::default(), 3, rate, Some(minute), 300);
-    assert!(
-        used <= 0.25,
-        "used {used:.3} of the refill, told a fifth of it"
-    );
-    // A policy stated over one second, the reset's resolution, may be a shorter window rounded
-    // up: its rate is a floor, and the top held raises it.
-    let second = Policy {
-        limit: 3,
-        window: Duration::from_secs(1),
-    };
-    let (used, refused) = alone_untold(Params::default(), 3, rate, Some(second), 300);
-    assert!(
-        used >= 0.9 && refused <= 0.01,
-        "used {used:.3}, refused {:.2} %",
-        100.0 * refused
-    );
 }

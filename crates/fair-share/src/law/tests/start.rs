@@ -149,7 +149,7 @@ fn a_window_measures_the_total_from_the_slope_and_corrects_toward_the_target() {
         t: 10.0,
         r: r0 - 12.5,
     };
-    let u = t.apply_window(0, LawWindow::new(first, 0.0, false), last);
+    let u = t.apply_window(0, LawWindow::new(first), last);
     assert!((u.total - 3.75).abs() < 1e-12);
     assert!((u.target - R).abs() < 1e-12);
     let d = x.ln() - 0.4 * 3f64.ln();
@@ -168,8 +168,7 @@ fn the_pull_is_bounded_per_window_by_the_crowd_and_a_lone_process_pulls_only_wit
             t: dt,
             r: r - (total - t.refill()) * dt,
         };
-        t.apply_window(0, LawWindow::new(first, 0.0, false), last)
-            .pull
+        t.apply_window(0, LawWindow::new(first), last).pull
     }
     let pull_at = |threads: usize, x: f64, total: f64| pulled(&mut started_at(threads, x), total);
     // Heroku's 4,500 holds a crowd's swing: the weight is 1 − share/2.

@@ -114,7 +114,7 @@ fn on_a_fixed_window_the_process_counts_its_own_refusals_in_the_total() {
     let mut bucket = shaped(1, 10.0, 1);
     let w = LawWindow {
         refused: 1.0,
-        ..LawWindow::new(Sample { t: 0.5, r: 5.0 }, 0.0, false)
+        ..LawWindow::new(Sample { t: 0.5, r: 5.0 })
     };
     let u = bucket.apply_window(0, w, Sample { t: 1.0, r: 2.0 });
     assert!((u.total - 16.0).abs() < 1e-9, "{}", u.total);
