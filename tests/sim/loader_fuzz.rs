@@ -242,9 +242,20 @@ fn the_loader_answers_every_mutated_scenario_and_set() {
             match parse_scenario(&text, "f.toml", "f", &overrides, 7) {
                 Ok(s) => {
                     outcomes[0].set(outcomes[0].get() + 1);
-                    // What a run records reads back as the same scenario.
+                    // What a run records reads back as the same scenario, but for the
+                    // secrets of the store's URL (a mutation can make a fragment or a
+                    // password of it), which it writes as `***`.
                     let again = parse_scenario(&s.to_toml(), "r.toml", "r", &[], 7);
-                    prop_assert_eq!(again.as_ref().ok(), Some(&s), "{:?}", again.as_ref().err());
+                    let mut recorded = s.clone();
+                    if let Some(url) = &mut recorded.store.url {
+                        *url = throttle_sim::redact::without_secrets(url);
+                    }
+                    prop_assert_eq!(
+                        again.as_ref().ok(),
+                        Some(&recorded),
+                        "{:?}",
+                        again.as_ref().err()
+                    );
                 }
                 Err(e) => {
                     outcomes[1].set(outcomes[1].get() + 1);
