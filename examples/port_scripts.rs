@@ -272,6 +272,18 @@ const SHAPES: &[Shape] = &[
         ..PLAIN
     },
     Shape {
+        name: "fixed_window_fastify",
+        server: "kind = \"fixed-window\"\nlimit = 50\nwindow = \"5s\"\nstart = \"first-request\"",
+        dialect: Headers::Fastify,
+        threads: 4,
+        // The same window in @fastify/rate-limit's fields: no policy, and the reset in seconds
+        // to go, rounded up at each answer's phase. The period is read from the earliest end
+        // each window stated; two windows' first readings alone are a second off now and then.
+        others_every: 0.125,
+        minutes: 2,
+        ..PLAIN
+    },
+    Shape {
         name: "outage_backoff",
         server: "kind = \"gcra\"\nlimit = 100\nperiod = \"1m\"\noutages = [[\"0s\", \"10m\"]]",
         dialect: Headers::Full,

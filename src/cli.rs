@@ -511,8 +511,8 @@ pub struct AdviseArgs {
     /// Tokens at the start (default: full).
     #[arg(long, value_parser = parse_whole)]
     pub initial: Option<u64>,
-    /// The dialect of the answers' rate-limit fields: full, ietf, heroku, github or none
-    /// (docs/headers.md; default: the scenario's, else full).
+    /// The dialect of the answers' rate-limit fields: full, ietf, heroku, github, fastify or
+    /// none (docs/headers.md; default: the scenario's, else full).
     #[arg(long, value_name = "DIALECT", value_parser = parse_headers)]
     pub headers: Option<Headers>,
     /// How long an answer takes (default: the scenario's, else 20ms).

@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.18.0"
+const Follows = "0.18.1"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -116,7 +116,9 @@ type policyT struct {
 
 type endSeen struct{ e, t, r float64 }
 
-type periodCur struct{ e, since, seen float64 }
+// A window end the stated resets agree on: as first stated, the earliest stated (seconds to
+// go are rounded at each answer's phase), and from when to when it was said.
+type periodCur struct{ e, earliest, since, seen float64 }
 
 type learnPrev struct{ end, at, T, r float64 }
 
@@ -861,33 +863,36 @@ func (f *FairShare) periodFrom(now int64, T float64) {
 	t := secs(now)
 	e := t + T
 	if f.cur == nil {
-		f.cur = &periodCur{e, t, t}
+		f.cur = &periodCur{e, e, t, t}
 		return
 	}
 	if math.Abs(e-f.cur.e) > res {
 		if f.cur.seen-f.cur.since > 2*res {
-			v := f.cur.e
+			v := f.cur.earliest
 			f.last = &v
 		} else {
 			f.last = nil
 		}
-		f.cur = &periodCur{e, t, t}
+		f.cur = &periodCur{e, e, t, t}
 		return
 	}
+	f.cur.earliest = math.Min(f.cur.earliest, e)
 	f.cur.seen = t
 	if f.last == nil || f.cur.seen-f.cur.since <= 2*res {
 		return
 	}
-	P := math.Round(f.cur.e - *f.last)
-	if f.pRead == nil || f.pRead[0] != f.cur.e {
+	P := math.Round(f.cur.earliest - *f.last) // read again as the end narrows
+	if f.pRead != nil && f.pRead[0] == f.cur.e {
+		f.pRead[1] = P
+	} else {
 		if f.pRead != nil {
 			v := f.pRead[1]
 			f.pBefore = &v
 		}
 		f.pRead = &[2]float64{f.cur.e, P}
 	}
-	// Ends read a resolution more than a period apart now and then (a window opened late,
-	// each end rounded up), never less: the shorter of the last two.
+	// Ends read further apart than a period now and then (a window opened late, an epoch
+	// second rounded up): the shorter of the last two.
 	if f.pBefore != nil {
 		P = math.Min(P, *f.pBefore)
 	}

@@ -80,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.18.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.18.1'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -531,20 +531,23 @@ export class FairShare {
     const end = t + stated;
     const cur = this.windowEnd;
     if (cur === null || Math.abs(end - cur.end) > same) {
-      if (cur !== null) this.lastEnd = cur.seen - cur.since > 2 * same ? cur.end : null;
-      this.windowEnd = { end, since: t, seen: t };
+      if (cur !== null) this.lastEnd = cur.seen - cur.since > 2 * same ? cur.earliest : null;
+      this.windowEnd = { end, earliest: end, since: t, seen: t };
       return;
     }
+    cur.earliest = Math.min(cur.earliest, end); // seconds to go are rounded at each answer's phase
     cur.seen = t;
     if (this.lastEnd === null || !(cur.seen - cur.since > 2 * same)) return;
-    const gap = cur.end - this.lastEnd;
+    const gap = cur.earliest - this.lastEnd; // read again as the end narrows
     const read = Math.sign(gap) * Math.round(Math.abs(gap)); // f64::round: halves away from zero
-    if (this.periodRead === null || this.periodRead.end !== cur.end) {
+    if (this.periodRead !== null && this.periodRead.end === cur.end) {
+      this.periodRead = { end: cur.end, period: read };
+    } else {
       this.periodBefore = this.periodRead === null ? null : this.periodRead.period;
       this.periodRead = { end: cur.end, period: read };
     }
-    // Ends read a resolution more than a period apart now and then (a window opened late,
-    // each end rounded up), never less: the shorter of the last two.
+    // Ends read further apart than a period now and then (a window opened late, an epoch
+    // second rounded up): the shorter of the last two.
     const period = this.periodBefore === null ? read : Math.min(read, this.periodBefore);
     const turnedOver = this.resetAt !== null && Math.abs(this.resetAt - this.lastEnd) <= 0.1 * period + same;
     if (turnedOver && period >= 1 && period <= 86400) {

@@ -37,6 +37,13 @@ pub(super) fn dialect(events: &[Event]) -> &'static str {
             "ietf"
         };
     }
+    // A reset in seconds to go is rounded at each answer's phase, an epoch second names one
+    // instant: the sim's two dialects of the legacy fields.
+    if has(&[Form::LegacyDeltaReset])
+        && !has(&[Form::LegacyEpochReset, Form::LegacyEpochMillisReset])
+    {
+        return "fastify";
+    }
     if has(&legacy) {
         return "github";
     }

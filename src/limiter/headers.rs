@@ -4,7 +4,8 @@
 //! The rule decides; this setting only says how much of the decision the client is told, and
 //! under which names. Real APIs tell their clients different things: the IETF draft's
 //! structured fields give the remaining count and the quota, Heroku only the remaining count,
-//! GitHub the count, the quota and an epoch-second reset, and many APIs nothing but the status.
+//! GitHub the count, the quota and an epoch-second reset, @fastify/rate-limit the count, the
+//! quota and the seconds to the reset, and many APIs nothing but the status.
 //! It is applied in one place per engine (the sim's send through [`Headers::response`], the
 //! live server's answer in `engine/live/headers.rs`), so every server kind and every fault gets
 //! it alike, and the sim hands an algorithm exactly what the live client's parser would read
@@ -37,13 +38,21 @@ pub enum Headers {
     /// seconds). A refusal with nothing remaining is a primary limit: the reset says when to
     /// come back. Any other refusal is a secondary limit and carries `retry-after` instead.
     Github,
+    /// @fastify/rate-limit's fields, as many libraries send the legacy ones:
+    /// `x-ratelimit-limit`, `-remaining`, and `-reset` in whole seconds to go (rounded up at
+    /// the instant of the answer, not an epoch second), with `retry-after` (the same seconds)
+    /// on refusals. No policy. A reset to go is rounded at each answer's own phase, so two
+    /// answers about one window end name it up to a second apart, where GitHub's epoch second
+    /// names the same instant on every answer.
+    Fastify,
     /// No rate-limit fields and no `Retry-After`: only the status tells.
     None,
 }
 
 impl Headers {
     /// The valid values, as a scenario writes them.
-    pub const NAMES: &'static [&'static str] = &["full", "ietf", "heroku", "github", "none"];
+    pub const NAMES: &'static [&'static str] =
+        &["full", "ietf", "heroku", "github", "fastify", "none"];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -51,6 +60,7 @@ impl Headers {
             Headers::Ietf => "ietf",
             Headers::Heroku => "heroku",
             Headers::Github => "github",
+            Headers::Fastify => "fastify",
             Headers::None => "none",
         }
     }
@@ -135,6 +145,18 @@ impl Headers {
                 r.remaining = Some(d.remaining);
                 r.limit = Some(d.limit);
                 r.reset = stated.then(|| until(d.stated_reset()));
+            }
+            Headers::Fastify => {
+                r.remaining = Some(d.remaining);
+                r.limit = Some(d.limit);
+                r.reset = stated.then_some(ceil_seconds(d.stated_reset()));
+                // Without `retry-after`, a refusal with nothing left waits for the reset (the
+                // client reads the legacy fields as GitHub's).
+                r.retry_after = match d.retry_after {
+                    Some(wait) => Some(whole_seconds(wait)),
+                    None if Headers::is_primary_refusal(&d) => r.reset,
+                    None => None,
+                };
             }
             Headers::None => {}
         }
@@ -267,6 +289,7 @@ mod tests {
             Headers::Ietf,
             Headers::Heroku,
             Headers::Github,
+            Headers::Fastify,
         ] {
             assert_eq!(dialect.shown(ADMITTED), ADMITTED);
         }
@@ -291,6 +314,12 @@ mod tests {
         assert_eq!(
             told(Headers::Github, now),
             (None, Some(3568 * SECOND - now))
+        );
+        // @fastify/rate-limit: no policy; the reset in whole seconds to go, rounded up.
+        assert_eq!(told(Headers::Fastify, now), (None, Some(3568 * SECOND)));
+        assert_eq!(
+            seen(Headers::Fastify, REFUSED, now),
+            (Some(0), Some(4500), Some(SECOND))
         );
         assert_eq!(told(Headers::Heroku, 0), (None, None));
         assert_eq!(told(Headers::None, 0), (None, None));

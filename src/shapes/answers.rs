@@ -20,7 +20,7 @@ pub const SIGMA: (f64, f64) = (0.25, 1.25);
 pub const LOGNORMAL_SHARE: f64 = 0.5;
 
 /// The dialects, as `[server] headers` names them.
-pub const DIALECTS: [&str; 5] = ["full", "ietf", "heroku", "github", "none"];
+pub const DIALECTS: [&str; 6] = ["full", "ietf", "heroku", "github", "fastify", "none"];
 
 /// One shape's latency.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -42,10 +42,10 @@ fn headers_match_the_captured_files() {
 
 const FASTIFY: &str = "fastify-rate-limit";
 
-/// 50 per 5 s; in the sim, a fixed window opened by the first request, in the `github` dialect
-/// (limit, remaining, the reset, and on a 429 nothing remaining: the fields fastify sends,
-/// whose reset is the seconds to it rather than an epoch second, which the client reads
-/// alike).
+/// 50 per 5 s; in the sim, a fixed window opened by the first request, in the `fastify`
+/// dialect: the limit, the count and the seconds to the reset rounded up at each answer (not
+/// GitHub's epoch second, which names the same instant on every answer), `retry-after` on a
+/// 429.
 pub fn setups() -> Vec<Setup> {
     vec![Setup::counted(
         FASTIFY,
@@ -57,7 +57,7 @@ kind = "fixed-window"
 limit = 50
 window = "5s"
 start = "first-request"
-headers = "github"
+headers = "fastify"
 latency = "1ms"
 "#,
         Box::new(|| start(50, 5_000)),

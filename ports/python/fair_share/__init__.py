@@ -48,7 +48,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.18.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.18.1"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -731,21 +731,24 @@ class FairShare:
         if self.c["quota"] is not None or self.stated_policy:
             return
         t, same = secs(now), secs(self.c["reset_resolution"])  # the header's resolution
-        end, cur, steady = t + stated, self.window_end, 2.0 * same  # cur: [end, since, seen]
+        # cur: [end as first stated, the earliest stated, since, seen]
+        end, cur, steady = t + stated, self.window_end, 2.0 * same
         if cur is None or not abs(end - cur[0]) <= same:  # a new end: the one before, if steady
             if cur is not None:
-                self.last_end = cur[0] if cur[2] - cur[1] > steady else None
-            self.window_end = [end, t, t]
+                self.last_end = cur[1] if cur[3] - cur[2] > steady else None
+            self.window_end = [end, end, t, t]
             return
-        cur[2] = t
-        if self.last_end is None or not cur[2] - cur[1] > steady:
+        cur[1], cur[3] = min(cur[1], end), t  # seconds to go are rounded at each answer's phase
+        if self.last_end is None or not cur[3] - cur[2] > steady:
             return
-        read = _round(cur[0] - self.last_end)
-        if self.period_read is None or self.period_read[0] != cur[0]:  # a new end read
+        read = _round(cur[1] - self.last_end)  # read again as the end narrows
+        if self.period_read is not None and self.period_read[0] == cur[0]:
+            self.period_read = (cur[0], read)
+        else:  # a new end read: keep the one before
             self.period_before = None if self.period_read is None else self.period_read[1]
             self.period_read = (cur[0], read)
-        # Ends read a resolution more than a period apart now and then (a window opened late,
-        # each end rounded up), never less: the shorter of the last two.
+        # Ends read further apart than a period now and then (a window opened late, an epoch
+        # second rounded up): the shorter of the last two.
         period = read if self.period_before is None else min(read, self.period_before)
         turned_over = self.reset_at is not None and abs(self.reset_at - self.last_end) <= 0.1 * period + same
         if turned_over and 1.0 <= period <= 86_400.0:

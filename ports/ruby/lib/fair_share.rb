@@ -34,7 +34,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.18.0' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.18.1' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -471,18 +471,22 @@ class FairShare
     stated_end = t + stated
     cur = @window_end
     if cur.nil? || (stated_end - cur[0]).abs > same
-      @last_end = cur && cur[2] - cur[1] > 2.0 * same ? cur[0] : nil if cur
-      return @window_end = [stated_end, t, t] # [end, since, seen]
+      @last_end = cur && cur[3] - cur[2] > 2.0 * same ? cur[1] : nil if cur
+      # [end as first stated, the earliest stated, since, seen]
+      return @window_end = [stated_end, stated_end, t, t]
     end
-    cur[2] = t
-    return unless @last_end && cur[2] - cur[1] > 2.0 * same
-    read = (cur[0] - @last_end).round.to_f # f64::round: halves away from zero, as Ruby's
-    if @period_read.nil? || @period_read[0] != cur[0] # a new end read: keep the one before
+    cur[1] = [cur[1], stated_end].min # seconds to go are rounded at each answer's phase
+    cur[3] = t
+    return unless @last_end && cur[3] - cur[2] > 2.0 * same
+    read = (cur[1] - @last_end).round.to_f # f64::round: halves away from zero, as Ruby's
+    if @period_read && @period_read[0] == cur[0] # read again as the end narrows
+      @period_read = [cur[0], read]
+    else # a new end read: keep the one before
       @period_before = @period_read && @period_read[1]
       @period_read = [cur[0], read]
     end
-    # Ends read a resolution more than a period apart now and then (a window opened late,
-    # each end rounded up), never less: the shorter of the last two.
+    # Ends read further apart than a period now and then (a window opened late, an epoch
+    # second rounded up): the shorter of the last two.
     period = @period_before ? [read, @period_before].min : read
     turned_over = reset_at && (reset_at - @last_end).abs <= 0.1 * period + same
     take_policy(now, [clamp(@limit, 0, U64).to_i, (period * NS).to_i], false) if turned_over && period >= 1 && period <= 86_400

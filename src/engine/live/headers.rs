@@ -10,7 +10,8 @@
 //! The client reads whichever of these a real API sends: `RateLimit-Remaining`,
 //! `X-RateLimit-Remaining` (GitHub style) or the IETF `RateLimit` field (`r=` or the older
 //! `remaining=`); `retry-after-ms` or `Retry-After` as seconds or an HTTP date; and on a 429
-//! without either, GitHub's `x-ratelimit-reset` (epoch seconds) when nothing remains. GitHub's
+//! without either, GitHub's `x-ratelimit-reset` (epoch seconds, or seconds to go as
+//! @fastify/rate-limit writes it) when nothing remains. GitHub's
 //! rate-limit 403s count as 429s.
 
 use std::time::{Duration, SystemTime};
@@ -135,6 +136,12 @@ pub fn write_decision(
             if d.status == Status::Limited && !Headers::is_primary_refusal(d) {
                 write_retry_after(h, waits.retry_after, false);
             }
+        }
+        Headers::Fastify => {
+            h.insert(X_RATELIMIT_LIMIT, policy.limit_value.clone());
+            h.insert(X_RATELIMIT_REMAINING, number(d.remaining));
+            h.insert(X_RATELIMIT_RESET, number(reset_s));
+            write_retry_after(h, waits.retry_after, false);
         }
     }
 }
@@ -402,6 +409,7 @@ mod tests {
             Headers::Ietf,
             Headers::Heroku,
             Headers::Github,
+            Headers::Fastify,
             Headers::None,
         ] {
             for d in decisions {
@@ -465,6 +473,17 @@ mod tests {
         );
         assert_eq!(map["x-ratelimit-used"], "19");
         assert_eq!(map["x-ratelimit-reset"], "1700000019");
+        // @fastify/rate-limit's reset is the seconds to go, rounded up.
+        let (n, map) = names(Headers::Fastify);
+        assert_eq!(
+            n,
+            [
+                "x-ratelimit-limit",
+                "x-ratelimit-remaining",
+                "x-ratelimit-reset"
+            ]
+        );
+        assert_eq!(map["x-ratelimit-reset"], "19");
         assert!(names(Headers::None).0.is_empty());
         assert_eq!(names(Headers::Full).0.len(), 4);
     }

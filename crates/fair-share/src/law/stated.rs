@@ -20,8 +20,9 @@
 //!   ends in a row, each stated alike for more than two resolutions, with a turnover of the level
 //!   at the first, are one period apart: the quota becomes the limit per that period, the
 //!   shorter of the last two periods read (a window opened by its key's first request starts a
-//!   little late, and each end is rounded up, so ends can read a resolution more than a period
-//!   apart, never less). A stated or configured quota wins.
+//!   little late). Each end is the earliest its answers stated: a reset in seconds to go is
+//!   rounded at the phase each answer was made, a resolution off on its own. A stated or
+//!   configured quota wins.
 
 use std::time::Duration;
 
@@ -31,10 +32,19 @@ use super::{Law, Sample};
 use crate::answer::Policy;
 use crate::time::{Nanos, nanos, secs};
 
-/// A window end the stated resets agree on: when (seconds), and from when to when it was said.
+/// A window end the stated resets agree on: as first stated (seconds), the earliest any answer
+/// stated, and from when to when it was said.
+///
+/// A reset in whole seconds to go (`x-ratelimit-reset: 3`, `RateLimit-Reset`) names the end
+/// rounded at whatever phase the answer was made, anywhere in the resolution above it; an epoch
+/// second names the same instant on every answer. The earliest stated is the tightest of those
+/// bounds: read over a window's answers it comes within their spacing of the end, where the
+/// first reading alone is a resolution off, and two first readings a 5-s period apart read 4 s
+/// or 6 s as often as 5.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct WindowEnd {
     pub(super) end: f64,
+    pub(super) earliest: f64,
     pub(super) since: f64,
     pub(super) seen: f64,
 }
@@ -167,52 +177,55 @@ impl Law {
     /// over more than [`STEADY_END`], with the count jumping up at the first, are a period
     /// apart: the quota is the limit per that period. A configured or stated quota wins.
     ///
-    /// Two ends can read further apart than a period, never closer: a window opened by its
-    /// key's first request after the last one closed (express-rate-limit, Flask-Limiter)
-    /// starts a little after the end, and each end is stated rounded up. A 5-s window's ends,
-    /// drifting a tenth of a second a window, read 6 s apart now and then, and the rate fell to
-    /// five sixths of the quota for good. So the period taken is the shorter of the last two
-    /// read: one long reading in a row changes nothing, and one short one (an answer's
-    /// latency) lasts a window.
+    /// Each end is the earliest stated over its window's answers ([`WindowEnd`]): a reset in
+    /// seconds to go (@fastify/rate-limit's `x-ratelimit-reset`) is rounded up at whatever
+    /// phase each answer was made, and two windows' first readings alone read a 5-s period as
+    /// 4 s (a quarter over the quota) or 6 s now and then. Two ends can still read further
+    /// apart than a period: a window opened by its key's first request after the last one
+    /// closed (express-rate-limit, Flask-Limiter, @fastify/rate-limit) starts a little after
+    /// the end, and an epoch second is rounded up. A 5-s window's ends, drifting a tenth of a
+    /// second a window, read 6 s apart now and then, and the rate fell to five sixths of the
+    /// quota for good. So the period taken is the shorter of the last two read: one long
+    /// reading in a row changes nothing, and one short one (an answer's latency) lasts a
+    /// window.
     pub(super) fn read_period(&mut self, now: Nanos, stated: f64) {
         if self.cfg.quota.is_some() || self.stated_policy {
             return;
         }
         let t = secs(now);
         let end = t + stated;
+        let first = WindowEnd {
+            end,
+            earliest: end,
+            since: t,
+            seen: t,
+        };
         let Some(mut cur) = self.stated.window_end else {
-            self.stated.window_end = Some(WindowEnd {
-                end,
-                since: t,
-                seen: t,
-            });
+            self.stated.window_end = Some(first);
             return;
         };
         let (same, steady_for) = (self.resolution(), STEADY_END * self.resolution());
         if (end - cur.end).abs() <= same {
             cur.seen = t;
+            cur.earliest = cur.earliest.min(end);
             self.stated.window_end = Some(cur);
         } else {
             let steady = |w: &WindowEnd| w.seen - w.since > steady_for;
-            self.stated.last_end = Some(cur).filter(steady).map(|w| w.end);
-            self.stated.window_end = Some(WindowEnd {
-                end,
-                since: t,
-                seen: t,
-            });
+            self.stated.last_end = Some(cur).filter(steady).map(|w| w.earliest);
+            self.stated.window_end = Some(first);
             return;
         }
         let (Some(last), true) = (self.stated.last_end, cur.seen - cur.since > steady_for) else {
             return;
         };
-        let read = (cur.end - last).round();
-        if self
-            .stated
-            .period_read
-            .is_none_or(|(end, _)| end != cur.end)
-        {
-            self.stated.period_before = self.stated.period_read.map(|(_, p)| p);
-            self.stated.period_read = Some((cur.end, read));
+        // Read again as the end narrows; the window's first reading names it.
+        let read = (cur.earliest - last).round();
+        match self.stated.period_read {
+            Some((end, _)) if end == cur.end => self.stated.period_read = Some((end, read)),
+            _ => {
+                self.stated.period_before = self.stated.period_read.map(|(_, p)| p);
+                self.stated.period_read = Some((cur.end, read));
+            }
         }
         let period = self
             .stated

@@ -285,6 +285,41 @@ fn a_period_read_a_resolution_long_changes_nothing_but_a_shorter_one_is_taken() 
 }
 
 #[test]
+fn a_period_read_from_resets_in_seconds_to_go_takes_each_windows_earliest_stated_end() {
+    // @fastify/rate-limit's fields on 50 per 5 s: the limit, the count, and the seconds to the
+    // reset rounded up at the instant of each answer, no policy. Each window opens 0.05 s after
+    // the last one closed. The process reads every window from some phase into it: 0.9 s into
+    // the odd ones (its first reading names an end 0.9 s late: 4.1 s to go, stated 5) and
+    // 0.02 s into the even ones. Two first readings alone are 4.17 s apart, a period of 4
+    // (a quarter over the quota); the earliest end each window stated reads 5.
+    let mut rng = test_rng();
+    let mut t = build(1);
+    let mut periods = Vec::new();
+    let mut start: f64 = 0.5;
+    for k in 0..8 {
+        let end = start + 5.0;
+        let phase = if k % 2 == 0 { 0.9 } else { 0.02 };
+        let mut at = start + phase;
+        let mut left = 49;
+        while at < end - 0.05 {
+            let answer = Answer {
+                limit: Some(50),
+                reset: ns(((end - at).ceil() as u64) * S),
+                ..answer(Status::Ok, left)
+            };
+            t.respond_ns(from_secs(at), 0, &answer, &mut rng);
+            left -= 2;
+            at += 0.25;
+        }
+        periods.push(t.period);
+        start = end + 0.05;
+    }
+    assert_eq!(periods[0], 3600.0, "{periods:?}");
+    assert!(periods[2..].iter().all(|&p| p == 5.0), "{periods:?}");
+    assert!((t.rate - 10.0).abs() < 1e-12, "{}", t.rate);
+}
+
+#[test]
 fn a_refusal_whose_reset_is_its_retry_after_reads_a_fixed_windows_end() {
     // 50 per 5 s. A success at 0.4 s states 5 s to the reset (an end at 5.4 s); 1.2 s later a
     // refusal states 4 s to the reset and says to retry then: the same end, the count down to
