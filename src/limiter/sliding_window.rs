@@ -13,9 +13,17 @@
 //! A refused request takes nothing; its `Retry-After` is when the oldest admission in the
 //! window leaves it. `RateLimit-Remaining` is `limit` minus the admissions in the window.
 //!
+//! The reset an answer states is, by default, when the key's allowance is whole again: when the
+//! newest admission leaves the window, a whole window after a busy key's last request. With
+//! `reset = "oldest"` it is when the oldest admission leaves it (when one more would be
+//! admitted if the window were full, a window from now if it is empty), as Flask-Limiter's
+//! moving window (`limits`) states it: under a second on a busy 5-s window, where the default
+//! says 5 s.
+//!
 //! Parameters and defaults (the default `gcra`'s nominal rate):
 //! - `limit`: requests admitted in any window. Default 4500.
 //! - `window`: the window's length. Default 1 h.
+//! - `reset`: `"whole"` or `"oldest"`. Default `"whole"` (written out only when it is not).
 
 use std::collections::VecDeque;
 
@@ -33,6 +41,9 @@ pub struct SlidingWindowConfig {
     pub limit: u64,
     /// Default 1 h.
     pub window: HumanDuration,
+    /// Which instant the answers state as the reset. Default when the allowance is whole.
+    #[serde(skip_serializing_if = "SlidingReset::is_whole")]
+    pub reset: SlidingReset,
 }
 
 impl Default for SlidingWindowConfig {
@@ -40,13 +51,36 @@ impl Default for SlidingWindowConfig {
         SlidingWindowConfig {
             limit: 4500,
             window: HumanDuration::from_secs(3600),
+            reset: SlidingReset::Whole,
         }
+    }
+}
+
+/// The reset a sliding log states on its answers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SlidingReset {
+    /// When the newest admission leaves the window: the allowance is whole again.
+    #[default]
+    Whole,
+    /// When the oldest admission leaves it (a window from now if there is none): Flask-Limiter's
+    /// moving window.
+    Oldest,
+}
+
+impl SlidingReset {
+    fn is_whole(&self) -> bool {
+        *self == SlidingReset::Whole
     }
 }
 
 impl Rule for SlidingWindowConfig {
     const NAME: &'static str = "sliding-window";
     const DESCRIPTION: &'static str = "sliding-window log (exact, not the counter approximation): at most `limit` in any `window`";
+
+    const NOTES: &'static [&'static str] = &[
+        "reset = \"whole\" (the default, not written out: the reset stated is when the newest admission leaves the window) or \"oldest\" (when the oldest leaves it, as Flask-Limiter's moving window states)",
+    ];
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
@@ -66,6 +100,7 @@ impl Rule for SlidingWindowConfig {
 pub struct SlidingWindow {
     limit: u64,
     window: Nanos,
+    reset: SlidingReset,
     /// Per key, the times of the admissions still inside the window, oldest first.
     logs: Vec<VecDeque<Nanos>>,
 }
@@ -75,6 +110,7 @@ impl SlidingWindow {
         SlidingWindow {
             limit: cfg.limit.max(1),
             window: cfg.window.nanos().max(1),
+            reset: cfg.reset,
             logs: Vec::new(),
         }
     }
@@ -101,8 +137,13 @@ impl Limiter for SlidingWindow {
             let oldest = *log.front().expect("a full log is not empty");
             (Status::Limited, Some(oldest + window - now))
         };
-        // Whole again when the newest request in the window has left it.
-        let reset = log.back().map_or(0, |&s| (s + window).saturating_sub(now));
+        let reset = match self.reset {
+            // Whole again when the newest request in the window has left it.
+            SlidingReset::Whole => log.back().map_or(0, |&s| (s + window).saturating_sub(now)),
+            SlidingReset::Oldest => log
+                .front()
+                .map_or(window, |&s| (s + window).saturating_sub(now)),
+        };
         Decision {
             status,
             remaining: limit - log.len() as u64,
@@ -165,7 +206,38 @@ mod tests {
         SlidingWindow::new(&SlidingWindowConfig {
             limit,
             window: HumanDuration::from_secs(window_s),
+            ..SlidingWindowConfig::default()
         })
+    }
+
+    #[test]
+    fn the_reset_is_when_the_newest_leaves_or_with_oldest_when_the_oldest_does() {
+        let cfg: SlidingWindowConfig = toml::from_str("reset = \"oldest\"").unwrap();
+        assert_eq!(cfg.reset, SlidingReset::Oldest);
+        assert!(
+            !toml::to_string(&SlidingWindowConfig::default())
+                .unwrap()
+                .contains("reset")
+        );
+        assert!(toml::from_str::<SlidingWindowConfig>("reset = \"newest\"").is_err());
+        let mut whole = sliding(3, 10);
+        let mut oldest = SlidingWindow::new(&SlidingWindowConfig {
+            limit: 3,
+            window: HumanDuration::from_secs(10),
+            reset: SlidingReset::Oldest,
+        });
+        // Admissions at 0, 4 and 6 s; the answers at 6 s and a refusal at 9 s.
+        for t in [0, 4 * S] {
+            whole.admit(t, 0);
+            oldest.admit(t, 0);
+        }
+        assert_eq!(whole.admit(6 * S, 0).reset, 10 * S);
+        assert_eq!(oldest.admit(6 * S, 0).reset, 4 * S);
+        assert_eq!(whole.admit(9 * S, 0).reset, 7 * S);
+        let refused = oldest.admit(9 * S, 0);
+        assert_eq!((refused.reset, refused.retry_after), (S, Some(S)));
+        // An empty log states a whole window from now.
+        assert_eq!(oldest.admit(100 * S, 1).reset, 10 * S);
     }
 
     #[test]
@@ -245,6 +317,7 @@ mod tests {
         let cfg = SlidingWindowConfig {
             limit: 0,
             window: HumanDuration(0),
+            ..SlidingWindowConfig::default()
         };
         let fields: Vec<_> = cfg.problems().into_iter().map(|p| p.0).collect();
         assert_eq!(fields, ["limit", "window"]);
@@ -261,6 +334,7 @@ mod tests {
             let mut s = SlidingWindow::new(&SlidingWindowConfig {
                 limit,
                 window: HumanDuration::from_millis(window_ms),
+                ..SlidingWindowConfig::default()
             });
             let window = window_ms * 1_000_000;
             let mut admitted: Vec<u64> = Vec::new();

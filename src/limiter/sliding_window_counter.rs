@@ -25,9 +25,11 @@
 //! has fallen far enough to admit; `limits` reports the time until the previous window's share
 //! next drops by one whole request (or the current window ends), which is the same instant,
 //! and Flask-Limiter writes it in whole seconds (`Retry-After: 3` on a limit of 3 per 10 s,
-//! whose previous window loses a request every 3.3 s). The reset stated on an admission is,
-//! as for every rule here, until the allowance is whole again (`⌊weighted⌋ = 0`), not
-//! `limits`' time to the next single request.
+//! whose previous window loses a request every 3.3 s). The reset stated on an admission is by
+//! default, as for every rule here, until the allowance is whole again (`⌊weighted⌋ = 0`);
+//! with `reset = "next-drop"` it is what `limits` states: the time until the previous window's
+//! share next drops by a whole request, `left mod (window / previous)`, or with nothing from
+//! the previous window until the current one ends (0 for a key with no count at all).
 //!
 //! Its known error, and why the exact `sliding-window` log is also here: requests bunched at
 //! the end of a window weigh as if spread over it, so up to `2 × limit` can be admitted in one
@@ -39,6 +41,7 @@
 //! Parameters and defaults (the default `gcra`'s nominal rate):
 //! - `limit`: requests admitted per window. Default 4500.
 //! - `window`: the window's length. Default 1 h.
+//! - `reset`: `"whole"` or `"next-drop"`. Default `"whole"` (written out only when it is not).
 //!
 //! Everything is integer nanoseconds and whole counts: the comparisons are made on
 //! `previous × (window − e)` against multiples of `window`, exactly.
@@ -57,6 +60,9 @@ pub struct SlidingWindowCounterConfig {
     pub limit: u64,
     /// Default 1 h.
     pub window: HumanDuration,
+    /// Which instant the answers state as the reset. Default when the allowance is whole.
+    #[serde(skip_serializing_if = "CounterReset::is_whole")]
+    pub reset: CounterReset,
 }
 
 impl Default for SlidingWindowCounterConfig {
@@ -64,13 +70,36 @@ impl Default for SlidingWindowCounterConfig {
         SlidingWindowCounterConfig {
             limit: 4500,
             window: HumanDuration::from_secs(3600),
+            reset: CounterReset::Whole,
         }
+    }
+}
+
+/// The reset a sliding-window counter states on its answers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CounterReset {
+    /// When the weighted count is 0 again: the allowance is whole.
+    #[default]
+    Whole,
+    /// When the weighted count next drops by a whole request, as `limits` (Flask-Limiter)
+    /// states it.
+    NextDrop,
+}
+
+impl CounterReset {
+    fn is_whole(&self) -> bool {
+        *self == CounterReset::Whole
     }
 }
 
 impl Rule for SlidingWindowCounterConfig {
     const NAME: &'static str = "sliding-window-counter";
     const DESCRIPTION: &'static str = "sliding-window counter: the previous clock window's count weighted by its share still in the sliding window, plus the current one's, at most `limit` (Flask-Limiter/`limits`' sliding-window-counter, Cloudflare's)";
+
+    const NOTES: &'static [&'static str] = &[
+        "reset = \"whole\" (the default, not written out: the reset stated is when the weighted count is 0 again) or \"next-drop\" (when it next drops by a whole request, as Flask-Limiter states it)",
+    ];
 
     fn problems(&self) -> Vec<ParamProblem> {
         let mut out = Vec::new();
@@ -98,6 +127,7 @@ struct Counts {
 pub struct SlidingWindowCounter {
     limit: u64,
     window: Nanos,
+    reset: CounterReset,
     keys: Vec<Counts>,
 }
 
@@ -106,6 +136,7 @@ impl SlidingWindowCounter {
         SlidingWindowCounter {
             limit: cfg.limit.max(1),
             window: cfg.window.nanos().max(1),
+            reset: cfg.reset,
             keys: Vec::new(),
         }
     }
@@ -173,7 +204,12 @@ impl Limiter for SlidingWindowCounter {
             remaining: limit.saturating_sub(weighted),
             limit,
             retry_after,
-            reset: self.until_below(c.previous, c.current, left, 1),
+            reset: match self.reset {
+                CounterReset::Whole => self.until_below(c.previous, c.current, left, 1),
+                CounterReset::NextDrop if c.previous > 0 => left % (window / c.previous).max(1),
+                CounterReset::NextDrop if c.current > 0 => left,
+                CounterReset::NextDrop => 0,
+            },
             window,
         }
     }
@@ -280,7 +316,38 @@ mod tests {
         SlidingWindowCounter::new(&SlidingWindowCounterConfig {
             limit,
             window: HumanDuration(window),
+            ..SlidingWindowCounterConfig::default()
         })
+    }
+
+    #[test]
+    fn with_next_drop_the_reset_is_when_the_weighted_count_next_drops_by_one() {
+        let cfg: SlidingWindowCounterConfig = toml::from_str("reset = \"next-drop\"").unwrap();
+        assert_eq!(cfg.reset, CounterReset::NextDrop);
+        let default = SlidingWindowCounterConfig::default();
+        assert!(!toml::to_string(&default).unwrap().contains("reset"));
+        let mut c = SlidingWindowCounter::new(&SlidingWindowCounterConfig {
+            limit: 10,
+            window: HumanDuration(10 * S),
+            reset: CounterReset::NextDrop,
+        });
+        // Five requests in the window [0, 10 s): with nothing from the window before, the
+        // reset is this window's end.
+        for t in [S, 2 * S, 3 * S, 4 * S] {
+            c.admit(t, 0);
+        }
+        assert_eq!(c.admit(4 * S, 0).reset, 6 * S);
+        // At 13 s, 7 s to go, the previous five weigh a request less every 2 s: the next drop
+        // is 7 mod 2 = 1 s away.
+        assert_eq!(c.admit(13 * S, 0).reset, S);
+        // A key whose last count is two windows old: this request alone, to the window's end.
+        let mut empty = SlidingWindowCounter::new(&SlidingWindowCounterConfig {
+            limit: 1,
+            window: HumanDuration(10 * S),
+            reset: CounterReset::NextDrop,
+        });
+        empty.admit(0, 0);
+        assert_eq!(empty.admit(25 * S, 0).reset, 5 * S);
     }
 
     #[test]
@@ -437,6 +504,7 @@ mod tests {
         let cfg = SlidingWindowCounterConfig {
             limit: 0,
             window: HumanDuration(0),
+            ..SlidingWindowCounterConfig::default()
         };
         let fields: Vec<_> = cfg.problems().into_iter().map(|p| p.0).collect();
         assert_eq!(fields, ["limit", "window"]);

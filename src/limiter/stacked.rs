@@ -358,6 +358,7 @@ mod tests {
                 LimiterConfig::SlidingWindow(SlidingWindowConfig {
                     limit: 3,
                     window: HumanDuration(0),
+                    ..SlidingWindowConfig::default()
                 }),
             ],
             shows: Shows::Binding,

@@ -152,14 +152,12 @@ headers = "github"
 latency = "1.3ms"
 "#,
     );
-    // The model states another reset than Flask-Limiter does. `limits`' moving window
-    // states when the oldest request in the window leaves it (when one more would be
-    // admitted: under a second and a half here), which Flask-Limiter writes as that epoch
-    // second rounded up, and `Retry-After` as the whole seconds to it rounded down (0 on most
-    // 429s); `sliding-window` states when the window is empty again, and no dialect states the
-    // other. Over 10 live runs fair-share drew 2.6 % ± 1.9 429s where 30 sim seeds draw
-    // 0.28 % ± 0.65 (utilization 0.79 ± 0.03 and 0.78 ± 0.08, fairness 0.95 ± 0.04 and
-    // 0.89 ± 0.11): apart by more than the means' errors, within what one run may stray.
+    // `limits`' moving window states when the oldest request in the window leaves it (when
+    // one more would be admitted: under a second and a half here), which Flask-Limiter writes
+    // as that epoch second rounded up, and `Retry-After` as the whole seconds to it rounded
+    // down (0 on most 429s): the model's `reset = "oldest"`. (With the default reset, when the
+    // window is empty again, 30 sim seeds drew 0.28 % ± 0.65 429s where 10 live runs drew
+    // 2.6 % ± 1.9.)
     let moving = flask(
         MOVING_WINDOW,
         "flask_limiter::moving_window_",
@@ -172,6 +170,7 @@ latency = "1.3ms"
 kind = "sliding-window"
 limit = 50
 window = "5s"
+reset = "oldest"
 headers = "github"
 latency = "1.3ms"
 "#,
@@ -183,11 +182,11 @@ latency = "1.3ms"
     // 5 s on about a third of the traces (`sliding_window_counter_fit` is ignored, with the
     // numbers, until it does not).
     //
-    // Its stated reset differs from the model's as the moving window's does: `limits` states
-    // when the weighted count next falls by a whole request (under a second and a half here;
-    // `Retry-After` 0 or 1 on every answer), the model when it is 0 again (5 to 10 s). Over 10
-    // live runs: 429s 1.2 % ± 1.0, utilization 0.84 ± 0.04, fairness 0.984 ± 0.014; over 30
-    // sim seeds 2.8 % ± 1.3, 0.88 ± 0.09, 0.84 ± 0.13.
+    // `limits` states when the weighted count next falls by a whole request (under a second
+    // and a half here; `Retry-After` 0 or 1 on every answer): the model's `reset =
+    // "next-drop"`. (With the default reset, when the count is 0 again, 5 to 10 s off, 30 sim
+    // seeds drew 2.8 % ± 1.3 429s, utilization 0.88 ± 0.09, fairness 0.84 ± 0.13, where 10 live
+    // runs drew 1.2 % ± 1.0, 0.84 ± 0.04, 0.984 ± 0.014.)
     let counter = Setup {
         on_grid: true,
         cannot_tell: Some(""),
@@ -203,6 +202,7 @@ latency = "1.3ms"
 kind = "sliding-window-counter"
 limit = 50
 window = "5s"
+reset = "next-drop"
 headers = "github"
 latency = "1.3ms"
 "#,
