@@ -3,7 +3,9 @@
 //!
 //! Seven families, each as likely: `gcra`, `token-bucket`, `fixed-window` (half on the clock's
 //! grid, half opened by a key's first request, as Flask-Limiter and express-rate-limit open
-//! them), `sliding-window` (the exact log), `sliding-window-counter`, `leaky-bucket` (nginx's
+//! them), `sliding-window` (the exact log) and `sliding-window-counter` (each half stating its
+//! reset as Flask-Limiter does: when the oldest request leaves, when the count next drops by
+//! one; the rest when the allowance is whole again), `leaky-bucket` (nginx's
 //! `limit_req`: half `nodelay`, the rest delaying every request beyond the rate or all but the
 //! first few) and `stacked` (a short limit in front of a long one, as Flask-Limiter's "10 per
 //! second; 100 per minute"). The period is one that APIs document (1 s, 10 s, 1 min, 5 min,
@@ -224,6 +226,22 @@ fn window(rng: &mut SimRng, family: Family, limit: u64, period: u64) -> Server {
             ", start = \"first-request\"",
         );
     }
+    // Half the sliding logs and counters state their reset as Flask-Limiter does: when the
+    // oldest request leaves the log, when the counter next drops by a request.
+    if family == Family::SlidingWindow && chance(rng, 0.5) {
+        (short, describe, extra) = (
+            "swo",
+            "sliding window (log) stating when its oldest request leaves",
+            ", reset = \"oldest\"",
+        );
+    }
+    if family == Family::SlidingWindowCounter && chance(rng, 0.5) {
+        (short, describe, extra) = (
+            "swcn",
+            "sliding-window counter stating its next drop",
+            ", reset = \"next-drop\"",
+        );
+    }
     Server {
         fields: format!(
             "kind = \"{kind}\", limit = {limit}, window = \"{}\"{extra}",
@@ -417,7 +435,9 @@ mod tests {
             assert!(s.short.len() <= 48, "{}", s.short);
             seen.insert(s.short.split('-').next().unwrap().to_string());
         }
-        let all = ["fw", "fwf", "gcra", "nginx", "stack", "sw", "swc", "tb"];
+        let all = [
+            "fw", "fwf", "gcra", "nginx", "stack", "sw", "swc", "swcn", "swo", "tb",
+        ];
         assert_eq!(seen.into_iter().collect::<Vec<_>>(), all);
     }
 
