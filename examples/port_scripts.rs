@@ -284,19 +284,6 @@ const SHAPES: &[Shape] = &[
         ..PLAIN
     },
     Shape {
-        name: "fixed_window_github_spent",
-        server: "kind = \"fixed-window\"\nlimit = 30\nwindow = \"1m\"\nstart = \"first-request\"",
-        dialect: Headers::Github,
-        threads: 4,
-        // Flask-Limiter's 30 a minute, no policy: the process spends the first window on the
-        // default quota and is refused; its next answer, most of a minute later, reads the
-        // new window nearly full and whole in a minute. The level rose faster than such a
-        // reset lets a bucket refill: a window, its refill 30 over the longest reset stated
-        // (a bucket's bound from that answer alone would be a token a minute).
-        minutes: 4,
-        ..PLAIN
-    },
-    Shape {
         name: "outage_backoff",
         server: "kind = \"gcra\"\nlimit = 100\nperiod = \"1m\"\noutages = [[\"0s\", \"10m\"]]",
         dialect: Headers::Full,

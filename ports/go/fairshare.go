@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.18.2"
+const Follows = "0.18.1"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -120,7 +120,7 @@ type endSeen struct{ e, t, r float64 }
 // go are rounded at each answer's phase), and from when to when it was said.
 type periodCur struct{ e, earliest, since, seen float64 }
 
-type learnPrev struct{ end, at, T, r, sent float64 }
+type learnPrev struct{ end, at, T, r float64 }
 
 type tallyT struct {
 	start, readings, sum, exact, above float64
@@ -495,7 +495,7 @@ func (f *FairShare) ObserveNs(i int, now int64, a *Answer, latency int64) {
 		if ok && a.Reset != nil {
 			T := secs(*a.Reset)
 			f.periodFrom(now, T)
-			f.learn(now, secs(s), T, r)
+			f.learn(now, T, r)
 		}
 	}
 	switch a.Class {
@@ -909,7 +909,7 @@ func (f *FairShare) periodFrom(now int64, T float64) {
 // not: gcra_github replays only with them unconditional; see PAGE_GAPS.md).
 const LearnQInside = false
 
-func (f *FairShare) learn(now int64, sent, T, r float64) {
+func (f *FairShare) learn(now int64, T, r float64) {
 	if f.quotaP || f.policy != nil {
 		return
 	}
@@ -929,20 +929,12 @@ func (f *FairShare) learn(now int64, sent, T, r float64) {
 		}
 		if LearnQInside {
 			q = f.prev
-			f.prev = &learnPrev{t + T, t, T, r, sent}
+			f.prev = &learnPrev{t + T, t, T, r}
 		}
 	}
 	if !LearnQInside {
 		q = f.prev
-		f.prev = &learnPrev{t + T, t, T, r, sent}
-	}
-	// The level's rise since the last answer, over more than a resolution, bounds a bucket's
-	// refill from below: above the cap, no bucket (a fixed window turned over).
-	// (sent after it came back: counted after it)
-	if q != nil && sent >= q.at && t-q.sent > res && f.ceil != nil && (r-q.r-1)/(t-q.sent) > *f.ceil {
-		f.nobucket = true
-		f.longest(now)
-		return
+		f.prev = &learnPrev{t + T, t, T, r}
 	}
 	if q == nil || t <= q.at || math.Abs(t+T-q.end) <= res || T <= 0 {
 		return

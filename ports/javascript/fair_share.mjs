@@ -80,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.18.2'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.18.1'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -482,7 +482,7 @@ export class FairShare {
   // Without a policy, a bucket is whole again (B - r)/R after the answer and a sliding
   // window a period B/R after its newest request, so an answer whose stated end moved since the
   // last one bounds the refill from below: R >= (B - r - 1)/reset. The refill is the largest.
-  learnRefill(now, sent, stated, r) {
+  learnRefill(now, stated, r) {
     if (this.c.quota !== null || this.policy !== null) return;
     this.longestReset = fmax(this.longestReset, stated);
     this.noBucket ||= this.resetSpan !== null; // a fixed window's turnover says no bucket too
@@ -497,15 +497,7 @@ export class FairShare {
       this.refillCeiling = this.refillCeiling === null ? ceiling : fmin(this.refillCeiling, ceiling);
     }
     const moved = last !== null && t > last.t && Math.abs(end - last.end) > res;
-    this.movingEnd = { end, t, sent, reset: stated, r };
-    // The level's rise since the last answer's request was sent, over more than a resolution,
-    // bounds a bucket's refill from below: above the cap, no bucket (a window turned over).
-    // (sent after it came back: counted after it)
-    if (last !== null && sent >= last.t && t - last.sent > res && this.refillCeiling !== null &&
-        (r - last.r - 1) / (t - last.sent) > this.refillCeiling) {
-      this.noBucket = true;
-      return this.refillFromLongestReset(now);
-    }
+    this.movingEnd = { end, t, reset: stated, r };
     if (!moved || stated <= 0) return;
     let bound = (this.limit - r - 1) / stated;
     // One reset at levels further apart than a bucket's refill explains is a sliding
@@ -638,7 +630,7 @@ export class FairShare {
       if (a.status === 'ok') this.readEcho(secs(counted), a.remaining);
       this.observeLevel(now, secs(counted), a.remaining);
       if (a.reset !== null && a.status === 'ok') this.readPeriod(now, secs(a.reset));
-      if (a.reset !== null && a.status === 'ok') this.learnRefill(now, secs(sent), secs(a.reset), a.remaining);
+      if (a.reset !== null && a.status === 'ok') this.learnRefill(now, secs(a.reset), a.remaining);
     }
     if (a.status === 'ok') {
       th.errors = 0;

@@ -48,7 +48,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.18.2"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.18.1"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -693,7 +693,7 @@ class FairShare:
         self.set_rate(now, self.x * scale)
     def knows_quota(self):  # stated, given, or learned from the stated resets
         return self.policy is not None or self.c["quota"] is not None or self.refill_bound is not None
-    def learn_refill(self, now, sent, stated, r):  # R >= (B - r - 1)/reset, from an end that moved
+    def learn_refill(self, now, stated, r):  # R >= (B - r - 1)/reset, from an end that moved
         if self.c["quota"] is not None or self.policy is not None:
             return
         self.longest_reset = max(self.longest_reset, stated)
@@ -706,14 +706,7 @@ class FairShare:
             self.refill_ceiling = ceiling if self.refill_ceiling is None else min(self.refill_ceiling, ceiling)
         end, last = t + stated, self.moving_end
         moved = last is not None and t > last[1] and abs(end - last[0]) > res
-        self.moving_end = (end, t, stated, r, sent)
-        # The level's rise since the last answer's request was sent, over more than a
-        # resolution, bounds a bucket's refill from below: above the cap, no bucket.
-        # (sent after it came back: counted after it)
-        if last is not None and sent >= last[1] and t - last[4] > res and self.refill_ceiling is not None:
-            if (r - last[3] - 1.0) / (t - last[4]) > self.refill_ceiling:
-                self.no_bucket = True
-                return self.refill_from_longest_reset(now)
+        self.moving_end = (end, t, stated, r)
         if not moved or stated <= 0.0:
             return
         bound = (self.limit - r - 1.0) / stated
@@ -823,7 +816,7 @@ class FairShare:
             self.level(now, secs(counted), float(remaining))
             if reset is not None and cls == OK:
                 self.read_period(now, secs(reset))
-                self.learn_refill(now, secs(sent), secs(reset), float(remaining))
+                self.learn_refill(now, secs(reset), float(remaining))
         if cls == OK:
             th.errors = 0
             if not self.headers:  # blind to the count: climb by the probe, faster below the quota

@@ -34,7 +34,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.18.2' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.18.1' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -419,7 +419,7 @@ class FairShare
   # Without a policy, a bucket is whole again (B - r)/R after the answer and a sliding
   # window a period B/R after its newest request, so an answer whose stated end moved since the
   # last one bounds the refill from below: R >= (B - r - 1)/reset. The refill is the largest.
-  def learn_refill(now, sent, stated, r)
+  def learn_refill(now, stated, r)
     return if @c[:quota] || @policy
     @longest_reset = fmax(@longest_reset || 0.0, stated)
     @no_bucket ||= !@reset_span.nil? # a fixed window's turnover says no bucket too
@@ -433,14 +433,7 @@ class FairShare
     end
     last = @moving_end
     moved = last && t > last[1] && (end_at - last[0]).abs > res
-    @moving_end = [end_at, t, stated, r, sent]
-    # The level's rise since the last answer's request was sent, over more than a resolution,
-    # bounds a bucket's refill from below: above the cap, no bucket (a window turned over).
-    # (sent after it came back: counted after it)
-    if last && sent >= last[1] && t - last[4] > res && @refill_ceiling && (r - last[3] - 1.0) / (t - last[4]) > @refill_ceiling
-      @no_bucket = true
-      return refill_from_longest_reset(now)
-    end
+    @moving_end = [end_at, t, stated, r]
     return if !moved || stated <= 0.0
     bound = (@limit - r - 1.0) / stated
     # One reset at levels further apart than a bucket's refill explains is a sliding
@@ -571,7 +564,7 @@ class FairShare
       read_echo(secs(counted), a.remaining.to_f) if a.status == :ok
       observe_level(now, secs(counted), a.remaining.to_f)
       read_period(now, secs(a.reset)) if a.reset && a.status == :ok
-      learn_refill(now, secs(sent), secs(a.reset), a.remaining.to_f) if a.reset && a.status == :ok
+      learn_refill(now, secs(a.reset), a.remaining.to_f) if a.reset && a.status == :ok
     end
     case a.status
     when :ok

@@ -263,7 +263,7 @@ impl Law {
             self.observe(now, secs(counted), r as f64);
             if let (Some(reset), Status::Ok) = (answer.reset, answer.status) {
                 self.read_period(now, secs(nanos(reset)));
-                self.learn_refill(now, secs(sent), secs(nanos(reset)), r as f64);
+                self.learn_refill(now, secs(nanos(reset)), r as f64);
             }
         }
         match answer.status {

@@ -20,12 +20,11 @@ use crate::answer::Policy;
 use crate::time::{Nanos, nanos, secs};
 
 /// An answer's stated reset, for `learn_refill`: the end it names (`t` + reset, seconds),
-/// when it came, when its request was sent, the reset itself and the level read with it.
+/// when it came, the reset itself and the level read with it.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct StatedReset {
     pub(super) end: f64,
     pub(super) at: f64,
-    pub(super) sent: f64,
     pub(super) reset: f64,
     pub(super) r: f64,
 }
@@ -78,13 +77,11 @@ impl Law {
     /// near empty, hours into an hourly window.
     ///
     /// A bucket's reset is also rounded up by less than a resolution, so each answer
-    /// caps its refill, `R ≤ (B − r + 1)/(reset − res)`. A lower bound above the lowest cap
-    /// (from one answer, or from the level's rise since an earlier answer's request was sent,
-    /// more than a resolution before, `(r − r' − 1)/(t − sent')`), or a fixed window's turnover
-    /// read from the level, says no bucket: the refill is then `B`
+    /// caps its refill, `R ≤ (B − r + 1)/(reset − res)`. A lower bound above the lowest cap, or
+    /// a fixed window's turnover read from the level, says no bucket: the refill is then `B`
     /// over the longest reset stated, the window's period from below (see
     /// `refill_from_longest_reset`).
-    pub(super) fn learn_refill(&mut self, now: Nanos, sent: f64, stated: f64, r: f64) {
+    pub(super) fn learn_refill(&mut self, now: Nanos, stated: f64, r: f64) {
         if self.cfg.quota.is_some() || self.policy.is_some() {
             return;
         }
@@ -111,27 +108,9 @@ impl Law {
         let last = self.learned.moving_end.replace(StatedReset {
             end,
             at: t,
-            sent,
             reset: stated,
             r,
         });
-        // A level that rose between two answers more than a resolution apart was refilled at
-        // least that fast (others' requests only slow the rise; the counts are rounded by a
-        // request; the server counted the first no sooner than its request was sent, and the
-        // second after the first if it was sent after the first came back: another thread's
-        // answer can come back later than one counted after it). Above the cap the stated
-        // resets put on a bucket's refill, no bucket states them: a window turned over (a fixed
-        // window of 30 a minute read at 28 left, whole in 60 s, capped a bucket's refill at
-        // 0.05 a second after its level rose by 27 in 54 s, and its lower bound, a token a
-        // minute, put the process to sleep for a quarter hour).
-        if let Some(prev) = last.filter(|l| sent >= l.at && t - l.sent > res) {
-            let rose = (r - prev.r - 1.0) / (t - prev.sent);
-            if self.learned.refill_ceiling.is_some_and(|c| rose > c) {
-                self.learned.no_bucket = true;
-                self.refill_from_longest_reset(now);
-                return;
-            }
-        }
         let Some(last) = last.filter(|l| t > l.at && (end - l.end).abs() > res) else {
             return;
         };

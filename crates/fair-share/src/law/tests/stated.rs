@@ -320,42 +320,6 @@ fn a_period_read_from_resets_in_seconds_to_go_takes_each_windows_earliest_stated
 }
 
 #[test]
-fn a_level_risen_faster_than_the_resets_cap_a_buckets_refill_is_a_windows() {
-    // Flask-Limiter's fixed window of 30 a minute in GitHub's dialect, no policy: the first
-    // window spent in its first 10 s, its end stated alike (61.5 s) while the count falls,
-    // then the next window read at 28 left and whole in 60 s. The level rose by 27 in 53 s,
-    // which the default quota (1.25 a second) explains: no turnover is read.
-    let answer = |left: u64, reset_s: f64| Answer {
-        limit: Some(30),
-        reset: ns(from_secs(reset_s)),
-        ..answer(Status::Ok, left)
-    };
-    let run = |next: Answer| {
-        let mut rng = test_rng();
-        let mut t = build(1);
-        for (i, at) in (0..28).map(|i| (i, 0.5 + 0.33 * i as f64)) {
-            t.respond_ns(from_secs(at), 0, &answer(28 - i, 61.5 - at), &mut rng);
-        }
-        t.respond_ns(from_secs(62.8), 0, &next, &mut rng);
-        t
-    };
-    // A bucket 28 of 30 full and whole in 60 s refills at most 3 tokens in 59 s; the level
-    // rose by 27 in 53 s. No bucket: the refill is 30 over the longest reset stated, 61 s.
-    let t = run(answer(28, 60.0));
-    assert!((t.rate - 30.0 / 61.0).abs() < 1e-9, "{}", t.rate);
-    // Read as a bucket, the answer alone bounded the refill from below by a token a minute,
-    // and the rate fell to a seventy-fifth of the default quota's.
-    assert!(t.rate > 0.4);
-    // A bucket that refills as slowly as it states (a token every 20 s, 30 of them) keeps the
-    // bound it reads: its level rises by at most what its resets allow.
-    let mut rng = test_rng();
-    let mut slow = build(1);
-    slow.respond_ns(from_secs(0.5), 0, &answer(20, 200.0), &mut rng);
-    slow.respond_ns(from_secs(30.5), 0, &answer(21, 180.0), &mut rng);
-    assert!((slow.rate - 8.0 / 180.0).abs() < 1e-9, "{}", slow.rate);
-}
-
-#[test]
 fn a_refusal_whose_reset_is_its_retry_after_reads_a_fixed_windows_end() {
     // 50 per 5 s. A success at 0.4 s states 5 s to the reset (an end at 5.4 s); 1.2 s later a
     // refusal states 4 s to the reset and says to retry then: the same end, the count down to
