@@ -183,8 +183,9 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn waits_end_at_their_deadline_not_before_and_in_order() {
         let start = Instant::now();
-        // Deadlines milliseconds apart, so a busy machine's scheduling cannot swap two wakes.
-        let offsets_us = [30_000u64, 5_000, 15_000, 8_000, 25_000, 12_000];
+        // Deadlines 15 ms apart or more, so a busy machine's scheduling cannot swap two wakes
+        // (3 ms apart, a .ci/run whose two cores were also running simulations swapped two).
+        let offsets_us = [100_000u64, 10_000, 55_000, 25_000, 85_000, 40_000];
         let mut tasks = Vec::new();
         for (i, us) in offsets_us.iter().enumerate() {
             let at = start + Duration::from_micros(*us);
