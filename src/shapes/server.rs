@@ -213,35 +213,41 @@ fn token_bucket(rng: &mut SimRng, limit: u64, period: u64) -> Server {
 /// A fixed window (on the clock or opened by the first request), a sliding log or a
 /// sliding-window counter.
 fn window(rng: &mut SimRng, family: Family, limit: u64, period: u64) -> Server {
-    let (kind, mut short, mut describe) = match family {
-        Family::SlidingWindow => ("sliding-window", "sw", "sliding window (log)"),
-        Family::SlidingWindowCounter => ("sliding-window-counter", "swc", "sliding-window counter"),
-        _ => ("fixed-window", "fw", "fixed window on the clock"),
+    // Each family's plain rule and the variant half of its shapes take, as (short name,
+    // words, extra fields): a fixed window opened by its key's first request (Flask-Limiter,
+    // express-rate-limit), and the sliding log and counter stating their reset as
+    // Flask-Limiter does (when the oldest request leaves the log, when the counter next drops
+    // by a request).
+    let (kind, plain, variant) = match family {
+        Family::SlidingWindow => (
+            "sliding-window",
+            ("sw", "sliding window (log)", ""),
+            (
+                "swo",
+                "sliding window (log) stating when its oldest request leaves",
+                ", reset = \"oldest\"",
+            ),
+        ),
+        Family::SlidingWindowCounter => (
+            "sliding-window-counter",
+            ("swc", "sliding-window counter", ""),
+            (
+                "swcn",
+                "sliding-window counter stating its next drop",
+                ", reset = \"next-drop\"",
+            ),
+        ),
+        _ => (
+            "fixed-window",
+            ("fw", "fixed window on the clock", ""),
+            (
+                "fwf",
+                "fixed window opened by the first request",
+                ", start = \"first-request\"",
+            ),
+        ),
     };
-    let mut extra = "";
-    if family == Family::FixedWindow && chance(rng, 0.5) {
-        (short, describe, extra) = (
-            "fwf",
-            "fixed window opened by the first request",
-            ", start = \"first-request\"",
-        );
-    }
-    // Half the sliding logs and counters state their reset as Flask-Limiter does: when the
-    // oldest request leaves the log, when the counter next drops by a request.
-    if family == Family::SlidingWindow && chance(rng, 0.5) {
-        (short, describe, extra) = (
-            "swo",
-            "sliding window (log) stating when its oldest request leaves",
-            ", reset = \"oldest\"",
-        );
-    }
-    if family == Family::SlidingWindowCounter && chance(rng, 0.5) {
-        (short, describe, extra) = (
-            "swcn",
-            "sliding-window counter stating its next drop",
-            ", reset = \"next-drop\"",
-        );
-    }
+    let (short, describe, extra) = if chance(rng, 0.5) { variant } else { plain };
     Server {
         fields: format!(
             "kind = \"{kind}\", limit = {limit}, window = \"{}\"{extra}",
