@@ -111,10 +111,7 @@ impl Headers {
                 r.limit = told.then_some(d.limit);
                 r.retry_after = d.retry_after;
                 // The policy and `t` are whole seconds in every dialect that writes them.
-                r.quota = stated.then_some(Quota {
-                    limit: d.limit,
-                    window: whole_seconds(d.window),
-                });
+                r.quota = stated.then(|| stated_quota(d));
                 r.reset = stated.then_some(ceil_seconds(d.stated_reset()));
             }
             _ if !told => {}
@@ -122,10 +119,7 @@ impl Headers {
                 r.remaining = Some(d.remaining);
                 r.limit = Some(d.limit);
                 r.retry_after = d.retry_after.map(whole_seconds);
-                r.quota = stated.then_some(Quota {
-                    limit: d.limit,
-                    window: whole_seconds(d.window),
-                });
+                r.quota = stated.then(|| stated_quota(d));
                 r.reset = stated.then_some(ceil_seconds(d.stated_reset()));
             }
             Headers::Heroku => r.remaining = Some(d.remaining),
@@ -162,6 +156,21 @@ impl Headers {
         }
         r
     }
+}
+
+/// The policy a field in whole seconds can state for a decision: its window rounded up to whole
+/// seconds, and the quota its rate earns over them, so that `q/w` is still the rule's rate. A
+/// leaky bucket of 2 over 445 a second refills its 3 tokens in 6.7 ms; stated as `q=3;w=1` it
+/// would tell a client a rate 148 times too low.
+pub fn stated_quota(d: Decision) -> Quota {
+    let window = whole_seconds(d.window);
+    let limit = if window == d.window || d.window == 0 {
+        d.limit
+    } else {
+        let earned = u128::from(d.limit) * u128::from(window) / u128::from(d.window);
+        u64::try_from(earned).unwrap_or(u64::MAX)
+    };
+    Quota { limit, window }
 }
 
 /// A time as a field in whole seconds carries it, rounded up (the IETF `t`, possibly 0).
@@ -323,6 +332,35 @@ mod tests {
         );
         assert_eq!(told(Headers::Heroku, 0), (None, None));
         assert_eq!(told(Headers::None, 0), (None, None));
+        // A window of no whole seconds is stated over the whole seconds that hold it, with
+        // the quota its rate earns there: nginx's burst of 10 at 5 a second refills 11 in
+        // 2.2 s, stated as 15 per 3 s; a burst of 2 at 445 a second as 445 per second.
+        let bucket = |limit: u64, window: Nanos| Decision {
+            limit,
+            window,
+            ..STATED
+        };
+        let stated = |d: Decision| Headers::Ietf.response(d, 0, 0).quota.unwrap();
+        assert_eq!(
+            stated(bucket(11, 2_200_000_000)),
+            Quota {
+                limit: 15,
+                window: 3 * SECOND
+            }
+        );
+        assert_eq!(
+            stated(bucket(3, 3 * SECOND / 445)),
+            Quota {
+                limit: 445,
+                window: SECOND
+            }
+        );
+        assert_eq!(
+            Headers::Full
+                .response(bucket(3, 3 * SECOND / 445), 0, 0)
+                .limit,
+            Some(3)
+        );
         // A rule without a rate states neither.
         assert_eq!(Headers::Full.response(ADMITTED, 0, 0).quota, None);
         assert_eq!(Headers::Full.response(FAULT, 0, 0).reset, None);

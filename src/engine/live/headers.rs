@@ -47,11 +47,20 @@ impl PolicyHeaders {
     /// `window` is the policy's window in real time: how long one key takes to earn `limit`.
     pub fn new(limit: u64, window: Duration) -> Self {
         let window_s = window.as_secs_f64().ceil().max(1.0) as u64;
+        // The quota the rate earns over those whole seconds, as the sim states it
+        // (`limiter::headers::stated_quota`): `q/w` is the rule's rate.
+        let ns = window.as_nanos();
+        let quota = if ns == 0 || ns == u128::from(window_s) * 1_000_000_000 {
+            limit
+        } else {
+            let earned = u128::from(limit) * u128::from(window_s) * 1_000_000_000 / ns;
+            u64::try_from(earned).unwrap_or(u64::MAX)
+        };
         PolicyHeaders {
             limit,
             window,
             limit_value: HeaderValue::from(limit),
-            policy_value: text(&format!("\"default\";q={limit};w={window_s}")),
+            policy_value: text(&format!("\"default\";q={quota};w={window_s}")),
         }
     }
 }
@@ -341,6 +350,10 @@ mod tests {
         };
         write_decision(&mut map, Headers::Full, &d, &policy, waits);
         assert_eq!(map["ratelimit-policy"], "\"default\";q=4500;w=3600");
+        // nginx's burst of 10 at 5 a second refills 11 in 2.2 s: 15 per 3 s, its rate.
+        let bucket = PolicyHeaders::new(11, Duration::from_millis(2200));
+        assert_eq!(bucket.policy_value, "\"default\";q=15;w=3");
+        assert_eq!(bucket.limit_value, "11");
         assert_eq!(map["ratelimit"], "\"default\";r=0;t=1");
         assert_eq!(map["retry-after"], "1");
         assert_eq!(map["retry-after-ms"], "800.000");
