@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.18.1"
+const Follows = "0.20.0"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -169,6 +169,7 @@ type FairShare struct {
 	votes    int
 	vsince   *float64
 	e0       *endSeen
+	fixedEnd *float64 // on a fixed window, the end stated since the mode or the last turnover
 	own      []float64
 	tally    *tallyT
 	cur      *periodCur
@@ -494,6 +495,7 @@ func (f *FairShare) ObserveNs(i int, now int64, a *Answer, latency int64) {
 		f.level(now, tc, r)
 		if ok && a.Reset != nil {
 			T := secs(*a.Reset)
+			f.endDrift(secs(now), T)
 			f.periodFrom(now, T)
 			f.learn(now, T, r)
 		}
@@ -559,6 +561,7 @@ func (f *FairShare) level(now int64, t, r float64) {
 		}
 		if r > p.r+rr*(t-p.t+h+p.h)+math.Max(f.B*0.1, 2) {
 			f.narrow(f.fixed(), f.spanLo, f.spanHi, p.t, t)
+			f.fixedEnd = nil
 			f.shape = fixedWindow
 			f.full = false
 			if f.win != nil {
@@ -790,7 +793,7 @@ func (f *FairShare) resets(t, T, r float64) {
 }
 
 func (f *FairShare) end(t, T, r, apart float64) {
-	if f.fixed() || !f.known() {
+	if f.fixed() {
 		f.e0 = nil
 		return
 	}
@@ -800,13 +803,47 @@ func (f *FairShare) end(t, T, r, apart float64) {
 		f.e0 = &endSeen{e, t, r}
 		return
 	}
+	if !(r < f.e0.r && t-f.e0.t > apart) {
+		return
+	}
+	// No period to place it by, but no bucket's end stays put while its count falls.
+	if !f.known() {
+		f.nobucket = true
+		f.e0 = nil
+		return
+	}
 	// A fixed window's end is never more than a period away (a sliding-window counter's can be).
-	if f.e0.e-f.e0.t <= f.period+res && r < f.e0.r && t-f.e0.t > apart {
+	if f.e0.e-f.e0.t <= f.period+res {
 		f.narrow(true, f.e0.e-res, f.e0.e, e-res, e)
 		f.shape = fixedWindow
 		f.full = false
 		f.e0 = nil
 		f.win = nil
+	}
+}
+
+// On a fixed window every success of one window states its end within a resolution, and the
+// next window's a period later: an end that drifts further, not by whole periods, without a
+// turnover of the level, is a sliding-window counter's or a sliding log's.
+func (f *FairShare) endDrift(t, T float64) {
+	if !f.fixed() {
+		f.fixedEnd = nil
+		return
+	}
+	e := t + T
+	if f.fixedEnd == nil {
+		f.fixedEnd = &e
+		return
+	}
+	drift, res := math.Abs(e-*f.fixedEnd), f.res()
+	if drift <= 2*res {
+		return
+	}
+	if f.period > 4*res && math.Abs(drift-math.Round(drift/f.period)*f.period) <= 2*res {
+		f.fixedEnd = &e
+	} else {
+		f.shape = bucket
+		f.fixedEnd = nil
 	}
 }
 
@@ -936,7 +973,8 @@ func (f *FairShare) learn(now int64, T, r float64) {
 		q = f.prev
 		f.prev = &learnPrev{t + T, t, T, r}
 	}
-	if q == nil || t <= q.at || math.Abs(t+T-q.end) <= res || T <= 0 {
+	// An end that moved, or a count that rose (a bucket filling), is no fixed window's.
+	if q == nil || t <= q.at || (math.Abs(t+T-q.end) <= res && r <= q.r+1) || T <= 0 {
 		return
 	}
 	b := (f.B - r - 1) / T

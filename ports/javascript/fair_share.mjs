@@ -80,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.18.1'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.20.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -162,6 +162,7 @@ export class FairShare {
     this.windowEnd = this.lastEnd = null;
     this.periodRead = this.periodBefore = null; // { end, period } read there; the one before
     this.statedEnd = null; // the first success that stated the current end, { end, first }
+    this.fixedEnd = null; // on a fixed window, the end stated since the mode or the last turnover
     this.resetSpan = null; // where the resets fall, modulo the period, [lo, hi]
     this.movingEnd = this.refillBound = null; // { end, t, reset, r } of the last answer; the learned refill
     // the lowest ceiling the stated resets put on a bucket's refill, the longest reset, no bucket
@@ -357,8 +358,31 @@ export class FairShare {
   // while its count falls (a bucket's end moves on as it is used, a sliding window's is a period
   // after its newest request). Two successes more than two resolutions apart that state the same
   // end (within a resolution), the count lower at the second, place its reset at once.
+  // On a fixed window every success of one window states its end within a resolution, and the
+  // next window's a period later: an end that drifts further, not by whole periods, without a
+  // turnover of the level, is a sliding-window counter's or a sliding log's.
+  readEndDrift(t, stated) {
+    if (this.resetAt === null) {
+      this.fixedEnd = null;
+      return;
+    }
+    const end = t + stated;
+    if (this.fixedEnd === null) {
+      this.fixedEnd = end;
+      return;
+    }
+    const drift = Math.abs(end - this.fixedEnd);
+    const res = secs(this.ns.reset_resolution);
+    if (drift <= 2 * res) return;
+    if (this.period > 4 * res && Math.abs(drift - Math.round(drift / this.period) * this.period) <= 2 * res) {
+      this.fixedEnd = end;
+    } else {
+      this.resetSpan = null;
+      this.fixedEnd = null;
+    }
+  }
   readFixedEnd(t, stated, r, apart) {
-    if (this.resetAt !== null || !this.knowsQuota()) {
+    if (this.resetAt !== null) {
       this.statedEnd = null;
       return;
     }
@@ -370,8 +394,14 @@ export class FairShare {
       return;
     }
     const first = cur.first;
+    if (!(r < first.r && t - first.t > apart)) return;
+    if (!this.knowsQuota()) { // no period to place it by, but no bucket's end stays put while r falls
+      this.noBucket = true;
+      this.statedEnd = null;
+      return;
+    }
     // A fixed window's end is never more than a period away (a sliding-window counter's can be).
-    if (cur.end - first.t <= this.period + same && r < first.r && t - first.t > apart) {
+    if (cur.end - first.t <= this.period + same) {
       this.placeReset(cur.end - same, cur.end); // a stated end is rounded up to the resolution
       this.placeReset(end - same, end);
       this.statedEnd = null;
@@ -423,6 +453,7 @@ export class FairShare {
       if (!this.sliding && r > this.newest.r + refill + fmax(this.limit * 0.1, 2)) {
         const newest = this.newest;
         this.placeReset(newest.t, t); // a fixed window turned over between the two readings
+        this.fixedEnd = null;
         this.fullStart = false;
         this.newest = s;
         this.newestSlack = slack;
@@ -496,7 +527,8 @@ export class FairShare {
       const ceiling = (this.limit - r + 1) / (stated - res);
       this.refillCeiling = this.refillCeiling === null ? ceiling : fmin(this.refillCeiling, ceiling);
     }
-    const moved = last !== null && t > last.t && Math.abs(end - last.end) > res;
+    // An end that moved, or a count that rose (a bucket filling), is no fixed window's.
+    const moved = last !== null && t > last.t && (Math.abs(end - last.end) > res || r > last.r + 1);
     this.movingEnd = { end, t, reset: stated, r };
     if (!moved || stated <= 0) return;
     let bound = (this.limit - r - 1) / stated;
@@ -629,6 +661,7 @@ export class FairShare {
       }
       if (a.status === 'ok') this.readEcho(secs(counted), a.remaining);
       this.observeLevel(now, secs(counted), a.remaining);
+      if (a.reset !== null && a.status === 'ok') this.readEndDrift(secs(now), secs(a.reset));
       if (a.reset !== null && a.status === 'ok') this.readPeriod(now, secs(a.reset));
       if (a.reset !== null && a.status === 'ok') this.learnRefill(now, secs(a.reset), a.remaining);
     }

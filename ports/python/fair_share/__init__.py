@@ -48,7 +48,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.18.1"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.20.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -459,6 +459,7 @@ class FairShare:
         self.window_end = self.last_end = None  # a window end the stated resets agree on
         self.period_read = self.period_before = None  # (end, period) read there; the one before
         self.stated_end = None  # the first success that stated the current end, (end, (t, r))
+        self.fixed_end = None  # on a fixed window, the end stated since the mode or the last turnover
         self.reset_span = None  # where the resets fall, modulo the period, (lo, hi)
         self.moving_end = self.refill_bound = None  # (end, t, reset, r) of the last answer; the learned refill
         # the lowest ceiling the stated resets put on a bucket's refill, the longest reset, no bucket
@@ -608,8 +609,24 @@ class FairShare:
             elif 2 * tally[3] >= tally[1]:
                 self.sliding = False
             self.echo = [t, 0, 0, 0, 0.0]
+    def read_end_drift(self, t, stated):  # a fixed window's end that drifts within a window is none
+        if self.reset_at is None:
+            self.fixed_end = None
+            return
+        end = t + stated
+        if self.fixed_end is None:
+            self.fixed_end = end
+            return
+        drift, res = abs(end - self.fixed_end), secs(self.c["reset_resolution"])
+        if drift <= 2.0 * res:
+            return
+        # whole periods later is the next window's end (on a period of a few resolutions, never)
+        if self.period > 4.0 * res and abs(drift - _round(drift / self.period) * self.period) <= 2.0 * res:
+            self.fixed_end = end
+        else:
+            self.reset_span, self.fixed_end = None, None
     def read_fixed_end(self, t, stated, r, apart):  # a stated end that stays put while r falls
-        if self.reset_at is not None or not self.knows_quota():
+        if self.reset_at is not None:
             self.stated_end = None
             return
         end, same = t + stated, secs(self.c["reset_resolution"])
@@ -618,8 +635,13 @@ class FairShare:
             self.stated_end = (end, (t, r))
             return
         first_end, first = cur
+        if not (r < first[1] and t - first[0] > apart):
+            return
+        if not self.knows_quota():  # no period to place it by, but no bucket's end stays put
+            self.no_bucket, self.stated_end = True, None
+            return
         # a fixed window's end is never more than a period away (a sliding-window counter's can be)
-        if first_end - first[0] <= self.period + same and r < first[1] and t - first[0] > apart:
+        if first_end - first[0] <= self.period + same:
             self.place_reset(first_end - same, first_end)  # a stated end is rounded up
             self.place_reset(end - same, end)
             self.stated_end = None
@@ -645,6 +667,7 @@ class FairShare:
             if not self.sliding and r > self.newest[1] + self.refill() * (t - self.newest[0] + slack + self.newest_slack) + max(self.limit * 0.1, 2.0):
                 newest = self.newest
                 self.place_reset(newest[0], t)  # a window reset between the two readings
+                self.fixed_end = None
                 self.full_start = False
                 self.newest, self.newest_slack = (t, r), slack
                 return self.carry_window(newest, (t, r))
@@ -705,7 +728,8 @@ class FairShare:
             ceiling = (self.limit - r + 1.0) / (stated - res)
             self.refill_ceiling = ceiling if self.refill_ceiling is None else min(self.refill_ceiling, ceiling)
         end, last = t + stated, self.moving_end
-        moved = last is not None and t > last[1] and abs(end - last[0]) > res
+        # an end that moved, or a count that rose (a bucket filling), is no fixed window's
+        moved = last is not None and t > last[1] and (abs(end - last[0]) > res or r > last[3] + 1.0)
         self.moving_end = (end, t, stated, r)
         if not moved or stated <= 0.0:
             return
@@ -815,6 +839,7 @@ class FairShare:
                 self.read_echo(secs(counted), float(remaining))
             self.level(now, secs(counted), float(remaining))
             if reset is not None and cls == OK:
+                self.read_end_drift(secs(now), secs(reset))
                 self.read_period(now, secs(reset))
                 self.learn_refill(now, secs(reset), float(remaining))
         if cls == OK:

@@ -34,7 +34,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.18.1' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.20.0' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -303,16 +303,39 @@ class FairShare
   # while its count falls (a bucket's end moves on as it is used, a sliding window's is a period
   # after its newest request). Two successes more than two resolutions apart that state the same
   # end (within a resolution), the count lower at the second, place its reset at once.
+  # On a fixed window every success of one window states its end within a resolution, and the
+  # next window's a period later: an end that drifts further, not by whole periods, without a
+  # turnover of the level, is a sliding-window counter's or a sliding log's.
+  def read_end_drift(t, stated)
+    return @fixed_end = nil unless reset_at
+    end_at = t + stated
+    return @fixed_end = end_at unless @fixed_end
+    drift = (end_at - @fixed_end).abs
+    res = secs(@ns[:reset_resolution])
+    return if drift <= 2.0 * res
+    if @period > 4.0 * res && (drift - (drift / @period).round * @period).abs <= 2.0 * res
+      @fixed_end = end_at
+    else
+      @reset_span = nil
+      @fixed_end = nil
+    end
+  end
+
   def read_fixed_end(t, stated, r, apart)
-    return @stated_end = nil if reset_at || !knows_quota?
+    return @stated_end = nil if reset_at
     same = secs(@ns[:reset_resolution])
     end_at = t + stated
     unless @stated_end && (end_at - @stated_end[0]).abs <= same
       return @stated_end = [end_at, Sample.new(t, r)] # [end, the first success that stated it]
     end
     first_end, first = @stated_end
+    return unless r < first.r && t - first.t > apart
+    unless knows_quota? # no period to place it by, but no bucket's end stays put while r falls
+      @no_bucket = true
+      return @stated_end = nil
+    end
     # A fixed window's end is never more than a period away (a sliding-window counter's can be).
-    return unless first_end - first.t <= @period + same && r < first.r && t - first.t > apart
+    return unless first_end - first.t <= @period + same
     place_reset(first_end - same, first_end) # a stated end is rounded up to the resolution
     place_reset(end_at - same, end_at)
     @stated_end = nil
@@ -366,6 +389,7 @@ class FairShare
       if !@sliding && r > @newest.r + refill * (t - @newest.t + slack + @newest_slack) + fmax(@limit * 0.1, 2.0)
         newest = @newest
         place_reset(newest.t, t) # a fixed window turned over between the two readings
+        @fixed_end = nil
         @full_start = false
         @newest = s
         @newest_slack = slack
@@ -432,7 +456,8 @@ class FairShare
       @refill_ceiling = @refill_ceiling ? fmin(@refill_ceiling, ceiling) : ceiling
     end
     last = @moving_end
-    moved = last && t > last[1] && (end_at - last[0]).abs > res
+    # An end that moved, or a count that rose (a bucket filling), is no fixed window's.
+    moved = last && t > last[1] && ((end_at - last[0]).abs > res || r > last[3] + 1.0)
     @moving_end = [end_at, t, stated, r]
     return if !moved || stated <= 0.0
     bound = (@limit - r - 1.0) / stated
@@ -563,6 +588,7 @@ class FairShare
       end
       read_echo(secs(counted), a.remaining.to_f) if a.status == :ok
       observe_level(now, secs(counted), a.remaining.to_f)
+      read_end_drift(secs(now), secs(a.reset)) if a.reset && a.status == :ok
       read_period(now, secs(a.reset)) if a.reset && a.status == :ok
       learn_refill(now, secs(a.reset), a.remaining.to_f) if a.reset && a.status == :ok
     end

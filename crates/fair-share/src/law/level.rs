@@ -49,6 +49,7 @@ impl Law {
                 // the level is read as a window's allowance.
                 // The reset fell between the two readings.
                 self.place_reset(newest.t, t);
+                self.stated.fixed_end = None;
                 self.carry_window(newest, s);
                 return true;
             }

@@ -11,8 +11,8 @@
 //!                           └────────┘  a reset short of a period, no quota    └───────────────┘
 //!                             │    ^    known, or the level refills between       │        ^
 //!       a turnover, or an end │    │    own sends                                 │        │ alone, the
-//!       that stays put while  │    │ the level rises          an end that stays │        │ level echoes
-//!       the count falls       v    │ without a reset          put, count falling│        │ own sends
+//!       that stays put while  │    │ the level rises, or      an end that stays │        │ level echoes
+//!       the count falls       v    │ the end drifts           put, count falling│        │ own sends
 //!                       ┌─────────────┐ <─────────────────────────────────────────┘        │
 //!                       │ FixedWindow │ ───────────────────────────────────────────────────┘
 //!                       └─────────────┘
@@ -73,6 +73,10 @@ pub(super) enum Evidence {
     StatedEndStaysPut { resets: (f64, f64) },
     /// On a fixed window, the level rose by more than a count's rounding without a reset.
     RefilledWithoutReset,
+    /// On a fixed window, the stated end drifted by more than two resolutions, and not by
+    /// whole periods, without a turnover of the level: a sliding-window counter's next drop or
+    /// a sliding log's oldest admission, which stayed put through the first window.
+    EndDrifted,
     /// Three answered readings in a row, over more than two slacks, each stated a whole
     /// period and more than a bucket's reset (`(B − r)/R`).
     ResetsSaySliding,
@@ -128,8 +132,8 @@ impl Mode {
                 self.shape = S::FixedWindow { resets };
                 self.full = false;
             }
-            // The server refills after all.
-            E::RefilledWithoutReset => {
+            // The server refills after all, or its stated end moves on within a window.
+            E::RefilledWithoutReset | E::EndDrifted => {
                 if let S::FixedWindow { .. } = self.shape {
                     self.shape = S::Bucket;
                 }

@@ -4,16 +4,17 @@
 //! stated ends (`stated.rs`); a bucket's or sliding window's refill is learned here from the
 //! stated resets: a bucket is whole again `(B − r)/R` after the answer, and a sliding window has
 //! `B` again a period `B/R` after its newest request, so each answer whose stated end moved by
-//! more than a resolution since the process's last one bounds the refill from below,
-//! `R ≥ (B − r − 1)/reset`, and the refill is the largest bound seen. Two answers in a row that
-//! state the same reset at levels further apart than a bucket's reset allows
+//! more than a resolution since the process's last one, or whose count rose under the same end
+//! (a bucket filling; no fixed window's count rises between its resets), bounds the refill from
+//! below, `R ≥ (B − r − 1)/reset`, and the refill is the largest bound seen. Two answers in a
+//! row that state the same reset at levels further apart than a bucket's reset allows
 //! (`2·res·(B − r + 1)/(reset − res) + 1`) are a sliding window's: its refill is `B/reset` at
 //! once. A bucket's reset is also rounded up by less than a resolution, so each answer caps its
-//! refill, `R ≤ (B − r + 1)/(reset − res)`; a lower bound above the lowest cap, or a fixed
-//! window's turnover, is no bucket: the refill is then `B` over the longest reset stated, the
-//! window's period from below, until a period is read. Whenever `R` and the period move, the rate
-//! moves with them, so a process that ran on a wrong quota is at its share of the right one at
-//! once.
+//! refill, `R ≤ (B − r + 1)/(reset − res)`; a lower bound above the lowest cap, a fixed
+//! window's turnover, or an end that stays put while the count falls (`stated.rs`), is no
+//! bucket: the refill is then `B` over the longest reset stated, the window's period from
+//! below, until a period is read. Whenever `R` and the period move, the rate moves with them, so
+//! a process that ran on a wrong quota is at its share of the right one at once.
 
 use super::Law;
 use crate::answer::Policy;
@@ -111,7 +112,12 @@ impl Law {
             reset: stated,
             r,
         });
-        let Some(last) = last.filter(|l| t > l.at && (end - l.end).abs() > res) else {
+        // A fixed window's stated end stays put while its count falls, and its
+        // `(B − r − 1)/reset` bounds nothing; an end that moved, or a count that rose (no fixed
+        // window's does between its resets: a bucket filling while nobody takes much states
+        // the same end too), is a bucket's or a sliding window's.
+        let Some(last) = last.filter(|l| t > l.at && ((end - l.end).abs() > res || r > l.r + 1.0))
+        else {
             return;
         };
         if stated <= 0.0 {

@@ -15,6 +15,12 @@
 //!   but more than a period ahead. The end is rounded up to the resolution, so the reset is
 //!   placed in the resolution below both ends. A refusal whose reset is its `Retry-After`, more
 //!   than two resolutions off, reads the end too (its count 0), one resolution after the first.
+//!   Without a quota known the end cannot be placed, but no bucket states it: the refill is
+//!   then the limit over the longest reset stated (`refill.rs`).
+//! - *An end that drifts* (`read_end_drift`): on a fixed window, an end more than two
+//!   resolutions from the one its window's first success stated, and not whole periods on,
+//!   without a turnover of the level, is a sliding-window counter's next drop or a sliding
+//!   log's oldest admission: no fixed window.
 //! - *The period* (`read_period`), for a server that states a limit and a reset but no policy
 //!   (GitHub): a fixed window's end is the same instant on every answer until it turns over. Two
 //!   ends in a row, each stated alike for more than two resolutions, with a turnover of the level
@@ -52,6 +58,10 @@ pub(super) struct WindowEnd {
 /// What the stated resets have said so far.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct StatedResets {
+    /// On a fixed window, the end its first success stated since the mode or the last
+    /// turnover: every later end of the same window is within a resolution of it
+    /// (`read_end_drift`).
+    pub(super) fixed_end: Option<f64>,
     /// Readings in a row whose stated reset says sliding window (see `read_reset`).
     pub(super) sliding_votes: u32,
     /// When the first of them came.
@@ -141,7 +151,7 @@ impl Law {
     /// its first 2.5 s leaves no two successes 2 s apart to read it by, and the processes that
     /// could not tell it were cut twice for the same empty window while the one that could was not.
     pub(super) fn read_fixed_end(&mut self, t: f64, stated: f64, r: f64, apart: f64) {
-        if self.mode.is_fixed() || !self.knows_quota() {
+        if self.mode.is_fixed() {
             self.stated.stated_end = None;
             return;
         }
@@ -155,17 +165,60 @@ impl Law {
             self.stated.stated_end = Some((end, Sample { t, r }));
             return;
         };
+        if !(r < first.r && t - first.t > apart) {
+            return;
+        }
+        if !self.knows_quota() {
+            // Without a period the window cannot be placed, but it is no bucket: a bucket's end
+            // moves on by more than the time passed while its count falls. The refill is then
+            // `B` over the longest reset stated (`refill.rs`), and the next end read places it.
+            self.learned.no_bucket = true;
+            self.stated.stated_end = None;
+            return;
+        }
         // A fixed window's end is never more than a period away: an end first stated from
         // further off is not one (a sliding-window counter states when its allowance is whole
         // again, the end of the window after this one while the previous still weighs).
         let within_a_period = first_end - first.t <= self.period + same;
-        if within_a_period && r < first.r && t - first.t > apart {
+        if within_a_period {
             // A stated end is rounded up to the resolution: the end is within one below it.
             let first = narrowed(None, first_end - same, first_end, self.period);
             let resets = narrowed(Some(first), end - same, end, self.period);
             self.mode.on(Evidence::StatedEndStaysPut { resets });
             self.stated.stated_end = None;
             self.level.window = None;
+        }
+    }
+
+    /// On a fixed window every success of one window states its end within a resolution, and
+    /// the next window's a period later. An end that drifted further than two resolutions
+    /// but by less than a period short of one is no fixed window's: a sliding-window
+    /// counter's next drop or a sliding log's oldest admission, whose first window (nothing
+    /// weighed yet, nothing left yet) stated an end that stayed put.
+    pub(super) fn read_end_drift(&mut self, t: f64, stated: f64) {
+        if !self.mode.is_fixed() {
+            self.stated.fixed_end = None;
+            return;
+        }
+        let end = t + stated;
+        let Some(first) = self.stated.fixed_end else {
+            self.stated.fixed_end = Some(end);
+            return;
+        };
+        let (drift, res, period) = ((end - first).abs(), self.resolution(), self.period);
+        if drift <= 2.0 * res {
+            return;
+        }
+        // Whole periods later is the next window's end, a turnover the level did not show (a
+        // crowd spent the new allowance before this process read it); on a period of a few
+        // resolutions the ends cannot tell, and the level's turnovers alone reset the end.
+        let whole_periods =
+            period > 4.0 * res && (drift - (drift / period).round() * period).abs() <= 2.0 * res;
+        if whole_periods {
+            self.stated.fixed_end = Some(end);
+        } else {
+            self.mode.on(Evidence::EndDrifted);
+            self.stated.fixed_end = None;
         }
     }
 

@@ -56,12 +56,14 @@ fn without_a_policy_the_refill_is_learned_from_the_stated_resets_of_a_bucket_or_
     assert_eq!(t.rate, 4.0);
     t.respond_ns(15 * S / 2, 0, &github(5, 0, 4 * S / 5), &mut rng);
     assert!((t.rate - 5.0).abs() < 1e-12, "{}", t.rate);
-    // An end that did not move (a fixed window before its turnover) says nothing.
+    // An end that did not move while the count fell (a fixed window before its turnover)
+    // bounds nothing, but says no bucket: the refill is the limit over the longest reset
+    // stated, the window's period from below.
     let mut window = build(1);
     for at in [5, 10, 15, 20] {
         window.respond_ns(at * S, 0, &github(100, 90 - at, (60 - at) * S), &mut rng);
     }
-    assert_eq!(window.rate, R);
+    assert_eq!((window.rate, window.period), (100.0 / 55.0, 55.0));
     // A sliding window of 1,000 per hour says a whole window whatever the count.
     // one reset at levels 300 tokens apart is no bucket's (whose reset would differ by
     // 300/R): the refill is B/reset at once, and lower levels leave it.
@@ -215,7 +217,9 @@ fn without_a_policy_a_fixed_windows_period_is_read_from_its_stated_reset() {
     };
     let mut t = build(1);
     windows(&mut t, &mut rng, 5, 55);
-    assert_eq!(t.period, 3600.0);
+    // The first window's end stays put while its count falls: no bucket, and its period is
+    // at least the longest reset stated.
+    assert_eq!(t.period, 55.0);
     // The second window's end, said alike for more than 2 s: a period of 60 s.
     windows(&mut t, &mut rng, 60, 70);
     assert_eq!(t.period, 60.0);
@@ -277,9 +281,10 @@ fn a_period_read_a_resolution_long_changes_nothing_but_a_shorter_one_is_taken() 
         periods.push(t.period);
         from = end + 1;
     }
-    // The default hour until two steady ends were read; then 60 s (121 − 61), and never the
-    // 61 s read at the third end (182 − 121) and every other one after it.
-    assert_eq!(periods[0], 3600.0, "{periods:?}");
+    // The longest reset of the first window (60 s: no bucket's end stays put while its count
+    // falls) until two steady ends were read; then 60 s (121 − 61), and never the 61 s read
+    // at the third end (182 − 121) and every other one after it.
+    assert_eq!(periods[0], 60.0, "{periods:?}");
     assert!(periods[1..].iter().all(|&p| p == 60.0), "{periods:?}");
     assert!((t.rate - 100.0 / 60.0).abs() < 1e-12);
 }
@@ -314,7 +319,8 @@ fn a_period_read_from_resets_in_seconds_to_go_takes_each_windows_earliest_stated
         periods.push(t.period);
         start = end + 0.05;
     }
-    assert_eq!(periods[0], 3600.0, "{periods:?}");
+    // (The first window's longest stated reset, 5 s, before any end was read.)
+    assert_eq!(periods[0], 5.0, "{periods:?}");
     assert!(periods[2..].iter().all(|&p| p == 5.0), "{periods:?}");
     assert!((t.rate - 10.0).abs() < 1e-12, "{}", t.rate);
 }
@@ -365,4 +371,94 @@ fn a_refusal_whose_reset_is_its_retry_after_reads_a_fixed_windows_end() {
         ..refusal
     };
     assert!(!read(7 * S / 2, near));
+}
+
+#[test]
+fn a_bucket_filling_while_it_states_one_end_teaches_its_refill() {
+    // GCRA of 3,101 per 49 s, empty at the start, read through @fastify/rate-limit's fields:
+    // the limit, the count and the seconds until it is whole, no policy. A process of 84
+    // threads sends 1.3 a second, the bucket fills at 63: every answer states the same end
+    // (when it will be whole) while the count rises. A fixed window's end stays put too, but
+    // its count never rises between resets, so `(B − r − 1)/reset` bounds the refill here. On
+    // the default quota (1.25 a second) the process never found out: its window of the law
+    // read a level rising 50 times faster than its refill, and never closed.
+    let rate = 3101.0 / 49.0;
+    let mut rng = test_rng();
+    let mut t = build(84);
+    let mut at: f64 = 0.1;
+    let mut level: f64 = 0.0;
+    while at < 10.0 {
+        level += rate * 0.75 - 1.0;
+        let left = level.floor() as u64;
+        let answer = Answer {
+            limit: Some(3101),
+            reset: ns((((3101.0 - level) / rate).ceil() as u64) * S),
+            ..answer(Status::Ok, left)
+        };
+        t.respond_ns(from_secs(at), 0, &answer, &mut rng);
+        at += 0.75;
+    }
+    assert!(t.rate > 0.9 * rate && t.rate <= rate, "{}", t.rate);
+}
+
+#[test]
+fn an_end_that_stays_put_while_the_count_falls_says_no_bucket_before_a_period_is_known() {
+    // Flask-Limiter's fixed window of 30 a minute, opened by the first request, GitHub's
+    // fields (an epoch-second reset, no policy), the default quota 1.25 a second. The first
+    // window's answers name one end while the count falls: no bucket's end stays put as it is
+    // used, so the refill is the limit over the longest reset stated (a minute), before any
+    // period is read. Taken as a bucket, the next window's first answer (28 left, a minute to
+    // go) set the refill to its lower bound, a token a minute, and the process to a request
+    // every quarter of an hour.
+    let mut rng = test_rng();
+    let mut t = build(4);
+    for k in 0..8u64 {
+        let at = 0.1 + 0.8 * k as f64;
+        let reset = (61.0 - at).ceil() as u64;
+        t.respond_ns(
+            from_secs(at),
+            0,
+            &stated(Status::Ok, 29 - 2 * k, reset),
+            &mut rng,
+        );
+    }
+    assert!((t.rate - 30.0 / 61.0).abs() < 0.02, "{}", t.rate);
+    for (at, left) in [(62.5f64, 28), (63.3, 27), (64.1, 25)] {
+        let reset = (122.0 - at).ceil() as u64;
+        t.respond_ns(from_secs(at), 0, &stated(Status::Ok, left, reset), &mut rng);
+    }
+    assert!(t.rate > 0.45 && t.rate < 0.55, "{}", t.rate);
+}
+
+#[test]
+fn a_fixed_window_whose_stated_end_drifts_within_a_window_is_none() {
+    // 50 per 5 s, the quota told. A sliding-window counter states when its count next drops:
+    // through its first window (nothing weighs yet) that is the window's end, and two answers
+    // read it as a fixed window's. From then on the end moves a second every second, with no
+    // turnover of the level: no fixed window's end does that.
+    let mut rng = test_rng();
+    let mut t = shaped(4, 50.0, 5);
+    let mut left = 49;
+    for k in 0..4u64 {
+        let at = 0.2 + 0.9 * k as f64;
+        let reset = (5.0 - at).ceil() as u64;
+        let answer = Answer {
+            limit: Some(50),
+            reset: ns(reset * S),
+            ..answer(Status::Ok, left)
+        };
+        t.respond_ns(from_secs(at), 0, &answer, &mut rng);
+        left -= 3;
+    }
+    assert!(t.mode.is_fixed(), "{:?}", t.mode);
+    for k in 0..4u64 {
+        let at = 5.3 + 0.9 * k as f64;
+        let answer = Answer {
+            limit: Some(50),
+            reset: ns(S),
+            ..answer(Status::Ok, 2)
+        };
+        t.respond_ns(from_secs(at), 0, &answer, &mut rng);
+    }
+    assert!(!t.mode.is_fixed(), "{:?}", t.mode);
 }
