@@ -373,6 +373,19 @@ const SHAPES: &[Shape] = &[
         minutes: 5,
         ..PLAIN
     },
+    // Flask-Limiter's counter stating when its count next drops, through GitHub's fields (no
+    // policy): through its first window its end stays put while the count falls (no bucket,
+    // no quota known yet), the next two read it as a fixed window's, and then the end drifts
+    // a second every second with no turnover: no fixed window after all, for good.
+    Shape {
+        name: "sliding_window_counter_github_next_drop",
+        server: "kind = \"sliding-window-counter\"\nlimit = 50\nwindow = \"5s\"\nreset = \"next-drop\"",
+        dialect: Headers::Github,
+        threads: 4,
+        others_every: 0.3,
+        minutes: 1,
+        ..PLAIN
+    },
 ];
 
 /// Every draw of the law at the middle of its range, where a script lists no draws: the

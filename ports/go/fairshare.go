@@ -170,6 +170,7 @@ type FairShare struct {
 	vsince   *float64
 	e0       *endSeen
 	fixedEnd *float64 // on a fixed window, the end stated since the mode or the last turnover
+	drifted  bool     // a fixed window's end drifted once: stated ends place none again
 	own      []float64
 	tally    *tallyT
 	cur      *periodCur
@@ -793,7 +794,7 @@ func (f *FairShare) resets(t, T, r float64) {
 }
 
 func (f *FairShare) end(t, T, r, apart float64) {
-	if f.fixed() {
+	if f.fixed() || f.drifted {
 		f.e0 = nil
 		return
 	}
@@ -844,6 +845,7 @@ func (f *FairShare) endDrift(t, T float64) {
 	} else {
 		f.shape = bucket
 		f.fixedEnd = nil
+		f.drifted = true
 	}
 }
 

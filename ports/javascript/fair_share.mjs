@@ -163,6 +163,7 @@ export class FairShare {
     this.periodRead = this.periodBefore = null; // { end, period } read there; the one before
     this.statedEnd = null; // the first success that stated the current end, { end, first }
     this.fixedEnd = null; // on a fixed window, the end stated since the mode or the last turnover
+    this.endDrifted = false; // a fixed window's end drifted once: stated ends place none again
     this.resetSpan = null; // where the resets fall, modulo the period, [lo, hi]
     this.movingEnd = this.refillBound = null; // { end, t, reset, r } of the last answer; the learned refill
     // the lowest ceiling the stated resets put on a bucket's refill, the longest reset, no bucket
@@ -379,10 +380,11 @@ export class FairShare {
     } else {
       this.resetSpan = null;
       this.fixedEnd = null;
+      this.endDrifted = true;
     }
   }
   readFixedEnd(t, stated, r, apart) {
-    if (this.resetAt !== null) {
+    if (this.resetAt !== null || this.endDrifted) {
       this.statedEnd = null;
       return;
     }

@@ -460,6 +460,7 @@ class FairShare:
         self.period_read = self.period_before = None  # (end, period) read there; the one before
         self.stated_end = None  # the first success that stated the current end, (end, (t, r))
         self.fixed_end = None  # on a fixed window, the end stated since the mode or the last turnover
+        self.end_drifted = False  # a fixed window's end drifted once: stated ends place none again
         self.reset_span = None  # where the resets fall, modulo the period, (lo, hi)
         self.moving_end = self.refill_bound = None  # (end, t, reset, r) of the last answer; the learned refill
         # the lowest ceiling the stated resets put on a bucket's refill, the longest reset, no bucket
@@ -624,9 +625,9 @@ class FairShare:
         if self.period > 4.0 * res and abs(drift - _round(drift / self.period) * self.period) <= 2.0 * res:
             self.fixed_end = end
         else:
-            self.reset_span, self.fixed_end = None, None
+            self.reset_span, self.fixed_end, self.end_drifted = None, None, True
     def read_fixed_end(self, t, stated, r, apart):  # a stated end that stays put while r falls
-        if self.reset_at is not None:
+        if self.reset_at is not None or self.end_drifted:
             self.stated_end = None
             return
         end, same = t + stated, secs(self.c["reset_resolution"])

@@ -318,11 +318,12 @@ class FairShare
     else
       @reset_span = nil
       @fixed_end = nil
+      @end_drifted = true # stated ends place no fixed window again
     end
   end
 
   def read_fixed_end(t, stated, r, apart)
-    return @stated_end = nil if reset_at
+    return @stated_end = nil if reset_at || @end_drifted
     same = secs(@ns[:reset_resolution])
     end_at = t + stated
     unless @stated_end && (end_at - @stated_end[0]).abs <= same

@@ -62,6 +62,10 @@ pub(super) struct StatedResets {
     /// turnover: every later end of the same window is within a resolution of it
     /// (`read_end_drift`).
     pub(super) fixed_end: Option<f64>,
+    /// A fixed window's stated end has drifted within a window: the server's ends (a sliding
+    /// log's oldest admission, a counter's next drop) stay put for a while now and then, and
+    /// say no fixed window when they do. Only the level's turnovers place one from then on.
+    pub(super) end_drifted: bool,
     /// Readings in a row whose stated reset says sliding window (see `read_reset`).
     pub(super) sliding_votes: u32,
     /// When the first of them came.
@@ -151,7 +155,7 @@ impl Law {
     /// its first 2.5 s leaves no two successes 2 s apart to read it by, and the processes that
     /// could not tell it were cut twice for the same empty window while the one that could was not.
     pub(super) fn read_fixed_end(&mut self, t: f64, stated: f64, r: f64, apart: f64) {
-        if self.mode.is_fixed() {
+        if self.mode.is_fixed() || self.stated.end_drifted {
             self.stated.stated_end = None;
             return;
         }
@@ -219,6 +223,7 @@ impl Law {
         } else {
             self.mode.on(Evidence::EndDrifted);
             self.stated.fixed_end = None;
+            self.stated.end_drifted = true;
         }
     }
 

@@ -461,4 +461,15 @@ fn a_fixed_window_whose_stated_end_drifts_within_a_window_is_none() {
         t.respond_ns(from_secs(at), 0, &answer, &mut rng);
     }
     assert!(!t.mode.is_fixed(), "{:?}", t.mode);
+    // Its end stays put now and then (here for 2.2 s while the count falls): after one drift,
+    // stated ends place no fixed window again.
+    for (at, left) in [(10.1f64, 6), (12.3, 3)] {
+        let answer = Answer {
+            limit: Some(50),
+            reset: ns(((15.0 - at).ceil() as u64) * S),
+            ..answer(Status::Ok, left)
+        };
+        t.respond_ns(from_secs(at), 0, &answer, &mut rng);
+    }
+    assert!(!t.mode.is_fixed(), "{:?}", t.mode);
 }
