@@ -195,10 +195,10 @@ impl Law {
     }
 
     /// On a fixed window every success of one window states its end within a resolution, and
-    /// the next window's a period later. An end that drifted further than two resolutions
-    /// but by less than a period short of one is no fixed window's: a sliding-window
-    /// counter's next drop or a sliding log's oldest admission, whose first window (nothing
-    /// weighed yet, nothing left yet) stated an end that stayed put.
+    /// the next window's a period later. An end that drifted further than two resolutions, not
+    /// by whole periods, since the last turnover of the level is no fixed window's: a
+    /// sliding-window counter's next drop or a sliding log's oldest admission, whose first
+    /// window (nothing weighed yet, nothing left yet) stated an end that stayed put.
     pub(super) fn read_end_drift(&mut self, t: f64, stated: f64) {
         if !self.mode.is_fixed() {
             self.stated.fixed_end = None;
