@@ -163,14 +163,23 @@ impl Headers {
 /// leaky bucket of 2 over 445 a second refills its 3 tokens in 6.7 ms; stated as `q=3;w=1` it
 /// would tell a client a rate 148 times too low.
 pub fn stated_quota(d: Decision) -> Quota {
-    let window = whole_seconds(d.window);
-    let limit = if window == d.window || d.window == 0 {
-        d.limit
+    whole_second_quota(d.limit, d.window)
+}
+
+/// `limit` per `window` as a policy in whole seconds states it (the sim's answers and the live
+/// server's `RateLimit-Policy` alike): the window rounded up, the quota the rate earns over it.
+pub fn whole_second_quota(limit: u64, window: Nanos) -> Quota {
+    let whole = whole_seconds(window);
+    let limit = if whole == window || window == 0 {
+        limit
     } else {
-        let earned = u128::from(d.limit) * u128::from(window) / u128::from(d.window);
+        let earned = u128::from(limit) * u128::from(whole) / u128::from(window);
         u64::try_from(earned).unwrap_or(u64::MAX)
     };
-    Quota { limit, window }
+    Quota {
+        limit,
+        window: whole,
+    }
 }
 
 /// A time as a field in whole seconds carries it, rounded up (the IETF `t`, possibly 0).

@@ -19,7 +19,7 @@ use std::time::{Duration, SystemTime};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::exchange::{Quota, Response, Status};
-use crate::limiter::{Decision, Headers};
+use crate::limiter::{Decision, Headers, whole_second_quota};
 use crate::time::{FOREVER, MAX_SERVER_WAIT, Nanos, scaled_nanos};
 
 pub const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
@@ -46,16 +46,13 @@ pub struct PolicyHeaders {
 impl PolicyHeaders {
     /// `window` is the policy's window in real time: how long one key takes to earn `limit`.
     pub fn new(limit: u64, window: Duration) -> Self {
-        let window_s = window.as_secs_f64().ceil().max(1.0) as u64;
-        // The quota the rate earns over those whole seconds, as the sim states it
-        // (`limiter::headers::stated_quota`): `q/w` is the rule's rate.
-        let ns = window.as_nanos();
-        let quota = if ns == 0 || ns == u128::from(window_s) * 1_000_000_000 {
-            limit
-        } else {
-            let earned = u128::from(limit) * u128::from(window_s) * 1_000_000_000 / ns;
-            u64::try_from(earned).unwrap_or(u64::MAX)
-        };
+        // Whole seconds, and the quota the rate earns over them, as the sim states it.
+        let ns = u64::try_from(window.as_nanos()).unwrap_or(u64::MAX);
+        let Quota {
+            limit: quota,
+            window: whole,
+        } = whole_second_quota(limit, ns);
+        let window_s = whole / 1_000_000_000;
         PolicyHeaders {
             limit,
             window,
