@@ -88,9 +88,8 @@ def secs(n): return n / 1e9
 def _ln(v): return math.log(v) if v > 0.0 else -math.inf if v == 0.0 else math.nan  # f64::ln
 def _clamp(v, lo, hi): return lo if v < lo else hi if v > hi else v  # f64::clamp
 def _step(v): return _clamp(v, -LN_100, LN_2)  # clamp_step
-def _round(v): return math.copysign(math.floor(abs(v) + 0.5), v)  # Rust's f64::round: half away from 0
 def _rem_euclid(a, b): return math.fmod(a, b) + abs(b) if math.fmod(a, b) < 0.0 else math.fmod(a, b)
-def _round(v): return float(math.trunc(v)) + (math.copysign(1.0, v) if abs(v - math.trunc(v)) >= 0.5 else 0.0)
+def _round(v): return float(math.trunc(v)) + (math.copysign(1.0, v) if abs(v - math.trunc(v)) >= 0.5 else 0.0)  # Rust's f64::round: half away from 0
 
 # --- Reading an answer: Answer::read of crates/fair-share/src/answer.rs, with fields.rs (the list
 # grammar) and when.rs (the times). Durations are whole nanoseconds, DMAX Rust's Duration::MAX.
