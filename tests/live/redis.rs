@@ -1172,7 +1172,16 @@ fn redis_a_store_password_is_never_written_or_shown() {
         &["--store", &url, "--duration", "20s"],
         Duration::from_secs(60),
     );
-    assert_eq!(code, 0, "the run must reach Redis with the password: {err}");
+    // Exit 1 is an [expect] range missed: the scenario's 3 % of 429s is one 429 in a run this
+    // short, which live timing gives now and then (its subject is the lock, not this test's).
+    // A run that could not reach Redis exits 3 or 4.
+    assert!(
+        code == 0 || code == 1,
+        "the run must reach Redis with the password (exit {code}): {err}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(summary["ok"].as_u64() > Some(0), "{summary}");
     assert!(!err.contains(PW), "{err}");
     for entry in std::fs::read_dir(&out).unwrap() {
         let path = entry.unwrap().path();
