@@ -378,6 +378,20 @@ const SHAPES: &[Shape] = &[
     // no quota known yet), the next two read it as a fixed window's, and then the end drifts
     // a second every second with no turnover: no fixed window after all, for good.
     Shape {
+        name: "fixed_window_github_spent_early",
+        server: "kind = \"fixed-window\"\nlimit = 30\nwindow = \"1m\"\nstart = \"first-request\"",
+        dialect: Headers::Github,
+        threads: 4,
+        // Flask-Limiter's 30 a minute in GitHub's fields (no policy), others sending 20
+        // together 15 s in: the window is spent long before its reset, and a refusal there
+        // holds every thread of the process to the reset, not only the refused one (each would
+        // take a 429 of its own: 5 in this script without the hold, 1 with it).
+        others_every: 0.0,
+        others_burst: (20, 15.0),
+        minutes: 4,
+        ..PLAIN
+    },
+    Shape {
         name: "sliding_window_counter_github_next_drop",
         server: "kind = \"sliding-window-counter\"\nlimit = 50\nwindow = \"5s\"\nreset = \"next-drop\"",
         dialect: Headers::Github,

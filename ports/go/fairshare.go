@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.20.0"
+const Follows = "0.21.0"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -228,13 +228,8 @@ func (f *FairShare) Rate() float64 { f.mu.Lock(); defer f.mu.Unlock(); return f.
 
 func secs(ns int64) float64 { return float64(ns) / 1e9 }
 
-// NsHalfUp selects the page's ns(s) ("s·1e9 rounded half up") instead of
-// Duration::try_from_secs_f64's exact conversion (nearest, ties to even).
-var NsHalfUp = false
-
-const maxNs = math.MaxInt64
-
-// ns converts seconds to whole nanoseconds: 0 for s <= 0.
+// ns converts the law's own seconds to whole nanoseconds, as the page's ns(s): the f64
+// product s·1e9 rounded half up; 0 for s <= 0. (Seconds given or read are dur: durNs.)
 func ns(s float64) int64 {
 	if !(s > 0) {
 		return 0
@@ -242,11 +237,10 @@ func ns(s float64) int64 {
 	if s >= 9.2e9 {
 		return maxNs
 	}
-	if NsHalfUp {
-		return int64(math.Floor(s*1e9 + 0.5))
-	}
-	return durNs(s)
+	return int64(math.Floor(s*1e9 + 0.5))
 }
+
+const maxNs = math.MaxInt64
 
 // durNs is Rust's Duration::try_from_secs_f64 in nanoseconds: the exact product rounded
 // to the nearest, ties to even.
@@ -751,6 +745,13 @@ func (f *FairShare) refused(i int, now, s int64, ra *int64) {
 				sure = 0
 			}
 			f.holdProcess(now, now+sure)
+		} else if left := f.left(secs(now)); left > 0.5*f.period {
+			// Spent in the first half of its period: against the plan, so every thread holds
+			// to the reset, where the wait is long enough for its rounding to be a small part.
+			res := secs(durNs(f.p.ResetResolution))
+			if sra > 4*res {
+				f.holdProcess(now, now+ns(math.Max(sra-res, math.Min(left, sra))))
+			}
 		}
 	} else {
 		f.hold[i] = now

@@ -80,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.20.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.21.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -716,6 +716,12 @@ export class FairShare {
       // the predicted reset explains the refusal: the window is spent as planned)
       if (a.retryAfter !== null && !spent) {
         this.holdProcess(now, Math.min(now + Math.max(a.retryAfter - this.ns.reset_resolution, 0), U64));
+      } else if (a.retryAfter !== null && left !== null) {
+        // spent in the first half of its period: against the plan, every thread holds to the reset
+        const ra = secs(a.retryAfter), res = secs(this.ns.reset_resolution);
+        if (left > 0.5 * this.period && ra > 4 * res) {
+          this.holdProcess(now, Math.min(now + fromSecs(fmax(ra - res, fmin(left, ra))), U64));
+        }
       }
     } else { // 503, any other status, no answer: back this thread off, doubling
       const base = secs(this.ns.error_backoff) * 2 ** Math.min(th.errors, 30);

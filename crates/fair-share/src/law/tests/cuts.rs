@@ -195,16 +195,41 @@ fn a_spent_fixed_window_holds_until_its_reset_without_cutting_the_rate() {
 }
 
 #[test]
-fn a_spent_fixed_window_holds_the_refused_thread_not_the_process() {
-    // As above, with two threads: the refusal the reset explains holds the refused thread to
-    // the reset, and the other thread, paced toward that reset, is not held with it.
+fn a_fixed_window_spent_in_its_last_half_holds_the_refused_thread_not_the_process() {
+    // As above, with two threads, refused 1,700 s before the reset at 7200 s (under half the
+    // hour): the refusal the reset explains is the plan's tail, and holds the refused thread
+    // to the reset; the other thread, paced toward that reset, is not held with it.
     let mut t = turned_over_at_an_hour(2);
-    refuse(&mut t, 5000, 2200, true);
+    refuse(&mut t, 5500, 1700, true);
     assert!(t.threads[0].hold >= 7200 * S);
-    assert_eq!(t.wait(5000 * S, 1), 0);
+    assert_eq!(t.wait(5500 * S, 1), 0);
     // A refusal that the reset does not explain holds both, for its wait less its rounding.
-    refuse(&mut t, 5100, 10, false);
-    assert_eq!(t.wait(5100 * S, 1), 9 * S);
+    refuse(&mut t, 5600, 10, false);
+    assert_eq!(t.wait(5600 * S, 1), 9 * S);
+}
+
+#[test]
+fn a_fixed_window_spent_in_its_first_half_holds_the_whole_process_to_its_reset() {
+    // Refused at 5000 s, 2,200 s before the reset (more than half the hour to go): the
+    // allowance went faster than planned, and the other thread would only meet the empty
+    // window too. Both wait for the reset, the rate uncut.
+    let mut t = turned_over_at_an_hour(2);
+    let x = t.thread_rate();
+    refuse(&mut t, 5000, 2200, true);
+    assert_eq!(t.thread_rate(), x);
+    // The turnover was read between 3500 s and 3600 s, so the reset is placed at 7150 s: the
+    // later bound is the `Retry-After` less its rounding.
+    assert_eq!(t.wait(5000 * S, 1), 2199 * S);
+    // A wait of a few resolutions places the reset too loosely: the other thread is not held.
+    // 50 per 5 s, turned over at 10 s, refused at 12 s with 3 s to go.
+    let mut t = shaped(2, 50.0, 5);
+    t.observe(0, 9.5, 5.0);
+    t.observe(0, 10.5, 50.0);
+    let x = t.thread_rate();
+    refuse(&mut t, 12, 3, true);
+    assert_eq!(t.thread_rate(), x, "the reset explains the refusal");
+    assert!(t.threads[0].hold >= 15 * S);
+    assert!(t.wait(12 * S, 1) < S, "{}", t.wait(12 * S, 1));
 }
 
 #[test]
