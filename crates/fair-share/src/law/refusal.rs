@@ -125,7 +125,7 @@ impl Law {
     /// reset, or it had not yet read the window: a first window read as a bucket): the key is
     /// empty until the reset for every thread, which would otherwise each take a 429 of its
     /// own there, one spacing after the other (Flask-Limiter's 30 a minute: 12 probes of 3 × 4
-    /// threads in the first window). Where the wait is at least [`HOLD_RESOLUTIONS`] of the
+    /// threads in the first window). Where the wait is more than [`HOLD_RESOLUTIONS`] of the
     /// header's resolution, so that its rounding is a small part of it: the process holds to
     /// the later of the `Retry-After` less its rounding and the predicted reset. A refusal in a
     /// window's last half is the plan's tail, and holds only its thread (`refused`).
