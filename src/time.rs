@@ -33,6 +33,11 @@ pub fn from_secs(s: f64) -> Nanos {
     }
 }
 
+/// A [`Duration`] as nanoseconds, saturating past 584 years.
+pub fn duration_nanos(d: Duration) -> Nanos {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
 /// The one conversion of a number from outside (a header, a scenario, a flag) to a real
 /// [`Duration`]: seconds as a float, saturating as [`from_secs`] does. NaN and negative
 /// values are zero, values past what a `Duration` holds are `Duration::MAX` (which

@@ -15,7 +15,7 @@ use super::{Acquire, Algorithm, BuildContext, Throttle};
 use crate::config::ParamProblem;
 use crate::exchange::{Response, Status};
 use crate::rng::SimRng;
-use crate::time::{HumanDuration, Nanos};
+use crate::time::{HumanDuration, Nanos, duration_nanos};
 
 /// `fair-share`'s parameters as a scenario writes them (durations as `"250ms"`, `"1h"`): the
 /// fields of [`fair_share::Params`], named alike, where each is documented with its default and
@@ -57,7 +57,7 @@ pub struct FairShareConfig {
 impl Default for FairShareConfig {
     fn default() -> Self {
         let p = Params::default();
-        let h = |d: Duration| HumanDuration(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        let h = |d: Duration| HumanDuration(duration_nanos(d));
         FairShareConfig {
             quota: p.quota,
             period: p.period.map(h),
@@ -197,13 +197,13 @@ fn answer(r: &Response) -> Answer {
 impl Throttle for FairShare {
     fn delay(&mut self, now: Nanos, thread: usize, rng: &mut SimRng) -> Nanos {
         let wait = self.0.delay(time(now), thread, &mut SimDraw(rng));
-        u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX)
+        duration_nanos(wait)
     }
 
     fn acquire(&mut self, now: Nanos, thread: usize, _: &mut SimRng) -> Acquire {
         match self.0.acquire(time(now), thread) {
             Duration::ZERO => Acquire::Send,
-            more => Acquire::Wait(u64::try_from(more.as_nanos()).unwrap_or(u64::MAX)),
+            more => Acquire::Wait(duration_nanos(more)),
         }
     }
 

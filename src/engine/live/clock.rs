@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::time::{Nanos, duration_from_secs, instant_after, scaled_nanos};
+use crate::time::{Nanos, duration_from_secs, duration_nanos, instant_after, scaled_nanos};
 
 #[derive(Clone, Copy, Debug)]
 pub struct ScaledClock {
@@ -37,8 +37,7 @@ impl ScaledClock {
     /// Wall-clock nanoseconds since the Unix epoch of this clock's origin, for other processes.
     pub fn unix_origin(&self) -> u64 {
         let wall = SystemTime::now() - self.origin.elapsed();
-        wall.duration_since(UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+        wall.duration_since(UNIX_EPOCH).map_or(0, duration_nanos)
     }
 
     pub fn scale(&self) -> f64 {

@@ -20,7 +20,7 @@ use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::exchange::{Quota, Response, Status};
 use crate::limiter::{Decision, Headers, whole_second_quota};
-use crate::time::{FOREVER, MAX_SERVER_WAIT, Nanos, scaled_nanos};
+use crate::time::{FOREVER, MAX_SERVER_WAIT, Nanos, duration_nanos, scaled_nanos};
 
 pub const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
 pub const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("ratelimit-remaining");
@@ -47,7 +47,7 @@ impl PolicyHeaders {
     /// `window` is the policy's window in real time: how long one key takes to earn `limit`.
     pub fn new(limit: u64, window: Duration) -> Self {
         // Whole seconds, and the quota the rate earns over them, as the sim states it.
-        let ns = u64::try_from(window.as_nanos()).unwrap_or(u64::MAX);
+        let ns = duration_nanos(window);
         let Quota {
             limit: quota,
             window: whole,
