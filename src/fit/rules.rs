@@ -133,7 +133,12 @@ impl Rule {
                 && e.at >= predict.window_start + 0.95 * window
                 && e.at < predict.window_start + window
             {
-                predict.window_start = e.at;
+                // A window started by a request begins at the first one admitted: a refusal
+                // that already shows the new count was answered as the old one ended.
+                predict.window_start = match start_of(*self) {
+                    Some(WindowStart::FirstRequest) if !e.admitted => e.at - window,
+                    _ => e.at,
+                };
                 predict.level = 0.0;
             }
             seen = e.remaining.or(seen);
@@ -293,13 +298,17 @@ impl Predictor {
                 start,
             } => {
                 if e.at >= self.window_start + window {
-                    self.window_start = match start {
+                    match start {
                         WindowStart::Clock => {
                             let k = ((e.at - self.window_start) / window).floor();
-                            self.window_start + k * window
+                            self.window_start += k * window;
                         }
-                        WindowStart::FirstRequest => e.at,
-                    };
+                        // Only an admitted request opens a window (the first after the last
+                        // one ended always is): a refusal here says the last one had not
+                        // ended yet, and the window stays over until one is admitted.
+                        WindowStart::FirstRequest if e.admitted => self.window_start = e.at,
+                        WindowStart::FirstRequest => {}
+                    }
                     self.level = 0.0;
                 }
                 if e.admitted {
@@ -332,6 +341,14 @@ impl Predictor {
     }
 }
 
+/// Where a fixed window's windows start; `None` for the other rules.
+fn start_of(rule: Rule) -> Option<WindowStart> {
+    match rule {
+        Rule::FixedWindow { start, .. } => Some(start),
+        _ => None,
+    }
+}
+
 /// The largest rise of the count from one answer to the next.
 pub(super) fn largest_rise(events: &[Event]) -> f64 {
     let counts = events.iter().filter_map(|e| e.remaining);
@@ -353,7 +370,10 @@ pub(super) fn window_start(events: &[Event], rise: f64, window: f64, t0: f64) ->
     for e in events {
         if let Some(r) = e.remaining {
             if last.is_some_and(|l| r - l >= rise) {
-                return e.at - ((e.at - t0) / window).ceil() * window;
+                // Whole windows back to one that holds `t0`, a reset up to 5 % late (the
+                // trace dates it at the first answer after) counted as on time.
+                let back = ((e.at - t0) / window - 0.05).ceil().max(1.0);
+                return e.at - back * window;
             }
             last = Some(r);
         }

@@ -333,3 +333,34 @@ fn the_latency_is_written_as_measured_below_a_millisecond_too() {
         crate::time::parse_duration(s).unwrap();
     }
 }
+
+/// A window started by a request opens only with an admitted one: a refusal after the window
+/// the replay expects has ended says that window began later than the replay thought, and the
+/// next admitted request starts the next one.
+#[test]
+fn a_refusal_past_a_first_request_window_opens_no_window() {
+    let rule = Rule::FixedWindow {
+        limit: 2.0,
+        window: 5.0,
+        start: WindowStart::FirstRequest,
+    };
+    let event = |at: f64, admitted: bool, remaining: f64| {
+        let mut e = trace(rule, 1.0, 1).remove(0);
+        (e.at, e.admitted, e.limited, e.remaining) = (at, admitted, !admitted, Some(remaining));
+        e
+    };
+    // Windows from 0 and from 5.2 (the first admitted after 5.05's refusal).
+    let events = [
+        event(0.0, true, 1.0),
+        event(0.1, true, 0.0),
+        event(5.05, false, 0.0),
+        event(5.2, true, 1.0),
+        event(5.3, true, 0.0),
+        event(10.1, false, 0.0),
+        event(10.3, true, 1.0),
+    ];
+    let mut p = Predictor::new(rule, 2.0, 0.0);
+    let predicted: Vec<f64> = events.iter().map(|e| p.step(e)).collect();
+    // 5.05 shows the window over (the whole limit left); 10.1 is inside the window from 5.2.
+    assert_eq!(predicted, [1.0, 0.0, 2.0, 1.0, 0.0, 0.0, 1.0]);
+}

@@ -288,3 +288,32 @@ fn fit_writes_where_out_says_and_quiet_prints_nothing() {
         "{text}"
     );
 }
+
+/// A live trace of Flask-Limiter's fixed window of 50 per 5 s (two threads of `fixed`, 19.7 s,
+/// kept as it was recorded): its windows start at the first request admitted after the last
+/// one ended, and the refusal that ended each window was answered with the new window's full
+/// count. Replayed with that refusal as a window's start, the 5 s windows ended before the real
+/// ones and missed at every reset, and fit said a fixed window on the clock of 50 per 10.2 s
+/// with confidence 0.66.
+#[test]
+fn a_first_request_window_is_fitted_from_a_live_trace_whose_refusals_straddle_its_resets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("r");
+    fs::create_dir(&dir).unwrap();
+    fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/fit/flask_limiter_fixed_window/requests.csv"),
+        dir.join("requests.csv"),
+    )
+    .unwrap();
+    let f = &fit_json(tmp.path())["fit"];
+    let rule = &f["rule"];
+    assert_eq!(rule["rule"], "fixed-window", "{f:#}");
+    assert_eq!(rule["start"], "first-request", "{f:#}");
+    assert_eq!(rule["limit"], 50.0, "{f:#}");
+    let window = rule["window"].as_f64().unwrap();
+    assert!(
+        (window - 5.0).abs() <= 0.5,
+        "window {window} s, not 5 s: {f:#}"
+    );
+}
