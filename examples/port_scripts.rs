@@ -392,6 +392,18 @@ const SHAPES: &[Shape] = &[
         ..PLAIN
     },
     Shape {
+        name: "gcra_fastify_faster_than_its_resets",
+        server: "kind = \"gcra\"\nlimit = 20\nperiod = \"1s\"",
+        dialect: Headers::Fastify,
+        threads: 2,
+        // A bucket of 20 refilled at 20 a second in fastify's fields (no policy): kept full,
+        // it states a reset of one second and a count of 19 whatever its refill, so the law
+        // starts from the default quota's 1.25 a second; alone and full through a window it
+        // doubles, and its successes bound the refill from below.
+        minutes: 2,
+        ..PLAIN
+    },
+    Shape {
         name: "sliding_window_counter_github_next_drop",
         server: "kind = \"sliding-window-counter\"\nlimit = 50\nwindow = \"5s\"\nreset = \"next-drop\"",
         dialect: Headers::Github,

@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.21.0"
+const Follows = "0.22.0"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -105,6 +105,7 @@ type lawWindow struct {
 	taken, refused float64
 	last           reading // the latest reading so far
 	overflow       float64 // tokens the refill may have lost to a full bucket, which the level cannot show
+	successes      float64 // own successes read after the first reading: tokens the refill gave
 }
 
 type newestReading struct{ t, r, h float64 }
@@ -152,36 +153,37 @@ type FairShare struct {
 	sentSet   []bool
 	errs      []int
 
-	shape    shape
-	spanLo   float64
-	spanHi   float64
-	phase    phase
-	full     bool
-	newest   *newestReading
-	win      *lawWindow
-	stated   bool
-	policy   *policyT
-	up       int64
-	upSet    bool
-	cut      int64
-	cutSet   bool
-	cuts     int
-	votes    int
-	vsince   *float64
-	e0       *endSeen
-	fixedEnd *float64 // on a fixed window, the end stated since the mode or the last turnover
-	drifted  bool     // a fixed window's end drifted once: stated ends place none again
-	own      []float64
-	tally    *tallyT
-	cur      *periodCur
-	last     *float64
-	pRead    *[2]float64 // the end a period was last read at, and that period
-	pBefore  *float64    // the period read at the end before it
-	tm       float64
-	nobucket bool
-	ceil     *float64
-	prev     *learnPrev
-	learned  *float64
+	shape      shape
+	spanLo     float64
+	spanHi     float64
+	phase      phase
+	full       bool
+	newest     *newestReading
+	win        *lawWindow
+	stated     bool
+	policy     *policyT
+	up         int64
+	upSet      bool
+	cut        int64
+	cutSet     bool
+	cuts       int
+	votes      int
+	vsince     *float64
+	e0         *endSeen
+	fixedEnd   *float64 // on a fixed window, the end stated since the mode or the last turnover
+	drifted    bool     // a fixed window's end drifted once: stated ends place none again
+	own        []float64
+	tally      *tallyT
+	cur        *periodCur
+	last       *float64
+	pRead      *[2]float64 // the end a period was last read at, and that period
+	pBefore    *float64    // the period read at the end before it
+	tm         float64
+	nobucket   bool
+	ceil       *float64
+	prev       *learnPrev
+	learned    *float64
+	fromResets bool // a stated reset bounded the refill: own successes no longer do
 }
 
 // New makes the law of a process of `threads` threads. random gives draws in [0, 1)
@@ -463,16 +465,16 @@ func (f *FairShare) ObserveNs(i int, now int64, a *Answer, latency int64) {
 		s = f.sent[i]
 	}
 	ok := a.Class == ClassOK
+	tcn := now - latency/2
+	if tcn < s {
+		tcn = s
+	}
+	tc := secs(tcn)
 	if a.Remaining != nil && (ok || a.Class == ClassLimited) {
 		r := float64(*a.Remaining)
 		if f.shape == noCount {
 			f.shape = bucket
 		}
-		tcn := now - latency/2
-		if tcn < s {
-			tcn = s
-		}
-		tc := secs(tcn)
 		if ok && a.Reset != nil {
 			T := secs(*a.Reset)
 			f.resets(secs(now), T, r)
@@ -498,6 +500,10 @@ func (f *FairShare) ObserveNs(i int, now int64, a *Answer, latency int64) {
 	switch a.Class {
 	case ClassOK:
 		f.errs[i] = 0
+		// A token the refill gave, read after the window's first reading.
+		if a.Remaining != nil && f.win != nil && tc > f.win.first.t {
+			f.win.successes++
+		}
 		if f.shape == noCount {
 			d := 0.0
 			if f.upSet {
@@ -668,6 +674,11 @@ func (f *FairShare) steer(now int64, t, r float64) {
 		k = 1
 	}
 	lx := mlog(f.x) + k*c(mlog(Rt/S))
+	// The whole total: a full bucket of unproven refill doubles it, then own successes bound R.
+	alone := f.nf*f.x >= (1-0.1)*S
+	if alone && f.overflowing(r) {
+		lx = math.Max(lx, mlog(f.x)+mlog(2))
+	}
 	var pr float64
 	if fixed {
 		pr = f.g(r - math.Max(f.B-r0, 0)*f.left(t)/f.period)
@@ -692,6 +703,37 @@ func (f *FairShare) steer(now int64, t, r float64) {
 	}
 	lx = lx + lam*math.Max(mlog(math.Min(pr, aim))-lx, -mlog(100))
 	f.setX(now, mexp(lx))
+	if alone {
+		f.learnFromSuccesses(now, t, r)
+	}
+}
+
+// unproven: a bucket's refill that nothing states, tells or bounds from its resets, past the
+// first window.
+func (f *FairShare) unproven() bool {
+	return !f.quotaP && f.policy == nil && !f.fromResets && !f.nobucket && !f.fixed() && f.phase == phaseSteady
+}
+
+// learnFromSuccesses: R·dt >= own successes + the level's rise over the window (others only
+// take more), the count rounded down; from windows whose level rose by at most 1.
+func (f *FairShare) learnFromSuccesses(now int64, t, r float64) {
+	w := f.win
+	dt, rise := t-w.first.t, r-w.first.r
+	if !f.unproven() || dt <= 0 || rise > 1 {
+		return
+	}
+	b := (w.successes + rise - 1) / dt
+	if !(b > f.R) || (f.ceil != nil && b > *f.ceil) {
+		return
+	}
+	f.learned = &b
+	f.refill(now, b, f.B/b)
+}
+
+// overflowing: full at both ends of the window, own successes and no refusal.
+func (f *FairShare) overflowing(r float64) bool {
+	w, top := f.win, f.B-1
+	return f.unproven() && f.B > 2 && w.successes > 0 && w.refused == 0 && w.first.r >= top && r >= top
 }
 
 func (f *FairShare) refused(i int, now, s int64, ra *int64) {
@@ -989,6 +1031,7 @@ func (f *FairShare) learn(now int64, T, r float64) {
 		f.longest(now)
 	} else if (f.learned == nil && b > 0) || (f.learned != nil && b > *f.learned) {
 		f.learned = &b
+		f.fromResets = true
 		f.refill(now, b, f.B/b)
 	}
 }

@@ -80,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.21.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.22.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -154,7 +154,8 @@ export class FairShare {
     // the window's reading the level is read against, what was taken before it, own 429s,
     // its latest reading, and the tokens the refill may have lost to a full bucket
     this.winSince = this.winLast = null;
-    this.winTaken = this.winRefused = this.winOverflow = 0;
+    this.winTaken = this.winRefused = this.winOverflow = this.winSuccesses = 0;
+    this.fromResets = false; // a stated reset bounded the refill: own successes no longer do
     this.lastDecrease = this.lastIncrease = this.slidingSince = null;
     this.clockAt = this.samples = this.decreases = this.updates = this.slidingVotes = 0;
     this.clockPhase = 0;
@@ -287,8 +288,11 @@ export class FairShare {
     // a first window that reads a flood cuts straight to the target
     const flood = this.updates === 0 && !this.fullStart && this.resetSpan === null && total > 4 * target;
     let lnX = ln(this.x) + (flood ? 1 : this.c.gain) * clampStep(ln(target / total));
-    const price = this.price(last.r - this.planned(last.t));
     const n = this.threads.length;
+    // the whole total: a full bucket of unproven refill doubles it, then own successes bound R
+    const alone = n * this.x >= (1 - 0.1) * total;
+    if (alone && this.overflowing(first, last)) lnX = fmax(lnX, ln(this.x) + ln(2));
+    const price = this.price(last.r - this.planned(last.t));
     const crowd = fmax(total / fmax(this.x, price), n);
     const periods = this.resetSpan !== null ? 4 : this.c.pull_periods; // slower on a fixed window
     let pull = fmin(this.slope() / (periods * crowd), this.c.pull_max);
@@ -299,6 +303,31 @@ export class FairShare {
     const cap = this.fullStart ? target * this.x / total : target;
     lnX += pull * fmax(ln(fmin(price, cap)) - lnX, -LN_100);
     this.setRate(now, exp(lnX));
+    if (alone) this.learnRefillFromSuccesses(now, first, last);
+  }
+
+  // A bucket's refill that nothing states, tells or bounds from its resets, past the first window.
+  refillUnproven() {
+    return this.c.quota === null && this.policy === null && !this.fromResets && !this.noBucket
+      && this.resetSpan === null && this.updates > 0;
+  }
+
+  // R*dt >= own successes + the level's rise over the window (others only take more), the count
+  // rounded down; from windows whose level rose by at most 1, so never above the own rate.
+  learnRefillFromSuccesses(now, first, last) {
+    const dt = last.t - first.t, rise = last.r - first.r;
+    if (!this.refillUnproven() || dt <= 0 || rise > 1) return;
+    const bound = (this.winSuccesses + rise - 1) / dt;
+    if (!(bound > this.rate) || (this.refillCeiling !== null && bound > this.refillCeiling)) return;
+    this.refillBound = bound;
+    this.moveRefill(now, bound, this.limit / bound);
+  }
+
+  // Full at both ends of the window, own successes and no refusal: the refill is more than taken.
+  overflowing(first, last) {
+    const top = this.limit - 1;
+    return this.refillUnproven() && this.limit > 2 && this.winSuccesses > 0 && this.winRefused === 0
+      && first.r >= top && last.r >= top;
   }
 
   applySlidingWindow(now, first, last, dt) {
@@ -431,7 +460,7 @@ export class FairShare {
   forgetSliding() { this.sliding = false; this.slidingVotes = 0; this.slidingSince = null; }
   openWindow(s) {
     this.window = s; this.samples = 1; this.winSince = s; this.winTaken = 0; this.winRefused = 0;
-    this.winLast = s; this.winOverflow = 0;
+    this.winLast = s; this.winOverflow = 0; this.winSuccesses = 0;
   }
 
   // A window of the law carries on across a fixed window's turnover.
@@ -546,6 +575,7 @@ export class FairShare {
     }
     if (!(bound > (this.refillBound ?? 0))) return;
     this.refillBound = bound;
+    this.fromResets = true;
     this.moveRefill(now, bound, this.limit / bound);
   }
 
@@ -649,9 +679,9 @@ export class FairShare {
     else if (a.remaining !== null && a.remaining >= this.limit) this.limit = a.remaining + 1; // what is left and this
     const th = this.threads[thread];
     const sent = th.lastSend ?? now;
+    const counted = Math.max(now - Math.floor(a.latency / 2), 0, sent); // a refusal's reset: from the last let in
     if (a.remaining !== null && (a.status === 'ok' || a.status === 'limited')) {
       this.headers = true;
-      const counted = Math.max(now - Math.floor(a.latency / 2), 0, sent); // a refusal's reset: from the last let in
       if (a.reset !== null && a.status === 'ok') {
         this.readReset(secs(now), secs(a.reset), a.remaining);
         this.readFixedEnd(secs(counted), secs(a.reset), a.remaining, 2 * secs(this.ns.reset_resolution));
@@ -669,6 +699,8 @@ export class FairShare {
     }
     if (a.status === 'ok') {
       th.errors = 0;
+      // a token the refill gave, read after the window's first reading
+      if (a.remaining !== null && this.window !== null && secs(counted) > this.window.t) this.winSuccesses += 1;
       if (!this.headers) { // blind to the count: climb by the probe, faster below the quota
         const since = this.lastIncrease !== null ? secs(now - Math.min(this.lastIncrease, now)) : 0;
         this.lastIncrease = now;

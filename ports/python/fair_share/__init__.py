@@ -48,7 +48,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.21.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.22.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -464,6 +464,7 @@ class FairShare:
         self.moving_end = self.refill_bound = None  # (end, t, reset, r) of the last answer; the learned refill
         # the lowest ceiling the stated resets put on a bucket's refill, the longest reset, no bucket
         self.refill_ceiling, self.longest_reset, self.no_bucket = None, 0.0, False
+        self.from_resets, self.win_successes = False, 0.0  # a reset bounded R; own successes in the window
         # when the server counted own successes over the last period; [since, readings, exact, above, level]
         self.own, self.echo = [], None
         x0, sleep = self.rate / n, c["initial_sleep"]
@@ -555,6 +556,9 @@ class FairShare:
         # a first window that reads a flood cuts straight to the target
         flood = self.updates == 0 and not self.full_start and self.reset_span is None and total > 4.0 * target
         ln_x = math.log(self.x) + (1.0 if flood else self.c["gain"]) * _step(_ln(target / total))
+        alone = n * self.x >= (1.0 - 0.1) * total  # the whole total: a slow start, then R from successes
+        if alone and self.overflowing(first, last):
+            ln_x = max(ln_x, math.log(self.x) + LN_2)
         price = self.price(r1 - self.planned(t1))
         crowd = max(total / max(self.x, price), n)
         periods = 4.0 if self.reset_span is not None else self.c["pull_periods"]
@@ -567,6 +571,8 @@ class FairShare:
         cap = target * self.x / total if self.full_start else target
         ln_x += pull * max(_ln(min(price, cap)) - ln_x, -LN_100)
         self.set_rate(now, math.exp(ln_x))
+        if alone:
+            self.learn_refill_from_successes(now, first, last)
     def reset_slack(self):  # a stated reset's rounding: the header's second, or 0.02 of the period
         return max(self.period * 0.02, secs(self.c["reset_resolution"]))
     def read_reset(self, t, stated, r):  # a whole period at any level: a sliding window
@@ -695,7 +701,7 @@ class FairShare:
             self.open_window((t, r))
     def open_window(self, s):
         self.window, self.samples, self.win_since, self.win_taken, self.win_refused = s, 1, s, 0.0, 0.0
-        self.win_last, self.win_overflow = s, 0.0
+        self.win_last, self.win_overflow, self.win_successes = s, 0.0, 0.0
     def carry_window(self, newest, s):  # a window of the law carries on across a turnover
         if self.window is None:
             return self.open_window(s)
@@ -742,8 +748,24 @@ class FairShare:
             self.no_bucket = True
             return self.refill_from_longest_reset(now)
         if bound > (0.0 if self.refill_bound is None else self.refill_bound):
+            self.refill_bound, self.from_resets = bound, True
+            self.move_refill(now, bound, self.limit / bound)
+    def refill_unproven(self):  # a bucket's refill nothing states, tells or bounds from its resets
+        return (self.c["quota"] is None and self.policy is None and not self.from_resets and not self.no_bucket
+                and self.reset_span is None and self.updates > 0)
+    def learn_refill_from_successes(self, now, first, last):  # R·dt >= own successes + the level's rise
+        (t0, r0), (t1, r1) = first, last
+        if not self.refill_unproven() or t1 - t0 <= 0.0 or r1 - r0 > 1.0:
+            return
+        bound = (self.win_successes + (r1 - r0) - 1.0) / (t1 - t0)
+        capped = self.refill_ceiling is not None and bound > self.refill_ceiling
+        if bound > self.rate and not capped:
             self.refill_bound = bound
             self.move_refill(now, bound, self.limit / bound)
+    def overflowing(self, first, last):  # full at both ends, never refused: the refill is more than taken
+        top = self.limit - 1.0
+        return (self.refill_unproven() and self.limit > 2.0 and self.win_successes > 0.0
+                and self.win_refused == 0.0 and first[1] >= top and last[1] >= top)
     def refill_from_longest_reset(self, now):  # B over the longest reset, the period from below
         if self.longest_reset <= 0.0:
             return
@@ -825,9 +847,9 @@ class FairShare:
         elif remaining is not None and remaining >= self.limit:  # the bucket held what is left and this
             self.limit = remaining + 1.0
         sent = now if th.last_send is None else th.last_send
+        counted = max(max(now - latency // 2, 0), sent)  # a refusal's reset counts from the last let in
         if remaining is not None and cls in (OK, LIMITED):
             self.headers = True
-            counted = max(max(now - latency // 2, 0), sent)  # a refusal's reset counts from the last let in
             if reset is not None and cls == OK:
                 self.read_reset(secs(now), secs(reset), float(remaining))
                 self.read_fixed_end(secs(counted), secs(reset), float(remaining), 2.0 * secs(self.c["reset_resolution"]))
@@ -844,6 +866,8 @@ class FairShare:
                 self.learn_refill(now, secs(reset), float(remaining))
         if cls == OK:
             th.errors = 0
+            if remaining is not None and self.window is not None and secs(counted) > self.window[0]:
+                self.win_successes += 1.0  # a token the refill gave, read after the window's first reading
             if not self.headers:  # blind to the count: climb by the probe, faster below the quota
                 since = 0.0 if self.last_increase is None else secs(now - min(self.last_increase, now))
                 self.last_increase = now

@@ -34,7 +34,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.21.0' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.22.0' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -107,7 +107,8 @@ class FairShare
     # the window's reading the level is read against, what was taken before it, own 429s,
     # its latest reading, and the tokens the refill may have lost to a full bucket
     @win_since = @win_last = nil
-    @win_taken = @win_refused = @win_overflow = 0.0
+    @win_taken = @win_refused = @win_overflow = @win_successes = 0.0
+    @from_resets = false # a stated reset bounded the refill: own successes no longer do
     @headers = @full_start = @sliding = @stated_policy = false
     @own = [] # when the server counted own successes over the last period
     @echo = nil # [since, readings, exact, above, level sum]
@@ -226,8 +227,11 @@ class FairShare
     # a first window that reads a flood cuts straight to the target
     flood = @updates.zero? && !@full_start && @reset_span.nil? && total > 4.0 * target
     ln_x = Math.log(@x) + (flood ? 1.0 : @c[:gain]) * clamp_step(Math.log(target / total))
-    price = price(last.r - planned(last.t))
     n = @threads.size.to_f
+    # the whole total: a full bucket of unproven refill doubles it, then own successes bound R
+    alone = n * @x >= (1.0 - 0.1) * total
+    ln_x = fmax(ln_x, Math.log(@x) + Math.log(2.0)) if alone && overflowing?(first, last)
+    price = price(last.r - planned(last.t))
     periods = @reset_span ? 4.0 : @c[:pull_periods] # a fixed window's pull is slower
     pull = fmin(slope / (periods * fmax(total / fmax(@x, price), n)), @c[:pull_max])
     share = clamp(n * @x / total, 0.0, 1.0)
@@ -239,6 +243,30 @@ class FairShare
     cap = @full_start ? target * @x / total : target
     ln_x += pull * fmax(Math.log(fmin(price, cap)) - ln_x, -Math.log(100.0))
     set_rate(now, Math.exp(ln_x))
+    learn_refill_from_successes(now, first, last) if alone
+  end
+
+  # A bucket's refill that nothing states, tells or bounds from its resets, past the first window.
+  def refill_unproven?
+    @c[:quota].nil? && @policy.nil? && !@from_resets && !@no_bucket && @reset_span.nil? && @updates.positive?
+  end
+
+  # R*dt >= own successes + the level's rise over the window (others only take more), the count
+  # rounded down; from windows whose level rose by at most 1, so never above the own rate.
+  def learn_refill_from_successes(now, first, last)
+    dt, rise = last.t - first.t, last.r - first.r
+    return if !refill_unproven? || dt <= 0.0 || rise > 1.0
+    bound = (@win_successes + rise - 1.0) / dt
+    return if bound <= @rate || (@refill_ceiling && bound > @refill_ceiling)
+    @refill_bound = bound
+    move_refill(now, bound, @limit / bound)
+  end
+
+  # Full at both ends of the window, own successes and no refusal: the refill is more than taken.
+  def overflowing?(first, last)
+    top = @limit - 1.0
+    refill_unproven? && @limit > 2.0 && @win_successes > 0.0 && @win_refused.zero? &&
+      first.r >= top && last.r >= top
   end
 
   def apply_sliding_window(now, first, last, dt)
@@ -366,7 +394,7 @@ class FairShare
   def open_window(s)
     @window, @samples, @win_since, @win_taken, @win_refused = s, 1, s, 0.0, 0.0
     @win_last = s
-    @win_overflow = 0.0
+    @win_overflow = @win_successes = 0.0
   end
 
   # A window of the law carries on across a fixed window's turnover.
@@ -473,7 +501,7 @@ class FairShare
       return refill_from_longest_reset(now)
     end
     return unless bound > (@refill_bound || 0.0)
-    @refill_bound = bound
+    @refill_bound, @from_resets = bound, true
     move_refill(now, bound, @limit / bound)
   end
 
@@ -575,9 +603,9 @@ class FairShare
     end
     th = @threads[thread]
     sent = th.last_send || now
+    counted = [now - a.latency / 2, 0, sent].max # a refusal's reset counts from the last let in
     if a.remaining && %i[ok limited].include?(a.status)
       @headers = true
-      counted = [now - a.latency / 2, 0, sent].max # a refusal's reset counts from the last let in
       if a.reset && a.status == :ok
         read_reset(secs(now), secs(a.reset), a.remaining.to_f)
         read_fixed_end(secs(counted), secs(a.reset), a.remaining.to_f, 2.0 * secs(@ns[:reset_resolution]))
@@ -596,6 +624,8 @@ class FairShare
     case a.status
     when :ok
       th.errors = 0
+      # a token the refill gave, read after the window's first reading
+      @win_successes += 1.0 if a.remaining && @window && secs(counted) > @window.t
       unless @headers # blind to the count: climb by the probe, faster below the quota
         since = @last_increase ? secs(now - [@last_increase, now].min) : 0.0
         @last_increase = now

@@ -79,6 +79,12 @@ pub(super) const MAX_PRICE_EXPONENT: f64 = 50.0;
 /// the first minutes; 0.6 % with the cut).
 pub(super) const FIRST_CUT_OVERLOAD: f64 = 4.0;
 
+/// A window that read a bucket of unproven refill full at both ends multiplies the rate by
+/// this much (unitless): the refill is more than was taken, and only a faster send shows by
+/// how much (a lone process on a 92-a-second bucket stating resets in whole seconds climbed
+/// from the default quota's 1.25 a second in six minutes, 2 % of the refill used until then).
+pub(super) const SLOW_START_STEP: f64 = 2.0;
+
 impl Law {
     /// `r0` in tokens: the configured share of the bucket, and on a bucket that holds the
     /// crowd's swing at least `CROWD_RESERVE_OF_SWING` of it.
@@ -197,6 +203,13 @@ impl Law {
             && total > FIRST_CUT_OVERLOAD * target;
         let gain = if flood { 1.0 } else { self.cfg.gain };
         let mut ln_x = self.x.ln() + gain * clamp_step((target / total).ln());
+        // A process that reads itself as the whole total, on a bucket whose refill nothing
+        // states, doubles while the bucket stays full, and learns the refill from its own
+        // successes once the step is taken (below).
+        let alone = n * self.x >= (1.0 - LONE_SHARE_NOISE) * total;
+        if alone && self.overflowing(&w, last) {
+            ln_x = ln_x.max(self.x.ln() + SLOW_START_STEP.ln());
+        }
         let price = self.price(last.r - self.planned(last.t));
         let crowd = (total / self.x.max(price)).max(n);
         // One window of delay: the pull's loop gain `λ·N/L` per window stays below
@@ -229,6 +242,9 @@ impl Law {
         let pulled_to = price.min(cap).ln();
         ln_x += pull * (pulled_to - ln_x).max(-MAX_STEP_DOWN.ln());
         self.set_rate(now, ln_x.exp());
+        if alone {
+            self.learn_refill_from_successes(now, &w, last);
+        }
         Update {
             total,
             target,

@@ -238,10 +238,10 @@ impl Law {
             self.limit = r as f64 + 1.0;
         }
         let sent = self.threads[thread].last_send.unwrap_or(now);
+        // When the server counted the request: half the latency back, not before it was sent.
+        let counted = now.saturating_sub(nanos(answer.latency) / 2).max(sent);
         if let (Some(r), Status::Ok | Status::Limited) = (answer.remaining, answer.status) {
             self.mode.on(Evidence::CountRead);
-            // A refusal's reset counts from the last request let in, not from itself.
-            let counted = now.saturating_sub(nanos(answer.latency) / 2).max(sent);
             match (answer.reset, answer.retry_after, answer.status) {
                 (Some(reset), _, Status::Ok) => {
                     self.read_reset(secs(now), secs(nanos(reset)), r as f64);
@@ -270,6 +270,17 @@ impl Law {
         match answer.status {
             Status::Ok => {
                 self.threads[thread].errors = 0;
+                // A success read after the window's first reading (a late answer may have been
+                // counted before it): a token the refill gave (`learn_refill_from_successes`).
+                if answer.remaining.is_some()
+                    && let Some(w) = self
+                        .level
+                        .window
+                        .as_mut()
+                        .filter(|w| secs(counted) > w.first.t)
+                {
+                    w.successes += 1.0;
+                }
                 if !self.mode.reads_count() {
                     self.blind_success(now);
                 }

@@ -16,7 +16,8 @@
 //! below, until a period is read. Whenever `R` and the period move, the rate moves with them, so
 //! a process that ran on a wrong quota is at its share of the right one at once.
 
-use super::Law;
+use super::window::LawWindow;
+use super::{Law, Sample};
 use crate::answer::Policy;
 use crate::time::{Nanos, nanos, secs};
 
@@ -36,8 +37,11 @@ pub(super) struct LearnedRefill {
     /// The end (`t` + reset) the last answer stated, when it came, the reset it stated and the
     /// level it read.
     pub(super) moving_end: Option<StatedReset>,
-    /// The refill learned from the stated resets, if any.
+    /// The refill learned from the stated resets or the process's successes, if any.
     pub(super) refill_bound: Option<f64>,
+    /// Whether a stated reset has bounded the refill: then the process's own successes no
+    /// longer do (`learn_refill_from_successes`).
+    pub(super) from_resets: bool,
     /// The lowest ceiling the stated resets put on a bucket's refill, `(B − r + 1)/(reset − res)`...
     pub(super) refill_ceiling: Option<f64>,
     /// ... the longest reset stated...
@@ -141,8 +145,61 @@ impl Law {
         }
         if bound > self.learned.refill_bound.unwrap_or(0.0) {
             self.learned.refill_bound = Some(bound);
+            self.learned.from_resets = true;
             self.move_refill(now, bound, self.limit / bound);
         }
+    }
+
+    /// A bucket gave at least what the process took from it while its level did not fall:
+    /// `R·Δt ≥ successes + Δr` over a window of the law (others only take more, a full bucket
+    /// only loses more), so `R ≥ (successes + Δr − 1)/Δt`, the count rounded down. Where no
+    /// quota is stated or told, this is the only bound on a bucket kept full or refilling
+    /// faster than its stated resets resolve (a reset of one whole second says at most a token
+    /// a second), which would otherwise hold the law at the default quota's rate. Taken after
+    /// the first window (a start's burst has left the period), from windows whose level rose by
+    /// at most a count's rounding, so that the bound is never above the process's own admitted
+    /// rate; and never above a cap the stated resets put on a bucket.
+    pub(super) fn learn_refill_from_successes(&mut self, now: Nanos, w: &LawWindow, last: Sample) {
+        if !self.refill_unproven() {
+            return;
+        }
+        let (dt, rise) = (last.t - w.first.t, last.r - w.first.r);
+        if dt <= 0.0 || rise > 1.0 {
+            return;
+        }
+        let bound = (w.successes + rise - 1.0) / dt;
+        let capped = self.learned.refill_ceiling.is_some_and(|c| bound > c);
+        if bound > self.rate && !capped {
+            self.learned.refill_bound = Some(bound);
+            self.move_refill(now, bound, self.limit / bound);
+        }
+    }
+
+    /// A bucket's refill that nothing states or tells, past the first window: what the
+    /// process's successes bound (`learn_refill_from_successes`) and a full bucket probes
+    /// (`bucket.rs`).
+    pub(super) fn refill_unproven(&self) -> bool {
+        self.cfg.quota.is_none()
+            && self.policy.is_none()
+            && !self.learned.from_resets
+            && !self.learned.no_bucket
+            && !self.mode.is_fixed()
+            && !self.mode.before_first_window()
+    }
+
+    /// A bucket of unproven refill read full at both ends of a window of the law, the process
+    /// sending all the while and never refused: the refill is more than everyone took, by an
+    /// amount no count shows (the level cannot rise above the top). The process doubles its
+    /// rate, as a connection's slow start does, until the level comes down.
+    pub(super) fn overflowing(&self, w: &LawWindow, last: Sample) -> bool {
+        let top = self.limit - 1.0;
+        // On a bucket of one or two tokens the top is also where a crowd leaves it.
+        self.refill_unproven()
+            && self.limit > 2.0
+            && w.successes > 0.0
+            && w.refused == 0.0
+            && w.first.r >= top
+            && last.r >= top
     }
 
     /// The stated resets are no bucket's, so the server is a window and the longest

@@ -29,6 +29,9 @@ pub(super) struct LawWindow {
     /// Tokens the refill may have lost to a full bucket, which the level's slope cannot show
     /// (see `observe`).
     pub(super) overflow: f64,
+    /// The process's own successes read after the first reading: on a bucket, tokens the
+    /// refill gave at the least (`refill.rs`, `learn_refill_from_successes`).
+    pub(super) successes: f64,
 }
 
 impl LawWindow {
@@ -41,6 +44,7 @@ impl LawWindow {
             refused: 0.0,
             last: s,
             overflow: 0.0,
+            successes: 0.0,
         }
     }
 }

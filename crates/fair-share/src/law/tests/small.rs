@@ -110,3 +110,63 @@ fn on_a_bucket_of_one_token_the_sends_are_not_jittered() {
         assert_eq!(!even, jittered, "bucket of {limit}: spacings {spacing:?}");
     }
 }
+
+/// One process of `threads` alone on a GCRA of `limit` tokens refilled at `rate` per second,
+/// told nothing: the answers state the limit, the count and the reset in whole seconds
+/// (fastify's headers), never a policy. The requests let in over the last `judged` seconds of
+/// `secs`, and those refused over the whole run.
+fn alone_untold(threads: usize, limit: u64, rate: f64, secs: u64, judged: u64) -> (u64, u64) {
+    let mut law = build(threads);
+    let mut gcra = Gcra::new(limit, rate);
+    let latency = S / 50;
+    let (mut late_ok, mut refused) = (0, 0);
+    drive(&mut law, secs * S, |now, _| {
+        let counted = (now + latency / 2) as f64 / 1e9;
+        let a = match gcra.take(counted) {
+            Ok(left) => {
+                if now >= (secs - judged) * S {
+                    late_ok += 1;
+                }
+                // Whole again `(B − r)/R` from now, stated in whole seconds rounded up.
+                let reset = ((limit - left) as f64 / rate).ceil() as u64;
+                Answer {
+                    remaining: Some(left),
+                    limit: Some(limit),
+                    reset: ns(reset * S),
+                    ..Answer::bare(Status::Ok)
+                }
+            }
+            Err(wait) => {
+                refused += 1;
+                Answer {
+                    remaining: Some(0),
+                    limit: Some(limit),
+                    reset: ns(wait.ceil() as u64 * S),
+                    retry_after: Some(Duration::from_secs_f64(wait)),
+                    ..Answer::bare(Status::Limited)
+                }
+            }
+        };
+        Some((a, latency))
+    });
+    (late_ok, refused)
+}
+
+#[test]
+fn alone_on_a_bucket_faster_than_its_resets_tell_a_process_learns_the_refill_from_its_successes() {
+    // A bucket kept full states a reset of one second whatever its refill, and a count of
+    // `B − 1`: nothing but the process's own successes bounds the refill, and without them
+    // it stays at the default quota's 1.25 a second (45 per second: 3 % of it used). Four
+    // minutes, judged on the last.
+    for (threads, limit, rate) in [(1, 5, 20.0), (4, 45, 45.0), (19, 45, 45.0)] {
+        let (ok, refused) = alone_untold(threads, limit, rate, 240, 60);
+        let used = ok as f64 / (rate * 60.0);
+        // Refused: a share of what the refill allowed over the four minutes.
+        let share = refused as f64 / (rate * 240.0);
+        assert!(
+            used >= 0.9 && share <= 0.005,
+            "{threads} thread(s) on {limit} tokens at {rate} a second: used {used:.3} of the \
+             last minute, {refused} refused"
+        );
+    }
+}
