@@ -39,17 +39,36 @@ impl Gcra {
 /// the requests let in and refused.
 fn alone_on_gcra(threads: usize, limit: u64, secs: u64) -> (u64, u64) {
     let mut law = shaped(threads, limit as f64, 1);
-    let mut gcra = Gcra::new(limit, limit as f64);
+    on_gcra(&mut law, Gcra::new(limit, limit as f64), limit, secs, None)
+}
+
+/// `law` alone on `gcra` (of `limit` tokens) for `secs` seconds, answers 20 ms after each send
+/// and counted at 10 ms, with the count and the limit, and with `stated` (a refill, per second)
+/// the reset in whole seconds too, rounded up: the requests let in (from the last `judged`
+/// seconds only, with `stated`) and refused.
+fn on_gcra(
+    law: &mut Law,
+    mut gcra: Gcra,
+    limit: u64,
+    secs: u64,
+    stated: Option<(f64, u64)>,
+) -> (u64, u64) {
     let latency = S / 50;
+    let from = stated.map_or(0, |(_, judged)| (secs - judged) * S);
     let (mut ok, mut refused) = (0, 0);
-    drive(&mut law, secs * S, |now, _| {
+    drive(law, secs * S, |now, _| {
         let counted = (now + latency / 2) as f64 / 1e9;
         let a = match gcra.take(counted) {
             Ok(left) => {
-                ok += 1;
+                if now >= from {
+                    ok += 1;
+                }
                 Answer {
                     remaining: Some(left),
                     limit: Some(limit),
+                    // Whole again `(B − r)/R` from now.
+                    reset: stated
+                        .and_then(|(rate, _)| ns(((limit - left) as f64 / rate).ceil() as u64 * S)),
                     ..Answer::bare(Status::Ok)
                 }
             }
@@ -58,6 +77,7 @@ fn alone_on_gcra(threads: usize, limit: u64, secs: u64) -> (u64, u64) {
                 Answer {
                     remaining: Some(0),
                     limit: Some(limit),
+                    reset: stated.and_then(|_| ns(wait.ceil() as u64 * S)),
                     retry_after: Some(Duration::from_secs_f64(wait)),
                     ..Answer::bare(Status::Limited)
                 }
@@ -116,40 +136,8 @@ fn on_a_bucket_of_one_token_the_sends_are_not_jittered() {
 /// (fastify's headers), never a policy. The requests let in over the last `judged` seconds of
 /// `secs`, and those refused over the whole run.
 fn alone_untold(threads: usize, limit: u64, rate: f64, secs: u64, judged: u64) -> (u64, u64) {
-    let mut law = build(threads);
-    let mut gcra = Gcra::new(limit, rate);
-    let latency = S / 50;
-    let (mut late_ok, mut refused) = (0, 0);
-    drive(&mut law, secs * S, |now, _| {
-        let counted = (now + latency / 2) as f64 / 1e9;
-        let a = match gcra.take(counted) {
-            Ok(left) => {
-                if now >= (secs - judged) * S {
-                    late_ok += 1;
-                }
-                // Whole again `(B − r)/R` from now, stated in whole seconds rounded up.
-                let reset = ((limit - left) as f64 / rate).ceil() as u64;
-                Answer {
-                    remaining: Some(left),
-                    limit: Some(limit),
-                    reset: ns(reset * S),
-                    ..Answer::bare(Status::Ok)
-                }
-            }
-            Err(wait) => {
-                refused += 1;
-                Answer {
-                    remaining: Some(0),
-                    limit: Some(limit),
-                    reset: ns(wait.ceil() as u64 * S),
-                    retry_after: Some(Duration::from_secs_f64(wait)),
-                    ..Answer::bare(Status::Limited)
-                }
-            }
-        };
-        Some((a, latency))
-    });
-    (late_ok, refused)
+    let gcra = Gcra::new(limit, rate);
+    on_gcra(&mut build(threads), gcra, limit, secs, Some((rate, judged)))
 }
 
 #[test]
