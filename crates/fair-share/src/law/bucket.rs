@@ -21,6 +21,11 @@
 //! price would hold the level near the top and waste the refill); on a bucket that holds the
 //! crowd's swing it keeps half its pull (it may stand beside one far below it).
 //!
+//! *A refill nothing states*: a process that reads itself as the whole total, on a bucket whose
+//! refill no policy, quota or stated reset has given, doubles its rate after a window that read
+//! the bucket full at both ends (a slow start), and then takes the refill its own successes
+//! prove (`refill.rs`).
+//!
 //! *The crowd's bucket*: where the room above the configured reserve holds `2√K` tokens, the
 //! level's swing under `K` senders at random phases, the price spans at least that swing (a
 //! steeper price reads the swing as a change of the crowd), the reserve is at least a quarter of

@@ -13,8 +13,12 @@
 //! refill, `R ≤ (B − r + 1)/(reset − res)`; a lower bound above the lowest cap, a fixed
 //! window's turnover, or an end that stays put while the count falls (`stated.rs`), is no
 //! bucket: the refill is then `B` over the longest reset stated, the window's period from
-//! below, until a period is read. Whenever `R` and the period move, the rate moves with them, so
-//! a process that ran on a wrong quota is at its share of the right one at once.
+//! below, until a period is read. A bucket kept full says nothing by its resets (one second and
+//! `B − 1` whatever its refill): there, until a stated reset has bounded the refill, a process
+//! that reads itself as the whole total learns it from its own successes, `R ≥ (successes + Δr −
+//! 1)/Δt` over a window of the law, and doubles its rate while the bucket stays full (`bucket.rs`).
+//! Whenever `R` and the period move, the rate moves with them, so a process that ran on a wrong
+//! quota is at its share of the right one at once.
 
 use super::window::LawWindow;
 use super::{Law, Sample};
@@ -175,8 +179,8 @@ impl Law {
         }
     }
 
-    /// A bucket's refill that nothing states or tells, past the first window: what the
-    /// process's successes bound (`learn_refill_from_successes`) and a full bucket probes
+    /// A bucket's refill that nothing states, tells or bounds from its resets, past the first
+    /// window: what the process's successes bound (`learn_refill_from_successes`) and a full bucket probes
     /// (`bucket.rs`).
     pub(super) fn refill_unproven(&self) -> bool {
         self.cfg.quota.is_none()
