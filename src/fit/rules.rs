@@ -128,15 +128,16 @@ impl Rule {
         for e in &events[first..] {
             // The trace dates a reset only to the first answer after it: one seen up to 5 %
             // of a window early is that window's reset, and the windows are dated from it.
-            if let (Rule::FixedWindow { window, .. }, Some(r), Some(l)) = (*self, e.remaining, seen)
+            if let (Rule::FixedWindow { window, start, .. }, Some(r), Some(l)) =
+                (*self, e.remaining, seen)
                 && r - l >= reset_rise
                 && e.at >= predict.window_start + 0.95 * window
                 && e.at < predict.window_start + window
             {
                 // A window started by a request begins at the first one admitted: a refusal
                 // that already shows the new count was answered as the old one ended.
-                predict.window_start = match start_of(*self) {
-                    Some(WindowStart::FirstRequest) if !e.admitted => e.at - window,
+                predict.window_start = match start {
+                    WindowStart::FirstRequest if !e.admitted => e.at - window,
                     _ => e.at,
                 };
                 predict.level = 0.0;
@@ -338,14 +339,6 @@ impl Predictor {
                 (limit - self.recent.len() as f64).max(0.0)
             }
         }
-    }
-}
-
-/// Where a fixed window's windows start; `None` for the other rules.
-fn start_of(rule: Rule) -> Option<WindowStart> {
-    match rule {
-        Rule::FixedWindow { start, .. } => Some(start),
-        _ => None,
     }
 }
 

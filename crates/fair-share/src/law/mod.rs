@@ -238,7 +238,8 @@ impl Law {
             self.limit = r as f64 + 1.0;
         }
         let sent = self.threads[thread].last_send.unwrap_or(now);
-        // When the server counted the request: half the latency back, not before it was sent.
+        // When the server counted the request: half the latency back, and not before the
+        // thread's last send (a refusal's reset counts from the last request let in).
         let counted = now.saturating_sub(nanos(answer.latency) / 2).max(sent);
         if let (Some(r), Status::Ok | Status::Limited) = (answer.remaining, answer.status) {
             self.mode.on(Evidence::CountRead);
