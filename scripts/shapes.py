@@ -40,6 +40,15 @@ there (`runs/SHAPE/ALGORITHM.json`, the fixed list's results folders under `fixe
 second call with the same DIR reuses them. `--so-far` with the `--work` of a run still under
 way reports on the shapes whose every run is already there, and runs nothing.
 
+A change of the law, shape by shape: `--against OLD`, the `--work` of an earlier run of the same
+count and seed (the law before the change), takes the other algorithms' runs from OLD where the
+work folder has none (only the law is run again: they do not depend on it), and closes the
+report with every shape whose fair-share verdict, utilization × fairness (by more than 0.01)
+or 429 share (by more than 0.2 points) moved, the largest loss first:
+
+    python3 scripts/shapes.py --count 300 --seed 7 --work old --bin OLD_BIN --no-fixed
+    python3 scripts/shapes.py --count 300 --seed 7 --work new --against old --no-fixed
+
 Timing on two cores with the release build: 30 shapes × 16 algorithms about 4 minutes, 300
 shapes about an hour (seed 7: 60 minutes with other builds sharing the cores; most runs take
 milliseconds, the polling algorithms on the 2,000-thread, 48-hour shapes tens of seconds a
@@ -142,6 +151,50 @@ def run_all(bin_, file, shapes, algorithms, jobs, timeout, work):
                 print(f"  {i}/{len(pairs)} runs, {time.monotonic() - started:.0f} s",
                       file=sys.stderr)
     return results
+
+
+def reuse_others(old, work, shapes, others):
+    """Copies the runs of `others` (not the law) kept in `old` into `work`, where it has none."""
+    for shape in shapes:
+        for algorithm in others:
+            src = old / "runs" / shape["name"] / f"{algorithm}.json"
+            dst = work / "runs" / shape["name"] / f"{algorithm}.json"
+            if src.exists() and not dst.exists():
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dst)
+
+
+# A shape moved where the law's verdict changed, or its utilization × fairness or 429 share by
+# more than these (unitless): the spread of a shape's 3-seed means under changes that do not
+# touch it is far below them.
+MOVED_UF, MOVED_429 = 0.01, 0.002
+
+
+def moved(old, shapes, judged):
+    """The shapes where fair-share moved against the runs kept in `old`, largest loss first."""
+    rows = []
+    for shape in shapes:
+        name = shape["name"]
+        path = old / "runs" / name / f"{LAW}.json"
+        if not path.exists() or (name, LAW) not in judged:
+            continue
+        before, after = Judged(json.loads(path.read_text())), judged[(name, LAW)]
+        if before.uf is None or after.uf is None:
+            if before.timeout != after.timeout:
+                rows.append((0.0, f"   - {name}: {before.numbers()} → {after.numbers()}"))
+            continue
+        du, dr = after.uf - before.uf, (after.ratio or 0.0) - (before.ratio or 0.0)
+        if before.met == after.met and abs(du) <= MOVED_UF and abs(dr) <= MOVED_429:
+            continue
+        verdict = lambda j: "met" if j.met else "missed"
+        rows.append((du, f"   - {name}: utilization × fairness {before.uf:.3f} → {after.uf:.3f}, "
+                         f"429s {100 * (before.ratio or 0):.2f} → {100 * (after.ratio or 0):.2f} %, "
+                         f"{verdict(before)} → {verdict(after)}"))
+    rows.sort(key=lambda r: r[0])
+    gained = sum(1 for d, _ in rows if d > 0)
+    head = (f"\nAgainst {old}: fair-share moved in {len(rows)} of {len(shapes)} shapes "
+            f"({gained} up, {len(rows) - gained} down or only in its 429s)")
+    return [head + (":" if rows else ", none moved.")] + [r for _, r in rows]
 
 
 class Judged:
@@ -439,11 +492,16 @@ def main():
                     help="skip the fixed list (small buckets, started from nothing)")
     ap.add_argument("--so-far", action="store_true",
                     help="with --work: report on the shapes whose every run is there, run nothing")
+    ap.add_argument("--against", metavar="OLD",
+                    help="the --work of an earlier run of the same count and seed: reuse its "
+                    "other algorithms' runs, and list the shapes where fair-share moved")
     a = ap.parse_args()
     if a.count < 1 or a.jobs < 1 or a.timeout <= 0:
         ap.error("--count, --jobs and --timeout must be above 0")
     if a.so_far and not a.work:
         ap.error("--so-far reads the runs kept in --work")
+    if a.against and not (Path(a.against) / "shapes.toml").is_file():
+        ap.error(f"--against {a.against}: no shapes.toml there (not the --work of a run)")
     bin_ = binary(a.bin)
     others = a.algorithms.split(",") if a.algorithms else blind_algorithms(bin_)
     algorithms = [LAW, ORACLE, BOUND] + [x for x in others if x not in (LAW, ORACLE, BOUND)]
@@ -465,6 +523,12 @@ def passes(a, bin_, algorithms, work):
         subprocess.run([bin_, "shapes", "--count", str(a.count), "--seed", str(a.seed),
                         "--out", str(file)], check=True, stdout=subprocess.DEVNULL)
     shapes = shapes_of(file)
+    old = Path(a.against) if a.against else None
+    if old is not None:
+        if (old / "shapes.toml").read_bytes() != file.read_bytes():
+            sys.exit(f"--against {old}: its shapes are not these (another count, seed or "
+                     f"version of `throttle-sim shapes`)")
+        reuse_others(old, work, shapes, [x for x in algorithms if x != LAW])
     if a.so_far:
         done = lambda s: all((work / "runs" / s["name"] / f"{x}.json").exists()
                              for x in algorithms)
@@ -484,6 +548,8 @@ def passes(a, bin_, algorithms, work):
     text, summary = report(shapes, judged,
                            [x for x in algorithms if x not in (LAW, ORACLE, BOUND)], a.timeout)
     print(text)
+    if old is not None:
+        print("\n".join(moved(old, shapes, judged)))
     if not a.no_fixed and not a.so_far:
         lines, more = fixed_list(bin_, work, a.jobs)
         print("\n".join(lines))

@@ -142,3 +142,66 @@ fn the_pass_bar_script_judges_every_item() {
     };
     assert_eq!(bars(&text), bars(&again));
 }
+
+/// `scripts/shapes.py --against OLD`: a second run of the same shapes takes the other
+/// algorithms' runs from OLD, and with the same binary says that fair-share moved nowhere; a
+/// folder that holds no run is named as such.
+#[test]
+#[cfg_attr(
+    no_python3,
+    ignore = "needs python3 on PATH (none was found when this test was built): install it, then cargo test --test sim shapes"
+)]
+fn the_pass_bar_script_lists_the_shapes_where_the_law_moved_against_an_earlier_run() {
+    let (old, new) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let script = |work: &std::path::Path, more: &[&std::ffi::OsStr]| {
+        std::process::Command::new("python3")
+            .arg("scripts/shapes.py")
+            .arg("--bin")
+            .arg(assert_cmd::cargo::cargo_bin("throttle-sim"))
+            .args([
+                "--count",
+                "2",
+                "--seed",
+                "3",
+                "--algorithms",
+                "aimd",
+                "--no-fixed",
+            ])
+            .arg("--work")
+            .arg(work)
+            .args(more)
+            .output()
+            .unwrap()
+    };
+    let first = script(old.path(), &[]);
+    assert!(first.status.success(), "{first:?}");
+    let second = script(new.path(), &["--against".as_ref(), old.path().as_os_str()]);
+    assert!(second.status.success(), "{second:?}");
+    let text = String::from_utf8(second.stdout).unwrap();
+    assert!(
+        text.contains("fair-share moved in 0 of 2 shapes") && text.contains("none moved."),
+        "{text}"
+    );
+    // The other algorithms' runs are the old ones, byte for byte; the law's were run again.
+    let runs = |dir: &std::path::Path, algorithm: &str| {
+        let mut found = Vec::new();
+        for shape in std::fs::read_dir(dir.join("runs")).unwrap() {
+            let shape = shape.unwrap().path();
+            let run = std::fs::read(shape.join(format!("{algorithm}.json"))).unwrap();
+            found.push((shape.file_name().unwrap().to_owned(), run));
+        }
+        found.sort();
+        found
+    };
+    assert_eq!(runs(old.path(), "aimd"), runs(new.path(), "aimd"));
+    assert_eq!(runs(new.path(), "fair-share").len(), 2);
+    // A folder without a run's shapes is refused, by name.
+    let empty = tempfile::tempdir().unwrap();
+    let bad = script(
+        new.path(),
+        &["--against".as_ref(), empty.path().as_os_str()],
+    );
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+    let err = String::from_utf8(bad.stderr).unwrap();
+    assert!(err.contains("no shapes.toml there"), "{err}");
+}
