@@ -136,13 +136,18 @@ def run_pair(bin_, file, shape, algorithm, timeout, out):
     return result
 
 
+def run_file(work, shape, algorithm):
+    """Where `--work` keeps one algorithm's verdict on one shape."""
+    return work / "runs" / shape / f"{algorithm}.json"
+
+
 def run_all(bin_, file, shapes, algorithms, jobs, timeout, work):
     pairs = [(s["name"], a) for s in shapes for a in algorithms]
     results = {}
     started = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {
-            pool.submit(run_pair, bin_, file, s, a, timeout, work / "runs" / s / f"{a}.json"): (s, a)
+            pool.submit(run_pair, bin_, file, s, a, timeout, run_file(work, s, a)): (s, a)
             for s, a in pairs
         }
         for i, f in enumerate(concurrent.futures.as_completed(futures), 1):
@@ -157,8 +162,8 @@ def reuse_others(old, work, shapes, others):
     """Copies the runs of `others` (not the law) kept in `old` into `work`, where it has none."""
     for shape in shapes:
         for algorithm in others:
-            src = old / "runs" / shape["name"] / f"{algorithm}.json"
-            dst = work / "runs" / shape["name"] / f"{algorithm}.json"
+            src = run_file(old, shape["name"], algorithm)
+            dst = run_file(work, shape["name"], algorithm)
             if src.exists() and not dst.exists():
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(src, dst)
@@ -175,7 +180,7 @@ def moved(old, shapes, judged):
     rows = []
     for shape in shapes:
         name = shape["name"]
-        path = old / "runs" / name / f"{LAW}.json"
+        path = run_file(old, name, LAW)
         if not path.exists() or (name, LAW) not in judged:
             continue
         before, after = Judged(json.loads(path.read_text())), judged[(name, LAW)]
@@ -530,7 +535,7 @@ def passes(a, bin_, algorithms, work):
                      f"version of `throttle-sim shapes`)")
         reuse_others(old, work, shapes, [x for x in algorithms if x != LAW])
     if a.so_far:
-        done = lambda s: all((work / "runs" / s["name"] / f"{x}.json").exists()
+        done = lambda s: all(run_file(work, s["name"], x).exists()
                              for x in algorithms)
         shapes = [s for s in shapes if done(s)]
         print(f"So far: the {len(shapes)} shapes whose every run is in {work}.",

@@ -82,6 +82,18 @@ fn shapes_names_a_bad_count_and_writes_nothing() {
         .stderr(predicate::str::contains("no/such/dir/x.toml"));
 }
 
+/// `python3 scripts/shapes.py --bin <this build>` with the arguments `args` adds, run to its end.
+fn pass_bar_script(
+    args: impl FnOnce(&mut std::process::Command) -> &mut std::process::Command,
+) -> std::process::Output {
+    let mut command = std::process::Command::new("python3");
+    command
+        .arg("scripts/shapes.py")
+        .arg("--bin")
+        .arg(assert_cmd::cargo::cargo_bin("throttle-sim"));
+    args(&mut command).output().unwrap()
+}
+
 /// `scripts/shapes.py` on two shapes and one other algorithm: every item of the pass bar, the
 /// fixed list's included, ends in a verdict, and the closing summary names each.
 #[test]
@@ -93,16 +105,12 @@ fn the_pass_bar_script_judges_every_item() {
     let tmp = tempfile::tempdir().unwrap();
     // The script on shapes 0 and 1 of seed 1 with `aimd` beside, its runs kept in `tmp`.
     let script = |more: &[&str]| {
-        std::process::Command::new("python3")
-            .arg("scripts/shapes.py")
-            .arg("--bin")
-            .arg(assert_cmd::cargo::cargo_bin("throttle-sim"))
-            .args(["--count", "2", "--seed", "1", "--algorithms", "aimd"])
-            .args(more)
-            .arg("--work")
-            .arg(tmp.path())
-            .output()
-            .unwrap()
+        pass_bar_script(|c| {
+            c.args(["--count", "2", "--seed", "1", "--algorithms", "aimd"])
+                .args(more)
+                .arg("--work")
+                .arg(tmp.path())
+        })
     };
     let out = script(&["--jobs", "2"]);
     assert!(out.status.success(), "{out:?}");
@@ -154,11 +162,8 @@ fn the_pass_bar_script_judges_every_item() {
 fn the_pass_bar_script_lists_the_shapes_where_the_law_moved_against_an_earlier_run() {
     let (old, new) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let script = |work: &std::path::Path, more: &[&std::ffi::OsStr]| {
-        std::process::Command::new("python3")
-            .arg("scripts/shapes.py")
-            .arg("--bin")
-            .arg(assert_cmd::cargo::cargo_bin("throttle-sim"))
-            .args([
+        pass_bar_script(|c| {
+            c.args([
                 "--count",
                 "2",
                 "--seed",
@@ -170,8 +175,7 @@ fn the_pass_bar_script_lists_the_shapes_where_the_law_moved_against_an_earlier_r
             .arg("--work")
             .arg(work)
             .args(more)
-            .output()
-            .unwrap()
+        })
     };
     let first = script(old.path(), &[]);
     assert!(first.status.success(), "{first:?}");
