@@ -364,6 +364,16 @@ pub fn built_example(args: &[&str], name: &str) -> std::path::PathBuf {
         .and_then(|deps| deps.parent())
         .expect("target/<profile>/deps/<test>");
     let mut build = Command::new(env!("CARGO"));
+    // What `cargo test` sets for the test it runs (its manifest, its package): left in, the
+    // inner build's build scripts saw another environment than the outer one's (ring's tracks
+    // `CARGO_MANIFEST_DIR`), and every `cargo test` after this one rebuilt ring and the five
+    // crates over it, twice per CI run in each direction.
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        if is_set_by_cargo_for_the_test(&key) {
+            build.env_remove(&*key);
+        }
+    }
     build
         .args(["build", "--quiet"])
         .args(args)
@@ -377,4 +387,22 @@ pub fn built_example(args: &[&str], name: &str) -> std::path::PathBuf {
         "cargo build {args:?} --example {name} failed"
     );
     profile_dir.join("examples").join(name)
+}
+
+/// The variables Cargo sets for a test it runs, not for itself
+/// (<https://doc.rust-lang.org/cargo/reference/environment-variables.html>).
+fn is_set_by_cargo_for_the_test(key: &str) -> bool {
+    key.starts_with("CARGO_PKG_")
+        || key.starts_with("CARGO_BIN_")
+        || matches!(
+            key,
+            "CARGO"
+                | "CARGO_MANIFEST_DIR"
+                | "CARGO_MANIFEST_PATH"
+                | "CARGO_CRATE_NAME"
+                | "CARGO_PRIMARY_PACKAGE"
+                | "CARGO_TARGET_TMPDIR"
+                | "CARGO_RUSTC_CURRENT_DIR"
+                | "OUT_DIR"
+        )
 }
