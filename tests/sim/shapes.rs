@@ -209,3 +209,65 @@ fn the_pass_bar_script_lists_the_shapes_where_the_law_moved_against_an_earlier_r
     let err = String::from_utf8(bad.stderr).unwrap();
     assert!(err.contains("no shapes.toml there"), "{err}");
 }
+
+/// `scripts/shapes.py --only PATTERN` runs and judges only the shapes the pattern matches, says
+/// so in its report and its pass bar, and names a pattern that is no regular expression.
+#[test]
+#[cfg_attr(
+    no_python3,
+    ignore = "needs python3 on PATH (none was found when this test was built): install it, then cargo test --test sim shapes"
+)]
+fn the_pass_bar_script_judges_only_the_shapes_its_pattern_matches() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The five shapes of seed 3: the pattern names the second of them.
+    let text = String::from_utf8(draw(tmp.path(), "shapes.toml", "3")).unwrap();
+    let names: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("name = \"")?.strip_suffix('"'))
+        .filter(|n| n.starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(names.len(), 5, "{names:?}");
+    // A shape's name holds `+` between its groups of processes: escaped, it is taken literally.
+    let only = format!("^{}$", names[1].replace('+', r"\+"));
+    let work = tmp.path().join("work");
+    let out = pass_bar_script(|c| {
+        c.args([
+            "--count",
+            "5",
+            "--seed",
+            "3",
+            "--algorithms",
+            "aimd",
+            "--only",
+            &only,
+        ])
+        .arg("--work")
+        .arg(&work)
+    });
+    assert!(out.status.success(), "{out:?}");
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        report.contains(&format!("1 shapes (those --only '{only}' matches)"))
+            && report.contains(&format!(
+                "Pass bar (only the shapes --only '{only}' matches)"
+            )),
+        "{report}"
+    );
+    // Only that shape was run, and the fixed list was left out.
+    let runs: Vec<_> = fs::read_dir(work.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(runs, [names[1]]);
+    assert!(
+        !work.join("fixed").exists() && !report.contains("small buckets"),
+        "{report}"
+    );
+    let bad = pass_bar_script(|c| c.args(["--count", "5", "--seed", "3", "--only", "("]));
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+    let err = String::from_utf8(bad.stderr).unwrap();
+    assert!(
+        err.contains("--only '(': not a regular expression"),
+        "{err}"
+    );
+}
