@@ -544,18 +544,18 @@ def passes(a, bin_, algorithms, work):
         subprocess.run([bin_, "shapes", "--count", str(a.count), "--seed", str(a.seed),
                         "--out", str(file)], check=True, stdout=subprocess.DEVNULL)
     shapes = shapes_of(file)
-    old = Path(a.against) if a.against else None
-    if old is not None:
-        if (old / "shapes.toml").read_bytes() != file.read_bytes():
-            sys.exit(f"--against {old}: its shapes are not these (another count, seed or "
-                     f"version of `throttle-sim shapes`)")
-        reuse_others(old, work, shapes, [x for x in algorithms if x != LAW])
     if a.only is not None:
         shapes = [s for s in shapes
                   if a.only.search(s["name"]) or a.only.search(s["description"])]
         if not shapes:
             sys.exit(f"--only '{a.only.pattern}': no shape of seed {a.seed} (count {a.count}) "
                      f"matches it")
+    old = Path(a.against) if a.against else None
+    if old is not None:
+        if (old / "shapes.toml").read_bytes() != file.read_bytes():
+            sys.exit(f"--against {old}: its shapes are not these (another count, seed or "
+                     f"version of `throttle-sim shapes`)")
+        reuse_others(old, work, shapes, [x for x in algorithms if x != LAW])
     if a.so_far:
         done = lambda s: all(run_file(work, s["name"], x).exists()
                              for x in algorithms)

@@ -220,11 +220,13 @@ fn the_pass_bar_script_lists_the_shapes_where_the_law_moved_against_an_earlier_r
 fn the_pass_bar_script_judges_only_the_shapes_its_pattern_matches() {
     let tmp = tempfile::tempdir().unwrap();
     // The five shapes of seed 3: the pattern names the second of them.
-    let text = String::from_utf8(draw(tmp.path(), "shapes.toml", "3")).unwrap();
-    let names: Vec<&str> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("name = \"")?.strip_suffix('"'))
-        .filter(|n| n.starts_with(|c: char| c.is_ascii_digit()))
+    let file: toml::Value =
+        toml::from_str(&String::from_utf8(draw(tmp.path(), "shapes.toml", "3")).unwrap()).unwrap();
+    let names: Vec<&str> = file["axes"][0]["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|level| level["name"].as_str().unwrap())
         .collect();
     assert_eq!(names.len(), 5, "{names:?}");
     // A shape's name holds `+` between its groups of processes: escaped, it is taken literally.
