@@ -148,9 +148,8 @@ impl Law {
             return;
         }
         if bound > self.learned.refill_bound.unwrap_or(0.0) {
-            self.learned.refill_bound = Some(bound);
             self.learned.from_resets = true;
-            self.move_refill(now, bound, self.limit / bound);
+            self.learn_refill_of(now, bound, self.limit / bound);
         }
     }
 
@@ -174,8 +173,7 @@ impl Law {
         let bound = (w.successes + rise - 1.0) / dt;
         let capped = self.learned.refill_ceiling.is_some_and(|c| bound > c);
         if bound > self.rate && !capped {
-            self.learned.refill_bound = Some(bound);
-            self.move_refill(now, bound, self.limit / bound);
+            self.learn_refill_of(now, bound, self.limit / bound);
         }
     }
 
@@ -214,9 +212,15 @@ impl Law {
         }
         let rate = self.limit / self.learned.longest_reset;
         if self.learned.refill_bound != Some(rate) {
-            self.learned.refill_bound = Some(rate);
-            self.move_refill(now, rate, self.learned.longest_reset);
+            self.learn_refill_of(now, rate, self.learned.longest_reset);
         }
+    }
+
+    /// The refill learned is now `rate` over `period`: kept as the bound later answers must
+    /// beat, and taken as `R`.
+    fn learn_refill_of(&mut self, now: Nanos, rate: f64, period: f64) {
+        self.learned.refill_bound = Some(rate);
+        self.move_refill(now, rate, period);
     }
 
     /// The server stated its quota: `R` and the period follow it, and the rate moves with `R`
