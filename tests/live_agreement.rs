@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::agreement::{one_at_a_time, sim_stats, spread};
+use common::agreement::{beside_other_light_runs, one_at_a_time, sim_stats, spread};
 
 /// Runs one live case, and once more if it disagrees: a live run is one draw of the machine's
 /// timing, and on a shared 2-core machine a stall of a second or two (another process, the
@@ -142,11 +142,12 @@ mod tier2 {
     /// of its time at 60× (40 s of wall time), within 0.5 percentage points of 429s and 0.03 of
     /// utilization of the sim's mean over 10 seeds (the gauntlet's tolerance). fair-share steers by
     /// rate, not by the exact instant of each answer, so the millisecond rounding of real timers at
-    /// 60× (1 ms real = 60 ms virtual) moves it little; the sim draws no 429 on any seed.
+    /// 60× (1 ms real = 60 ms virtual) moves it little; the sim draws no 429 on any seed. It runs
+    /// beside the API shapes' fair-share runs below (about 75 requests a second here).
     #[test]
     #[ignore = "tier 2, a long real-time check (about 45 s): cargo test -- --ignored tier2::"]
     fn fair_share_live_at_60x_agrees_with_the_sim() {
-        let _turn = one_at_a_time();
+        let _turn = beside_other_light_runs();
         let sets = [
             "clients.*.algorithm=fair-share",
             "run.duration=40m",
@@ -285,7 +286,7 @@ mod tier2 {
     #[test]
     #[ignore = "tier 2, a long real-time check (about 65 s): cargo test -- --ignored tier2::"]
     fn fair_share_live_agrees_with_the_sim_on_per_second_per_minute_and_hourly_apis() {
-        let _turn = one_at_a_time();
+        let _turn = beside_other_light_runs();
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/gauntlet/api_shapes.toml");
         let text = std::fs::read_to_string(&path).unwrap();
         // (cell, time scale, duration): 60 s of wall time each. The per-second API runs in real

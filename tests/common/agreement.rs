@@ -2,19 +2,28 @@
 //! and the `spread` a live run may stray from that mean (`tests/live_agreement.rs`, where the
 //! rule was measured, `tests/ports/` and `tests/real/`). One live run at a time in a test
 //! binary where runs are fast enough to measure each other on a small machine
-//! ([`one_at_a_time`]); `tests/real/` runs its real limiters' configurations at once, each at
-//! about ten requests a second.
+//! ([`one_at_a_time`]), or several beside each other where each steers by rate and is light
+//! ([`beside_other_light_runs`]); `tests/real/` runs its real limiters' configurations at once,
+//! each at about ten requests a second.
 
-use std::sync::Mutex;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use throttle_sim::engine::sim::summarize;
 use throttle_sim::scenario::{Override, parse_scenario};
 
-static LIVE: Mutex<()> = Mutex::new(());
+static LIVE: RwLock<()> = RwLock::new(());
 
-/// Hold this while a live run measures timing.
-pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+/// Hold this while a live run measures timing: no other live run of the test binary runs
+/// meanwhile.
+pub fn one_at_a_time() -> RwLockWriteGuard<'static, ()> {
+    LIVE.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Hold this while a light live run (at most about a hundred requests a second, an algorithm
+/// that steers by rate rather than by the instant of each answer) may run beside others like
+/// it, never beside one that holds [`one_at_a_time`].
+pub fn beside_other_light_runs() -> RwLockReadGuard<'static, ()> {
+    LIVE.read().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The sim's mean and sample standard deviation over seeds `0..seeds` of `text` with `sets`,
