@@ -303,26 +303,27 @@ mod tier2 {
             ("2x4/fw_5000ph", 60, "1h"),
             ("2x4/gcra_100pm", 60, "20m"),
         ];
-        // The three run at once, each in its own thread with its own server: about a hundred
-        // requests a second between them, which share the two cores without measuring each
-        // other (the cases in turn took 190 s). The sim's seeds, which keep a core busy, are all
-        // run before any live run starts.
-        let sims_done = std::sync::Barrier::new(cases.len());
-        let check = |(cell, scale, duration): (&str, u32, &str)| {
-            let (cell_set, scale_set) = (format!("cell={cell}"), format!("run.time_scale={scale}"));
-            let duration_set = format!("run.duration={duration}");
+        // The sim's seeds, which keep a core busy, all run before any live run starts; then the
+        // three run at once, each in its own thread with its own server: about a hundred requests
+        // a second between them, which share the two cores without measuring each other (the
+        // cases in turn took 190 s).
+        let expected = cases.map(|(cell, scale, duration)| {
             let sets = [
-                cell_set.as_str(),
-                scale_set.as_str(),
-                duration_set.as_str(),
-                "run.sample_every=5s",
-                "expect={}",
+                format!("cell={cell}"),
+                format!("run.time_scale={scale}"),
+                format!("run.duration={duration}"),
+                "run.sample_every=5s".to_string(),
+                "expect={}".to_string(),
             ];
-            let [(ratio, ratio_sd), (util, util_sd), _, (fair, fair_sd)] =
-                sim_stats(&text, &sets, 10);
-            sims_done.wait();
+            let stats = sim_stats(&text, &sets.each_ref().map(String::as_str), 10);
+            let [_, (util, _), _, (fair, _)] = stats;
             // The comparison means something: in the sim, fair-share uses this API well.
             assert!(util >= 0.9 && fair >= 0.9, "{cell}: sim {util} {fair}");
+            ((cell, scale, duration), sets, stats)
+        });
+        let check = |((cell, scale, duration), sets, stats): &(_, [String; 5], _)| {
+            let sets = sets.each_ref().map(String::as_str);
+            let [(ratio, ratio_sd), (util, util_sd), _, (fair, fair_sd)]: [(f64, f64); 4] = *stats;
             let (ratio_tol, util_tol) = (spread(ratio_sd).max(0.005), spread(util_sd).max(0.03));
             let fair_tol = spread(fair_sd).max(0.03);
             retried(|| {
@@ -346,7 +347,7 @@ mod tier2 {
             })
         };
         let failures: Vec<String> = std::thread::scope(|s| {
-            let running = cases.map(|case| s.spawn(move || check(case)));
+            let running = expected.each_ref().map(|case| s.spawn(move || check(case)));
             running
                 .into_iter()
                 .filter_map(|run| run.join().expect("a case panicked"))
