@@ -28,7 +28,10 @@ draw reaches too rarely to judge, labelled as such:
   of a thread's fair-share periods N/R): utilization over the last server period at least 0.9,
   at most 1 % 429s over the whole run (no fleet has more threads than the key has tokens, so no
   refusal is forced). `--no-fixed` leaves the list out.
-Each item ends in MET or MISSED, and a summary of the verdicts closes the output.
+Each item ends in MET or MISSED, and a summary of the verdicts closes the output. Before it, the
+first item's counts broken down by rule, by header dialect and by fleet size (one process, 2 to
+5, 6 or more; header-less shapes apart, as a blind client's share depends on how many share the
+quota): the README's decision table quotes the header-less lines.
 
 How it runs: one `throttle-sim check FILE --cell SHAPE --set clients.*.algorithm=A --json` per
 shape and algorithm, `--jobs` of them at a time (default 2), each stopped after `--timeout`
@@ -255,6 +258,19 @@ def family(name):
     return part + ("-churn" if name.endswith("-churn") else "")
 
 
+def dialect(description):
+    """The header dialect a shape's description names (`…; github headers, …`)."""
+    m = re.search(r"; ([\w-]+) headers", description)
+    return m.group(1) if m else "?"
+
+
+def fleet_size(processes):
+    """A fleet's size class by its processes: what a blind client's share depends on."""
+    return "1 process" if processes == 1 else (
+        f"2-{SMALL_FLEET} processes" if processes <= SMALL_FLEET else
+        f"{SMALL_FLEET + 1}+ processes")
+
+
 def verdict(ok):
     return "MET" if ok else "MISSED"
 
@@ -356,12 +372,19 @@ def report(shapes, judged, others, timeout):
                          f"{100 * ours.ratio:.2f} % / {ours.uf:.3f}")
     if unknown:
         lines.append(f"   ({LAW} did not finish on {', '.join(unknown)}: not compared)")
-    lines += ["", "Per rule (shapes where fair-share / independent meet the targets / shapes):"]
-    families = sorted({family(s["name"]) for s in shapes})
-    lines.append("   " + ", ".join(
-        f"{f} {sum(law[s['name']].met for s in shapes if family(s['name']) == f)}/"
-        f"{sum(bound[s['name']].met for s in shapes if family(s['name']) == f)}/"
-        f"{sum(family(s['name']) == f for s in shapes)}" for f in families))
+    # Item 1 broken down three ways, each group as "fair-share / independent meet / shapes".
+    def counts(key):
+        groups = sorted({key(s) for s in shapes})
+        return "   " + ", ".join(
+            f"{g} {sum(law[s['name']].met for s in shapes if key(s) == g)}/"
+            f"{sum(bound[s['name']].met for s in shapes if key(s) == g)}/"
+            f"{sum(key(s) == g for s in shapes)}" for g in groups)
+    lines += ["", "Per rule (shapes where fair-share / independent meet the targets / shapes):",
+              counts(lambda s: family(s["name"])),
+              "Per header dialect (the same counts):", counts(lambda s: dialect(s["description"])),
+              "Per fleet size, header-less shapes apart (the same counts):",
+              counts(lambda s: ("no headers, " if dialect(s["description"]) == "none" else "")
+                     + fleet_size(s["processes"]))]
     stopped = sorted(f"{s}/{a}" for (s, a), j in judged.items() if j.timeout)
     if stopped:
         lines += ["", f"Stopped after {timeout} s (3 seeds): {', '.join(stopped)}."]

@@ -137,6 +137,28 @@ fn the_pass_bar_script_judges_every_item() {
         );
     }
     assert!(text.contains("Fixed list (fair-share"), "{text}");
+    // The first item broken down by rule, header dialect and fleet size: each breakdown's
+    // groups (`name met/bound-met/shapes`) add up to the draw's two shapes.
+    for heading in ["Per rule", "Per header dialect", "Per fleet size"] {
+        let line = text
+            .lines()
+            .skip_while(|l| !l.starts_with(heading))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no {heading} line in\n{text}"));
+        let shapes: u32 = line
+            .split_whitespace()
+            .filter(|w| w.matches('/').count() == 2)
+            .map(|w| {
+                w.trim_end_matches(',')
+                    .rsplit('/')
+                    .next()
+                    .unwrap()
+                    .parse::<u32>()
+                    .unwrap()
+            })
+            .sum();
+        assert_eq!(shapes, 2, "{line}");
+    }
     // The runs are kept: a second call with the same folder runs nothing and says the same.
     let again = script(&["--so-far"]);
     assert!(again.status.success(), "{again:?}");
