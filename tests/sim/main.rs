@@ -40,4 +40,5 @@ mod seed_behaviours;
 mod series_levels;
 mod shapes;
 mod shards;
+mod verdicts_diff;
 mod workloads;
