@@ -118,6 +118,8 @@ def shapes_of(path):
             "name": level["name"],
             "description": level.get("description", ""),
             "processes": sum(c.get("processes", 1) for c in clients),
+            # The header dialect its server speaks (the draw always writes it out).
+            "dialect": level["set"]["server"].get("headers", "full"),
             "churn": any("start" in c or "stop" in c for c in clients),
         })
     return out
@@ -258,12 +260,6 @@ def family(name):
     return part + ("-churn" if name.endswith("-churn") else "")
 
 
-def dialect(description):
-    """The header dialect a shape's description names (`…; github headers, …`)."""
-    m = re.search(r"; ([\w-]+) headers", description)
-    return m.group(1) if m else "?"
-
-
 def fleet_size(processes):
     """A fleet's size class by its processes: what a blind client's share depends on."""
     return "1 process" if processes == 1 else (
@@ -381,9 +377,9 @@ def report(shapes, judged, others, timeout):
             f"{sum(key(s) == g for s in shapes)}" for g in groups)
     lines += ["", "Per rule (shapes where fair-share / independent meet the targets / shapes):",
               counts(lambda s: family(s["name"])),
-              "Per header dialect (the same counts):", counts(lambda s: dialect(s["description"])),
+              "Per header dialect (the same counts):", counts(lambda s: s["dialect"]),
               "Per fleet size, header-less shapes apart (the same counts):",
-              counts(lambda s: ("no headers, " if dialect(s["description"]) == "none" else "")
+              counts(lambda s: ("no headers, " if s["dialect"] == "none" else "")
                      + fleet_size(s["processes"]))]
     stopped = sorted(f"{s}/{a}" for (s, a), j in judged.items() if j.timeout)
     if stopped:
