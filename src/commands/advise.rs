@@ -40,6 +40,13 @@ pub fn advise(args: &AdviseArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
             "standings": advice.standings,
             "shared_state_reference": advice.reference.as_ref().map(|r| &r.standings),
             "tuning": advice.tuning,
+            "paced": advice.paced.map(|p| serde_json::json!({
+                "variant": advise::PACED,
+                "fleet": format!("{}x{}", p.fleet.processes, p.fleet.threads),
+                "sleep": p.sleep.to_string(),
+                "jitter": advise::paced::JITTER,
+                "holds": p.paste().1,
+            })),
             "results": advice.dir,
         });
         print(&format!(
@@ -52,16 +59,10 @@ pub fn advise(args: &AdviseArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
         text.push_str(&advise::tuning_text(&advice.tuning, "  "));
         text.push_str(&format!(
             "\nresults: {} (advice.md; compare/report.html has every algorithm in every fleet)\n\
-             run it again: throttle-sim compare {} --algorithms {}\n",
+             run it again: throttle-sim compare {} {}\n",
             advice.dir.display(),
             advice.scenario.display(),
-            advice
-                .standings
-                .iter()
-                .take(3)
-                .map(|s| s.algorithm.as_str())
-                .collect::<Vec<_>>()
-                .join(",")
+            advise::rerun_args(&advice)
         ));
         print(&text);
     }

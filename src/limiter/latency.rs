@@ -69,6 +69,17 @@ impl Latency {
         }
     }
 
+    /// The mean answer time, seconds: what a client that paces its sends subtracts from its
+    /// spacing (a lognormal's mean lies above its median by `e^(σ²/2)`; a folded normal's
+    /// above its `mean` by what the fold adds).
+    pub fn mean_secs(&self) -> f64 {
+        match self {
+            Latency::Fixed(d) => d.secs(),
+            Latency::LogNormal { median, sigma } => median.secs() * (sigma * sigma / 2.0).exp(),
+            Latency::Normal { mean, sd } => folded_normal_mean(mean.secs(), sd.secs()),
+        }
+    }
+
     /// Call only on a latency without [`Latency::problems`].
     pub fn sampler(&self) -> LatencySampler {
         match self {
@@ -83,6 +94,25 @@ impl Latency {
             ),
         }
     }
+}
+
+/// `E|X|` for `X ~ N(mu, sd)`: `sd·√(2/π)·e^(−mu²/2sd²) + mu·erf(mu/(sd√2))`.
+fn folded_normal_mean(mu: f64, sd: f64) -> f64 {
+    if sd <= 0.0 {
+        return mu.abs();
+    }
+    let z = mu / (sd * std::f64::consts::SQRT_2);
+    sd * (2.0 / std::f64::consts::PI).sqrt() * (-z * z).exp() + mu * erf(z)
+}
+
+/// The error function, to within 1.5e-7 (Abramowitz and Stegun, formula 7.1.26).
+fn erf(x: f64) -> f64 {
+    let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    (1.0 - poly * (-x * x).exp()).copysign(x)
 }
 
 /// The table form; which fields a distribution needs is checked after reading.
@@ -261,6 +291,36 @@ mod tests {
             e.to_string().contains("unknown latency distribution"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_stated_mean_is_the_mean_of_the_draws() {
+        let ms = |m| HumanDuration::from_millis(m);
+        for l in [
+            Latency::Fixed(ms(20)),
+            Latency::LogNormal {
+                median: ms(20),
+                sigma: 1.0,
+            },
+            Latency::Normal {
+                mean: ms(10),
+                sd: ms(2),
+            },
+            Latency::Normal {
+                mean: ms(3),
+                sd: ms(6),
+            },
+        ] {
+            let s = l.sampler();
+            let mut rng = test_rng();
+            let n = 200_000;
+            let drawn = (0..n).map(|_| s.sample(&mut rng) as f64 / 1e9).sum::<f64>() / n as f64;
+            let said = l.mean_secs();
+            assert!(
+                (drawn / said - 1.0).abs() < 0.02,
+                "{l:?}: drawn {drawn}, said {said}"
+            );
+        }
     }
 
     #[test]

@@ -16,6 +16,10 @@
 //! beside as a reference of what sharing state would give, never recommended. The bounds
 //! (`oracle`, `independent`), which are told the thread count, never run.
 
+pub mod paced;
+
+pub use paced::{NAME as PACED, Paced, paced};
+
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -252,6 +256,9 @@ pub fn scenario_text(opts: &AdviseOptions<'_>) -> String {
         "axes".into(),
         toml::Value::Array(vec![toml::Value::Table(axis)]),
     );
+    if let Some(p) = paced(api, &opts.fleets) {
+        root.insert("variants".into(), toml::Value::Array(vec![p.variant()]));
+    }
     toml::to_string(&root).expect("an advise scenario serializes")
 }
 
@@ -337,8 +344,9 @@ pub fn ranking_rule() -> String {
     format!(
         "an algorithm whose 429s pass {} ({REFUSAL_FACTOR} × the {} target) in any fleet ranks \
          below every one that stays within it; then fleets met (the means over the seeds within \
-         every target: 429s at most {}, utilization and fairness at least {}); then the worst \
-         fleet's utilization × fairness",
+         every target: 429s at most {}, utilization and fairness at least {}), and among those \
+         that meet them in every fleet one that is not told the fleet ({PACED} is) first; then the \
+         worst fleet's utilization × fairness",
         percent(refusal_cap()),
         percent(TARGET_429),
         percent(TARGET_429),
@@ -423,6 +431,8 @@ pub struct Advice {
     pub tuning: Vec<Tuned>,
     /// The scenario that was run (`advise.toml` in `dir`).
     pub scenario: PathBuf,
+    /// `fixed` paced for the largest fleet, when it ran beside the algorithms (`paced.rs`).
+    pub paced: Option<Paced>,
 }
 
 impl Advice {
@@ -460,10 +470,13 @@ pub fn advise(opts: &AdviseOptions<'_>) -> Result<Advice, Error> {
         .into_iter()
         .map(str::to_string)
         .collect();
+    // Beside the blind algorithms, `fixed` paced for the largest fleet (`paced.rs`).
+    let pace = paced(&opts.api, &opts.fleets);
+    let variants = pace.iter().map(|_| PACED.to_string()).collect();
     let (plan, result) = matrix_of(
         opts,
         scenario.clone(),
-        Vec::new(),
+        variants,
         algorithms,
         dir.join("compare"),
     )?;
@@ -485,7 +498,8 @@ pub fn advise(opts: &AdviseOptions<'_>) -> Result<Advice, Error> {
     } else {
         None
     };
-    let tuning = match recommended(&ranked) {
+    // The paced candidate's one setting is its sleep, set from the fleet: nothing to tune.
+    let tuning = match recommended(&ranked).filter(|b| b.algorithm != PACED) {
         Some(best) => tune(opts, &dir, &scenario, &best.algorithm)?,
         None => Vec::new(),
     };
@@ -497,6 +511,7 @@ pub fn advise(opts: &AdviseOptions<'_>) -> Result<Advice, Error> {
         reference,
         tuning,
         scenario,
+        paced: pace,
     };
     let mut text = advice_text(&opts.api, &plan.base, &advice, true);
     text.push_str(&tuning_text(&advice.tuning, "- "));
@@ -521,6 +536,26 @@ pub fn advise(opts: &AdviseOptions<'_>) -> Result<Advice, Error> {
         fs::write(&html, r.matrix.html_page_led(Some(&lead))).map_err(Error::io(&html))?;
     }
     Ok(advice)
+}
+
+/// The arguments of `compare` that runs the first three of the standings again: the paced
+/// candidate is a `[[variants]]` entry of `advise.toml`, the others are algorithms.
+pub fn rerun_args(advice: &Advice) -> String {
+    let top: Vec<&str> = advice
+        .standings
+        .iter()
+        .take(3)
+        .map(|s| s.algorithm.as_str())
+        .collect();
+    let algorithms: Vec<&str> = top.iter().copied().filter(|&a| a != PACED).collect();
+    let mut args = Vec::new();
+    if algorithms.len() < top.len() {
+        args.push(format!("--variants {PACED}"));
+    }
+    if !algorithms.is_empty() {
+        args.push(format!("--algorithms {}", algorithms.join(",")));
+    }
+    args.join(" ")
 }
 
 /// The standings as numbered lines: "1. fair-share: 2/2 fleets met; …".
@@ -781,8 +816,9 @@ fn mean(v: &VariantStats, metric: &str) -> f64 {
 }
 
 /// Every algorithm's standing, best first by [`ranking_rule`]: those whose 429s stay within
-/// [`refusal_cap`] in every fleet, then by fleets met, then by the worst fleet's utilization ×
-/// fairness (and last by the most 429s in a fleet).
+/// [`refusal_cap`] in every fleet, then by fleets met (among those that meet every fleet, the
+/// paced candidate last), then by the worst fleet's utilization × fairness (and last by the
+/// most 429s in a fleet).
 pub fn standings(m: &Matrix) -> Vec<Standing> {
     let mut out: Vec<Standing> = m
         .variant_names()
@@ -827,10 +863,14 @@ pub fn standings(m: &Matrix) -> Vec<Standing> {
             s
         })
         .collect();
+    // A fleet's size, told, holds only while the fleet stays that size: where an algorithm
+    // that finds its share meets every target too, it is the better answer.
+    let told_and_all_met = |s: &Standing| s.algorithm == PACED && s.fleets_met == s.fleets;
     out.sort_by(|a, b| {
         a.refuses
             .cmp(&b.refuses)
             .then(b.fleets_met.cmp(&a.fleets_met))
+            .then(told_and_all_met(a).cmp(&told_and_all_met(b)))
             .then(b.worst_score.total_cmp(&a.worst_score))
             .then(a.max_ratio_429.total_cmp(&b.max_ratio_429))
     });
@@ -982,6 +1022,14 @@ pub fn verdict(advice: &Advice) -> Vec<String> {
     ) {
         line.push_str(shared);
     }
+    if let (Some(line), Some(p)) = (
+        out.first_mut(),
+        advice
+            .paced
+            .filter(|_| advice.recommended().is_some_and(|r| r.algorithm == PACED)),
+    ) {
+        let _ = write!(line, " It is {}. {}", p.describe(), p.paste().1);
+    }
     if let Some(r) = &advice.reference {
         let lead = "For reference, with a store all processes share (Redis)";
         let only = "advise recommends these only with --shared-state redis";
@@ -1071,7 +1119,13 @@ pub fn advice_text(api: &Api, base: &Scenario, advice: &Advice, markdown: bool) 
     let fence = if markdown { "```\n" } else { "" };
     let _ = writeln!(out, "\nThe [[clients]] lines to paste into a scenario:\n");
     let _ = write!(out, "{fence}");
-    let _ = writeln!(out, "    algorithm = \"{}\"", best.algorithm);
+    if let Some(p) = advice.paced.filter(|_| best.algorithm == PACED) {
+        for line in p.paste().0 {
+            let _ = writeln!(out, "{line}");
+        }
+    } else {
+        let _ = writeln!(out, "    algorithm = \"{}\"", best.algorithm);
+    }
     if best.algorithm == "fair-share" && !api.states_quota {
         let _ = writeln!(out, "    quota = {}", api.quota);
         let _ = writeln!(out, "    period = \"{}\"", api.period);
@@ -1202,6 +1256,20 @@ mod tests {
         ));
     }
 
+    /// The paced candidate is told the fleet: where it and a blind algorithm both meet every
+    /// target, the blind one ranks first, whatever the scores; where only it meets them, or
+    /// both miss, the usual rule holds.
+    #[test]
+    fn the_paced_candidate_ranks_below_a_blind_algorithm_that_meets_every_target() {
+        let m = matrix(&[(PACED, 0.0, 0.99, 1.0), ("fair-share", 0.001, 0.975, 0.98)]);
+        assert_eq!(order(&standings(&m)), ["fair-share", PACED]);
+        let m = matrix(&[(PACED, 0.0, 0.99, 1.0), ("fair-share", 0.001, 0.95, 0.98)]);
+        assert_eq!(order(&standings(&m)), [PACED, "fair-share"]);
+        let m = matrix(&[(PACED, 0.0, 0.96, 1.0), ("fair-share", 0.01, 0.95, 0.98)]);
+        assert_eq!(order(&standings(&m)), [PACED, "fair-share"]);
+        assert!(ranking_rule().contains("not told the fleet"));
+    }
+
     #[test]
     fn the_coordinating_algorithms_are_those_advise_leaves_out_without_a_shared_store() {
         let shared = coordinating();
@@ -1326,7 +1394,10 @@ mod tests {
         let text = scenario_text(&opts(true));
         let s = crate::scenario::parse_scenario(&text, "advise.toml", "advise", &[], 1).unwrap();
         assert_eq!(s.axes.names(), ["2x3", "4x1", "2x3-churn"]);
-        assert!(!text.contains("quota"), "{text}");
+        assert!(!text.contains("quota ="), "{text}");
+        // Beside the algorithms, `fixed` paced for the largest fleet's 6 threads.
+        assert_eq!(s.variants.len(), 1);
+        assert_eq!(s.variants[0].name, PACED);
         let text = scenario_text(&opts(false));
         assert!(text.contains("quota = 5.0"), "{text}");
         let churn = crate::scenario::parse_scenario(
