@@ -329,6 +329,44 @@ fn a_two_a_second_heroku_bucket_gets_nothing_that_ignores_refusals() {
     assert_ne!(v["recommended"], "gem-backoff", "{v:#}");
 }
 
+/// Where the answers carry no count, on eleven processes of 12 threads on a GCRA of 43 a
+/// second, `fixed` at the fleet's share of the quota meets every target (fair-share 0.22.0,
+/// blind, draws 9 % 429s there): the advice prints the lines to paste, the sleep in them, and
+/// the rerun that names it as a variant of `advise.toml`.
+#[test]
+fn a_header_less_fleet_gets_fixed_paced_with_the_lines_to_paste() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("a");
+    let assert = bin()
+        .args([
+            "advise", "--rule", "gcra", "--limit", "43", "--period", "1s",
+        ])
+        .args(["--headers", "none", "--latency", "29ms", "--fleet", "11x12"])
+        .args(["--seeds", "3", "--quiet", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    assert!(text.contains("\nRecommended: fixed-paced\n"), "{text}");
+    assert!(
+        text.contains("paced for 11x12 (132 threads in all)"),
+        "{text}"
+    );
+    // 132 threads at 0.98 of 43 a second: 3.132 s between one thread's sends, less 29 ms of
+    // answer, over 1.25 for the jitter's mean.
+    assert!(
+        text.contains("    algorithm = \"fixed\"\n    sleep = \"2.483s\"\n    jitter = 0.5\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("--variants fixed-paced --algorithms "),
+        "{text}"
+    );
+    for (fleet, ratio) in mean_429s(&out.join("compare/compare.csv"), "fixed-paced") {
+        assert!(ratio <= 0.005, "{fleet}: {ratio}");
+    }
+}
+
 /// Where fair-share meets every target, it ranks above the paced candidate, whatever their
 /// scores: it finds its share, where the other is told it.
 #[test]
