@@ -195,6 +195,19 @@ const SHAPES: &[Shape] = &[
         ..PLAIN
     },
     Shape {
+        name: "token_bucket_heroku_held_top",
+        server: "kind = \"token-bucket\"\nrate = 10\nperiod = \"1s\"\nburst = 10",
+        dialect: Headers::Heroku,
+        threads: 4,
+        // Told 600 a minute with no limit stated, the law takes a bucket of 600; the count
+        // stays at 9 or 10, read as that bucket drained far below its reserve, and the rate
+        // steps down against a level it cannot raise until it has fallen to a quarter: then the
+        // bucket is read as 10 tokens (the held top) and the law drains its surplus.
+        params: &[("quota", 600.0), ("period", 60.0)],
+        minutes: 3,
+        ..PLAIN
+    },
+    Shape {
         name: "token_bucket_two_tokens",
         server: "kind = \"token-bucket\"\nrate = 2\nperiod = \"1s\"\nburst = 2",
         dialect: Headers::Heroku,

@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.22.0"
+const Follows = "0.23.0"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -184,6 +184,33 @@ type FairShare struct {
 	prev       *learnPrev
 	learned    *float64
 	fromResets bool // a stated reset bounded the refill: own successes no longer do
+	// Where no limit is stated: whether one was, the highest count read, and the rate the
+	// test of a held top began at.
+	limitStated bool
+	top         *float64
+	xAtTop      float64
+}
+
+// heldTop: where no limit is stated, a level that cutting the rate to a quarter cannot raise
+// is the bucket's top.
+func (f *FairShare) heldTop(r float64, refused bool) {
+	if f.limitStated {
+		return
+	}
+	if f.top != nil && r <= *f.top && r+1 >= *f.top && !refused {
+		top := *f.top
+		if f.cuts == 0 && top >= 1 && top+1 < f.B && f.x < f.xAtTop/4 {
+			f.B = top + 1
+			f.xAtTop = f.x
+		}
+		return
+	}
+	top := r
+	if f.top != nil {
+		top = math.Max(*f.top, r)
+	}
+	f.top = &top
+	f.xAtTop = f.x
 }
 
 // New makes the law of a process of `threads` threads. random gives draws in [0, 1)
@@ -456,6 +483,7 @@ func (f *FairShare) ObserveNs(i int, now int64, a *Answer, latency int64) {
 		}
 	}
 	if a.Limit != nil && *a.Limit > 0 {
+		f.limitStated = true
 		f.B = float64(*a.Limit)
 	} else if a.Remaining != nil && float64(*a.Remaining) >= f.B {
 		f.B = float64(*a.Remaining) + 1
@@ -489,6 +517,7 @@ func (f *FairShare) ObserveNs(i int, now int64, a *Answer, latency int64) {
 		if ok {
 			f.echo(tc, r)
 		}
+		f.heldTop(r, a.Class == ClassLimited)
 		f.level(now, tc, r)
 		if ok && a.Reset != nil {
 			T := secs(*a.Reset)

@@ -80,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.22.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.23.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -173,6 +173,10 @@ export class FairShare {
     this.noBucket = false;
     this.own = []; // when the server counted own successes over the last period
     this.echo = null; // { since, readings, exact, above, level }
+    // where no limit is stated: whether one was, the highest count read, the rate the test began at
+    this.limitStated = false;
+    this.top = null;
+    this.xAtTop = 0;
     let x0 = this.rate / n;
     if (this.ns.initial_sleep !== null) x0 = fmin(1 / secs(this.ns.initial_sleep), x0);
     this.x = this.clampRate(x0);
@@ -349,6 +353,21 @@ export class FairShare {
       this.slidingVotes += 1;
       if (this.slidingVotes >= 3 && t - this.slidingSince > 2 * slack) this.sliding = true;
     } else if (stated < this.period - 1.5 * slack) this.forgetSliding();
+  }
+
+  // No limit stated: a level that cutting the rate to a quarter cannot raise is the bucket's top.
+  readTop(r, refused) {
+    if (this.limitStated) return;
+    const top = this.top;
+    if (top !== null && r <= top && r + 1 >= top && !refused) {
+      if (this.decreases === 0 && top >= 1 && top + 1 < this.limit && this.x < this.xAtTop / 4) {
+        this.limit = top + 1;
+        this.xAtTop = this.x;
+      }
+    } else {
+      this.top = top === null ? r : Math.max(top, r);
+      this.xAtTop = this.x;
+    }
   }
 
   // Alone on a window too short for its stated resets to tell, r + own = B on every success
@@ -675,8 +694,10 @@ export class FairShare {
     const q = a.quota !== null && a.quota[0] * 1e9 / a.quota[1] > 0 ? a.quota : null;
     this.statedPolicy ||= q !== null;
     if (this.c.quota === null && q !== null) this.takePolicy(now, q, a.limit === null);
-    if (a.limit !== null && a.limit > 0) this.limit = a.limit;
-    else if (a.remaining !== null && a.remaining >= this.limit) this.limit = a.remaining + 1; // what is left and this
+    if (a.limit !== null && a.limit > 0) {
+      this.limitStated = true;
+      this.limit = a.limit;
+    } else if (a.remaining !== null && a.remaining >= this.limit) this.limit = a.remaining + 1; // what is left and this
     const th = this.threads[thread];
     const sent = th.lastSend ?? now;
     const counted = Math.max(now - Math.floor(a.latency / 2), 0, sent); // a refusal's reset: from the last let in
@@ -692,6 +713,7 @@ export class FairShare {
         }
       }
       if (a.status === 'ok') this.readEcho(secs(counted), a.remaining);
+      this.readTop(a.remaining, a.status === 'limited');
       this.observeLevel(now, secs(counted), a.remaining);
       if (a.reset !== null && a.status === 'ok') this.readEndDrift(secs(now), secs(a.reset));
       if (a.reset !== null && a.status === 'ok') this.readPeriod(now, secs(a.reset));

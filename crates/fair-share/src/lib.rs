@@ -86,6 +86,14 @@
 //! went to the 429s (1,000 threads on a 100-token bucket: 4.3 % refused in the second half,
 //! 1.5 % with `√K/2`).
 //!
+//! **The held top.** Where no answer states a limit (Heroku's fields), `B` is the quota told,
+//! and a server whose bucket is far smaller holds the level at its own small top: the law reads
+//! a big bucket drained below its reserve and a total equal to the refill (the level does not
+//! move), and steps down every window. While nothing has refused the process, once `x` has
+//! fallen to a quarter of what it was while every count read stayed within one of the highest
+//! (at least 1), the bucket is that count plus one (`law/top.rs`): a crowd's level rises when it
+//! sends less, a full bucket's cannot.
+//!
 //! **A fixed window.** When `r` jumps up by a tenth of the bucket (at least 2 tokens) more than
 //! the refill explains (over the readings' spacing widened by how far each one's count may lie
 //! from its time, half its latency), the server has reset a window: the window restarts there, and from then

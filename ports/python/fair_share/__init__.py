@@ -48,7 +48,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.22.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.23.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -467,6 +467,8 @@ class FairShare:
         self.from_resets, self.win_successes = False, 0.0  # a reset bounded R; own successes in the window
         # when the server counted own successes over the last period; [since, readings, exact, above, level]
         self.own, self.echo = [], None
+        # where no limit is stated: whether one was, the highest count read, the rate the test began at
+        self.limit_stated, self.top, self.x_at_top = False, None, 0.0
         x0, sleep = self.rate / n, c["initial_sleep"]
         self.x = self.clamp_rate(x0 if sleep is None else min(1.0 / secs(sleep) if sleep else math.inf, x0))
         self.probe = self.c["increase"] * self.rate * self.rate  # blind to the count: how fast it climbs
@@ -586,6 +588,15 @@ class FairShare:
             self.sliding = self.sliding or (self.votes >= 3 and t - self.since > 2.0 * slack)
         elif stated < self.period - 1.5 * slack:
             self.sliding, self.votes, self.since = False, 0, None
+    def read_top(self, r, refused):  # no limit stated: a level that cutting cannot raise is the top
+        if self.limit_stated:
+            return
+        top = self.top
+        if top is not None and top - 1.0 <= r <= top and not refused:
+            if self.decreases == 0 and top >= 1.0 and top + 1.0 < self.limit and self.x < self.x_at_top / 4.0:
+                self.limit, self.x_at_top = top + 1.0, self.x
+        else:
+            self.top, self.x_at_top = r if top is None else max(top, r), self.x
     def read_echo(self, t, r):  # alone on a window its resets cannot tell, r + own = B says sliding
         slack = self.reset_slack()
         if not self.knows_quota() or self.period > 2.5 * slack:
@@ -843,7 +854,7 @@ class FairShare:
         if self.c["quota"] is None and quota is not None:
             self.take_policy(now, quota, limit is None)
         if limit is not None and limit > 0:
-            self.limit = float(limit)
+            self.limit_stated, self.limit = True, float(limit)
         elif remaining is not None and remaining >= self.limit:  # the bucket held what is left and this
             self.limit = remaining + 1.0
         sent = now if th.last_send is None else th.last_send
@@ -859,6 +870,7 @@ class FairShare:
                     self.read_fixed_end(secs(counted), secs(reset), float(remaining), res)
             if cls == OK:
                 self.read_echo(secs(counted), float(remaining))
+            self.read_top(float(remaining), cls == LIMITED)
             self.level(now, secs(counted), float(remaining))
             if reset is not None and cls == OK:
                 self.read_end_drift(secs(now), secs(reset))

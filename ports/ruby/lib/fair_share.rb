@@ -34,7 +34,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.22.0' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.23.0' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -112,6 +112,10 @@ class FairShare
     @headers = @full_start = @sliding = @stated_policy = false
     @own = [] # when the server counted own successes over the last period
     @echo = nil # [since, readings, exact, above, level sum]
+    # where no limit is stated: whether one was, the highest count read, the rate the test began at
+    @limit_stated = false
+    @top = nil
+    @x_at_top = 0.0
     x0 = @rate / @threads.size
     x0 = fmin(1.0 / secs(@ns[:initial_sleep]), x0) if @ns[:initial_sleep]
     @x = clamp_rate(x0)
@@ -295,6 +299,21 @@ class FairShare
   # Alone on a window too short for its stated resets to tell, r + own = B on every success
   # says a sliding window (own: the process's successes counted in the last period); a bucket
   # refills between them, and reads above B once a token came back since the success before.
+  # No limit stated: a level that cutting the rate to a quarter cannot raise is the bucket's top.
+  def read_top(r, refused)
+    return if @limit_stated
+
+    if @top && r <= @top && r + 1.0 >= @top && !refused
+      if @decreases.zero? && @top >= 1.0 && @top + 1.0 < @limit && @x < @x_at_top / 4.0
+        @limit = @top + 1.0
+        @x_at_top = @x
+      end
+    else
+      @top = @top ? [@top, r].max : r
+      @x_at_top = @x
+    end
+  end
+
   def read_echo(t, r)
     slack = reset_slack
     if !knows_quota? || @period > 2.5 * slack
@@ -597,6 +616,7 @@ class FairShare
     @stated_policy ||= !q.nil?
     take_policy(now, q, a.limit.nil?) if @c[:quota].nil? && q
     if a.limit&.positive?
+      @limit_stated = true
       @limit = a.limit.to_f
     elsif a.remaining && a.remaining.to_f >= @limit
       @limit = a.remaining.to_f + 1.0 # the bucket held what is left and this request
@@ -616,6 +636,7 @@ class FairShare
         end
       end
       read_echo(secs(counted), a.remaining.to_f) if a.status == :ok
+      read_top(a.remaining.to_f, a.status == :limited)
       observe_level(now, secs(counted), a.remaining.to_f)
       read_end_drift(secs(now), secs(a.reset)) if a.reset && a.status == :ok
       read_period(now, secs(a.reset)) if a.reset && a.status == :ok

@@ -16,7 +16,7 @@
 //! the flood cut and the crowd's first cut. A full start is a flag beside it.
 //!
 //! **Reading the shape** is apart from **steering the rate**. The readers (`level.rs`,
-//! `stated.rs`, `refill.rs`, `echo.rs`) look at an answer and name what it shows; the steering
+//! `stated.rs`, `refill.rs`, `echo.rs`, `top.rs`) look at an answer and name what it shows; the steering
 //! (`window.rs` with the mode's file, `refusal.rs`, `blind.rs`) moves the per-thread rate `x`,
 //! and `pacing.rs` turns `x` into sends.
 
@@ -31,6 +31,7 @@ mod refill;
 mod refusal;
 mod sliding;
 mod stated;
+mod top;
 mod window;
 
 #[cfg(test)]
@@ -43,6 +44,7 @@ use self::modes::{Evidence, Mode};
 use self::pacing::{Clock, ThreadState};
 use self::refill::{LearnedRefill, policy_rate};
 use self::stated::StatedResets;
+use self::top::HeldTop;
 use self::window::LawWindow;
 use crate::answer::{Answer, Policy, Status};
 use crate::draw::Draw;
@@ -102,6 +104,7 @@ pub struct Law {
     stated: StatedResets,
     learned: LearnedRefill,
     echo: Echo,
+    held_top: HeldTop,
 }
 
 /// What a window of the law measured and did.
@@ -150,6 +153,7 @@ impl Law {
             stated: StatedResets::default(),
             learned: LearnedRefill::default(),
             echo: Echo::default(),
+            held_top: HeldTop::default(),
         };
         let x0 = match initial_sleep {
             Some(s) => (1.0 / s).min(rate / n as f64),
@@ -211,7 +215,7 @@ impl Law {
     /// One answer, in the order every port must follow: the quota and the bucket it states,
     /// then (for a success or a refusal with a count) the stated reset's shape and the stated
     /// end (a refusal's too, where its reset is its `Retry-After`),
-    /// the echo, the level and the window of the law, the period and the learned refill; then
+    /// the echo, the held top (where no limit is stated), the level and the window of the law, the period and the learned refill; then
     /// the answer's own rule (a success in blind mode climbs, a refusal cuts, an error backs off).
     pub(crate) fn respond_ns(
         &mut self,
@@ -230,6 +234,7 @@ impl Law {
             self.take_policy(now, q, answer.limit.is_none());
         }
         if let Some(limit) = answer.limit.filter(|l| *l > 0) {
+            self.held_top.limit_stated = true;
             self.limit = limit as f64;
         } else if let Some(r) = answer.remaining.filter(|r| *r as f64 >= self.limit) {
             // No limit stated, and more left than the bucket the quota implies (a token
@@ -261,6 +266,7 @@ impl Law {
             if answer.status == Status::Ok {
                 self.read_echo(secs(counted), r as f64);
             }
+            self.read_top(r as f64, answer.status == Status::Limited);
             self.observe(now, secs(counted), r as f64);
             if let (Some(reset), Status::Ok) = (answer.reset, answer.status) {
                 self.read_end_drift(secs(now), secs(nanos(reset)));

@@ -9,6 +9,7 @@ mod shares;
 mod small;
 mod start;
 mod stated;
+mod top;
 mod windows;
 
 use crate::time::from_secs;

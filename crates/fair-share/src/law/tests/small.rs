@@ -6,14 +6,14 @@ use super::*;
 
 /// A GCRA of `limit` tokens refilled at `rate` per second: when a request counted at `t`
 /// (seconds) is let in, and the count left after it.
-struct Gcra {
+pub(super) struct Gcra {
     emission: f64,
     tolerance: f64,
     tat: f64,
 }
 
 impl Gcra {
-    fn new(limit: u64, rate: f64) -> Gcra {
+    pub(super) fn new(limit: u64, rate: f64) -> Gcra {
         let emission = 1.0 / rate;
         Gcra {
             emission,
@@ -23,7 +23,7 @@ impl Gcra {
     }
 
     /// `Ok(remaining)`, or `Err(seconds until a token)`.
-    fn take(&mut self, t: f64) -> Result<u64, f64> {
+    pub(super) fn take(&mut self, t: f64) -> Result<u64, f64> {
         let earliest = self.tat - self.tolerance;
         if t < earliest - 1e-12 {
             return Err(earliest - t);
