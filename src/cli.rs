@@ -484,8 +484,11 @@ const ADVISE_HELP: &str = "The API comes from --scenario FILE (its [server] tabl
 flags (--rule, --limit, --period, --burst, --initial, --headers, --latency). Every algorithm a \
 client could run (the coordinating ones only with --shared-state redis) runs in every fleet over \
 --seeds seeds. Ranking: an algorithm whose 429s pass 2 % (4 × the 0.5 % target) in any fleet \
-ranks below every one that stays within it; then fleets met; then the worst fleet's \
-utilization × fairness. The first is recommended unless its 429s pass 2 % (then nothing is). \
+ranks below every one that stays within it, and one whose worst fleet's utilization × fairness \
+is under 0.5 below every other within it; then fleets met (among those that meet every fleet, \
+fixed-paced, a fixed sleep set from the largest fleet, last); then the worst fleet's \
+utilization × fairness. The first is recommended unless its 429s pass 2 % or its worst fleet's \
+utilization × fairness is under 0.5 (then nothing is). \
 The results folder holds advise.toml (the scenario that was run: run or compare it again), \
 advice.md, compare/ (the matrix comparison with its report) and, when the coordinating \
 algorithms ran beside, shared-state/.";

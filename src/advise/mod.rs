@@ -339,11 +339,19 @@ pub fn refusal_cap() -> f64 {
     REFUSAL_FACTOR * TARGET_429
 }
 
+/// The least utilization × fairness, in its worst fleet, of an algorithm advise recommends.
+/// Below it the algorithm leaves more than half of the quota unused or unshared: it fails the
+/// user as a flood does, by the other side (a 2-a-second Heroku bucket under 7 one-thread
+/// processes: the first within the 429 cap used 0.277 of it, and was recommended as the
+/// closest). Such an algorithm ranks below every one above it, and above those past the cap.
+pub const LEAST_SCORE: f64 = 0.5;
+
 /// The ranking as one line, the way advise prints it.
 pub fn ranking_rule() -> String {
     format!(
         "an algorithm whose 429s pass {} ({REFUSAL_FACTOR} × the {} target) in any fleet ranks \
-         below every one that stays within it; then fleets met (the means over the seeds within \
+         below every one that stays within it, and one whose worst fleet's utilization × \
+         fairness is under {LEAST_SCORE} below every other within it; then fleets met (the means over the seeds within \
          every target: 429s at most {}, utilization and fairness at least {}), and among those \
          that meet them in every fleet one that is not told the fleet ({PACED} is) first; then the \
          worst fleet's utilization × fairness",
@@ -367,6 +375,9 @@ pub struct Standing {
     pub shared_store: bool,
     /// Its 429s pass [`refusal_cap`] in some fleet: it ranks below every one whose do not.
     pub refuses: bool,
+    /// Its worst fleet's utilization × fairness is under [`LEAST_SCORE`]: it ranks below every
+    /// one within the cap that reaches it.
+    pub starves: bool,
     /// Fleets where its means meet every target, of those run.
     pub fleets_met: usize,
     pub fleets: usize,
@@ -392,6 +403,9 @@ impl Standing {
             self.worst_score,
             self.worst_ratio_429 * 100.0
         );
+        if self.starves && !self.refuses {
+            let _ = write!(out, "; utilization × fairness under {LEAST_SCORE}");
+        }
         if self.refuses && self.max_ratio_429_fleet == self.worst_fleet {
             let _ = write!(out, "; 429s past {}", percent(refusal_cap()));
         } else if self.refuses {
@@ -828,6 +842,7 @@ pub fn standings(m: &Matrix) -> Vec<Standing> {
                 shared_store: coordinates(&a),
                 algorithm: a.clone(),
                 refuses: false,
+                starves: false,
                 fleets_met: 0,
                 fleets: 0,
                 worst_fleet: String::new(),
@@ -860,6 +875,7 @@ pub fn standings(m: &Matrix) -> Vec<Standing> {
                 }
             }
             s.refuses = s.max_ratio_429 > refusal_cap();
+            s.starves = s.worst_score < LEAST_SCORE;
             s
         })
         .collect();
@@ -869,6 +885,7 @@ pub fn standings(m: &Matrix) -> Vec<Standing> {
     out.sort_by(|a, b| {
         a.refuses
             .cmp(&b.refuses)
+            .then(a.starves.cmp(&b.starves))
             .then(b.fleets_met.cmp(&a.fleets_met))
             .then(told_and_all_met(a).cmp(&told_and_all_met(b)))
             .then(b.worst_score.total_cmp(&a.worst_score))
@@ -878,9 +895,10 @@ pub fn standings(m: &Matrix) -> Vec<Standing> {
 }
 
 /// The algorithm to recommend: the first of the standings, unless its 429s pass
-/// [`refusal_cap`] (then every algorithm's do, and none is recommended).
+/// [`refusal_cap`] or its worst fleet's utilization × fairness is under [`LEAST_SCORE`] (then
+/// every algorithm fails one way or the other, and none is recommended).
 pub fn recommended(standings: &[Standing]) -> Option<&Standing> {
-    standings.first().filter(|s| !s.refuses)
+    standings.first().filter(|s| !s.refuses && !s.starves)
 }
 
 /// "0.12 % ± 0.03" (a percentage), "0.997 ± 0.001" (a fraction), "28 s ± 4" (seconds).
@@ -1001,6 +1019,17 @@ pub fn verdict(advice: &Advice) -> Vec<String> {
             r.worst_fleet,
             r.worst_score
         )),
+        (None, Some(first)) if !first.refuses => out.push(format!(
+            "No algorithm{alone} keeps its 429s within {cap} in every fleet and uses at least \
+             {LEAST_SCORE} of the quota, fairly shared, in each (utilization × fairness), so none \
+             is recommended. The first in the ranking, {}, stays within {cap} (at most {:.2} %, \
+             in {}) but its worst fleet, {}, has utilization × fairness {:.3}.",
+            first.algorithm,
+            first.max_ratio_429 * 100.0,
+            first.max_ratio_429_fleet,
+            first.worst_fleet,
+            first.worst_score
+        )),
         (None, Some(_)) => {
             let c = fewest_429s(&advice.standings).expect("the standings are not empty");
             out.push(format!(
@@ -1110,7 +1139,12 @@ pub fn advice_text(api: &Api, base: &Scenario, advice: &Advice, markdown: bool) 
         list(&mut out, &r.standings);
     }
     let Some(best) = advice.recommended() else {
-        if let Some(closest) = fewest_429s(standings) {
+        // The first in the ranking where it stays within the cap, else the fewest 429s.
+        let closest = standings
+            .first()
+            .filter(|s| !s.refuses)
+            .or_else(|| fewest_429s(standings));
+        if let Some(closest) = closest {
             out.push_str(&each_fleet(m, &closest.algorithm, bullet));
         }
         return out;
@@ -1254,6 +1288,40 @@ mod tests {
         assert!(ranking_rule().starts_with(
             "an algorithm whose 429s pass 2 % (4 × the 0.5 % target) in any fleet ranks below"
         ));
+    }
+
+    /// An algorithm that leaves most of the quota unused ranks below every one within the cap
+    /// that uses it, above those past the cap, and is never recommended.
+    #[test]
+    fn an_algorithm_that_starves_is_never_recommended() {
+        let m = matrix(&[("thin", 0.0, 0.3, 1.0), ("flood", 0.5, 1.0, 1.0)]);
+        let s = standings(&m);
+        assert_eq!(order(&s), ["thin", "flood"]);
+        assert!(s[0].starves && !s[0].refuses && recommended(&s).is_none());
+        assert!(
+            s[0].line().contains("utilization × fairness under 0.5"),
+            "{}",
+            s[0].line()
+        );
+        let m = matrix(&[("thin", 0.0, 0.3, 1.0), ("half", 0.01, 0.6, 0.9)]);
+        let s = standings(&m);
+        assert_eq!(order(&s), ["half", "thin"]);
+        assert_eq!(recommended(&s).unwrap().algorithm, "half");
+    }
+
+    /// With a store the processes share, a coordinating algorithm ranks with the rest and is
+    /// recommended where it ranks first, flagged as needing the store.
+    #[test]
+    fn a_coordinating_algorithm_that_ranks_first_is_recommended() {
+        let m = matrix(&[
+            ("shared-bucket", 0.0, 0.99, 0.99),
+            ("fair-share", 0.01, 0.9, 0.9),
+        ]);
+        let s = standings(&m);
+        assert_eq!(order(&s), ["shared-bucket", "fair-share"]);
+        assert!(s[0].shared_store);
+        assert_eq!(recommended(&s).unwrap().algorithm, "shared-bucket");
+        assert!(s[0].line().ends_with("[needs a shared store]"));
     }
 
     /// The paced candidate is told the fleet: where it and a blind algorithm both meet every
