@@ -39,22 +39,36 @@ impl Gcra {
 /// the requests let in and refused.
 fn alone_on_gcra(threads: usize, limit: u64, secs: u64) -> (u64, u64) {
     let mut law = shaped(threads, limit as f64, 1);
-    on_gcra(&mut law, Gcra::new(limit, limit as f64), limit, secs, None)
+    let fields = Fields {
+        bucket: limit,
+        limit_stated: true,
+        reset_rate: None,
+        judged: None,
+    };
+    on_gcra(&mut law, Gcra::new(limit, limit as f64), secs, fields)
 }
 
-/// `law` alone on `gcra` (of `limit` tokens) for `secs` seconds, answers 20 ms after each send
-/// and counted at 10 ms, with the count and the limit, and with `stated` (a refill, per second)
-/// the reset in whole seconds too, rounded up: the requests let in (from the last `judged`
-/// seconds only, with `stated`) and refused.
-fn on_gcra(
-    law: &mut Law,
-    mut gcra: Gcra,
-    limit: u64,
-    secs: u64,
-    stated: Option<(f64, u64)>,
-) -> (u64, u64) {
+/// What `on_gcra`'s answers state beside the count, and which of their successes count.
+#[derive(Clone, Copy)]
+pub(super) struct Fields {
+    /// The GCRA's bucket, in tokens.
+    pub(super) bucket: u64,
+    /// The answers state it as their limit (else they state none: Heroku's fields).
+    pub(super) limit_stated: bool,
+    /// The answers state the reset in whole seconds, rounded up, for a refill of this many
+    /// tokens per second: `(B − r)/R` on a success, the wait on a refusal.
+    pub(super) reset_rate: Option<f64>,
+    /// Only the successes of the run's last this many seconds count (all, without it).
+    pub(super) judged: Option<u64>,
+}
+
+/// `law` alone on `gcra` for `secs` seconds, answers 20 ms after each send and counted at
+/// 10 ms, with the count, a refusal's `Retry-After`, and `fields`: the requests let in (over
+/// `fields.judged`) and refused (over the whole run).
+pub(super) fn on_gcra(law: &mut Law, mut gcra: Gcra, secs: u64, fields: Fields) -> (u64, u64) {
     let latency = S / 50;
-    let from = stated.map_or(0, |(_, judged)| (secs - judged) * S);
+    let from = fields.judged.map_or(0, |judged| (secs - judged) * S);
+    let limit = fields.limit_stated.then_some(fields.bucket);
     let (mut ok, mut refused) = (0, 0);
     drive(law, secs * S, |now, _| {
         let counted = (now + latency / 2) as f64 / 1e9;
@@ -65,10 +79,11 @@ fn on_gcra(
                 }
                 Answer {
                     remaining: Some(left),
-                    limit: Some(limit),
+                    limit,
                     // Whole again `(B − r)/R` from now.
-                    reset: stated
-                        .and_then(|(rate, _)| ns(((limit - left) as f64 / rate).ceil() as u64 * S)),
+                    reset: fields.reset_rate.and_then(|rate| {
+                        ns(((fields.bucket - left) as f64 / rate).ceil() as u64 * S)
+                    }),
                     ..Answer::bare(Status::Ok)
                 }
             }
@@ -76,8 +91,8 @@ fn on_gcra(
                 refused += 1;
                 Answer {
                     remaining: Some(0),
-                    limit: Some(limit),
-                    reset: stated.and_then(|_| ns(wait.ceil() as u64 * S)),
+                    limit,
+                    reset: fields.reset_rate.and_then(|_| ns(wait.ceil() as u64 * S)),
                     retry_after: Some(Duration::from_secs_f64(wait)),
                     ..Answer::bare(Status::Limited)
                 }
@@ -137,7 +152,13 @@ fn on_a_bucket_of_one_token_the_sends_are_not_jittered() {
 /// `secs`, and those refused over the whole run.
 fn alone_untold(threads: usize, limit: u64, rate: f64, secs: u64, judged: u64) -> (u64, u64) {
     let gcra = Gcra::new(limit, rate);
-    on_gcra(&mut build(threads), gcra, limit, secs, Some((rate, judged)))
+    let fields = Fields {
+        bucket: limit,
+        limit_stated: true,
+        reset_rate: Some(rate),
+        judged: Some(judged),
+    };
+    on_gcra(&mut build(threads), gcra, secs, fields)
 }
 
 #[test]
