@@ -69,7 +69,8 @@ impl FromStr for Fleet {
 }
 
 impl Fleet {
-    fn name(&self) -> String {
+    /// `12x4`, as `--fleet` takes it.
+    pub fn name(&self) -> String {
         format!("{}x{}", self.processes, self.threads)
     }
 
@@ -1057,7 +1058,7 @@ pub fn verdict(advice: &Advice) -> Vec<String> {
             .paced
             .filter(|_| advice.recommended().is_some_and(|r| r.algorithm == PACED)),
     ) {
-        let _ = write!(line, " It is {}. {}", p.describe(), p.paste().1);
+        let _ = write!(line, " It is {}. {}", p.describe(), p.holds_only());
     }
     if let Some(r) = &advice.reference {
         let lead = "For reference, with a store all processes share (Redis)";
@@ -1154,7 +1155,7 @@ pub fn advice_text(api: &Api, base: &Scenario, advice: &Advice, markdown: bool) 
     let _ = writeln!(out, "\nThe [[clients]] lines to paste into a scenario:\n");
     let _ = write!(out, "{fence}");
     if let Some(p) = advice.paced.filter(|_| best.algorithm == PACED) {
-        for line in p.paste().0 {
+        for line in p.lines() {
             let _ = writeln!(out, "{line}");
         }
     } else {

@@ -85,20 +85,22 @@ impl Paced {
         )
     }
 
-    /// The `[[clients]]` lines a user pastes, and the one condition they hold under.
-    pub fn paste(&self) -> (Vec<String>, String) {
-        (
-            vec![
-                "    algorithm = \"fixed\"".into(),
-                format!("    sleep = \"{}\"", self.sleep),
-                format!("    jitter = {JITTER}"),
-            ],
-            format!(
-                "This sleep holds only while at most {} threads in all send with this key: it \
-                 is their share of the quota, told, not found. With more threads it floods the \
-                 key; with fewer it leaves part of the quota unused.",
-                self.fleet.threads_total()
-            ),
+    /// The `[[clients]]` lines a user pastes.
+    pub fn lines(&self) -> [String; 3] {
+        [
+            "    algorithm = \"fixed\"".into(),
+            format!("    sleep = \"{}\"", self.sleep),
+            format!("    jitter = {JITTER}"),
+        ]
+    }
+
+    /// The one condition those lines hold under, in a sentence.
+    pub fn holds_only(&self) -> String {
+        format!(
+            "This sleep holds only while at most {} threads in all send with this key: it is \
+             their share of the quota, told, not found. With more threads it floods the key; \
+             with fewer it leaves part of the quota unused.",
+            self.fleet.threads_total()
         )
     }
 }
@@ -165,7 +167,7 @@ mod tests {
             set["clients.*.sleep"].as_str(),
             Some(p.sleep.to_string().as_str())
         );
-        let (lines, holds) = p.paste();
+        let (lines, holds) = (p.lines(), p.holds_only());
         assert!(lines[1].contains(&p.sleep.to_string()));
         assert!(holds.contains("at most 1326 threads"), "{holds}");
     }

@@ -42,10 +42,10 @@ pub fn advise(args: &AdviseArgs, interrupt: &AtomicBool) -> Result<i32, Error> {
             "tuning": advice.tuning,
             "paced": advice.paced.map(|p| serde_json::json!({
                 "variant": advise::PACED,
-                "fleet": format!("{}x{}", p.fleet.processes, p.fleet.threads),
+                "fleet": p.fleet.name(),
                 "sleep": p.sleep.to_string(),
                 "jitter": advise::paced::JITTER,
-                "holds": p.paste().1,
+                "holds": p.holds_only(),
             })),
             "results": advice.dir,
         });
