@@ -190,8 +190,9 @@ pub fn duration(api: &Api, fleets: &[Fleet]) -> HumanDuration {
     HumanDuration::from_secs(((secs / 60.0).ceil() * 60.0).min(1e9) as u64)
 }
 
-/// The scenario `advise` runs: the API's server, one fleet level per fleet, the targets.
-pub fn scenario_text(opts: &AdviseOptions<'_>) -> String {
+/// The scenario `advise` runs: the API's server, one fleet level per fleet, the targets, and
+/// `pace`'s `[[variants]]` entry where there is one.
+pub fn scenario_text(opts: &AdviseOptions<'_>, pace: Option<&Paced>) -> String {
     let api = &opts.api;
     let run_for = opts.duration.unwrap_or_else(|| duration(api, &opts.fleets));
     let mut server = api.server.clone();
@@ -257,7 +258,7 @@ pub fn scenario_text(opts: &AdviseOptions<'_>) -> String {
         "axes".into(),
         toml::Value::Array(vec![toml::Value::Table(axis)]),
     );
-    if let Some(p) = paced(api, &opts.fleets) {
+    if let Some(p) = pace {
         root.insert("variants".into(), toml::Value::Array(vec![p.variant()]));
     }
     toml::to_string(&root).expect("an advise scenario serializes")
@@ -479,14 +480,14 @@ pub fn advise(opts: &AdviseOptions<'_>) -> Result<Advice, Error> {
         Some(d) => claim_given_dir(d)?,
         None => claim_new_dir(Path::new("results"), "advise", SystemTime::now())?,
     };
+    // Beside the blind algorithms, `fixed` paced for the largest fleet (`paced.rs`).
+    let pace = paced(&opts.api, &opts.fleets);
     let scenario = dir.join("advise.toml");
-    fs::write(&scenario, scenario_text(opts)).map_err(Error::io(&scenario))?;
+    fs::write(&scenario, scenario_text(opts, pace.as_ref())).map_err(Error::io(&scenario))?;
     let algorithms = algorithms(opts.shared_state)
         .into_iter()
         .map(str::to_string)
         .collect();
-    // Beside the blind algorithms, `fixed` paced for the largest fleet (`paced.rs`).
-    let pace = paced(&opts.api, &opts.fleets);
     let variants = pace.iter().map(|_| PACED.to_string()).collect();
     let (plan, result) = matrix_of(
         opts,
@@ -1460,14 +1461,15 @@ mod tests {
             progress: &progress,
             interrupt: &stop,
         };
-        let text = scenario_text(&opts(true));
+        let pace = |o: &AdviseOptions<'_>| paced(&o.api, &o.fleets);
+        let text = scenario_text(&opts(true), pace(&opts(true)).as_ref());
         let s = crate::scenario::parse_scenario(&text, "advise.toml", "advise", &[], 1).unwrap();
         assert_eq!(s.axes.names(), ["2x3", "4x1", "2x3-churn"]);
         assert!(!text.contains("quota ="), "{text}");
         // Beside the algorithms, `fixed` paced for the largest fleet's 6 threads.
         assert_eq!(s.variants.len(), 1);
         assert_eq!(s.variants[0].name, PACED);
-        let text = scenario_text(&opts(false));
+        let text = scenario_text(&opts(false), pace(&opts(false)).as_ref());
         assert!(text.contains("quota = 5.0"), "{text}");
         let churn = crate::scenario::parse_scenario(
             &text,
