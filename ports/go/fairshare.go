@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.23.0"
+const Follows = "0.24.0"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -1007,7 +1007,8 @@ func (f *FairShare) periodFrom(now int64, T float64) {
 	if f.pBefore != nil {
 		P = math.Min(P, *f.pBefore)
 	}
-	if f.fixed() && math.Abs(f.mid()-*f.last) <= 0.1*P+res && P >= 1 && P <= 86400 {
+	// Never shorter than an end stated alike takes: two ends closer are one end, rounded.
+	if f.fixed() && math.Abs(f.mid()-*f.last) <= 0.1*P+res && P >= math.Max(2*res, 1) && P <= 86400 {
 		pol := policyT{math.Floor(f.B), int64(P * 1e9)}
 		if f.policy == nil || *f.policy != pol {
 			f.policy = &pol

@@ -80,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.23.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.24.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -633,7 +633,8 @@ export class FairShare {
     // second rounded up): the shorter of the last two.
     const period = this.periodBefore === null ? read : Math.min(read, this.periodBefore);
     const turnedOver = this.resetAt !== null && Math.abs(this.resetAt - this.lastEnd) <= 0.1 * period + same;
-    if (turnedOver && period >= 1 && period <= 86400) {
+    // Never shorter than an end stated alike takes: two ends closer are one end, rounded.
+    if (turnedOver && period >= Math.max(2 * same, 1) && period <= 86400) {
       this.takePolicy(now, [Math.trunc(clamp(this.limit, 0, U64)), period * NS], false);
     }
   }

@@ -128,7 +128,8 @@
 //! answer until it turns over; a bucket's (whole again) or a sliding window's moves with the
 //! clock while it is used. Two ends in a row, each stated alike (within a second) for more than
 //! 2 s, with a turnover of the level at the first, are one period apart: the quota becomes the
-//! limit per that period, as if the server had stated it. A stated or configured quota wins.
+//! limit per that period, as if the server had stated it; a period under 2 s is never read (two
+//! ends so close are one end rounded twice). A stated or configured quota wins.
 //! Any other such server is a bucket (whole again `(B − r)/R` after the answer) or a sliding
 //! window (whole again a period `B/R` after its newest request), so each answer whose stated end
 //! moved by more than a resolution since the process's last answer bounds the refill from

@@ -48,7 +48,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.23.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.24.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -808,7 +808,8 @@ class FairShare:
         # second rounded up): the shorter of the last two.
         period = read if self.period_before is None else min(read, self.period_before)
         turned_over = self.reset_at is not None and abs(self.reset_at - self.last_end) <= 0.1 * period + same
-        if turned_over and 1.0 <= period <= 86_400.0:
+        # Never shorter than an end stated alike takes: two ends closer are one end, rounded.
+        if turned_over and max(steady, 1.0) <= period <= 86_400.0:
             self.take_policy(now, (min(int(self.limit), U64), int(period) * NS), False)
     def _wait(self, now, thread):
         th = self.threads[thread]

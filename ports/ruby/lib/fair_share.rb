@@ -34,7 +34,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.23.0' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.24.0' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -562,7 +562,9 @@ class FairShare
     # second rounded up): the shorter of the last two.
     period = @period_before ? [read, @period_before].min : read
     turned_over = reset_at && (reset_at - @last_end).abs <= 0.1 * period + same
-    take_policy(now, [clamp(@limit, 0, U64).to_i, (period * NS).to_i], false) if turned_over && period >= 1 && period <= 86_400
+    # Never shorter than an end stated alike takes: two ends closer are one end, rounded.
+    shortest = [2.0 * same, 1.0].max
+    take_policy(now, [clamp(@limit, 0, U64).to_i, (period * NS).to_i], false) if turned_over && period >= shortest && period <= 86_400
   end
 
   def delay(now, thread)
