@@ -957,19 +957,22 @@ fn each_fleet(m: &Matrix, algorithm: &str, bullet: &str) -> String {
     out
 }
 
-/// When none is recommended, the closest: the one whose most 429s in a fleet are fewest (the
-/// first in the ranking among equals).
-fn fewest_429s(standings: &[Standing]) -> Option<&Standing> {
-    standings.iter().reduce(|a, b| {
-        if b.max_ratio_429 < a.max_ratio_429 {
-            b
-        } else {
-            a
-        }
+/// When none is recommended, the closest: the first in the ranking if its 429s stay within
+/// [`refusal_cap`] (it was passed over for using under [`LEAST_SCORE`] of the quota), else the
+/// one whose most 429s in a fleet are fewest (the first in the ranking among equals).
+fn closest(standings: &[Standing]) -> Option<&Standing> {
+    standings.first().filter(|s| !s.refuses).or_else(|| {
+        standings.iter().reduce(|a, b| {
+            if b.max_ratio_429 < a.max_ratio_429 {
+                b
+            } else {
+                a
+            }
+        })
     })
 }
 
-/// "Recommended: fair-share", or "Recommended: none" when every algorithm's 429s pass the cap;
+/// "Recommended: fair-share", or "Recommended: none" when [`recommended`] finds none;
 /// one that misses a target somewhere says so on the same line, so the headline alone never
 /// reads as a pass.
 pub fn recommendation_line(advice: &Advice) -> String {
@@ -1021,29 +1024,33 @@ pub fn verdict(advice: &Advice) -> Vec<String> {
             r.worst_fleet,
             r.worst_score
         )),
-        (None, Some(first)) if !first.refuses => out.push(format!(
-            "No algorithm{alone} keeps its 429s within {cap} in every fleet and uses at least \
-             {LEAST_SCORE} of the quota, fairly shared, in each (utilization × fairness), so none \
-             is recommended. The first in the ranking, {}, stays within {cap} (at most {:.2} %, \
-             in {}) but its worst fleet, {}, has utilization × fairness {:.3}.",
-            first.algorithm,
-            first.max_ratio_429 * 100.0,
-            first.max_ratio_429_fleet,
-            first.worst_fleet,
-            first.worst_score
-        )),
         (None, Some(_)) => {
-            let c = fewest_429s(&advice.standings).expect("the standings are not empty");
-            out.push(format!(
-                "No algorithm{alone} keeps its 429s within {cap} in every fleet, so none is \
-             recommended. The closest, {}, draws the fewest: {:.2} % 429s in {}; it meets the \
-             targets in {} of {} fleets.",
-                c.algorithm,
-                c.max_ratio_429 * 100.0,
-                c.max_ratio_429_fleet,
-                c.fleets_met,
-                c.fleets
-            ));
+            let c = closest(&advice.standings).expect("the standings are not empty");
+            out.push(if c.refuses {
+                format!(
+                    "No algorithm{alone} keeps its 429s within {cap} in every fleet, so none is \
+                     recommended. The closest, {}, draws the fewest: {:.2} % 429s in {}; it meets \
+                     the targets in {} of {} fleets.",
+                    c.algorithm,
+                    c.max_ratio_429 * 100.0,
+                    c.max_ratio_429_fleet,
+                    c.fleets_met,
+                    c.fleets
+                )
+            } else {
+                format!(
+                    "No algorithm{alone} keeps its 429s within {cap} in every fleet and uses at \
+                     least {LEAST_SCORE} of the quota, fairly shared, in each (utilization × \
+                     fairness), so none is recommended. The first in the ranking, {}, stays \
+                     within {cap} (at most {:.2} %, in {}) but its worst fleet, {}, has \
+                     utilization × fairness {:.3}.",
+                    c.algorithm,
+                    c.max_ratio_429 * 100.0,
+                    c.max_ratio_429_fleet,
+                    c.worst_fleet,
+                    c.worst_score
+                )
+            });
         }
         (None, None) => {}
     }
@@ -1064,7 +1071,7 @@ pub fn verdict(advice: &Advice) -> Vec<String> {
     if let Some(r) = &advice.reference {
         let lead = "For reference, with a store all processes share (Redis)";
         let only = "advise recommends these only with --shared-state redis";
-        match (recommended(&r.standings), fewest_429s(&r.standings)) {
+        match (recommended(&r.standings), closest(&r.standings)) {
             (Some(b), _) if b.fleets_met == b.fleets => out.push(format!(
                 "{lead}, {} meets every target in all {} fleets; {only}.",
                 b.algorithm, b.fleets
@@ -1077,12 +1084,18 @@ pub fn verdict(advice: &Advice) -> Vec<String> {
                 b.fleets,
                 b.max_ratio_429 * 100.0
             )),
-            (None, Some(c)) => out.push(format!(
+            (None, Some(c)) if c.refuses => out.push(format!(
                 "{lead}, no algorithm keeps its 429s within {cap} either (the fewest: {}, {:.2} \
                  % in {}); {only}.",
                 c.algorithm,
                 c.max_ratio_429 * 100.0,
                 c.max_ratio_429_fleet
+            )),
+            (None, Some(c)) => out.push(format!(
+                "{lead}, none both keeps its 429s within {cap} and uses at least {LEAST_SCORE} of \
+                 the quota, fairly shared, in every fleet (the first, {}, has utilization × \
+                 fairness {:.3} in {}); {only}.",
+                c.algorithm, c.worst_score, c.worst_fleet
             )),
             (None, None) => {}
         }
@@ -1141,12 +1154,7 @@ pub fn advice_text(api: &Api, base: &Scenario, advice: &Advice, markdown: bool) 
         list(&mut out, &r.standings);
     }
     let Some(best) = advice.recommended() else {
-        // The first in the ranking where it stays within the cap, else the fewest 429s.
-        let closest = standings
-            .first()
-            .filter(|s| !s.refuses)
-            .or_else(|| fewest_429s(standings));
-        if let Some(closest) = closest {
+        if let Some(closest) = closest(standings) {
             out.push_str(&each_fleet(m, &closest.algorithm, bullet));
         }
         return out;
@@ -1311,6 +1319,39 @@ mod tests {
         assert_eq!(recommended(&s).unwrap().algorithm, "half");
     }
 
+    /// Where nothing is recommended because the first within the 429 cap uses under half of
+    /// the quota, the verdict and the shared-store reference say so, naming that algorithm,
+    /// instead of saying every one passes the cap.
+    #[test]
+    fn a_verdict_over_starving_algorithms_names_the_first_within_the_cap() {
+        let blind = matrix(&[("thin", 0.0, 0.3, 1.0), ("flood", 0.5, 1.0, 1.0)]);
+        let shared = matrix(&[("interval-lock", 0.0, 0.4, 1.0), ("flood", 0.5, 1.0, 1.0)]);
+        let advice = Advice {
+            dir: PathBuf::new(),
+            api: String::new(),
+            standings: standings(&blind),
+            matrix: blind,
+            reference: Some(Reference {
+                standings: standings(&shared),
+                matrix: shared,
+                dir: PathBuf::new(),
+            }),
+            tuning: Vec::new(),
+            scenario: PathBuf::new(),
+            paced: None,
+        };
+        let v = verdict(&advice);
+        assert!(
+            v[0].contains("The first in the ranking, thin, stays within 2 %"),
+            "{v:?}"
+        );
+        assert!(
+            v[1].contains("none both keeps its 429s within 2 % and uses at least 0.5")
+                && v[1].contains("(the first, interval-lock, has utilization × fairness 0.400"),
+            "{v:?}"
+        );
+    }
+
     /// With a store the processes share, a coordinating algorithm ranks with the rest and is
     /// recommended where it ranks first, flagged as needing the store.
     #[test]
@@ -1462,14 +1503,16 @@ mod tests {
             interrupt: &stop,
         };
         let pace = |o: &AdviseOptions<'_>| paced(&o.api, &o.fleets);
-        let text = scenario_text(&opts(true), pace(&opts(true)).as_ref());
+        let told = opts(true);
+        let text = scenario_text(&told, pace(&told).as_ref());
         let s = crate::scenario::parse_scenario(&text, "advise.toml", "advise", &[], 1).unwrap();
         assert_eq!(s.axes.names(), ["2x3", "4x1", "2x3-churn"]);
         assert!(!text.contains("quota ="), "{text}");
         // Beside the algorithms, `fixed` paced for the largest fleet's 6 threads.
         assert_eq!(s.variants.len(), 1);
         assert_eq!(s.variants[0].name, PACED);
-        let text = scenario_text(&opts(false), pace(&opts(false)).as_ref());
+        let untold = opts(false);
+        let text = scenario_text(&untold, pace(&untold).as_ref());
         assert!(text.contains("quota = 5.0"), "{text}");
         let churn = crate::scenario::parse_scenario(
             &text,
