@@ -296,9 +296,6 @@ class FairShare
     end
   end
 
-  # Alone on a window too short for its stated resets to tell, r + own = B on every success
-  # says a sliding window (own: the process's successes counted in the last period); a bucket
-  # refills between them, and reads above B once a token came back since the success before.
   # No limit stated: a level that cutting the rate to a quarter cannot raise is the bucket's top.
   def read_top(r, refused)
     return if @limit_stated
@@ -314,6 +311,9 @@ class FairShare
     end
   end
 
+  # Alone on a window too short for its stated resets to tell, r + own = B on every success
+  # says a sliding window (own: the process's successes counted in the last period); a bucket
+  # refills between them, and reads above B once a token came back since the success before.
   def read_echo(t, r)
     slack = reset_slack
     if !knows_quota? || @period > 2.5 * slack
