@@ -480,21 +480,27 @@ impl RuleArg {
 }
 
 /// What `advise --help` says after the flags.
-const ADVISE_HELP: &str = "The API comes from --scenario FILE (its [server] table) or from the \
-flags (--rule, --limit, --period, --burst, --initial, --headers, --latency). Every algorithm a \
-client could run (the coordinating ones only with --shared-state redis) runs in every fleet over \
---seeds seeds. Ranking: an algorithm whose 429s pass 2 % (4 × the 0.5 % target) in any fleet \
-ranks below every one that stays within it, and one whose worst fleet's utilization × fairness \
-is under 0.5 below every other within it; then fleets met (among those that meet every fleet, \
-fixed-paced, a fixed sleep set from the largest fleet, last); then the worst fleet's \
-utilization × fairness. The first is recommended unless its 429s pass 2 % or its worst fleet's \
-utilization × fairness is under 0.5 (then nothing is). \
-The results folder holds advise.toml (the scenario that was run: run or compare it again), \
-advice.md, compare/ (the matrix comparison with its report) and, when the coordinating \
-algorithms ran beside, shared-state/.";
+/// `advise --help`'s text after the options: the ranking is `advise::ranking_rule()`, the
+/// sentence advise prints over its own table, so the two cannot drift apart.
+fn advise_help() -> String {
+    format!(
+        "The API comes from --scenario FILE (its [server] table) or from the flags (--rule, \
+         --limit, --period, --burst, --initial, --headers, --latency). Every algorithm a client \
+         could run (the coordinating ones only with --shared-state redis) runs in every fleet \
+         over --seeds seeds. Ranking: {}. The first is recommended unless its 429s pass {} % or \
+         its worst fleet's utilization × fairness is under {} (then nothing is). The results \
+         folder holds advise.toml (the scenario that was run: run or compare it again), \
+         advice.md, compare/ (the matrix comparison with its report) and, when the coordinating \
+         algorithms ran beside, shared-state/.\n\n{}",
+        crate::advise::ranking_rule(),
+        crate::advise::refusal_cap() * 100.0,
+        crate::advise::LEAST_SCORE,
+        exit::help(&[exit::OK, exit::BAD_INPUT, exit::FAILED, exit::INTERRUPTED])
+    )
+}
 
 #[derive(Debug, Args)]
-#[command(after_help = format!("{ADVISE_HELP}\n\n{}", exit::help(&[exit::OK, exit::BAD_INPUT, exit::FAILED, exit::INTERRUPTED])))]
+#[command(after_help = advise_help())]
 pub struct AdviseArgs {
     /// Take the API's [server] table from this scenario file.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rule", "limit", "period", "burst", "initial"])]
