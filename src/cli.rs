@@ -487,13 +487,13 @@ fn advise_help() -> String {
         "The API comes from --scenario FILE (its [server] table) or from the flags (--rule, \
          --limit, --period, --burst, --initial, --headers, --latency). Every algorithm a client \
          could run (the coordinating ones only with --shared-state redis) runs in every fleet \
-         over --seeds seeds. Ranking: {}. The first is recommended unless its 429s pass {} % or \
+         over --seeds seeds. Ranking: {}. The first is recommended unless its 429s pass {} or \
          its worst fleet's utilization × fairness is under {} (then nothing is). The results \
          folder holds advise.toml (the scenario that was run: run or compare it again), \
          advice.md, compare/ (the matrix comparison with its report) and, when the coordinating \
          algorithms ran beside, shared-state/.\n\n{}",
         crate::advise::ranking_rule(),
-        crate::advise::refusal_cap() * 100.0,
+        crate::advise::percent(crate::advise::refusal_cap()),
         crate::advise::LEAST_SCORE,
         exit::help(&[exit::OK, exit::BAD_INPUT, exit::FAILED, exit::INTERRUPTED])
     )

@@ -365,7 +365,7 @@ pub fn ranking_rule() -> String {
 }
 
 /// "2 %", "0.5 %".
-fn percent(x: f64) -> String {
+pub(crate) fn percent(x: f64) -> String {
     format!("{} %", x * 100.0)
 }
 
@@ -1005,7 +1005,7 @@ pub fn verdict(advice: &Advice) -> Vec<String> {
     };
     let cap = percent(refusal_cap());
     let shared = " It coordinates through the store your processes share (--shared-state).";
-    match (advice.recommended(), advice.standings.first()) {
+    match (advice.recommended(), closest(&advice.standings)) {
         (Some(r), _) if r.fleets_met == r.fleets => {
             out.push(format!(
                 "It meets every target in all {} fleets and ranks first.",
@@ -1024,34 +1024,28 @@ pub fn verdict(advice: &Advice) -> Vec<String> {
             r.worst_fleet,
             r.worst_score
         )),
-        (None, Some(_)) => {
-            let c = closest(&advice.standings).expect("the standings are not empty");
-            out.push(if c.refuses {
-                format!(
-                    "No algorithm{alone} keeps its 429s within {cap} in every fleet, so none is \
-                     recommended. The closest, {}, draws the fewest: {:.2} % 429s in {}; it meets \
-                     the targets in {} of {} fleets.",
-                    c.algorithm,
-                    c.max_ratio_429 * 100.0,
-                    c.max_ratio_429_fleet,
-                    c.fleets_met,
-                    c.fleets
-                )
-            } else {
-                format!(
-                    "No algorithm{alone} keeps its 429s within {cap} in every fleet and uses at \
-                     least {LEAST_SCORE} of the quota, fairly shared, in each (utilization × \
-                     fairness), so none is recommended. The first in the ranking, {}, stays \
-                     within {cap} (at most {:.2} %, in {}) but its worst fleet, {}, has \
-                     utilization × fairness {:.3}.",
-                    c.algorithm,
-                    c.max_ratio_429 * 100.0,
-                    c.max_ratio_429_fleet,
-                    c.worst_fleet,
-                    c.worst_score
-                )
-            });
-        }
+        (None, Some(c)) if c.refuses => out.push(format!(
+            "No algorithm{alone} keeps its 429s within {cap} in every fleet, so none is \
+             recommended. The closest, {}, draws the fewest: {:.2} % 429s in {}; it meets \
+             the targets in {} of {} fleets.",
+            c.algorithm,
+            c.max_ratio_429 * 100.0,
+            c.max_ratio_429_fleet,
+            c.fleets_met,
+            c.fleets
+        )),
+        (None, Some(c)) => out.push(format!(
+            "No algorithm{alone} keeps its 429s within {cap} in every fleet and uses at \
+             least {LEAST_SCORE} of the quota, fairly shared, in each (utilization × \
+             fairness), so none is recommended. The first in the ranking, {}, stays \
+             within {cap} (at most {:.2} %, in {}) but its worst fleet, {}, has \
+             utilization × fairness {:.3}.",
+            c.algorithm,
+            c.max_ratio_429 * 100.0,
+            c.max_ratio_429_fleet,
+            c.worst_fleet,
+            c.worst_score
+        )),
         (None, None) => {}
     }
     if let (Some(line), Some(true)) = (
