@@ -425,6 +425,21 @@ const SHAPES: &[Shape] = &[
         minutes: 1,
         ..PLAIN
     },
+    Shape {
+        name: "leaky_bucket_heroku_held_top_after_start",
+        server: "kind = \"leaky-bucket\"\nrate = \"20r/s\"\nburst = 5\ndelay = \"nodelay\"",
+        dialect: Headers::Heroku,
+        threads: 4,
+        // nginx's burst of 5 told as 20 a second, no limit stated: others empty the bucket at
+        // the start, so the process is refused and cut before any window of the law closed.
+        // That cut says nothing of the bucket's size: from its first reading after the start,
+        // the process steps down against a count it cannot raise until the held top reads the
+        // bucket as 6 tokens.
+        params: &[("quota", 20.0), ("period", 1.0)],
+        others_burst: (8, 0.0),
+        minutes: 3,
+        ..PLAIN
+    },
 ];
 
 /// Every draw of the law at the middle of its range, where a script lists no draws: the

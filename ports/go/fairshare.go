@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.24.0"
+const Follows = "0.25.0"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -170,8 +170,8 @@ type FairShare struct {
 	votes      int
 	vsince     *float64
 	e0         *endSeen
-	fixedEnd   *float64 // on a fixed window, the end stated since the mode or the last turnover
-	drifted    bool     // a fixed window's end drifted once: stated ends place none again
+	fixedEnd   *[2]float64 // on a fixed window, the end stated since the mode or the last turnover, and that answer's latency
+	drifted    bool        // a fixed window's end drifted once: stated ends place none again
 	own        []float64
 	tally      *tallyT
 	cur        *periodCur
@@ -189,6 +189,8 @@ type FairShare struct {
 	limitStated bool
 	top         *float64
 	xAtTop      float64
+	// The cuts at the first reading after the start: while none comes since, the test runs.
+	steadyCuts *int
 }
 
 // heldTop: where no limit is stated, a level that cutting the rate to a quarter cannot raise
@@ -199,7 +201,17 @@ func (f *FairShare) heldTop(r float64, refused bool) {
 	}
 	if f.top != nil && r <= *f.top && r+1 >= *f.top && !refused {
 		top := *f.top
-		if f.cuts == 0 && top >= 1 && top+1 < f.B && f.x < f.xAtTop/4 {
+		if f.steadyCuts == nil && f.phase == phaseSteady {
+			// The first reading after the start: a process cut in the start's flood tests from now.
+			cuts := f.cuts
+			f.steadyCuts = &cuts
+			if cuts > 0 {
+				f.xAtTop = f.x
+				return
+			}
+		}
+		uncut := f.cuts == 0 || (f.steadyCuts != nil && *f.steadyCuts == f.cuts)
+		if uncut && top >= 1 && top+1 < f.B && f.x < f.xAtTop/4 {
 			f.B = top + 1
 			f.xAtTop = f.x
 		}
@@ -521,7 +533,7 @@ func (f *FairShare) ObserveNs(i int, now int64, a *Answer, latency int64) {
 		f.level(now, tc, r)
 		if ok && a.Reset != nil {
 			T := secs(*a.Reset)
-			f.endDrift(secs(now), T)
+			f.endDrift(secs(now), T, secs(latency))
 			f.periodFrom(now, T)
 			f.learn(now, T, r)
 		}
@@ -895,25 +907,27 @@ func (f *FairShare) end(t, T, r, apart float64) {
 	}
 }
 
-// On a fixed window every success of one window states its end within a resolution, and the
-// next window's a period later: an end that drifts further, not by whole periods, without a
+// On a fixed window every success of one window states its end within a resolution and the
+// answer's latency, and the next window's a period later: an end that drifts further (than a
+// resolution and the larger latency of the two answers), not by whole periods, without a
 // turnover of the level, is a sliding-window counter's or a sliding log's.
-func (f *FairShare) endDrift(t, T float64) {
+func (f *FairShare) endDrift(t, T, latency float64) {
 	if !f.fixed() {
 		f.fixedEnd = nil
 		return
 	}
 	e := t + T
 	if f.fixedEnd == nil {
-		f.fixedEnd = &e
+		f.fixedEnd = &[2]float64{e, latency}
 		return
 	}
-	drift, res := math.Abs(e-*f.fixedEnd), f.res()
-	if drift <= 2*res {
+	drift, res := math.Abs(e-f.fixedEnd[0]), f.res()
+	slack := res + math.Max(latency, f.fixedEnd[1]) + 1e-6
+	if drift <= slack {
 		return
 	}
-	if f.period > 4*res && math.Abs(drift-math.Round(drift/f.period)*f.period) <= 2*res {
-		f.fixedEnd = &e
+	if f.period > 4*res && math.Abs(drift-math.Round(drift/f.period)*f.period) <= slack {
+		f.fixedEnd = &[2]float64{e, latency}
 	} else {
 		f.shape = bucket
 		f.fixedEnd = nil
@@ -1056,7 +1070,9 @@ func (f *FairShare) learn(now int64, T, r float64) {
 	if T > 2*res && math.Abs(T-q.T) <= res && math.Abs(r-q.r) > 2*res*((f.B-math.Min(r, q.r)+1)/(T-res))+1 {
 		b = math.Max(b, f.B/T)
 	}
-	if f.ceil != nil && b > *f.ceil {
+	// No bucket takes a week to fill: a window's reset (a counter's next drop) read as a bucket's.
+	tooSlow := b > 0 && f.B/b > 7*86400
+	if tooSlow || (f.ceil != nil && b > *f.ceil) {
 		f.nobucket = true
 		f.longest(now)
 	} else if (f.learned == nil && b > 0) || (f.learned != nil && b > *f.learned) {

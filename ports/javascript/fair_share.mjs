@@ -80,7 +80,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.24.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.25.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -177,6 +177,7 @@ export class FairShare {
     this.limitStated = false;
     this.top = null;
     this.xAtTop = 0;
+    this.steadyCuts = null; // the cuts at the first reading after the start: none since, the test runs
     let x0 = this.rate / n;
     if (this.ns.initial_sleep !== null) x0 = fmin(1 / secs(this.ns.initial_sleep), x0);
     this.x = this.clampRate(x0);
@@ -360,7 +361,16 @@ export class FairShare {
     if (this.limitStated) return;
     const top = this.top;
     if (top !== null && r <= top && r + 1 >= top && !refused) {
-      if (this.decreases === 0 && top >= 1 && top + 1 < this.limit && this.x < this.xAtTop / 4) {
+      if (this.steadyCuts === null && this.updates > 0) {
+        // The first reading after the start: a process cut in the start's flood tests from now.
+        this.steadyCuts = this.decreases;
+        if (this.decreases > 0) {
+          this.xAtTop = this.x;
+          return;
+        }
+      }
+      const uncut = this.decreases === 0 || this.steadyCuts === this.decreases;
+      if (uncut && top >= 1 && top + 1 < this.limit && this.x < this.xAtTop / 4) {
         this.limit = top + 1;
         this.xAtTop = this.x;
       }
@@ -407,24 +417,26 @@ export class FairShare {
   // while its count falls (a bucket's end moves on as it is used, a sliding window's is a period
   // after its newest request). Two successes more than two resolutions apart that state the same
   // end (within a resolution), the count lower at the second, place its reset at once.
-  // On a fixed window every success of one window states its end within a resolution, and the
-  // next window's a period later: an end that drifts further, not by whole periods, without a
+  // On a fixed window every success of one window states its end within a resolution and the
+  // answer's latency, and the next window's a period later: an end that drifts further (than a
+  // resolution and the larger latency of the two answers), not by whole periods, without a
   // turnover of the level, is a sliding-window counter's or a sliding log's.
-  readEndDrift(t, stated) {
+  readEndDrift(t, stated, latency) {
     if (this.resetAt === null) {
       this.fixedEnd = null;
       return;
     }
     const end = t + stated;
     if (this.fixedEnd === null) {
-      this.fixedEnd = end;
+      this.fixedEnd = { end, latency };
       return;
     }
-    const drift = Math.abs(end - this.fixedEnd);
+    const drift = Math.abs(end - this.fixedEnd.end);
     const res = secs(this.ns.reset_resolution);
-    if (drift <= 2 * res) return;
-    if (this.period > 4 * res && Math.abs(drift - Math.round(drift / this.period) * this.period) <= 2 * res) {
-      this.fixedEnd = end;
+    const slack = res + fmax(latency, this.fixedEnd.latency) + 1e-6;
+    if (drift <= slack) return;
+    if (this.period > 4 * res && Math.abs(drift - Math.round(drift / this.period) * this.period) <= slack) {
+      this.fixedEnd = { end, latency };
     } else {
       this.resetSpan = null;
       this.fixedEnd = null;
@@ -588,7 +600,8 @@ export class FairShare {
       const bucketRateAtMost = (this.limit - Math.min(r, last.r) + 1) / (stated - res);
       if (Math.abs(r - last.r) > 2 * res * bucketRateAtMost + 1) bound = Math.max(bound, this.limit / stated);
     }
-    if (this.refillCeiling !== null && bound > this.refillCeiling) {
+    const tooSlow = bound > 0 && this.limit / bound > 7 * 86400; // no bucket takes a week to fill
+    if (tooSlow || (this.refillCeiling !== null && bound > this.refillCeiling)) {
       this.noBucket = true; // no bucket says this
       return this.refillFromLongestReset(now);
     }
@@ -716,7 +729,7 @@ export class FairShare {
       if (a.status === 'ok') this.readEcho(secs(counted), a.remaining);
       this.readTop(a.remaining, a.status === 'limited');
       this.observeLevel(now, secs(counted), a.remaining);
-      if (a.reset !== null && a.status === 'ok') this.readEndDrift(secs(now), secs(a.reset));
+      if (a.reset !== null && a.status === 'ok') this.readEndDrift(secs(now), secs(a.reset), secs(a.latency));
       if (a.reset !== null && a.status === 'ok') this.readPeriod(now, secs(a.reset));
       if (a.reset !== null && a.status === 'ok') this.learnRefill(now, secs(a.reset), a.remaining);
     }

@@ -19,6 +19,7 @@ mod engine;
 mod failure_window;
 mod fair_share_crowds;
 mod fair_share_learned_refill;
+mod fair_share_misreads;
 mod fair_share_short_sliding;
 mod fit;
 mod gauntlet_infra;

@@ -89,10 +89,11 @@
 //! **The held top.** Where no answer states a limit (Heroku's fields), `B` is the quota told,
 //! and a server whose bucket is far smaller holds the level at its own small top: the law reads
 //! a big bucket drained below its reserve and a total equal to the refill (the level does not
-//! move), and steps down every window. While nothing has refused the process, once `x` has
-//! fallen to a quarter of what it was while every count read stayed within one of the highest
-//! (at least 1), the bucket is that count plus one (`law/top.rs`): a crowd's level rises when it
-//! sends less, a full bucket's cannot.
+//! move), and steps down every window. While nothing has refused the process since its start
+//! (a start's flood says nothing of the bucket's size), once `x` has fallen to a quarter of what
+//! it was while every count read stayed within one of the highest (at least 1), the bucket is
+//! that count plus one (`law/top.rs`): a crowd's level rises when it sends less, a full
+//! bucket's cannot.
 //!
 //! **A fixed window.** When `r` jumps up by a tenth of the bucket (at least 2 tokens) more than
 //! the refill explains (over the readings' spacing widened by how far each one's count may lie
@@ -145,7 +146,10 @@
 //! bucket gives: a window read from a rare vantage, such as a fixed window's last
 //! seconds (12 of 100 left with 4.8 s to go, read as a refill of 18 a second, eleven times the
 //! window's; the process that read it spent every window in its first seconds and held four
-//! others at the floor, Jain's index 0.21). From then on the refill is `B` over the longest
+//! others at the floor, Jain's index 0.21). So is a lower bound that would have the bucket take
+//! more than a week to fill from empty: a window's reset read as a bucket's (a sliding-window
+//! counter stating its next drop 1,522 s off with 2 of 5,760 counted read as a bucket filling
+//! in 101 days). From then on the refill is `B` over the longest
 //! reset stated, the window's period from below, until a period is read. So it is once the
 //! level's turnover shows a fixed window: a process that sent too rarely to read the period
 //! had stayed on the default quota's hour, its target at the floor (Jain's index 0.80 for five
@@ -162,7 +166,10 @@
 //! resolution below both ends, and the law reads the level as a window's allowance from then on
 //! (no full start, no sliding window, the window restarted). A refusal whose reset equals its
 //! `Retry-After` (within a resolution), more than two resolutions off, is such a reading too (its
-//! count 0), one resolution after the first instead of two.
+//! count 0), one resolution after the first instead of two. On a fixed window, an end that
+//! moves on by more than a resolution and the larger latency of the two answers (each was
+//! counted somewhere between its send and its answer), not by whole periods, without a turnover
+//! of the level, is no fixed window's: the law reads a bucket again.
 //!
 //! **A sliding window.** A bucket states its reset (`t`, whole seconds) as the time until it is
 //! whole, `(B − r)/R`; a sliding window as a whole period whatever the level (its newest

@@ -48,7 +48,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.24.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.25.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -469,6 +469,7 @@ class FairShare:
         self.own, self.echo = [], None
         # where no limit is stated: whether one was, the highest count read, the rate the test began at
         self.limit_stated, self.top, self.x_at_top = False, None, 0.0
+        self.steady_cuts = None  # the cuts at the first reading after the start: none since, the test runs
         x0, sleep = self.rate / n, c["initial_sleep"]
         self.x = self.clamp_rate(x0 if sleep is None else min(1.0 / secs(sleep) if sleep else math.inf, x0))
         self.probe = self.c["increase"] * self.rate * self.rate  # blind to the count: how fast it climbs
@@ -593,7 +594,13 @@ class FairShare:
             return
         top = self.top
         if top is not None and top - 1.0 <= r <= top and not refused:
-            if self.decreases == 0 and top >= 1.0 and top + 1.0 < self.limit and self.x < self.x_at_top / 4.0:
+            if self.steady_cuts is None and self.updates > 0:  # the first reading after the start
+                self.steady_cuts = self.decreases
+                if self.decreases > 0:  # cut in the start's flood: the test starts now
+                    self.x_at_top = self.x
+                    return
+            uncut = self.decreases == 0 or self.steady_cuts == self.decreases
+            if uncut and top >= 1.0 and top + 1.0 < self.limit and self.x < self.x_at_top / 4.0:
                 self.limit, self.x_at_top = top + 1.0, self.x
         else:
             self.top, self.x_at_top = r if top is None else max(top, r), self.x
@@ -626,20 +633,22 @@ class FairShare:
             elif 2 * tally[3] >= tally[1]:
                 self.sliding = False
             self.echo = [t, 0, 0, 0, 0.0]
-    def read_end_drift(self, t, stated):  # a fixed window's end that drifts within a window is none
+    def read_end_drift(self, t, stated, latency):  # a fixed window's end that drifts within a window is none
         if self.reset_at is None:
             self.fixed_end = None
             return
         end = t + stated
         if self.fixed_end is None:
-            self.fixed_end = end
+            self.fixed_end = (end, latency)
             return
-        drift, res = abs(end - self.fixed_end), secs(self.c["reset_resolution"])
-        if drift <= 2.0 * res:
+        res = secs(self.c["reset_resolution"])
+        # one window's ends differ by its rounding and either answer's latency, no more
+        drift, slack = abs(end - self.fixed_end[0]), res + max(latency, self.fixed_end[1]) + 1e-6
+        if drift <= slack:
             return
         # whole periods later is the next window's end (on a period of a few resolutions, never)
-        if self.period > 4.0 * res and abs(drift - _round(drift / self.period) * self.period) <= 2.0 * res:
-            self.fixed_end = end
+        if self.period > 4.0 * res and abs(drift - _round(drift / self.period) * self.period) <= slack:
+            self.fixed_end = (end, latency)
         else:
             self.reset_span, self.fixed_end, self.end_drifted = None, None, True
     def read_fixed_end(self, t, stated, r, apart):  # a stated end that stays put while r falls
@@ -755,7 +764,8 @@ class FairShare:
             bucket_rate_at_most = (self.limit - min(r, last[3]) + 1.0) / (stated - res)
             if abs(r - last[3]) > 2.0 * res * bucket_rate_at_most + 1.0:
                 bound = max(bound, self.limit / stated)  # a sliding window: a period at any level
-        if self.refill_ceiling is not None and bound > self.refill_ceiling:  # no bucket says this
+        too_slow = bound > 0.0 and self.limit / bound > 7.0 * 86_400.0  # no bucket takes a week to fill
+        if too_slow or (self.refill_ceiling is not None and bound > self.refill_ceiling):  # no bucket says this
             self.no_bucket = True
             return self.refill_from_longest_reset(now)
         if bound > (0.0 if self.refill_bound is None else self.refill_bound):
@@ -874,7 +884,7 @@ class FairShare:
             self.read_top(float(remaining), cls == LIMITED)
             self.level(now, secs(counted), float(remaining))
             if reset is not None and cls == OK:
-                self.read_end_drift(secs(now), secs(reset))
+                self.read_end_drift(secs(now), secs(reset), secs(latency))
                 self.read_period(now, secs(reset))
                 self.learn_refill(now, secs(reset), float(remaining))
         if cls == OK:

@@ -34,7 +34,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.24.0' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.25.0' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -116,6 +116,7 @@ class FairShare
     @limit_stated = false
     @top = nil
     @x_at_top = 0.0
+    @steady_cuts = nil # the cuts at the first reading after the start: none since, the test runs
     x0 = @rate / @threads.size
     x0 = fmin(1.0 / secs(@ns[:initial_sleep]), x0) if @ns[:initial_sleep]
     @x = clamp_rate(x0)
@@ -301,7 +302,16 @@ class FairShare
     return if @limit_stated
 
     if @top && r <= @top && r + 1.0 >= @top && !refused
-      if @decreases.zero? && @top >= 1.0 && @top + 1.0 < @limit && @x < @x_at_top / 4.0
+      if @steady_cuts.nil? && @updates.positive?
+        # The first reading after the start: a process cut in the start's flood tests from now.
+        @steady_cuts = @decreases
+        if @decreases.positive?
+          @x_at_top = @x
+          return
+        end
+      end
+      uncut = @decreases.zero? || @steady_cuts == @decreases
+      if uncut && @top >= 1.0 && @top + 1.0 < @limit && @x < @x_at_top / 4.0
         @limit = @top + 1.0
         @x_at_top = @x
       end
@@ -350,18 +360,20 @@ class FairShare
   # while its count falls (a bucket's end moves on as it is used, a sliding window's is a period
   # after its newest request). Two successes more than two resolutions apart that state the same
   # end (within a resolution), the count lower at the second, place its reset at once.
-  # On a fixed window every success of one window states its end within a resolution, and the
-  # next window's a period later: an end that drifts further, not by whole periods, without a
+  # On a fixed window every success of one window states its end within a resolution and the
+  # answer's latency, and the next window's a period later: an end that drifts further (than a
+  # resolution and the larger latency of the two answers), not by whole periods, without a
   # turnover of the level, is a sliding-window counter's or a sliding log's.
-  def read_end_drift(t, stated)
+  def read_end_drift(t, stated, latency)
     return @fixed_end = nil unless reset_at
     end_at = t + stated
-    return @fixed_end = end_at unless @fixed_end
-    drift = (end_at - @fixed_end).abs
+    return @fixed_end = [end_at, latency] unless @fixed_end
+    drift = (end_at - @fixed_end[0]).abs
     res = secs(@ns[:reset_resolution])
-    return if drift <= 2.0 * res
-    if @period > 4.0 * res && (drift - (drift / @period).round * @period).abs <= 2.0 * res
-      @fixed_end = end_at
+    slack = res + fmax(latency, @fixed_end[1]) + 1e-6
+    return if drift <= slack
+    if @period > 4.0 * res && (drift - (drift / @period).round * @period).abs <= slack
+      @fixed_end = [end_at, latency]
     else
       @reset_span = nil
       @fixed_end = nil
@@ -515,7 +527,8 @@ class FairShare
       bucket_rate_at_most = (@limit - [r, last[3]].min + 1.0) / (stated - res)
       bound = [bound, @limit / stated].max if (r - last[3]).abs > 2.0 * res * bucket_rate_at_most + 1.0
     end
-    if @refill_ceiling && bound > @refill_ceiling # no bucket says this
+    too_slow = bound.positive? && @limit / bound > 7.0 * 86_400.0 # no bucket takes a week to fill
+    if too_slow || (@refill_ceiling && bound > @refill_ceiling) # no bucket says this
       @no_bucket = true
       return refill_from_longest_reset(now)
     end
@@ -640,7 +653,7 @@ class FairShare
       read_echo(secs(counted), a.remaining.to_f) if a.status == :ok
       read_top(a.remaining.to_f, a.status == :limited)
       observe_level(now, secs(counted), a.remaining.to_f)
-      read_end_drift(secs(now), secs(a.reset)) if a.reset && a.status == :ok
+      read_end_drift(secs(now), secs(a.reset), secs(a.latency)) if a.reset && a.status == :ok
       read_period(now, secs(a.reset)) if a.reset && a.status == :ok
       learn_refill(now, secs(a.reset), a.remaining.to_f) if a.reset && a.status == :ok
     end

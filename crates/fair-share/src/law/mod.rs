@@ -269,7 +269,7 @@ impl Law {
             self.read_top(r as f64, answer.status == Status::Limited);
             self.observe(now, secs(counted), r as f64);
             if let (Some(reset), Status::Ok) = (answer.reset, answer.status) {
-                self.read_end_drift(secs(now), secs(nanos(reset)));
+                self.read_end_drift(secs(now), secs(nanos(reset)), secs(nanos(answer.latency)));
                 self.read_period(now, secs(nanos(reset)));
                 self.learn_refill(now, secs(nanos(reset)), r as f64);
             }

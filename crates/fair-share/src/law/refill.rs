@@ -10,7 +10,8 @@
 //! row that state the same reset at levels further apart than a bucket's reset allows
 //! (`2·res·(B − r + 1)/(reset − res) + 1`) are a sliding window's: its refill is `B/reset` at
 //! once. A bucket's reset is also rounded up by less than a resolution, so each answer caps its
-//! refill, `R ≤ (B − r + 1)/(reset − res)`; a lower bound above the lowest cap, a fixed
+//! refill, `R ≤ (B − r + 1)/(reset − res)`; a lower bound above the lowest cap or one that
+//! would have the bucket take more than a week to fill, a fixed
 //! window's turnover, or an end that stays put while the count falls (`stated.rs`), is no
 //! bucket: the refill is then `B` over the longest reset stated, the window's period from
 //! below, until a period is read. A bucket kept full says nothing by its resets (one second and
@@ -55,6 +56,13 @@ pub(super) struct LearnedRefill {
     pub(super) no_bucket: bool,
 }
 
+/// No bucket takes longer than this to fill from empty (seconds: a week, seven times the
+/// longest period public APIs state). A lower bound on the refill from a stated reset that
+/// says longer, `B/R`, is a window's reset read as a bucket's: a sliding-window counter of 5,760
+/// per 17 minutes stating its next drop 1,522 s off with 2 requests counted read as a bucket
+/// filling in 101 days, and a lone process of 152 threads sent 5 requests in 84 minutes.
+pub(super) const MAX_BUCKET_FILL_SECS: f64 = 7.0 * 86_400.0;
+
 /// A stated quota's refill, requests per second, computed as the simulator always has
 /// (`limit · 10⁹ / window`) so both give the same rate to the last bit.
 pub(super) fn policy_rate(limit: u64, window: Nanos) -> f64 {
@@ -86,7 +94,8 @@ impl Law {
     /// near empty, hours into an hourly window.
     ///
     /// A bucket's reset is also rounded up by less than a resolution, so each answer
-    /// caps its refill, `R ≤ (B − r + 1)/(reset − res)`. A lower bound above the lowest cap, or
+    /// caps its refill, `R ≤ (B − r + 1)/(reset − res)`. A lower bound above the lowest cap, one
+    /// that would have the bucket fill in more than [`MAX_BUCKET_FILL_SECS`], or
     /// a fixed window's turnover read from the level, says no bucket: the refill is then `B`
     /// over the longest reset stated, the window's period from below (see
     /// `refill_from_longest_reset`).
@@ -138,10 +147,14 @@ impl Law {
                 bound = bound.max(self.limit / stated);
             }
         }
-        if self
-            .learned
-            .refill_ceiling
-            .is_some_and(|ceiling| bound > ceiling)
+        // A bucket this slow to fill is no bucket at all: a window's reset (a counter's next
+        // drop) read as a bucket's.
+        let too_slow = bound > 0.0 && self.limit / bound > MAX_BUCKET_FILL_SECS;
+        if too_slow
+            || self
+                .learned
+                .refill_ceiling
+                .is_some_and(|ceiling| bound > ceiling)
         {
             self.learned.no_bucket = true;
             self.refill_from_longest_reset(now);

@@ -61,7 +61,8 @@ pub(super) struct StatedResets {
     /// On a fixed window, the end its first success stated since the mode or the last
     /// turnover: every later end of the same window is within a resolution of it
     /// (`read_end_drift`).
-    pub(super) fixed_end: Option<f64>,
+    /// With the answer's latency, seconds.
+    pub(super) fixed_end: Option<(f64, f64)>,
     /// A fixed window's stated end has drifted within a window: the server's ends (a sliding
     /// log's oldest admission, a counter's next drop) stay put for a while now and then, and
     /// say no fixed window when they do. Only the level's turnovers place one from then on.
@@ -94,6 +95,9 @@ pub(super) const SLIDING_VOTES: u32 = 3;
 /// seconds, and a client's clock a little off the server's), and an end is a fixed window's
 /// once it was stated alike for longer than this many resolutions.
 pub(super) const STEADY_END: f64 = 2.0;
+/// Seconds of floating-point slack on an end's drift: ends stated in whole epoch seconds differ
+/// by whole seconds, and one that moved by exactly its resolution and latency is not beyond it.
+pub(super) const END_DRIFT_EPSILON: f64 = 1e-6;
 
 impl Law {
     /// How finely the server states its resets, in the client's seconds (`reset_resolution`).
@@ -194,32 +198,39 @@ impl Law {
         }
     }
 
-    /// On a fixed window every success of one window states its end within a resolution, and
-    /// the next window's a period later. An end that drifted further than two resolutions, not
-    /// by whole periods, since the last turnover of the level is no fixed window's: a
+    /// On a fixed window every success of one window states its end to within a resolution
+    /// (the reset is rounded up) and the answer's latency (the server counted the request
+    /// somewhere between its send and the answer, `t`), and the next window's a period later.
+    /// An end that drifted further than a resolution and the larger latency of the two answers,
+    /// not by whole periods, since the last turnover of the level is no fixed window's: a
     /// sliding-window counter's next drop or a sliding log's oldest admission, whose first
-    /// window (nothing weighed yet, nothing left yet) stated an end that stayed put.
-    pub(super) fn read_end_drift(&mut self, t: f64, stated: f64) {
+    /// window (nothing weighed yet, nothing left yet) stated an end that stayed put. Two
+    /// resolutions and no latency, as before, read one answer slow by 3 s of a fixed window of
+    /// 2 h 12 min as a drift, and that process alone ran bucket mode and took the window's
+    /// whole allowance (50 × 6 threads, fairness 0.03); and they let a counter's end move by
+    /// exactly two seconds (GitHub's epoch-second resets) unread.
+    pub(super) fn read_end_drift(&mut self, t: f64, stated: f64, latency: f64) {
         if !self.mode.is_fixed() {
             self.stated.fixed_end = None;
             return;
         }
         let end = t + stated;
-        let Some(first) = self.stated.fixed_end else {
-            self.stated.fixed_end = Some(end);
+        let Some((first, first_latency)) = self.stated.fixed_end else {
+            self.stated.fixed_end = Some((end, latency));
             return;
         };
         let (drift, res, period) = ((end - first).abs(), self.resolution(), self.period);
-        if drift <= 2.0 * res {
+        let slack = res + latency.max(first_latency) + END_DRIFT_EPSILON;
+        if drift <= slack {
             return;
         }
         // Whole periods later is the next window's end, a turnover the level did not show (a
         // crowd spent the new allowance before this process read it); on a period of a few
         // resolutions the ends cannot tell, and the level's turnovers alone reset the end.
         let whole_periods =
-            period > 4.0 * res && (drift - (drift / period).round() * period).abs() <= 2.0 * res;
+            period > 4.0 * res && (drift - (drift / period).round() * period).abs() <= slack;
         if whole_periods {
-            self.stated.fixed_end = Some(end);
+            self.stated.fixed_end = Some((end, latency));
         } else {
             self.mode.on(Evidence::EndDrifted);
             self.stated.fixed_end = None;
