@@ -8,8 +8,8 @@ use throttle_sim::record::Metrics;
 
 use crate::common::inline;
 
-fn run(text: &str, seed: u64) -> Metrics {
-    summarize(&inline(&text.replace("SEED", &seed.to_string()))).metrics
+fn run(text: &str) -> Metrics {
+    summarize(&inline(text)).metrics
 }
 
 /// Ten processes of four threads on a fixed window of 3,000 per 10 minutes (IETF's fields), with
@@ -24,7 +24,7 @@ fn a_slow_answer_does_not_move_a_fixed_windows_end() {
     let text = r#"
 [run]
 duration = "40m"
-seed = SEED
+seed = 1
 [server]
 kind = "fixed-window"
 limit = 3000
@@ -37,7 +37,7 @@ processes = 10
 threads = 4
 algorithm = "fair-share"
 "#;
-    let m = run(text, 1);
+    let m = run(text);
     assert!(m.fairness > 0.9, "{m:?}");
     assert!(m.ratio_429 < 0.005, "{m:?}");
 }
@@ -52,7 +52,7 @@ fn a_cut_in_the_start_leaves_the_held_top_to_be_read() {
     let text = r#"
 [run]
 duration = "5m"
-seed = SEED
+seed = 1
 [server]
 kind = "leaky-bucket"
 rate = "144r/s"
@@ -68,7 +68,7 @@ algorithm = "fair-share"
 quota = 144
 period = "1s"
 "#;
-    let m = run(text, 1);
+    let m = run(text);
     assert!(m.utilization > 0.9, "{m:?}");
     assert!(m.ratio_429 < 0.005, "{m:?}");
 }
@@ -84,7 +84,7 @@ fn a_counters_far_next_drop_is_no_bucket_filling_in_months() {
     let text = r#"
 [run]
 duration = "30m"
-seed = SEED
+seed = 1
 [server]
 kind = "sliding-window-counter"
 limit = 5760
@@ -97,7 +97,7 @@ processes = 1
 threads = 8
 algorithm = "fair-share"
 "#;
-    let m = run(text, 1);
+    let m = run(text);
     assert!(m.utilization > 0.4, "{m:?}");
     assert!(m.ratio_429 < 0.005, "{m:?}");
 }
