@@ -35,16 +35,16 @@ FIXED = 'kind = "fixed-window"\nlimit = 50\nwindow = "5s"\nstart = "first-reques
 MODELS = {
     "express": FIXED + 'headers = "ietf"\nlatency = "1ms"',
     "fastify": FIXED + 'headers = "fastify"\nlatency = "1ms"',
-    "flask-fixed": FIXED + 'headers = "github"\nlatency = "1.3ms"',
+    "flask-fixed": FIXED + 'headers = "flask-limiter"\nlatency = "1.3ms"',
     "flask-moving": 'kind = "sliding-window"\nlimit = 50\nwindow = "5s"\nreset = "oldest"\n'
-                    'headers = "github"\nlatency = "1.3ms"',
+                    'headers = "flask-limiter"\nlatency = "1.3ms"',
     "flask-counter": 'kind = "sliding-window-counter"\nlimit = 50\nwindow = "5s"\n'
                      'reset = "next-drop"\n'
-                     'headers = "github"\nlatency = "1.3ms"',
+                     'headers = "flask-limiter"\nlatency = "1.3ms"',
     "flask-two-limits": 'kind = "stacked"\nlimits = [\n'
                         '  { kind = "fixed-window", limit = 20, window = "1s", start = "first-request" },\n'
                         '  { kind = "fixed-window", limit = 50, window = "5s", start = "first-request" },\n'
-                        ']\nshows = "first"\nheaders = "github"\nlatency = "1.3ms"',
+                        ']\nshows = "first"\nheaders = "flask-limiter"\nlatency = "1.3ms"',
 }
 
 

@@ -364,3 +364,44 @@ fn a_refusal_past_a_first_request_window_opens_no_window() {
     // 5.05 shows the window over (the whole limit left); 10.1 is inside the window from 5.2.
     assert_eq!(predicted, [1.0, 0.0, 2.0, 1.0, 0.0, 0.0, 1.0]);
 }
+
+#[test]
+fn the_dialect_is_named_by_the_fields_the_answers_carried() {
+    let mut t = trace(
+        Rule::FixedWindow {
+            limit: 5.0,
+            window: 1.0,
+            start: WindowStart::Clock,
+        },
+        0.05,
+        40,
+    );
+    let carry = |t: &mut [Event], lines: &[(&str, &str)]| {
+        for e in t.iter_mut() {
+            e.forms = Forms::of(lines.iter().copied());
+        }
+    };
+    let github = [
+        ("x-ratelimit-limit", "5"),
+        ("x-ratelimit-remaining", "3"),
+        ("x-ratelimit-reset", "1796622011"),
+    ];
+    carry(&mut t, &github);
+    assert_eq!(fit(&t).dialect, "github");
+    // The same fields with a `Retry-After` on every answer, 2xx included: Flask-Limiter's.
+    let flask = [
+        ("x-ratelimit-limit", "5"),
+        ("x-ratelimit-remaining", "3"),
+        ("x-ratelimit-reset", "1796622011"),
+        ("retry-after", "0"),
+    ];
+    carry(&mut t, &flask);
+    assert_eq!(fit(&t).dialect, "flask-limiter");
+    let fastify = [
+        ("x-ratelimit-limit", "5"),
+        ("x-ratelimit-remaining", "3"),
+        ("x-ratelimit-reset", "1"),
+    ];
+    carry(&mut t, &fastify);
+    assert_eq!(fit(&t).dialect, "fastify");
+}

@@ -44,6 +44,11 @@ pub(super) fn dialect(events: &[Event]) -> &'static str {
     {
         return "fastify";
     }
+    // Flask-Limiter's fields are GitHub's with a `Retry-After` on every answer: the one sign
+    // of its reset, the epoch second after the instant's, that a trace carries.
+    if has(&legacy) && retry_after_on_2xx(events) {
+        return "flask-limiter";
+    }
     if has(&legacy) {
         return "github";
     }
@@ -80,15 +85,19 @@ pub(super) fn sent(events: &[Event]) -> String {
             d => format!("the {d} dialect (no raw columns)"),
         };
     }
-    let on_2xx = events.iter().any(|e| {
-        e.admitted
-            && (e.forms.contains(Form::RetryAfterSeconds) || e.forms.contains(Form::RetryAfterDate))
-    });
     let mut words = seen.to_string();
-    if on_2xx {
+    if retry_after_on_2xx(events) {
         words.push_str(" (also on 2xx)");
     }
     words
+}
+
+/// Whether a 2xx carried a `Retry-After`, as Flask-Limiter's do.
+fn retry_after_on_2xx(events: &[Event]) -> bool {
+    events.iter().any(|e| {
+        e.admitted
+            && (e.forms.contains(Form::RetryAfterSeconds) || e.forms.contains(Form::RetryAfterDate))
+    })
 }
 
 /// Each group with its processes and threads.

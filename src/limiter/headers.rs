@@ -45,14 +45,29 @@ pub enum Headers {
     /// answers about one window end name it up to a second apart, where GitHub's epoch second
     /// names the same instant on every answer.
     Fastify,
+    /// Flask-Limiter's fields (the Python `limits` library's window stats): GitHub's
+    /// `x-ratelimit-limit`, `-remaining` and `-reset` as an epoch second, but that second is
+    /// the one after the instant's (`int(t + 1)`: a second late when the instant falls on a
+    /// whole second, as every window end of a window on the clock's grid does), and
+    /// `retry-after` on every answer, the whole seconds from the answer to that second rounded
+    /// down (0 under a second). A client reads `retry-after` only on refusals.
+    #[serde(rename = "flask-limiter")]
+    FlaskLimiter,
     /// No rate-limit fields and no `Retry-After`: only the status tells.
     None,
 }
 
 impl Headers {
     /// The valid values, as a scenario writes them.
-    pub const NAMES: &'static [&'static str] =
-        &["full", "ietf", "heroku", "github", "fastify", "none"];
+    pub const NAMES: &'static [&'static str] = &[
+        "full",
+        "ietf",
+        "heroku",
+        "github",
+        "fastify",
+        "flask-limiter",
+        "none",
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -61,6 +76,7 @@ impl Headers {
             Headers::Heroku => "heroku",
             Headers::Github => "github",
             Headers::Fastify => "fastify",
+            Headers::FlaskLimiter => "flask-limiter",
             Headers::None => "none",
         }
     }
@@ -152,10 +168,26 @@ impl Headers {
                     None => None,
                 };
             }
+            Headers::FlaskLimiter => {
+                let (reset, retry_after) = flask_limiter_waits(d.stated_reset(), now);
+                r.remaining = Some(d.remaining);
+                r.limit = Some(d.limit);
+                r.reset = stated.then_some(reset);
+                r.retry_after = (d.status == Status::Limited).then_some(retry_after);
+            }
             Headers::None => {}
         }
         r
     }
+}
+
+/// What Flask-Limiter states of a reset `wait` after `now` (both from an epoch on a whole
+/// second): the time to its reset field, the epoch second after the instant's, and its
+/// `Retry-After`, the whole seconds to that second rounded down.
+pub fn flask_limiter_waits(wait: Nanos, now: Nanos) -> (Nanos, Nanos) {
+    let at = now.saturating_add(wait);
+    let reset = (at / SECOND).saturating_add(1).saturating_mul(SECOND) - now;
+    (reset, reset / SECOND * SECOND)
 }
 
 /// The policy a field in whole seconds can state for a decision: its window rounded up to whole
@@ -298,6 +330,36 @@ mod tests {
     }
 
     #[test]
+    fn flask_limiter_states_the_second_after_the_reset_and_retry_after_rounded_down() {
+        let now = 10 * SECOND + SECOND / 2;
+        // Refused at 10.5 s with 0.8 s to wait: the instant 11.3 s is stated as 12, and
+        // `retry-after` as the whole second left to it.
+        assert_eq!(
+            seen(Headers::FlaskLimiter, REFUSED, now),
+            (Some(0), Some(4500), Some(SECOND))
+        );
+        // 0.3 s to wait: the instant 10.8 s is stated as 11, `retry-after` 0.
+        let short = Decision {
+            retry_after: Some(300_000_000),
+            ..REFUSED
+        };
+        assert_eq!(seen(Headers::FlaskLimiter, short, now).2, Some(0));
+        // A window end on a whole second is stated a second late: 15 s as 16.
+        let at_the_end = Decision {
+            reset: 4 * SECOND + SECOND / 2,
+            window: 5 * SECOND,
+            ..ADMITTED
+        };
+        let r = Headers::FlaskLimiter.response(at_the_end, now, 0);
+        assert_eq!((r.reset, r.retry_after), (Some(16 * SECOND - now), None));
+        assert_eq!(
+            Headers::Github.response(at_the_end, now, 0).reset,
+            Some(15 * SECOND - now)
+        );
+        assert_eq!(seen(Headers::FlaskLimiter, FAULT, now), (None, None, None));
+    }
+
+    #[test]
     fn none_hides_counts_and_retry_after() {
         assert_eq!(seen(Headers::None, REFUSED, 0), (None, None, None));
         assert_eq!(seen(Headers::None, ADMITTED, 0), (None, None, None));
@@ -308,6 +370,7 @@ mod tests {
             Headers::Heroku,
             Headers::Github,
             Headers::Fastify,
+            Headers::FlaskLimiter,
         ] {
             assert_eq!(dialect.shown(ADMITTED), ADMITTED);
         }

@@ -22,7 +22,7 @@ pub use concurrency::{Concurrency, ConcurrencyConfig};
 pub use faults::{FaultConfig, FaultProblem, Faulty};
 pub use fixed_window::{FixedWindow, FixedWindowConfig, WindowStart};
 pub use gcra::{Gcra, GcraConfig};
-pub use headers::{Headers, whole_second_quota};
+pub use headers::{Headers, flask_limiter_waits, whole_second_quota};
 pub use latency::{Latency, LatencySampler};
 pub use leaky_bucket::{Delay, LeakyBucket, LeakyBucketConfig, NginxRate, RatePer};
 pub use occ::{Occ, OccConfig};

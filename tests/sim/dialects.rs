@@ -106,6 +106,31 @@ fn serve_writes_githubs_fields_and_a_primary_limit_waits_for_the_reset() {
 
 #[cfg(unix)]
 #[test]
+fn serve_writes_flask_limiters_fields_with_retry_after_on_every_answer() {
+    let got = served("flask-limiter");
+    for (names, _) in &got {
+        assert_eq!(
+            names,
+            &[
+                "retry-after",
+                "x-ratelimit-limit",
+                "x-ratelimit-remaining",
+                "x-ratelimit-reset"
+            ]
+        );
+    }
+    // A 2xx's `retry-after` is not a wait.
+    assert_eq!(counts(&got[0].1), (Status::Ok, Some(1), Some(2)));
+    assert_eq!(got[0].1.retry_after, None);
+    assert_eq!(counts(&got[2].1), (Status::Limited, Some(0), Some(2)));
+    // The whole seconds to the epoch second after the reset's instant, rounded down: 30 s
+    // away, give or take the second's rounding.
+    let w = waited_s(&got[2].1);
+    assert!((29.0..=31.0).contains(&w) && w.fract() == 0.0, "{w}");
+}
+
+#[cfg(unix)]
+#[test]
 fn serve_writes_every_field_in_full_and_none_in_none() {
     let got = served("full");
     assert_eq!(
@@ -263,7 +288,14 @@ fn live_rows(dir: &Path, dialect: &str) -> Vec<Row> {
 #[test]
 fn in_a_live_run_the_workers_read_each_dialect() {
     let tmp = tempfile::tempdir().unwrap();
-    for dialect in ["ietf", "heroku", "github", "fastify", "none"] {
+    for dialect in [
+        "ietf",
+        "heroku",
+        "github",
+        "fastify",
+        "flask-limiter",
+        "none",
+    ] {
         let rows = live_rows(tmp.path(), dialect);
         let limited: Vec<&Row> = rows.iter().filter(|r| r.1 == "limited").collect();
         assert!(!limited.is_empty(), "{dialect}: {rows:?}");
@@ -277,7 +309,7 @@ fn in_a_live_run_the_workers_read_each_dialect() {
                 "{rows:?}"
             ),
             "heroku" => assert!(counted && no_wait, "{rows:?}"),
-            "github" | "fastify" => assert!(counted && waits, "{rows:?}"),
+            "github" | "fastify" | "flask-limiter" => assert!(counted && waits, "{rows:?}"),
             _ => assert!(rows.iter().all(|r| r.2.is_none()) && no_wait, "{rows:?}"),
         }
     }

@@ -140,14 +140,22 @@ fn list_names_the_headers_setting() {
     let out = bin().arg("list").assert().success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     assert!(
-        text.contains("headers = one of full, ietf, heroku, github, fastify, none"),
+        text.contains("headers = one of full, ietf, heroku, github, fastify, flask-limiter, none"),
         "{text}"
     );
     let out = bin().args(["list", "--json"]).assert().success();
     let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(
         v["server_headers"],
-        serde_json::json!(["full", "ietf", "heroku", "github", "fastify", "none"])
+        serde_json::json!([
+            "full",
+            "ietf",
+            "heroku",
+            "github",
+            "fastify",
+            "flask-limiter",
+            "none"
+        ])
     );
     assert!(
         v["server_fields"]
@@ -206,7 +214,8 @@ fn serve_with_headers_none_sends_no_rate_limit_fields_on_any_kind() {
         .code(2);
     let err = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
     assert!(
-        err.contains("--headers") && err.contains("full, ietf, heroku, github, fastify, none"),
+        err.contains("--headers")
+            && err.contains("full, ietf, heroku, github, fastify, flask-limiter, none"),
         "{err}"
     );
 }

@@ -19,7 +19,7 @@ use std::time::{Duration, SystemTime};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::exchange::{Quota, Response, Status};
-use crate::limiter::{Decision, Headers, whole_second_quota};
+use crate::limiter::{Decision, Headers, flask_limiter_waits, whole_second_quota};
 use crate::time::{FOREVER, MAX_SERVER_WAIT, Nanos, duration_nanos, scaled_nanos};
 
 pub const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
@@ -148,6 +148,28 @@ pub fn write_decision(
             h.insert(X_RATELIMIT_REMAINING, number(d.remaining));
             h.insert(X_RATELIMIT_RESET, number(reset_s));
             write_retry_after(h, waits.retry_after, false);
+        }
+        Headers::FlaskLimiter => {
+            h.insert(X_RATELIMIT_LIMIT, policy.limit_value.clone());
+            h.insert(X_RATELIMIT_REMAINING, number(d.remaining));
+            // The epoch second after the reset's instant, and the whole seconds to it rounded
+            // down, on every answer (`limiter::flask_limiter_waits`, in nanoseconds of the
+            // epoch, as the sim states it).
+            let epoch = |t: SystemTime| {
+                t.duration_since(SystemTime::UNIX_EPOCH)
+                    .map_or(0, duration_nanos)
+            };
+            let now_ns = epoch(waits.now);
+            let wait = duration_nanos(waits.reset.min(FOREVER));
+            let (reset, retry_after) = flask_limiter_waits(wait, now_ns);
+            h.insert(
+                X_RATELIMIT_RESET,
+                number(now_ns.saturating_add(reset) / 1_000_000_000),
+            );
+            h.insert(
+                hyper::header::RETRY_AFTER,
+                number(retry_after / 1_000_000_000),
+            );
         }
     }
 }
@@ -420,6 +442,7 @@ mod tests {
             Headers::Heroku,
             Headers::Github,
             Headers::Fastify,
+            Headers::FlaskLimiter,
             Headers::None,
         ] {
             for d in decisions {
@@ -494,6 +517,20 @@ mod tests {
             ]
         );
         assert_eq!(map["x-ratelimit-reset"], "19");
+        // Flask-Limiter's: the epoch second after the reset's instant, and `retry-after` on
+        // every answer, the whole seconds to it.
+        let (n, map) = names(Headers::FlaskLimiter);
+        assert_eq!(
+            n,
+            [
+                "retry-after",
+                "x-ratelimit-limit",
+                "x-ratelimit-remaining",
+                "x-ratelimit-reset"
+            ]
+        );
+        assert_eq!(map["x-ratelimit-reset"], "1700000019");
+        assert_eq!(map["retry-after"], "18");
         assert!(names(Headers::None).0.is_empty());
         assert_eq!(names(Headers::Full).0.len(), 4);
     }

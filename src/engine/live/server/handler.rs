@@ -159,8 +159,11 @@ impl ServerState {
                 *cached = Some(PolicyHeaders::new(decision.limit, window));
             }
             let policy = cached.as_ref().expect("just set");
-            // Only GitHub's epoch-second reset reads the wall clock; the others skip the call.
-            let now = if self.settings.headers == Headers::Github {
+            // Only the epoch-second resets read the wall clock; the others skip the call.
+            let now = if matches!(
+                self.settings.headers,
+                Headers::Github | Headers::FlaskLimiter
+            ) {
                 std::time::SystemTime::now()
             } else {
                 std::time::SystemTime::UNIX_EPOCH
