@@ -6,7 +6,8 @@
 //! (`crates/fair-share/testdata/real-headers/`, each read at its own `Date`), and answers made by
 //! hand for every rule of the reading: the forms of the IETF fields, the separate fields' four
 //! prefixes (Anthropic's the last), the forms of a reset and of a date (HTTP's, RFC 850's,
-//! asctime's, RFC 3339's), Discord's `reset-after`, the binding limit, how a policy joins its
+//! asctime's, RFC 3339's), Discord's `reset-after`, the wait under other names than
+//! `Retry-After`, the limit made of `used` and `remaining`, the binding limit, how a policy joins its
 //! count, limits of one quota and count read as one (Kong's, express-rate-limit's), the answer's
 //! `Date` as the clock, `Retry-After` (and `retry-after-ms`, `x-ms-retry-after-ms`) on a success
 //! and on a refusal, and numbers no server should send. `tests/port_scripts.rs` holds each port's
@@ -1184,6 +1185,89 @@ fn made() -> Vec<Input> {
             ("X-RateLimit-Remaining", "4"),
             ("X-RateLimit-Reset-After", "2s"),
         ],
+    );
+    case(
+        "retry under another name: Symfony's X-RateLimit-Retry-After in seconds",
+        429,
+        &[
+            ("X-RateLimit-Remaining", "0"),
+            ("X-RateLimit-Retry-After", "12"),
+            ("X-RateLimit-Limit", "60"),
+        ],
+    );
+    case(
+        "retry under another name: an epoch second",
+        429,
+        &[("X-RateLimit-Retry-After", &epoch(30))],
+    );
+    case(
+        "retry under another name: bucket4j's seconds",
+        429,
+        &[("X-Rate-Limit-Retry-After-Seconds", "7")],
+    );
+    case(
+        "retry under another name: Traefik's Go duration",
+        429,
+        &[("X-Retry-In", "285.714286ms")],
+    );
+    case(
+        "retry under another name: Retry-After comes first",
+        429,
+        &[("Retry-After", "1"), ("X-Retry-In", "285.714286ms")],
+    );
+    case(
+        "retry under another name: read when Retry-After says nothing",
+        429,
+        &[
+            ("Retry-After", "soon"),
+            ("X-Rate-Limit-Retry-After-Seconds", "7"),
+        ],
+    );
+    case(
+        "retry under another name: one that says nothing leaves the next",
+        429,
+        &[("X-RateLimit-Retry-After", "soon"), ("X-Retry-In", "2s")],
+    );
+    case(
+        "retry under another name: on a 2xx, the reset",
+        200,
+        &[("X-RateLimit-Remaining", "3"), ("X-Retry-In", "4s")],
+    );
+    case(
+        "used: with remaining and no limit field, the limit (Reddit)",
+        200,
+        &[
+            ("x-ratelimit-used", "12"),
+            ("x-ratelimit-remaining", "588.0"),
+            ("x-ratelimit-reset", "312"),
+        ],
+    );
+    case(
+        "used: a limit field wins",
+        200,
+        &[
+            ("x-ratelimit-limit", "5000"),
+            ("x-ratelimit-used", "1"),
+            ("x-ratelimit-remaining", "4998"),
+        ],
+    );
+    case(
+        "used: alone says nothing",
+        200,
+        &[("x-ratelimit-used", "12")],
+    );
+    case(
+        "used: a sum past u64 is no limit",
+        200,
+        &[
+            ("x-ratelimit-used", "18446744073709551615"),
+            ("x-ratelimit-remaining", "1"),
+        ],
+    );
+    case(
+        "used: that is no number leaves no limit",
+        200,
+        &[("x-ratelimit-used", "many"), ("x-ratelimit-remaining", "5")],
     );
     case(
         "reset-after: Discord's refusal",

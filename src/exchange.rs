@@ -104,7 +104,7 @@ impl Response {
 /// The rate-limit fields of an answer that `requests.csv` keeps as sent (its raw columns,
 /// after the parsed ones): every field the live client reads, in this order, and no other
 /// header, so no secret is ever written.
-pub const RAW_FIELDS: [&str; 18] = [
+pub const RAW_FIELDS: [&str; 22] = [
     "ratelimit",
     "ratelimit-policy",
     "ratelimit-limit",
@@ -114,6 +114,7 @@ pub const RAW_FIELDS: [&str; 18] = [
     "x-ratelimit-remaining",
     "x-ratelimit-reset",
     "x-ratelimit-reset-after",
+    "x-ratelimit-used",
     "x-rate-limit-limit",
     "x-rate-limit-remaining",
     "x-rate-limit-reset",
@@ -123,6 +124,9 @@ pub const RAW_FIELDS: [&str; 18] = [
     "retry-after",
     "retry-after-ms",
     "x-ms-retry-after-ms",
+    "x-ratelimit-retry-after",
+    "x-rate-limit-retry-after-seconds",
+    "x-retry-in",
 ];
 
 /// The most bytes of one raw field kept: a longer value is cut (at a character boundary).

@@ -398,6 +398,15 @@ func ReadAnswer(status int, headers [][2]string, wallNs int64) *Answer {
 			sep.count = u64p(c)
 		}
 	}
+	// Without a limit field, what was used and what remains make it (Reddit's
+	// x-ratelimit-used beside -remaining).
+	if sep.quota == nil && sep.count != nil {
+		if v, ok := field("used"); ok {
+			if c, ok := parseCount(v); ok && c <= math.MaxUint64-*sep.count {
+				sep.quota = u64p(c + *sep.count)
+			}
+		}
+	}
 	if v, ok := field("reset-after"); ok {
 		if f, ok := parseF(v); ok {
 			if n, ok := secsToNs(f); ok {
@@ -593,6 +602,19 @@ func ReadAnswer(status int, headers [][2]string, wallNs int64) *Answer {
 			}
 		}
 	}
+	// The wait under other names, where Retry-After is absent or unreadable: Symfony's
+	// X-RateLimit-Retry-After, bucket4j's X-Rate-Limit-Retry-After-Seconds, Traefik's
+	// X-Retry-In; each read as a reset is (seconds, an epoch, a Go duration or a date).
+	if wait == nil {
+		for _, name := range retryAfterAliases {
+			if v, ok := h[name]; ok {
+				if n, ok := parseReset(v, clock); ok {
+					wait = i64p(n)
+					break
+				}
+			}
+		}
+	}
 	if a.Class == ClassOK {
 		if a.Reset == nil && wait != nil {
 			a.Reset = wait
@@ -625,6 +647,8 @@ func cmpMul(a, b, c, d uint64) int {
 	}
 	return cmpU(l1, l2)
 }
+
+var retryAfterAliases = []string{"x-ratelimit-retry-after", "x-rate-limit-retry-after-seconds", "x-retry-in"}
 
 // parseReset reads a reset field: seconds under 1e9, an epoch second from 1e9, an epoch
 // millisecond from 1e12, a Go duration or a date.

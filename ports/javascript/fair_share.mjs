@@ -13,8 +13,10 @@
 // x-rate-limit- and anthropic-ratelimit-requests-, in that order, each also with the -requests
 // suffix; Discord's reset-after (seconds), else a reset told apart by its size (under 1e9 seconds
 // to it, from 1e9 an epoch second, from 1e12 an epoch millisecond), a Go-style duration (6m0s) or a
-// date; Kong's per-window fields (second to year); retry-after-ms (or x-ms-retry-after-ms), else
-// Retry-After in seconds or as a date. A date in the HTTP form, RFC 850's or asctime's, or RFC
+// date; Kong's per-window fields (second to year); without a limit field, used + remaining as the
+// limit; retry-after-ms (or x-ms-retry-after-ms), else Retry-After in seconds or as a date, else
+// x-ratelimit-retry-after, x-rate-limit-retry-after-seconds or x-retry-in, each read as a reset.
+// A date in the HTTP form, RFC 850's or asctime's, or RFC
 // 3339's (with a fraction or an offset), each clock field two digits. Of several limits, the
 // binding one: the nearest to empty (the smallest share of its quota when every counted limit has
 // one, else the smallest count; the later reset on a tie), each count joined to the policy of its
@@ -80,7 +82,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.25.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.25.1'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -818,6 +820,8 @@ const DAYN = 86400n * NSN;
 const CLOCK_SKEW = 2n * NSN; // how far the answer's Date may be from the wall clock before it is the clock
 // The separate fields' prefixes, in the order a value is taken (the last Anthropic's request limit).
 const SEPARATE = ['ratelimit-', 'x-ratelimit-', 'x-rate-limit-', 'anthropic-ratelimit-requests-'];
+// The wait under other names, where Retry-After is absent or unreadable.
+const RETRY_AFTER_ALIASES = ['x-ratelimit-retry-after', 'x-rate-limit-retry-after-seconds', 'x-retry-in'];
 // Kong's X-RateLimit-Remaining-Minute and its kin: the window of each suffix, in seconds.
 const WINDOW_SUFFIXES = [['second', 1n], ['minute', 60n], ['hour', 3600n], ['day', 86400n],
   ['month', 30n * 86400n], ['year', 365n * 86400n]];
@@ -1067,7 +1071,13 @@ function separate(h, now, policies) {
   }
   // Discord's exact reset-after before its epoch reset.
   const reset = then(then(get('reset-after'), number), seconds) ?? then(get('reset'), (v) => readReset(v, now));
-  const s = stated({ quota, remaining: then(get('remaining'), count), reset, separate: true });
+  const remaining = then(get('remaining'), count);
+  // Without a limit field, what was used and what remains make it (Reddit's x-ratelimit-used).
+  if (quota === null && remaining !== null) {
+    const used = then(get('used'), count);
+    if (used !== null && used + remaining <= U64N) quota = used + remaining;
+  }
+  const s = stated({ quota, remaining, reset, separate: true });
   return s.quota !== null || s.remaining !== null ? s : null;
 }
 
@@ -1162,7 +1172,12 @@ export function readAnswerExact(status, headers, wall) {
   const st = readStatus(status, h);
   const b = binding(limits(h, now));
   const ms = then(h.has('retry-after-ms') ? h.get('retry-after-ms') : h.get('x-ms-retry-after-ms'), number);
-  const retryAfter = ms !== null ? seconds(ms / 1e3) : then(h.get('retry-after'), (v) => readRetryAfter(v, now));
+  let retryAfter = ms !== null ? seconds(ms / 1e3) : then(h.get('retry-after'), (v) => readRetryAfter(v, now));
+  // The wait under other names (Symfony's, bucket4j's, Traefik's), read as a reset is.
+  for (const n of RETRY_AFTER_ALIASES) {
+    if (retryAfter !== null) break;
+    if (h.has(n)) retryAfter = readReset(h.get(n), now);
+  }
   let [reset, wait] = [b?.reset ?? null, null];
   if (st === 'ok') reset ??= retryAfter; // on a 2xx a Retry-After can only be the reset (Flask-Limiter)
   else { // GitHub's primary limit names no wait but the time its count resets

@@ -9,7 +9,9 @@
 //!   (GitHub, express-rate-limit's legacy headers, Flask-Limiter), an epoch millisecond, seconds
 //!   to the reset (fastify) or a duration (`x-ratelimit-reset-requests: 6m0s`), Discord's
 //!   `X-RateLimit-Reset-After`, and per-window fields such as `X-RateLimit-Remaining-Minute`;
-//! - `Retry-After` (seconds or an HTTP date) and `retry-after-ms`.
+//! - `Retry-After` (seconds or an HTTP date) and `retry-after-ms`, else the wait under another
+//!   name (Symfony's `X-RateLimit-Retry-After`, bucket4j's, Traefik's `X-Retry-In`);
+//! - without a limit field, `X-RateLimit-Used` and `-Remaining` together as the limit (Reddit).
 //!
 //! An answer may state several limits at once (a short and a long one, or the policies of a
 //! draft-8 list); the law is told the binding one, the one nearest to empty. `when.rs` reads the
@@ -154,7 +156,14 @@ impl Answer {
             .or_else(|| field(&headers, "x-ms-retry-after-ms"))
             .and_then(number)
             .map(|ms| when::seconds(ms / 1e3))
-            .or_else(|| field(&headers, "retry-after").and_then(|v| when::retry_after(v, now)));
+            .or_else(|| field(&headers, "retry-after").and_then(|v| when::retry_after(v, now)))
+            .or_else(|| {
+                RETRY_AFTER_ALIASES.iter().find_map(|name| {
+                    field(&headers, name)
+                        .and_then(|v| when::reset(v, now))
+                        .map(|(_, d)| d)
+                })
+            });
         let mut reset = binding.and_then(|b| b.reset);
         let wait = if status == Status::Ok {
             // On a 2xx a `Retry-After` can only be the reset (Flask-Limiter sends one there).
@@ -186,6 +195,16 @@ impl Answer {
         .bounded()
     }
 }
+
+/// The wait under other names than `Retry-After`, read where that is absent: Symfony's
+/// documented `X-RateLimit-Retry-After`, bucket4j's `X-Rate-Limit-Retry-After-Seconds` and
+/// Traefik's `X-Retry-In` (a Go duration, `285.714286ms`). A number is seconds to go, or from
+/// 10⁹ an epoch second, as a reset is told apart ([`when::reset`]).
+const RETRY_AFTER_ALIASES: [&str; 3] = [
+    "x-ratelimit-retry-after",
+    "x-rate-limit-retry-after-seconds",
+    "x-retry-in",
+];
 
 /// The clock an answer's epoch resets and dates are read against: the client's, unless the
 /// answer's `Date` says the server's is more than [`CLOCK_SKEW`] off.
@@ -322,9 +341,13 @@ impl Stated {
                     .and_then(|v| when::reset(v, now))
                     .map(|(_, d)| d)
             });
+        let remaining = get("remaining").and_then(count);
+        // Without a limit field, what was used and what remains make it (Reddit's
+        // `x-ratelimit-used` beside `-remaining`).
+        let quota = quota.or_else(|| get("used").and_then(count)?.checked_add(remaining?));
         let s = Stated {
             quota,
-            remaining: get("remaining").and_then(count),
+            remaining,
             reset,
             separate: true,
             ..Stated::default()
@@ -856,6 +879,53 @@ mod tests {
             ],
         );
         assert_eq!(a.reset, Some(Duration::from_millis(1234)));
+    }
+
+    #[test]
+    fn a_wait_under_another_name_is_read_where_retry_after_is_absent() {
+        // Symfony's documented `X-RateLimit-Retry-After`, in seconds or as an epoch second.
+        let symfony = read(
+            429,
+            &[
+                ("X-RateLimit-Remaining", "0"),
+                ("X-RateLimit-Retry-After", "12"),
+                ("X-RateLimit-Limit", "60"),
+            ],
+        );
+        assert_eq!(symfony.retry_after, Some(Duration::from_secs(12)));
+        let epoch = read(429, &[("X-RateLimit-Retry-After", "1000000030")]);
+        assert_eq!(epoch.retry_after, Some(Duration::from_secs(30)));
+        // bucket4j's, and Traefik's Go duration.
+        let bucket4j = read(429, &[("X-Rate-Limit-Retry-After-Seconds", "7")]);
+        assert_eq!(bucket4j.retry_after, Some(Duration::from_secs(7)));
+        let traefik = read(429, &[("Retry-After", "1"), ("X-Retry-In", "285.714286ms")]);
+        assert_eq!(traefik.retry_after, Some(Duration::from_secs(1)));
+        let traefik = read(429, &[("X-Retry-In", "285.714286ms")]);
+        assert_eq!(traefik.retry_after, Some(Duration::from_nanos(285_714_286)));
+        assert_eq!(read(429, &[("X-Retry-In", "soon")]).retry_after, None);
+    }
+
+    #[test]
+    fn without_a_limit_field_used_and_remaining_make_the_limit() {
+        let reddit = read(
+            200,
+            &[
+                ("x-ratelimit-used", "12"),
+                ("x-ratelimit-remaining", "588"),
+                ("x-ratelimit-reset", "312"),
+            ],
+        );
+        assert_eq!((reddit.remaining, reddit.limit), (Some(588), Some(600)));
+        // A limit field wins.
+        let github = read(
+            200,
+            &[
+                ("x-ratelimit-limit", "5000"),
+                ("x-ratelimit-used", "1"),
+                ("x-ratelimit-remaining", "4998"),
+            ],
+        );
+        assert_eq!(github.limit, Some(5000));
     }
 
     #[test]

@@ -13,8 +13,9 @@ limit field as Envoy sends them); the separate fields under ratelimit-, x-rateli
 x-rate-limit- and anthropic-ratelimit-requests-, in that order, each also with the -requests
 suffix; Discord's reset-after (seconds), else a reset told apart by its size (under 1e9 seconds to
 it, from 1e9 an epoch second, from 1e12 an epoch millisecond), a Go-style duration (6m0s) or a
-date; Kong's per-window fields (second to year); retry-after-ms (or x-ms-retry-after-ms), else
-Retry-After in seconds or as a date. A date in the HTTP form, RFC 850's or asctime's, or RFC 3339's
+date; Kong's per-window fields (second to year); without a limit field, used + remaining as the
+limit; retry-after-ms (or x-ms-retry-after-ms), else Retry-After in seconds or as a date, else
+x-ratelimit-retry-after, x-rate-limit-retry-after-seconds or x-retry-in, each read as a reset. A date in the HTTP form, RFC 850's or asctime's, or RFC 3339's
 (with a fraction or an offset), each clock field two digits. Of several limits, the binding one:
 the nearest to empty (the smallest share of its quota when every counted limit has one, else the
 smallest count; the later reset on a tie), each count joined to the policy of its name, else of
@@ -48,7 +49,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.25.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.25.1"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -98,6 +99,9 @@ _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz
 DMAX = U64 * NS + NS - 1
 CLOCK_SKEW = 2 * NS  # how far the answer's Date may be from the wall clock before it is the clock
 SEPARATE = ("ratelimit-", "x-ratelimit-", "x-rate-limit-", "anthropic-ratelimit-requests-")  # in the order taken
+# The wait under other names, where Retry-After is absent or unreadable (Symfony's, bucket4j's, Traefik's), read
+# as a reset is: seconds, an epoch second or millisecond, a Go duration or a date.
+RETRY_AFTER_ALIASES = ("x-ratelimit-retry-after", "x-rate-limit-retry-after-seconds", "x-retry-in")
 WINDOW_SUFFIXES = (("second", 1), ("minute", 60), ("hour", 3600), ("day", 86_400), ("month", 30 * 86_400),
                    ("year", 365 * 86_400))  # Kong's X-RateLimit-Remaining-Minute and its kin
 _UINT, _INT = re.compile(r"\+?[0-9]+"), re.compile(r"[+-]?[0-9]+")
@@ -326,7 +330,11 @@ def _separate(h, now, policies):  # the separate fields, also with `-requests`; 
             quota = _then(m.number, _as_u64)
     reset = _then(_then(get("reset-after"), number), seconds)  # Discord's exact reset-after before its epoch reset
     reset = _then(get("reset"), lambda v: _reset(v, now)) if reset is None else reset
-    s = _stated(quota=quota, remaining=_then(get("remaining"), count), reset=reset, separate=True)
+    remaining = _then(get("remaining"), count)
+    if quota is None and remaining is not None:  # used and remaining make the limit (Reddit's x-ratelimit-used)
+        used = _then(get("used"), count)
+        quota = used + remaining if used is not None and used + remaining < 2 ** 64 else None
+    s = _stated(quota=quota, remaining=remaining, reset=reset, separate=True)
     return s if s.quota is not None or s.remaining is not None else None
 
 def _per_window(h):  # one limit per window named, `X-RateLimit-Limit-Minute` and `-Remaining-Minute`
@@ -405,6 +413,9 @@ def read_answer(status, headers=(), latency_ns=0, unix_ns=None):
     cls, b = classify(status, h), _binding(_limits(h, now))
     ms = _then(h["retry-after-ms"] if "retry-after-ms" in h else h.get("x-ms-retry-after-ms"), number)
     retry_after = seconds(ms / 1e3) if ms is not None else _then(h.get("retry-after"), lambda v: _retry_after(v, now))
+    if retry_after is None:
+        retry_after = next((w for n in RETRY_AFTER_ALIASES if n in h for w in [_reset(h[n], now)] if w is not None),
+                           None)
     reset, wait = None if b is None else b.reset, None
     if cls == OK:  # on a 2xx a Retry-After can only be the reset (Flask-Limiter sends one there)
         reset = retry_after if reset is None else reset

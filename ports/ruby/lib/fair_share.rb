@@ -12,8 +12,10 @@
 # x-rate-limit- and anthropic-ratelimit-requests-, in that order, each also with the -requests
 # suffix; Discord's reset-after (seconds), else a reset told apart by its size (under 1e9 seconds to
 # it, from 1e9 an epoch second, from 1e12 an epoch millisecond), a Go-style duration (6m0s) or a
-# date; Kong's per-window fields (second to year); retry-after-ms (or x-ms-retry-after-ms), else
-# Retry-After in seconds or as a date. A date in the HTTP form, RFC 850's or asctime's, or RFC
+# date; Kong's per-window fields (second to year); without a limit field, used + remaining as the
+# limit; retry-after-ms (or x-ms-retry-after-ms), else Retry-After in seconds or as a date, else
+# x-ratelimit-retry-after, x-rate-limit-retry-after-seconds or x-retry-in, each read as a reset.
+# A date in the HTTP form, RFC 850's or asctime's, or RFC
 # 3339's (with a fraction or an offset), each clock field two digits. Of several limits, the binding
 # one: the nearest to empty (the smallest share of its quota when every counted limit has one, else
 # the smallest count; the later reset on a tie), each count joined to the policy of its name, else
@@ -34,7 +36,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.25.0' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.25.1' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -735,6 +737,8 @@ class FairShare
     DMAX = U64 * NS + NS - 1
     CLOCK_SKEW = 2 * NS # how far the answer's Date may be from the wall clock before it is the clock
     SEPARATE = %w[ratelimit- x-ratelimit- x-rate-limit- anthropic-ratelimit-requests-].freeze # in the order taken
+    # The wait under other names, where Retry-After is absent or unreadable.
+    RETRY_AFTER_ALIASES = %w[x-ratelimit-retry-after x-rate-limit-retry-after-seconds x-retry-in].freeze
     # Kong's X-RateLimit-Remaining-Minute and its kin: the window of each suffix, in seconds.
     WINDOW_SUFFIXES = [['second', 1], ['minute', 60], ['hour', 3600], ['day', 86_400], ['month', 30 * 86_400],
                        ['year', 365 * 86_400]].freeze
@@ -988,7 +992,13 @@ class FairShare
       end
       r = (v = get.('reset-after')) && (s = number(v)) && seconds(s) # Discord's exact reset-after first
       r ||= (v = get.('reset')) && reset(v, now)
-      s = stated(quota: quota, remaining: (v = get.('remaining')) && count(v), reset: r, separate: true)
+      remaining = (v = get.('remaining')) && count(v)
+      # Without a limit field, what was used and what remains make it (Reddit's x-ratelimit-used).
+      if quota.nil? && remaining
+        used = (v = get.('used')) && count(v)
+        quota = used + remaining if used && used + remaining <= U64
+      end
+      s = stated(quota: quota, remaining: remaining, reset: r, separate: true)
       s.quota || s.remaining ? s : nil
     end
 
@@ -1071,6 +1081,8 @@ class FairShare
       st, b = status(code, h), binding(limits(h, now))
       ms = (v = h.key?('retry-after-ms') ? h['retry-after-ms'] : h['x-ms-retry-after-ms']) && number(v)
       ra = ms ? seconds(ms / 1e3) : (v = h['retry-after']) && retry_after(v, now)
+      # The wait under other names (Symfony's, bucket4j's, Traefik's), read as a reset is.
+      RETRY_AFTER_ALIASES.each { |n| ra ||= h.key?(n) ? reset(h[n], now) : nil }
       reset, wait = b&.reset, nil
       if st == :ok then reset ||= ra # on a 2xx a Retry-After can only be the reset (Flask-Limiter)
       else # GitHub's primary limit names no wait but the time its count resets
