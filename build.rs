@@ -121,8 +121,9 @@ fn python_adapter_libraries() {
 }
 
 /// The cfgs `tests/real/` reads, one per limiter: set when that limiter cannot run here.
-const REAL_LIMITER_CFGS: [&str; 4] = [
+const REAL_LIMITER_CFGS: [&str; 5] = [
     "no_nginx",
+    "no_haproxy",
     "no_flask_limiter",
     "no_express_rate_limit",
     "no_fastify_rate_limit",
@@ -144,6 +145,16 @@ fn real_limiters() {
     );
     if nginx.is_none() {
         println!("cargo::rustc-cfg=no_nginx");
+    }
+    let haproxy = ["haproxy", "/usr/sbin/haproxy"]
+        .into_iter()
+        .find(|program| succeeds(Command::new(program).arg("-v")));
+    println!(
+        "cargo::rustc-env=THROTTLE_SIM_HAPROXY={}",
+        haproxy.unwrap_or("")
+    );
+    if haproxy.is_none() {
+        println!("cargo::rustc-cfg=no_haproxy");
     }
     // -B: importing writes no bytecode into the venv, which would make cargo run this again.
     let venv_python = Path::new("tests/real/python/.venv/bin/python");

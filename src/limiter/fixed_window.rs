@@ -77,7 +77,7 @@ pub enum WindowStart {
 }
 
 impl WindowStart {
-    fn is_clock(&self) -> bool {
+    pub(super) fn is_clock(&self) -> bool {
         *self == WindowStart::Clock
     }
 }

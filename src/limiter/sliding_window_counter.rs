@@ -31,6 +31,17 @@
 //! share next drops by a whole request, `left mod (window / previous)`, or with nothing from
 //! the previous window until the current one ends (0 for a key with no count at all).
 //!
+//! Two options model other counters of this kind:
+//! - `start = "first-request"`: the windows follow on from a key's first request, one after
+//!   another, instead of lying on the clock's grid; a request after two whole windows with no
+//!   request starts them again at its own instant. This is HAProxy's rate counter
+//!   (`http_req_rate(period)` of a stick table, its `freq_ctr` period), which rotates a window
+//!   forward by one period when it ends and starts afresh after two.
+//! - `refused = "counted"`: a refused request is counted as an admitted one is. HAProxy's
+//!   `http-request track-sc0` counts every request it tracks before `deny` reads the rate, so
+//!   a client that keeps sending while refused keeps the count above the limit: it is let in
+//!   again only once its own rate falls below the limit.
+//!
 //! Its known error, and why the exact `sliding-window` log is also here: requests bunched at
 //! the end of a window weigh as if spread over it, so up to `2 × limit` can be admitted in one
 //! `window` of time (the whole `limit` at the end of one window, then the current share of the
@@ -42,12 +53,16 @@
 //! - `limit`: requests admitted per window. Default 4500.
 //! - `window`: the window's length. Default 1 h.
 //! - `reset`: `"whole"` or `"next-drop"`. Default `"whole"` (written out only when it is not).
+//! - `start`: `"clock"` or `"first-request"`. Default `"clock"` (written out only when it is
+//!   not).
+//! - `refused`: `"free"` or `"counted"`. Default `"free"` (written out only when it is not).
 //!
 //! Everything is integer nanoseconds and whole counts: the comparisons are made on
 //! `previous × (window − e)` against multiples of `window`, exactly.
 
 use serde::{Deserialize, Serialize};
 
+use super::fixed_window::WindowStart;
 use super::{Decision, Limiter, Rule};
 use crate::config::{ParamProblem, check_quota};
 use crate::exchange::Status;
@@ -63,6 +78,29 @@ pub struct SlidingWindowCounterConfig {
     /// Which instant the answers state as the reset. Default when the allowance is whole.
     #[serde(skip_serializing_if = "CounterReset::is_whole")]
     pub reset: CounterReset,
+    /// Where a key's windows begin. Default on the clock's grid.
+    #[serde(skip_serializing_if = "WindowStart::is_clock")]
+    pub start: WindowStart,
+    /// Whether a refused request is counted. Default not.
+    #[serde(skip_serializing_if = "Refused::is_free")]
+    pub refused: Refused,
+}
+
+/// Whether a counter counts the requests it refuses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Refused {
+    /// Only admissions are counted (`limits`, Flask-Limiter).
+    #[default]
+    Free,
+    /// Every request is counted, refused or not (HAProxy's tracked request rate).
+    Counted,
+}
+
+impl Refused {
+    fn is_free(&self) -> bool {
+        *self == Refused::Free
+    }
 }
 
 impl Default for SlidingWindowCounterConfig {
@@ -71,6 +109,8 @@ impl Default for SlidingWindowCounterConfig {
             limit: 4500,
             window: HumanDuration::from_secs(3600),
             reset: CounterReset::Whole,
+            start: WindowStart::Clock,
+            refused: Refused::Free,
         }
     }
 }
@@ -99,6 +139,8 @@ impl Rule for SlidingWindowCounterConfig {
 
     const NOTES: &'static [&'static str] = &[
         "reset = \"whole\" (the default, not written out: the reset stated is when the weighted count is 0 again) or \"next-drop\" (when it next drops by a whole request, as Flask-Limiter states it)",
+        "start = \"clock\" (the default, not written out: windows on a grid from t = 0) or \"first-request\" (windows follow on from a key's first request, afresh after two empty ones, as HAProxy's request rate)",
+        "refused = \"free\" (the default, not written out: a refusal counts nothing) or \"counted\" (every request counts, refused or not, as HAProxy's tracked request rate)",
     ];
 
     fn problems(&self) -> Vec<ParamProblem> {
@@ -118,8 +160,11 @@ impl Rule for SlidingWindowCounterConfig {
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Counts {
-    /// `⌊t / window⌋` of the window `current` counts.
+    /// `⌊t / window⌋` of the window `current` counts (windows on the clock).
     window: u64,
+    /// When the window `current` counts opened (windows from the first request; `None`
+    /// before the key's first request).
+    opened: Option<Nanos>,
     previous: u64,
     current: u64,
 }
@@ -128,6 +173,8 @@ pub struct SlidingWindowCounter {
     limit: u64,
     window: Nanos,
     reset: CounterReset,
+    start: WindowStart,
+    refused: Refused,
     keys: Vec<Counts>,
 }
 
@@ -137,7 +184,53 @@ impl SlidingWindowCounter {
             limit: cfg.limit.max(1),
             window: cfg.window.nanos().max(1),
             reset: cfg.reset,
+            start: cfg.start,
+            refused: cfg.refused,
             keys: Vec::new(),
+        }
+    }
+
+    /// The counts of the window `now` falls in, from those of the key's last request, and
+    /// how long that window has to go.
+    fn roll(&self, c: Counts, now: Nanos) -> (Counts, Nanos) {
+        let window = self.window;
+        match self.start {
+            WindowStart::Clock => {
+                let index = now / window;
+                let left = window - (now - index * window);
+                if index == c.window {
+                    return (c, left);
+                }
+                // The window before this one, if it is the one counted last, or nothing.
+                let previous = if index == c.window + 1 { c.current } else { 0 };
+                let c = Counts {
+                    window: index,
+                    previous,
+                    current: 0,
+                    ..c
+                };
+                (c, left)
+            }
+            WindowStart::FirstRequest => {
+                let c = match c.opened {
+                    Some(at) if now - at < window => c,
+                    // One window on: the one that ended is the previous. Two or more: afresh.
+                    Some(at) if now - at < 2 * window => Counts {
+                        opened: Some(at + window),
+                        previous: c.current,
+                        current: 0,
+                        ..c
+                    },
+                    _ => Counts {
+                        opened: Some(now),
+                        previous: 0,
+                        current: 0,
+                        ..c
+                    },
+                };
+                let opened = c.opened.unwrap_or(now);
+                (c, opened + window - now)
+            }
         }
     }
 
@@ -176,21 +269,10 @@ impl Limiter for SlidingWindowCounter {
             self.keys.resize(key + 1, Counts::default());
         }
         let (limit, window) = (self.limit, self.window);
-        let index = now / window;
-        let left = window - (now - index * window);
-        let mut c = self.keys[key];
-        if index != c.window {
-            // The window before this one, if it is the one counted last, or nothing.
-            let previous = if index == c.window + 1 { c.current } else { 0 };
-            c = Counts {
-                window: index,
-                previous,
-                current: 0,
-            };
-        }
+        let (mut c, left) = self.roll(self.keys[key], now);
         let admitted = self.weighed(c.previous, left) + c.current < limit;
-        if admitted {
-            c.current += 1;
+        if admitted || self.refused == Refused::Counted {
+            c.current = c.current.saturating_add(1);
         }
         self.keys[key] = c;
         let weighted = self.weighed(c.previous, left) + c.current;
@@ -320,6 +402,78 @@ mod tests {
         })
     }
 
+    /// HAProxy's counter: windows from the first request, refusals counted.
+    fn haproxy(limit: u64, window: Nanos) -> SlidingWindowCounter {
+        let cfg: SlidingWindowCounterConfig =
+            toml::from_str("start = \"first-request\"\nrefused = \"counted\"").unwrap();
+        assert!(
+            toml::to_string(&cfg)
+                .unwrap()
+                .contains("refused = \"counted\"")
+        );
+        assert!(
+            !toml::to_string(&counter(1, 1).cfg())
+                .unwrap()
+                .contains("refused")
+        );
+        SlidingWindowCounter::new(&SlidingWindowCounterConfig {
+            limit,
+            window: HumanDuration(window),
+            ..cfg
+        })
+    }
+
+    impl SlidingWindowCounter {
+        fn cfg(&self) -> SlidingWindowCounterConfig {
+            SlidingWindowCounterConfig {
+                limit: self.limit,
+                window: HumanDuration(self.window),
+                reset: self.reset,
+                start: self.start,
+                refused: self.refused,
+            }
+        }
+    }
+
+    fn ok(c: &mut SlidingWindowCounter, at: Nanos) -> bool {
+        c.admit(at, 0).status == Status::Ok
+    }
+
+    #[test]
+    fn refusals_counted_keep_a_client_that_keeps_sending_out() {
+        // 5 per 5 s, 10 sent at 3 s: 5 admitted, 5 refused and counted.
+        let mut c = haproxy(5, 5 * S);
+        let sent: Vec<bool> = (0..10).map(|i| ok(&mut c, 3 * S + i)).collect();
+        assert_eq!(sent.iter().filter(|&&a| a).count(), 5);
+        // The window opened at 3 s: at 8.5 s the previous 10 still weigh 9, refused (and
+        // counted); uncounted refusals would weigh 5 × 0.9 = 4 and let one in.
+        assert!(!ok(&mut c, 8 * S + S / 2));
+        let mut free = counter(5, 5 * S);
+        for i in 0..10 {
+            free.admit(3 * S + i, 0);
+        }
+        // On the clock's grid the window opened at 5 s: at 8.5 s the 5 admitted weigh 1.
+        assert!(ok(&mut free, 8 * S + S / 2));
+        // Two whole windows with nothing: afresh, the window opens at 20 s.
+        assert!(ok(&mut c, 20 * S));
+        assert!((0..4).all(|i| ok(&mut c, 24 * S + i)));
+        assert!(!ok(&mut c, 24 * S + 10));
+    }
+
+    #[test]
+    fn windows_from_the_first_request_follow_on_one_period_at_a_time() {
+        let mut c = haproxy(10, 10 * S);
+        // Opened at 3 s: 10 admitted by 12.9 s fill it.
+        assert!((0..10).all(|i| ok(&mut c, 3 * S + i * S)));
+        assert!(!ok(&mut c, 12 * S + S / 2));
+        // At 13 s the next window opens (not afresh at 13 s after the gap: on from 3 s), the
+        // 11 counted before weigh 11 × 0.9: ⌊9.9⌋ = 9, one more fits.
+        assert!(ok(&mut c, 14 * S));
+        assert!(!ok(&mut c, 14 * S + 1));
+        // 19 s on, at 33 s: 13 s is 20 s back, two windows: afresh.
+        assert!((0..10).all(|i| ok(&mut c, 33 * S + i)));
+    }
+
     #[test]
     fn with_next_drop_the_reset_is_when_the_weighted_count_next_drops_by_one() {
         let cfg: SlidingWindowCounterConfig = toml::from_str("reset = \"next-drop\"").unwrap();
@@ -330,6 +484,7 @@ mod tests {
             limit: 10,
             window: HumanDuration(10 * S),
             reset: CounterReset::NextDrop,
+            ..SlidingWindowCounterConfig::default()
         });
         // Five requests in the window [0, 10 s): with nothing from the window before, the
         // reset is this window's end.
@@ -345,6 +500,7 @@ mod tests {
             limit: 1,
             window: HumanDuration(10 * S),
             reset: CounterReset::NextDrop,
+            ..SlidingWindowCounterConfig::default()
         });
         empty.admit(0, 0);
         assert_eq!(empty.admit(25 * S, 0).reset, 5 * S);

@@ -1,6 +1,7 @@
 //! Real, widely deployed rate limiters on loopback, and the project's own commands against
-//! them: nginx's `limit_req`, Flask-Limiter, express-rate-limit and @fastify/rate-limit, each
-//! started as a child process on a free port (`harness.rs`).
+//! them: nginx's `limit_req`, HAProxy's stick-table request rate, Flask-Limiter,
+//! express-rate-limit and @fastify/rate-limit, each started as a child process on a free port
+//! (`harness.rs`).
 //!
 //! For each limiter, one test captures the rate-limit fields of a 2xx and a 429 of each of its
 //! configurations and holds them to `crates/fair-share/testdata/real-headers/`, the captures the
@@ -10,13 +11,13 @@
 //! them, three tests (`checks.rs`):
 //!
 //! - `<config>_fit`: `fit` names the rule, its limit and its period within 10 %, or says it
-//!   cannot tell where that is the right answer (nginx states nothing, Flask-Limiter's two
+//!   cannot tell where that is the right answer (nginx and HAProxy state nothing, Flask-Limiter's two
 //!   limits are stated by turns);
 //! - `<config>_sim_agrees`: the sim of the same fleet against the limiter's model lands, over
 //!   20 seeds, where the live run does: ratio_429, utilization and fairness within `spread` of
 //!   the sim's mean (`tests/common/agreement.rs`);
 //! - `<config>_fair_share_targets`: fair-share meets the project's targets after the first
-//!   two periods (`measure.rs`'s `COUNTED`, or `UNCOUNTED` for nginx, told its quota), or,
+//!   two periods (`measure.rs`'s `COUNTED`, or `UNCOUNTED` for nginx and HAProxy, told the quota), or,
 //!   where the `independent` bound on the limiter's model misses them too, comes within the
 //!   bound's numbers; and where the limiter states a count, no process keeps more than twice
 //!   another's 2xx for more than two periods in a row. Where it misses them today, the test
@@ -27,8 +28,9 @@
 //! time, whatever the number of test threads.
 //!
 //! A limiter that cannot run here has its tests ignored with the reason (build.rs: `no_nginx`,
-//! `no_flask_limiter`, `no_express_rate_limit`, `no_fastify_rate_limit`);
-//! `scripts/install_real_limiters.sh` installs all four, pinned.
+//! `no_haproxy`, `no_flask_limiter`, `no_express_rate_limit`, `no_fastify_rate_limit`);
+//! `.ci/run` installs nginx and HAProxy from Debian, `scripts/install_real_limiters.sh` the
+//! other three, pinned.
 
 #![cfg(unix)]
 
@@ -73,6 +75,7 @@ mod runs;
 mod express;
 mod fastify;
 mod flask_limiter;
+mod haproxy;
 mod nginx;
 
 /// Every configuration of every limiter.
@@ -81,6 +84,7 @@ fn setups() -> Vec<measure::Setup> {
         express::setups(),
         fastify::setups(),
         flask_limiter::setups(),
+        haproxy::setups(),
         nginx::setups(),
     ]
     .into_iter()
