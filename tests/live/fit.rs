@@ -405,6 +405,7 @@ fn raw_fields_as_sent(c: &Served, dir: &Path, wrong: &mut Vec<String>) {
             "x-ratelimit-limit",
             "x-ratelimit-remaining",
             "x-ratelimit-reset",
+            "x-ratelimit-used",
         ],
         _ => &[],
     };
