@@ -129,32 +129,27 @@ const REAL_LIMITER_CFGS: [&str; 5] = [
     "no_fastify_rate_limit",
 ];
 
-/// Which of the real limiters run here, each as a cfg when it does not; and nginx's path, which
-/// the tests start (a user's PATH often lacks `/usr/sbin`, where Debian puts it).
+/// Which of the real limiters run here, each as a cfg when it does not; and nginx's and
+/// HAProxy's paths, which the tests start (a user's PATH often lacks `/usr/sbin`, where Debian
+/// puts them).
 fn real_limiters() {
     // Installing into these folders (a new venv, `npm ci`) looks again; cargo scans a folder
     // for any file changed in it.
     println!("cargo::rerun-if-changed=tests/real/python");
     println!("cargo::rerun-if-changed=tests/real/node");
-    let nginx = ["nginx", "/usr/sbin/nginx"]
-        .into_iter()
-        .find(|program| succeeds(Command::new(program).arg("-v")));
-    println!(
-        "cargo::rustc-env=THROTTLE_SIM_NGINX={}",
-        nginx.unwrap_or("")
-    );
-    if nginx.is_none() {
-        println!("cargo::rustc-cfg=no_nginx");
-    }
-    let haproxy = ["haproxy", "/usr/sbin/haproxy"]
-        .into_iter()
-        .find(|program| succeeds(Command::new(program).arg("-v")));
-    println!(
-        "cargo::rustc-env=THROTTLE_SIM_HAPROXY={}",
-        haproxy.unwrap_or("")
-    );
-    if haproxy.is_none() {
-        println!("cargo::rustc-cfg=no_haproxy");
+    // The Debian programs, from PATH or /usr/sbin: their path for the tests, else the cfg.
+    for (program, env, cfg) in [
+        ("nginx", "THROTTLE_SIM_NGINX", "no_nginx"),
+        ("haproxy", "THROTTLE_SIM_HAPROXY", "no_haproxy"),
+    ] {
+        let sbin = format!("/usr/sbin/{program}");
+        let found = [program, sbin.as_str()]
+            .into_iter()
+            .find(|p| succeeds(Command::new(p).arg("-v")));
+        println!("cargo::rustc-env={env}={}", found.unwrap_or(""));
+        if found.is_none() {
+            println!("cargo::rustc-cfg={cfg}");
+        }
     }
     // -B: importing writes no bytecode into the venv, which would make cargo run this again.
     let venv_python = Path::new("tests/real/python/.venv/bin/python");
