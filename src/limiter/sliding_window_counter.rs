@@ -160,10 +160,7 @@ impl Rule for SlidingWindowCounterConfig {
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Counts {
-    /// `⌊t / window⌋` of the window `current` counts (windows on the clock).
-    window: u64,
-    /// When the window `current` counts opened (windows from the first request; `None`
-    /// before the key's first request).
+    /// When the window `current` counts opened (`None` before the key's first request).
     opened: Option<Nanos>,
     previous: u64,
     current: u64,
@@ -194,44 +191,29 @@ impl SlidingWindowCounter {
     /// how long that window has to go.
     fn roll(&self, c: Counts, now: Nanos) -> (Counts, Nanos) {
         let window = self.window;
-        match self.start {
-            WindowStart::Clock => {
-                let index = now / window;
-                let left = window - (now - index * window);
-                if index == c.window {
-                    return (c, left);
-                }
-                // The window before this one, if it is the one counted last, or nothing.
-                let previous = if index == c.window + 1 { c.current } else { 0 };
-                let c = Counts {
-                    window: index,
-                    previous,
-                    current: 0,
-                    ..c
-                };
-                (c, left)
-            }
-            WindowStart::FirstRequest => {
-                let c = match c.opened {
-                    Some(at) if now - at < window => c,
-                    // One window on: the one that ended is the previous. Two or more: afresh.
-                    Some(at) if now - at < 2 * window => Counts {
-                        opened: Some(at + window),
-                        previous: c.current,
-                        current: 0,
-                        ..c
-                    },
-                    _ => Counts {
-                        opened: Some(now),
-                        previous: 0,
-                        current: 0,
-                        ..c
-                    },
-                };
-                let opened = c.opened.unwrap_or(now);
-                (c, opened + window - now)
-            }
+        // When the window `now` falls in opened.
+        let start = match (self.start, c.opened) {
+            (WindowStart::Clock, _) => now - now % window,
+            (WindowStart::FirstRequest, Some(at)) if now - at < window => at,
+            // One window on: the next of the key's windows.
+            (WindowStart::FirstRequest, Some(at)) if now - at < 2 * window => at + window,
+            // The key's first request, or two whole windows with nothing: afresh.
+            (WindowStart::FirstRequest, _) => now,
+        };
+        let left = start + window - now;
+        if c.opened == Some(start) {
+            return (c, left);
         }
+        // The window before this one, if it is the one counted last, or nothing.
+        let follows = c
+            .opened
+            .is_some_and(|at| at.saturating_add(window) == start);
+        let c = Counts {
+            opened: Some(start),
+            previous: if follows { c.current } else { 0 },
+            current: 0,
+        };
+        (c, left)
     }
 
     /// `⌊previous × left / window⌋`: the previous window's weight with `left` of the current
@@ -411,28 +393,13 @@ mod tests {
                 .unwrap()
                 .contains("refused = \"counted\"")
         );
-        assert!(
-            !toml::to_string(&counter(1, 1).cfg())
-                .unwrap()
-                .contains("refused")
-        );
+        let default = SlidingWindowCounterConfig::default();
+        assert!(!toml::to_string(&default).unwrap().contains("refused"));
         SlidingWindowCounter::new(&SlidingWindowCounterConfig {
             limit,
             window: HumanDuration(window),
             ..cfg
         })
-    }
-
-    impl SlidingWindowCounter {
-        fn cfg(&self) -> SlidingWindowCounterConfig {
-            SlidingWindowCounterConfig {
-                limit: self.limit,
-                window: HumanDuration(self.window),
-                reset: self.reset,
-                start: self.start,
-                refused: self.refused,
-            }
-        }
     }
 
     fn ok(c: &mut SlidingWindowCounter, at: Nanos) -> bool {

@@ -155,11 +155,8 @@ pub fn write_decision(
             // The epoch second after the reset's instant, and the whole seconds to it rounded
             // down, on every answer (`limiter::flask_limiter_waits`, in nanoseconds of the
             // epoch, as the sim states it).
-            let epoch = |t: SystemTime| {
-                t.duration_since(SystemTime::UNIX_EPOCH)
-                    .map_or(0, duration_nanos)
-            };
-            let now_ns = epoch(waits.now);
+            let now_ns =
+                (waits.now.duration_since(SystemTime::UNIX_EPOCH)).map_or(0, duration_nanos);
             let wait = duration_nanos(waits.reset.min(FOREVER));
             let (reset, retry_after) = flask_limiter_waits(wait, now_ns);
             h.insert(
