@@ -2,8 +2,8 @@
 """Regenerate docs/real-limiters.md: throttle-sim's client algorithms against real, widely
 deployed rate limiters on loopback, each configured as an API would configure it.
 
-The limiters are the servers of tests/real/ (nginx's `limit_req` with a configuration written
-per run, Flask-Limiter in tests/real/python/.venv, express-rate-limit and @fastify/rate-limit in
+The limiters are the servers of tests/real/ (nginx's `limit_req` and HAProxy's stick table with a
+configuration written per run, Flask-Limiter in tests/real/python/.venv, express-rate-limit and @fastify/rate-limit in
 tests/real/node/), started here with realistic limits instead of the tests' short periods. For
 each configuration:
 
@@ -114,7 +114,7 @@ class Config:
     """
 
     def __init__(self, name, family, title, settings, limits, launch, fitted, told=None,
-                 capture_at_once=0, capture_most=None, rule_text=None):
+                 capture_at_once=0, capture_most=None, rule_text=None, version=None):
         self.name = name
         self.family = family
         self.title = title
@@ -126,6 +126,8 @@ class Config:
         self.capture_at_once = capture_at_once
         self.capture_most = capture_most
         self.rule_text = rule_text
+        # What a server that prints no line of versions is (nginx, HAProxy), asked of its binary.
+        self.version = version
 
     @property
     def binding(self):
@@ -271,6 +273,7 @@ def nginx(name, nodelay):
         fitted=("bucket", 11, 2.2), told=Limit(5, 1),
         capture_at_once=0 if nodelay else 20, capture_most=40,
         rule_text="a bucket of 11 (the burst and one) drained at 5 a second: 11 per 2.2 s",
+        version=lambda: nginx_version(),
     )
 
 
@@ -304,6 +307,86 @@ def nginx_binary():
     return shutil.which("nginx") or "/usr/sbin/nginx"
 
 
+HAPROXY_LIMIT = Limit(50, 10)
+
+
+def haproxy():
+    def launch(port, workdir):
+        conf = os.path.join(workdir, "haproxy.cfg")
+        with open(conf, "w") as f:
+            f.write(haproxy_conf(port, HAPROXY_LIMIT))
+        argv = [haproxy_binary(), "-db", "-f", conf]
+        if shutil.which("setpriv"):
+            argv = ["setpriv", "--pdeathsig", "KILL", "--"] + argv
+        return argv, False
+    settings = (
+        "```haproxy\n"
+        + haproxy_rules(HAPROXY_LIMIT)
+        + "```\n\n"
+        "Every request is tracked under one string, as if every client sent the same API token. "
+        "`http_req_rate` is a sliding-window counter whose windows follow on from the key's "
+        "first request, and the request is tracked before `deny` reads the rate, so refused "
+        "requests count too: a client that keeps sending while refused keeps itself out. HAProxy "
+        "sends no rate-limit field, so every run is told the quota (`--quota 50 --period 10s`). "
+        "The configuration is written per run as in [`tests/real/haproxy.rs`]"
+        "(../tests/real/haproxy.rs); the proxy answers the requests itself."
+    )
+    return Config(
+        name="haproxy", family="HAProxy",
+        title="HAProxy stick table, `http_req_rate(10s)`, 429 above 50", settings=settings,
+        limits=[HAPROXY_LIMIT], launch=launch,
+        fitted=("sliding-window-counter", 50, 10), told=HAPROXY_LIMIT,
+        rule_text=("a sliding-window counter of 50 per 10 s whose windows follow on from the "
+                   "first request, refused requests counted"),
+        version=haproxy_version,
+    )
+
+
+def haproxy_rules(limit):
+    return (
+        f"stick-table type string len 8 size 16 expire {4 * limit.seconds:g}s "
+        f"store http_req_rate({limit.seconds:g}s)\n"
+        "http-request track-sc0 str(token)\n"
+        f"http-request deny deny_status 429 if {{ sc_http_req_rate(0) gt {limit.count} }}\n"
+        "http-request return status 200 content-type text/plain string ok\n"
+    )
+
+
+def haproxy_conf(port, limit):
+    rules = haproxy_rules(limit).rstrip("\n").replace("\n", "\n    ")
+    return f"""global
+    maxconn 512
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 30s
+    timeout server 30s
+frontend api
+    bind 127.0.0.1:{port}
+    http-request return status 204 if {{ path /ready }}
+    {rules}
+"""
+
+
+def haproxy_binary():
+    return shutil.which("haproxy") or "/usr/sbin/haproxy"
+
+
+_HAPROXY_VERSION = []
+
+
+def haproxy_version():
+    """`HAProxy 2.6.12`, from the first line `haproxy -v` prints."""
+    if not _HAPROXY_VERSION:
+        try:
+            out = subprocess.run([haproxy_binary(), "-v"], capture_output=True, text=True)
+            words = out.stdout.split()
+            _HAPROXY_VERSION.append(f"HAProxy {words[2]}" if len(words) > 2 else "HAProxy")
+        except OSError:
+            _HAPROXY_VERSION.append("HAProxy")
+    return _HAPROXY_VERSION[0]
+
+
 CONFIGS = [
     express("express-draft-6", "draft-6", False),
     express("express-draft-7", "draft-7", False),
@@ -325,6 +408,7 @@ CONFIGS = [
                     "in the long run)"),
     nginx("nginx-nodelay", True),
     nginx("nginx-delay", False),
+    haproxy(),
 ]
 
 
@@ -468,7 +552,7 @@ class Limiter:
                 reap(proc)
                 return f"no line of versions on stdout; stderr: {self.stderr()}"
         else:
-            self.versions = nginx_version()
+            self.versions = self.config.version() if self.config.version else ""
         self.proc = proc
         return None
 
@@ -919,8 +1003,8 @@ def page(results, args, algorithms, descriptions, skipped, elapsed, command, com
     w("")
     w("How throttle-sim's client algorithms fare against rate limiters that real APIs run, "
       "each started on loopback with a configuration an API would use: express-rate-limit, "
-      "@fastify/rate-limit, Flask-Limiter and nginx's `limit_req` (the servers of "
-      "[`tests/real/`](../tests/real/), which hold `fair-share` to its targets against the same "
+      "@fastify/rate-limit, Flask-Limiter, nginx's `limit_req` and HAProxy's stick table (the "
+      "servers of [`tests/real/`](../tests/real/), which hold `fair-share` to its targets against the same "
       "limiters with short periods). Every client shares one key, as processes sharing one API "
       "token do. For each configuration: each algorithm as "
       f"{PROCESSES} processes × {THREADS} threads of `throttle-sim client`, each run against a "
@@ -935,7 +1019,8 @@ def page(results, args, algorithms, descriptions, skipped, elapsed, command, com
     w(f"With the defaults (every algorithm below, {all_configs} configurations, 5 minutes a "
       f"run, 4 configurations at once) that takes about {show_time(full)}. "
       "`--minutes`, `--algorithms a,b`, `--limiters name,…` (the names below, or a family: "
-      "`express`, `fastify`, `flask`, `nginx`), `--jobs N` and `--out FILE` change it; "
+      "`express`, `fastify`, `flask`, `nginx`, `haproxy`), `--jobs N` and `--out FILE` change "
+      "it; "
       "`python3 scripts/real_limiters.py --help` says more.")
     w("")
     w(f"**This page** was made by `{command}` ({len(results)} configurations, "
@@ -1058,8 +1143,8 @@ def config_section(r, seconds):
     elif fit and "error" not in fit:
         notes.append(f"The configured rule: {fitted_words(c)}.")
     if c.told is not None and verdict.startswith("cannot tell"):
-        notes.append("nginx states nothing in its answers, so only the pattern of 429s can "
-                      "show the rule.")
+        notes.append(f"{c.family} states nothing in its answers, so only the pattern of "
+                     "429s can show the rule.")
     if fit and "error" not in fit and any(e.endswith(" and 0 429") for e in
                                             fit.get("evidence", [])):
         notes.append("The trace got no 429: each of its threads waits for its answer before "
@@ -1124,7 +1209,7 @@ def parse_args():
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="limiters: " + ", ".join(c.name for c in CONFIGS)
-        + " (or a family: express, fastify, flask, nginx)")
+        + " (or a family: express, fastify, flask, nginx, haproxy)")
     default_bin = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")),
                                "release", "throttle-sim")
     parser.add_argument("--minutes", type=float, default=5.0,
@@ -1203,6 +1288,9 @@ def check_installed(configs):
             problems.append(f"no {os.path.join(NODE_DIR, 'node_modules')}")
     if "nginx" in families and not (shutil.which("nginx") or os.path.exists("/usr/sbin/nginx")):
         problems.append("nginx is not installed")
+    if "HAProxy" in families and not (shutil.which("haproxy")
+                                      or os.path.exists("/usr/sbin/haproxy")):
+        problems.append("haproxy is not installed")
     if problems:
         sys.exit("missing: " + "; ".join(problems)
                  + "\nrun scripts/install_real_limiters.sh first")
