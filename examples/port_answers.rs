@@ -7,7 +7,9 @@
 //! hand for every rule of the reading: the forms of the IETF fields, the separate fields' four
 //! prefixes (Anthropic's the last), the forms of a reset and of a date (HTTP's, RFC 850's,
 //! asctime's, RFC 3339's), Discord's `reset-after`, the wait under other names than
-//! `Retry-After`, the limit made of `used` and `remaining`, the binding limit, how a policy joins its
+//! `Retry-After`, the limit made of `used` and `remaining`, a bucket's refill (Spring Cloud
+//! Gateway's, Atlassian's) and tollbooth's window, Shopify's call limit, Zendesk's bare
+//! `X-Rate-Limit`, the binding limit, how a policy joins its
 //! count, limits of one quota and count read as one (Kong's, express-rate-limit's), the answer's
 //! `Date` as the clock, `Retry-After` (and `retry-after-ms`, `x-ms-retry-after-ms`) on a success
 //! and on a refusal, and numbers no server should send. `tests/port_scripts.rs` holds each port's
@@ -1268,6 +1270,174 @@ fn made() -> Vec<Input> {
         "used: that is no number leaves no limit",
         200,
         &[("x-ratelimit-used", "many"), ("x-ratelimit-remaining", "5")],
+    );
+    case(
+        "refill: Spring Cloud Gateway's bucket of 20 at 10 a second",
+        200,
+        &[
+            ("X-RateLimit-Remaining", "19"),
+            ("X-RateLimit-Replenish-Rate", "10"),
+            ("X-RateLimit-Burst-Capacity", "20"),
+            ("X-RateLimit-Requested-Tokens", "1"),
+        ],
+    );
+    case(
+        "refill: Spring Cloud Gateway's request costing 60 tokens",
+        429,
+        &[
+            ("X-RateLimit-Remaining", "59"),
+            ("X-RateLimit-Replenish-Rate", "1"),
+            ("X-RateLimit-Burst-Capacity", "60"),
+            ("X-RateLimit-Requested-Tokens", "60"),
+        ],
+    );
+    case(
+        "refill: a cost that does not divide the bucket",
+        200,
+        &[
+            ("X-RateLimit-Remaining", "50"),
+            ("X-RateLimit-Replenish-Rate", "3"),
+            ("X-RateLimit-Burst-Capacity", "100"),
+            ("X-RateLimit-Requested-Tokens", "7"),
+        ],
+    );
+    case(
+        "refill: a fractional rate beside a limit field",
+        200,
+        &[
+            ("X-RateLimit-Limit", "7"),
+            ("X-RateLimit-Remaining", "2"),
+            ("X-RateLimit-Replenish-Rate", "0.3"),
+        ],
+    );
+    case(
+        "refill: Atlassian's fill rate every interval, retry-after 0 on a 2xx",
+        200,
+        &[
+            ("X-RateLimit-Limit", "15"),
+            ("X-RateLimit-Remaining", "14"),
+            ("X-RateLimit-Interval-Seconds", "60"),
+            ("X-RateLimit-FillRate", "5"),
+            ("retry-after", "0"),
+        ],
+    );
+    case(
+        "refill: Atlassian's refusal",
+        429,
+        &[
+            ("X-RateLimit-Limit", "15"),
+            ("X-RateLimit-Remaining", "0"),
+            ("X-RateLimit-Interval-Seconds", "60"),
+            ("X-RateLimit-FillRate", "5"),
+            ("retry-after", "12"),
+        ],
+    );
+    case(
+        "refill: a fill rate without its interval is a second's",
+        200,
+        &[
+            ("X-RateLimit-Limit", "4"),
+            ("X-RateLimit-Remaining", "1"),
+            ("X-RateLimit-FillRate", "2"),
+        ],
+    );
+    case(
+        "refill: of nothing states no window",
+        200,
+        &[
+            ("X-RateLimit-Remaining", "3"),
+            ("X-RateLimit-Burst-Capacity", "5"),
+            ("X-RateLimit-Replenish-Rate", "0"),
+        ],
+    );
+    case(
+        "refill: without a bucket states no window",
+        200,
+        &[
+            ("X-RateLimit-Remaining", "3"),
+            ("X-RateLimit-Replenish-Rate", "2"),
+        ],
+    );
+    case(
+        "refill: a cost of zero is one",
+        200,
+        &[
+            ("X-RateLimit-Remaining", "3"),
+            ("X-RateLimit-Burst-Capacity", "5"),
+            ("X-RateLimit-Replenish-Rate", "5"),
+            ("X-RateLimit-Requested-Tokens", "0"),
+        ],
+    );
+    case(
+        "retry-after: zero on a 2xx is no reset",
+        200,
+        &[("X-RateLimit-Remaining", "3"), ("Retry-After", "0")],
+    );
+    case(
+        "duration: tollbooth's limit a second, with decimals",
+        429,
+        &[
+            ("X-Rate-Limit-Limit", "10.00"),
+            ("X-Rate-Limit-Duration", "1"),
+        ],
+    );
+    case(
+        "duration: a Go duration",
+        200,
+        &[
+            ("X-Rate-Limit-Limit", "10"),
+            ("X-Rate-Limit-Duration", "1m0s"),
+        ],
+    );
+    case(
+        "duration: a refill comes first",
+        200,
+        &[
+            ("X-RateLimit-Limit", "10"),
+            ("X-RateLimit-Remaining", "9"),
+            ("X-RateLimit-Replenish-Rate", "2"),
+            ("X-RateLimit-Duration", "1"),
+        ],
+    );
+    case(
+        "duration: that is no length says nothing",
+        200,
+        &[
+            ("X-Rate-Limit-Limit", "10"),
+            ("X-Rate-Limit-Duration", "often"),
+        ],
+    );
+    case(
+        "call limit: Shopify's 32 of 40",
+        200,
+        &[("X-Shopify-Shop-Api-Call-Limit", "32/40")],
+    );
+    case(
+        "call limit: more used than the limit leaves nothing",
+        429,
+        &[
+            ("X-Shopify-Shop-Api-Call-Limit", "41/40"),
+            ("Retry-After", "1.0"),
+        ],
+    );
+    case(
+        "call limit: without a slash says nothing",
+        200,
+        &[("X-Shopify-Shop-Api-Call-Limit", "40")],
+    );
+    case(
+        "call limit: beside a fuller limit, the nearer to empty binds",
+        200,
+        &[
+            ("X-Shopify-Shop-Api-Call-Limit", " 39 / 40 "),
+            ("X-RateLimit-Limit", "100"),
+            ("X-RateLimit-Remaining", "50"),
+        ],
+    );
+    case(
+        "x-rate-limit: Zendesk's bare limit",
+        200,
+        &[("X-Rate-Limit", "700"), ("X-Rate-Limit-Remaining", "699")],
     );
     case(
         "reset-after: Discord's refusal",

@@ -104,7 +104,7 @@ impl Response {
 /// The rate-limit fields of an answer that `requests.csv` keeps as sent (its raw columns,
 /// after the parsed ones): every field the live client reads, in this order, and no other
 /// header, so no secret is ever written.
-pub const RAW_FIELDS: [&str; 22] = [
+pub const RAW_FIELDS: [&str; 30] = [
     "ratelimit",
     "ratelimit-policy",
     "ratelimit-limit",
@@ -115,9 +115,17 @@ pub const RAW_FIELDS: [&str; 22] = [
     "x-ratelimit-reset",
     "x-ratelimit-reset-after",
     "x-ratelimit-used",
+    "x-ratelimit-replenish-rate",
+    "x-ratelimit-burst-capacity",
+    "x-ratelimit-requested-tokens",
+    "x-ratelimit-fillrate",
+    "x-ratelimit-interval-seconds",
+    "x-rate-limit",
     "x-rate-limit-limit",
     "x-rate-limit-remaining",
     "x-rate-limit-reset",
+    "x-rate-limit-duration",
+    "x-shopify-shop-api-call-limit",
     "anthropic-ratelimit-requests-limit",
     "anthropic-ratelimit-requests-remaining",
     "anthropic-ratelimit-requests-reset",

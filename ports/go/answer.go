@@ -377,8 +377,13 @@ func ReadAnswer(status int, headers [][2]string, wallNs int64) *Answer {
 		return "", false
 	}
 	sep := &limitT{sep: true}
-	if v, ok := field("limit"); ok {
-		items := parseList(v)
+	limitField, hasLimit := field("limit")
+	if !hasLimit {
+		// Zendesk's bare X-Rate-Limit is the limit.
+		limitField, hasLimit = h["x-rate-limit"]
+	}
+	if hasLimit {
+		items := parseList(limitField)
 		if len(items) > 0 {
 			for _, it := range items {
 				if len(it) == 1 && it[0].key == "" {
@@ -405,6 +410,54 @@ func ReadAnswer(status int, headers [][2]string, wallNs int64) *Answer {
 			if c, ok := parseCount(v); ok && c <= math.MaxUint64-*sep.count {
 				sep.quota = u64p(c + *sep.count)
 			}
+		}
+	}
+	// Else the bucket a refill names (Spring Cloud Gateway's burst-capacity).
+	if sep.quota == nil {
+		if v, ok := field("burst-capacity"); ok {
+			if c, ok := parseCount(v); ok {
+				sep.quota = u64p(c)
+			}
+		}
+	}
+	// A request's cost in tokens (Spring Cloud Gateway's requested-tokens): the quota and the
+	// count in requests.
+	cost := uint64(1)
+	if v, ok := field("requested-tokens"); ok {
+		if c, ok := parseCount(v); ok && c > 1 {
+			cost = c
+		}
+	}
+	if sep.quota != nil {
+		sep.quota = u64p(*sep.quota / cost)
+	}
+	if sep.count != nil {
+		sep.count = u64p(*sep.count / cost)
+	}
+	// A bucket refilled at tokens every `every` seconds: its window is the time the refill fills
+	// it in (Spring Cloud Gateway's replenish-rate a second, Atlassian's fillrate every
+	// interval-seconds); else tollbooth's duration, the limit's window.
+	tokens, every, refill := 0.0, 1.0, false
+	if v, ok := field("replenish-rate"); ok {
+		tokens, refill = parseF(v)
+	}
+	if !refill {
+		if v, ok := field("fillrate"); ok {
+			tokens, refill = parseF(v)
+			if iv, ok := field("interval-seconds"); ok && refill {
+				if e, ok := parseF(iv); ok {
+					every = e
+				}
+			}
+		}
+	}
+	if refill && tokens > 0 && every > 0 && sep.quota != nil {
+		if n, ok := secsToNs(float64(*sep.quota) * float64(cost) * every / tokens); ok {
+			sep.window = i64p(n)
+		}
+	} else if v, ok := field("duration"); ok {
+		if n, ok := parseSpan(v); ok {
+			sep.window = i64p(n)
 		}
 	}
 	if v, ok := field("reset-after"); ok {
@@ -442,6 +495,20 @@ func ReadAnswer(status int, headers [][2]string, wallNs int64) *Answer {
 		if l.quota != nil || l.count != nil {
 			l.window = i64p(capDay(kw.secs * 1e9))
 			limits = append(limits, l)
+		}
+	}
+	// Shopify's call limit, `X-Shopify-Shop-Api-Call-Limit: 32/40`: 32 used of a bucket of 40.
+	if v, ok := h["x-shopify-shop-api-call-limit"]; ok {
+		if at := strings.IndexByte(v, '/'); at >= 0 {
+			used, ok1 := parseCount(trim(v[:at]))
+			limit, ok2 := parseCount(trim(v[at+1:]))
+			if ok1 && ok2 {
+				left := uint64(0)
+				if limit > used {
+					left = limit - used
+				}
+				limits = append(limits, &limitT{quota: u64p(limit), count: u64p(left)})
+			}
 		}
 	}
 	// a policy joins its count
@@ -616,7 +683,9 @@ func ReadAnswer(status int, headers [][2]string, wallNs int64) *Answer {
 		}
 	}
 	if a.Class == ClassOK {
-		if a.Reset == nil && wait != nil {
+		// On a 2xx a Retry-After can only be the reset (Flask-Limiter's), unless it is 0
+		// (Atlassian's, on every answer while tokens are left).
+		if a.Reset == nil && wait != nil && *wait != 0 {
 			a.Reset = wait
 		}
 	} else {
@@ -689,6 +758,16 @@ func parseReset(v string, clock int64) (int64, bool) {
 		return capDay(n), true
 	}
 	return 0, false
+}
+
+// parseSpan reads a length of time: seconds, or a Go duration (tollbooth's
+// X-Rate-Limit-Duration).
+func parseSpan(v string) (int64, bool) {
+	t := trim(v)
+	if f, ok := parseF(t); ok {
+		return secsToNs(f)
+	}
+	return parseGoDuration(t)
 }
 
 var goDurRe = regexp.MustCompile(`^([0-9]*\.?[0-9]+|[0-9]+\.)(ms|us|µs|ns|h|m|s)`)

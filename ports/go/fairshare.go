@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.25.1"
+const Follows = "0.25.2"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).

@@ -14,7 +14,11 @@
 // suffix; Discord's reset-after (seconds), else a reset told apart by its size (under 1e9 seconds
 // to it, from 1e9 an epoch second, from 1e12 an epoch millisecond), a Go-style duration (6m0s) or a
 // date; Kong's per-window fields (second to year); without a limit field, used + remaining as the
-// limit; retry-after-ms (or x-ms-retry-after-ms), else Retry-After in seconds or as a date, else
+// limit, else a refill's burst-capacity; Zendesk's bare x-rate-limit as the limit; a bucket's refill
+// (replenish-rate a second, or fillrate every interval-seconds, default 1) as its policy's window,
+// quota × cost × every / tokens, the quota and the count divided by requested-tokens; else
+// tollbooth's duration (seconds or a Go duration) as the window; Shopify's call limit (used/limit)
+// as one more limit; retry-after-ms (or x-ms-retry-after-ms), else Retry-After in seconds or as a date, else
 // x-ratelimit-retry-after, x-rate-limit-retry-after-seconds or x-retry-in, each read as a reset.
 // A date in the HTTP form, RFC 850's or asctime's, or RFC
 // 3339's (with a fraction or an offset), each clock field two digits. Of several limits, the
@@ -25,7 +29,7 @@
 // legacy ones), the first's values kept (a longer window's, where the two state different ones) and
 // the other's filling in what it left out. Epoch resets and dates are read against the wall clock,
 // or the answer's Date when the two are more than 2 s apart. A Retry-After on a 2xx is the reset,
-// not a wait; a 429 whose binding limit is the separate fields' spent count waits for its reset
+// not a wait (one of 0 states nothing); a 429 whose binding limit is the separate fields' spent count waits for its reset
 // when it names no wait (GitHub); a 403 with x-ratelimit-remaining: 0 or a Retry-After is a
 // refusal; every wait, reset and window is capped at a day. ports/answers.json holds this reading
 // to the crate's (ports/README.md).
@@ -82,7 +86,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.25.1'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.25.2'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -950,6 +954,13 @@ function goDuration(v) {
   return Number.isFinite(total) ? seconds(total) : null;
 }
 
+// when.rs span: seconds, or a Go duration (tollbooth's X-Rate-Limit-Duration).
+function span(v) {
+  const t = trim(v);
+  const x = number(t);
+  return x !== null ? seconds(x) : goDuration(t);
+}
+
 const month = (m) => (MONTHS.includes(m) ? BigInt(MONTHS.indexOf(m) + 1) : null);
 
 // when.rs civil: a civil date and an `hh:mm:ss` clock (UTC, each part exactly two digits), plus
@@ -1063,7 +1074,9 @@ function separate(h, now, policies) {
     return null;
   };
   let quota = null;
-  for (const m of then(get('limit'), members) ?? []) {
+  // Zendesk's bare X-Rate-Limit is the limit.
+  const limitField = get('limit') ?? (h.has('x-rate-limit') ? h.get('x-rate-limit') : null);
+  for (const m of then(limitField, members) ?? []) {
     if (param(m, 'w') !== null) {
       const p = policy(m);
       if (p !== null) policies.push(p);
@@ -1071,14 +1084,41 @@ function separate(h, now, policies) {
   }
   // Discord's exact reset-after before its epoch reset.
   const reset = then(then(get('reset-after'), number), seconds) ?? then(get('reset'), (v) => readReset(v, now));
-  const remaining = then(get('remaining'), count);
+  let remaining = then(get('remaining'), count);
   // Without a limit field, what was used and what remains make it (Reddit's x-ratelimit-used).
   if (quota === null && remaining !== null) {
     const used = then(get('used'), count);
     if (used !== null && used + remaining <= U64N) quota = used + remaining;
   }
-  const s = stated({ quota, remaining, reset, separate: true });
+  quota ??= then(get('burst-capacity'), count); // else the bucket a refill names
+  // A request's cost in tokens (Spring Cloud Gateway's requested-tokens): quota and count in requests.
+  const asked = then(get('requested-tokens'), count);
+  const cost = asked !== null && asked > 1n ? asked : 1n;
+  quota = then(quota, (q) => q / cost);
+  remaining = then(remaining, (r) => r / cost);
+  // A bucket refilled at `tokens` every `every` seconds: its window is the time the refill fills it
+  // in (Spring Cloud Gateway's replenish-rate a second, Atlassian's fillrate every interval-seconds).
+  let refill = then(then(get('replenish-rate'), number), (t) => [t, 1]);
+  if (refill === null) {
+    const fill = then(get('fillrate'), number);
+    refill = fill === null ? null : [fill, then(get('interval-seconds'), number) ?? 1];
+  }
+  if (refill !== null && !(refill[0] > 0 && refill[1] > 0)) refill = null;
+  const window = refill !== null && quota !== null
+    ? seconds(Number(quota) * Number(cost) * refill[1] / refill[0])
+    : then(get('duration'), span); // tollbooth's duration, the limit's window
+  const s = stated({ quota, window, remaining, reset, separate: true });
   return s.quota !== null || s.remaining !== null ? s : null;
+}
+
+// Shopify's `X-Shopify-Shop-Api-Call-Limit: 32/40`: 32 used of a bucket of 40.
+function callLimit(h) {
+  const v = h.get('x-shopify-shop-api-call-limit');
+  const at = v === undefined ? -1 : v.indexOf('/');
+  if (at < 0) return null;
+  const [used, limit] = [count(v.slice(0, at)), count(v.slice(at + 1))];
+  if (used === null || limit === null) return null;
+  return stated({ quota: limit, remaining: limit > used ? limit - used : 0n });
 }
 
 // Kong's per-window fields: one limit per window named.
@@ -1103,6 +1143,8 @@ function limits(h, now) {
   const s = separate(h, now, policies);
   if (s !== null) all.push(s);
   all.push(...perWindow(h));
+  const shop = callLimit(h);
+  if (shop !== null) all.push(shop);
   all = all.filter((l) => !(l.name === null && l.quota === null && l.window === null && l.remaining === null
     && l.reset === null));
   const used = policies.map(() => false);
@@ -1179,7 +1221,8 @@ export function readAnswerExact(status, headers, wall) {
     if (h.has(n)) retryAfter = readReset(h.get(n), now);
   }
   let [reset, wait] = [b?.reset ?? null, null];
-  if (st === 'ok') reset ??= retryAfter; // on a 2xx a Retry-After can only be the reset (Flask-Limiter)
+  // On a 2xx a Retry-After can only be the reset (Flask-Limiter's), unless 0 (Atlassian's).
+  if (st === 'ok') reset ??= retryAfter === 0n ? null : retryAfter;
   else { // GitHub's primary limit names no wait but the time its count resets
     wait = retryAfter ?? (b !== null && b.separate && b.remaining === 0n && st === 'limited' ? b.reset : null);
   }

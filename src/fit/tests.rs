@@ -398,4 +398,17 @@ fn the_dialect_is_named_by_the_fields_the_answers_carried() {
     // A reset in seconds to go: @fastify/rate-limit's.
     carry(&mut t, &legacy("1"));
     assert_eq!(fit(&t).dialect, "fastify");
+    // A bucket's refill beside the count (Atlassian's, with its `retry-after: 0` on every 2xx,
+    // which is not Flask-Limiter's sign): a count and a policy, as the sim's IETF fields state.
+    carry(
+        &mut t,
+        &[
+            ("X-RateLimit-Limit", "5"),
+            ("X-RateLimit-Remaining", "3"),
+            ("X-RateLimit-FillRate", "5"),
+            ("X-RateLimit-Interval-Seconds", "1"),
+            ("retry-after", "0"),
+        ],
+    );
+    assert_eq!(fit(&t).dialect, "ietf");
 }

@@ -37,6 +37,10 @@ pub(super) fn dialect(events: &[Event]) -> &'static str {
             "ietf"
         };
     }
+    // A bucket's refill states a count and a policy, as the sim's IETF fields do.
+    if has(&[Form::Refill]) {
+        return "ietf";
+    }
     // A reset in seconds to go is rounded at each answer's phase, an epoch second names one
     // instant: the sim's two dialects of the legacy fields.
     if has(&[Form::LegacyDeltaReset])

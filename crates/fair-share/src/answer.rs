@@ -11,7 +11,12 @@
 //!   `X-RateLimit-Reset-After`, and per-window fields such as `X-RateLimit-Remaining-Minute`;
 //! - `Retry-After` (seconds or an HTTP date) and `retry-after-ms`, else the wait under another
 //!   name (Symfony's `X-RateLimit-Retry-After`, bucket4j's, Traefik's `X-Retry-In`);
-//! - without a limit field, `X-RateLimit-Used` and `-Remaining` together as the limit (Reddit).
+//! - without a limit field, `X-RateLimit-Used` and `-Remaining` together as the limit (Reddit);
+//!   a bare `X-Rate-Limit` as the limit (Zendesk); Shopify's `used/limit` call limit;
+//! - a token bucket's refill stated beside its count (Spring Cloud Gateway's
+//!   `X-RateLimit-Replenish-Rate`, `-Burst-Capacity` and `-Requested-Tokens`, Atlassian's
+//!   `X-RateLimit-FillRate` per `-Interval-Seconds`), and a limit's window stated on its own
+//!   (tollbooth's `X-Rate-Limit-Duration`).
 //!
 //! An answer may state several limits at once (a short and a long one, or the policies of a
 //! draft-8 list); the law is told the binding one, the one nearest to empty. `when.rs` reads the
@@ -166,8 +171,9 @@ impl Answer {
             });
         let mut reset = binding.and_then(|b| b.reset);
         let wait = if status == Status::Ok {
-            // On a 2xx a `Retry-After` can only be the reset (Flask-Limiter sends one there).
-            reset = reset.or(retry_after);
+            // On a 2xx a `Retry-After` can only be the reset (Flask-Limiter sends one there),
+            // unless it is zero: Atlassian's says 0 on every answer while tokens are left.
+            reset = reset.or(retry_after.filter(|w| !w.is_zero()));
             None
         } else {
             // GitHub's primary limit names no wait but the time its count resets.
@@ -266,6 +272,7 @@ impl Stated {
         let separate = Stated::separate(headers, now, &mut policies);
         limits.extend(separate);
         limits.extend(Stated::per_window(headers));
+        limits.extend(Stated::call_limit(headers));
         limits.retain(|l| {
             *l != Stated::default()
                 && *l
@@ -323,7 +330,8 @@ impl Stated {
             })
         };
         let mut quota = None;
-        if let Some(f) = get("limit") {
+        // Zendesk names its limit `X-Rate-Limit`, beside `X-Rate-Limit-Remaining`.
+        if let Some(f) = get("limit").or_else(|| field(headers, "x-rate-limit")) {
             for m in members(f) {
                 if m.param(&["w"]).is_some() {
                     policies.extend(Stated::policy(&m));
@@ -343,16 +351,55 @@ impl Stated {
             });
         let remaining = get("remaining").and_then(count);
         // Without a limit field, what was used and what remains make it (Reddit's
-        // `x-ratelimit-used` beside `-remaining`).
-        let quota = quota.or_else(|| get("used").and_then(count)?.checked_add(remaining?));
+        // `x-ratelimit-used` beside `-remaining`), or the bucket a refill names.
+        let quota = quota
+            .or_else(|| get("used").and_then(count)?.checked_add(remaining?))
+            .or_else(|| get("burst-capacity").and_then(count));
+        // A request that costs several tokens (Spring Cloud Gateway's `requested-tokens`, its
+        // way to a rate under one a second): the quota and the count in requests.
+        let cost = get("requested-tokens")
+            .and_then(count)
+            .filter(|c| *c > 1)
+            .unwrap_or(1);
+        let (quota, remaining) = (quota.map(|q| q / cost), remaining.map(|r| r / cost));
+        // A bucket of `quota` refilled at `tokens` every `every`: the window in which the
+        // refill fills it, as an IETF policy states a bucket (`q` its size, `q / w` its rate).
+        // Spring Cloud Gateway's `replenish-rate` is tokens a second; Atlassian's `fillrate`
+        // comes every `interval-seconds`. Else tollbooth's `duration`, the limit's window.
+        let refill = get("replenish-rate")
+            .and_then(number)
+            .map(|t| (t, 1.0))
+            .or_else(|| {
+                let every = get("interval-seconds").and_then(number).unwrap_or(1.0);
+                Some((get("fillrate").and_then(number)?, every))
+            })
+            .filter(|(tokens, every)| *tokens > 0.0 && *every > 0.0);
+        let window = match (refill, quota) {
+            (Some((tokens, every)), Some(q)) => {
+                Some(when::seconds(q as f64 * cost as f64 * every / tokens))
+            }
+            _ => get("duration").and_then(when::span),
+        };
         let s = Stated {
             quota,
+            window,
             remaining,
             reset,
             separate: true,
             ..Stated::default()
         };
         (s.quota.is_some() || s.remaining.is_some()).then_some(s)
+    }
+
+    /// Shopify's call limit, `X-Shopify-Shop-Api-Call-Limit: 32/40`: 32 used of a bucket of 40.
+    fn call_limit(headers: &[(&str, &str)]) -> Option<Stated> {
+        let (used, limit) = field(headers, "x-shopify-shop-api-call-limit")?.split_once('/')?;
+        let (used, limit) = (count(used)?, count(limit)?);
+        Some(Stated {
+            quota: Some(limit),
+            remaining: Some(limit.saturating_sub(used)),
+            ..Stated::default()
+        })
     }
 
     /// Kong's per-window fields, `X-RateLimit-Limit-Minute` and `-Remaining-Minute`: one limit
@@ -926,6 +973,106 @@ mod tests {
             ],
         );
         assert_eq!(github.limit, Some(5000));
+    }
+
+    #[test]
+    fn a_buckets_refill_stated_beside_its_count_is_its_policy() {
+        // Spring Cloud Gateway's RequestRateLimiter, as its documentation writes it: a bucket
+        // of 20 refilled at 10 a second.
+        let spring = read(
+            200,
+            &[
+                ("X-RateLimit-Remaining", "19"),
+                ("X-RateLimit-Replenish-Rate", "10"),
+                ("X-RateLimit-Burst-Capacity", "20"),
+                ("X-RateLimit-Requested-Tokens", "1"),
+            ],
+        );
+        assert_eq!(
+            (spring.remaining, spring.limit, spring.policy),
+            (Some(19), Some(20), policy(20, 2))
+        );
+        // One request a minute: a token a second, each request costing 60, a bucket of 60;
+        // 59 tokens left is no request left.
+        let slow = read(
+            429,
+            &[
+                ("X-RateLimit-Remaining", "59"),
+                ("X-RateLimit-Replenish-Rate", "1"),
+                ("X-RateLimit-Burst-Capacity", "60"),
+                ("X-RateLimit-Requested-Tokens", "60"),
+            ],
+        );
+        assert_eq!(
+            (slow.remaining, slow.limit, slow.policy),
+            (Some(0), Some(1), policy(1, 60))
+        );
+        // Atlassian's Data Center products: at most 15, 5 more every 60 s, and a
+        // `retry-after` of 0 on every answer while tokens are left (no reset).
+        let atlassian = read(
+            200,
+            &[
+                ("X-RateLimit-Limit", "15"),
+                ("X-RateLimit-Remaining", "14"),
+                ("X-RateLimit-Interval-Seconds", "60"),
+                ("X-RateLimit-FillRate", "5"),
+                ("retry-after", "0"),
+            ],
+        );
+        assert_eq!(
+            (atlassian.remaining, atlassian.limit, atlassian.policy),
+            (Some(14), Some(15), policy(15, 180))
+        );
+        assert_eq!((atlassian.reset, atlassian.retry_after), (None, None));
+        // A refill of nothing states no window.
+        let none = read(
+            200,
+            &[
+                ("X-RateLimit-Remaining", "3"),
+                ("X-RateLimit-Replenish-Rate", "0"),
+            ],
+        );
+        assert_eq!(none.policy, None);
+    }
+
+    #[test]
+    fn tollbooths_window_shopifys_call_limit_and_zendesks_limit() {
+        // tollbooth (Go): the limit a second with two decimals, its window on its own, in
+        // seconds or as a Go duration.
+        let tollbooth = read(
+            429,
+            &[
+                ("X-Rate-Limit-Limit", "10.00"),
+                ("X-Rate-Limit-Duration", "1"),
+            ],
+        );
+        assert_eq!(
+            (tollbooth.limit, tollbooth.policy),
+            (Some(10), policy(10, 1))
+        );
+        let minute = read(
+            200,
+            &[
+                ("X-Rate-Limit-Limit", "10"),
+                ("X-Rate-Limit-Duration", "1m0s"),
+            ],
+        );
+        assert_eq!(minute.policy, policy(10, 60));
+        // Shopify's leaky bucket: 32 of 40 used.
+        let shopify = read(200, &[("X-Shopify-Shop-Api-Call-Limit", "32/40")]);
+        assert_eq!((shopify.remaining, shopify.limit), (Some(8), Some(40)));
+        let over = read(429, &[("X-Shopify-Shop-Api-Call-Limit", "41/40")]);
+        assert_eq!(over.remaining, Some(0));
+        assert_eq!(
+            read(200, &[("X-Shopify-Shop-Api-Call-Limit", "40")]).remaining,
+            None
+        );
+        // Zendesk's `X-Rate-Limit` is the limit.
+        let zendesk = read(
+            200,
+            &[("X-Rate-Limit", "700"), ("X-Rate-Limit-Remaining", "699")],
+        );
+        assert_eq!((zendesk.remaining, zendesk.limit), (Some(699), Some(700)));
     }
 
     #[test]

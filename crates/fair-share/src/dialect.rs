@@ -46,10 +46,17 @@ pub enum Form {
     RetryAfterMs,
     /// `anthropic-ratelimit-requests-*`, the reset an RFC 3339 date.
     Anthropic,
+    /// A token bucket's refill beside its count: Spring Cloud Gateway's
+    /// `X-RateLimit-Replenish-Rate`, Atlassian's `X-RateLimit-FillRate`.
+    Refill,
+    /// tollbooth's `X-Rate-Limit-Duration`, the window of its limit.
+    LimitWindow,
+    /// Shopify's `X-Shopify-Shop-Api-Call-Limit: used/limit`.
+    CallLimit,
 }
 
 impl Form {
-    const ALL: [Form; 17] = [
+    const ALL: [Form; 20] = [
         Form::IetfSeparate,
         Form::RemainingAlone,
         Form::IetfDictionary,
@@ -67,6 +74,9 @@ impl Form {
         Form::RetryAfterDate,
         Form::RetryAfterMs,
         Form::Anthropic,
+        Form::Refill,
+        Form::LimitWindow,
+        Form::CallLimit,
     ];
 
     fn bit(self) -> u32 {
@@ -94,6 +104,11 @@ impl fmt::Display for Form {
             Form::RetryAfterDate => "Retry-After as a date",
             Form::RetryAfterMs => "retry-after-ms",
             Form::Anthropic => "anthropic-ratelimit-requests-* (the reset a date)",
+            Form::Refill => {
+                "a bucket's refill: X-RateLimit-Replenish-Rate (Spring Cloud Gateway) or -FillRate (Atlassian)"
+            }
+            Form::LimitWindow => "X-Rate-Limit-Duration, the limit's window (tollbooth)",
+            Form::CallLimit => "X-Shopify-Shop-Api-Call-Limit: used/limit (Shopify)",
         })
     }
 }
@@ -176,7 +191,9 @@ impl fmt::Display for Forms {
 
 /// The form one field is written in, if it is a rate-limit field.
 fn form_of_field(name: &str, value: &str) -> Option<Form> {
-    let legacy = name.starts_with("x-ratelimit-") || name.starts_with("x-rate-limit-");
+    let legacy = name.starts_with("x-ratelimit-")
+        || name.starts_with("x-rate-limit-")
+        || name == "x-rate-limit";
     Some(match name {
         "ratelimit" => {
             let m = members(value);
@@ -204,6 +221,11 @@ fn form_of_field(name: &str, value: &str) -> Option<Form> {
         "retry-after" => Form::RetryAfterDate,
         "retry-after-ms" | "x-ms-retry-after-ms" => Form::RetryAfterMs,
         _ if name.starts_with("anthropic-ratelimit-requests-") => Form::Anthropic,
+        "x-shopify-shop-api-call-limit" => Form::CallLimit,
+        _ if legacy && (name.ends_with("-replenish-rate") || name.ends_with("-fillrate")) => {
+            Form::Refill
+        }
+        _ if legacy && name.ends_with("-duration") => Form::LimitWindow,
         _ if legacy && name.ends_with("-reset-after") => Form::LegacyDeltaReset,
         _ if legacy && (name.ends_with("-reset") || name.ends_with("-reset-requests")) => {
             match when::reset(value, SystemTime::UNIX_EPOCH).map(|(f, _)| f) {
@@ -264,6 +286,26 @@ mod tests {
         assert_eq!(
             forms(&[("x-ratelimit-remaining", "4")]),
             "X-RateLimit-* without a reset"
+        );
+        assert_eq!(
+            forms(&[
+                ("X-RateLimit-Remaining", "19"),
+                ("X-RateLimit-Replenish-Rate", "10"),
+                ("X-RateLimit-Burst-Capacity", "20"),
+            ]),
+            "X-RateLimit-* without a reset, a bucket's refill: X-RateLimit-Replenish-Rate \
+             (Spring Cloud Gateway) or -FillRate (Atlassian)"
+        );
+        assert_eq!(
+            forms(&[
+                ("X-Rate-Limit-Limit", "10.00"),
+                ("X-Rate-Limit-Duration", "1")
+            ]),
+            "X-RateLimit-* without a reset, X-Rate-Limit-Duration, the limit's window (tollbooth)"
+        );
+        assert_eq!(
+            forms(&[("X-Shopify-Shop-Api-Call-Limit", "32/40")]),
+            "X-Shopify-Shop-Api-Call-Limit: used/limit (Shopify)"
         );
         assert_eq!(
             forms(&[("Date", "Fri, 04 Dec 2026 20:19:40 GMT")]),

@@ -61,6 +61,13 @@ pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
+/// A length of time: a number of seconds (`1`, `0.5`), or a Go-style duration (`1m0s`), as
+/// tollbooth's `X-Rate-Limit-Duration` states its limit's window.
+pub fn span(value: &str) -> Option<Duration> {
+    let v = value.trim();
+    number(v).map(seconds).or_else(|| go_duration(v))
+}
+
 /// A number of seconds; one past what a `Duration` holds is the longest one.
 pub fn seconds(s: f64) -> Duration {
     Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX)

@@ -14,7 +14,11 @@ x-rate-limit- and anthropic-ratelimit-requests-, in that order, each also with t
 suffix; Discord's reset-after (seconds), else a reset told apart by its size (under 1e9 seconds to
 it, from 1e9 an epoch second, from 1e12 an epoch millisecond), a Go-style duration (6m0s) or a
 date; Kong's per-window fields (second to year); without a limit field, used + remaining as the
-limit; retry-after-ms (or x-ms-retry-after-ms), else Retry-After in seconds or as a date, else
+limit, else a refill's burst-capacity; Zendesk's bare x-rate-limit as the limit; a bucket's refill
+(replenish-rate a second, or fillrate every interval-seconds, default 1) as its policy's window,
+quota × cost × every / tokens, the quota and the count divided by requested-tokens; else
+tollbooth's duration (seconds or a Go duration) as the window; Shopify's call limit (used/limit)
+as one more limit; retry-after-ms (or x-ms-retry-after-ms), else Retry-After in seconds or as a date, else
 x-ratelimit-retry-after, x-rate-limit-retry-after-seconds or x-retry-in, each read as a reset. A date in the HTTP form, RFC 850's or asctime's, or RFC 3339's
 (with a fraction or an offset), each clock field two digits. Of several limits, the binding one:
 the nearest to empty (the smallest share of its quota when every counted limit has one, else the
@@ -24,7 +28,7 @@ are one (Kong's RateLimit-* beside its per-window fields, draft-8's beside the l
 first's values kept (a longer window's, where the two state different ones) and the other's
 filling in what it left out. Epoch resets and dates are read against the wall clock, or the
 answer's Date when the two are more than 2 s apart. A Retry-After on a 2xx is the reset, not a
-wait; a 429 whose binding limit is the separate fields' spent count waits for its reset when it
+wait (one of 0 states nothing); a 429 whose binding limit is the separate fields' spent count waits for its reset when it
 names no wait (GitHub); a 403 with x-ratelimit-remaining: 0 or a Retry-After is a refusal; every
 wait, reset and window is capped at a day. ports/answers.json holds this reading to the crate's
 (ports/README.md).
@@ -49,7 +53,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.25.1"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.25.2"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -202,6 +206,11 @@ def _go_duration(v):  # `6m0s`, `1.5s`, `20ms`: numbers each followed by h, m, s
         at = m.end()
     return seconds(total) if math.isfinite(total) else None
 
+def _span(v):  # when.rs span: seconds, or a Go duration (tollbooth's X-Rate-Limit-Duration)
+    v = v.strip(WS)
+    x = number(v)
+    return seconds(x) if x is not None else _go_duration(v)
+
 def _month(m): return MONTHS.index(m) + 1 if m in MONTHS else None
 
 def _civil(year, month, day, clock, fraction=0):
@@ -323,6 +332,7 @@ def _separate(h, now, policies):  # the separate fields, also with `-requests`; 
     def get(what):
         return next((h[n] for p in SEPARATE for n in (p + what, p + what + "-requests") if n in h), None)
     quota, limit = None, get("limit")
+    limit = h.get("x-rate-limit") if limit is None else limit  # Zendesk's bare X-Rate-Limit
     for m in members(limit) if limit is not None else ():
         if _param(m, ("w",)) is not None:
             policies.extend(p for p in [_policy(m)] if p)
@@ -334,8 +344,33 @@ def _separate(h, now, policies):  # the separate fields, also with `-requests`; 
     if quota is None and remaining is not None:  # used and remaining make the limit (Reddit's x-ratelimit-used)
         used = _then(get("used"), count)
         quota = used + remaining if used is not None and used + remaining < 2 ** 64 else None
-    s = _stated(quota=quota, remaining=remaining, reset=reset, separate=True)
+    quota = _then(get("burst-capacity"), count) if quota is None else quota  # else the bucket a refill names
+    cost = _then(get("requested-tokens"), count)  # a request's cost in tokens (Spring Cloud Gateway)
+    cost = cost if cost is not None and cost > 1 else 1
+    quota, remaining = _then(quota, lambda q: q // cost), _then(remaining, lambda r: r // cost)
+    # A bucket refilled at `tokens` every `every` seconds: its window is the time the refill fills it in
+    # (Spring Cloud Gateway's replenish-rate a second, Atlassian's fillrate every interval-seconds).
+    refill = _then(_then(get("replenish-rate"), number), lambda t: (t, 1.0))
+    if refill is None:
+        fill = _then(get("fillrate"), number)
+        every = _then(get("interval-seconds"), number)
+        refill = None if fill is None else (fill, 1.0 if every is None else every)
+    refill = refill if refill is not None and refill[0] > 0.0 and refill[1] > 0.0 else None
+    if refill is not None and quota is not None:
+        window = seconds(float(quota) * float(cost) * refill[1] / refill[0])
+    else:  # tollbooth's duration, the limit's window
+        window = _then(get("duration"), _span)
+    s = _stated(quota=quota, window=window, remaining=remaining, reset=reset, separate=True)
     return s if s.quota is not None or s.remaining is not None else None
+
+def _call_limit(h):  # Shopify's `X-Shopify-Shop-Api-Call-Limit: 32/40`, 32 used of a bucket of 40
+    v = h.get("x-shopify-shop-api-call-limit")
+    if v is None or "/" not in v:
+        return None
+    used, limit = (count(x) for x in v.split("/", 1))
+    if used is None or limit is None:
+        return None
+    return _stated(quota=limit, remaining=max(limit - used, 0))
 
 def _per_window(h):  # one limit per window named, `X-RateLimit-Limit-Minute` and `-Remaining-Minute`
     out = []
@@ -355,6 +390,7 @@ def _limits(h, now):  # every limit the answer states, each count given its poli
         policies.extend(p for p in map(_policy, members(h["ratelimit-policy"])) if p)
     limits.extend(s for s in [_separate(h, now, policies)] if s)
     limits.extend(_per_window(h))
+    limits.extend(s for s in [_call_limit(h)] if s)
     limits = [l for l in limits if l not in (_stated(), _stated(separate=True))]
     used = [False] * len(policies)
     for l in limits:  # the policy of the same name, else of the same quota, else the only one if it states none
@@ -417,8 +453,8 @@ def read_answer(status, headers=(), latency_ns=0, unix_ns=None):
         retry_after = next((w for n in RETRY_AFTER_ALIASES if n in h for w in [_reset(h[n], now)] if w is not None),
                            None)
     reset, wait = None if b is None else b.reset, None
-    if cls == OK:  # on a 2xx a Retry-After can only be the reset (Flask-Limiter sends one there)
-        reset = retry_after if reset is None else reset
+    if cls == OK:  # on a 2xx a Retry-After can only be the reset (Flask-Limiter's), unless 0 (Atlassian's)
+        reset = retry_after if reset is None and retry_after != 0 else reset
     else:  # GitHub's primary limit names no wait but the time its count resets
         wait = retry_after
         if wait is None and b is not None and b.separate and b.remaining == 0 and cls == LIMITED:

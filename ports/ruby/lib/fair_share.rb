@@ -13,7 +13,11 @@
 # suffix; Discord's reset-after (seconds), else a reset told apart by its size (under 1e9 seconds to
 # it, from 1e9 an epoch second, from 1e12 an epoch millisecond), a Go-style duration (6m0s) or a
 # date; Kong's per-window fields (second to year); without a limit field, used + remaining as the
-# limit; retry-after-ms (or x-ms-retry-after-ms), else Retry-After in seconds or as a date, else
+# limit, else a refill's burst-capacity; Zendesk's bare x-rate-limit as the limit; a bucket's refill
+# (replenish-rate a second, or fillrate every interval-seconds, default 1) as its policy's window,
+# quota × cost × every / tokens, the quota and the count divided by requested-tokens; else
+# tollbooth's duration (seconds or a Go duration) as the window; Shopify's call limit (used/limit)
+# as one more limit; retry-after-ms (or x-ms-retry-after-ms), else Retry-After in seconds or as a date, else
 # x-ratelimit-retry-after, x-rate-limit-retry-after-seconds or x-retry-in, each read as a reset.
 # A date in the HTTP form, RFC 850's or asctime's, or RFC
 # 3339's (with a fraction or an offset), each clock field two digits. Of several limits, the binding
@@ -24,7 +28,7 @@
 # first's values kept (a longer window's, where the two state different ones) and the other's
 # filling in what it left out. Epoch resets and dates are read against the wall clock, or the
 # answer's Date when the two are more than 2 s apart. A Retry-After on a 2xx is the reset, not a
-# wait; a 429 whose binding limit is the separate fields' spent count waits for its reset when it
+# wait (one of 0 states nothing); a 429 whose binding limit is the separate fields' spent count waits for its reset when it
 # names no wait (GitHub); a 403 with x-ratelimit-remaining: 0 or a Retry-After is a refusal; every
 # wait, reset and window is capped at a day. ports/answers.json holds this reading to the crate's
 # (ports/README.md).
@@ -36,7 +40,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.25.1' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.25.2' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -879,6 +883,12 @@ class FairShare
       total.finite? ? seconds(total) : nil
     end
 
+    # when.rs span: seconds, or a Go duration (tollbooth's X-Rate-Limit-Duration).
+    def span(value)
+      v = trim(value)
+      (x = number(v)) ? seconds(x) : go_duration(v)
+    end
+
     def month(m) = (i = MONTHS.index(m)) && i + 1
 
     # when.rs civil: a civil date and an `hh:mm:ss` clock (UTC, each part exactly two digits), plus
@@ -985,7 +995,8 @@ class FairShare
     def separate(h, now, policies)
       get = ->(what) { SEPARATE.each { |p| [p + what, "#{p}#{what}-requests"].each { |n| return h[n] if h.key?(n) } } && nil }
       quota = nil
-      members(get.('limit') || '').each do |m|
+      # Zendesk's bare X-Rate-Limit is the limit.
+      members(get.('limit') || h['x-rate-limit'] || '').each do |m|
         if param(m, 'w') then (p = policy(m)) && policies << p
         elsif quota.nil? then quota = m.number && as_u64(m.number)
         end
@@ -998,8 +1009,34 @@ class FairShare
         used = (v = get.('used')) && count(v)
         quota = used + remaining if used && used + remaining <= U64
       end
-      s = stated(quota: quota, remaining: remaining, reset: r, separate: true)
+      quota ||= (v = get.('burst-capacity')) && count(v) # else the bucket a refill names
+      # A request's cost in tokens (Spring Cloud Gateway's requested-tokens): quota and count in requests.
+      cost = (v = get.('requested-tokens')) && count(v)
+      cost = 1 unless cost && cost > 1
+      quota &&= quota / cost
+      remaining &&= remaining / cost
+      # A bucket refilled at `tokens` every `every` seconds: its window is the time the refill fills
+      # it in (Spring Cloud Gateway's replenish-rate a second, Atlassian's fillrate every interval-seconds).
+      refill = (v = get.('replenish-rate')) && (t = number(v)) && [t, 1.0]
+      if refill.nil? && (v = get.('fillrate')) && (fill = number(v))
+        refill = [fill, ((e = get.('interval-seconds')) && number(e)) || 1.0]
+      end
+      refill = nil unless refill && refill[0] > 0.0 && refill[1] > 0.0
+      window = if refill && quota
+                 seconds(quota.to_f * cost.to_f * refill[1] / refill[0])
+               else
+                 (v = get.('duration')) && span(v) # tollbooth's duration, the limit's window
+               end
+      s = stated(quota: quota, window: window, remaining: remaining, reset: r, separate: true)
       s.quota || s.remaining ? s : nil
+    end
+
+    # Shopify's `X-Shopify-Shop-Api-Call-Limit: 32/40`: 32 used of a bucket of 40.
+    def call_limit(h)
+      v = h['x-shopify-shop-api-call-limit']
+      return nil unless v&.include?('/')
+      used, limit = v.split('/', 2).map { |x| count(x) }
+      used && limit ? stated(quota: limit, remaining: [limit - used, 0].max) : nil
     end
 
     # Kong's per-window fields: one limit per window named.
@@ -1021,6 +1058,7 @@ class FairShare
       policies = h.key?('ratelimit-policy') ? members(h['ratelimit-policy']).filter_map { |m| policy(m) } : []
       (s = separate(h, now, policies)) && limits << s
       limits.concat(per_window(h))
+      (s = call_limit(h)) && limits << s
       limits.reject! { |l| l == stated || l == stated(separate: true) }
       used = [false] * policies.size
       limits.each do |l|
@@ -1084,7 +1122,8 @@ class FairShare
       # The wait under other names (Symfony's, bucket4j's, Traefik's), read as a reset is.
       RETRY_AFTER_ALIASES.each { |n| ra ||= h.key?(n) ? reset(h[n], now) : nil }
       reset, wait = b&.reset, nil
-      if st == :ok then reset ||= ra # on a 2xx a Retry-After can only be the reset (Flask-Limiter)
+      # On a 2xx a Retry-After can only be the reset (Flask-Limiter's), unless 0 (Atlassian's).
+      if st == :ok then reset ||= (ra == 0 ? nil : ra)
       else # GitHub's primary limit names no wait but the time its count resets
         wait = ra || (b&.separate && b.remaining == 0 && st == :limited ? b.reset : nil)
       end
