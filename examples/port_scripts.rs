@@ -128,6 +128,19 @@ const SHAPES: &[Shape] = &[
         minutes: 3,
         ..PLAIN
     },
+    // HAProxy's request rate (a sliding-window counter from the first request, refused
+    // requests counted) sends no count: beside another client, the law's runs of refusals hold
+    // the process while the key is blocked.
+    Shape {
+        name: "sliding_window_counter_none_refused_counted",
+        server: "kind = \"sliding-window-counter\"\nlimit = 50\nwindow = \"5s\"\nstart = \"first-request\"\nrefused = \"counted\"",
+        dialect: Headers::None,
+        threads: 4,
+        params: &[("quota", 50.0), ("period", 5.0)],
+        others_every: 0.12,
+        minutes: 2,
+        ..PLAIN
+    },
     Shape {
         name: "fixed_window_github_coarse",
         server: "kind = \"fixed-window\"\nlimit = 100\nwindow = \"1m\"",

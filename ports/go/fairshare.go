@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.25.2"
+const Follows = "0.26.0"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -127,6 +127,13 @@ type tallyT struct {
 	start, readings, sum, exact, above float64
 }
 
+// A blocked key, blind to the count: the spacings 1/x the process holds at the second refusal
+// in a row, and when a request sent after that hold began is refused too.
+const (
+	blockedHold      = 1.0
+	blockedHoldAgain = 2.0
+)
+
 // FairShare is one process's law; its methods are safe for concurrent use.
 type FairShare struct {
 	mu     sync.Mutex
@@ -139,8 +146,12 @@ type FairShare struct {
 	B, R, period float64
 	x            float64
 	probe        float64
-	clockAt      int64
-	clockPh      float64
+	// Blind: refusals since the last success, and the last hold for a blocked key in this run.
+	inARow     int
+	blockedAt  int64
+	blockedSet bool
+	clockAt    int64
+	clockPh    float64
 
 	offset    float64
 	hasOffset bool
@@ -555,6 +566,7 @@ func (f *FairShare) ObserveNs(i int, now int64, a *Answer, latency int64) {
 			b := math.Min(f.R/X, 10)
 			f.setX(now, math.Min((X+f.probe*b*b*d)/f.nf, f.R/f.nf))
 			f.probe = math.Min(f.probe*mexp(1*0.005), f.R*f.R*1)
+			f.inARow, f.blockedSet = 0, false
 		}
 	case ClassLimited:
 		if f.win != nil {
@@ -782,13 +794,32 @@ func (f *FairShare) refused(i int, now, s int64, ra *int64) {
 	spent := f.period*f.x*f.nf >= 4 && ra != nil && f.fixed() &&
 		f.nearReset(secs(*ra)-f.left(secs(now)))
 	if f.shape == noCount {
+		f.inARow++
 		f.setX(now, f.x*mexp(mlog(0.3)/f.nf))
-		f.probe = math.Max(f.probe*mexp(-1*(1-0.005)), f.R*f.R*1e-6)
+		// Once held for a blocked key, a refusal leaves the probe.
+		if !f.blockedSet {
+			f.probe = math.Max(f.probe*mexp(-1*(1-0.005)), f.R*f.R*1e-6)
+		}
 		f.up, f.upSet = now, true
 		f.cut, f.cutSet = now, true
 		f.cuts++
 		if f.phase == phaseStart {
 			f.phase = phaseStartRefused
+		}
+		// A blocked key (a second refusal in a row): the whole process holds one spacing,
+		// two when a request sent after that hold began is refused too (one sent before it
+		// says nothing new), at most a period.
+		if f.inARow >= 2 {
+			k := 0.0
+			if !f.blockedSet {
+				k = blockedHold
+			} else if s >= f.blockedAt {
+				k = blockedHoldAgain
+			}
+			if k > 0 {
+				f.blockedAt, f.blockedSet = now, true
+				f.holdProcess(now, now+ns(math.Min(k/f.x, f.period)))
+			}
 		}
 	} else if !spent && (!f.cutSet || (s >= f.cut && now >= f.cut+ns(1/f.x))) {
 		var fc float64

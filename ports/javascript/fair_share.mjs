@@ -86,7 +86,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.25.2'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.26.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -97,6 +97,10 @@ const BLIND_CUT = 0.3;
 const BLIND_BELOW_MAX = 10; // how far below the quota a rate counts in the climb (R/X)
 const BLIND_PROBE_MIN = 1e-6;
 const BLIND_PROBE_MAX = 1;
+// A blocked key (a second refusal in a row, blind): the process holds this many spacings 1/x, and
+// this many when a request sent after that hold began is refused too (at most a period).
+const BLOCKED_HOLD = 1;
+const BLOCKED_HOLD_AGAIN = 2;
 const DAY = 86400 * NS;
 export const DEFAULTS = Object.freeze({
   quota: null, period: null, first_spread: 0, initial_sleep: null, reserve: 0.005, span: 0.03,
@@ -188,6 +192,8 @@ export class FairShare {
     if (this.ns.initial_sleep !== null) x0 = fmin(1 / secs(this.ns.initial_sleep), x0);
     this.x = this.clampRate(x0);
     this.probe = this.c.increase * this.rate * this.rate; // blind to the count: how fast it climbs
+    this.inARow = 0; // blind: refusals since the last success
+    this.blockedAt = null; // blind: the last hold for a blocked key, in this run of refusals
   }
 
   // Every parameter out of its range, as the simulator's check names it.
@@ -751,6 +757,8 @@ export class FairShare {
         const below = fmin(this.rate / own, BLIND_BELOW_MAX);
         this.setRate(now, fmin((own + this.probe * below * below * since) / n, this.rate / n));
         this.probe = fmin(this.probe * Math.exp(BLIND_ADAPT * BLIND_REFUSALS), this.rate * this.rate * BLIND_PROBE_MAX);
+        this.inARow = 0;
+        this.blockedAt = null;
       }
     } else if (a.status === 'limited') {
       if (this.window !== null) this.winRefused += 1; // a request a spent window's level cannot show
@@ -762,10 +770,21 @@ export class FairShare {
         && this.nearReset(secs(a.retryAfter) - left);
       const d = this.lastDecrease;
       if (!this.headers) { // blind to the count: the refused thread is one of n, cut to BLIND_CUT
+        this.inARow += 1;
         this.setRate(now, this.x * Math.exp(Math.log(BLIND_CUT) / n));
-        this.probe = fmax(this.probe * Math.exp(-BLIND_ADAPT * (1 - BLIND_REFUSALS)), this.rate * this.rate * BLIND_PROBE_MIN);
+        if (this.blockedAt === null) { // once held for a blocked key, a refusal leaves the probe
+          this.probe = fmax(this.probe * Math.exp(-BLIND_ADAPT * (1 - BLIND_REFUSALS)), this.rate * this.rate * BLIND_PROBE_MIN);
+        }
         this.lastIncrease = this.lastDecrease = now;
         this.decreases += 1;
+        if (this.inARow >= 2) { // a blocked key: the whole process holds
+          // a refusal of a request sent before the last hold says nothing new
+          const k = this.blockedAt === null ? BLOCKED_HOLD : sent >= this.blockedAt ? BLOCKED_HOLD_AGAIN : null;
+          if (k !== null) {
+            this.blockedAt = now;
+            this.holdProcess(now, Math.min(now + fromSecs(fmin(k / this.x, this.period)), U64));
+          }
+        }
       } else if (!spent && (d === null || (sent >= d && now >= Math.min(d + period, U64)))) {
         const perPeriod = n * this.x * this.period;
         const factor = this.sliding ? fmax(1 - 1 / fmax(perPeriod, 1), this.c.decrease)

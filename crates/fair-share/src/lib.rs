@@ -230,7 +230,10 @@
 //! share climbs faster, which makes shares equal); a refusal cuts it by `0.3^(1/n)`; and the
 //! probe (first `increase · R²`) is multiplied by `e^0.005` on every success and divided by
 //! `e^0.995` on every refusal, so that it settles where half a percent of the answers are
-//! refused, whatever the number of processes.
+//! refused, whatever the number of processes. A second refusal in a row says the key is
+//! blocked (a window spent, or a limiter such as HAProxy's that counts refused requests): the
+//! process holds for `1/x` of its cut rate, and for `2/x` whenever a request sent after that
+//! hold began is refused too (at most a period); refusals after the first hold leave the probe.
 //!
 //! **Start.** `x0 = R / n` (or `1 / initial_sleep` when that is slower): a process never starts
 //! faster than the whole quota. Its threads' first sends are spread over one initial spacing

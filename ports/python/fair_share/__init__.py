@@ -53,7 +53,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.25.2"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.26.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -61,6 +61,9 @@ OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # bounds in R² per second.
 BLIND_REFUSALS, BLIND_ADAPT, BLIND_CUT, BLIND_BELOW_MAX = 0.005, 1.0, 0.3, 10.0
 BLIND_PROBE_MIN, BLIND_PROBE_MAX = 1e-6, 1.0
+# A blocked key (a second refusal in a row, blind): the process holds this many spacings 1/x, and this
+# many when a request sent after that hold began is refused too (at most a period).
+BLOCKED_HOLD, BLOCKED_HOLD_AGAIN = 1.0, 2.0
 DEFAULTS = dict(quota=None, period=None, first_spread=0.0, initial_sleep=None, reserve=0.005, span=0.03,
                 crowd=1000.0, gain=0.4, window_periods=1.0, min_samples=3, min_flow=30.0, drain_windows=4.0,
                 drain_fill=1.0 / 12.0, full_level=0.9, full_drain=1.0, pull_periods=1.5, pull_max=0.5,
@@ -520,6 +523,7 @@ class FairShare:
         x0, sleep = self.rate / n, c["initial_sleep"]
         self.x = self.clamp_rate(x0 if sleep is None else min(1.0 / secs(sleep) if sleep else math.inf, x0))
         self.probe = self.c["increase"] * self.rate * self.rate  # blind to the count: how fast it climbs
+        self.in_a_row, self.blocked_at = 0, None  # blind: refusals since a success; the last blocked-key hold
     def wait(self, thread, now):
         """Seconds `thread` waits before it sends (0: send now; the send is booked)."""
         return secs(self.wait_ns(thread, from_secs(now)))
@@ -946,6 +950,7 @@ class FairShare:
                 self.set_rate(now, min((own + self.probe * below * below * since) / n, self.rate / n))
                 self.probe = min(self.probe * math.exp(BLIND_ADAPT * BLIND_REFUSALS),
                                  self.rate * self.rate * BLIND_PROBE_MAX)
+                self.in_a_row, self.blocked_at = 0, None
         elif cls == LIMITED:
             if self.window is not None:  # a request the level of a spent window cannot show
                 self.win_refused += 1.0
@@ -954,11 +959,19 @@ class FairShare:
                      and self.near_reset(secs(retry_after) - left))  # a fixed window's reset
             d = self.last_decrease
             if not self.headers:  # blind to the count: the refused thread is one of n, cut to BLIND_CUT
+                self.in_a_row = min(self.in_a_row + 1, U32)
                 self.set_rate(now, self.x * math.exp(math.log(BLIND_CUT) / n))
-                self.probe = max(self.probe * math.exp(-BLIND_ADAPT * (1.0 - BLIND_REFUSALS)),
-                                 self.rate * self.rate * BLIND_PROBE_MIN)
+                if self.blocked_at is None:  # once held for a blocked key, a refusal leaves the probe
+                    self.probe = max(self.probe * math.exp(-BLIND_ADAPT * (1.0 - BLIND_REFUSALS)),
+                                     self.rate * self.rate * BLIND_PROBE_MIN)
                 self.last_increase = self.last_decrease = now
                 self.decreases += 1
+                if self.in_a_row >= 2:  # a blocked key: the whole process holds
+                    k = BLOCKED_HOLD if self.blocked_at is None else (
+                        BLOCKED_HOLD_AGAIN if sent >= self.blocked_at else None)  # sent before: nothing new
+                    if k is not None:
+                        self.blocked_at = now
+                        self.hold_process(now, min(now + from_secs(min(k / self.x, self.period)), U64))
             elif not spent and (d is None or (sent >= d and now >= min(d + period, U64))):
                 factor = self.c["decrease"]
                 if self.sliding:  # one request per period off the process

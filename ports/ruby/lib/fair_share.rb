@@ -40,7 +40,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.25.2' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.26.0' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -51,6 +51,10 @@ class FairShare
   BLIND_BELOW_MAX = 10.0 # how far below the quota a rate counts in the climb (R/X)
   BLIND_PROBE_MIN = 1e-6
   BLIND_PROBE_MAX = 1.0
+  # A blocked key (a second refusal in a row, blind): the process holds this many spacings 1/x, and
+  # this many when a request sent after that hold began is refused too (at most a period).
+  BLOCKED_HOLD = 1.0
+  BLOCKED_HOLD_AGAIN = 2.0
   DAY = 86_400 * NS
   DEFAULTS = { quota: nil, period: nil, first_spread: 0.0, initial_sleep: nil, reserve: 0.005,
                span: 0.03, crowd: 1000.0, gain: 0.4, window_periods: 1.0, min_samples: 3,
@@ -127,6 +131,8 @@ class FairShare
     x0 = fmin(1.0 / secs(@ns[:initial_sleep]), x0) if @ns[:initial_sleep]
     @x = clamp_rate(x0)
     @probe = @c[:increase] * @rate * @rate # blind to the count: how fast it climbs
+    @in_a_row = 0 # blind: refusals since the last success
+    @blocked_at = nil # blind: the last hold for a blocked key, in this run of refusals
   end
 
   # Seconds as Rust's Duration::try_from_secs_f64 takes them: the exact value, ties to even.
@@ -676,6 +682,8 @@ class FairShare
         below = fmin(@rate / own, BLIND_BELOW_MAX)
         set_rate(now, fmin((own + @probe * below * below * since) / n, @rate / n))
         @probe = fmin(@probe * Math.exp(BLIND_ADAPT * BLIND_REFUSALS), @rate * @rate * BLIND_PROBE_MAX)
+        @in_a_row = 0
+        @blocked_at = nil
       end
     when :limited
       @win_refused += 1.0 if @window # a request a spent window's level cannot show
@@ -685,10 +693,22 @@ class FairShare
       spent = @period * @x * @threads.size >= 4.0 && a.retry_after && left &&
               near_reset?(secs(a.retry_after) - left)
       if !@headers # blind to the count: the refused thread is one of n, cut to BLIND_CUT
+        @in_a_row += 1
         set_rate(now, @x * Math.exp(Math.log(BLIND_CUT) / @threads.size))
-        @probe = fmax(@probe * Math.exp(-BLIND_ADAPT * (1.0 - BLIND_REFUSALS)), @rate * @rate * BLIND_PROBE_MIN)
+        # once held for a blocked key, a refusal leaves the probe
+        @probe = fmax(@probe * Math.exp(-BLIND_ADAPT * (1.0 - BLIND_REFUSALS)), @rate * @rate * BLIND_PROBE_MIN) if @blocked_at.nil?
         @last_increase = @last_decrease = now
         @decreases += 1
+        if @in_a_row >= 2 # a blocked key: the whole process holds
+          # a refusal of a request sent before the last hold says nothing new
+          k = if @blocked_at.nil? then BLOCKED_HOLD
+              elsif sent >= @blocked_at then BLOCKED_HOLD_AGAIN
+              end
+          if k
+            @blocked_at = now
+            hold_process(now, [now + from_secs(fmin(k / @x, @period)), U64].min)
+          end
+        end
       elsif !spent && (@last_decrease.nil? || (sent >= @last_decrease && now >= [@last_decrease + period, U64].min))
         per_period = @threads.size * @x * @period
         factor = if @sliding

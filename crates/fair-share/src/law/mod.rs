@@ -78,6 +78,10 @@ struct Cuts {
     /// share (see `blind.rs`).
     probe: f64,
     decreases: u64,
+    /// Blind mode: the refusals since the last success (see `blind.rs`, a blocked key).
+    refused_in_a_row: u32,
+    /// Blind mode: when the process last held for a blocked key, in this run of refusals.
+    blocked_hold_at: Option<Nanos>,
 }
 
 /// One process's state.

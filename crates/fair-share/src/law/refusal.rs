@@ -1,7 +1,8 @@
 //! **Refusals and errors**, in every mode. A 429 cuts the rate once per round (answers to
 //! requests sent before the last cut do not cut again), and the cut is the mode's:
 //!
-//! - blind (no count): `0.3^(1/n)`, and the probe shrinks (`blind.rs`);
+//! - blind (no count): `0.3^(1/n)`, and the probe shrinks; from the second refusal in a row the
+//!   whole process holds, the key blocked (`blind.rs`);
 //! - sliding window: one request per period off the process (`sliding.rs`);
 //! - a bucket that holds the crowd's swing: in the [`Phase::Start`] phase (no window closed, no
 //!   cut yet) a crowd emptied it before anyone could read it, and every process of a crowd
@@ -58,7 +59,7 @@ impl Law {
         let retry_after = answer.retry_after.map(nanos);
         let window_spent = self.window_spent(now, retry_after);
         if !self.mode.reads_count() {
-            self.blind_refusal(now);
+            self.blind_refusal(now, sent);
         } else if !window_spent
             && self
                 .cuts

@@ -412,3 +412,37 @@ fn a_refusal_told_to_wait_a_rounded_up_second_past_the_reset_placed_is_the_windo
     t.respond_ns(at, 0, &later, &mut test_rng());
     assert_eq!(t.thread_rate(), x / 2.0);
 }
+
+#[test]
+fn refusals_in_a_row_without_a_count_hold_the_process_while_the_key_is_blocked() {
+    // 4 threads told 50 per 5 s (2.5 a second each), on a key that refuses every request from
+    // 2 s to 8 s (HAProxy's request rate while refused requests keep it above the limit),
+    // answers at once.
+    let blocked = |now: Nanos| (2 * S..8 * S).contains(&now);
+    let mut t = shaped(4, 50.0, 5);
+    let sent = drive(&mut t, 12 * S, |now, _| {
+        Some((
+            Answer::bare(if blocked(now) {
+                Status::Limited
+            } else {
+                Status::Ok
+            }),
+            0,
+        ))
+    });
+    let refused: Vec<Nanos> = sent.iter().map(|s| s.0).filter(|&s| blocked(s)).collect();
+    let after = sent.iter().filter(|s| s.0 >= 8 * S).count();
+    // From the second refusal in a row the whole process holds, one spacing of its cut rate
+    // (each refusal cut a thread's 2.5 a second by `BLIND_CUT^(1/4)`), then two for each
+    // request sent after a hold and refused: 4 refusals in the 6 s. Every thread knocking at
+    // its own pace drew 10.
+    let x = 2.5 * BLIND_CUT.powf(2.0 / 4.0);
+    assert!(
+        refused[2] - refused[1] >= from_secs(BLOCKED_HOLD / x),
+        "{refused:?}"
+    );
+    assert!(refused.len() <= 4, "{refused:?}");
+    // The refusals after the first hold left the probe: 12 sends in the 4 s after the key
+    // unblocked (2 when every refusal shrank it).
+    assert!(after >= 10, "{after}");
+}
