@@ -194,9 +194,13 @@ impl SlidingWindowCounter {
         // When the window `now` falls in opened.
         let start = match (self.start, c.opened) {
             (WindowStart::Clock, _) => now - now % window,
-            (WindowStart::FirstRequest, Some(at)) if now - at < window => at,
+            // (A request that reaches the limiter before the window it opened, as answers
+            // that cross on the way can, is in that window.)
+            (WindowStart::FirstRequest, Some(at)) if now.saturating_sub(at) < window => at,
             // One window on: the next of the key's windows.
-            (WindowStart::FirstRequest, Some(at)) if now - at < 2 * window => at + window,
+            (WindowStart::FirstRequest, Some(at)) if now.saturating_sub(at) < 2 * window => {
+                at + window
+            }
             // The key's first request, or two whole windows with nothing: afresh.
             (WindowStart::FirstRequest, _) => now,
         };
@@ -439,6 +443,18 @@ mod tests {
         assert!(!ok(&mut c, 14 * S + 1));
         // 19 s on, at 33 s: 13 s is 20 s back, two windows: afresh.
         assert!((0..10).all(|i| ok(&mut c, 33 * S + i)));
+    }
+
+    #[test]
+    fn a_request_that_arrives_before_its_window_opened_is_counted_in_it() {
+        // Requests that cross on the way reach the limiter out of order: one at 4.9 s after
+        // the window opened at 5 s is in that window, not the start of a fresh one.
+        let mut c = haproxy(2, 10 * S);
+        assert!(ok(&mut c, 5 * S));
+        assert!(ok(&mut c, 5 * S - S / 10));
+        assert!(!ok(&mut c, 6 * S));
+        // The window still ends 10 s after 5 s.
+        assert!(ok(&mut c, 15 * S + 10 * S / 2));
     }
 
     #[test]
