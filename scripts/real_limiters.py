@@ -33,6 +33,7 @@ import argparse
 import concurrent.futures
 import csv
 import datetime
+import functools
 import json
 import os
 import platform
@@ -372,19 +373,23 @@ def haproxy_binary():
     return shutil.which("haproxy") or "/usr/sbin/haproxy"
 
 
-_HAPROXY_VERSION = []
-
-
+@functools.lru_cache(maxsize=None)
 def haproxy_version():
     """`HAProxy 2.6.12`, from the first line `haproxy -v` prints."""
-    if not _HAPROXY_VERSION:
-        try:
-            out = subprocess.run([haproxy_binary(), "-v"], capture_output=True, text=True)
-            words = out.stdout.split()
-            _HAPROXY_VERSION.append(f"HAProxy {words[2]}" if len(words) > 2 else "HAProxy")
-        except OSError:
-            _HAPROXY_VERSION.append("HAProxy")
-    return _HAPROXY_VERSION[0]
+    def read(said):
+        words = said.split()
+        return f"HAProxy {words[2]}" if len(words) > 2 else "HAProxy"
+    return asked_version("HAProxy", haproxy_binary(), read)
+
+
+def asked_version(name, binary, read):
+    """What `binary -v` says of its version, as `read` words it (from stderr, else stdout);
+    `name` where the program does not run."""
+    try:
+        out = subprocess.run([binary, "-v"], capture_output=True, text=True)
+    except OSError:
+        return name
+    return read((out.stderr or out.stdout).strip())
 
 
 CONFIGS = [
@@ -587,18 +592,10 @@ class Limiter:
         self.stop()
 
 
-_NGINX_VERSION = []
-
-
+@functools.lru_cache(maxsize=None)
 def nginx_version():
-    if not _NGINX_VERSION:
-        try:
-            out = subprocess.run([nginx_binary(), "-v"], capture_output=True, text=True)
-            said = (out.stderr or out.stdout).strip()
-            _NGINX_VERSION.append("nginx " + said.rsplit("/", 1)[-1] if "/" in said else said)
-        except OSError:
-            _NGINX_VERSION.append("nginx")
-    return _NGINX_VERSION[0]
+    return asked_version("nginx", nginx_binary(),
+                         lambda said: "nginx " + said.rsplit("/", 1)[-1] if "/" in said else said)
 
 
 def run_to_end(argv, limit_s, out_path, err_path):
