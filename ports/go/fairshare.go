@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.26.0"
+const Follows = "0.27.0"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -547,6 +547,10 @@ func (f *FairShare) ObserveNs(i int, now int64, a *Answer, latency int64) {
 			f.endDrift(secs(now), T, secs(latency))
 			f.periodFrom(now, T)
 			f.learn(now, T, r)
+			f.statedEnd(tc, T)
+			if *a.Remaining == 0 {
+				f.holdSpentWindow(now, tcn, T)
+			}
 		}
 	}
 	switch a.Class {
@@ -670,6 +674,28 @@ func (f *FairShare) level(now int64, t, r float64) {
 }
 
 // narrow sets the span to NARROW(old, a, b).
+// statedEnd: a success counted at t stated its fixed window's end T seconds on, rounded up, so
+// the window closes no sooner than T - resolution. A reset predicted sooner moves on to that (a
+// window opened by its key's first request turns over later each period than predicted).
+func (f *FairShare) statedEnd(t, T float64) {
+	if !f.fixed() {
+		return
+	}
+	least := T - f.res()
+	if left := f.left(t); T <= f.period+f.res() && left < least {
+		later := least - left
+		f.spanLo, f.spanHi = f.spanLo+later, f.spanHi+later
+	}
+}
+
+// holdSpentWindow: a fixed window's allowance read spent (a count of 0) leaves the key empty
+// until its stated end, less the end's rounding, for every thread.
+func (f *FairShare) holdSpentWindow(now, counted int64, T float64) {
+	if sure := T - f.res(); f.fixed() && sure > 0 {
+		f.holdProcess(now, counted+ns(sure))
+	}
+}
+
 func (f *FairShare) narrow(hasOld bool, lo, hi, a, b float64) {
 	if hasOld {
 		d := math.Round((a+b-(lo+hi))/2/f.period) * f.period

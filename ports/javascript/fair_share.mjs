@@ -86,7 +86,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.26.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.27.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -486,6 +486,27 @@ export class FairShare {
     }
   }
 
+  // A success counted at t stated its window's end `stated` seconds on, rounded up: the window
+  // closes no sooner than stated - resolution. A reset predicted sooner moves on to that (a
+  // window opened by its key's first request turns over later each period than predicted).
+  readStatedEnd(t, stated) {
+    const left = this.toReset(t);
+    if (left === null) return;
+    const res = secs(this.ns.reset_resolution);
+    const least = stated - res;
+    if (stated <= this.period + res && left < least) {
+      const later = least - left;
+      this.resetSpan = [this.resetSpan[0] + later, this.resetSpan[1] + later];
+    }
+  }
+
+  // A fixed window's allowance read spent (a count of 0): every thread waits for its stated
+  // end, less the end's rounding.
+  holdSpentWindow(now, counted, stated) {
+    const sure = stated - secs(this.ns.reset_resolution);
+    if (this.resetSpan !== null && sure > 0) this.holdProcess(now, counted + fromSecs(sure));
+  }
+
   // A fixed window turned over between lo and hi. Its resets are a period apart: the span
   // kept so far, shifted by whole periods, is cut to this one (or replaced, if they do not meet),
   // and the reset is its middle.
@@ -744,6 +765,9 @@ export class FairShare {
       if (a.reset !== null && a.status === 'ok') this.readEndDrift(secs(now), secs(a.reset), secs(a.latency));
       if (a.reset !== null && a.status === 'ok') this.readPeriod(now, secs(a.reset));
       if (a.reset !== null && a.status === 'ok') this.learnRefill(now, secs(a.reset), a.remaining);
+      if (a.reset !== null && a.status === 'ok') this.readStatedEnd(secs(counted), secs(a.reset));
+      // a fixed window's allowance read spent: the key is empty to its stated end
+      if (a.reset !== null && a.status === 'ok' && a.remaining === 0) this.holdSpentWindow(now, counted, secs(a.reset));
     }
     if (a.status === 'ok') {
       th.errors = 0;

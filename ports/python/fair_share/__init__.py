@@ -53,7 +53,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.26.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.27.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -724,6 +724,19 @@ class FairShare:
             self.stated_end = None
             self.full_start = self.sliding = False
             self.window, self.samples = None, 0
+    def read_stated_end(self, t, stated):  # an end stated later than the reset predicted moves it on
+        left = self.to_reset(t)
+        if left is None:
+            return
+        res = secs(self.c["reset_resolution"])
+        least = stated - res  # the end is rounded up: the window closes no sooner
+        if stated <= self.period + res and left < least:
+            later = least - left
+            self.reset_span = (self.reset_span[0] + later, self.reset_span[1] + later)
+    def hold_spent_window(self, now, counted, stated):  # every thread waits for the end, less its rounding
+        sure = stated - secs(self.c["reset_resolution"])
+        if self.reset_at is not None and sure > 0.0:
+            self.hold_process(now, counted + from_secs(sure))
     def place_reset(self, lo, hi):  # every turnover seen narrows down where the resets fall
         span = (lo, hi)
         if self.reset_span is not None:
@@ -938,6 +951,9 @@ class FairShare:
                 self.read_end_drift(secs(now), secs(reset), secs(latency))
                 self.read_period(now, secs(reset))
                 self.learn_refill(now, secs(reset), float(remaining))
+                self.read_stated_end(secs(counted), secs(reset))
+                if remaining == 0:  # a fixed window's allowance read spent: empty to its stated end
+                    self.hold_spent_window(now, counted, secs(reset))
         if cls == OK:
             th.errors = 0
             if remaining is not None and self.window is not None and secs(counted) > self.window[0]:

@@ -40,7 +40,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.26.0' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.27.0' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -419,6 +419,26 @@ class FairShare
   # A fixed window turned over between lo and hi. Its resets are a period apart: the span
   # kept so far, shifted by whole periods, is cut to this one (or replaced, if they do not meet),
   # and the reset is its middle.
+  # A success counted at t stated its window's end `stated` seconds on, rounded up: the window
+  # closes no sooner than stated - resolution. A reset predicted sooner moves on to that (a
+  # window opened by its key's first request turns over later each period than predicted).
+  def read_stated_end(t, stated)
+    left = to_reset(t) or return
+    res = secs(@ns[:reset_resolution])
+    least = stated - res
+    return unless stated <= @period + res && left < least
+
+    later = least - left
+    @reset_span = [@reset_span[0] + later, @reset_span[1] + later]
+  end
+
+  # A fixed window's allowance read spent (a count of 0): every thread waits for its stated end,
+  # less the end's rounding.
+  def hold_spent_window(now, counted, stated)
+    sure = stated - secs(@ns[:reset_resolution])
+    hold_process(now, counted + from_secs(sure)) if @reset_span && sure > 0.0
+  end
+
   def place_reset(lo, hi)
     span = [lo, hi]
     if @reset_span
@@ -668,6 +688,9 @@ class FairShare
       read_end_drift(secs(now), secs(a.reset), secs(a.latency)) if a.reset && a.status == :ok
       read_period(now, secs(a.reset)) if a.reset && a.status == :ok
       learn_refill(now, secs(a.reset), a.remaining.to_f) if a.reset && a.status == :ok
+      read_stated_end(secs(counted), secs(a.reset)) if a.reset && a.status == :ok
+      # a fixed window's allowance read spent: the key is empty to its stated end
+      hold_spent_window(now, counted, secs(a.reset)) if a.reset && a.status == :ok && a.remaining.zero?
     end
     case a.status
     when :ok

@@ -219,7 +219,9 @@ impl Law {
     /// One answer, in the order every port must follow: the quota and the bucket it states,
     /// then (for a success or a refusal with a count) the stated reset's shape and the stated
     /// end (a refusal's too, where its reset is its `Retry-After`),
-    /// the echo, the held top (where no limit is stated), the level and the window of the law, the period and the learned refill; then
+    /// the echo, the held top (where no limit is stated), the level and the window of the law,
+    /// the stated end's drift, the period, the learned refill, a fixed window's stated end
+    /// later than predicted, and its allowance read spent (a count of 0); then
     /// the answer's own rule (a success in blind mode climbs, a refusal cuts, an error backs off).
     pub(crate) fn respond_ns(
         &mut self,
@@ -276,6 +278,10 @@ impl Law {
                 self.read_end_drift(secs(now), secs(nanos(reset)), secs(nanos(answer.latency)));
                 self.read_period(now, secs(nanos(reset)));
                 self.learn_refill(now, secs(nanos(reset)), r as f64);
+                self.read_stated_end(secs(counted), secs(nanos(reset)));
+                if r == 0 {
+                    self.hold_spent_window(now, counted, secs(nanos(reset)));
+                }
             }
         }
         match answer.status {

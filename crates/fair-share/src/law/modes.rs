@@ -16,7 +16,8 @@
 //!                       ┌─────────────┐ <─────────────────────────────────────────┘        │
 //!                       │ FixedWindow │ ───────────────────────────────────────────────────┘
 //!                       └─────────────┘
-//!                        ↺ each turnover narrows down where the resets fall
+//!                        ↺ each turnover narrows down where the resets fall, and a stated
+//!                          end later than the reset predicted moves them on
 //!
 //!   Phase:   Start ──── a rate cut ────> StartRefused
 //!              │                              │
@@ -71,6 +72,11 @@ pub(super) enum Evidence {
     /// Two successes, far enough apart, stated the same window end while the count fell: a
     /// fixed window before any turnover, its resets in `resets`.
     StatedEndStaysPut { resets: (f64, f64) },
+    /// On a fixed window, a success's stated end, less the header's rounding, lies beyond the
+    /// reset predicted: a window opened by its key's first request after the last one closed
+    /// turns over a little later each period than the turnovers seen say. The resets move to
+    /// `resets`.
+    StatedEndLater { resets: (f64, f64) },
     /// On a fixed window, the level rose by more than a count's rounding without a reset.
     RefilledWithoutReset,
     /// On a fixed window, the stated end drifted by more than two resolutions, and not by
@@ -131,6 +137,12 @@ impl Mode {
             E::Turnover { resets } | E::StatedEndStaysPut { resets } => {
                 self.shape = S::FixedWindow { resets };
                 self.full = false;
+            }
+            // The same window, turning over later than predicted.
+            E::StatedEndLater { resets } => {
+                if self.is_fixed() {
+                    self.shape = S::FixedWindow { resets };
+                }
             }
             // The server refills after all, or its stated end moves on within a window.
             E::RefilledWithoutReset | E::EndDrifted => {

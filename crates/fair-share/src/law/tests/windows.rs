@@ -300,6 +300,79 @@ fn a_stated_end_that_stays_put_while_the_count_falls_is_a_fixed_window() {
 }
 
 #[test]
+fn a_stated_end_later_than_the_reset_predicted_moves_the_resets_on() {
+    // 100 per minute, its fixed window read from the end it states, placed at 59.5 s (as
+    // above). The key's window is opened by its first request after the last one closed, so
+    // it turns over later each period than that.
+    let mut rng = test_rng();
+    let said = |remaining: u64, reset_s: f64| Answer {
+        limit: Some(100),
+        reset: Some(Duration::from_secs_f64(reset_s)),
+        ..answer(Status::Ok, remaining)
+    };
+    let mut t = shaped(1, 100.0, 60);
+    t.respond_ns(10 * S, 0, &said(80, 50.0), &mut rng);
+    t.respond_ns(11 * S, 0, &said(78, 49.0), &mut rng);
+    t.respond_ns(13 * S, 0, &said(75, 47.0), &mut rng);
+    assert_eq!(t.reset_at(), Some(59.5));
+    // The next window opens with the first request after that, at 61 s, and states its end
+    // 60 s on, rounded up: the turnover read agrees with the resets placed, but the end is no
+    // sooner than 120 s. The resets move on to that.
+    t.respond_ns(61 * S, 0, &said(99, 60.0), &mut rng);
+    assert_eq!(t.reset_at(), Some(60.0));
+    assert_eq!(t.to_reset(61.0), Some(59.0));
+    // An end stated within its rounding of the prediction moves nothing: the end is known no
+    // better than that.
+    t.respond_ns(70 * S, 0, &said(90, 51.0), &mut rng);
+    t.respond_ns(90 * S, 0, &said(80, 30.0), &mut rng);
+    assert_eq!(t.reset_at(), Some(60.0));
+    // Each answer of a window opened later than that says so, to a resolution.
+    t.respond_ns(100 * S, 0, &said(75, 21.5), &mut rng);
+    assert!((t.to_reset(100.0).unwrap() - 20.5).abs() < 1e-9);
+    // On a bucket a stated reset is when it is whole again: no reset is placed.
+    let mut bucket = shaped(1, 100.0, 60);
+    bucket.respond_ns(10 * S, 0, &said(80, 12.0), &mut rng);
+    bucket.respond_ns(13 * S, 0, &said(70, 18.0), &mut rng);
+    assert_eq!(bucket.reset_at(), None);
+}
+
+#[test]
+fn a_success_that_reads_a_fixed_window_spent_holds_the_process_to_its_stated_end() {
+    // 100 per minute, read as a fixed window (as above), two threads. A success at 40 s
+    // reads a count of 0 and an end 20 s on, rounded up: the key is empty for 19 s at least,
+    // and the other thread waits that out instead of taking a 429 of its own.
+    let mut rng = test_rng();
+    let said = |remaining: u64, reset_s: u64| Answer {
+        limit: Some(100),
+        reset: ns(reset_s * S),
+        ..answer(Status::Ok, remaining)
+    };
+    let read = |remaining: u64| {
+        let mut t = shaped(2, 100.0, 60);
+        let mut rng = test_rng();
+        t.delay_ns(0, 0, &mut rng);
+        t.delay_ns(0, 1, &mut rng);
+        t.respond_ns(10 * S, 0, &said(80, 50), &mut rng);
+        t.respond_ns(11 * S, 0, &said(78, 49), &mut rng);
+        t.respond_ns(13 * S, 0, &said(75, 47), &mut rng);
+        assert_eq!(t.reset_at(), Some(59.5));
+        t.respond_ns(40 * S, 0, &said(remaining, 20), &mut rng);
+        t
+    };
+    let mut spent = read(0);
+    assert!(spent.delay_ns(40 * S, 1, &mut rng) >= 19 * S);
+    // One left is an allowance still to spend: no hold.
+    let mut left = read(1);
+    assert!(left.delay_ns(40 * S, 1, &mut rng) < 19 * S);
+    // On a bucket a count of 0 is no spent window: it refills.
+    let mut bucket = shaped(2, 100.0, 60);
+    bucket.delay_ns(0, 1, &mut rng);
+    bucket.respond_ns(10 * S, 0, &said(1, 60), &mut rng);
+    bucket.respond_ns(11 * S, 0, &said(0, 60), &mut rng);
+    assert!(bucket.delay_ns(11 * S, 1, &mut rng) < 19 * S);
+}
+
+#[test]
 fn a_buckets_reset_rounded_by_a_time_scaled_server_is_no_sliding_window() {
     // Heroku's 4,500 per hour served live at 60x: the server rounds its reset up to whole
     // real seconds, 60 s of the client's time. At 2 tokens the bucket is whole in 3598.4 s
