@@ -253,22 +253,41 @@ fn every_turnover_seen_narrows_down_where_the_resets_fall() {
     assert_eq!(t.reset_at(), Some(200.5));
 }
 
+/// A success of a server of 100 per minute with `remaining` left, stating its reset `reset_s`
+/// seconds on.
+fn said(remaining: u64, reset_s: f64) -> Answer {
+    Answer {
+        limit: Some(100),
+        reset: Some(Duration::from_secs_f64(reset_s)),
+        ..answer(Status::Ok, remaining)
+    }
+}
+
+/// `threads` on 100 per minute, every thread in line, read as a fixed window from the end
+/// three successes state alike: its reset placed at 59.5 s (see below).
+fn read_as_fixed(threads: usize, rng: &mut SplitMix) -> Law {
+    let mut t = shaped(threads, 100.0, 60);
+    for i in 0..threads {
+        t.delay_ns(0, i, rng);
+    }
+    t.respond_ns(10 * S, 0, &said(80, 50.0), rng);
+    t.respond_ns(11 * S, 0, &said(78, 49.0), rng);
+    t.respond_ns(13 * S, 0, &said(75, 47.0), rng);
+    assert_eq!(t.reset_at(), Some(59.5));
+    t
+}
+
 #[test]
 fn a_stated_end_that_stays_put_while_the_count_falls_is_a_fixed_window() {
     // 100 per minute. A fixed window ending at 60 s states the same end on every answer;
     // a bucket's end moves on as it is used, and stays put only while nobody uses it.
     let mut rng = test_rng();
-    let said = |remaining: u64, reset_s: u64| Answer {
-        limit: Some(100),
-        reset: ns(reset_s * S),
-        ..answer(Status::Ok, remaining)
-    };
     let mut window = shaped(1, 100.0, 60);
-    window.respond_ns(10 * S, 0, &said(80, 50), &mut rng);
-    window.respond_ns(11 * S, 0, &said(78, 49), &mut rng);
+    window.respond_ns(10 * S, 0, &said(80, 50.0), &mut rng);
+    window.respond_ns(11 * S, 0, &said(78, 49.0), &mut rng);
     // The same end twice, but within two of the header's seconds: not yet.
     assert_eq!(window.reset_at(), None);
-    window.respond_ns(13 * S, 0, &said(75, 47), &mut rng);
+    window.respond_ns(13 * S, 0, &said(75, 47.0), &mut rng);
     // Each stated end is rounded up to a whole second: the end is in the second below it.
     assert_eq!(window.reset_at(), Some(59.5));
     assert_eq!(window.to_reset(13.0), Some(46.5));
@@ -276,26 +295,26 @@ fn a_stated_end_that_stays_put_while_the_count_falls_is_a_fixed_window() {
 
     // A bucket of 100 refilling 5/3 per second: at 80 it is whole in 12 s, at 70 in 18 s.
     let mut used = shaped(1, 100.0, 60);
-    used.respond_ns(10 * S, 0, &said(80, 12), &mut rng);
-    used.respond_ns(13 * S, 0, &said(70, 18), &mut rng);
+    used.respond_ns(10 * S, 0, &said(80, 12.0), &mut rng);
+    used.respond_ns(13 * S, 0, &said(70, 18.0), &mut rng);
     assert_eq!(used.reset_at(), None);
     // Left alone, it fills toward one instant: the same end, but the count rose.
     let mut alone = shaped(1, 100.0, 60);
-    alone.respond_ns(10 * S, 0, &said(80, 12), &mut rng);
-    alone.respond_ns(16 * S, 0, &said(90, 6), &mut rng);
+    alone.respond_ns(10 * S, 0, &said(80, 12.0), &mut rng);
+    alone.respond_ns(16 * S, 0, &said(90, 6.0), &mut rng);
     assert_eq!(alone.reset_at(), None);
     // A sliding-window counter states when its allowance is whole again: while the previous
     // window still weighs, the end of the window after this one, which stays put too, but
     // was first stated more than a period away, where no fixed window's end can be.
     let mut counter = shaped(1, 100.0, 60);
-    counter.respond_ns(10 * S, 0, &said(80, 110), &mut rng);
-    counter.respond_ns(13 * S, 0, &said(75, 107), &mut rng);
-    counter.respond_ns(60 * S, 0, &said(20, 60), &mut rng);
+    counter.respond_ns(10 * S, 0, &said(80, 110.0), &mut rng);
+    counter.respond_ns(13 * S, 0, &said(75, 107.0), &mut rng);
+    counter.respond_ns(60 * S, 0, &said(20, 60.0), &mut rng);
     assert_eq!(counter.reset_at(), None);
     // Without a quota, stated or given, the period is unknown: no verdict.
     let mut blind = build(1);
-    blind.respond_ns(10 * S, 0, &said(80, 50), &mut rng);
-    blind.respond_ns(13 * S, 0, &said(75, 47), &mut rng);
+    blind.respond_ns(10 * S, 0, &said(80, 50.0), &mut rng);
+    blind.respond_ns(13 * S, 0, &said(75, 47.0), &mut rng);
     assert_eq!(blind.reset_at(), None);
 }
 
@@ -305,16 +324,7 @@ fn a_stated_end_later_than_the_reset_predicted_moves_the_resets_on() {
     // above). The key's window is opened by its first request after the last one closed, so
     // it turns over later each period than that.
     let mut rng = test_rng();
-    let said = |remaining: u64, reset_s: f64| Answer {
-        limit: Some(100),
-        reset: Some(Duration::from_secs_f64(reset_s)),
-        ..answer(Status::Ok, remaining)
-    };
-    let mut t = shaped(1, 100.0, 60);
-    t.respond_ns(10 * S, 0, &said(80, 50.0), &mut rng);
-    t.respond_ns(11 * S, 0, &said(78, 49.0), &mut rng);
-    t.respond_ns(13 * S, 0, &said(75, 47.0), &mut rng);
-    assert_eq!(t.reset_at(), Some(59.5));
+    let mut t = read_as_fixed(1, &mut rng);
     // The next window opens with the first request after that, at 61 s, and states its end
     // 60 s on, rounded up: the turnover read agrees with the resets placed, but the end is no
     // sooner than 120 s. The resets move on to that.
@@ -329,11 +339,6 @@ fn a_stated_end_later_than_the_reset_predicted_moves_the_resets_on() {
     // Each answer of a window opened later than that says so, to a resolution.
     t.respond_ns(100 * S, 0, &said(75, 21.5), &mut rng);
     assert!((t.to_reset(100.0).unwrap() - 20.5).abs() < 1e-9);
-    // On a bucket a stated reset is when it is whole again: no reset is placed.
-    let mut bucket = shaped(1, 100.0, 60);
-    bucket.respond_ns(10 * S, 0, &said(80, 12.0), &mut rng);
-    bucket.respond_ns(13 * S, 0, &said(70, 18.0), &mut rng);
-    assert_eq!(bucket.reset_at(), None);
 }
 
 #[test]
@@ -342,21 +347,10 @@ fn a_success_that_reads_a_fixed_window_spent_holds_the_process_to_its_stated_end
     // reads a count of 0 and an end 20 s on, rounded up: the key is empty for 19 s at least,
     // and the other thread waits that out instead of taking a 429 of its own.
     let mut rng = test_rng();
-    let said = |remaining: u64, reset_s: u64| Answer {
-        limit: Some(100),
-        reset: ns(reset_s * S),
-        ..answer(Status::Ok, remaining)
-    };
     let read = |remaining: u64| {
-        let mut t = shaped(2, 100.0, 60);
         let mut rng = test_rng();
-        t.delay_ns(0, 0, &mut rng);
-        t.delay_ns(0, 1, &mut rng);
-        t.respond_ns(10 * S, 0, &said(80, 50), &mut rng);
-        t.respond_ns(11 * S, 0, &said(78, 49), &mut rng);
-        t.respond_ns(13 * S, 0, &said(75, 47), &mut rng);
-        assert_eq!(t.reset_at(), Some(59.5));
-        t.respond_ns(40 * S, 0, &said(remaining, 20), &mut rng);
+        let mut t = read_as_fixed(2, &mut rng);
+        t.respond_ns(40 * S, 0, &said(remaining, 20.0), &mut rng);
         t
     };
     let mut spent = read(0);
@@ -367,8 +361,8 @@ fn a_success_that_reads_a_fixed_window_spent_holds_the_process_to_its_stated_end
     // On a bucket a count of 0 is no spent window: it refills.
     let mut bucket = shaped(2, 100.0, 60);
     bucket.delay_ns(0, 1, &mut rng);
-    bucket.respond_ns(10 * S, 0, &said(1, 60), &mut rng);
-    bucket.respond_ns(11 * S, 0, &said(0, 60), &mut rng);
+    bucket.respond_ns(10 * S, 0, &said(1, 60.0), &mut rng);
+    bucket.respond_ns(11 * S, 0, &said(0, 60.0), &mut rng);
     assert!(bucket.delay_ns(11 * S, 1, &mut rng) < 19 * S);
 }
 
