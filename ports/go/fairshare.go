@@ -547,9 +547,9 @@ func (f *FairShare) ObserveNs(i int, now int64, a *Answer, latency int64) {
 			f.endDrift(secs(now), T, secs(latency))
 			f.periodFrom(now, T)
 			f.learn(now, T, r)
-			f.statedEnd(tc, T)
+			f.statedEnd(secs(s), T) // from the send: counted no sooner
 			if *a.Remaining == 0 {
-				f.holdSpentWindow(now, tcn, T)
+				f.holdSpentWindow(now, s, T)
 			}
 		}
 	}
@@ -674,7 +674,7 @@ func (f *FairShare) level(now int64, t, r float64) {
 }
 
 // narrow sets the span to NARROW(old, a, b).
-// statedEnd: a success counted at t stated its fixed window's end T seconds on, rounded up, so
+// statedEnd: a success sent at t (counted no sooner) stated its fixed window's end T seconds on, rounded up, so
 // the window closes no sooner than T - resolution. A reset predicted sooner moves on to that (a
 // window opened by its key's first request turns over later each period than predicted).
 func (f *FairShare) statedEnd(t, T float64) {
@@ -690,9 +690,9 @@ func (f *FairShare) statedEnd(t, T float64) {
 
 // holdSpentWindow: a fixed window's allowance read spent (a count of 0) leaves the key empty
 // until its stated end, less the end's rounding, for every thread.
-func (f *FairShare) holdSpentWindow(now, counted int64, T float64) {
+func (f *FairShare) holdSpentWindow(now, sent int64, T float64) {
 	if sure := T - f.res(); f.fixed() && sure > 0 {
-		f.holdProcess(now, counted+ns(sure))
+		f.holdProcess(now, sent+ns(sure))
 	}
 }
 

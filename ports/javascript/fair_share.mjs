@@ -486,7 +486,7 @@ export class FairShare {
     }
   }
 
-  // A success counted at t stated its window's end `stated` seconds on, rounded up: the window
+  // A success sent at t stated its window's end `stated` seconds on (counted no sooner), rounded up: the window
   // closes no sooner than stated - resolution. A reset predicted sooner moves on to that (a
   // window opened by its key's first request turns over later each period than predicted).
   readStatedEnd(t, stated) {
@@ -502,9 +502,9 @@ export class FairShare {
 
   // A fixed window's allowance read spent (a count of 0): every thread waits for its stated
   // end, less the end's rounding.
-  holdSpentWindow(now, counted, stated) {
+  holdSpentWindow(now, sent, stated) {
     const sure = stated - secs(this.ns.reset_resolution);
-    if (this.resetSpan !== null && sure > 0) this.holdProcess(now, counted + fromSecs(sure));
+    if (this.resetSpan !== null && sure > 0) this.holdProcess(now, sent + fromSecs(sure));
   }
 
   // A fixed window turned over between lo and hi. Its resets are a period apart: the span
@@ -765,9 +765,9 @@ export class FairShare {
       if (a.reset !== null && a.status === 'ok') this.readEndDrift(secs(now), secs(a.reset), secs(a.latency));
       if (a.reset !== null && a.status === 'ok') this.readPeriod(now, secs(a.reset));
       if (a.reset !== null && a.status === 'ok') this.learnRefill(now, secs(a.reset), a.remaining);
-      if (a.reset !== null && a.status === 'ok') this.readStatedEnd(secs(counted), secs(a.reset));
+      if (a.reset !== null && a.status === 'ok') this.readStatedEnd(secs(sent), secs(a.reset)); // from the send: no sooner counted
       // a fixed window's allowance read spent: the key is empty to its stated end
-      if (a.reset !== null && a.status === 'ok' && a.remaining === 0) this.holdSpentWindow(now, counted, secs(a.reset));
+      if (a.reset !== null && a.status === 'ok' && a.remaining === 0) this.holdSpentWindow(now, sent, secs(a.reset));
     }
     if (a.status === 'ok') {
       th.errors = 0;

@@ -733,10 +733,10 @@ class FairShare:
         if stated <= self.period + res and left < least:
             later = least - left
             self.reset_span = (self.reset_span[0] + later, self.reset_span[1] + later)
-    def hold_spent_window(self, now, counted, stated):  # every thread waits for the end, less its rounding
+    def hold_spent_window(self, now, sent, stated):  # every thread waits for the end, less its rounding
         sure = stated - secs(self.c["reset_resolution"])
         if self.reset_at is not None and sure > 0.0:
-            self.hold_process(now, counted + from_secs(sure))
+            self.hold_process(now, sent + from_secs(sure))
     def place_reset(self, lo, hi):  # every turnover seen narrows down where the resets fall
         span = (lo, hi)
         if self.reset_span is not None:
@@ -951,9 +951,9 @@ class FairShare:
                 self.read_end_drift(secs(now), secs(reset), secs(latency))
                 self.read_period(now, secs(reset))
                 self.learn_refill(now, secs(reset), float(remaining))
-                self.read_stated_end(secs(counted), secs(reset))
+                self.read_stated_end(secs(sent), secs(reset))  # from the send: no sooner counted
                 if remaining == 0:  # a fixed window's allowance read spent: empty to its stated end
-                    self.hold_spent_window(now, counted, secs(reset))
+                    self.hold_spent_window(now, sent, secs(reset))
         if cls == OK:
             th.errors = 0
             if remaining is not None and self.window is not None and secs(counted) > self.window[0]:

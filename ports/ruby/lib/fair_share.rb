@@ -419,7 +419,7 @@ class FairShare
   # A fixed window turned over between lo and hi. Its resets are a period apart: the span
   # kept so far, shifted by whole periods, is cut to this one (or replaced, if they do not meet),
   # and the reset is its middle.
-  # A success counted at t stated its window's end `stated` seconds on, rounded up: the window
+  # A success sent at t stated its window's end `stated` seconds on (counted no sooner), rounded up: the window
   # closes no sooner than stated - resolution. A reset predicted sooner moves on to that (a
   # window opened by its key's first request turns over later each period than predicted).
   def read_stated_end(t, stated)
@@ -434,9 +434,9 @@ class FairShare
 
   # A fixed window's allowance read spent (a count of 0): every thread waits for its stated end,
   # less the end's rounding.
-  def hold_spent_window(now, counted, stated)
+  def hold_spent_window(now, sent, stated)
     sure = stated - secs(@ns[:reset_resolution])
-    hold_process(now, counted + from_secs(sure)) if @reset_span && sure > 0.0
+    hold_process(now, sent + from_secs(sure)) if @reset_span && sure > 0.0
   end
 
   def place_reset(lo, hi)
@@ -688,9 +688,9 @@ class FairShare
       read_end_drift(secs(now), secs(a.reset), secs(a.latency)) if a.reset && a.status == :ok
       read_period(now, secs(a.reset)) if a.reset && a.status == :ok
       learn_refill(now, secs(a.reset), a.remaining.to_f) if a.reset && a.status == :ok
-      read_stated_end(secs(counted), secs(a.reset)) if a.reset && a.status == :ok
+      read_stated_end(secs(sent), secs(a.reset)) if a.reset && a.status == :ok
       # a fixed window's allowance read spent: the key is empty to its stated end
-      hold_spent_window(now, counted, secs(a.reset)) if a.reset && a.status == :ok && a.remaining.zero?
+      hold_spent_window(now, sent, secs(a.reset)) if a.reset && a.status == :ok && a.remaining.zero?
     end
     case a.status
     when :ok

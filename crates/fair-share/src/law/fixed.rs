@@ -134,9 +134,11 @@ impl Law {
         (HORIZON_RESOLUTIONS * self.resolution()).min(MAX_HORIZON_OF_PERIOD * self.period)
     }
 
-    /// A success counted at `t` stated its window's end `stated` seconds on. The end is rounded
-    /// up to the header's resolution, so the window closes no sooner than `stated − resolution`
-    /// from `t`. A reset predicted sooner than that is late news: a window opened by its key's
+    /// A success sent at `t` stated its window's end `stated` seconds on from when the server
+    /// counted it, no sooner than `t`. The end is rounded up to the header's resolution, so the
+    /// window closes no sooner than `stated − resolution` from `t` (from the answer's arrival
+    /// less half its latency, an answer slow on its way back put the end seconds late: 10 ×
+    /// 4 threads on 3,000 per 10 minutes with a heavy-tailed latency, fairness 0.71). A reset predicted sooner than that is late news: a window opened by its key's
     /// first request after the last one closed (express-rate-limit, @fastify/rate-limit,
     /// Flask-Limiter) turns over later each period than the turnovers seen say, and a law that
     /// spends the allowance to the reset it predicts runs it out early, then knocks on the
@@ -159,16 +161,16 @@ impl Law {
         }
     }
 
-    /// A success counted at `counted` read the allowance spent (its count 0) on a fixed window
-    /// whose end it stated `stated` seconds on: the key is empty until that end less its
+    /// A success sent at `sent` read the allowance spent (its count 0) on a fixed window whose
+    /// end it stated `stated` seconds on: the key is empty until that end less its
     /// rounding, for every thread of the process, whose requests until then would each take a
     /// 429 of their own (one per thread per window: 2 % of the requests of 3 × 4 threads on 100
     /// a minute). The process's phase stops until then, and its threads resume in their order
     /// (`pacing.rs`).
-    pub(super) fn hold_spent_window(&mut self, now: Nanos, counted: Nanos, stated: f64) {
+    pub(super) fn hold_spent_window(&mut self, now: Nanos, sent: Nanos, stated: f64) {
         let sure = stated - self.resolution();
         if self.mode.is_fixed() && sure > 0.0 {
-            self.hold_process(now, counted.saturating_add(from_secs(sure)));
+            self.hold_process(now, sent.saturating_add(from_secs(sure)));
         }
     }
 

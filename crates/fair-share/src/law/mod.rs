@@ -278,9 +278,11 @@ impl Law {
                 self.read_end_drift(secs(now), secs(nanos(reset)), secs(nanos(answer.latency)));
                 self.read_period(now, secs(nanos(reset)));
                 self.learn_refill(now, secs(nanos(reset)), r as f64);
-                self.read_stated_end(secs(counted), secs(nanos(reset)));
+                // From the send: the server counted the request no sooner, and an answer slow
+                // on its way back would put the end too late.
+                self.read_stated_end(secs(sent), secs(nanos(reset)));
                 if r == 0 {
-                    self.hold_spent_window(now, counted, secs(nanos(reset)));
+                    self.hold_spent_window(now, sent, secs(nanos(reset)));
                 }
             }
         }
