@@ -674,9 +674,10 @@ func (f *FairShare) level(now int64, t, r float64) {
 }
 
 // narrow sets the span to NARROW(old, a, b).
-// statedEnd: a success sent at t (counted no sooner) stated its fixed window's end T seconds on, rounded up, so
-// the window closes no sooner than T - resolution. A reset predicted sooner moves on to that (a
-// window opened by its key's first request turns over later each period than predicted).
+// statedEnd: a success sent at t (counted no sooner) stated its fixed window's end T seconds
+// on, rounded up, so the window closes no sooner than T - resolution. A reset predicted sooner
+// moves on to that (a window opened by its key's first request turns over later each period
+// than predicted).
 func (f *FairShare) statedEnd(t, T float64) {
 	if !f.fixed() {
 		return

@@ -486,9 +486,10 @@ export class FairShare {
     }
   }
 
-  // A success sent at t stated its window's end `stated` seconds on (counted no sooner), rounded up: the window
-  // closes no sooner than stated - resolution. A reset predicted sooner moves on to that (a
-  // window opened by its key's first request turns over later each period than predicted).
+  // A success sent at t stated its window's end `stated` seconds on (counted no sooner),
+  // rounded up: the window closes no sooner than stated - resolution. A reset predicted sooner
+  // moves on to that (a window opened by its key's first request turns over later each period
+  // than predicted).
   readStatedEnd(t, stated) {
     const left = this.toReset(t);
     if (left === null) return;
@@ -762,12 +763,14 @@ export class FairShare {
       if (a.status === 'ok') this.readEcho(secs(counted), a.remaining);
       this.readTop(a.remaining, a.status === 'limited');
       this.observeLevel(now, secs(counted), a.remaining);
-      if (a.reset !== null && a.status === 'ok') this.readEndDrift(secs(now), secs(a.reset), secs(a.latency));
-      if (a.reset !== null && a.status === 'ok') this.readPeriod(now, secs(a.reset));
-      if (a.reset !== null && a.status === 'ok') this.learnRefill(now, secs(a.reset), a.remaining);
-      if (a.reset !== null && a.status === 'ok') this.readStatedEnd(secs(sent), secs(a.reset)); // from the send: no sooner counted
-      // a fixed window's allowance read spent: the key is empty to its stated end
-      if (a.reset !== null && a.status === 'ok' && a.remaining === 0) this.holdSpentWindow(now, sent, secs(a.reset));
+      if (a.reset !== null && a.status === 'ok') {
+        this.readEndDrift(secs(now), secs(a.reset), secs(a.latency));
+        this.readPeriod(now, secs(a.reset));
+        this.learnRefill(now, secs(a.reset), a.remaining);
+        this.readStatedEnd(secs(sent), secs(a.reset)); // from the send: counted no sooner
+        // a fixed window's allowance read spent: the key is empty to its stated end
+        if (a.remaining === 0) this.holdSpentWindow(now, sent, secs(a.reset));
+      }
     }
     if (a.status === 'ok') {
       th.errors = 0;

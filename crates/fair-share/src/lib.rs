@@ -123,7 +123,8 @@
 //! From one turnover alone, two processes' resets could differ by their readings' spacing, and
 //! their plans `p(t)` by as many seconds of the allowance: they would price the same level
 //! apart and keep unequal shares. A success's stated reset `T`, rounded up and counted from
-//! no sooner than the request's send, says the window closes no sooner than `T − res` after it: a reset placed sooner moves on to that (a window opened by
+//! no sooner than the request's send, says the window closes no sooner than `T − res` after
+//! it: a reset placed sooner moves on to that (a window opened by
 //! its key's first request turns over later each period than its turnovers say), and a
 //! success that reads the allowance spent (`r = 0`) holds the whole process until then.
 //!

@@ -419,9 +419,10 @@ class FairShare
   # A fixed window turned over between lo and hi. Its resets are a period apart: the span
   # kept so far, shifted by whole periods, is cut to this one (or replaced, if they do not meet),
   # and the reset is its middle.
-  # A success sent at t stated its window's end `stated` seconds on (counted no sooner), rounded up: the window
-  # closes no sooner than stated - resolution. A reset predicted sooner moves on to that (a
-  # window opened by its key's first request turns over later each period than predicted).
+  # A success sent at t stated its window's end `stated` seconds on (counted no sooner),
+  # rounded up: the window closes no sooner than stated - resolution. A reset predicted sooner
+  # moves on to that (a window opened by its key's first request turns over later each period
+  # than predicted).
   def read_stated_end(t, stated)
     left = to_reset(t) or return
     res = secs(@ns[:reset_resolution])
@@ -685,12 +686,14 @@ class FairShare
       read_echo(secs(counted), a.remaining.to_f) if a.status == :ok
       read_top(a.remaining.to_f, a.status == :limited)
       observe_level(now, secs(counted), a.remaining.to_f)
-      read_end_drift(secs(now), secs(a.reset), secs(a.latency)) if a.reset && a.status == :ok
-      read_period(now, secs(a.reset)) if a.reset && a.status == :ok
-      learn_refill(now, secs(a.reset), a.remaining.to_f) if a.reset && a.status == :ok
-      read_stated_end(secs(sent), secs(a.reset)) if a.reset && a.status == :ok
-      # a fixed window's allowance read spent: the key is empty to its stated end
-      hold_spent_window(now, sent, secs(a.reset)) if a.reset && a.status == :ok && a.remaining.zero?
+      if a.reset && a.status == :ok
+        read_end_drift(secs(now), secs(a.reset), secs(a.latency))
+        read_period(now, secs(a.reset))
+        learn_refill(now, secs(a.reset), a.remaining.to_f)
+        read_stated_end(secs(sent), secs(a.reset)) # from the send: counted no sooner
+        # a fixed window's allowance read spent: the key is empty to its stated end
+        hold_spent_window(now, sent, secs(a.reset)) if a.remaining.zero?
+      end
     end
     case a.status
     when :ok

@@ -138,7 +138,8 @@ impl Law {
     /// counted it, no sooner than `t`. The end is rounded up to the header's resolution, so the
     /// window closes no sooner than `stated − resolution` from `t` (from the answer's arrival
     /// less half its latency, an answer slow on its way back put the end seconds late: 10 ×
-    /// 4 threads on 3,000 per 10 minutes with a heavy-tailed latency, fairness 0.71). A reset predicted sooner than that is late news: a window opened by its key's
+    /// 4 threads on 3,000 per 10 minutes with a heavy-tailed latency, fairness 0.71). A reset
+    /// predicted sooner than that is late news: a window opened by its key's
     /// first request after the last one closed (express-rate-limit, @fastify/rate-limit,
     /// Flask-Limiter) turns over later each period than the turnovers seen say, and a law that
     /// spends the allowance to the reset it predicts runs it out early, then knocks on the
