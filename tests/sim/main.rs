@@ -20,6 +20,7 @@ mod failure_window;
 mod fair_share_crowds;
 mod fair_share_learned_refill;
 mod fair_share_misreads;
+mod fair_share_newcomer;
 mod fair_share_short_sliding;
 mod fit;
 mod gauntlet_infra;
