@@ -6,8 +6,10 @@
 //! ([`beside_other_light_runs`]); `tests/real/` runs its real limiters' configurations at once,
 //! each at about ten requests a second.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use throttle_sim::engine::Control;
 use throttle_sim::engine::sim::summarize;
 use throttle_sim::scenario::{Override, parse_scenario};
 
@@ -39,6 +41,23 @@ pub fn sim_stats(text: &str, sets: &[&str], seeds: u64) -> [(f64, f64); 4] {
         })
         .collect();
     stats(&runs)
+}
+
+/// The requests.csv of the sim of `scenario` with `seed`, made in memory.
+pub fn sim_requests(scenario: &str, seed: u64) -> String {
+    let mut s = parse_scenario(scenario, "scenario.toml", "scenario", &[], 0)
+        .unwrap_or_else(|e| panic!("the sim's scenario: {e}\n{scenario}"));
+    s.run.seed = Some(seed);
+    let never = AtomicBool::new(false);
+    let mut ignore = |_| {};
+    let control = Control {
+        progress: &mut ignore,
+        interrupt: &never,
+    };
+    let mut csv = Vec::new();
+    throttle_sim::engine::sim::run(&s, std::io::sink(), Some(&mut csv), control)
+        .expect("a sim run writing to memory");
+    String::from_utf8(csv).expect("requests.csv is UTF-8")
 }
 
 /// The mean and sample standard deviation of each of `N` measures over runs (one array each).

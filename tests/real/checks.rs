@@ -14,12 +14,8 @@
 //! scenario) in a folder it names.
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 
-use throttle_sim::engine::Control;
-use throttle_sim::scenario::parse_scenario;
-
-use crate::agreement::{spread, stats};
+use crate::agreement::{sim_requests, spread, stats};
 use crate::harness;
 use crate::measure::{Bound, MOST_LOPSIDED_PERIODS, Metrics, Setup, lopsided_periods};
 use crate::runs::{self, Live};
@@ -167,23 +163,6 @@ fn disagrees(name: &str, setup: &Setup, live: &Live, sim: &[(f64, f64); 3]) -> O
     println!("{name}: live: {}", measured.line());
     println!("{name}: {}", lines.join("; "));
     (!disagree.is_empty()).then(|| format!("{} ({})", disagree.join("; "), measured.line()))
-}
-
-/// The requests.csv of the sim of `scenario` with `seed`.
-fn sim_requests(scenario: &str, seed: u64) -> String {
-    let mut s = parse_scenario(scenario, "scenario.toml", "scenario", &[], 0)
-        .unwrap_or_else(|e| panic!("the sim's scenario: {e}\n{scenario}"));
-    s.run.seed = Some(seed);
-    let never = AtomicBool::new(false);
-    let mut ignore = |_| {};
-    let control = Control {
-        progress: &mut ignore,
-        interrupt: &never,
-    };
-    let mut csv = Vec::new();
-    throttle_sim::engine::sim::run(&s, std::io::sink(), Some(&mut csv), control)
-        .expect("a sim run writing to memory");
-    String::from_utf8(csv).expect("requests.csv is UTF-8")
 }
 
 /// The live fair-share run meets the project's targets: the configuration's own (`COUNTED`

@@ -7,31 +7,28 @@
 //! times the key's. docs/fair-share-notes.md ("Measured on 0.27.0 and left open") has the
 //! numbers and what was tried.
 
-use std::fs;
-
-use assert_cmd::Command;
-
-use crate::common::{exe, write};
+use crate::common::agreement::sim_requests;
 
 /// The key's window and the judged periods, seconds.
 const PERIOD: f64 = 5.0;
+/// The run's length, seconds.
+const RUN: f64 = 60.0;
 /// The newcomer starts here; the periods judged start two periods later.
 const JOIN: f64 = 20.0;
 
 /// Three processes of four threads on 50 per 5 s from the start, a fourth of four threads
-/// joining at 20 s, a minute in all, in the server rule `rule`: each judged period's 2xx per
-/// process (the newcomer last), from two periods after the join.
+/// joining at 20 s, a minute in all (simulated in memory), in the server rule `rule`: each
+/// judged period's 2xx per process (the newcomer last), from two periods after the join.
 fn periods_after_join(rule: &str, seed: u64) -> Vec<Vec<u64>> {
-    let dir = tempfile::tempdir().unwrap();
-    let text = format!(
+    let scenario = format!(
         r#"name = "join"
 [run]
-duration = "60s"
-sample_every = "5s"
+duration = "{RUN}s"
+sample_every = "{PERIOD}s"
 [server]
 {rule}
 limit = 50
-window = "5s"
+window = "{PERIOD}s"
 headers = "flask-limiter"
 latency = "1.3ms"
 [[clients]]
@@ -47,27 +44,13 @@ algorithm = "fair-share"
 start = "{JOIN}s"
 "#
     );
-    let file = write(dir.path(), "join.toml", &text);
-    let out = dir.path().join("out");
-    Command::new(exe())
-        .args([
-            "run",
-            file.to_str().unwrap(),
-            "--seed",
-            &seed.to_string(),
-            "--out",
-        ])
-        .arg(&out)
-        .args(["-q", "--no-charts", "--log-requests"])
-        .assert()
-        .success();
-    let text = fs::read_to_string(out.join("requests.csv")).unwrap();
+    let text = sim_requests(&scenario, seed);
     let mut rows = csv::Reader::from_reader(text.as_bytes());
     let head = rows.headers().unwrap().clone();
     let col = |name: &str| head.iter().position(|h| h == name).unwrap();
     let (t, group, process, status) = (col("t"), col("group"), col("process"), col("status"));
     let first = ((JOIN / PERIOD) as usize) + 2;
-    let mut periods = vec![vec![0u64; 4]; (60.0 / PERIOD) as usize - first];
+    let mut periods = vec![vec![0u64; 4]; (RUN / PERIOD) as usize - first];
     for row in rows.records() {
         let row = row.unwrap();
         let k = (row[t].parse::<f64>().unwrap() / PERIOD) as usize;
