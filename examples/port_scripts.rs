@@ -284,6 +284,22 @@ const SHAPES: &[Shape] = &[
         ..PLAIN
     },
     Shape {
+        name: "stacked_flask_first",
+        server: "kind = \"stacked\"\nshows = \"first\"\nlimits = [\
+                 { kind = \"fixed-window\", limit = 10, window = \"1s\" },\
+                 { kind = \"fixed-window\", limit = 100, window = \"1m\", \
+                 start = \"first-request\" }]",
+        dialect: Headers::Github,
+        threads: 4,
+        // Flask-Limiter's "10 per second; 100 per minute": the successes state the short
+        // limit, and the long one refuses with its own limit and the seconds to its end. Each
+        // such refusal bounds the key's total under the long limit; the bucket stays 10.
+        // Others take one a second of the long limit's 1.67.
+        others_every: 1.0,
+        minutes: 3,
+        ..PLAIN
+    },
+    Shape {
         name: "fixed_window_first_request",
         server: "kind = \"fixed-window\"\nlimit = 50\nwindow = \"5s\"\nstart = \"first-request\"",
         dialect: Headers::Ietf,

@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.27.0"
+const Follows = "0.28.0"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -202,6 +202,36 @@ type FairShare struct {
 	xAtTop      float64
 	// The cuts at the first reading after the start: while none comes since, the test runs.
 	steadyCuts *int
+	// Stacked limits: the limit the last success stated, and the bound on the key's total
+	// rate from refusals that stated another limit (+Inf before any).
+	successLimit *float64
+	otherCap     float64
+}
+
+// takeStatedLimit takes the limit an answer states: a refusal stating another limit than the
+// last success's bounds the key's total rate by L/(T - resolution), T the later of its reset
+// and Retry-After, where T exceeds two resolutions, and leaves the bucket; any other stated
+// limit is the bucket.
+func (f *FairShare) takeStatedLimit(a *Answer) {
+	f.limitStated = true
+	limit := float64(*a.Limit)
+	if a.Class == ClassLimited && f.successLimit != nil && *f.successLimit != limit {
+		wait := 0.0
+		if a.Reset != nil {
+			wait = secs(*a.Reset)
+		}
+		if a.RetryAfter != nil {
+			wait = math.Max(wait, secs(*a.RetryAfter))
+		}
+		if wait > 2*f.res() {
+			f.otherCap = math.Min(f.otherCap, limit/(wait-f.res()))
+		}
+		return
+	}
+	f.B = limit
+	if a.Class == ClassOK {
+		f.successLimit = &limit
+	}
 }
 
 // heldTop: where no limit is stated, a level that cutting the rate to a quarter cannot raise
@@ -248,7 +278,7 @@ func New(threads int, p Params, random func() float64) (*FairShare, error) {
 	if random == nil {
 		random = defaultRandom
 	}
-	f := &FairShare{n: threads, nf: float64(threads), p: p, random: random}
+	f := &FairShare{n: threads, nf: float64(threads), p: p, random: random, otherCap: math.Inf(1)}
 	f.quotaP = p.Quota > 0
 	if f.quotaP {
 		f.B, f.period = p.Quota, p.Period
@@ -506,8 +536,7 @@ func (f *FairShare) ObserveNs(i int, now int64, a *Answer, latency int64) {
 		}
 	}
 	if a.Limit != nil && *a.Limit > 0 {
-		f.limitStated = true
-		f.B = float64(*a.Limit)
+		f.takeStatedLimit(a)
 	} else if a.Remaining != nil && float64(*a.Remaining) >= f.B {
 		f.B = float64(*a.Remaining) + 1
 	}
@@ -722,7 +751,7 @@ func (f *FairShare) steer(now int64, t, r float64) {
 		if fall > avg {
 			k = g
 		}
-		f.setX(now, mexp(mlog(f.x)+k*c(mlog(f.B/f.period/S))))
+		f.setX(now, mexp(mlog(f.x)+k*c(mlog(math.Min(f.B/f.period, f.otherCap)/S))))
 		return
 	}
 	fixed := f.fixed()
@@ -741,13 +770,14 @@ func (f *FairShare) steer(now int64, t, r float64) {
 		// Past the reset, the allowances that follow; over at least the reset's uncertainty.
 		H := math.Max(math.Max(l, f.W()), math.Min(2.5*f.res(), 0.5*f.period))
 		Rt = math.Max((rm+1-0.75*r0*math.Min(l/f.period, 1)+f.B*(H-l)/f.period)/H, f.R*0.05)
+		Rt = math.Min(Rt, f.otherCap)
 	} else {
 		tau := math.Max(f.p.DrainFill*f.B/f.R, f.p.DrainWindows*math.Max(f.W(), f.p.MinFlow/f.R))
 		d := (rm - r0) / tau
 		if f.full {
 			d = math.Min(d, f.p.FullDrain*f.R)
 		}
-		Rt = math.Max(f.R+d, f.R*0.25)
+		Rt = math.Min(math.Max(f.R+d, f.R*0.25), f.otherCap) // under another limit's bound
 	}
 	k := g
 	if f.phase != phaseSteady && !f.full && !fixed && S > 4*Rt {

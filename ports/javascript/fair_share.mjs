@@ -86,7 +86,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.27.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.28.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -188,6 +188,9 @@ export class FairShare {
     this.top = null;
     this.xAtTop = 0;
     this.steadyCuts = null; // the cuts at the first reading after the start: none since, the test runs
+    // stacked limits: the limit the last success stated; the total's bound from another limit's refusals
+    this.successLimit = null;
+    this.otherCap = Infinity;
     let x0 = this.rate / n;
     if (this.ns.initial_sleep !== null) x0 = fmin(1 / secs(this.ns.initial_sleep), x0);
     this.x = this.clampRate(x0);
@@ -278,12 +281,12 @@ export class FairShare {
       // past the reset, the allowances that follow; over at least the reset's uncertainty
       const h = fmax(fmax(left, this.windowSecs()), fmin(2.5 * secs(this.ns.reset_resolution), 0.5 * this.period));
       const later = this.limit * (h - left) / this.period; // whole
-      return fmax((r + 1 - res + later) / h, this.rate * 0.05);
+      return fmin(fmax((r + 1 - res + later) / h, this.rate * 0.05), this.otherCap);
     }
     const tau = fmax(this.c.drain_fill * this.limit / this.rate, this.c.drain_windows * this.loopSecs());
     let surplus = (r - this.reserve()) / tau;
     if (this.fullStart) surplus = fmin(surplus, this.c.full_drain * this.rate);
-    return fmax(this.rate + surplus, this.rate * 0.25);
+    return fmin(fmax(this.rate + surplus, this.rate * 0.25), this.otherCap); // under another limit's bound
   }
 
   setRate(now, x) {
@@ -352,7 +355,7 @@ export class FairShare {
     const fall = (first.r - last.r) / dt;
     const total = fmax(fmax(average, fall), this.rate * 0.02);
     const gain = fall > average ? this.c.gain : this.c.gain * fmin(1 * dt / this.period, 1);
-    this.setRate(now, exp(ln(this.x) + gain * clampStep(ln(this.limit / this.period / total))));
+    this.setRate(now, exp(ln(this.x) + gain * clampStep(ln(fmin(this.limit / this.period, this.otherCap) / total))));
   }
 
   // A stated reset's rounding: the header's second, or 0.02 of the period if more.
@@ -738,14 +741,27 @@ export class FairShare {
     return 0;
   }
 
+  // A refusal stating another limit than the last success's bounds the key's total rate by
+  // L / (T - resolution), T the later of its reset and Retry-After, where T exceeds two
+  // resolutions, and leaves the bucket; any other stated limit is the bucket.
+  takeStatedLimit(a) {
+    this.limitStated = true;
+    if (a.status === 'limited' && this.successLimit !== null && this.successLimit !== a.limit) {
+      const res = secs(this.ns.reset_resolution);
+      const wait = fmax(a.reset === null ? 0 : secs(a.reset), a.retryAfter === null ? 0 : secs(a.retryAfter));
+      if (wait > 2 * res) this.otherCap = fmin(this.otherCap, a.limit / (wait - res));
+      return;
+    }
+    this.limit = a.limit;
+    if (a.status === 'ok') this.successLimit = a.limit;
+  }
+
   onResponse(now, thread, a) {
     const q = a.quota !== null && a.quota[0] * 1e9 / a.quota[1] > 0 ? a.quota : null;
     this.statedPolicy ||= q !== null;
     if (this.c.quota === null && q !== null) this.takePolicy(now, q, a.limit === null);
-    if (a.limit !== null && a.limit > 0) {
-      this.limitStated = true;
-      this.limit = a.limit;
-    } else if (a.remaining !== null && a.remaining >= this.limit) this.limit = a.remaining + 1; // what is left and this
+    if (a.limit !== null && a.limit > 0) this.takeStatedLimit(a);
+    else if (a.remaining !== null && a.remaining >= this.limit) this.limit = a.remaining + 1; // what is left and this
     const th = this.threads[thread];
     const sent = th.lastSend ?? now;
     const counted = Math.max(now - Math.floor(a.latency / 2), 0, sent); // a refusal's reset: from the last let in

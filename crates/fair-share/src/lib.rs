@@ -95,6 +95,13 @@
 //! that count plus one (`law/top.rs`): a crowd's level rises when it sends less, a full
 //! bucket's cannot.
 //!
+//! **Stacked limits.** A short limit in front of a long one ("10 per second; 100 per minute"):
+//! the successes state one limit and a refusal the refusing one's. A refusal that states a limit
+//! `L` other than the last success's leaves `B` alone, and its wait `T` (the later of its reset
+//! and its `Retry-After`, if over two resolutions) bounds the key's total by `L/(T − res)` for
+//! the rest of the run; every mode's target is held under the lowest such bound
+//! (`law/stacked.rs`).
+//!
 //! **A fixed window.** When `r` jumps up by a tenth of the bucket (at least 2 tokens) more than
 //! the refill explains (over the readings' spacing widened by how far each one's count may lie
 //! from its time, half its latency), the server has reset a window: the window restarts there, and from then

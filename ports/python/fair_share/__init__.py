@@ -53,7 +53,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.27.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.28.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -520,6 +520,8 @@ class FairShare:
         # where no limit is stated: whether one was, the highest count read, the rate the test began at
         self.limit_stated, self.top, self.x_at_top = False, None, 0.0
         self.steady_cuts = None  # the cuts at the first reading after the start: none since, the test runs
+        # stacked limits: the limit the last success stated; the total's bound from another limit's refusals
+        self.success_limit, self.other_cap = None, math.inf
         x0, sleep = self.rate / n, c["initial_sleep"]
         self.x = self.clamp_rate(x0 if sleep is None else min(1.0 / secs(sleep) if sleep else math.inf, x0))
         self.probe = self.c["increase"] * self.rate * self.rate  # blind to the count: how fast it climbs
@@ -586,11 +588,11 @@ class FairShare:
             # past the reset, the allowances that follow; over at least the reset's uncertainty
             h = max(left, self.window_secs(), min(2.5 * secs(self.c["reset_resolution"]), 0.5 * self.period))
             later = self.limit * (h - left) / self.period  # whole
-            return max((r + 1.0 - reserve + later) / h, self.rate * 0.05)
+            return min(max((r + 1.0 - reserve + later) / h, self.rate * 0.05), self.other_cap)
         tau = max(self.c["drain_fill"] * self.limit / self.rate, self.c["drain_windows"] * self.loop_secs())
         surplus = (r - self.reserve()) / tau
         surplus = min(surplus, self.c["full_drain"] * self.rate) if self.full_start else surplus
-        return max(self.rate + surplus, self.rate * 0.25)
+        return min(max(self.rate + surplus, self.rate * 0.25), self.other_cap)  # under another limit's bound
     def set_rate(self, now, x):
         now = max(now, self.at)
         self.ph, self.at, self.x = self.phase(now), now, self.clamp_rate(x)
@@ -599,7 +601,7 @@ class FairShare:
         dt, n = t1 - t0, float(len(self.threads))
         if self.sliding:  # the level is what the last period took; no pull
             average, fall = (self.limit - (r0 + r1) / 2.0) / self.period, (r0 - r1) / dt
-            total, target = max(max(average, fall), self.rate * 0.02), self.limit / self.period
+            total, target = max(max(average, fall), self.rate * 0.02), min(self.limit / self.period, self.other_cap)
             gain = self.c["gain"] if fall > average else self.c["gain"] * min(1.0 * dt / self.period, 1.0)
             return self.set_rate(now, math.exp(math.log(self.x) + gain * _step(_ln(target / total))))
         (ts, rs), refused = self.win_since, self.win_refused if self.reset_span is not None else 0.0
@@ -921,6 +923,20 @@ class FairShare:
             nxt += math.ceil(phase + 0.5 - nxt) if nxt < phase + 0.5 else 0
             th.target, th.last_send = nxt, now
         return w
+    def take_stated_limit(self, cls, limit, reset, retry_after):
+        """A refusal stating another limit than the last success's bounds the key's total rate by
+        `L / (T - resolution)`, T the later of its reset and Retry-After, where T exceeds two
+        resolutions, and leaves the bucket; any other stated limit is the bucket."""
+        self.limit_stated = True
+        if cls == LIMITED and self.success_limit is not None and self.success_limit != limit:
+            res = secs(self.c["reset_resolution"])
+            wait = max(0.0 if reset is None else secs(reset), 0.0 if retry_after is None else secs(retry_after))
+            if wait > 2.0 * res:
+                self.other_cap = min(self.other_cap, limit / (wait - res))
+            return
+        self.limit = limit
+        if cls == OK:
+            self.success_limit = limit
     def on_response(self, now, thread, answer):
         cls, remaining, limit, retry_after, quota, reset, latency = answer
         th, n = self.threads[thread], float(len(self.threads))
@@ -929,7 +945,7 @@ class FairShare:
         if self.c["quota"] is None and quota is not None:
             self.take_policy(now, quota, limit is None)
         if limit is not None and limit > 0:
-            self.limit_stated, self.limit = True, float(limit)
+            self.take_stated_limit(cls, float(limit), reset, retry_after)
         elif remaining is not None and remaining >= self.limit:  # the bucket held what is left and this
             self.limit = remaining + 1.0
         sent = now if th.last_send is None else th.last_send

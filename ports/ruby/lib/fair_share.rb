@@ -40,7 +40,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.27.0' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.28.0' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -127,6 +127,9 @@ class FairShare
     @top = nil
     @x_at_top = 0.0
     @steady_cuts = nil # the cuts at the first reading after the start: none since, the test runs
+    # stacked limits: the limit the last success stated; the total's bound from another limit's refusals
+    @success_limit = nil
+    @other_cap = Float::INFINITY
     x0 = @rate / @threads.size
     x0 = fmin(1.0 / secs(@ns[:initial_sleep]), x0) if @ns[:initial_sleep]
     @x = clamp_rate(x0)
@@ -218,11 +221,11 @@ class FairShare
       # past the reset, the allowances that follow; over at least the reset's uncertainty
       h = fmax(fmax(left, window_secs), fmin(2.5 * secs(@ns[:reset_resolution]), 0.5 * @period))
       later = @limit * (h - left) / @period # whole
-      return fmax((r + 1.0 - res + later) / h, @rate * 0.05)
+      return fmin(fmax((r + 1.0 - res + later) / h, @rate * 0.05), @other_cap)
     end
     surplus = (r - reserve) / fmax(@c[:drain_fill] * @limit / @rate, @c[:drain_windows] * loop_secs)
     surplus = fmin(surplus, @c[:full_drain] * @rate) if @full_start
-    fmax(@rate + surplus, @rate * 0.25)
+    fmin(fmax(@rate + surplus, @rate * 0.25), @other_cap) # under another limit's bound
   end
 
   def set_rate(now, x)
@@ -291,7 +294,7 @@ class FairShare
     fall = (first.r - last.r) / dt
     total = fmax(fmax(average, fall), @rate * 0.02)
     gain = fall > average ? @c[:gain] : @c[:gain] * fmin(1.0 * dt / @period, 1.0)
-    set_rate(now, Math.exp(Math.log(@x) + gain * clamp_step(Math.log(@limit / @period / total))))
+    set_rate(now, Math.exp(Math.log(@x) + gain * clamp_step(Math.log(fmin(@limit / @period, @other_cap) / total))))
   end
 
   # A stated reset's rounding: the header's second, or 0.02 of the period if more.
@@ -659,13 +662,28 @@ class FairShare
     0
   end
 
+  # A refusal stating another limit than the last success's bounds the key's total rate by
+  # L / (T - resolution), T the later of its reset and Retry-After, where T exceeds two
+  # resolutions, and leaves the bucket; any other stated limit is the bucket.
+  def take_stated_limit(a)
+    @limit_stated = true
+    limit = a.limit.to_f
+    if a.status == :limited && @success_limit && @success_limit != limit
+      res = secs(@ns[:reset_resolution])
+      wait = fmax(a.reset ? secs(a.reset) : 0.0, a.retry_after ? secs(a.retry_after) : 0.0)
+      @other_cap = fmin(@other_cap, limit / (wait - res)) if wait > 2.0 * res
+      return
+    end
+    @limit = limit
+    @success_limit = limit if a.status == :ok
+  end
+
   def on_response(now, thread, a)
     q = a.quota && a.quota[0].to_f * 1e9 / a.quota[1].to_f > 0 ? a.quota : nil
     @stated_policy ||= !q.nil?
     take_policy(now, q, a.limit.nil?) if @c[:quota].nil? && q
     if a.limit&.positive?
-      @limit_stated = true
-      @limit = a.limit.to_f
+      take_stated_limit(a)
     elsif a.remaining && a.remaining.to_f >= @limit
       @limit = a.remaining.to_f + 1.0 # the bucket held what is left and this request
     end

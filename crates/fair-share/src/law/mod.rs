@@ -16,7 +16,7 @@
 //! the flood cut and the crowd's first cut. A full start is a flag beside it.
 //!
 //! **Reading the shape** is apart from **steering the rate**. The readers (`level.rs`,
-//! `stated.rs`, `refill.rs`, `echo.rs`, `top.rs`) look at an answer and name what it shows; the steering
+//! `stated.rs`, `refill.rs`, `echo.rs`, `top.rs`, `stacked.rs`) look at an answer and name what it shows; the steering
 //! (`window.rs` with the mode's file, `refusal.rs`, `blind.rs`) moves the per-thread rate `x`,
 //! and `pacing.rs` turns `x` into sends.
 
@@ -30,6 +30,7 @@ mod pacing;
 mod refill;
 mod refusal;
 mod sliding;
+mod stacked;
 mod stated;
 mod top;
 mod window;
@@ -43,6 +44,7 @@ use self::echo::Echo;
 use self::modes::{Evidence, Mode};
 use self::pacing::{Clock, ThreadState};
 use self::refill::{LearnedRefill, policy_rate};
+use self::stacked::OtherLimit;
 use self::stated::StatedResets;
 use self::top::HeldTop;
 use self::window::LawWindow;
@@ -109,6 +111,7 @@ pub struct Law {
     learned: LearnedRefill,
     echo: Echo,
     held_top: HeldTop,
+    other_limit: OtherLimit,
 }
 
 /// What a window of the law measured and did.
@@ -158,6 +161,7 @@ impl Law {
             learned: LearnedRefill::default(),
             echo: Echo::default(),
             held_top: HeldTop::default(),
+            other_limit: OtherLimit::default(),
         };
         let x0 = match initial_sleep {
             Some(s) => (1.0 / s).min(rate / n as f64),
@@ -239,10 +243,9 @@ impl Law {
         {
             self.take_policy(now, q, answer.limit.is_none());
         }
-        if let Some(limit) = answer.limit.filter(|l| *l > 0) {
-            self.held_top.limit_stated = true;
-            self.limit = limit as f64;
-        } else if let Some(r) = answer.remaining.filter(|r| *r as f64 >= self.limit) {
+        if !self.take_stated_limit(answer)
+            && let Some(r) = answer.remaining.filter(|r| *r as f64 >= self.limit)
+        {
             // No limit stated, and more left than the bucket the quota implies (a token
             // bucket of 1 per second told as `quota = 1`, `period = 1s`, bursting to 20): the
             // bucket held at least what is left and the request just counted.

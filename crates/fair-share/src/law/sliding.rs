@@ -34,7 +34,8 @@ impl Law {
         let total = average.max(fall).max(self.rate * MIN_TOTAL_OF_RATE);
         // Every token left unused is lost a period later, and the refusals carry the signal at
         // the floor (one request per period each): no reserve.
-        let target = self.limit / self.period;
+        // (Under another limit's bound: `stacked.rs`.)
+        let target = (self.limit / self.period).min(self.other_limit.cap);
         // The level falling faster than the period's average says the rate is high now (the
         // fall is `S(t) − S(t − period)`, a lower bound of `S(t)`): act within a window, as on a
         // bucket. Otherwise the reading is an average over the period: spread the gain.

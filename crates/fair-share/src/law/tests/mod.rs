@@ -7,6 +7,7 @@ mod cuts;
 mod modes;
 mod shares;
 mod small;
+mod stacked;
 mod start;
 mod stated;
 mod top;
