@@ -770,15 +770,15 @@ func (f *FairShare) steer(now int64, t, r float64) {
 		// Past the reset, the allowances that follow; over at least the reset's uncertainty.
 		H := math.Max(math.Max(l, f.W()), math.Min(2.5*f.res(), 0.5*f.period))
 		Rt = math.Max((rm+1-0.75*r0*math.Min(l/f.period, 1)+f.B*(H-l)/f.period)/H, f.R*0.05)
-		Rt = math.Min(Rt, f.otherCap)
 	} else {
 		tau := math.Max(f.p.DrainFill*f.B/f.R, f.p.DrainWindows*math.Max(f.W(), f.p.MinFlow/f.R))
 		d := (rm - r0) / tau
 		if f.full {
 			d = math.Min(d, f.p.FullDrain*f.R)
 		}
-		Rt = math.Min(math.Max(f.R+d, f.R*0.25), f.otherCap) // under another limit's bound
+		Rt = math.Max(f.R+d, f.R*0.25)
 	}
+	Rt = math.Min(Rt, f.otherCap) // under another limit's bound
 	k := g
 	if f.phase != phaseSteady && !f.full && !fixed && S > 4*Rt {
 		k = 1

@@ -159,19 +159,19 @@ impl Law {
     }
 
     pub fn target(&self, r: f64, t: f64) -> f64 {
-        if let Some(left) = self.to_reset(t) {
-            return self.window_target(r, left).min(self.other_limit.cap);
-        }
-        let tau = (self.cfg.drain_fill * self.limit / self.rate)
-            .max(self.cfg.drain_windows * self.loop_secs());
-        let mut surplus = (r - self.reserve()) / tau;
-        if self.mode.full {
-            surplus = surplus.min(self.cfg.full_drain * self.rate);
-        }
+        let target = if let Some(left) = self.to_reset(t) {
+            self.window_target(r, left)
+        } else {
+            let tau = (self.cfg.drain_fill * self.limit / self.rate)
+                .max(self.cfg.drain_windows * self.loop_secs());
+            let mut surplus = (r - self.reserve()) / tau;
+            if self.mode.full {
+                surplus = surplus.min(self.cfg.full_drain * self.rate);
+            }
+            (self.rate + surplus).max(self.rate * MIN_TARGET_OF_RATE)
+        };
         // Another limit's refusals bound the total (`stacked.rs`).
-        (self.rate + surplus)
-            .max(self.rate * MIN_TARGET_OF_RATE)
-            .min(self.other_limit.cap)
+        target.min(self.other_limit.cap)
     }
 
     pub(super) fn refill(&self) -> f64 {
