@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.28.0"
+const Follows = "0.29.0"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -908,17 +908,18 @@ func (f *FairShare) refused(i int, now, s int64, ra *int64) {
 		}
 		sra := secs(*ra)
 		f.hold[i] = now + ns(sra+j*math.Min(sra, 1/f.x))
-		// The key is surely empty for the Retry-After less its rounding, for every thread,
-		// unless the predicted reset explains the refusal (the window is spent as planned).
+		// The key is surely empty for the Retry-After less its rounding, for every thread;
+		// where the predicted reset explains the refusal, to that reset instead.
 		if !spent {
 			sure := *ra - durNs(f.p.ResetResolution)
 			if sure < 0 {
 				sure = 0
 			}
 			f.holdProcess(now, now+sure)
-		} else if left := f.left(secs(now)); left > 0.5*f.period {
-			// Spent in the first half of its period: against the plan, so every thread holds
-			// to the reset, where the wait is long enough for its rounding to be a small part.
+		} else {
+			// Spent before the reset: every thread holds to it, where the wait is long enough
+			// for its rounding to be a small part.
+			left := f.left(secs(now))
 			res := secs(durNs(f.p.ResetResolution))
 			if sra > 4*res {
 				f.holdProcess(now, now+ns(math.Max(sra-res, math.Min(left, sra))))

@@ -86,7 +86,7 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.28.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.29.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -848,14 +848,14 @@ export class FairShare {
         wait = fromSecs(ra + stretch * fmin(ra, this.spacing()));
       }
       th.hold = Math.min(now + wait, U64);
-      // the key is surely empty for the Retry-After less its rounding, for every thread (unless
-      // the predicted reset explains the refusal: the window is spent as planned)
+      // the key is surely empty for the Retry-After less its rounding, for every thread (where
+      // the predicted reset explains the refusal, to that reset instead)
       if (a.retryAfter !== null && !spent) {
         this.holdProcess(now, Math.min(now + Math.max(a.retryAfter - this.ns.reset_resolution, 0), U64));
       } else if (a.retryAfter !== null && left !== null) {
-        // spent in the first half of its period: against the plan, every thread holds to the reset
+        // spent before the reset: every thread holds to it, where the wait places it closely
         const ra = secs(a.retryAfter), res = secs(this.ns.reset_resolution);
-        if (left > 0.5 * this.period && ra > 4 * res) {
+        if (ra > 4 * res) {
           this.holdProcess(now, Math.min(now + fromSecs(fmax(ra - res, fmin(left, ra))), U64));
         }
       }

@@ -219,7 +219,9 @@
 //! then the thread holds to the reset and the rate stays; the thread waits at least
 //! `Retry-After + U[0, retry_jitter] × min(Retry-After, 1/x)`, and, unless the reset explained
 //! it, the whole process's phase stops for the `Retry-After` less its rounding
-//! (`reset_resolution`): the key is empty for every thread, not only the one refused. The reset
+//! (`reset_resolution`): the key is empty for every thread, not only the one refused. Where the
+//! reset explained it and the `Retry-After` is over four resolutions, the phase stops until the
+//! later of that and the predicted reset: the window is spent for every thread. The reset
 //! explains a 429 when its `Retry-After`, around the period's circle, is from `u` before the
 //! time to the predicted reset to `u` and a resolution after it (a `Retry-After` is rounded up),
 //! `u = 0.1 · period` plus half the span where the resets fall. The process's first 429, before any window closed, on

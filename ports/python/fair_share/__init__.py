@@ -53,7 +53,7 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.28.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.29.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -1022,9 +1022,9 @@ class FairShare:
             th.hold = min(now + wait, U64)
             if retry_after is not None and not spent:  # the key is surely empty, less its rounding
                 self.hold_process(now, min(now + max(retry_after - self.c["reset_resolution"], 0), U64))
-            elif retry_after is not None and left is not None:  # spent in its first half: all hold
+            elif retry_after is not None and left is not None:  # explained by the reset: all hold to it
                 ra, res = secs(retry_after), secs(self.c["reset_resolution"])
-                if left > 0.5 * self.period and ra > 4.0 * res:
+                if ra > 4.0 * res:
                     self.hold_process(now, min(now + from_secs(max(ra - res, min(left, ra))), U64))
         else:  # a 503 or a transport error: this thread backs off, the rate stays
             base = secs(self.c["error_backoff"]) * 2.0 ** min(th.errors, 30)

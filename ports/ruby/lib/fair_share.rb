@@ -40,7 +40,7 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.28.0' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.29.0' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
@@ -778,14 +778,14 @@ class FairShare
         wait = from_secs(ra + stretch * fmin(ra, spacing))
       end
       th.hold = [now + wait, U64].min
-      # the key is surely empty for the Retry-After less its rounding, for every thread (unless
-      # the predicted reset explains the refusal: the window is spent as planned)
+      # the key is surely empty for the Retry-After less its rounding, for every thread (where
+      # the predicted reset explains the refusal, to that reset instead)
       if a.retry_after && !spent
         hold_process(now, [now + [a.retry_after - @ns[:reset_resolution], 0].max, U64].min)
       elsif a.retry_after && left
-        # spent in the first half of its period: against the plan, every thread holds to the reset
+        # spent before the reset: every thread holds to it, where the wait places it closely
         ra, res = secs(a.retry_after), secs(@ns[:reset_resolution])
-        if left > 0.5 * @period && ra > 4.0 * res
+        if ra > 4.0 * res
           hold_process(now, [now + from_secs(fmax(ra - res, fmin(left, ra))), U64].min)
         end
       end

@@ -18,8 +18,8 @@
 //! readings came from the rate just cut. Every refused thread waits at least the `Retry-After`,
 //! stretched by `U[0, retry_jitter]·min(Retry-After, 1/x)`, and, unless the reset explained it,
 //! the whole process holds for the `Retry-After` less its rounding (`pacing.rs`, `hold_process`):
-//! the key is empty for all its threads. Where it explains it but the window was spent in the
-//! first half of its period (`spent_early`), the whole process holds to the reset as well.
+//! the key is empty for all its threads. Where it explains it (`spent`), the whole process
+//! holds to the reset as well, unless the `Retry-After` is too coarse to place the reset.
 //!
 //! A 503 or a transport error changes no rate but holds the thread back for `error_backoff`,
 //! doubling per consecutive error up to `error_backoff_max`.
@@ -30,12 +30,8 @@ use crate::answer::Answer;
 use crate::draw::Draw;
 use crate::time::{Nanos, from_secs, nanos, secs};
 
-/// A fixed window's allowance refused with more than this share of its period (unitless) still
-/// to go was spent early, against the plan, and the whole process holds to the reset: in the
-/// window's last half a refusal is the plan's tail (holding every process refused there cost
-/// a 100-a-minute window under churn its windowed fairness, 0.975 to 0.969)...
-pub(super) const EARLY_SPENT_OF_PERIOD: f64 = 0.5;
-/// ... where the wait is more than this many resolutions of the header (unitless): a
+/// A fixed window's allowance refused where the reset explains it holds the whole process to
+/// the reset where the wait is more than this many resolutions of the header (unitless): a
 /// `Retry-After` of 2 s, rounded up from anywhere in the second below, places the reset too
 /// loosely to hold every thread on (express-rate-limit's 50 per 5 s: 429s 1.7 % to 4.2 %).
 pub(super) const HOLD_RESOLUTIONS: f64 = 4.0;
@@ -109,32 +105,29 @@ impl Law {
         };
         self.threads[thread].hold = now.saturating_add(wait);
         // The key is surely empty for the `Retry-After` less its rounding (whole seconds,
-        // rounded up): for every thread of the process, not only the one refused. Not where the
-        // predicted reset explains the refusal: the window is spent as planned, and the other
-        // threads, paced toward that reset, resume with it (holding them all took the
-        // allowance's first requests after the reset from processes that joined under churn).
+        // rounded up): for every thread of the process, not only the one refused. Where the
+        // predicted reset explains the refusal, the process holds to that reset instead, if
+        // the `Retry-After` places it closely enough (`spent`).
         if let Some(ra) = retry_after.filter(|_| !window_spent) {
             let sure = ra.saturating_sub(nanos(self.cfg.reset_resolution));
             self.hold_process(now, now.saturating_add(sure));
-        } else if let Some(until) = retry_after.and_then(|ra| self.spent_early(now, ra)) {
+        } else if let Some(until) = retry_after.and_then(|ra| self.spent(now, ra)) {
             self.hold_process(now, until);
         }
     }
 
-    /// A fixed window spent more than [`EARLY_SPENT_OF_PERIOD`] of a period before its
-    /// reset was not spent as planned (the process's pace was for an allowance lasting to the
-    /// reset, or it had not yet read the window: a first window read as a bucket): the key is
-    /// empty until the reset for every thread, which would otherwise each take a 429 of its
-    /// own there, one spacing after the other (Flask-Limiter's 30 a minute: 12 probes of 3 × 4
-    /// threads in the first window). Where the wait is more than [`HOLD_RESOLUTIONS`] of the
-    /// header's resolution, so that its rounding is a small part of it: the process holds to
-    /// the later of the `Retry-After` less its rounding and the predicted reset. A refusal in a
-    /// window's last half is the plan's tail, and holds only its thread (`refused`).
-    fn spent_early(&self, now: Nanos, retry_after: Nanos) -> Option<Nanos> {
+    /// A fixed window spent before its reset: the key is empty until the reset for every
+    /// thread, which would otherwise each take a 429 of its own there, one spacing after the
+    /// other (Flask-Limiter's 30 a minute: 12 probes of 3 × 4 threads in the first window; on
+    /// a fresh 100 a minute, 3 × 4 threads drew 3 % 429s over the first three minutes with the
+    /// hold kept to windows spent in their first half, 0.7 % with it in every window). Where
+    /// the wait is more than [`HOLD_RESOLUTIONS`] of the header's resolution, so that its
+    /// rounding is a small part of it: the process holds to the later of the `Retry-After`
+    /// less its rounding and the predicted reset.
+    fn spent(&self, now: Nanos, retry_after: Nanos) -> Option<Nanos> {
         let (ra, left) = (secs(retry_after), self.to_reset(secs(now))?);
-        let early =
-            left > EARLY_SPENT_OF_PERIOD * self.period && ra > HOLD_RESOLUTIONS * self.resolution();
-        early.then(|| now.saturating_add(from_secs((ra - self.resolution()).max(left.min(ra)))))
+        (ra > HOLD_RESOLUTIONS * self.resolution())
+            .then(|| now.saturating_add(from_secs((ra - self.resolution()).max(left.min(ra)))))
     }
 
     /// An error or a 503 on `thread`'s request: hold the thread, doubling per error in a row.

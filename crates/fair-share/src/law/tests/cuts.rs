@@ -195,17 +195,17 @@ fn a_spent_fixed_window_holds_until_its_reset_without_cutting_the_rate() {
 }
 
 #[test]
-fn a_fixed_window_spent_in_its_last_half_holds_the_refused_thread_not_the_process() {
+fn a_fixed_window_spent_in_its_last_half_holds_the_whole_process_too() {
     // As above, with two threads, refused 1,700 s before the reset at 7200 s (under half the
-    // hour): the refusal the reset explains is the plan's tail, and holds the refused thread
-    // to the reset; the other thread, paced toward that reset, is not held with it.
+    // hour): the other thread would only meet the empty window too, so it waits for the reset
+    // as well (the later of the `Retry-After` less its rounding and the reset placed at
+    // 7150 s), the rate uncut.
     let mut t = turned_over_at_an_hour(2);
+    let x = t.thread_rate();
     refuse(&mut t, 5500, 1700, true);
+    assert_eq!(t.thread_rate(), x);
     assert!(t.threads[0].hold >= 7200 * S);
-    assert_eq!(t.wait(5500 * S, 1), 0);
-    // A refusal that the reset does not explain holds both, for its wait less its rounding.
-    refuse(&mut t, 5600, 10, false);
-    assert_eq!(t.wait(5600 * S, 1), 9 * S);
+    assert_eq!(t.wait(5500 * S, 1), 1699 * S);
 }
 
 #[test]
