@@ -446,6 +446,19 @@ const SHAPES: &[Shape] = &[
         ..PLAIN
     },
     Shape {
+        name: "token_bucket_github_kept_near_full",
+        server: "kind = \"token-bucket\"\nrate = 1\nperiod = \"1s\"\nburst = 12",
+        dialect: Headers::Github,
+        threads: 1,
+        // A bucket of 12 refilled at 1 a second in GitHub's fields (no policy, the reset an
+        // epoch second): read one or two tokens below the top, its resets bound the refill
+        // from below by a token over the reset, half of it or less, and from above by three
+        // times that. Until the two come within `PINNED_RATIO`, the refill is unproven: alone
+        // and full through a window, the process doubles.
+        minutes: 4,
+        ..PLAIN
+    },
+    Shape {
         name: "sliding_window_counter_github_next_drop",
         server: "kind = \"sliding-window-counter\"\nlimit = 50\nwindow = \"5s\"\nreset = \"next-drop\"",
         dialect: Headers::Github,

@@ -14,7 +14,7 @@ import (
 )
 
 // Follows is the version of the crate crates/fair-share this port follows.
-const Follows = "0.29.0"
+const Follows = "0.30.0"
 
 // Params are the law's parameters (docs/fair-share.md, "Parameters"), durations in seconds.
 // Quota and Period are 0 when not set (then the server's RateLimit-Policy, else 4,500 per hour).
@@ -818,10 +818,19 @@ func (f *FairShare) steer(now int64, t, r float64) {
 	}
 }
 
+// The stated resets pin a bucket's refill once their lowest ceiling is within this factor of
+// their highest lower bound (unitless): a bound alone may be half the refill.
+const pinnedRatio = 1.5
+
+// pinned: a stated reset bounded the refill, and no ceiling they put on it lies further above.
+func (f *FairShare) pinned() bool {
+	return f.fromResets && (f.ceil == nil || f.learned == nil || *f.ceil <= pinnedRatio**f.learned)
+}
+
 // unproven: a bucket's refill that nothing states, tells or bounds from its resets, past the
 // first window.
 func (f *FairShare) unproven() bool {
-	return !f.quotaP && f.policy == nil && !f.fromResets && !f.nobucket && !f.fixed() && f.phase == phaseSteady
+	return !f.quotaP && f.policy == nil && !f.pinned() && !f.nobucket && !f.fixed() && f.phase == phaseSteady
 }
 
 // learnFromSuccesses: R·dt >= own successes + the level's rise over the window (others only

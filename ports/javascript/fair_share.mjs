@@ -86,9 +86,12 @@ function exp(y) {
   return fixedToDouble(sum, Number(k));
 }
 
-export const FOLLOWS = '0.29.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
+export const FOLLOWS = '0.30.0'; // the version of crates/fair-share (its Cargo.toml) this port follows
 const NS = 1e9;
 const U64 = 2 ** 64; // u64::MAX as a Number rounds to 2^64
+// The stated resets pin a bucket's refill once their lowest ceiling is within this factor of their
+// highest lower bound: a bound alone may be half the refill.
+const PINNED_RATIO = 1.5;
 // Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
 // refused thread's cut, and the probe's bounds in R² per second.
 const BLIND_REFUSALS = 0.005;
@@ -326,9 +329,15 @@ export class FairShare {
     if (alone) this.learnRefillFromSuccesses(now, first, last);
   }
 
+  // A stated reset bounded the refill, and no ceiling they put on it lies more than
+  // PINNED_RATIO above.
+  refillPinned() {
+    return this.fromResets && (this.refillCeiling === null || this.refillBound === null
+      || this.refillCeiling <= PINNED_RATIO * this.refillBound);
+  }
   // A bucket's refill that nothing states, tells or bounds from its resets, past the first window.
   refillUnproven() {
-    return this.c.quota === null && this.policy === null && !this.fromResets && !this.noBucket
+    return this.c.quota === null && this.policy === null && !this.refillPinned() && !this.noBucket
       && this.resetSpan === null && this.updates > 0;
   }
 

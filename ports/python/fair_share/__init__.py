@@ -53,9 +53,12 @@ import bisect, math, random as _random, re, threading, time
 from fractions import Fraction
 from types import SimpleNamespace
 
-FOLLOWS = "0.29.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
+FOLLOWS = "0.30.0"  # the version of crates/fair-share (its Cargo.toml) this port follows
 NS, U64, U32, DAY = 10**9, 2**64 - 1, 2**32 - 1, 86_400 * 10**9  # DAY: MAX_SERVER_WAIT
 OK, LIMITED, UNAVAILABLE, ERROR = "ok", "limited", "unavailable", "error"
+# The stated resets pin a bucket's refill once their lowest ceiling is within this factor of their
+# highest lower bound: a bound alone may be half the refill.
+PINNED_RATIO = 1.5
 # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
 # refused thread's cut, how far below the quota a rate counts in the climb (R/X), and the probe's
 # bounds in R² per second.
@@ -837,8 +840,11 @@ class FairShare:
         if bound > (0.0 if self.refill_bound is None else self.refill_bound):
             self.refill_bound, self.from_resets = bound, True
             self.move_refill(now, bound, self.limit / bound)
+    def refill_pinned(self):  # a reset bounded R, and no ceiling lies more than PINNED_RATIO above
+        return self.from_resets and (self.refill_ceiling is None or self.refill_bound is None
+                                     or self.refill_ceiling <= PINNED_RATIO * self.refill_bound)
     def refill_unproven(self):  # a bucket's refill nothing states, tells or bounds from its resets
-        return (self.c["quota"] is None and self.policy is None and not self.from_resets and not self.no_bucket
+        return (self.c["quota"] is None and self.policy is None and not self.refill_pinned() and not self.no_bucket
                 and self.reset_span is None and self.updates > 0)
     def learn_refill_from_successes(self, now, first, last):  # R·dt >= own successes + the level's rise
         (t0, r0), (t1, r1) = first, last

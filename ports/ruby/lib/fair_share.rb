@@ -40,9 +40,12 @@
 #
 # wait_ns / observe_ns take and give whole nanoseconds (what ports/ruby/drive.rb uses).
 class FairShare
-  FOLLOWS = '0.29.0' # the version of crates/fair-share (its Cargo.toml) this port follows
+  FOLLOWS = '0.30.0' # the version of crates/fair-share (its Cargo.toml) this port follows
   NS = 1_000_000_000
   U64 = 2**64 - 1
+  # The stated resets pin a bucket's refill once their lowest ceiling is within this factor of
+  # their highest lower bound: a bound alone may be half the refill.
+  PINNED_RATIO = 1.5
   # Blind to the count: the share of refusals the probe aims for, how hard an answer moves it, a
   # refused thread's cut, and the probe's bounds in R² per second.
   BLIND_REFUSALS = 0.005
@@ -266,9 +269,15 @@ class FairShare
     learn_refill_from_successes(now, first, last) if alone
   end
 
+  # A stated reset bounded the refill, and no ceiling they put on it lies more than
+  # PINNED_RATIO above.
+  def refill_pinned?
+    @from_resets && (@refill_ceiling.nil? || @refill_bound.nil? || @refill_ceiling <= PINNED_RATIO * @refill_bound)
+  end
+
   # A bucket's refill that nothing states, tells or bounds from its resets, past the first window.
   def refill_unproven?
-    @c[:quota].nil? && @policy.nil? && !@from_resets && !@no_bucket && @reset_span.nil? && @updates.positive?
+    @c[:quota].nil? && @policy.nil? && !refill_pinned? && !@no_bucket && @reset_span.nil? && @updates.positive?
   end
 
   # R*dt >= own successes + the level's rise over the window (others only take more), the count

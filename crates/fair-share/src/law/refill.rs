@@ -63,6 +63,10 @@ pub(super) struct LearnedRefill {
 /// filling in 101 days, and a lone process of 152 threads sent 5 requests in 84 minutes.
 pub(super) const MAX_BUCKET_FILL_SECS: f64 = 7.0 * 86_400.0;
 
+/// The stated resets pin a bucket's refill once their lowest ceiling is within this factor
+/// of their highest lower bound (unitless).
+pub(super) const PINNED_RATIO: f64 = 1.5;
+
 /// A stated quota's refill, requests per second, computed as the simulator always has
 /// (`limit · 10⁹ / window`) so both give the same rate to the last bit.
 pub(super) fn policy_rate(limit: u64, window: Nanos) -> f64 {
@@ -196,10 +200,21 @@ impl Law {
     pub(super) fn refill_unproven(&self) -> bool {
         self.cfg.quota.is_none()
             && self.policy.is_none()
-            && !self.learned.from_resets
+            && !self.refill_pinned()
             && !self.learned.no_bucket
             && !self.mode.is_fixed()
             && !self.mode.before_first_window()
+    }
+
+    /// Whether the stated resets pin the refill: a lower bound from them, and a ceiling less
+    /// than `PINNED_RATIO` times it. A bound alone may be half the refill (on a bucket kept
+    /// near full, `(B − r − 1)/reset` counts one token of the two a reset of 2 tokens says).
+    fn refill_pinned(&self) -> bool {
+        self.learned.from_resets
+            && match (self.learned.refill_bound, self.learned.refill_ceiling) {
+                (Some(b), Some(c)) => c <= PINNED_RATIO * b,
+                _ => true,
+            }
     }
 
     /// A bucket of unproven refill read full at both ends of a window of the law, the process

@@ -179,3 +179,23 @@ fn alone_on_a_bucket_faster_than_its_resets_tell_a_process_learns_the_refill_fro
         );
     }
 }
+
+#[test]
+fn alone_on_a_bucket_kept_near_full_a_lower_bound_from_its_resets_does_not_hold_a_process_at_it() {
+    // A bucket of 17 refilled at 263 per 15 minutes, its resets in whole seconds: a reading
+    // one or two tokens below the top bounds the refill by a token over the reset, half the
+    // refill or less, while a ceiling from the same resets stays far above. Until the ceiling
+    // comes within `PINNED_RATIO` of the bound, the process probes as on an unproven refill,
+    // and does not sit at the bound for half an hour (0.15 of 0.29 per second, the bucket
+    // full all the while). Judged on the last ten of thirty minutes.
+    let rate = 263.0 / 900.0;
+    for threads in [1, 4] {
+        let (ok, refused) = alone_untold(threads, 17, rate, 1800, 600);
+        let used = ok as f64 / (rate * 600.0);
+        let share = refused as f64 / (rate * 1800.0);
+        assert!(
+            used >= 0.9 && share <= 0.005,
+            "{threads} thread(s): used {used:.3} of the last ten minutes, {refused} refused"
+        );
+    }
+}
