@@ -459,6 +459,18 @@ const SHAPES: &[Shape] = &[
         ..PLAIN
     },
     Shape {
+        name: "token_bucket_fastify_resets_of_a_second",
+        server: "kind = \"token-bucket\"\nrate = 59\nperiod = \"15s\"\nburst = 6\ninitial = 2",
+        dialect: Headers::Fastify,
+        threads: 3,
+        // A bucket of 6 refilled at 3.9 a second in fastify's fields: every reset it states is
+        // one second, which caps no refill, and its second answer (4 left) bounds the refill
+        // by a token a second. A bound with no ceiling pins nothing: alone and full through a
+        // window, the process doubles, and its successes raise the bound.
+        minutes: 3,
+        ..PLAIN
+    },
+    Shape {
         name: "sliding_window_counter_github_next_drop",
         server: "kind = \"sliding-window-counter\"\nlimit = 50\nwindow = \"5s\"\nreset = \"next-drop\"",
         dialect: Headers::Github,

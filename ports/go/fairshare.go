@@ -822,9 +822,9 @@ func (f *FairShare) steer(now int64, t, r float64) {
 // their highest lower bound (unitless): a bound alone may be half the refill.
 const pinnedRatio = 1.5
 
-// pinned: a stated reset bounded the refill, and no ceiling they put on it lies further above.
+// pinned: a stated reset bounded the refill, and the ceiling they put on it lies close above.
 func (f *FairShare) pinned() bool {
-	return f.fromResets && (f.ceil == nil || f.learned == nil || *f.ceil <= pinnedRatio**f.learned)
+	return f.fromResets && f.ceil != nil && f.learned != nil && *f.ceil <= pinnedRatio**f.learned
 }
 
 // unproven: a bucket's refill that nothing states, tells or bounds from its resets, past the

@@ -329,11 +329,11 @@ export class FairShare {
     if (alone) this.learnRefillFromSuccesses(now, first, last);
   }
 
-  // A stated reset bounded the refill, and no ceiling they put on it lies more than
-  // PINNED_RATIO above.
+  // A stated reset bounded the refill, and the ceiling they put on it lies within PINNED_RATIO
+  // of that bound.
   refillPinned() {
-    return this.fromResets && (this.refillCeiling === null || this.refillBound === null
-      || this.refillCeiling <= PINNED_RATIO * this.refillBound);
+    return this.fromResets && this.refillCeiling !== null && this.refillBound !== null
+      && this.refillCeiling <= PINNED_RATIO * this.refillBound;
   }
   // A bucket's refill that nothing states, tells or bounds from its resets, past the first window.
   refillUnproven() {

@@ -840,9 +840,9 @@ class FairShare:
         if bound > (0.0 if self.refill_bound is None else self.refill_bound):
             self.refill_bound, self.from_resets = bound, True
             self.move_refill(now, bound, self.limit / bound)
-    def refill_pinned(self):  # a reset bounded R, and no ceiling lies more than PINNED_RATIO above
-        return self.from_resets and (self.refill_ceiling is None or self.refill_bound is None
-                                     or self.refill_ceiling <= PINNED_RATIO * self.refill_bound)
+    def refill_pinned(self):  # a reset bounded R, and their ceiling lies within PINNED_RATIO of it
+        return (self.from_resets and self.refill_ceiling is not None and self.refill_bound is not None
+                and self.refill_ceiling <= PINNED_RATIO * self.refill_bound)
     def refill_unproven(self):  # a bucket's refill nothing states, tells or bounds from its resets
         return (self.c["quota"] is None and self.policy is None and not self.refill_pinned() and not self.no_bucket
                 and self.reset_span is None and self.updates > 0)

@@ -269,10 +269,10 @@ class FairShare
     learn_refill_from_successes(now, first, last) if alone
   end
 
-  # A stated reset bounded the refill, and no ceiling they put on it lies more than
-  # PINNED_RATIO above.
+  # A stated reset bounded the refill, and the ceiling they put on it lies within PINNED_RATIO
+  # of that bound.
   def refill_pinned?
-    @from_resets && (@refill_ceiling.nil? || @refill_bound.nil? || @refill_ceiling <= PINNED_RATIO * @refill_bound)
+    @from_resets && !@refill_ceiling.nil? && !@refill_bound.nil? && @refill_ceiling <= PINNED_RATIO * @refill_bound
   end
 
   # A bucket's refill that nothing states, tells or bounds from its resets, past the first window.

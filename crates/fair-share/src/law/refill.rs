@@ -208,12 +208,14 @@ impl Law {
 
     /// Whether the stated resets pin the refill: a lower bound from them, and a ceiling less
     /// than `PINNED_RATIO` times it. A bound alone may be half the refill (on a bucket kept
-    /// near full, `(B − r − 1)/reset` counts one token of the two a reset of 2 tokens says).
+    /// near full, `(B − r − 1)/reset` counts one token of the two a reset of 2 tokens says), or
+    /// a quarter of it and less with no ceiling at all (resets of one resolution, which cap
+    /// nothing: a bucket of 6 at 3.9 a second read as 1 a second from a reset of 1 s at 4 left).
     fn refill_pinned(&self) -> bool {
         self.learned.from_resets
             && match (self.learned.refill_bound, self.learned.refill_ceiling) {
                 (Some(b), Some(c)) => c <= PINNED_RATIO * b,
-                _ => true,
+                _ => false,
             }
     }
 

@@ -199,3 +199,35 @@ fn alone_on_a_bucket_kept_near_full_a_lower_bound_from_its_resets_does_not_hold_
         );
     }
 }
+
+#[test]
+fn alone_on_a_bucket_whose_resets_are_all_one_second_a_bound_from_them_does_not_hold_a_process() {
+    // fastify's fields on a bucket of 6 refilled at 3.9 a second: every reset stated is one
+    // second, which caps no refill. The second answer reads 4 left and bounds the refill by
+    // `(6 − 4 − 1)/1`, one token a second; every answer after it finds the bucket full (5
+    // left). Without a ceiling the bound pins nothing: the process probes on, doubling while
+    // the bucket stays full, and sends well above the bound within ten minutes (held at it,
+    // the bucket full, otherwise).
+    let mut law = build(3);
+    let mut k = 0;
+    let sent = drive(&mut law, 600 * S, |_, _| {
+        k += 1;
+        let left = match k {
+            1 => 2,
+            2 => 4,
+            _ => 5,
+        };
+        let a = Answer {
+            remaining: Some(left),
+            limit: Some(6),
+            reset: Some(Duration::from_secs(1)),
+            ..Answer::bare(Status::Ok)
+        };
+        Some((a, S / 50))
+    });
+    let last_minute = sent.iter().filter(|(t, _)| *t >= 540 * S).count();
+    assert!(
+        last_minute as f64 > 2.0 * 60.0,
+        "{last_minute} sent in the last minute (the bound: a token a second)"
+    );
+}
