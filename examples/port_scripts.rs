@@ -471,6 +471,17 @@ const SHAPES: &[Shape] = &[
         ..PLAIN
     },
     Shape {
+        name: "sliding_log_ietf_oldest_alone",
+        server: "kind = \"sliding-window\"\nlimit = 200\nwindow = \"20s\"\nreset = \"oldest\"",
+        dialect: Headers::Ietf,
+        threads: 5,
+        // A sliding log of 200 per 20 s stating when its oldest admission leaves: a second off
+        // once busy, short of a period, so its resets say no sliding window. Alone, the process
+        // reads `r + own = B` on every success, and the level's echo makes it one.
+        minutes: 3,
+        ..PLAIN
+    },
+    Shape {
         name: "sliding_window_counter_github_next_drop",
         server: "kind = \"sliding-window-counter\"\nlimit = 50\nwindow = \"5s\"\nreset = \"next-drop\"",
         dialect: Headers::Github,

@@ -179,6 +179,7 @@ type FairShare struct {
 	cutSet     bool
 	cuts       int
 	votes      int
+	echoed     bool // the level echoed own successes: a sliding window, whatever the resets say
 	vsince     *float64
 	e0         *endSeen
 	fixedEnd   *[2]float64 // on a fixed window, the end stated since the mode or the last turnover, and that answer's latency
@@ -949,7 +950,7 @@ func (f *FairShare) nearReset(d float64) bool {
 
 func (f *FairShare) resets(t, T, r float64) {
 	if f.fixed() || !f.known() {
-		if f.sliding() {
+		if f.sliding() && !f.echoed {
 			f.shape = bucket
 		}
 		f.votes = 0
@@ -969,7 +970,7 @@ func (f *FairShare) resets(t, T, r float64) {
 	} else if T < f.period-1.5*sg {
 		f.votes = 0
 		f.vsince = nil
-		if f.sliding() {
+		if f.sliding() && !f.echoed {
 			f.shape = bucket
 		}
 	}
@@ -1034,7 +1035,7 @@ func (f *FairShare) endDrift(t, T, latency float64) {
 }
 
 func (f *FairShare) echo(t, r float64) {
-	if !f.known() || f.period > 2.5*f.sigma() {
+	if !f.known() {
 		f.own = f.own[:0]
 		f.tally = nil
 		return
@@ -1069,7 +1070,9 @@ func (f *FairShare) echo(t, r float64) {
 	if t-tl.start >= 4*f.period && tl.readings >= 30 {
 		if tl.exact >= 0.95*tl.readings && tl.sum/tl.readings >= 0.1*f.B+1 {
 			f.shape = slidingWindow
+			f.echoed = true // whatever the stated resets say from now on
 		} else if 2*tl.above >= tl.readings {
+			f.echoed = false
 			if f.sliding() {
 				f.shape = bucket
 			}

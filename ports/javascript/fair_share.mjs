@@ -186,6 +186,7 @@ export class FairShare {
     this.noBucket = false;
     this.own = []; // when the server counted own successes over the last period
     this.echo = null; // { since, readings, exact, above, level }
+    this.echoed = false; // the level echoed own successes: a sliding window, whatever the resets say
     // where no limit is stated: whether one was, the highest count read, the rate the test began at
     this.limitStated = false;
     this.top = null;
@@ -408,8 +409,7 @@ export class FairShare {
   // says a sliding window (own: the process's successes counted in the last period); a bucket
   // refills between them, and reads above B once a token came back since the success before.
   readEcho(t, r) {
-    const slack = this.resetSlack();
-    if (!this.knowsQuota() || this.period > 2.5 * slack) {
+    if (!this.knowsQuota()) {
       this.own = [];
       this.echo = null;
       return;
@@ -431,8 +431,8 @@ export class FairShare {
     if (t - tally.since >= 4 * this.period && tally.readings >= 30) {
       if (tally.exact >= 0.95 * tally.readings && tally.level / tally.readings >= 0.1 * this.limit + 1) {
         this.resetSpan = null; // a turnover seen was a burst's echo
-        this.sliding = true;
-      } else if (2 * tally.above >= tally.readings) this.sliding = false;
+        this.sliding = this.echoed = true; // whatever the stated resets say from now on
+      } else if (2 * tally.above >= tally.readings) this.sliding = this.echoed = false;
       this.echo = { since: t, readings: 0, exact: 0, above: 0, level: 0 };
     }
   }
@@ -534,7 +534,8 @@ export class FairShare {
     this.resetSpan = span;
   }
 
-  forgetSliding() { this.sliding = false; this.slidingVotes = 0; this.slidingSince = null; }
+  // A stated reset says no sliding window, unless the level's echo said one.
+  forgetSliding() { this.sliding &&= this.echoed; this.slidingVotes = 0; this.slidingSince = null; }
   openWindow(s) {
     this.window = s; this.samples = 1; this.winSince = s; this.winTaken = 0; this.winRefused = 0;
     this.winLast = s; this.winOverflow = 0; this.winSuccesses = 0;

@@ -197,15 +197,16 @@
 //! on a sliding window it is requests sent together leaving it a period later. A
 //! quota must be known (stated, given or learned) to tell `(B − r)/R`.
 //!
-//! **A window too short for its resets to tell** (`period ≤ 2.5σ`: both say one second). The
+//! **Where the resets cannot tell** (a window of `period ≤ 2.5σ`, where both say one second,
+//! or a sliding log that states when its oldest admission leaves, a second off when busy). The
 //! level tells, for a process alone: on a sliding window `r + own = B` on every
 //! success, `own` being the process's successes counted in the last period (this one too);
 //! others only lower it, and a bucket's refill raises it once a token came back since the
 //! process's success before. Over 4 periods and at least 30 successes each at least `1/R` after
 //! another of the same period, 95 % of them reading `r + own = B` exactly, with the level on
 //! average above `0.1·B + 1` (an emptied bucket reads `B` too), switch to sliding mode (and
-//! forget a fixed window's turnover: it was the echo of a burst); half of them above `B`
-//! switch back.
+//! forget a fixed window's turnover: it was the echo of a burst), which a stated reset short of
+//! a period then does not undo; half of them above `B` switch back.
 //!
 //! **A full start.** A process whose first reading finds the bucket at least `full_level` full
 //! cannot tell a deep token bucket from a sliding window, which refills nothing for a window and

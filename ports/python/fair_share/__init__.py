@@ -520,6 +520,7 @@ class FairShare:
         self.from_resets, self.win_successes = False, 0.0  # a reset bounded R; own successes in the window
         # when the server counted own successes over the last period; [since, readings, exact, above, level]
         self.own, self.echo = [], None
+        self.echoed = False  # the level echoed own successes: a sliding window, whatever the resets say
         # where no limit is stated: whether one was, the highest count read, the rate the test began at
         self.limit_stated, self.top, self.x_at_top = False, None, 0.0
         self.steady_cuts = None  # the cuts at the first reading after the start: none since, the test runs
@@ -636,7 +637,7 @@ class FairShare:
         return max(self.period * 0.02, secs(self.c["reset_resolution"]))
     def read_reset(self, t, stated, r):  # a whole period at any level: a sliding window
         if self.reset_at is not None or not self.knows_quota():
-            self.sliding, self.votes, self.since = False, 0, None
+            self.sliding, self.votes, self.since = self.sliding and self.echoed, 0, None
             return
         bucket, slack = max(self.limit - r, 0.0) / self.rate, self.reset_slack()
         if stated >= self.period - slack and stated > bucket + 1.5 * slack:
@@ -644,7 +645,7 @@ class FairShare:
             self.votes = min(self.votes + 1, U32)
             self.sliding = self.sliding or (self.votes >= 3 and t - self.since > 2.0 * slack)
         elif stated < self.period - 1.5 * slack:
-            self.sliding, self.votes, self.since = False, 0, None
+            self.sliding, self.votes, self.since = self.sliding and self.echoed, 0, None
     def read_top(self, r, refused):  # no limit stated: a level that cutting cannot raise is the top
         if self.limit_stated:
             return
@@ -660,9 +661,8 @@ class FairShare:
                 self.limit, self.x_at_top = top + 1.0, self.x
         else:
             self.top, self.x_at_top = r if top is None else max(top, r), self.x
-    def read_echo(self, t, r):  # alone on a window its resets cannot tell, r + own = B says sliding
-        slack = self.reset_slack()
-        if not self.knows_quota() or self.period > 2.5 * slack:
+    def read_echo(self, t, r):  # alone, r + own = B says sliding, whatever the resets say
+        if not self.knows_quota():
             self.own, self.echo = [], None
             return
         own, start = self.own, t - self.period
@@ -686,8 +686,9 @@ class FairShare:
         if t - tally[0] >= 4.0 * self.period and tally[1] >= 30:
             if tally[2] >= 0.95 * tally[1] and tally[4] / tally[1] >= 0.1 * self.limit + 1.0:
                 self.reset_span, self.sliding = None, True  # a turnover seen was a burst's echo
+                self.echoed = True  # a sliding window, whatever the stated resets say from now on
             elif 2 * tally[3] >= tally[1]:
-                self.sliding = False
+                self.sliding = self.echoed = False
             self.echo = [t, 0, 0, 0, 0.0]
     def read_end_drift(self, t, stated, latency):  # a fixed window's end that drifts within a window is none
         if self.reset_at is None:

@@ -125,6 +125,7 @@ class FairShare
     @headers = @full_start = @sliding = @stated_policy = false
     @own = [] # when the server counted own successes over the last period
     @echo = nil # [since, readings, exact, above, level sum]
+    @echoed = false # the level echoed own successes: a sliding window, whatever the resets say
     # where no limit is stated: whether one was, the highest count read, the rate the test began at
     @limit_stated = false
     @top = nil
@@ -349,8 +350,7 @@ class FairShare
   # says a sliding window (own: the process's successes counted in the last period); a bucket
   # refills between them, and reads above B once a token came back since the success before.
   def read_echo(t, r)
-    slack = reset_slack
-    if !knows_quota? || @period > 2.5 * slack
+    if !knows_quota?
       @own = []
       @echo = nil
       return
@@ -373,9 +373,9 @@ class FairShare
     return unless t - @echo[0] >= 4.0 * @period && @echo[1] >= 30
     if @echo[2] >= 0.95 * @echo[1] && @echo[4] / @echo[1] >= 0.1 * @limit + 1.0
       @reset_span = nil # a turnover seen was a burst's echo
-      @sliding = true
+      @sliding = @echoed = true # whatever the stated resets say from now on
     elsif 2 * @echo[3] >= @echo[1]
-      @sliding = false
+      @sliding = @echoed = false
     end
     @echo = [t, 0, 0, 0, 0.0]
   end
@@ -463,8 +463,9 @@ class FairShare
     @reset_span = span
   end
 
+  # A stated reset says no sliding window, unless the level's echo said one.
   def forget_sliding
-    @sliding, @sliding_votes, @sliding_since = false, 0, nil
+    @sliding, @sliding_votes, @sliding_since = @sliding && @echoed, 0, nil
   end
 
   def open_window(s)

@@ -25,6 +25,9 @@
 //!              └──────────────> Steady <──────┘
 //! ```
 //!
+//! A sliding window read from the level's echo stays one whatever the stated resets say, until
+//! the level refills between own sends.
+//!
 //! A full start (the first reading finds the bucket at least `full_level` full) is a flag beside
 //! the phase: it lasts until the level comes down into the price's range or a fixed window is
 //! read, whatever the phase.
@@ -106,6 +109,10 @@ pub(super) struct Mode {
     pub(super) shape: Shape,
     pub(super) phase: Phase,
     pub(super) full: bool,
+    /// The level echoed the process's own successes (`echo.rs`): a sliding window, whatever
+    /// the stated resets say from then on (a sliding log states when its oldest admission
+    /// leaves, a second off when busy), until the level refills between successes.
+    pub(super) echoed: bool,
 }
 
 impl Mode {
@@ -114,6 +121,7 @@ impl Mode {
             shape: Shape::NoCount,
             phase: Phase::Start,
             full: false,
+            echoed: false,
         }
     }
 
@@ -155,14 +163,21 @@ impl Mode {
                     self.shape = S::SlidingWindow;
                 }
             }
+            // The level's echo outranks the stated resets.
+            E::ResetsSayNotSliding if self.echoed => {}
             E::ResetsSayNotSliding | E::LevelRefillsBetweenSuccesses => {
+                self.echoed = false;
                 if self.shape == S::SlidingWindow {
                     self.shape = S::Bucket;
                 }
             }
             // Alone on a fixed window the level would read above `B` too (the own count still
-            // holds what was taken before its reset): a turnover seen was a burst's echo.
-            E::LevelEchoesOwnSuccesses => self.shape = S::SlidingWindow,
+            // holds what was taken before its reset): a turnover seen was a burst's echo. Alone
+            // on a sliding log, its resets said otherwise.
+            E::LevelEchoesOwnSuccesses => {
+                self.shape = S::SlidingWindow;
+                self.echoed = true;
+            }
             E::WindowClosed => self.phase = Phase::Steady,
             E::RateCut => {
                 if self.phase == Phase::Start {

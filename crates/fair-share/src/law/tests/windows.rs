@@ -194,6 +194,31 @@ fn alone_on_a_one_second_window_the_level_and_own_successes_tell_a_sliding_windo
 }
 
 #[test]
+fn alone_on_a_sliding_log_stating_its_oldest_admission_the_level_tells_a_sliding_window() {
+    // 200 per 20 s, told; a sliding log that states when its oldest admission leaves: a second,
+    // short of a period, so its resets say no sliding window. One thread sends every 300 ms
+    // for 102 s, alone: the log reads 200 less what it let in over the last 20 s, and the
+    // level's echo of the own successes makes a sliding window that the short resets after it
+    // do not undo. A bucket refilled between the sends (199 left each time) makes none.
+    let log_level = |k: u64| 200 - (1..=k).filter(|j| 300 * j + 20_000 > 300 * k).count() as u64;
+    let read_as_sliding = |level: &dyn Fn(u64) -> u64| {
+        let mut law = shaped(1, 200.0, 20);
+        let mut rng = test_rng();
+        for k in 1..=340 {
+            let a = Answer {
+                limit: Some(200),
+                reset: ns(S),
+                ..answer(Status::Ok, level(k))
+            };
+            law.respond_ns(k * 300 * S / 1000, 0, &a, &mut rng);
+        }
+        refusal_says_sliding(&mut law, 103 * S, 20.0)
+    };
+    assert!(read_as_sliding(&log_level));
+    assert!(!read_as_sliding(&|_| 199));
+}
+
+#[test]
 fn a_reset_of_a_whole_period_at_any_level_is_a_sliding_window() {
     // 30 per minute. A bucket at 5 of 30 is whole in 50 s; a sliding window says 60 s (its
     // newest request leaves a minute later) whatever the level.
