@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand"
+	"sort"
 	"sync"
 	"time"
 )
@@ -1043,12 +1044,8 @@ func (f *FairShare) echo(t, r float64) {
 	for len(f.own) > 0 && (f.own[0] <= t-f.period || float64(len(f.own)) > 2*f.B) {
 		f.own = f.own[1:]
 	}
-	k := 0
-	for _, o := range f.own {
-		if o <= t {
-			k++
-		}
-	}
+	// own is kept in order: k is how many of it are at or before t.
+	k := sort.Search(len(f.own), func(i int) bool { return f.own[i] > t })
 	f.own = append(f.own, 0)
 	copy(f.own[k+1:], f.own[k:])
 	f.own[k] = t

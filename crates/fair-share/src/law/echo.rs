@@ -57,9 +57,10 @@ pub(super) const ECHO_EXACT: f64 = 0.95;
 pub(super) const ECHO_LEVEL: f64 = 0.1;
 
 impl Law {
-    /// For a process alone the level tells a sliding window from a bucket. A sliding window's level is `B` less what the last period took, so alone there the
-    /// process reads `r + own = B` on every success (`own`: its successes counted in the last
-    /// period, this one included); others only lower it. A bucket refills in between: alone,
+    /// For a process alone the level tells a sliding window from a bucket. A sliding window's
+    /// level is `B` less what the last period took, so alone there the process reads
+    /// `r + own = B` on every success (`own`: its successes counted in the last period, this
+    /// one included); others only lower it. A bucket refills in between: alone,
     /// it reads `r + own − B` above zero once a token came back since its success before (a
     /// reading at least `1/R` after another of the same period). Over [`ECHO_PERIODS`] periods,
     /// nearly every such reading exactly `B` with the level well up makes a sliding window;
