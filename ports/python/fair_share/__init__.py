@@ -519,7 +519,7 @@ class FairShare:
         self.refill_ceiling, self.longest_reset, self.no_bucket = None, 0.0, False
         self.from_resets, self.win_successes = False, 0.0  # a reset bounded R; own successes in the window
         # when the server counted own successes over the last period; [since, readings, exact, above, level]
-        self.own, self.echo = [], None
+        self.own, self.own_head, self.echo = [], 0, None  # own[own_head:]: the period's successes
         self.echoed = False  # the level echoed own successes: a sliding window, whatever the resets say
         # where no limit is stated: whether one was, the highest count read, the rate the test began at
         self.limit_stated, self.top, self.x_at_top = False, None, 0.0
@@ -663,17 +663,24 @@ class FairShare:
             self.top, self.x_at_top = r if top is None else max(top, r), self.x
     def read_echo(self, t, r):  # alone, r + own = B says sliding, whatever the resets say
         if not self.knows_quota():
-            self.own, self.echo = [], None
+            self.own, self.own_head, self.echo = [], 0, None
             return
-        own, start = self.own, t - self.period
-        while own and (own[0] <= start or len(own) > 2.0 * self.limit):
-            own.pop(0)
-        at = bisect.bisect_right(own, t)
-        before = own[at - 1] if at else None
-        own.insert(at, t)
+        own, head, start = self.own, self.own_head, t - self.period
+        while head < len(own) and (own[head] <= start or len(own) - head > 2.0 * self.limit):
+            head += 1  # dropped from the front by moving the head: no shift of the list per answer
+        if head > 64 and 2 * head > len(own):
+            del own[:head]
+            head = 0
+        self.own_head = head
+        at = bisect.bisect_right(own, t, head)
+        before = own[at - 1] if at > head else None
+        if at == len(own):
+            own.append(t)
+        else:
+            own.insert(at, t)
         if before is None or t - before < 1.0 / self.rate:  # a bucket gave a token back since: it tells
             return
-        e = r + (at + 1) - self.limit
+        e = r + (at - head + 1) - self.limit
         if self.echo is None:
             self.echo = [t, 0, 0, 0, 0.0]
         tally = self.echo
