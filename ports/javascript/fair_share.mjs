@@ -184,7 +184,8 @@ export class FairShare {
     this.refillCeiling = null;
     this.longestReset = 0;
     this.noBucket = false;
-    this.own = []; // when the server counted own successes over the last period
+    this.own = []; // when the server counted own successes over the last period, from ownHead on
+    this.ownHead = 0;
     this.echo = null; // { since, readings, exact, above, level }
     this.echoed = false; // the level echoed own successes: a sliding window, whatever the resets say
     // where no limit is stated: whether one was, the highest count read, the rate the test began at
@@ -411,17 +412,26 @@ export class FairShare {
   readEcho(t, r) {
     if (!this.knowsQuota()) {
       this.own = [];
+      this.ownHead = 0;
       this.echo = null;
       return;
     }
     const own = this.own, start = t - this.period;
-    while (own.length > 0 && (own[0] <= start || own.length > 2 * this.limit)) own.shift();
+    // Dropped from the front by moving the head, not by shifting the whole list per answer.
+    let head = this.ownHead;
+    while (head < own.length && (own[head] <= start || own.length - head > 2 * this.limit)) head += 1;
+    if (head > 64 && 2 * head > own.length) {
+      own.splice(0, head);
+      head = 0;
+    }
+    this.ownHead = head;
     let at = own.length;
-    while (at > 0 && own[at - 1] > t) at -= 1;
-    const before = at > 0 ? own[at - 1] : null;
-    own.splice(at, 0, t);
+    while (at > head && own[at - 1] > t) at -= 1;
+    const before = at > head ? own[at - 1] : null;
+    if (at === own.length) own.push(t);
+    else own.splice(at, 0, t);
     if (before === null || t - before < 1 / this.rate) return;
-    const e = r + (at + 1) - this.limit;
+    const e = r + (at - head + 1) - this.limit;
     this.echo ??= { since: t, readings: 0, exact: 0, above: 0, level: 0 };
     const tally = this.echo;
     tally.readings += 1;
