@@ -951,11 +951,7 @@ func (f *FairShare) nearReset(d float64) bool {
 
 func (f *FairShare) resets(t, T, r float64) {
 	if f.fixed() || !f.known() {
-		if f.sliding() && !f.echoed {
-			f.shape = bucket
-		}
-		f.votes = 0
-		f.vsince = nil
+		f.forgetSliding()
 		return
 	}
 	sg := f.sigma()
@@ -969,12 +965,17 @@ func (f *FairShare) resets(t, T, r float64) {
 			f.shape = slidingWindow
 		}
 	} else if T < f.period-1.5*sg {
-		f.votes = 0
-		f.vsince = nil
-		if f.sliding() && !f.echoed {
-			f.shape = bucket
-		}
+		f.forgetSliding()
 	}
+}
+
+// forgetSliding: a stated reset says no sliding window, unless the level's echo said one.
+func (f *FairShare) forgetSliding() {
+	if f.sliding() && !f.echoed {
+		f.shape = bucket
+	}
+	f.votes = 0
+	f.vsince = nil
 }
 
 func (f *FairShare) end(t, T, r, apart float64) {

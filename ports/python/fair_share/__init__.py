@@ -637,7 +637,7 @@ class FairShare:
         return max(self.period * 0.02, secs(self.c["reset_resolution"]))
     def read_reset(self, t, stated, r):  # a whole period at any level: a sliding window
         if self.reset_at is not None or not self.knows_quota():
-            self.sliding, self.votes, self.since = self.sliding and self.echoed, 0, None
+            self.forget_sliding()
             return
         bucket, slack = max(self.limit - r, 0.0) / self.rate, self.reset_slack()
         if stated >= self.period - slack and stated > bucket + 1.5 * slack:
@@ -645,7 +645,9 @@ class FairShare:
             self.votes = min(self.votes + 1, U32)
             self.sliding = self.sliding or (self.votes >= 3 and t - self.since > 2.0 * slack)
         elif stated < self.period - 1.5 * slack:
-            self.sliding, self.votes, self.since = self.sliding and self.echoed, 0, None
+            self.forget_sliding()
+    def forget_sliding(self):  # a stated reset says no sliding window, unless the level's echo said one
+        self.sliding, self.votes, self.since = self.sliding and self.echoed, 0, None
     def read_top(self, r, refused):  # no limit stated: a level that cutting cannot raise is the top
         if self.limit_stated:
             return
