@@ -428,8 +428,7 @@ export class FairShare {
     let at = own.length;
     while (at > head && own[at - 1] > t) at -= 1;
     const before = at > head ? own[at - 1] : null;
-    if (at === own.length) own.push(t);
-    else own.splice(at, 0, t);
+    own.splice(at, 0, t);
     if (before === null || t - before < 1 / this.rate) return;
     const e = r + (at - head + 1) - this.limit;
     this.echo ??= { since: t, readings: 0, exact: 0, above: 0, level: 0 };

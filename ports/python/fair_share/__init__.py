@@ -676,10 +676,7 @@ class FairShare:
         self.own_head = head
         at = bisect.bisect_right(own, t, head)
         before = own[at - 1] if at > head else None
-        if at == len(own):
-            own.append(t)
-        else:
-            own.insert(at, t)
+        own.insert(at, t)
         if before is None or t - before < 1.0 / self.rate:  # a bucket gave a token back since: it tells
             return
         e = r + (at - head + 1) - self.limit
